@@ -1,0 +1,1 @@
+import { probe } from '@tilekit/numeric'; console.log(probe)

@@ -1,0 +1,1 @@
+export { ArgumentError, TilekitError } from './tilekitError.ts';
