@@ -1,5 +1,6 @@
 import { ESLint } from 'eslint';
 import { beforeAll, describe, expect, it } from 'vitest';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- the test reads the real lint config it checks
 import { layerRules, purePackageGlobs } from '../../../eslint.config.mjs';
 import { ensureProjectGraph, readWorkspaceProjects, workspaceRoot } from './workspaceProjects.ts';
 

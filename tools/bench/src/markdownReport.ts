@@ -1,0 +1,59 @@
+import { isBaselineError, suiteMetric, type BenchCase, type BenchSuiteResult, type Metric } from './benchResult.ts';
+
+const metricLabel: Record<Metric, string> = { tflops: 'TFLOP/s', gbps: 'GB/s' };
+
+/** Every baseline name that appears in any case, in first-seen order. */
+export function baselineNames(result: BenchSuiteResult): string[] {
+  const names: string[] = [];
+  for (const c of result.cases) for (const name of Object.keys(c.baselines)) if (!names.includes(name)) names.push(name);
+  return names;
+}
+
+/** The fastest baseline that ran, by the suite's metric; undefined when none did. */
+export function bestBaseline(c: BenchCase, metric: Metric): { name: string; value: number } | undefined {
+  let best: { name: string; value: number } | undefined;
+  for (const [name, m] of Object.entries(c.baselines)) {
+    if (isBaselineError(m)) continue;
+    const value = m[metric];
+    if (value !== undefined && (best === undefined || value > best.value)) best = { name, value };
+  }
+  return best;
+}
+
+function fmt(value: number | undefined): string {
+  if (value === undefined) return '–';
+  return value >= 100 ? value.toFixed(0) : value.toFixed(value >= 10 ? 1 : 2);
+}
+
+/**
+ * A markdown table: one row per case with our figure, each baseline's (or "error"), and our speed
+ * relative to the best baseline that ran. An invalid case is marked, never shown as a win.
+ */
+export function formatBenchMarkdown(result: BenchSuiteResult): string {
+  const metric = suiteMetric(result);
+  const names = baselineNames(result);
+  const header = ['case', `ours ${metricLabel[metric]}`, ...names.map((n) => `${n} ${metricLabel[metric]}`), 'ours / best', 'valid'];
+  const rows = result.cases.map((c) => {
+    const ours = c.ours[metric];
+    const best = bestBaseline(c, metric);
+    const ratio = ours !== undefined && best ? `${(ours / best.value).toFixed(2)}× (${best.name})` : '–';
+    const cells = names.map((n) => {
+      const m = c.baselines[n];
+      if (m === undefined) return '–';
+      return isBaselineError(m) ? 'error' : fmt(m[metric]);
+    });
+    return [c.name, fmt(ours), ...cells, c.valid ? ratio : 'INVALID', c.valid ? 'yes' : '**no**'];
+  });
+  const lines = [
+    `**${result.suite}** on ${result.device}, ${result.date}, commit \`${result.commit.slice(0, 10)}\``,
+    '',
+    `| ${header.join(' | ')} |`,
+    `|${header.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ];
+  const errors = result.cases.flatMap((c) =>
+    Object.entries(c.baselines).flatMap(([n, m]) => (isBaselineError(m) ? [`- ${c.name} / ${n}: ${m.error}`] : [])),
+  );
+  if (errors.length > 0) lines.push('', 'Baselines that could not run:', ...errors);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { parseBenchResult, type BenchSuiteResult } from './benchResult.ts';
+import { formatBenchMarkdown } from './markdownReport.ts';
+import { renderBenchSvg } from './svgChart.ts';
+
+const sample: BenchSuiteResult = {
+  suite: 'fmha-fwd',
+  device: 'NVIDIA H200',
+  date: '2026-11-22',
+  commit: '0123456789abcdef',
+  cases: [
+    {
+      name: 'b2_h16_s8192_d128_causal_fp16',
+      params: { b: 2, h: 16, s: 8192, d: 128, causal: true, dtype: 'fp16' },
+      ours: { ms: 1.0, tflops: 550.0, instance: 'fmha_fwd_d128' },
+      baselines: { 'torch-flash': { ms: 1.8, tflops: 305.0 }, 'torch-cudnn': { ms: 0.99, tflops: 555.0 } },
+      valid: true,
+      maxAbsErr: 0.0009,
+    },
+    {
+      name: 'b1_h48_s8192_d512_fp16',
+      params: { b: 1, h: 48, s: 8192, d: 512 },
+      ours: { ms: 2.0, tflops: 300.0, instance: 'ffpa_d512' },
+      baselines: { 'torch-flash': { error: 'No available kernel' } },
+      valid: false,
+    },
+  ],
+};
+
+describe('result format', () => {
+  it('accepts the BENCHMARKS.md example shape', () => {
+    expect(parseBenchResult(JSON.parse(JSON.stringify(sample)))).toEqual(sample);
+  });
+
+  it('names the first field that is off', () => {
+    const bad = JSON.parse(JSON.stringify(sample));
+    bad.cases[0].ours.ms = -1;
+    expect(() => parseBenchResult(bad)).toThrow(/result\.cases\[0\]\.ours\.ms: must be a positive finite number/);
+    const noValid = JSON.parse(JSON.stringify(sample));
+    delete noValid.cases[1].valid;
+    expect(() => parseBenchResult(noValid)).toThrow(/result\.cases\[1\]\.valid/);
+  });
+});
+
+describe('markdown table', () => {
+  const md = formatBenchMarkdown(sample);
+
+  it('compares against the best baseline that ran', () => {
+    expect(md).toContain('| b2_h16_s8192_d128_causal_fp16 | 550 | 305 | 555 | 0.99× (torch-cudnn) | yes |');
+  });
+
+  it('marks invalid cases and lists baseline errors instead of dropping them', () => {
+    expect(md).toContain('| b1_h48_s8192_d512_fp16 | 300 | error | – | INVALID | **no** |');
+    expect(md).toContain('- b1_h48_s8192_d512_fp16 / torch-flash: No available kernel');
+  });
+});
+
+describe('SVG chart', () => {
+  const svg = renderBenchSvg(sample);
+
+  it('is deterministic and well formed', () => {
+    expect(renderBenchSvg(sample)).toBe(svg);
+    expect(svg.startsWith('<svg')).toBe(true);
+    expect(svg.trim().endsWith('</svg>')).toBe(true);
+  });
+
+  it('draws no bar for an invalid result of ours', () => {
+    expect(svg).toContain('b1_h48_s8192_d512_fp16 (INVALID)');
+    expect(svg).toContain('>invalid<');
+  });
+
+  it('scales bars to the largest value', () => {
+    const widths = [...svg.matchAll(/<rect x="260" y="\d+" width="(\d+)"/g)].map((m) => Number(m[1]));
+    expect(Math.max(...widths)).toBe(520);
+  });
+});
