@@ -2,17 +2,13 @@ import { ArgumentError } from '@tilekit/numeric';
 
 /**
  * Checks that `shape` is a list of non-negative safe integers (a rank-0 shape `[]` is a scalar)
- * and returns a frozen copy. Raises ArgumentError naming `argument` otherwise.
+ * and returns a frozen copy. Raises ArgumentError otherwise, as `<context>: shape must be …`.
  */
-export function checkShape(shape: readonly number[], argument = 'shape'): readonly number[] {
-  if (!Array.isArray(shape)) throw new ArgumentError(argument, 'must be an array of non-negative integers', shape);
-  for (const length of shape) {
-    if (!Number.isSafeInteger(length) || length < 0) {
-      throw new ArgumentError(argument, 'must be an array of non-negative integers', shape);
-    }
+export function checkShape(shape: readonly number[], context = 'checkShape'): readonly number[] {
+  if (!Array.isArray(shape) || shape.some((length) => !Number.isSafeInteger(length) || length < 0)) {
+    throw new ArgumentError(context, 'shape must be an array of non-negative integers', shape);
   }
-  const size = shapeSize(shape);
-  if (!Number.isSafeInteger(size)) throw new ArgumentError(argument, 'has more elements than 2^53 - 1', shape);
+  if (!Number.isSafeInteger(shapeSize(shape))) throw new ArgumentError(context, 'shape must have at most 2^53 - 1 elements', shape);
   return Object.freeze([...shape]);
 }
 
@@ -44,7 +40,7 @@ export function rowMajorStrides(shape: readonly number[]): number[] {
 export function unravelIndex(flat: number, shape: readonly number[]): number[] {
   const size = shapeSize(shape);
   if (!Number.isSafeInteger(flat) || flat < 0 || flat >= size) {
-    throw new ArgumentError('flat index', `must be an integer in [0, ${size})`, flat);
+    throw new ArgumentError('unravelIndex', `flat index must be an integer in [0, ${size})`, flat);
   }
   const index = new Array<number>(shape.length);
   let rest = flat;
@@ -58,7 +54,7 @@ export function unravelIndex(flat: number, shape: readonly number[]): number[] {
 
 /** Row-major flat position of a multi-index (checked: rank and bounds), the inverse of unravelIndex. */
 export function ravelIndex(index: readonly number[], shape: readonly number[]): number {
-  checkIndex(index, shape);
+  checkIndex(index, shape, 'ravelIndex');
   let flat = 0;
   for (let axis = 0; axis < shape.length; axis++) flat = flat * (shape[axis] ?? 1) + (index[axis] ?? 0);
   return flat;
@@ -66,19 +62,43 @@ export function ravelIndex(index: readonly number[], shape: readonly number[]): 
 
 /**
  * Checks that `index` has one integer per axis, each in [0, shape[axis]); raises ArgumentError
- * naming `argument` with the offending axis otherwise.
+ * (`<context>: index entry 1 must be an integer in [0, 3) for shape [2,3] (got [0,5])`) otherwise.
  */
-export function checkIndex(index: readonly number[], shape: readonly number[], argument = 'index'): void {
+export function checkIndex(index: readonly number[], shape: readonly number[], context = 'checkIndex'): void {
   if (!Array.isArray(index) || index.length !== shape.length) {
-    throw new ArgumentError(argument, `must have ${shape.length} entries for shape ${formatShape(shape)}`, index);
+    throw new ArgumentError(context, `index must have ${shape.length} entries for shape ${formatShape(shape)}`, index);
   }
   for (let axis = 0; axis < shape.length; axis++) {
     const i = index[axis] ?? Number.NaN;
     const length = shape[axis] ?? 0;
     if (!Number.isInteger(i) || i < 0 || i >= length) {
-      throw new ArgumentError(argument, `entry ${axis} must be an integer in [0, ${length}) for shape ${formatShape(shape)}`, index);
+      throw new ArgumentError(context, `index entry ${axis} must be an integer in [0, ${length}) for shape ${formatShape(shape)}`, index);
     }
   }
+}
+
+/**
+ * Checks that `axes` is a permutation of 0..rank−1 (`<context>: axes must be a permutation of
+ * 0..3 (got [0,0,1,2])` otherwise).
+ */
+export function checkPermutation(axes: readonly number[], rank: number, context = 'checkPermutation'): void {
+  const seen = new Set<number>();
+  const ok =
+    Array.isArray(axes) &&
+    axes.length === rank &&
+    axes.every((a) => Number.isInteger(a) && a >= 0 && a < rank && !seen.has(a) && seen.add(a) !== undefined);
+  if (!ok) {
+    const rule = rank === 0 ? 'axes must be [] for a rank-0 tensor' : `axes must be a permutation of 0..${rank - 1}`;
+    throw new ArgumentError(context, rule, axes);
+  }
+}
+
+/** The inverse permutation: `inversePermutation(p)[p[i]] === i` (property-tested). */
+export function inversePermutation(axes: readonly number[]): number[] {
+  checkPermutation(axes, axes.length, 'inversePermutation');
+  const inverse = new Array<number>(axes.length);
+  axes.forEach((a, i) => (inverse[a] = i));
+  return inverse;
 }
 
 /** `[2,3,4]`: the compact form used in every message of this package. */
