@@ -1,0 +1,56 @@
+export { ADDON_FILE, AddonLoadError, addonCandidates, findAddon, loadAddon } from './addon.ts';
+export type { NativeAddon, NativeDeviceInfo, NativeProbe } from './addon.ts';
+export { archForComputeCapability, archRunsOn, parseArch } from './arch.ts';
+export type { ComputeCapability, CudaArch } from './arch.ts';
+export { CompileError } from './compileError.ts';
+export type { CompileErrorDetails } from './compileError.ts';
+export { firstError, parseDiagnostics } from './compileDiagnostics.ts';
+export type { CompileDiagnostic } from './compileDiagnostics.ts';
+export { CachingCompiler, resolveArch } from './compiler.ts';
+export type { CompileRequest, CompileResult, Compiler, CompilerKind, CompilerOptions } from './compiler.ts';
+export { CudaError, CudaUnavailableError } from './cudaError.ts';
+export { CudaEvent } from './cudaEvent.ts';
+export type { CudaEventOptions } from './cudaEvent.ts';
+export { CudaModule, moduleImageKind } from './cudaModule.ts';
+export type { ModuleImageKind } from './cudaModule.ts';
+export { Device } from './device.ts';
+export type { Dim3Tuple } from './device.ts';
+export { DeviceBuffer } from './deviceBuffer.ts';
+export type { CopyOptions } from './deviceBuffer.ts';
+export { collectedWithoutDispose, DisposedError } from './disposal.ts';
+export { Kernel } from './kernel.ts';
+export type { KernelAttributes } from './kernel.ts';
+export { kernelArgs, KernelArgsBuilder } from './kernelArgs.ts';
+export type { HasDevicePointer, PackedKernelArgs } from './kernelArgs.ts';
+export { CACHE_FORMAT, cacheKey, defaultCacheDir, KernelCache } from './kernelCache.ts';
+export type { CacheEntry, CacheEntryMeta, CacheKeyParts } from './kernelCache.ts';
+export { checkKernelArgs, checkLaunch, dim3 } from './launch.ts';
+export type { CheckedLaunch, Dim3, KernelParamInfo, LaunchConfig, LaunchLimits } from './launch.ts';
+export { CompilerUnavailableError, NVCC_BASE_FLAGS, NvccCompiler } from './nvccCompiler.ts';
+export type { NvccOptions } from './nvccCompiler.ts';
+export { NvrtcCompiler } from './nvrtcCompiler.ts';
+export type { NvrtcOptions } from './nvrtcCompiler.ts';
+export { formatDriverVersion, probe } from './probe.ts';
+export type { ProbeResult } from './probe.ts';
+export { NO_RESOURCES, parsePtxasInfo } from './ptxasInfo.ts';
+export type { KernelResources } from './ptxasInfo.ts';
+export { Stream } from './stream.ts';
+export type { StreamOptions } from './stream.ts';
+export {
+  checkTiledTensorMap,
+  encodeTensorMapTiled,
+  TENSOR_MAP_DTYPES,
+  TENSOR_MAP_INTERLEAVES,
+  TENSOR_MAP_L2_PROMOTIONS,
+  TENSOR_MAP_OOB_FILLS,
+  TENSOR_MAP_SWIZZLES,
+} from './tensorMap.ts';
+export type {
+  CheckedTensorMap,
+  TensorMapDtype,
+  TensorMapInterleave,
+  TensorMapL2Promotion,
+  TensorMapOobFill,
+  TensorMapSwizzle,
+  TiledTensorMapOptions,
+} from './tensorMap.ts';

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the repo root, after `node tools/device/pack.mjs` filled .device/
+# here (carry .device with the run). Unpacks node into a temp dir, runs the GPU test bundle and
+# then each bench named on the command line; logs and JSON go to $OUT (default .device/out).
+#
+#   tools/device/run-on-gpu.sh [bench-name ...]
+set -uo pipefail
+OUT="${OUT:-$PWD/.device/out}"
+mkdir -p "$OUT"
+[ -f .device/node.xz ] || { echo "run-on-gpu: .device/node.xz missing: run node tools/device/pack.mjs and carry .device" >&2; exit 2; }
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+xz -dc .device/node.xz > "$work/node" && chmod +x "$work/node" || { echo "run-on-gpu: cannot unpack node" >&2; exit 2; }
+export PATH="$work:$PATH:/usr/local/cuda/bin"
+export TILEKIT_CACHE_DIR="$work/kernel-cache"
+{
+  echo "== $(date -u +%FT%TZ) $(uname -a)"
+  echo "== node $("$work/node" --version)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv 2>&1 || true
+  command -v nvcc && nvcc --version | tail -2
+  ldconfig -p 2>/dev/null | grep -E 'libcuda\.so|libnvrtc\.so' || true
+  ls -l /usr/local/cuda/lib64/libnvrtc.so* 2>/dev/null || true
+} > "$OUT/environment.txt" 2>&1
+cat "$OUT/environment.txt"
+
+status=0
+"$work/node" tools/device/run-gpu-tests.mjs --bundle .device/gpu-tests.mjs --out "$OUT" 2>&1 | tee "$OUT/gpu-tests.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+
+for bench in "$@"; do
+  entry=".device/bench-$bench.mjs"
+  if [ ! -f "$entry" ]; then echo "run-on-gpu: no bench bundle $entry" | tee -a "$OUT/bench-$bench.log"; status=1; continue; fi
+  "$work/node" "$entry" --out "$OUT" 2>&1 | tee "$OUT/bench-$bench.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+done
+exit $status
