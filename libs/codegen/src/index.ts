@@ -1,0 +1,26 @@
+// @tilekit/codegen: a small C++ source builder for CUDA/HIP/host code. Re-exports only, by concept.
+
+// Errors (typed, with stable codes).
+export * from './errors.ts';
+// C++ types and the exact C++ arithmetic the evaluator and the folder share.
+export * from './cType.ts';
+export * from './cArithmetic.ts';
+// Typed expression trees: raw nodes, folding builders, evaluation, ranges, simplification, printing.
+export * from './expr.ts';
+export * from './ops.ts';
+export * from './evaluate.ts';
+export * from './range.ts';
+export * from './simplify.ts';
+export * from './printExpr.ts';
+export * from './floatLiteral.ts';
+// Statements, blocks, functions, translation units.
+export * from './nameScope.ts';
+export * from './codeWriter.ts';
+export * from './stmt.ts';
+export * from './render.ts';
+export * from './blockBuilder.ts';
+export * from './function.ts';
+export * from './requirement.ts';
+export * from './sourceFile.ts';
+// Targets and their dialects.
+export * from './target.ts';
