@@ -1,0 +1,3 @@
+export { encodingArb, type EncodingArbOptions } from './arbitraries.ts';
+export { allIndices, bijectionModuloRViolation, ownershipByEnumeration, referenceRIndex, referenceXIndex } from './bruteForce.ts';
+export { fragmentTableViolation, type FragmentCell } from './fragmentTables.ts';
