@@ -47,3 +47,17 @@ export class AtomError extends TileError {
     super('tile/invalid-atom', `${atom}: ${rule} (got ${found})`);
   }
 }
+
+/** Tile code emission (windows, register tiles, tile operations) got arguments it cannot honour. */
+export class TileEmitError extends TileError {
+  constructor(what: string, rule: string, found: string) {
+    super('tile/invalid-emit-argument', `${what}: ${rule} (got ${found})`);
+  }
+}
+
+/** `shuffleTile`: the two distributions differ beyond the order of their Y dims (not an in-thread permutation). */
+export class ShuffleTileError extends TileError {
+  constructor(rule: string, found: string) {
+    super('tile/shuffle-not-in-thread', `shuffleTile: ${rule} (got ${found})`);
+  }
+}
