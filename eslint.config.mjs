@@ -70,6 +70,22 @@ export default [
     },
   },
   {
+    // GPU specs are test harnesses run on the GPU machine: any layer may use the runtime and host
+    // utilities there to launch what it emits and compare with its CPU results.
+    files: ['{libs,kernels,examples,tools}/*/src/**/*.gpu.spec.ts'],
+    plugins: { '@nx': nx },
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          allow: ['@tilekit/runtime', '@tilekit/runtime/testing', '@tilekit/host'],
+          depConstraints: layerRules,
+        },
+      ],
+    },
+  },
+  {
     files: purePackageGlobs.map((g) => `${g}/*.ts`).concat(purePackageGlobs.map((g) => g.replace('/**', '/src/**/*.ts'))),
     ignores: ['**/*.spec.ts', '**/testing/**'],
     rules: { 'no-restricted-imports': ['error', nodeBuiltinBan] },
