@@ -82,8 +82,11 @@ try {
   // not a git checkout: only the pack is counted
 }
 let commit = 'unknown';
+let dirty = false;
 try {
   commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repoRoot }).toString().trim();
+  // Uncommitted changes travel with the work tree: results then measure HEAD plus those changes.
+  dirty = execFileSync('git', ['status', '--porcelain'], { cwd: repoRoot }).toString().trim() !== '';
 } catch {
   // keep unknown
 }
@@ -91,6 +94,7 @@ const manifest = {
   createdAt: new Date().toISOString(),
   node: process.version,
   commit,
+  dirty,
   specs,
   benches: Object.fromEntries(Object.entries(benches).map(([n, p]) => [n, relative(repoRoot, p)])),
   files,

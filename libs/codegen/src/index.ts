@@ -24,3 +24,8 @@ export * from './requirement.ts';
 export * from './sourceFile.ts';
 // Targets and their dialects.
 export * from './target.ts';
+// Kernel entry points: signatures (parameters, argument layouts, packing) and instance keys.
+export * from './kernel/kernelParam.ts';
+export * from './kernel/kernelSignature.ts';
+export * from './kernel/instanceKey.ts';
+export * from './kernel/sha256.ts';

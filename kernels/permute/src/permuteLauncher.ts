@@ -1,0 +1,141 @@
+// The typed launcher of the permute operator: compiles an instance, loads it, and launches it
+// after validating every argument (typed ArgumentError naming the argument and the rule, before
+// anything reaches the GPU).
+import type { PackedArguments } from '@tilekit/codegen';
+import { ArgumentError, TilekitError } from '@tilekit/numeric';
+import type { CompileResult, Compiler, CudaArch, CudaModule, Device, Kernel, KernelResources, Stream } from '@tilekit/runtime';
+import { addressAlignment, type PermuteInstance, type PermuteLaunch } from './permuteInstance.ts';
+import { checkPermuteProblem, formatPermuteProblem, permuteBytesMoved, type PermuteProblem } from './permuteProblem.ts';
+
+/** Flags every permute kernel is compiled with (line info lets compute-sanitizer name source lines). */
+export const PERMUTE_COMPILE_FLAGS: readonly string[] = Object.freeze(['-std=c++17', '-lineinfo']);
+
+/** A range of device memory: a `DeviceBuffer` or a view of one. */
+export interface DeviceRange {
+  readonly ptr: bigint;
+  readonly bytes: number;
+}
+
+/** What one launch reads and writes, and where it is queued. */
+export interface PermuteBuffers {
+  readonly src: DeviceRange;
+  readonly dst: DeviceRange;
+  readonly stream?: Stream;
+}
+
+/** A validated launch: configuration and packed arguments. */
+export interface PreparedPermuteLaunch {
+  readonly launch: PermuteLaunch;
+  readonly args: PackedArguments;
+}
+
+function checkRange(name: string, range: DeviceRange, needed: number): void {
+  if (typeof range !== 'object' || range === null || typeof range.ptr !== 'bigint' || !Number.isSafeInteger(range.bytes)) {
+    throw new ArgumentError(name, 'must be a device buffer (an object with a bigint ptr and a byte count)', range);
+  }
+  if (range.bytes < needed) throw new ArgumentError(name, `must hold at least ${needed} bytes`, range.bytes);
+}
+
+/**
+ * Validates a launch of `instance` on `problem` with `buffers` and prepares it, touching no GPU.
+ * Throws `ArgumentError` naming the argument: `problem.<field>` for a malformed problem; `problem`
+ * when the instance's predicates reject it (listing them); `src` / `dst` for a buffer that is too
+ * small, misaligned for the instance's vectors, or overlapping the other (the kernel reads src
+ * while writing dst).
+ */
+export function preparePermuteLaunch(instance: PermuteInstance, problem: PermuteProblem, buffers: PermuteBuffers): PreparedPermuteLaunch {
+  const checked = checkPermuteProblem(problem);
+  const bytes = permuteBytesMoved(checked) / 2;
+  checkRange('src', buffers.src, bytes);
+  checkRange('dst', buffers.dst, bytes);
+  const reasons = instance.unsupported(checked, { src: addressAlignment(buffers.src.ptr), dst: addressAlignment(buffers.dst.ptr) });
+  if (reasons.length > 0) {
+    throw new ArgumentError('problem', `${instance.name} cannot run ${formatPermuteProblem(checked)}: ${reasons.join('; ')}`);
+  }
+  const [s, d] = [buffers.src.ptr, buffers.dst.ptr];
+  const n = BigInt(bytes);
+  if (s < d + n && d < s + n) throw new ArgumentError('dst', 'must not overlap src (the permute is not in place)', { src: `0x${s.toString(16)}`, dst: `0x${d.toString(16)}`, bytes });
+  return { launch: instance.launch(checked), args: instance.signature.pack(instance.args(checked, s, d)) };
+}
+
+/** The compiled instance's argument layout differs from the driver's: a bug, never expected. */
+export class ParamLayoutMismatchError extends TilekitError {
+  constructor(kernel: string, declared: string, driver: string) {
+    super('permute/param-layout', `${kernel}: declared parameters ${declared} but the driver reports ${driver}`);
+  }
+}
+
+/** Compiles an instance (nvcc or NVRTC, through the compiler's cache) for its target's arch. */
+export function compilePermuteInstance(instance: PermuteInstance, compiler: Compiler): Promise<CompileResult> {
+  return compiler.compile({ source: instance.source(), name: instance.name, arch: instance.signature.target.arch as CudaArch, flags: PERMUTE_COMPILE_FLAGS });
+}
+
+/**
+ * One instance compiled and loaded on a device: `run` validates and launches. Built by
+ * `PermuteKernel.build`, which also checks the driver's view of the parameters
+ * (`cuFuncGetParamInfo`) against the declared layout.
+ */
+export class PermuteKernel {
+  readonly instance: PermuteInstance;
+  readonly compiled: CompileResult;
+  readonly module: CudaModule;
+  readonly kernel: Kernel;
+
+  private constructor(instance: PermuteInstance, compiled: CompileResult, module: CudaModule) {
+    this.instance = instance;
+    this.compiled = compiled;
+    this.module = module;
+    this.kernel = module.getKernel(instance.name);
+  }
+
+  /**
+   * Compiles `instance` and loads it on `device`. Throws `ArgumentError` when the device's arch is
+   * not the instance's target (before compiling), `CompileError` from the compiler, and
+   * `ParamLayoutMismatchError` if the driver disagrees with the declared parameter layout.
+   */
+  static async build(instance: PermuteInstance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<PermuteKernel> {
+    const arch = instance.signature.target.arch;
+    if (options.device.arch !== arch) {
+      throw new ArgumentError('device', `must be a ${arch} device for ${instance.name}`, `${options.device.name} (${options.device.arch})`);
+    }
+    const compiled = await compilePermuteInstance(instance, options.compiler);
+    const module = options.device.loadModule(compiled.cubin);
+    const built = new PermuteKernel(instance, compiled, module);
+    const driver = built.kernel.params;
+    if (driver !== undefined) {
+      const declared = instance.signature.layout.fields.map((f) => `${f.offset}:${f.size}`).join(' ');
+      const reported = driver.map((p) => `${p.offset}:${p.size}`).join(' ');
+      if (declared !== reported) {
+        module.dispose();
+        throw new ParamLayoutMismatchError(instance.name, declared, reported);
+      }
+    }
+    return built;
+  }
+
+  /** Registers, spills and shared memory as ptxas reported them. */
+  get resources(): KernelResources {
+    return this.compiled.resources;
+  }
+
+  /** Validates (see `preparePermuteLaunch`) and enqueues one permute. */
+  run(problem: PermuteProblem, buffers: PermuteBuffers): void {
+    this.prepare(problem, buffers).launch();
+  }
+
+  /**
+   * Validates once (see `preparePermuteLaunch`) and returns a launcher of exactly that permute:
+   * for timing loops, where re-validating between two CUDA events would time host work too.
+   */
+  prepare(problem: PermuteProblem, buffers: PermuteBuffers): { readonly prepared: PreparedPermuteLaunch; launch(): void } {
+    const prepared = preparePermuteLaunch(this.instance, problem, buffers);
+    const { launch, args } = prepared;
+    const config = { grid: launch.grid, block: launch.block, sharedBytes: launch.sharedBytes, ...(buffers.stream ? { stream: buffers.stream } : {}) };
+    return { prepared, launch: () => this.kernel.launch(config, args) };
+  }
+
+  /** Unloads the module (queued launches must have finished). */
+  dispose(): void {
+    this.module.dispose();
+  }
+}
