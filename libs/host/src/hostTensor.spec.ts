@@ -175,4 +175,12 @@ describe('HostTensor views', () => {
       expect(valuesByGet(c)).toEqual(valuesByGet(view));
     }));
   });
+
+  it('contiguous() keeps fp32 NaN payloads (signalling ones too) bit for bit', () => {
+    const t = HostTensor.zeros('fp32', [2, 2]);
+    const bits = new Uint32Array(t.storage.buffer);
+    bits.set([0x7f800001, 0xffbfffff, 0x7fc00123, 0x3f800000]);
+    const copied = new Uint32Array(t.transpose(0, 1).contiguous().storage.buffer);
+    expect([...copied]).toEqual([0x7f800001, 0x7fc00123, 0xffbfffff, 0x3f800000]);
+  });
 });

@@ -37,6 +37,15 @@ export class NonContiguousError extends TilekitError {
 type Indexable = { [i: number]: number | bigint };
 
 /**
+ * The storage as integers of the same width: copying fp32 elements through JS numbers may quiet
+ * NaN payloads, copying their bits never does.
+ */
+function bitsView(storage: Storage): Indexable {
+  if (storage instanceof Float32Array) return new Uint32Array(storage.buffer, storage.byteOffset, storage.length);
+  return storage as unknown as Indexable;
+}
+
+/**
  * A tensor in host memory, CK-tile's `HostTensor`: a dtype, a shape, element strides and an
  * element offset into packed storage (numeric's Storage: fp16/bf16 as Uint16Array, fp8 as
  * Uint8Array, …), so the bytes are exactly what a kernel reads. Views (permute, transpose,
@@ -261,8 +270,8 @@ export class HostTensor {
   /** A packed row-major copy with fresh storage (bit-exact: NaN payloads and −0 survive). */
   contiguous(): HostTensor {
     const out = HostTensor.empty(this.dtype, this.shape);
-    const src = this.storage as unknown as Indexable;
-    const dst = out.storage as unknown as Indexable;
+    const src = bitsView(this.storage);
+    const dst = bitsView(out.storage);
     this.forEachOffset((off, flat) => (dst[flat] = src[off]!));
     return out;
   }
