@@ -1,0 +1,170 @@
+import { fc, test } from '@fast-check/vitest';
+import { describe, expect, it } from 'vitest';
+import { SmemLayoutError } from './errors.ts';
+import { makeWgmmaSmemLayout, wgmmaOperandDescriptor, type WgmmaSmemLayout } from './smemLayouts.ts';
+import { decodeWgmmaDescriptor, encodeWgmmaDescriptor } from './warp/wgmmaDescriptor.ts';
+import type { WgmmaSwizzle } from './warp/wgmmaDescriptor.ts';
+
+/** Every (mn, k) of the tile with its element offset. */
+function offsets(l: WgmmaSmemLayout): { mn: number; k: number; offset: number }[] {
+  const out: { mn: number; k: number; offset: number }[] = [];
+  for (let i = 0; i < l.mn; i++) for (let j = 0; j < l.k; j++) out.push({ mn: i, k: j, offset: l.descriptor.calculateOffset([i, j]) });
+  return out;
+}
+
+const log2 = (x: number): number => Math.log2(x);
+
+/** CUTLASS Swizzle<B, 4, 3> on byte addresses: bits [4, 4+B) ^= bits [7, 7+B), B = log2(W / 16). */
+function swizzleAddress(swizzle: WgmmaSwizzle, byte: number): number {
+  if (swizzle === 'none') return byte;
+  const bits = log2({ '128B': 128, '64B': 64, '32B': 32 }[swizzle] / 16);
+  const mask = (1 << bits) - 1;
+  return byte ^ (((byte >> 7) & mask) << 4);
+}
+
+const swizzled = ['128B', '64B', '32B'] as const;
+const dtypes = ['fp16', 'bf16', 'fp32', 'fp8e4m3fn'] as const;
+
+const layoutArb = fc
+  .record({
+    swizzle: fc.constantFrom<WgmmaSwizzle>('none', '128B', '64B', '32B'),
+    dtype: fc.constantFrom(...dtypes),
+    major: fc.constantFrom('K' as const, 'MN' as const),
+    strided: fc.integer({ min: 1, max: 4 }),
+    contiguous: fc.integer({ min: 1, max: 3 }),
+  })
+  .map(({ swizzle, dtype, major, strided, contiguous }) => {
+    const bytes = dtype === 'fp32' ? 4 : dtype === 'fp8e4m3fn' ? 1 : 2;
+    const w = { none: 16, '128B': 128, '64B': 64, '32B': 32 }[swizzle];
+    const rows = 8 * strided;
+    const cols = (contiguous * w) / bytes;
+    return major === 'K' ? { swizzle, dtype, major, mn: rows, k: cols } : { swizzle, dtype, major, mn: cols, k: rows };
+  });
+
+describe('wgmma shared-memory layouts (PTX ISA 9.7.15.5.1.2)', () => {
+  test.prop([layoutArb], { numRuns: 40 })('bijection of the tile onto [0, mn·k)', (spec) => {
+    const l = makeWgmmaSmemLayout(spec);
+    const seen = new Set(offsets(l).map((o) => o.offset));
+    expect(seen.size).toBe(l.mn * l.k);
+    expect(Math.min(...seen)).toBe(0);
+    expect(Math.max(...seen)).toBe(l.mn * l.k - 1);
+    expect(l.bytes).toBe(l.mn * l.k * l.elementBytes);
+  });
+
+  test.prop([layoutArb.filter((s) => s.swizzle !== 'none')], { numRuns: 40 })(
+    'swizzled = the unswizzled atom layout with byte-address bits [4,4+B) XOR bits [7,7+B) (CUTLASS Swizzle<B,4,3>)',
+    (spec) => {
+      const l = makeWgmmaSmemLayout(spec);
+      const w = l.swizzleBytes;
+      const e = l.elementBytes;
+      const rows = l.major === 'K' ? l.mn : l.k;
+      for (const o of offsets(l)) {
+        const [r, c] = l.major === 'K' ? [o.mn, o.k] : [o.k, o.mn];
+        // Unswizzled: atoms of W bytes along the contiguous dim outermost, rows of W bytes inside.
+        const atomCol = Math.floor((c * e) / w);
+        const plain = atomCol * rows * w + r * w + ((c * e) % w);
+        expect(o.offset * e).toBe(swizzleAddress(l.swizzle, plain));
+      }
+    },
+  );
+
+  it('128B: the 16-byte chunk index is XORed with (row mod 8), rows of 128 bytes', () => {
+    const l = makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'fp16', mn: 64, k: 64 });
+    for (let r = 0; r < 64; r++)
+      for (let c = 0; c < 64; c++) {
+        const chunk = c >> 3;
+        expect(l.descriptor.calculateOffset([r, c])).toBe(r * 64 + ((chunk ^ (r % 8)) << 3) + (c % 8));
+      }
+    // Row 1: chunks 0..7 land in 1,0,3,2,5,4,7,6 (Figure "K major 128B swizzling").
+    expect([0, 1, 2, 3, 4, 5, 6, 7].map((q) => (l.descriptor.calculateOffset([1, q * 8]) - 64) / 8)).toEqual([1, 0, 3, 2, 5, 4, 7, 6]);
+  });
+
+  it('64B: rows of 64 bytes, chunk XOR (⌊row/2⌋ mod 4); 32B: rows of 32 bytes, chunk XOR (⌊row/4⌋ mod 2)', () => {
+    const l64 = makeWgmmaSmemLayout({ swizzle: '64B', dtype: 'bf16', mn: 16, k: 32 });
+    const l32 = makeWgmmaSmemLayout({ swizzle: '32B', dtype: 'bf16', mn: 16, k: 16 });
+    for (let r = 0; r < 16; r++) {
+      for (let c = 0; c < 32; c++) expect(l64.descriptor.calculateOffset([r, c])).toBe(r * 32 + (((c >> 3) ^ ((r >> 1) % 4)) << 3) + (c % 8));
+      for (let c = 0; c < 16; c++) expect(l32.descriptor.calculateOffset([r, c])).toBe(r * 16 + (((c >> 3) ^ ((r >> 2) % 2)) << 3) + (c % 8));
+    }
+  });
+
+  it('none: 8×16-byte core matrices, each contiguous; LBO = mn·16 along K, SBO = 128 along M/N', () => {
+    const l = makeWgmmaSmemLayout({ swizzle: 'none', dtype: 'fp16', mn: 64, k: 16 });
+    for (let r = 0; r < 64; r++) for (let c = 0; c < 16; c++) expect(l.descriptor.calculateOffset([r, c]) * 2).toBe((c >> 3) * l.leadingByteOffset! + (r >> 3) * l.strideByteOffset! + (r % 8) * 16 + (c % 8) * 2);
+    expect([l.leadingByteOffset, l.strideByteOffset]).toEqual([64 * 16, 128]);
+  });
+
+  it('descriptor byte offsets and repeat boundaries per swizzle mode (K-major)', () => {
+    const table = swizzled.map((swizzle) => {
+      const l = makeWgmmaSmemLayout({ swizzle, dtype: 'fp16', mn: 64, k: 64 });
+      return [l.swizzleBytes, l.repeatBytes, l.leadingByteOffset, l.strideByteOffset];
+    });
+    // Repeat boundaries: 1024 / 512 / 256 bytes (PTX ISA "Matrix Descriptor Format", base offset).
+    expect(table).toEqual([
+      [128, 1024, 16, 1024],
+      [64, 512, 16, 512],
+      [32, 256, 16, 256],
+    ]);
+    expect(makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'fp16', mn: 64, k: 64, major: 'MN' }).leadingByteOffset).toBeNull();
+  });
+
+  it('MN-major is the same physical layout with the contiguous dim M/N', () => {
+    const k = makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'fp16', mn: 16, k: 64 });
+    const mn = makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'fp16', mn: 64, k: 16, major: 'MN' });
+    for (let i = 0; i < 16; i++) for (let j = 0; j < 64; j++) expect(mn.descriptor.calculateOffset([j, i])).toBe(k.descriptor.calculateOffset([i, j]));
+  });
+
+  it('rejects shapes the swizzle atom cannot tile', () => {
+    expect(() => makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'fp16', mn: 12, k: 64 })).toThrow(SmemLayoutError);
+    expect(() => makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'fp16', mn: 64, k: 32 })).toThrow(/multiple of 64 fp16 elements \(128 bytes\)/);
+    expect(() => makeWgmmaSmemLayout({ swizzle: '64B', dtype: 'fp16', mn: 64, k: 12, major: 'MN' })).toThrow(/k: the strided extent/);
+  });
+
+  const operandArb = layoutArb
+    .filter((s) => s.major === 'K' && s.k * (s.dtype === 'fp32' ? 4 : s.dtype === 'fp8e4m3fn' ? 1 : 2) >= 32)
+    .chain((spec) => {
+      const l = makeWgmmaSmemLayout(spec);
+      const k = 32 / l.elementBytes; // one wgmma K step is 32 bytes (k16 for 16-bit, k8 tf32, k32 fp8)
+      const e = 16 / l.elementBytes;
+      const atom = l.swizzle === 'none' ? l.k : l.swizzleBytes / l.elementBytes;
+      const k0s = Array.from({ length: l.k / e }, (_, q) => q * e).filter((k0) => k0 + k <= l.k && Math.floor(k0 / atom) === Math.floor((k0 + k - 1) / atom));
+      return fc.record({
+        l: fc.constant(l),
+        k: fc.constant(k),
+        mn0: fc.integer({ min: 0, max: l.mn / 8 - 1 }).map((x) => x * 8),
+        k0: fc.constantFrom(...k0s),
+        tileAddress: fc.integer({ min: 0, max: 8 }).map((x) => x * l.repeatBytes),
+      });
+    });
+
+  test.prop([operandArb], { numRuns: 60 })(
+    'wgmmaOperandDescriptor: the address wgmma derives from the descriptor for every sub-tile element is the layout\'s',
+    ({ l, k, mn0, k0, tileAddress }) => {
+      const f = wgmmaOperandDescriptor(l, { tileAddress, mn0, k0, k });
+      expect(decodeWgmmaDescriptor(encodeWgmmaDescriptor(f))).toEqual(f);
+      const e = 16 / l.elementBytes;
+      const rows = Math.min(64, l.mn - mn0);
+      for (let i = 0; i < rows; i++)
+        for (let j = 0; j < k; j++) {
+          const hw =
+            l.swizzle === 'none'
+              ? f.startAddress + Math.floor(i / 8) * f.strideByteOffset + (i % 8) * 16 + Math.floor(j / e) * f.leadingByteOffset + (j % e) * l.elementBytes
+              : swizzleAddress(l.swizzle, f.startAddress + Math.floor(i / 8) * f.strideByteOffset + (i % 8) * l.swizzleBytes + j * l.elementBytes);
+          expect(hw).toBe(tileAddress + l.descriptor.calculateOffset([mn0 + i, k0 + j]) * l.elementBytes);
+        }
+    },
+  );
+
+  it('wgmmaOperandDescriptor: K steps inside a 128B atom move the start address by 32 bytes; typed errors', () => {
+    const l = makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'bf16', mn: 128, k: 128 });
+    const at = (mn0: number, k0: number): number => wgmmaOperandDescriptor(l, { tileAddress: 2048, mn0, k0 }).startAddress;
+    expect([0, 16, 32, 48].map((k0) => at(0, k0) - 2048)).toEqual([0, 32, 64, 96]);
+    expect(at(64, 0) - 2048).toBe(64 * 128);
+    expect(at(0, 64) - 2048).toBe(128 * 128); // the second atom column starts after all 128 rows
+    expect(() => wgmmaOperandDescriptor(l, { tileAddress: 512 })).toThrow(/multiple of 1024 bytes/);
+    expect(() => wgmmaOperandDescriptor(l, { tileAddress: 0, mn0: 4 })).toThrow(/mn0/);
+    expect(() => wgmmaOperandDescriptor(l, { tileAddress: 0, k0: 56 })).toThrow(/inside one 128B atom/);
+    const mn = makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'bf16', mn: 64, k: 64, major: 'MN' });
+    expect(() => wgmmaOperandDescriptor(mn, { tileAddress: 0 })).toThrow(SmemLayoutError);
+  });
+});
