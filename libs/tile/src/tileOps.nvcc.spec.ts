@@ -27,6 +27,7 @@ import { blockTileReduce, reduceMax, reduceSum } from './blockReduce.ts';
 import { makeVectorLoadEncoding } from './blockEncodings.ts';
 import { castTile, makeDistributedTensor, sweepTile, tileElementwise } from './distributedTensor.ts';
 import { shuffleTile } from './shuffleTile.ts';
+import { emitStagedCopy } from './testing/stagedCopy.ts';
 import { getSliceTile, makeSliceTile, setSliceTile } from './sliceTile.ts';
 import { encodingArb } from './testing/arbitraries.ts';
 import { TileDistributionEncoding } from './tileDistributionEncoding.ts';
@@ -106,15 +107,7 @@ function tileKernelsSource(): string {
       const wc = makeTileWindow(block, { view: makeTensorView(p.c, g, { elementBytes: 2 }), lengths: [64, 64], origin: [0, 0], encoding: encHalf });
       const h = makeDistributedTensor(block, 'h', encHalf, half);
       const f = makeDistributedTensor(block, 'f', encHalf, float32);
-      block.threads((th) => {
-        loadTile(th, wg, h);
-        storeTile(th, ws, h);
-      });
-      block.sync();
-      block.threads((th) => {
-        loadTile(th, ws, f);
-        storeTile(th, wc, f);
-      });
+      emitStagedCopy(block, { source: wg, staging: ws, destination: wc, first: h, second: f });
     },
   );
 

@@ -23,6 +23,7 @@ import { makeDistributedTensor, type ThreadBuffers } from './distributedTensor.t
 import { spaceFillingCurve } from './spaceFillingCurve.ts';
 import { encodingArb } from './testing/arbitraries.ts';
 import { runHostTileCalls, type HostTileCall } from './testing/hostTileHarness.ts';
+import { emitStagedCopy } from './testing/stagedCopy.ts';
 import type { TileDistributionEncoding } from './tileDistributionEncoding.ts';
 import { BlockEmitter } from './tileEmitter.ts';
 import { evaluateLoadTile, evaluateStoreTile, evaluateUpdateTile, knownMultiple, loadStoreTraits, loadTile, makeTensorView, makeTileWindow, moveTileWindow, storeTile, updateTile } from './tileWindow.ts';
@@ -315,15 +316,7 @@ describe.runIf(haveGxx)('shared-memory windows (host dialect, g++)', () => {
           const wd = makeTileWindow(block, { view: makeTensorView(p.dst, g), lengths: [16, 16], origin: [0, 0], encoding: load });
           const a = makeDistributedTensor(block, 'a', store, float32);
           const c = makeDistributedTensor(block, 'c', load, float32);
-          block.threads((t) => {
-            loadTile(t, wg, a);
-            storeTile(t, ws, a);
-          });
-          block.sync();
-          block.threads((t) => {
-            loadTile(t, ws, c);
-            storeTile(t, wd, c);
-          });
+          emitStagedCopy(block, { source: wg, staging: ws, destination: wd, first: a, second: c });
         });
         fns.push(fn);
         calls.push({ fn, arrays: [Array.from({ length: rows * cols }, (_, i) => i + 1), new Array<number>(rows * cols).fill(-1)] });

@@ -44,6 +44,7 @@ import { makeDistributedTensor, type DistributedTensor, type ThreadBuffers } fro
 import { embedEncoding } from '../embedEncoding.ts';
 import { hRef, rRef, TileDistributionEncoding } from '../tileDistributionEncoding.ts';
 import { BlockEmitter } from '../tileEmitter.ts';
+import { emitStagedCopy } from './stagedCopy.ts';
 import { evaluateLoadTile, evaluateStoreTile, loadTile, makeTensorView, makeTileWindow, storeTile, type WindowValue } from '../tileWindow.ts';
 
 /** Element encoding of a buffer: fp32, or fp16 held as its 16-bit pattern (TS values are the bits). */
@@ -325,15 +326,7 @@ function stagingCase(s: StagingSpec, seed: number): ParityCase {
       const wd = makeTileWindow(block, { view: makeTensorView(add(p['dst']!, GUARD), g, eb), lengths: [64, 64], origin: zero, encoding: encB });
       const ta = makeDistributedTensor(block, 'ta', encA, half);
       const tb = makeDistributedTensor(block, 'tb', encB, half);
-      block.threads((t) => {
-        loadTile(t, wg, ta);
-        storeTile(t, ws, ta);
-      });
-      block.sync();
-      block.threads((t) => {
-        loadTile(t, ws, tb);
-        storeTile(t, wd, tb);
-      });
+      emitStagedCopy(block, { source: wg, staging: ws, destination: wd, first: ta, second: tb });
       dumpRegisters(block, tb, p['regs']!);
     },
   });
