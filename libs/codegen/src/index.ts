@@ -29,3 +29,15 @@ export * from './kernel/kernelParam.ts';
 export * from './kernel/kernelSignature.ts';
 export * from './kernel/instanceKey.ts';
 export * from './kernel/sha256.ts';
+// Leaf copy/synchronisation intrinsics (cp.async, ldmatrix, mbarrier, TMA, fences, setmaxnreg, ...):
+// force-inlined inline-PTX helpers, requested per target and emitted once per file.
+export * from './intrinsics/deviceHelper.ts';
+export * from './intrinsics/sharedAddress.ts';
+export * from './intrinsics/cpAsync.ts';
+export * from './intrinsics/ldmatrix.ts';
+export * from './intrinsics/mbarrier.ts';
+export * from './intrinsics/asyncFence.ts';
+export * from './intrinsics/tma.ts';
+export * from './intrinsics/setmaxnreg.ts';
+export * from './intrinsics/electSync.ts';
+export * from './intrinsics/gridDependency.ts';

@@ -33,6 +33,9 @@ export type TargetFeature =
   | 'ldmatrix'
   | 'mma-sync'
   | 'mbarrier'
+  | 'mbarrier-tx'
+  | 'elect-sync'
+  | 'griddepcontrol'
   | 'wgmma'
   | 'tma'
   | 'clusters'
@@ -717,8 +720,11 @@ const cudaCommon: readonly TargetFeature[] = [
 export const host: Target = new HostTarget();
 /** CUDA for Ampere (A100): mma.sync, cp.async, ldmatrix. */
 export const sm80: Target = new CudaTarget('sm_80', cudaCommon);
-/** CUDA for Hopper with arch-specific features (`sm_90a`: wgmma, TMA, clusters, setmaxnreg). */
-export const sm90a: Target = new CudaTarget('sm_90a', [...cudaCommon, 'wgmma', 'tma', 'clusters', 'setmaxnreg']);
+/**
+ * CUDA for Hopper with arch-specific features (`sm_90a`: wgmma, TMA, clusters, setmaxnreg; and the
+ * sm_90 mbarrier transaction counts, `elect.sync`, `griddepcontrol`).
+ */
+export const sm90a: Target = new CudaTarget('sm_90a', [...cudaCommon, 'mbarrier-tx', 'elect-sync', 'griddepcontrol', 'wgmma', 'tma', 'clusters', 'setmaxnreg']);
 /**
  * HIP for MI300 (`gfx942`), wave64, self-contained: CI compiles it with `clang -x hip
  * --offload-arch=gfx942 -nogpulib -nogpuinc --cuda-device-only`, i.e. WITHOUT HIP headers, where

@@ -9,3 +9,4 @@ export {
 } from './compileAndRunHost.ts';
 export type { HostCall, HostRunOptions } from './compileAndRunHost.ts';
 export { sampleKernelsSource, hostSwizzleSource, swizzleReference } from './samples.ts';
+export { intrinsicSamplesSource } from './intrinsicSamples.ts';

@@ -1,0 +1,355 @@
+// tilekit intrinsic wrappers on sm_90a
+// generated; do not edit
+
+// The .shared state-space address of a generic pointer into shared memory (32 bits).
+__device__ __forceinline__ unsigned int tk_smem_addr(const void* ptr) {
+  return static_cast<unsigned int>(__cvta_generic_to_shared(ptr));
+}
+
+// cp.async.cg.shared.global, 16 bytes; reads src_bytes (< 16: the rest is zero-filled; 0: nothing is read).
+__device__ __forceinline__ void tk_cp_async_cg_16(void* dst, const void* src, unsigned int src_bytes) {
+  const unsigned int dst_addr = tk_smem_addr(dst);
+  const unsigned long long src_addr = __cvta_generic_to_global(src);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" : : "r"(dst_addr), "l"(src_addr), "r"(src_bytes) : "memory");
+}
+
+// cp.async.ca.shared.global, 16 bytes; reads src_bytes (< 16: the rest is zero-filled; 0: nothing is read).
+__device__ __forceinline__ void tk_cp_async_ca_16(void* dst, const void* src, unsigned int src_bytes) {
+  const unsigned int dst_addr = tk_smem_addr(dst);
+  const unsigned long long src_addr = __cvta_generic_to_global(src);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;" : : "r"(dst_addr), "l"(src_addr), "r"(src_bytes) : "memory");
+}
+
+// cp.async.ca.shared.global, 8 bytes; reads src_bytes (< 8: the rest is zero-filled; 0: nothing is read).
+__device__ __forceinline__ void tk_cp_async_ca_8(void* dst, const void* src, unsigned int src_bytes) {
+  const unsigned int dst_addr = tk_smem_addr(dst);
+  const unsigned long long src_addr = __cvta_generic_to_global(src);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" : : "r"(dst_addr), "l"(src_addr), "r"(src_bytes) : "memory");
+}
+
+// cp.async.ca.shared.global, 4 bytes; reads src_bytes (< 4: the rest is zero-filled; 0: nothing is read).
+__device__ __forceinline__ void tk_cp_async_ca_4(void* dst, const void* src, unsigned int src_bytes) {
+  const unsigned int dst_addr = tk_smem_addr(dst);
+  const unsigned long long src_addr = __cvta_generic_to_global(src);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" : : "r"(dst_addr), "l"(src_addr), "r"(src_bytes) : "memory");
+}
+
+// cp.async.commit_group: close the group of this thread's pending cp.async copies.
+__device__ __forceinline__ void tk_cp_async_commit_group() {
+  asm volatile("cp.async.commit_group;" : : : "memory");
+}
+
+// cp.async.wait_group N: wait until at most N of this thread's cp.async groups are pending.
+template <int N>
+__device__ __forceinline__ void tk_cp_async_wait_group() {
+  asm volatile("cp.async.wait_group %0;" : : "n"(N) : "memory");
+}
+
+// ldmatrix.sync.aligned.m8n8.x1.shared.b16: 1 8x8 b16 matrices, one 32-bit register each per thread (warp-collective).
+__device__ __forceinline__ void tk_ldmatrix_x1(unsigned int* dst, const void* src) {
+  const unsigned int addr = tk_smem_addr(src);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(dst[0]) : "r"(addr) : "memory");
+}
+
+// The lane of this thread in its warp (PTX %laneid; correct for any block shape).
+__device__ __forceinline__ unsigned int tk_lane_id() {
+  unsigned int lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  return lane;
+}
+
+// ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16: 1 8x8 b16 matrices, one 32-bit register each per thread (warp-collective).
+__device__ __forceinline__ void tk_ldmatrix_x1_trans(unsigned int* dst, const void* src) {
+  const unsigned int addr = tk_smem_addr(src);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];" : "=r"(dst[0]) : "r"(addr) : "memory");
+}
+
+// ldmatrix.sync.aligned.m8n8.x2.shared.b16: 2 8x8 b16 matrices, one 32-bit register each per thread (warp-collective).
+__device__ __forceinline__ void tk_ldmatrix_x2(unsigned int* dst, const void* src) {
+  const unsigned int addr = tk_smem_addr(src);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];" : "=r"(dst[0]), "=r"(dst[1]) : "r"(addr) : "memory");
+}
+
+// ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16: 2 8x8 b16 matrices, one 32-bit register each per thread (warp-collective).
+__device__ __forceinline__ void tk_ldmatrix_x2_trans(unsigned int* dst, const void* src) {
+  const unsigned int addr = tk_smem_addr(src);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];" : "=r"(dst[0]), "=r"(dst[1]) : "r"(addr) : "memory");
+}
+
+// ldmatrix.sync.aligned.m8n8.x4.shared.b16: 4 8x8 b16 matrices, one 32-bit register each per thread (warp-collective).
+__device__ __forceinline__ void tk_ldmatrix_x4(unsigned int* dst, const void* src) {
+  const unsigned int addr = tk_smem_addr(src);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(dst[0]), "=r"(dst[1]), "=r"(dst[2]), "=r"(dst[3]) : "r"(addr) : "memory");
+}
+
+// ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16: 4 8x8 b16 matrices, one 32-bit register each per thread (warp-collective).
+__device__ __forceinline__ void tk_ldmatrix_x4_trans(unsigned int* dst, const void* src) {
+  const unsigned int addr = tk_smem_addr(src);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(dst[0]), "=r"(dst[1]), "=r"(dst[2]), "=r"(dst[3]) : "r"(addr) : "memory");
+}
+
+// mbarrier.init.shared.b64: phase 0, `count` expected arrivals, tx-count 0.
+__device__ __forceinline__ void tk_mbarrier_init(void* bar, unsigned int count) {
+  const unsigned int addr = tk_smem_addr(bar);
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;" : : "r"(addr), "r"(count) : "memory");
+}
+
+// mbarrier.arrive.shared.b64: one arrival (release, CTA scope); returns the phase state token.
+__device__ __forceinline__ unsigned long long tk_mbarrier_arrive(void* bar) {
+  const unsigned int addr = tk_smem_addr(bar);
+  unsigned long long state;
+  asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(state) : "r"(addr) : "memory");
+  return state;
+}
+
+// mbarrier.inval.shared.b64: end the object's life (before reusing its memory).
+__device__ __forceinline__ void tk_mbarrier_inval(void* bar) {
+  const unsigned int addr = tk_smem_addr(bar);
+  asm volatile("mbarrier.inval.shared.b64 [%0];" : : "r"(addr) : "memory");
+}
+
+// A CUtensorMap by value: 128 opaque bytes, 64-byte aligned (the driver encodes it; TMA reads it).
+struct alignas(64) tk_tensor_map { unsigned long long opaque[16]; };
+
+// griddepcontrol.wait: wait for the prerequisite grids to complete and their memory to be visible.
+__device__ __forceinline__ void tk_griddepcontrol_wait() {
+  asm volatile("griddepcontrol.wait;" : : : "memory");
+}
+
+// prefetch.tensormap: bring a tensor map (generic address of a param/const/global) into the cache.
+__device__ __forceinline__ void tk_prefetch_tensormap(const void* map) {
+  asm volatile("prefetch.tensormap [%0];" : : "l"(map) : "memory");
+}
+
+// fence.mbarrier_init.release.cluster: release prior mbarrier.init to the cluster (and the async proxy).
+__device__ __forceinline__ void tk_fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" : : : "memory");
+}
+
+// elect.sync _|p, membermask: true on exactly one (the same) lane of the mask.
+__device__ __forceinline__ bool tk_elect_sync(unsigned int mask) {
+  unsigned int elected;
+  asm volatile(
+      "{\n"
+      "  .reg .pred leader;\n"
+      "  elect.sync _|leader, %1;\n"
+      "  selp.u32 %0, 1, 0, leader;\n"
+      "}\n"
+      : "=r"(elected) : "r"(mask));
+  return elected != 0u;
+}
+
+// mbarrier.arrive.expect_tx.shared::cta.b64: expect tx_bytes more transaction bytes, then arrive once.
+__device__ __forceinline__ unsigned long long tk_mbarrier_arrive_expect_tx(void* bar, unsigned int tx_bytes) {
+  const unsigned int addr = tk_smem_addr(bar);
+  unsigned long long state;
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;" : "=l"(state) : "r"(addr), "r"(tx_bytes) : "memory");
+  return state;
+}
+
+// cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes: TMA box load completing on an mbarrier.
+__device__ __forceinline__ void tk_tma_load_1d(void* dst, const void* map, void* bar, int c0) {
+  const unsigned int dst_addr = tk_smem_addr(dst);
+  const unsigned int bar_addr = tk_smem_addr(bar);
+  asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2}], [%3];" : : "r"(dst_addr), "l"(map), "r"(c0), "r"(bar_addr) : "memory");
+}
+
+// cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes: TMA box load completing on an mbarrier.
+__device__ __forceinline__ void tk_tma_load_2d(void* dst, const void* map, void* bar, int c0, int c1) {
+  const unsigned int dst_addr = tk_smem_addr(dst);
+  const unsigned int bar_addr = tk_smem_addr(bar);
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" : : "r"(dst_addr), "l"(map), "r"(c0), "r"(c1), "r"(bar_addr) : "memory");
+}
+
+// cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes: TMA box load completing on an mbarrier.
+__device__ __forceinline__ void tk_tma_load_3d(void* dst, const void* map, void* bar, int c0, int c1, int c2) {
+  const unsigned int dst_addr = tk_smem_addr(dst);
+  const unsigned int bar_addr = tk_smem_addr(bar);
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" : : "r"(dst_addr), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar_addr) : "memory");
+}
+
+// cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes: TMA box load completing on an mbarrier.
+__device__ __forceinline__ void tk_tma_load_4d(void* dst, const void* map, void* bar, int c0, int c1, int c2, int c3) {
+  const unsigned int dst_addr = tk_smem_addr(dst);
+  const unsigned int bar_addr = tk_smem_addr(bar);
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" : : "r"(dst_addr), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar_addr) : "memory");
+}
+
+// cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes: TMA box load completing on an mbarrier.
+__device__ __forceinline__ void tk_tma_load_5d(void* dst, const void* map, void* bar, int c0, int c1, int c2, int c3, int c4) {
+  const unsigned int dst_addr = tk_smem_addr(dst);
+  const unsigned int bar_addr = tk_smem_addr(bar);
+  asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" : : "r"(dst_addr), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(bar_addr) : "memory");
+}
+
+// mbarrier.try_wait.parity.shared::cta.b64: has the phase with this parity completed? (acquire, CTA scope; may suspend a while)
+__device__ __forceinline__ bool tk_mbarrier_try_wait_parity(void* bar, unsigned int parity) {
+  const unsigned int addr = tk_smem_addr(bar);
+  unsigned int done;
+  asm volatile(
+      "{\n"
+      "  .reg .pred complete;\n"
+      "  mbarrier.try_wait.parity.shared::cta.b64 complete, [%1], %2;\n"
+      "  selp.u32 %0, 1, 0, complete;\n"
+      "}\n"
+      : "=r"(done) : "r"(addr), "r"(parity) : "memory");
+  return done != 0u;
+}
+
+// Spin on mbarrier.try_wait.parity until the phase with this parity has completed.
+__device__ __forceinline__ void tk_mbarrier_wait_parity(void* bar, unsigned int parity) {
+  while (!tk_mbarrier_try_wait_parity(bar, parity)) {
+  }
+}
+
+// fence.proxy.async.shared::cta: order this thread's generic-proxy shared accesses with the async proxy (TMA, wgmma).
+__device__ __forceinline__ void tk_fence_proxy_async_shared_cta() {
+  asm volatile("fence.proxy.async.shared::cta;" : : : "memory");
+}
+
+// cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group: TMA box store, tracked by cp.async.bulk groups.
+__device__ __forceinline__ void tk_tma_store_1d(const void* map, const void* src, int c0) {
+  const unsigned int src_addr = tk_smem_addr(src);
+  asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [%0, {%1}], [%2];" : : "l"(map), "r"(c0), "r"(src_addr) : "memory");
+}
+
+// cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group: TMA box store, tracked by cp.async.bulk groups.
+__device__ __forceinline__ void tk_tma_store_2d(const void* map, const void* src, int c0, int c1) {
+  const unsigned int src_addr = tk_smem_addr(src);
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];" : : "l"(map), "r"(c0), "r"(c1), "r"(src_addr) : "memory");
+}
+
+// cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group: TMA box store, tracked by cp.async.bulk groups.
+__device__ __forceinline__ void tk_tma_store_3d(const void* map, const void* src, int c0, int c1, int c2) {
+  const unsigned int src_addr = tk_smem_addr(src);
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3}], [%4];" : : "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(src_addr) : "memory");
+}
+
+// cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group: TMA box store, tracked by cp.async.bulk groups.
+__device__ __forceinline__ void tk_tma_store_4d(const void* map, const void* src, int c0, int c1, int c2, int c3) {
+  const unsigned int src_addr = tk_smem_addr(src);
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3, %4}], [%5];" : : "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(src_addr) : "memory");
+}
+
+// cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group: TMA box store, tracked by cp.async.bulk groups.
+__device__ __forceinline__ void tk_tma_store_5d(const void* map, const void* src, int c0, int c1, int c2, int c3, int c4) {
+  const unsigned int src_addr = tk_smem_addr(src);
+  asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3, %4, %5}], [%6];" : : "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(src_addr) : "memory");
+}
+
+// cp.async.bulk.commit_group: close the group of this thread's pending bulk (TMA store) copies.
+__device__ __forceinline__ void tk_bulk_commit_group() {
+  asm volatile("cp.async.bulk.commit_group;" : : : "memory");
+}
+
+// cp.async.bulk.wait_group.read N: wait until at most N bulk groups still read their sources.
+template <int N>
+__device__ __forceinline__ void tk_bulk_wait_group_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" : : "n"(N) : "memory");
+}
+
+// cp.async.bulk.wait_group N: wait until at most N bulk groups are pending (writes done).
+template <int N>
+__device__ __forceinline__ void tk_bulk_wait_group() {
+  asm volatile("cp.async.bulk.wait_group %0;" : : "n"(N) : "memory");
+}
+
+// griddepcontrol.launch_dependents: let the dependent grid be scheduled once every CTA signalled or exited.
+__device__ __forceinline__ void tk_griddepcontrol_launch_dependents() {
+  asm volatile("griddepcontrol.launch_dependents;" : : : "memory");
+}
+
+// setmaxnreg.inc.sync.aligned.u32 N: raise this warp's register budget to N (warpgroup-collective).
+template <int N>
+__device__ __forceinline__ void tk_setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" : : "n"(N));
+}
+
+// setmaxnreg.dec.sync.aligned.u32 N: lower this warp's register budget to N (warpgroup-collective).
+template <int N>
+__device__ __forceinline__ void tk_setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" : : "n"(N));
+}
+
+extern "C" __global__ void __launch_bounds__(128) tk_intrinsics_sm80(const unsigned char* __restrict__ in, unsigned int* __restrict__ out, int n) {
+  alignas(128) __shared__ unsigned char tile[2048];
+  alignas(8) __shared__ unsigned long long bar[1];
+  const int tid = static_cast<int>(threadIdx.x);
+  const int at = tid * 16;
+  const unsigned int in_bounds = static_cast<unsigned int>(at < n);
+  // every cp.async size and cache mode; the 16-byte copy zero-fills out of bounds
+  tk_cp_async_cg_16(&tile[at], in + at, in_bounds * 16u);
+  tk_cp_async_ca_16(&tile[at], in + at, 16u);
+  tk_cp_async_ca_8(&tile[at], in + at, 8u);
+  tk_cp_async_ca_4(&tile[at], in + at, 2u);
+  tk_cp_async_commit_group();
+  tk_cp_async_wait_group<1>();
+  tk_cp_async_wait_group<0>();
+  __syncthreads();
+  unsigned int regs[4];
+  tk_ldmatrix_x1(regs, &tile[static_cast<int>(tk_lane_id()) * 16]);
+  tk_ldmatrix_x1_trans(regs, &tile[static_cast<int>(tk_lane_id()) * 16]);
+  tk_ldmatrix_x2(regs, &tile[static_cast<int>(tk_lane_id()) * 16]);
+  tk_ldmatrix_x2_trans(regs, &tile[static_cast<int>(tk_lane_id()) * 16]);
+  tk_ldmatrix_x4(regs, &tile[static_cast<int>(tk_lane_id()) * 16]);
+  tk_ldmatrix_x4_trans(regs, &tile[static_cast<int>(tk_lane_id()) * 16]);
+  if (tid == 0) {
+    tk_mbarrier_init(bar, 1u);
+    tk_mbarrier_arrive(bar);
+    tk_mbarrier_inval(bar);
+  }
+  const unsigned int sum = regs[0] + regs[1] + (regs[2] + regs[3]);
+  out[tid] = sum + tk_smem_addr(tile);
+}
+
+extern "C" __global__ void __launch_bounds__(128) tk_intrinsics_sm90(const __grid_constant__ tk_tensor_map map, unsigned int* __restrict__ out, int x) {
+  alignas(128) __shared__ unsigned char box[4096];
+  alignas(8) __shared__ unsigned long long bar[1];
+  const int tid = static_cast<int>(threadIdx.x);
+  tk_griddepcontrol_wait();
+  if (tid == 0) {
+    tk_prefetch_tensormap(&map);
+    tk_mbarrier_init(bar, 1u);
+    tk_fence_mbarrier_init();
+  }
+  __syncthreads();
+  const bool leader = tk_elect_sync(0xffffffffu);
+  if (leader) {
+    if (tid >> 5 == 0) {
+      tk_mbarrier_arrive_expect_tx(bar, 320u);
+      tk_tma_load_1d(box, &map, bar, x);
+      tk_tma_load_2d(box, &map, bar, x, 1);
+      tk_tma_load_3d(box, &map, bar, x, 1, 2);
+      tk_tma_load_4d(box, &map, bar, x, 1, 2, 3);
+      tk_tma_load_5d(box, &map, bar, x, 1, 2, 3, 4);
+    }
+  }
+  tk_mbarrier_wait_parity(bar, 0u);
+  const unsigned int again = static_cast<unsigned int>(tk_mbarrier_try_wait_parity(bar, 0u));
+  tk_fence_proxy_async_shared_cta();
+  __syncthreads();
+  if (tid == 0) {
+    tk_tma_store_1d(&map, box, x);
+    tk_tma_store_2d(&map, box, x, 0);
+    tk_tma_store_3d(&map, box, x, 0, 0);
+    tk_tma_store_4d(&map, box, x, 0, 0, 0);
+    tk_tma_store_5d(&map, box, x, 0, 0, 0, 0);
+    tk_bulk_commit_group();
+    tk_bulk_wait_group_read<1>();
+    tk_bulk_wait_group<0>();
+    tk_mbarrier_inval(bar);
+  }
+  tk_griddepcontrol_launch_dependents();
+  out[tid] = again + tk_smem_addr(box);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 1) tk_intrinsics_setmaxnreg(unsigned int* __restrict__ out) {
+  const int tid = static_cast<int>(threadIdx.x);
+  if (tid >> 7 != 0) {
+    tk_setmaxnreg_inc<232>();
+    out[tid] = 1u;
+  } else {
+    tk_setmaxnreg_dec<40>();
+    out[tid] = 2u;
+  }
+}

@@ -1,0 +1,128 @@
+import { array, int32, pointer, uint8, uint32, uint64 } from '../cType.ts';
+import { add, addressOf, cast, eq, index, lt, mul, ne, shr } from '../ops.ts';
+import { SourceBuilder } from '../sourceFile.ts';
+import type { Target } from '../target.ts';
+import { kernelParam } from '../kernel/kernelParam.ts';
+import { KernelSignature } from '../kernel/kernelSignature.ts';
+import { fenceMbarrierInit, fenceProxyAsyncShared } from '../intrinsics/asyncFence.ts';
+import { cpAsync, cpAsyncCommitGroup, cpAsyncWaitGroup } from '../intrinsics/cpAsync.ts';
+import { electSync } from '../intrinsics/electSync.ts';
+import { gridDependencyLaunchDependents, gridDependencyWait } from '../intrinsics/gridDependency.ts';
+import { ldmatrix } from '../intrinsics/ldmatrix.ts';
+import { mbarrierArrive, mbarrierArriveExpectTx, mbarrierInit, mbarrierInval, mbarrierTryWaitParity, mbarrierWaitParity } from '../intrinsics/mbarrier.ts';
+import { setMaxNReg } from '../intrinsics/setmaxnreg.ts';
+import { sharedAddress } from '../intrinsics/sharedAddress.ts';
+import { bulkCommitGroup, bulkWaitGroup, prefetchTensorMap, tmaLoad, tmaStore } from '../intrinsics/tma.ts';
+import type { TmaRank } from '../intrinsics/tma.ts';
+
+/**
+ * One translation unit that calls every intrinsic wrapper `target` supports (sm_80: cp.async in
+ * all sizes and cache modes, commit/wait, ldmatrix x1/x2/x4 with and without .trans, shared
+ * address conversion, mbarrier init/arrive/inval; sm_90a additionally expect_tx, try_wait and the
+ * wait loop, both fences, TMA loads and stores of rank 1..5, bulk commit/wait(.read),
+ * prefetch.tensormap, elect.sync, griddepcontrol and setmaxnreg). The nvcc test compiles it once
+ * per arch with warnings as errors; its sm_90a text is the golden snapshot of the emitted helpers.
+ */
+export function intrinsicSamplesSource(target: Target): string {
+  const src = new SourceBuilder({ dialect: target, header: [`tilekit intrinsic wrappers on ${target.name}`, 'generated; do not edit'] });
+  const hopper = target.has('tma');
+  src.function(
+    {
+      name: 'tk_intrinsics_sm80',
+      qualifiers: target.kernelQualifiers(),
+      attributes: [target.launchBounds(128)],
+      params: { in: pointer(uint8, { const: true, restrict: true }), out: pointer(uint32, { restrict: true }), n: int32 },
+    },
+    (b, { in: input, out, n }) => {
+      const tile = target.declareShared(b, 'tile', uint8, 128 * 16, { align: 128 });
+      const bar = target.declareShared(b, 'bar', uint64, 1, { align: 8 });
+      const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32));
+      const at = b.let('at', int32, mul(tid, 16));
+      const inBounds = b.let('in_bounds', uint32, cast(lt(at, n), uint32));
+      b.comment('every cp.async size and cache mode; the 16-byte copy zero-fills out of bounds');
+      b.expr(cpAsync(target, { dst: addressOf(index(tile, at)), src: add(input, at), bytes: 16, srcBytes: mul(inBounds, 16) }));
+      b.expr(cpAsync(target, { dst: addressOf(index(tile, at)), src: add(input, at), bytes: 16, cache: 'ca' }));
+      b.expr(cpAsync(target, { dst: addressOf(index(tile, at)), src: add(input, at), bytes: 8 }));
+      b.expr(cpAsync(target, { dst: addressOf(index(tile, at)), src: add(input, at), bytes: 4, srcBytes: 2 }));
+      b.expr(cpAsyncCommitGroup(target));
+      b.expr(cpAsyncWaitGroup(target, 1));
+      b.expr(cpAsyncWaitGroup(target, 0));
+      b.push(target.syncThreads());
+      const regs = b.declare('regs', array(uint32, 4));
+      const row = addressOf(index(tile, mul(cast(target.laneId(), int32), 16)));
+      for (const count of [1, 2, 4] as const) {
+        for (const trans of [false, true]) b.expr(ldmatrix(target, { count, trans, dst: regs, src: row }));
+      }
+      b.if(eq(tid, 0), (t) => {
+        t.expr(mbarrierInit(target, bar, 1));
+        t.expr(mbarrierArrive(target, bar));
+        t.expr(mbarrierInval(target, bar));
+      });
+      const sum = b.let('sum', uint32, add(add(index(regs, 0), index(regs, 1)), add(index(regs, 2), index(regs, 3))));
+      b.assign(index(out, tid), add(sum, sharedAddress(target, tile)));
+    },
+  );
+  if (!hopper) return src.render();
+
+  const sig = new KernelSignature('tk_intrinsics_sm90', target, { map: kernelParam.tensorMap(), out: kernelParam.pointer(uint32), x: kernelParam.i32() });
+  sig.defineEntry(src, { launchBounds: { maxThreads: 128 } }, (b, { map, out, x }) => {
+    const box = target.declareShared(b, 'box', uint8, 4096, { align: 128 });
+    const bar = target.declareShared(b, 'bar', uint64, 1, { align: 8 });
+    const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32));
+    b.expr(gridDependencyWait(target));
+    b.if(eq(tid, 0), (t) => {
+      t.expr(prefetchTensorMap(target, map));
+      t.expr(mbarrierInit(target, bar, 1));
+      t.expr(fenceMbarrierInit(target));
+    });
+    b.push(target.syncThreads());
+    const leader = b.let('leader', target.has('elect-sync') ? electSync(target).type : uint32, electSync(target));
+    b.if(leader, (t) => {
+      t.if(eq(shr(tid, 5), 0), (u) => {
+        u.expr(mbarrierArriveExpectTx(target, bar, 5 * 64));
+        for (const rank of [1, 2, 3, 4, 5] as const) {
+          u.expr(tmaLoad(target, { dst: box, map, bar, coords: Array.from({ length: rank }, (_, i) => (i === 0 ? x : i)) }));
+        }
+      });
+    });
+    b.expr(mbarrierWaitParity(target, bar, 0));
+    const again = b.let('again', uint32, cast(mbarrierTryWaitParity(target, bar, 0), uint32));
+    b.expr(fenceProxyAsyncShared(target));
+    b.push(target.syncThreads());
+    b.if(eq(tid, 0), (t) => {
+      for (const rank of [1, 2, 3, 4, 5] as TmaRank[]) t.expr(tmaStore(target, { map, src: box, coords: Array.from({ length: rank }, (_, i) => (i === 0 ? x : 0)) }));
+      t.expr(bulkCommitGroup(target));
+      t.expr(bulkWaitGroup(target, 1, { read: true }));
+      t.expr(bulkWaitGroup(target, 0));
+      t.expr(mbarrierInval(target, bar));
+    });
+    b.expr(gridDependencyLaunchDependents(target));
+    b.assign(index(out, tid), add(again, sharedAddress(target, box)));
+  });
+
+  // setmaxnreg takes effect only under a register cap at entry: __launch_bounds__(threads, 1), and
+  // each warpgroup's role one branch of a single if/else.
+  src.function(
+    {
+      name: 'tk_intrinsics_setmaxnreg',
+      qualifiers: target.kernelQualifiers(),
+      attributes: [target.launchBounds(256, 1)],
+      params: { out: pointer(uint32, { restrict: true }) },
+    },
+    (b, { out }) => {
+      const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32));
+      b.if(
+        ne(shr(tid, 7), 0),
+        (t) => {
+          t.expr(setMaxNReg(target, 'inc', 232));
+          t.assign(index(out, tid), 1);
+        },
+        (e) => {
+          e.expr(setMaxNReg(target, 'dec', 40));
+          e.assign(index(out, tid), 2);
+        },
+      );
+    },
+  );
+  return src.render();
+}
