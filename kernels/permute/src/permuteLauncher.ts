@@ -2,8 +2,8 @@
 // after validating every argument (typed ArgumentError naming the argument and the rule, before
 // anything reaches the GPU).
 import type { PackedArguments } from '@tilekit/codegen';
-import { ArgumentError, TilekitError } from '@tilekit/numeric';
-import type { CompileResult, Compiler, CudaArch, CudaModule, Device, Kernel, KernelResources, Stream } from '@tilekit/runtime';
+import { ArgumentError } from '@tilekit/numeric';
+import { compileInstance, loadInstance, type CompileResult, type Compiler, type CudaModule, type Device, type Kernel, type KernelResources, type LoadedInstance, type Stream } from '@tilekit/runtime';
 import { addressAlignment, type PermuteInstance, type PermuteLaunch } from './permuteInstance.ts';
 import { checkPermuteProblem, formatPermuteProblem, permuteBytesMoved, type PermuteProblem } from './permuteProblem.ts';
 
@@ -58,16 +58,9 @@ export function preparePermuteLaunch(instance: PermuteInstance, problem: Permute
   return { launch: instance.launch(checked), args: instance.signature.pack(instance.args(checked, s, d)) };
 }
 
-/** The compiled instance's argument layout differs from the driver's: a bug, never expected. */
-export class ParamLayoutMismatchError extends TilekitError {
-  constructor(kernel: string, declared: string, driver: string) {
-    super('permute/param-layout', `${kernel}: declared parameters ${declared} but the driver reports ${driver}`);
-  }
-}
-
 /** Compiles an instance (nvcc or NVRTC, through the compiler's cache) for its target's arch. */
 export function compilePermuteInstance(instance: PermuteInstance, compiler: Compiler): Promise<CompileResult> {
-  return compiler.compile({ source: instance.source(), name: instance.name, arch: instance.signature.target.arch as CudaArch, flags: PERMUTE_COMPILE_FLAGS });
+  return compileInstance(instance, compiler, PERMUTE_COMPILE_FLAGS);
 }
 
 /**
@@ -81,36 +74,19 @@ export class PermuteKernel {
   readonly module: CudaModule;
   readonly kernel: Kernel;
 
-  private constructor(instance: PermuteInstance, compiled: CompileResult, module: CudaModule) {
+  private constructor(instance: PermuteInstance, loaded: LoadedInstance) {
     this.instance = instance;
-    this.compiled = compiled;
-    this.module = module;
-    this.kernel = module.getKernel(instance.name);
+    this.compiled = loaded.compiled;
+    this.module = loaded.module;
+    this.kernel = loaded.kernel;
   }
 
   /**
-   * Compiles `instance` and loads it on `device`. Throws `ArgumentError` when the device's arch is
-   * not the instance's target (before compiling), `CompileError` from the compiler, and
-   * `ParamLayoutMismatchError` if the driver disagrees with the declared parameter layout.
+   * Compiles `instance` and loads it on `device` (see the runtime's `loadInstance`: arch check
+   * before compiling, `ParamLayoutMismatchError` if the driver disagrees with the declared layout).
    */
   static async build(instance: PermuteInstance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<PermuteKernel> {
-    const arch = instance.signature.target.arch;
-    if (options.device.arch !== arch) {
-      throw new ArgumentError('device', `must be a ${arch} device for ${instance.name}`, `${options.device.name} (${options.device.arch})`);
-    }
-    const compiled = await compilePermuteInstance(instance, options.compiler);
-    const module = options.device.loadModule(compiled.cubin);
-    const built = new PermuteKernel(instance, compiled, module);
-    const driver = built.kernel.params;
-    if (driver !== undefined) {
-      const declared = instance.signature.layout.fields.map((f) => `${f.offset}:${f.size}`).join(' ');
-      const reported = driver.map((p) => `${p.offset}:${p.size}`).join(' ');
-      if (declared !== reported) {
-        module.dispose();
-        throw new ParamLayoutMismatchError(instance.name, declared, reported);
-      }
-    }
-    return built;
+    return new PermuteKernel(instance, await loadInstance(instance, { ...options, flags: PERMUTE_COMPILE_FLAGS }));
   }
 
   /** Registers, spills and shared memory as ptxas reported them. */

@@ -28,6 +28,7 @@ export * from './target.ts';
 export * from './kernel/kernelParam.ts';
 export * from './kernel/kernelSignature.ts';
 export * from './kernel/instanceKey.ts';
+export * from './kernel/instanceDispatch.ts';
 export * from './kernel/sha256.ts';
 // Leaf copy/synchronisation intrinsics (cp.async, ldmatrix, mbarrier, TMA, fences, setmaxnreg, ...):
 // force-inlined inline-PTX helpers, requested per target and emitted once per file.

@@ -19,6 +19,8 @@ export { DeviceBuffer } from './deviceBuffer.ts';
 export type { CopyOptions } from './deviceBuffer.ts';
 export { collectedWithoutDispose, DisposedError } from './disposal.ts';
 export { Kernel } from './kernel.ts';
+export { compileInstance, loadInstance, ParamLayoutMismatchError } from './kernelInstance.ts';
+export type { CompilableInstance, LoadedInstance } from './kernelInstance.ts';
 export type { KernelAttributes } from './kernel.ts';
 export { kernelArgs, KernelArgsBuilder } from './kernelArgs.ts';
 export type { HasDevicePointer, PackedKernelArgs } from './kernelArgs.ts';
