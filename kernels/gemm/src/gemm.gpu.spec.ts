@@ -1,0 +1,226 @@
+// GPU tests of the GEMM operator (node:test; `npm run test:gpu`, or tools/device on the GPU machine):
+// every catalog instance against the CPU reference (referenceGemm, fp32 accumulation) on aligned,
+// ragged and strided shapes, within @tilekit/numeric's CK-style thresholds for K accumulations;
+// every C element outside the product left untouched; dispatch end to end; typed errors before any
+// launch; the driver's parameter layout; and HGMMA in the SASS (cuobjdump, when the machine has it).
+// Skipped (loudly, by the runner) without a GPU.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { referenceGemm } from '@tilekit/gemm';
+import { absoluteThreshold, ArgumentError, decode, encode, relativeThreshold } from '@tilekit/numeric';
+import { Device, NvccCompiler } from '@tilekit/runtime';
+import { gpu } from '@tilekit/runtime/testing';
+import { GEMM_CATALOG } from './gemmCatalog.ts';
+import { selectGemmInstance } from './gemmDispatch.ts';
+import type { GemmInstance } from './gemmInstance.ts';
+import { GemmKernel } from './gemmLauncher.ts';
+import { checkGemmProblem, formatGemmProblem, gemmOperandElements, type CheckedGemmProblem, type GemmDType, type GemmProblem } from './gemmProblem.ts';
+
+let compiler: NvccCompiler | undefined;
+const built = new Map<string, Promise<GemmKernel>>();
+
+function kernelFor(instance: GemmInstance): Promise<GemmKernel> {
+  let k = built.get(instance.name);
+  if (k === undefined) {
+    compiler ??= new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), 'tilekit-gemm-gpu-')) });
+    k = GemmKernel.build(instance, { device: Device.open(0), compiler });
+    built.set(instance.name, k);
+  }
+  return k;
+}
+
+/** Deterministic values in [-1, 1), exactly representable in `dtype` (xorshift). */
+function fillValues(count: number, dtype: GemmDType, seed: number): { values: Float64Array; bits: Uint16Array } {
+  const values = new Float64Array(count);
+  const bits = new Uint16Array(count);
+  let x = (seed * 2654435761) >>> 0 || 1;
+  for (let i = 0; i < count; i++) {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    bits[i] = encode(dtype, (x / 2 ** 32) * 2 - 1);
+    values[i] = decode(dtype, bits[i]!);
+  }
+  return { values, bits };
+}
+
+const C_SENTINEL = 0xffff; // a NaN in fp16 and bf16: any element left unwritten inside the product fails
+
+interface Reference {
+  readonly a: Uint16Array;
+  readonly b: Uint16Array;
+  readonly c: Float64Array;
+  readonly atol: number;
+  readonly rtol: number;
+}
+
+const references = new Map<string, Reference>();
+
+/** Inputs and the reference result of a problem (cached per dtype and shape). */
+function referenceFor(p: CheckedGemmProblem): Reference {
+  const key = JSON.stringify(p);
+  let r = references.get(key);
+  if (r === undefined) {
+    const elems = gemmOperandElements(p);
+    const a = fillValues(elems.a, p.dtype, p.m * 31 + p.k);
+    const b = fillValues(elems.b, p.dtype, p.n * 17 + p.k);
+    const c = referenceGemm({
+      m: p.m,
+      n: p.n,
+      k: p.k,
+      batch: p.batch,
+      a: { data: a.values, layout: 'row', stride: p.lda, batchStride: p.batchStrideA },
+      b: { data: b.values, layout: 'col', stride: p.ldb, batchStride: p.batchStrideB },
+      c: { layout: 'row', stride: p.ldc, batchStride: p.batchStrideC },
+      inputType: p.dtype,
+      outType: p.dtype,
+    });
+    let max = 0;
+    for (let x = 0; x < p.batch; x++) for (let i = 0; i < p.m; i++) for (let j = 0; j < p.n; j++) max = Math.max(max, Math.abs(c[x * p.batchStrideC + i * p.ldc + j]!));
+    r = { a: a.bits, b: b.bits, c, rtol: relativeThreshold(p.dtype, p.dtype, 'fp32', p.k), atol: absoluteThreshold(p.dtype, p.dtype, 'fp32', max, p.k) };
+    references.set(key, r);
+  }
+  return r;
+}
+
+/** Runs `problem` through `kernel` and checks every element of C (and that the ldc and batch padding is untouched). */
+function runAndCheck(kernel: GemmKernel, problem: GemmProblem): string {
+  const p = checkGemmProblem(problem);
+  const ref = referenceFor(p);
+  const device = Device.open(0);
+  const cCount = gemmOperandElements(p).c;
+  const a = device.upload(ref.a);
+  const b = device.upload(ref.b);
+  const c = device.alloc(cCount * 2).fill(0xff);
+  try {
+    kernel.run(p, { a, b, c });
+    const out = new Uint16Array(c.copyToHost().buffer);
+    let bad = 0;
+    let first = '';
+    let worst = 0;
+    const inProduct = new Uint8Array(cCount);
+    for (let x = 0; x < p.batch; x++) for (let i = 0; i < p.m; i++) inProduct.fill(1, x * p.batchStrideC + i * p.ldc, x * p.batchStrideC + i * p.ldc + p.n);
+    for (let at = 0; at < cCount; at++) {
+      if (inProduct[at] === 0) {
+        if (out[at] !== C_SENTINEL) {
+          bad++;
+          first ||= `padding element ${at} written: 0x${out[at]!.toString(16)}`;
+        }
+        continue;
+      }
+      const got = decode(p.dtype, out[at]!);
+      const want = ref.c[at]!;
+      const err = Math.abs(got - want);
+      worst = Math.max(worst, err);
+      if (!(err <= ref.atol + ref.rtol * Math.abs(want))) {
+        bad++;
+        const x = p.batch === 1 ? 0 : Math.floor(at / p.batchStrideC);
+        const i = Math.floor((at - x * p.batchStrideC) / p.ldc);
+        first ||= `[${x}] (${i}, ${at - x * p.batchStrideC - i * p.ldc}): got ${got}, want ${want}`;
+      }
+    }
+    assert.equal(bad, 0, `${kernel.instance.name} on ${formatGemmProblem(problem)}: ${bad} of ${cCount} checked elements wrong (atol ${ref.atol}, rtol ${ref.rtol}), first ${first}`);
+    return `max |err| ${worst.toExponential(2)} (atol ${ref.atol.toExponential(2)})`;
+  } finally {
+    a.dispose();
+    b.dispose();
+    c.dispose();
+  }
+}
+
+/** Aligned, ragged, strided and deep-K (the 4-stage ring wraps several times) problems. */
+function problemsFor(dtype: GemmDType): GemmProblem[] {
+  return [
+    { dtype, m: 256, n: 512, k: 128 },
+    { dtype, m: 257, n: 511, k: 200 },
+    { dtype, m: 1, n: 256, k: 64 },
+    { dtype, m: 300, n: 260, k: 1000 },
+    { dtype, m: 130, n: 136, k: 72, lda: 80, ldb: 88, ldc: 144 },
+    { dtype, m: 1100, n: 700, k: 520 },
+    { dtype, m: 64, n: 24, k: 8 },
+    { dtype, m: 200, n: 136, k: 96, batch: 3, batchStrideA: 200 * 96 + 64, batchStrideB: 136 * 96 + 8, batchStrideC: 200 * 136 + 10 },
+  ];
+}
+
+test('gemm/gpu: every catalog instance matches the CPU reference on aligned, ragged and strided shapes', gpu.options, async (t) => {
+  const kernels = await Promise.all(GEMM_CATALOG.map(kernelFor));
+  let cases = 0;
+  for (const kernel of kernels) {
+    const runs = problemsFor(kernel.instance.dtype).filter((p) => kernel.instance.unsupported(checkGemmProblem(p)).length === 0);
+    assert.ok(runs.length >= 4, `${kernel.instance.name} runs only ${runs.length} of the test problems`);
+    for (const problem of runs) {
+      const note = runAndCheck(kernel, problem);
+      t.diagnostic(`${kernel.instance.name} ${formatGemmProblem(problem)}: ok, ${note}`);
+      cases++;
+    }
+  }
+  t.diagnostic(`${kernels.length} instances, ${cases} cases, all within tolerance`);
+});
+
+test('gemm/gpu: dispatch picks an instance and it validates (fp16 and bf16, aligned and ragged)', gpu.options, async () => {
+  for (const problem of [
+    { dtype: 'fp16', m: 2048, n: 2048, k: 256 },
+    { dtype: 'bf16', m: 4097, n: 1029, k: 136 },
+    { dtype: 'bf16', m: 16, n: 8192, k: 64 },
+  ] as const) {
+    runAndCheck(await kernelFor(selectGemmInstance(problem)), problem);
+  }
+});
+
+test('gemm/gpu: the driver reports the declared parameter layout', gpu.options, async () => {
+  for (const instance of GEMM_CATALOG) {
+    const kernel = await kernelFor(instance);
+    const params = kernel.kernel.params;
+    if (params === undefined) return; // driver without cuFuncGetParamInfo
+    assert.deepEqual(
+      params.map((p) => [p.offset, p.size]),
+      instance.signature.layout.fields.map((f) => [f.offset, f.size]),
+    );
+  }
+});
+
+test('gemm/gpu: bad arguments are ArgumentErrors before any launch; the context stays usable', gpu.options, async () => {
+  const device = Device.open(0);
+  const problem: GemmProblem = { dtype: 'fp16', m: 128, n: 128, k: 64 };
+  const kernel = await kernelFor(selectGemmInstance(problem));
+  const big = device.alloc(1 << 20);
+  const other = device.alloc(1 << 20);
+  const out = device.alloc(1 << 20);
+  const small = device.alloc(64);
+  try {
+    assert.throws(() => kernel.run(problem, { a: small, b: other, c: out }), (e: unknown) => e instanceof ArgumentError && e.argument === 'a');
+    assert.throws(() => kernel.run(problem, { a: big, b: other, c: big }), (e: unknown) => e instanceof ArgumentError && e.argument === 'c');
+    assert.throws(() => kernel.run(problem, { a: big.view(8), b: other, c: out }), (e: unknown) => e instanceof ArgumentError && e.argument === 'problem');
+    assert.throws(() => kernel.run({ ...problem, k: 60 }, { a: big, b: other, c: out }), (e: unknown) => e instanceof ArgumentError && /TMA global stride/.test((e as Error).message));
+  } finally {
+    big.dispose();
+    other.dispose();
+    out.dispose();
+    small.dispose();
+  }
+  runAndCheck(kernel, problem);
+});
+
+test('gemm/gpu: the SASS of every instance contains HGMMA (cuobjdump -sass on the compiled cubin)', gpu.options, async (t) => {
+  const cuobjdump = process.env['TILEKIT_CUOBJDUMP'] ?? 'cuobjdump';
+  const probe = spawnSync(cuobjdump, ['--version'], { encoding: 'utf8' });
+  if (probe.error !== undefined || probe.status !== 0) {
+    console.warn(`\n!!! gemm/gpu: "${cuobjdump}" is not runnable here (${probe.error?.message ?? `status ${probe.status}`}): the HGMMA SASS check is SKIPPED. !!!\n`);
+    t.skip(`${cuobjdump} not available`);
+    return;
+  }
+  for (const instance of GEMM_CATALOG) {
+    const kernel = await kernelFor(instance);
+    const sass = spawnSync(cuobjdump, ['-sass', kernel.compiled.binaryPath], { encoding: 'utf8', maxBuffer: 64 << 20 });
+    assert.equal(sass.status, 0, `cuobjdump -sass ${kernel.compiled.binaryPath}: ${sass.stderr}`);
+    const hgmma = sass.stdout.match(/\bHGMMA[.\w]*/g) ?? [];
+    assert.ok(hgmma.length > 0, `${instance.name}: no HGMMA in the SASS`);
+    t.diagnostic(`${instance.name}: ${hgmma.length} HGMMA (${[...new Set(hgmma)].join(', ')})`);
+  }
+});

@@ -1,0 +1,64 @@
+// The instance catalog: every GEMM kernel this operator ships, as data. CI compiles each of them for
+// sm_90a (gemmCatalog.compile.spec.ts) and fails on errors, register spills or a stack frame.
+import { TilekitError } from '@tilekit/numeric';
+import { GemmInstance } from './gemmInstance.ts';
+import { GEMM_DTYPES } from './gemmProblem.ts';
+
+/**
+ * Block tiles: 128×N with two consumer warpgroups (64 rows each, wgmma m64nNk16), K tiles of 64
+ * (one 128-byte swizzle row), 4 shared-memory stages; 128×256 is the large-problem tile (128 fp32
+ * accumulators per consumer thread), 128×128 the one for problems with fewer than 132 large tiles.
+ */
+export const GEMM_TILES = Object.freeze([
+  { tileM: 128, tileN: 256, tileK: 64, stages: 4 },
+  { tileM: 128, tileN: 128, tileK: 64, stages: 4 },
+]);
+
+/** Register budgets after setmaxnreg: 40 for the producer warpgroup, 232 for each of the two consumers (40·128 + 232·256 ≤ 64K). */
+export const GEMM_REGISTER_SPLIT = Object.freeze({ producerRegisters: 40, consumerRegisters: 232 });
+
+/** M tiles per rasterization group. */
+export const GEMM_GROUP_M = 8;
+
+function buildCatalog(): GemmInstance[] {
+  const out: GemmInstance[] = [];
+  for (const dtype of GEMM_DTYPES) {
+    for (const tile of GEMM_TILES) {
+      for (const cVector of [2, 1] as const) {
+        out.push(new GemmInstance({ dtype, layout: 'tn', ...tile, ...GEMM_REGISTER_SPLIT, groupM: GEMM_GROUP_M, cVector }));
+      }
+    }
+  }
+  return out;
+}
+
+/** Two instances with the same name or hash: the catalog is inconsistent. */
+export class GemmCatalogError extends TilekitError {
+  constructor(message: string) {
+    super('gemm/catalog', message);
+  }
+}
+
+/** Throws `GemmCatalogError` unless names and hashes are unique. */
+export function checkGemmCatalog(catalog: readonly GemmInstance[]): void {
+  const names = new Set<string>();
+  const hashes = new Set<string>();
+  for (const i of catalog) {
+    if (names.has(i.name)) throw new GemmCatalogError(`two instances are named ${i.name}`);
+    if (hashes.has(i.key.hash)) throw new GemmCatalogError(`two instances share the hash ${i.key.hash} (${i.name})`);
+    names.add(i.name);
+    hashes.add(i.key.hash);
+  }
+}
+
+/**
+ * Every instance (sm_90a): fp16 and bf16 × TN layout × {128×256, 128×128} tiles × {2-element,
+ * scalar} C stores. Postcondition (tested): names and hashes are unique.
+ */
+export const GEMM_CATALOG: readonly GemmInstance[] = Object.freeze(buildCatalog());
+checkGemmCatalog(GEMM_CATALOG);
+
+/** The instance of the catalog named `name`, or undefined. */
+export function findGemmInstance(name: string, catalog: readonly GemmInstance[] = GEMM_CATALOG): GemmInstance | undefined {
+  return catalog.find((i) => i.name === name);
+}

@@ -1,0 +1,180 @@
+// Kernel instances of the GEMM operator: a Policy bound to the sm_90a warp-specialized TMA + wgmma
+// pipeline of @tilekit/gemm, with a deterministic key (= entry point), the predicates that decide
+// which problems it runs, and the launch constants the host asks for. Host code never re-derives these.
+import { add, cast, instanceKey, int32, int64, kernelParam, KernelSignature, mul, SourceBuilder, sm90a, type InstanceKey, type KernelArgValues, type Target } from '@tilekit/codegen';
+import { WsTmaWgmmaPipeline, type WsTmaWgmmaPolicy } from '@tilekit/gemm';
+import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
+import { getDType } from '@tilekit/numeric';
+import { makeTensorView } from '@tilekit/tile';
+import { GEMM_MAX_BATCH, GEMM_MAX_DIM, type CheckedGemmProblem, type GemmDType, type GemmLayoutName } from './gemmProblem.ts';
+
+/** The Policy of one GEMM instance: the pipeline's shape plus the epilogue's vector width. */
+export interface GemmPolicy extends WsTmaWgmmaPolicy {
+  readonly dtype: GemmDType;
+  readonly layout: GemmLayoutName;
+  /** C elements per epilogue store: 2 needs n and ldc even (and C 4-byte aligned); 1 runs any shape. */
+  readonly cVector: 1 | 2;
+}
+
+/** Address alignment (bytes, a power of two) of the actual A, B and C pointers. */
+export interface GemmAlignment {
+  readonly a: number;
+  readonly b: number;
+  readonly c: number;
+}
+
+/** cudaMalloc / cuMemAlloc return addresses aligned to at least 256 bytes. */
+export const GEMM_ALLOCATION_ALIGNMENT: GemmAlignment = Object.freeze({ a: 256, b: 256, c: 256 });
+
+/** The largest power of two (up to 256) dividing a device address. */
+export function addressAlignment(ptr: bigint): number {
+  let a = 1;
+  while (a < 256 && ptr % BigInt(a * 2) === 0n) a *= 2;
+  return a;
+}
+
+/** How a launch looks: grid (block tiles, batch), the warpgroups, and the dynamic shared memory. */
+export interface GemmLaunch {
+  readonly grid: readonly [number, number, number];
+  readonly block: readonly [number, number, number];
+  readonly sharedBytes: number;
+}
+
+/** The entry point's parameters. */
+export function gemmSignature(name: string, policy: GemmPolicy, target: Target = sm90a) {
+  const element = target.dtypeType(policy.dtype);
+  const dim = { range: [1, GEMM_MAX_DIM] as const };
+  return new KernelSignature(name, target, {
+    a_map: kernelParam.tensorMap(),
+    b_map: kernelParam.tensorMap(),
+    c: kernelParam.pointer(element, { align: policy.cVector * getDType(policy.dtype).bytes }),
+    m: kernelParam.i32(dim),
+    n: kernelParam.i32(dim),
+    k: kernelParam.i32(dim),
+    ldc: kernelParam.i32(dim),
+    batch_stride_c: kernelParam.i64({ range: [0, 2 ** 50] }),
+  });
+}
+
+type GemmParams = ReturnType<typeof gemmSignature>['params'];
+
+/** TMA (cp.async.bulk.tensor) needs global strides that are multiples of 16 bytes and 16-byte aligned bases. */
+export const TMA_ALIGNMENT_BYTES = 16;
+
+/** One compiled-to-be GEMM kernel of the catalog. */
+export class GemmInstance {
+  readonly key: InstanceKey;
+  /** The instance name, which is also the kernel's `extern "C"` entry point. */
+  readonly name: string;
+  readonly policy: GemmPolicy;
+  readonly pipeline: WsTmaWgmmaPipeline;
+  readonly signature: KernelSignature<GemmParams>;
+  readonly target: Target;
+  readonly dtype: GemmDType;
+  readonly threads: number;
+  /** Dynamic shared memory per block (bytes, incl. 1024 of alignment slack); static is 0. */
+  readonly sharedBytes: number;
+  readonly staticSharedBytes = 0;
+
+  constructor(policy: GemmPolicy, target: Target = sm90a) {
+    this.policy = Object.freeze({ ...policy });
+    this.target = target;
+    this.pipeline = new WsTmaWgmmaPipeline(policy);
+    const { tileM, tileN, tileK, ...rest } = this.policy;
+    this.key = instanceKey(
+      'gemm_sm90_ws',
+      { ...rest, tile: [tileM, tileN, tileK], target: target.name },
+      { tags: { dtype: '', layout: '', tile: '', stages: 's', cVector: 'v' } },
+    );
+    this.name = this.key.name;
+    this.dtype = policy.dtype;
+    this.threads = this.pipeline.threads;
+    this.sharedBytes = this.pipeline.sharedBytes;
+    this.signature = gemmSignature(this.name, this.policy, target);
+  }
+
+  /** Why this instance cannot run `problem` with pointers of `alignment` (one line per broken predicate); empty when it can. */
+  unsupported(problem: CheckedGemmProblem, alignment: GemmAlignment = GEMM_ALLOCATION_ALIGNMENT): string[] {
+    const out: string[] = [];
+    const e = getDType(this.dtype).bytes;
+    if (problem.dtype !== this.dtype) out.push(`dtype ${problem.dtype}: this kernel computes ${this.dtype}`);
+    if (problem.layout !== this.policy.layout) out.push(`layout ${problem.layout}: this kernel reads ${this.policy.layout}`);
+    if ((problem.lda * e) % TMA_ALIGNMENT_BYTES !== 0) out.push(`lda · ${e} = ${problem.lda * e} bytes is not a multiple of ${TMA_ALIGNMENT_BYTES} (TMA global stride)`);
+    if ((problem.ldb * e) % TMA_ALIGNMENT_BYTES !== 0) out.push(`ldb · ${e} = ${problem.ldb * e} bytes is not a multiple of ${TMA_ALIGNMENT_BYTES} (TMA global stride)`);
+    if (alignment.a % TMA_ALIGNMENT_BYTES !== 0) out.push(`a address aligned to ${alignment.a} bytes, TMA needs ${TMA_ALIGNMENT_BYTES}`);
+    if (alignment.b % TMA_ALIGNMENT_BYTES !== 0) out.push(`b address aligned to ${alignment.b} bytes, TMA needs ${TMA_ALIGNMENT_BYTES}`);
+    const v = this.policy.cVector;
+    if (v > 1) {
+      if (problem.n % v !== 0) out.push(`n = ${problem.n} is not a multiple of the ${v}-element C store`);
+      if (problem.ldc % v !== 0) out.push(`ldc = ${problem.ldc} is not a multiple of the ${v}-element C store`);
+      if (alignment.c % (v * e) !== 0) out.push(`c address aligned to ${alignment.c} bytes, needs ${v * e}`);
+    } else if (alignment.c % e !== 0) out.push(`c address aligned to ${alignment.c} bytes, needs ${e}`);
+    if (this.pipeline.gridSize(problem.m, problem.n) > 2 ** 31 - 1) out.push('more than 2^31 − 1 block tiles');
+    if (problem.batch > 1) {
+      for (const [name, stride] of [['batchStrideA', problem.batchStrideA], ['batchStrideB', problem.batchStrideB]] as const) {
+        if ((stride * e) % TMA_ALIGNMENT_BYTES !== 0) out.push(`${name} · ${e} = ${stride * e} bytes is not a multiple of ${TMA_ALIGNMENT_BYTES} (TMA global stride)`);
+        if (stride * e >= 2 ** 40) out.push(`${name} · ${e} bytes reaches 2^40 (TMA global stride)`);
+      }
+      if (problem.batchStrideC % v !== 0) out.push(`batchStrideC = ${problem.batchStrideC} is not a multiple of the ${v}-element C store`);
+    }
+    return out;
+  }
+
+  /**
+   * Dispatch preference among instances that run `problem` (lower is better): the widest C store;
+   * then 128×256 tiles when they still give every SM of an H200 (132) a tile, else the smaller tile.
+   */
+  preference(problem: CheckedGemmProblem): readonly number[] {
+    const tiles = this.pipeline.gridSize(problem.m, problem.n);
+    const area = this.policy.tileM * this.policy.tileN;
+    return [-this.policy.cVector, tiles >= 132 ? -area : area];
+  }
+
+  launch(problem: CheckedGemmProblem): GemmLaunch {
+    return { grid: [this.pipeline.gridSize(problem.m, problem.n), problem.batch, 1], block: [this.threads, 1, 1], sharedBytes: this.sharedBytes };
+  }
+
+  /** Kernel argument values: the two encoded tensor maps (128 bytes each), C's address and the sizes. */
+  args(problem: CheckedGemmProblem, aMap: Uint8Array, bMap: Uint8Array, c: bigint): KernelArgValues<GemmParams> {
+    return { a_map: aMap, b_map: bMap, c, m: problem.m, n: problem.n, k: problem.k, ldc: problem.ldc, batch_stride_c: problem.batchStrideC };
+  }
+
+  /**
+   * The TMA boxes the kernel expects (dimension 0 innermost): A is [K, M, batch] with box
+   * [tileK, tileM, 1], B (stored N×K) is [K, N, batch] with box [tileK, tileN, 1]; 128B swizzle,
+   * zero fill out of bounds.
+   */
+  get tmaBoxes(): { readonly a: readonly [number, number, number]; readonly b: readonly [number, number, number] } {
+    return { a: [this.policy.tileK, this.policy.tileM, 1], b: [this.policy.tileK, this.policy.tileN, 1] };
+  }
+
+  /** Adds the kernel to a translation unit (one GEMM instance per unit: the leaves are emitted once per file). */
+  emit(src: SourceBuilder): void {
+    const p = this.policy;
+    const m = symbol('m', { max: GEMM_MAX_DIM });
+    const n = symbol('n', { max: GEMM_MAX_DIM, multipleOf: p.cVector });
+    const ldc = symbol('ldc', { max: GEMM_MAX_DIM, multipleOf: p.cVector });
+    const cDesc = makeNaiveTensorDescriptor([m, n], [ldc, 1], { vectorLength: p.cVector });
+    this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads, minBlocksPerSm: 1 } }, (b, args) => {
+      const batch = b.let('batch', int32, cast(this.target.blockIdx('y'), int32), { range: [0, GEMM_MAX_BATCH - 1] });
+      const cBatch = b.let('c_batch', args.c.type, add(args.c, mul(cast(batch, int64), args.batch_stride_c)));
+      this.pipeline.emit(b, this.target, {
+        batch,
+        aMap: args.a_map,
+        bMap: args.b_map,
+        m: args.m,
+        n: args.n,
+        k: args.k,
+        c: makeTensorView(cBatch, cDesc, { elementBytes: getDType(p.dtype).bytes }),
+        symbols: { m: args.m, n: args.n, ldc: args.ldc },
+      });
+    });
+  }
+
+  /** The kernel alone as a translation unit. */
+  source(): string {
+    const src = new SourceBuilder({ dialect: this.target, header: [`tilekit gemm: ${this.name}`, 'generated by @tilekit/kernel-gemm; do not edit'] });
+    this.emit(src);
+    return src.render();
+  }
+}

@@ -1,0 +1,155 @@
+// The typed launcher of the GEMM operator: compiles an instance, loads it (opting in to its dynamic
+// shared memory), and launches it after validating every argument (typed ArgumentError naming the
+// argument and the rule) and encoding the two TMA tensor maps, before anything reaches the GPU.
+import type { PackedArguments } from '@tilekit/codegen';
+import { ArgumentError, getDType } from '@tilekit/numeric';
+import { checkTiledTensorMap, compileInstance, encodeTensorMapTiled, loadInstance, type CompileResult, type Compiler, type CudaModule, type Device, type Kernel, type KernelResources, type LoadedInstance, type Stream, type TiledTensorMapOptions } from '@tilekit/runtime';
+import { addressAlignment, type GemmInstance, type GemmLaunch } from './gemmInstance.ts';
+import { checkGemmProblem, formatGemmProblem, gemmOperandElements, type CheckedGemmProblem, type GemmProblem } from './gemmProblem.ts';
+
+/** Flags every GEMM kernel is compiled with. */
+export const GEMM_COMPILE_FLAGS: readonly string[] = Object.freeze(['-std=c++17', '-lineinfo']);
+
+/** A range of device memory: a `DeviceBuffer` or a view of one. */
+export interface DeviceRange {
+  readonly ptr: bigint;
+  readonly bytes: number;
+}
+
+/** What one launch reads and writes, and where it is queued. */
+export interface GemmBuffers {
+  /** A, row-major M×K (row stride lda). */
+  readonly a: DeviceRange;
+  /** B, stored N×K (K contiguous, stride ldb): the column-major K×N operand. */
+  readonly b: DeviceRange;
+  /** C, row-major M×N (row stride ldc). */
+  readonly c: DeviceRange;
+  readonly stream?: Stream;
+}
+
+/** Encodes a tiled tensor map (the driver's `cuTensorMapEncodeTiled` on the GPU; tests pass a checker). */
+export type TensorMapEncoder = (options: TiledTensorMapOptions) => Uint8Array;
+
+/** A validated launch: configuration, packed arguments and the problem with its defaults. */
+export interface PreparedGemmLaunch {
+  readonly problem: CheckedGemmProblem;
+  readonly launch: GemmLaunch;
+  readonly args: PackedArguments;
+  readonly aMap: TiledTensorMapOptions;
+  readonly bMap: TiledTensorMapOptions;
+}
+
+function checkRange(name: string, range: DeviceRange, needed: number): void {
+  if (typeof range !== 'object' || range === null || typeof range.ptr !== 'bigint' || !Number.isSafeInteger(range.bytes)) {
+    throw new ArgumentError(name, 'must be a device buffer (an object with a bigint ptr and a byte count)', range);
+  }
+  if (range.bytes < needed) throw new ArgumentError(name, `must hold at least ${needed} bytes`, range.bytes);
+}
+
+function overlaps(x: DeviceRange, xBytes: number, y: DeviceRange, yBytes: number): boolean {
+  return x.ptr < y.ptr + BigInt(yBytes) && y.ptr < x.ptr + BigInt(xBytes);
+}
+
+/**
+ * The tensor maps of a launch (dimension 0 innermost): A [K, M, batch] with strides lda·e and
+ * batchStrideA·e bytes and box [tileK, tileM, 1]; B [K, N, batch] likewise with box
+ * [tileK, tileN, 1]; 128-byte swizzle (the
+ * wgmma K-major layout the block GEMM reads), zero fill outside (ragged M, N and K), L2 promotion 128B.
+ */
+export function gemmTensorMaps(instance: GemmInstance, problem: CheckedGemmProblem, a: bigint, b: bigint): { readonly a: TiledTensorMapOptions; readonly b: TiledTensorMapOptions } {
+  const e = getDType(problem.dtype).bytes;
+  const dtype = problem.dtype === 'fp16' ? 'float16' : 'bfloat16';
+  const common = { dtype, swizzle: '128B', oobFill: 'zero', l2Promotion: '128B' } as const;
+  const box = instance.tmaBoxes;
+  // With one matrix the batch stride is never used: any valid stride (the row stride) will do.
+  const one = problem.batch === 1;
+  return {
+    a: { ...common, address: a, globalDims: [problem.k, problem.m, problem.batch], globalStrides: [problem.lda * e, (one ? problem.lda : problem.batchStrideA) * e], boxDims: [...box.a] },
+    b: { ...common, address: b, globalDims: [problem.k, problem.n, problem.batch], globalStrides: [problem.ldb * e, (one ? problem.ldb : problem.batchStrideB) * e], boxDims: [...box.b] },
+  };
+}
+
+/**
+ * Validates a launch of `instance` on `problem` with `buffers` and prepares it. Throws
+ * `ArgumentError` naming the argument: `problem.<field>` for a malformed problem; `problem` when
+ * the instance's predicates reject it (listing them: dtype, layout, TMA stride alignment, C store
+ * width); `a` / `b` / `c` for a buffer too small for its strided extent or misaligned, and `c` when
+ * it overlaps A or B. The tensor maps are checked (`checkTiledTensorMap`) and encoded by `encode`.
+ */
+export function prepareGemmLaunch(instance: GemmInstance, problem: GemmProblem, buffers: GemmBuffers, encode: TensorMapEncoder): PreparedGemmLaunch {
+  const checked = checkGemmProblem(problem);
+  const e = getDType(checked.dtype).bytes;
+  const elems = gemmOperandElements(checked);
+  checkRange('a', buffers.a, elems.a * e);
+  checkRange('b', buffers.b, elems.b * e);
+  checkRange('c', buffers.c, elems.c * e);
+  const reasons = instance.unsupported(checked, { a: addressAlignment(buffers.a.ptr), b: addressAlignment(buffers.b.ptr), c: addressAlignment(buffers.c.ptr) });
+  if (reasons.length > 0) throw new ArgumentError('problem', `${instance.name} cannot run ${formatGemmProblem(checked)}: ${reasons.join('; ')}`);
+  if (overlaps(buffers.c, elems.c * e, buffers.a, elems.a * e)) throw new ArgumentError('c', 'must not overlap a', { a: `0x${buffers.a.ptr.toString(16)}`, c: `0x${buffers.c.ptr.toString(16)}` });
+  if (overlaps(buffers.c, elems.c * e, buffers.b, elems.b * e)) throw new ArgumentError('c', 'must not overlap b', { b: `0x${buffers.b.ptr.toString(16)}`, c: `0x${buffers.c.ptr.toString(16)}` });
+  const maps = gemmTensorMaps(instance, checked, buffers.a.ptr, buffers.b.ptr);
+  checkTiledTensorMap(maps.a);
+  checkTiledTensorMap(maps.b);
+  const args = instance.signature.pack(instance.args(checked, encode(maps.a), encode(maps.b), buffers.c.ptr));
+  return { problem: checked, launch: instance.launch(checked), args, aMap: maps.a, bMap: maps.b };
+}
+
+/** Compiles an instance (nvcc or NVRTC, through the compiler's cache) for its target's arch. */
+export function compileGemmInstance(instance: GemmInstance, compiler: Compiler): Promise<CompileResult> {
+  return compileInstance(instance, compiler, GEMM_COMPILE_FLAGS);
+}
+
+/**
+ * One instance compiled and loaded on a device: `run` validates and launches. `build` opts the
+ * kernel in to its dynamic shared memory and checks the driver's view of the parameters
+ * (`cuFuncGetParamInfo`) against the declared layout.
+ */
+export class GemmKernel {
+  readonly instance: GemmInstance;
+  readonly compiled: CompileResult;
+  readonly module: CudaModule;
+  readonly kernel: Kernel;
+  readonly device: Device;
+
+  private constructor(instance: GemmInstance, loaded: LoadedInstance, device: Device) {
+    this.instance = instance;
+    this.compiled = loaded.compiled;
+    this.module = loaded.module;
+    this.kernel = loaded.kernel;
+    this.device = device;
+  }
+
+  /**
+   * Compiles `instance`, loads it on `device` (see the runtime's `loadInstance`: arch check before
+   * compiling, `ParamLayoutMismatchError` if the driver disagrees with the declared layout) and
+   * opts the kernel in to its dynamic shared memory.
+   */
+  static async build(instance: GemmInstance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<GemmKernel> {
+    const built = new GemmKernel(instance, await loadInstance(instance, { ...options, flags: GEMM_COMPILE_FLAGS }), options.device);
+    built.kernel.setMaxDynamicSharedMemory(instance.sharedBytes);
+    return built;
+  }
+
+  /** Registers, spills and shared memory as ptxas reported them. */
+  get resources(): KernelResources {
+    return this.compiled.resources;
+  }
+
+  /** Validates (see `prepareGemmLaunch`) and enqueues one GEMM. */
+  run(problem: GemmProblem, buffers: GemmBuffers): void {
+    this.prepare(problem, buffers).launch();
+  }
+
+  /** Validates and encodes once; the returned `launch` only enqueues (for timing loops). */
+  prepare(problem: GemmProblem, buffers: GemmBuffers): { readonly prepared: PreparedGemmLaunch; launch(): void } {
+    const prepared = prepareGemmLaunch(this.instance, problem, buffers, (o) => encodeTensorMapTiled(this.device, o));
+    const { launch, args } = prepared;
+    const config = { grid: launch.grid, block: launch.block, sharedBytes: launch.sharedBytes, ...(buffers.stream ? { stream: buffers.stream } : {}) };
+    return { prepared, launch: () => this.kernel.launch(config, args) };
+  }
+
+  /** Unloads the module (queued launches must have finished). */
+  dispose(): void {
+    this.module.dispose();
+  }
+}

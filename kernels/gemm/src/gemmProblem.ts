@@ -1,0 +1,120 @@
+import { ArgumentError } from '@tilekit/numeric';
+
+/** The element types of A, B and C (fp32 accumulation). */
+export const GEMM_DTYPES = ['fp16', 'bf16'] as const;
+export type GemmDType = (typeof GEMM_DTYPES)[number];
+
+/**
+ * Storage of A and B. So far only `tn`: A row-major M×K (K contiguous, row stride lda) and B
+ * column-major K×N, i.e. stored N×K with K contiguous (column stride ldb) — both K-major, the
+ * natural wgmma operand layout. C is row-major M×N (row stride ldc).
+ */
+export const GEMM_LAYOUTS = ['tn'] as const;
+export type GemmLayoutName = (typeof GEMM_LAYOUTS)[number];
+
+/** The Problem of the GEMM operator: C = A·B, what to compute (no tiling, no code). */
+export interface GemmProblem {
+  readonly dtype: GemmDType;
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  /** Default `tn`. */
+  readonly layout?: GemmLayoutName;
+  /** Row stride of A in elements (default k). */
+  readonly lda?: number;
+  /** Column stride of B (stored N×K) in elements (default k). */
+  readonly ldb?: number;
+  /** Row stride of C in elements (default n). */
+  readonly ldc?: number;
+  /** Independent products C[i] = A[i]·B[i] (default 1). */
+  readonly batch?: number;
+  /** Elements between consecutive A, B and C matrices of a batch (defaults m·lda, n·ldb, m·ldc). */
+  readonly batchStrideA?: number;
+  readonly batchStrideB?: number;
+  readonly batchStrideC?: number;
+}
+
+/** A problem with every default filled in. */
+export interface CheckedGemmProblem {
+  readonly dtype: GemmDType;
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  readonly layout: GemmLayoutName;
+  readonly lda: number;
+  readonly ldb: number;
+  readonly ldc: number;
+  readonly batch: number;
+  readonly batchStrideA: number;
+  readonly batchStrideB: number;
+  readonly batchStrideC: number;
+}
+
+/** The largest batch (grid.y). */
+export const GEMM_MAX_BATCH = 65535;
+
+/** The largest M, N, K and leading dimension the kernels declare (their `int` parameter ranges). */
+export const GEMM_MAX_DIM = 1 << 20;
+
+function positiveInt(where: string, v: unknown, max = GEMM_MAX_DIM): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1 || v > max) throw new ArgumentError(where, `must be an integer in [1, ${max}]`, v);
+  return v;
+}
+
+/**
+ * Validates a problem and returns it with defaults, frozen: known dtype and layout, sizes in
+ * [1, 2^20], leading dimensions at least the contiguous extent (lda, ldb ≥ k; ldc ≥ n). Throws
+ * `ArgumentError` naming `problem.<field>`.
+ */
+export function checkGemmProblem(problem: GemmProblem): CheckedGemmProblem {
+  if (typeof problem !== 'object' || problem === null) throw new ArgumentError('problem', 'must be an object', problem);
+  if (!(GEMM_DTYPES as readonly string[]).includes(problem.dtype)) throw new ArgumentError('problem.dtype', `must be one of ${GEMM_DTYPES.join(', ')}`, problem.dtype);
+  const layout = problem.layout ?? 'tn';
+  if (!(GEMM_LAYOUTS as readonly string[]).includes(layout)) throw new ArgumentError('problem.layout', `must be one of ${GEMM_LAYOUTS.join(', ')}`, layout);
+  const m = positiveInt('problem.m', problem.m);
+  const n = positiveInt('problem.n', problem.n);
+  const k = positiveInt('problem.k', problem.k);
+  const lda = positiveInt('problem.lda', problem.lda ?? k);
+  const ldb = positiveInt('problem.ldb', problem.ldb ?? k);
+  const ldc = positiveInt('problem.ldc', problem.ldc ?? n);
+  if (lda < k) throw new ArgumentError('problem.lda', `must be at least k = ${k} (A is row-major M×K)`, lda);
+  if (ldb < k) throw new ArgumentError('problem.ldb', `must be at least k = ${k} (B is stored N×K)`, ldb);
+  if (ldc < n) throw new ArgumentError('problem.ldc', `must be at least n = ${n} (C is row-major M×N)`, ldc);
+  const batch = positiveInt('problem.batch', problem.batch ?? 1, GEMM_MAX_BATCH);
+  const stride = (name: string, v: number | undefined, packed: number, extent: number): number => {
+    const s = v ?? packed;
+    if (typeof s !== 'number' || !Number.isSafeInteger(s) || s < 0) throw new ArgumentError(`problem.${name}`, 'must be a non-negative integer', s);
+    if (batch > 1 && s < extent) throw new ArgumentError(`problem.${name}`, `must be at least ${extent} (one matrix) when batch > 1`, s);
+    return s;
+  };
+  const batchStrideA = stride('batchStrideA', problem.batchStrideA, m * lda, (m - 1) * lda + k);
+  const batchStrideB = stride('batchStrideB', problem.batchStrideB, n * ldb, (n - 1) * ldb + k);
+  const batchStrideC = stride('batchStrideC', problem.batchStrideC, m * ldc, (m - 1) * ldc + n);
+  return Object.freeze({ dtype: problem.dtype, m, n, k, layout, lda, ldb, ldc, batch, batchStrideA, batchStrideB, batchStrideC });
+}
+
+/** Elements each operand spans in memory: A (batch−1)·batchStrideA + (m−1)·lda + k, likewise B and C. */
+export function gemmOperandElements(p: CheckedGemmProblem): { readonly a: number; readonly b: number; readonly c: number } {
+  const b = p.batch - 1;
+  return { a: b * p.batchStrideA + (p.m - 1) * p.lda + p.k, b: b * p.batchStrideB + (p.n - 1) * p.ldb + p.k, c: b * p.batchStrideC + (p.m - 1) * p.ldc + p.n };
+}
+
+/** 2·batch·M·N·K. */
+export function gemmProblemFlops(p: GemmProblem): number {
+  return 2 * (p.batch ?? 1) * p.m * p.n * p.k;
+}
+
+/** `fp16 tn 257x511x200 (ldc 512)`, `bf16 tn 3x64x64x64` (batch 3). */
+export function formatGemmProblem(problem: GemmProblem): string {
+  const p = problem;
+  const strides = [
+    p.lda === undefined ? '' : `lda ${p.lda}`,
+    p.ldb === undefined ? '' : `ldb ${p.ldb}`,
+    p.ldc === undefined ? '' : `ldc ${p.ldc}`,
+    p.batchStrideA === undefined ? '' : `batch stride a ${p.batchStrideA}`,
+    p.batchStrideB === undefined ? '' : `batch stride b ${p.batchStrideB}`,
+    p.batchStrideC === undefined ? '' : `batch stride c ${p.batchStrideC}`,
+  ].filter(Boolean);
+  const batch = (p.batch ?? 1) > 1 ? `${p.batch}x` : '';
+  return `${p.dtype} ${p.layout ?? 'tn'} ${batch}${p.m}x${p.n}x${p.k}${strides.length > 0 ? ` (${strides.join(', ')})` : ''}`;
+}

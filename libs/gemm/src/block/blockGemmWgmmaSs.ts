@@ -1,0 +1,139 @@
+import { add, cast, lit, makeCall, mul, renderFunction, snippet, toExpr, uint32, type BlockBuilder, type Expr, type ExprLike, type FunctionDef, type Target } from '@tilekit/codegen';
+import type { DTypeName } from '@tilekit/numeric';
+import { embedEncoding, makeWarpGridEncoding, type DistributedTensor, type TileDistributionEncoding } from '@tilekit/tile';
+import { GemmError } from '../errors.ts';
+import { makeWgmmaSmemLayout, wgmmaOperandDescriptor, type WgmmaSmemLayout } from '../smemLayouts.ts';
+import { defineWgmmaCommitGroup, defineWgmmaFence, defineWgmmaFenceOperands, defineWgmmaWaitGroup, wgmmaAtom, type WarpGemmAtom } from '../warp/warpGemmAtom.ts';
+import { defineWgmmaDescriptorEncoder, wgmmaSwizzleCode } from '../warp/wgmmaDescriptor.ts';
+
+/** A block GEMM policy was asked for a shape the sm_90a block GEMM cannot do. */
+export class BlockGemmPolicyError extends GemmError {
+  constructor(what: string, rule: string, found: string) {
+    super('gemm/invalid-block-gemm-policy', `${what}: ${rule} (got ${found})`);
+  }
+}
+
+/** Shape and types of {@link WgmmaBlockGemmSs} (CK's block GEMM Problem + Policy, for sm_90a). */
+export interface WgmmaBlockGemmPolicy {
+  /** A and B element type (fp32 accumulation). */
+  readonly dtype: DTypeName;
+  /** Block tile M: a multiple of 64 (one consumer warpgroup per 64 rows), at most 256. */
+  readonly tileM: number;
+  /** Block tile N = the wgmma N: a multiple of 16 in [16, 256]. */
+  readonly tileN: number;
+  /** Block tile K: one 128-byte swizzle row (64 for 2-byte types). */
+  readonly tileK: number;
+}
+
+/**
+ * A call of a leaf function that carries its own definition as a snippet requirement, so a
+ * translation unit that calls it emits it exactly once (before its first use).
+ */
+export function callLeaf(fn: FunctionDef, args: readonly ExprLike[], options: { readonly templateArgs?: readonly string[] } = {}): Expr {
+  const lines = renderFunction(fn).trimEnd().split('\n');
+  return makeCall(fn.name, args.map((a) => toExpr(a)), fn.returnType, {
+    requires: [snippet(fn.name, lines)],
+    ...(options.templateArgs === undefined ? {} : { templateArgs: options.templateArgs }),
+  });
+}
+
+/**
+ * The sm_90a block GEMM with A and B in shared memory and C in registers (CK's
+ * `BlockGemmASmemBSmemCReg`, Hopper flavour): a `tileM × tileK` A tile and a `tileN × tileK` B tile,
+ * both K-major in 128B-swizzled shared memory as TMA writes them (`makeWgmmaSmemLayout`), and the
+ * fp32 `tileM × tileN` accumulator as a distributed tensor over `tileM / 64` warpgroups: the warp
+ * grid of warpgroups along M ⊗ the `wgmma m64nNk16` D fragment (tile's `wgmmaAccumulatorAtom`).
+ * Warpgroup g computes rows [64g, 64g + 64) with `tileK / 16` wgmma instructions per K tile, each
+ * reading A and B through matrix descriptors whose start address steps by 32 bytes per k16 inside
+ * the swizzle row (and by 64 rows · 128 bytes between warpgroups), as `wgmmaOperandDescriptor` says.
+ */
+export class WgmmaBlockGemmSs {
+  readonly policy: WgmmaBlockGemmPolicy;
+  readonly atom: WarpGemmAtom;
+  readonly aLayout: WgmmaSmemLayout;
+  readonly bLayout: WgmmaSmemLayout;
+  /** Consumer warpgroups (tileM / 64). */
+  readonly warpgroups: number;
+  /** Threads that hold the accumulator (128 per warpgroup). */
+  readonly threads: number;
+  /** The accumulator's distribution: P = [warpgroup, warp in warpgroup, lane]; d = the PTX element index of wgmma D. */
+  readonly cEncoding: TileDistributionEncoding;
+  /** wgmma instructions per K tile. */
+  readonly kSteps: number;
+  readonly aTileBytes: number;
+  readonly bTileBytes: number;
+  /** Descriptor start-address offsets (bytes from the tile base): A by (warpgroup, k step), B by k step. */
+  readonly aOffsets: readonly (readonly number[])[];
+  readonly bOffsets: readonly number[];
+
+  constructor(policy: WgmmaBlockGemmPolicy) {
+    const { dtype, tileM, tileN, tileK } = policy;
+    if (dtype !== 'fp16' && dtype !== 'bf16') throw new BlockGemmPolicyError('WgmmaBlockGemmSs dtype', 'must be fp16 or bf16', String(dtype));
+    if (!Number.isSafeInteger(tileM) || tileM < 64 || tileM > 256 || tileM % 64 !== 0) throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileM', 'must be 64, 128, 192 or 256', String(tileM));
+    if (!Number.isSafeInteger(tileN) || tileN < 16 || tileN > 256 || tileN % 16 !== 0) throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileN', 'must be a multiple of 16 in [16, 256]', String(tileN));
+    if (tileK !== 64) throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileK', 'must be 64 (one 128-byte swizzle row of 2-byte elements)', String(tileK));
+    this.policy = Object.freeze({ ...policy });
+    this.atom = wgmmaAtom({ n: tileN, dtype });
+    this.aLayout = makeWgmmaSmemLayout({ swizzle: '128B', dtype, mn: tileM, k: tileK });
+    this.bLayout = makeWgmmaSmemLayout({ swizzle: '128B', dtype, mn: tileN, k: tileK });
+    this.warpgroups = tileM / 64;
+    this.threads = 128 * this.warpgroups;
+    this.cEncoding = embedEncoding(makeWarpGridEncoding({ warps: [this.warpgroups], xs: [{ warpAxis: 0 }, {}] }), this.atom.c.encoding);
+    this.kSteps = tileK / this.atom.k;
+    this.aTileBytes = this.aLayout.bytes;
+    this.bTileBytes = this.bLayout.bytes;
+    const ks = Array.from({ length: this.kSteps }, (_, kk) => kk * this.atom.k);
+    this.aOffsets = Array.from({ length: this.warpgroups }, (_, g) => ks.map((k0) => wgmmaOperandDescriptor(this.aLayout, { tileAddress: 0, mn0: 64 * g, k0 }).startAddress));
+    this.bOffsets = ks.map((k0) => wgmmaOperandDescriptor(this.bLayout, { tileAddress: 0, mn0: 0, k0 }).startAddress);
+    // The emitted code steps warpgroups linearly: offset(g, kk) = g · aWarpgroupStride + offset(0, kk).
+    for (let g = 0; g < this.warpgroups; g++) {
+      for (let kk = 0; kk < this.kSteps; kk++) {
+        if (this.aOffsets[g]![kk] !== g * this.aWarpgroupStride + this.aOffsets[0]![kk]!) throw new BlockGemmPolicyError('WgmmaBlockGemmSs', 'A descriptor offsets must be linear in the warpgroup', `${g}, ${kk}`);
+      }
+    }
+  }
+
+  /** Bytes between the A operands of consecutive warpgroups (64 rows). */
+  get aWarpgroupStride(): number {
+    return this.warpgroups > 1 ? this.aOffsets[1]![0]! - this.aOffsets[0]![0]! : 0;
+  }
+
+  /** Accumulator registers per thread (tileN / 2 floats). */
+  get accumulatorsPerThread(): number {
+    return this.atom.c.elementsPerThread;
+  }
+
+  /**
+   * Emits the MMAs of one K tile for the calling warpgroup: `wgmma.fence`, `tileK / 16` wgmma
+   * (D += A·B, A at `aTile` + warpgroup rows, B at `bTile`; both 32-bit shared addresses of
+   * 1024-byte aligned tiles), `commit_group`. The accumulator registers are pinned around the
+   * async window (`defineWgmmaFenceOperands`); wait with {@link emitWait}. `accumulate` (an `int`,
+   * default 1) is the first wgmma's scale-d: 0 on the first K tile starts D from A·B, so the
+   * accumulator needs no zeroing (ordinary writes to it would serialize the wgmma pipeline, ptxas C7515).
+   */
+  emitMma(b: BlockBuilder, target: Target, acc: DistributedTensor, args: { readonly aTile: Expr; readonly bTile: Expr; readonly warpgroup: Expr; readonly accumulate?: Expr }): void {
+    if (!acc.encoding.equals(this.cEncoding)) throw new BlockGemmPolicyError('WgmmaBlockGemmSs.emitMma acc', 'must have the block GEMM C distribution', String(acc.encoding));
+    const encoder = defineWgmmaDescriptorEncoder(target);
+    const wrapper = this.atom.defineWrapper(target);
+    const pin = defineWgmmaFenceOperands(target, this.accumulatorsPerThread);
+    const d = acc.registers.variable;
+    const swz = wgmmaSwizzleCode('128B');
+    const desc = (start: Expr, layout: WgmmaSmemLayout): Expr => callLeaf(encoder, [start, ...[layout.leadingByteOffset!, layout.strideByteOffset!, 0, swz].map((x) => lit(x, uint32))]);
+    const aBase = b.let('a_wg', uint32, add(args.aTile, cast(mul(args.warpgroup, this.aWarpgroupStride), uint32)));
+    b.expr(callLeaf(pin, [d]));
+    b.expr(callLeaf(defineWgmmaFence(target), []));
+    for (let kk = 0; kk < this.kSteps; kk++) {
+      const da = desc(add(aBase, this.aOffsets[0]![kk]!), this.aLayout);
+      const db = desc(add(args.bTile, this.bOffsets[kk]!), this.bLayout);
+      b.expr(callLeaf(wrapper, [d, da, db, kk === 0 && args.accumulate !== undefined ? args.accumulate : 1]));
+    }
+    b.expr(callLeaf(defineWgmmaCommitGroup(target), []));
+    b.expr(callLeaf(pin, [d]));
+  }
+
+  /** `wgmma.wait_group pending`, with the accumulator pinned after it. */
+  emitWait(b: BlockBuilder, target: Target, acc: DistributedTensor, pending: number): void {
+    b.expr(callLeaf(defineWgmmaWaitGroup(target, pending), []));
+    b.expr(callLeaf(defineWgmmaFenceOperands(target, this.accumulatorsPerThread), [acc.registers.variable]));
+  }
+}

@@ -1,0 +1,1 @@
+export { BlockGemmPolicyError, callLeaf, WgmmaBlockGemmSs, type WgmmaBlockGemmPolicy } from './blockGemmWgmmaSs.ts';

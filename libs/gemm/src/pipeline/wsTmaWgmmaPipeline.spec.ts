@@ -1,0 +1,170 @@
+import { float32, int32, pointer, sm90a, SourceBuilder, uint32, variable, type Expr } from '@tilekit/codegen';
+import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
+import { BlockEmitter, makeDistributedTensor, makeTensorView } from '@tilekit/tile';
+import { describe, expect, it } from 'vitest';
+import { BlockGemmPolicyError, WgmmaBlockGemmSs } from '../block/blockGemmWgmmaSs.ts';
+import { makeWgmmaSmemLayout } from '../smemLayouts.ts';
+import { WsTmaWgmmaPipeline, type WsTmaWgmmaPolicy } from './wsTmaWgmmaPipeline.ts';
+
+const policy = (tileN: number, extra: Partial<WsTmaWgmmaPolicy> = {}): WsTmaWgmmaPolicy => ({
+  dtype: 'fp16',
+  tileM: 128,
+  tileN,
+  tileK: 64,
+  stages: 4,
+  producerRegisters: 40,
+  consumerRegisters: 232,
+  groupM: 8,
+  ...extra,
+});
+
+describe('WgmmaBlockGemmSs (sm_90a block GEMM, A/B in shared memory, C in registers)', () => {
+  it.each([64, 128, 256])('tileN %i: the C distribution is the wgmma D fragment per warpgroup, rows offset by 64 per warpgroup', (tileN) => {
+    const blk = new WgmmaBlockGemmSs({ dtype: 'bf16', tileM: 128, tileN, tileK: 64 });
+    const atom = blk.atom.c;
+    expect(blk.cEncoding.numThreads).toBe(256);
+    expect(blk.cEncoding.threadBufferSize).toBe(tileN / 2);
+    expect(blk.cEncoding.xLengths).toEqual([128, tileN]);
+    for (const g of [0, 1]) {
+      for (const w of [0, 3]) {
+        for (const lane of [0, 5, 31]) {
+          for (const d of [0, 1, 2, 3, tileN / 2 - 1]) {
+            const [row, col] = atom.encoding.calculateXIndexFromD([w, lane], d);
+            expect(blk.cEncoding.calculateXIndexFromD([g, w, lane], d)).toEqual([64 * g + row!, col]);
+          }
+        }
+      }
+    }
+  });
+
+  it('descriptor start offsets: 32 bytes per k16 step inside the 128-byte swizzle row, 64 rows · 128 bytes per warpgroup', () => {
+    const blk = new WgmmaBlockGemmSs({ dtype: 'fp16', tileM: 128, tileN: 256, tileK: 64 });
+    expect(blk.kSteps).toBe(4);
+    expect(blk.aOffsets).toEqual([
+      [0, 32, 64, 96],
+      [8192, 8224, 8256, 8288],
+    ]);
+    expect(blk.bOffsets).toEqual([0, 32, 64, 96]);
+    expect(blk.aWarpgroupStride).toBe(8192);
+    expect(blk.aTileBytes).toBe(128 * 64 * 2);
+    expect(blk.bTileBytes).toBe(256 * 64 * 2);
+    // The TMA box lands exactly in the layout the descriptors name: row r at r·128 bytes, chunk q at q ^ (r mod 8).
+    const l = makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'fp16', mn: 128, k: 64 });
+    for (const [r, q] of [
+      [0, 0],
+      [3, 1],
+      [13, 7],
+      [127, 4],
+    ] as const) {
+      expect(l.descriptor.calculateOffset([r, 8 * q]) * 2).toBe(r * 128 + 16 * (q ^ r % 8));
+    }
+  });
+
+  it.each([128, 256])('tileN %i: what wgmma reads through each descriptor is what TMA wrote there (independent byte models)', (tileN) => {
+    const blk = new WgmmaBlockGemmSs({ dtype: 'bf16', tileM: 128, tileN, tileK: 64 });
+    // TMA, 128B swizzle, box rows of 64 two-byte elements at a 1024-aligned base: element (r, c) at
+    // r·128 + 16·((c / 8) XOR (r mod 8)) + 2·(c mod 8) — the 16-byte chunk XOR the 128-byte line index mod 8.
+    const tma = (r: number, c: number): number => r * 128 + 16 * (Math.floor(c / 8) ^ r % 8) + 2 * (c % 8);
+    // wgmma, K-major SW128 (PTX ISA 9.7.15.5.1.2): operand (i, j) at start + ⌊i/8⌋·SBO + (i mod 8)·128 + 2j,
+    // then address bits [4, 7) XOR bits [7, 10).
+    const wgmma = (start: number, i: number, j: number): number => {
+      const u = start + Math.floor(i / 8) * 1024 + (i % 8) * 128 + 2 * j;
+      return u ^ (((u >> 7) & 7) << 4);
+    };
+    const base = 3 * 1024 * 16; // some 1024-aligned stage address
+    for (let kk = 0; kk < blk.kSteps; kk++) {
+      for (let g = 0; g < blk.warpgroups; g++) {
+        for (let i = 0; i < 64; i++) for (let j = 0; j < 16; j++) expect(wgmma(base + g * blk.aWarpgroupStride + blk.aOffsets[0]![kk]!, i, j)).toBe(base + tma(64 * g + i, 16 * kk + j));
+      }
+      for (let i = 0; i < tileN; i++) for (let j = 0; j < 16; j++) expect(wgmma(base + blk.bOffsets[kk]!, i, j)).toBe(base + tma(i, 16 * kk + j));
+    }
+  });
+
+  it('rejects shapes it cannot do, naming the field', () => {
+    expect(() => new WgmmaBlockGemmSs({ dtype: 'fp32', tileM: 128, tileN: 128, tileK: 64 })).toThrow(/dtype.*fp16 or bf16/);
+    expect(() => new WgmmaBlockGemmSs({ dtype: 'fp16', tileM: 96, tileN: 128, tileK: 64 })).toThrow(BlockGemmPolicyError);
+    expect(() => new WgmmaBlockGemmSs({ dtype: 'fp16', tileM: 128, tileN: 264, tileK: 64 })).toThrow(/tileN/);
+    expect(() => new WgmmaBlockGemmSs({ dtype: 'fp16', tileM: 128, tileN: 128, tileK: 32 })).toThrow(/tileK/);
+  });
+
+  it('emits one K tile: fence, tileK/16 wgmma from descriptors (scale-d of the first one given), commit; operands pinned (snapshot)', () => {
+    const blk = new WgmmaBlockGemmSs({ dtype: 'fp16', tileM: 128, tileN: 128, tileK: 64 });
+    const src = new SourceBuilder({ dialect: sm90a, header: 'block gemm step' });
+    src.function({ name: 'step', qualifiers: sm90a.kernelQualifiers(), params: { a: uint32, b: uint32, first: int32 } }, (b, p) => {
+      const block = new BlockEmitter(b, sm90a, { numThreads: 256 });
+      const acc = makeDistributedTensor(block, 'acc', blk.cEncoding, float32);
+      const wg = b.let('wg', int32, variable('warpgroup_id', int32));
+      blk.emitMma(b, sm90a, acc, { aTile: p.a, bTile: p.b, warpgroup: wg, accumulate: p.first as Expr });
+      blk.emitWait(b, sm90a, acc, 1);
+    });
+    const text = src.render();
+    expect(text.match(/tk_wgmma_m64n128k16_f32_f16_f16_ss_kk\(acc/g)).toHaveLength(4);
+    expect(text).toContain('tk_wgmma_m64n128k16_f32_f16_f16_ss_kk(acc, tk_wgmma_desc_encode(a_wg, 16u, 1024u, 0u, 1u), tk_wgmma_desc_encode(b, 16u, 1024u, 0u, 1u), first);');
+    expect(text).toContain('tk_wgmma_desc_encode(a_wg + 96u, 16u, 1024u, 0u, 1u), tk_wgmma_desc_encode(b + 96u, 16u, 1024u, 0u, 1u), 1);');
+    expect(text.slice(text.indexOf('void step('))).toMatchSnapshot();
+  });
+});
+
+describe('WsTmaWgmmaPipeline (warp-specialized TMA + mbarrier + wgmma main loop)', () => {
+  it('shared memory: A stages, B stages, full and empty barriers; +1024 alignment slack; fits the 227 KB opt-in limit', () => {
+    const p = new WsTmaWgmmaPipeline(policy(256));
+    expect(p.threads).toBe(384);
+    expect(p.bStageOffset).toBe(4 * 16384);
+    expect(p.barrierOffset).toBe(4 * 16384 + 4 * 32768);
+    expect(p.usedBytes).toBe(p.barrierOffset + 64);
+    expect(p.sharedBytes).toBe(p.usedBytes + 1024);
+    expect(p.sharedBytes).toBeLessThanOrEqual(227 * 1024);
+    expect(p.stageTxBytes).toBe(16384 + 32768);
+  });
+
+  it.each([
+    [1, 1],
+    [257, 511],
+    [8192, 8192],
+    [1000, 3000],
+    [4097, 4095],
+  ])('grouped rasterization of %i x %i visits every tile exactly once', (m, n) => {
+    const p = new WsTmaWgmmaPipeline(policy(128));
+    const seen = new Set<string>();
+    const grid = p.gridSize(m, n);
+    for (let pid = 0; pid < grid; pid++) {
+      const [tm, tn] = p.tileOf(pid, m, n);
+      expect(tm).toBeLessThan(Math.ceil(m / 128));
+      expect(tn).toBeLessThan(Math.ceil(n / 128));
+      seen.add(`${tm},${tn}`);
+    }
+    expect(seen.size).toBe(grid);
+  });
+
+  it('rejects bad stages and register budgets', () => {
+    expect(() => new WsTmaWgmmaPipeline(policy(128, { stages: 3 }))).toThrow(/stages/);
+    expect(() => new WsTmaWgmmaPipeline(policy(128, { consumerRegisters: 250 }))).toThrow(/consumerRegisters|64K/);
+    expect(() => new WsTmaWgmmaPipeline(policy(128, { consumerRegisters: 248, producerRegisters: 56 }))).toThrow(/64K/);
+  });
+
+  it('emits producer and consumer roles as the two sides of one branch, with setmaxnreg, TMA, mbarriers and the predicated epilogue', () => {
+    const pipe = new WsTmaWgmmaPipeline(policy(128));
+    const src = new SourceBuilder({ dialect: sm90a });
+    const m = symbol('m', { max: 1 << 20 });
+    const n = symbol('n', { max: 1 << 20, multipleOf: 2 });
+    const ldc = symbol('ldc', { max: 1 << 20, multipleOf: 2 });
+    const desc = makeNaiveTensorDescriptor([m, n], [ldc, 1], { vectorLength: 2 });
+    const half = sm90a.dtypeType('fp16');
+    src.function(
+      { name: 'gemm_body', qualifiers: sm90a.kernelQualifiers(), params: { c: pointer(half), m: int32, n: int32, k: int32, ldc: int32, a_map: pointer(uint32), b_map: pointer(uint32) } },
+      (b, p) => {
+        pipe.emit(b, sm90a, { aMap: p.a_map, bMap: p.b_map, m: p.m, n: p.n, k: p.k, c: makeTensorView(p.c, desc, { elementBytes: 2 }), symbols: { m: p.m, n: p.n, ldc: p.ldc } });
+      },
+    );
+    const text = src.render();
+    expect(text).toMatch(/if \(tid >= 256\) \{[\s\S]*tk_setmaxnreg_dec<40>\(\);[\s\S]*\} else \{[\s\S]*tk_setmaxnreg_inc<232>\(\);/);
+    expect(text).toContain('tk_mbarrier_wait_parity(empty_bar + s, parity ^ 1u);');
+    expect(text).toContain('tk_mbarrier_arrive_expect_tx(full_bar + s, 32768u);');
+    expect(text.match(/tk_tma_load_2d\(/g)?.length).toBeGreaterThanOrEqual(2);
+    expect(text).toContain('tk_mbarrier_wait_parity(full_bar + s, parity);');
+    expect(text).toContain('tk_wgmma_wait_group_1();');
+    expect(text).toContain('tk_mbarrier_arrive(empty_bar + ((kt - 1) & 3));');
+    expect(text).toMatch(/if \(inside\w*\) \{/);
+    expect(text).not.toContain('acc[0] = 0');
+  });
+});

@@ -1,0 +1,161 @@
+// The gemm benchmark suite: tilekit's sm_90a GEMM (warp-specialized TMA + wgmma) beside torch's
+// `a @ b` for the same M, N, K and dtype. Each case is validated on a sample of C elements against
+// an fp64 dot product on the host (a full CPU reference at 8192³ would take hours), within
+// @tilekit/numeric's thresholds for K fp32 accumulations; timed with CUDA events around each launch,
+// median of 25 after 5 warm-ups, as torch_reference.py times torch.
+//
+// Layouts: ours is TN (A row-major M×K, B stored N×K, C row-major M×N; strides as given);
+// torch_reference.py's `gemm` multiplies a packed row-major (m×k) by a packed row-major (k×n).
+// Both compute the same C = A·B with the same 2·M·N·K flops; cuBLAS is within noise across layouts.
+import { summarizeTimes } from '@tilekit/host';
+import { checkGemmProblem, formatGemmProblem, gemmOperandElements, GemmKernel, gemmProblemFlops, selectGemmInstance, type CheckedGemmProblem, type GemmDType, type GemmProblem } from '@tilekit/kernel-gemm';
+import { absoluteThreshold, decode, encode, relativeThreshold } from '@tilekit/numeric';
+import { CudaEvent, Device, NvccCompiler, type Compiler } from '@tilekit/runtime';
+import { tflopsOf } from '../flops.ts';
+import type { BenchSuite, OurCaseResult, SuiteCase } from '../runSuite.ts';
+
+const WARMUP = 5;
+const REPEAT = 25;
+/** C elements checked per case (corners and the last row/column included). */
+const SAMPLES = 512;
+
+/** The benchmarked problems: fp16 and bf16 at 8192³, 4096³, 2048³ and a ragged 4097×4095×4100 (K rows padded to 4104 for TMA's 16-byte strides). */
+export const GEMM_BENCH_PROBLEMS: readonly GemmProblem[] = (['fp16', 'bf16'] as const).flatMap((dtype: GemmDType): GemmProblem[] => [
+  { dtype, m: 8192, n: 8192, k: 8192 },
+  { dtype, m: 4096, n: 4096, k: 4096 },
+  { dtype, m: 2048, n: 2048, k: 2048 },
+  { dtype, m: 4097, n: 4095, k: 4100, lda: 4104, ldb: 4104 },
+]);
+
+function caseName(p: GemmProblem): string {
+  return `gemm_${p.dtype}_${p.m}x${p.n}x${p.k}`;
+}
+
+/** The suite case of a problem: our params, and torch's `a @ b` of the same sizes. */
+export function gemmSuiteCase(p: GemmProblem): SuiteCase {
+  const c = checkGemmProblem(p);
+  return {
+    name: caseName(p),
+    params: { dtype: c.dtype, layout: c.layout, m: c.m, n: c.n, k: c.k, lda: c.lda, ldb: c.ldb, ldc: c.ldc },
+    torch: { op: 'gemm', params: { dtype: c.dtype, m: c.m, n: c.n, k: c.k } },
+  };
+}
+
+function problemOf(c: SuiteCase): CheckedGemmProblem {
+  const p = c.params as Record<string, number | string>;
+  return checkGemmProblem({ dtype: p['dtype'] as GemmDType, m: p['m'] as number, n: p['n'] as number, k: p['k'] as number, lda: p['lda'] as number, ldb: p['ldb'] as number, ldc: p['ldc'] as number });
+}
+
+/** `count` elements of `dtype` drawn (xorshift, seeded) from 256 values in [-1, 1) exactly representable in it. */
+function randomBits(dtype: GemmDType, count: number, seed: number): Uint16Array {
+  const table = new Uint16Array(256);
+  for (let i = 0; i < 256; i++) table[i] = encode(dtype, (i - 128) / 128);
+  const out = new Uint16Array(count);
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < count; i++) {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    out[i] = table[x & 255]!;
+  }
+  return out;
+}
+
+/** Sample positions of C: the four corners, then pseudo-random (i, j). */
+function samplePositions(p: CheckedGemmProblem): [number, number][] {
+  const out: [number, number][] = [
+    [0, 0],
+    [0, p.n - 1],
+    [p.m - 1, 0],
+    [p.m - 1, p.n - 1],
+  ];
+  let x = 12345;
+  while (out.length < SAMPLES) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    const i = x % p.m;
+    x = (x * 1103515245 + 12345) >>> 0;
+    out.push([i, x % p.n]);
+  }
+  return out;
+}
+
+/** A `BenchSuite` for `runSuite` over `problems` on device 0. */
+export function gemmSuite(problems: readonly GemmProblem[] = GEMM_BENCH_PROBLEMS, log: (line: string) => void = console.log): BenchSuite {
+  const device = Device.open(0);
+  const compiler: Compiler = new NvccCompiler();
+  const kernels = new Map<string, Promise<GemmKernel>>();
+  return {
+    name: 'gemm',
+    cases: problems.map(gemmSuiteCase),
+    async runOurs(c: SuiteCase): Promise<OurCaseResult> {
+      const problem = problemOf(c);
+      const instance = selectGemmInstance(problem);
+      let built = kernels.get(instance.name);
+      if (built === undefined) {
+        built = GemmKernel.build(instance, { device, compiler });
+        kernels.set(instance.name, built);
+      }
+      const kernel = await built;
+      const elems = gemmOperandElements(problem);
+      const aBits = randomBits(problem.dtype, elems.a, 1 + problem.m);
+      const bBits = randomBits(problem.dtype, elems.b, 7 + problem.n);
+      const a = device.upload(aBits);
+      const b = device.upload(bBits);
+      const out = device.alloc(elems.c * 2).fill(0xff);
+      const start = device.createEvent();
+      const stop = device.createEvent();
+      try {
+        const run = kernel.prepare(problem, { a, b, c: out });
+        for (let i = 0; i < WARMUP; i++) run.launch();
+        const times: number[] = [];
+        for (let i = 0; i < REPEAT; i++) {
+          start.record();
+          run.launch();
+          stop.record();
+          times.push(CudaEvent.elapsedMs(start, stop));
+        }
+        const ms = summarizeTimes(times).median;
+        const cBits = new Uint16Array(out.copyToHost().buffer);
+        // fp64 dot products of the sampled elements; thresholds from the largest sampled magnitude.
+        const value = Float64Array.from({ length: 1 << 16 }, (_, bits) => decode(problem.dtype, bits));
+        const samples = samplePositions(problem).map(([i, j]) => {
+          let s = 0;
+          for (let kk = 0; kk < problem.k; kk++) s += value[aBits[i * problem.lda + kk]!]! * value[bBits[j * problem.ldb + kk]!]!;
+          return { i, j, want: s, got: value[cBits[i * problem.ldc + j]!]! };
+        });
+        const max = samples.reduce((x, s) => Math.max(x, Math.abs(s.want)), 0);
+        const rtol = relativeThreshold(problem.dtype, problem.dtype, 'fp32', problem.k);
+        const atol = absoluteThreshold(problem.dtype, problem.dtype, 'fp32', max, problem.k);
+        let maxAbsErr = 0;
+        let wrong = 0;
+        for (const s of samples) {
+          const err = Math.abs(s.got - s.want);
+          maxAbsErr = Number.isNaN(err) ? Infinity : Math.max(maxAbsErr, err);
+          if (!(err <= atol + rtol * Math.abs(s.want))) {
+            if (wrong === 0) log(`  ${c.name}: C(${s.i}, ${s.j}) = ${s.got}, want ${s.want} (atol ${atol}, rtol ${rtol})`);
+            wrong++;
+          }
+        }
+        const r = kernel.resources;
+        return {
+          ours: { ms, tflops: tflopsOf(gemmProblemFlops(problem), ms), instance: instance.name },
+          valid: wrong === 0,
+          maxAbsErr,
+          note: `${formatGemmProblem(problem)}: ${SAMPLES} sampled C elements vs fp64 dot products, ${wrong} outside atol ${atol.toExponential(2)} + rtol ${rtol.toExponential(2)}; ${r.registers} registers, ${instance.sharedBytes} B dynamic smem, ${r.spillStores + r.spillLoads} B spills`,
+        };
+      } finally {
+        device.synchronize();
+        start.dispose();
+        stop.dispose();
+        a.dispose();
+        b.dispose();
+        out.dispose();
+      }
+    },
+    dispose(): void {
+      for (const k of kernels.values()) void k.then((kernel) => kernel.dispose());
+    },
+  };
+}
