@@ -2,7 +2,8 @@
 // Packs what a GPU machine needs into the git-ignored folder .device/ (carry it with the run):
 //   node.xz            this node binary, xz-compressed (the GPU machine has no node)
 //   tilekit_runtime.node   the native addon built here (links no CUDA library)
-//   gpu-tests.mjs      every *.gpu.spec.ts, bundled with esbuild (node:test)
+//   gpu-tests/<package>-<spec>.mjs   each *.gpu.spec.ts, bundled with esbuild (node:test), one file
+//                      per spec so that the runner can give each its own process
 //   bench-<name>.mjs   every src/**/<name>.bench.ts, bundled likewise
 //   manifest.json      what was packed, sizes, node version, git commit
 // and checks that it all stays under the 64 MiB a device run may carry (with the work tree).
@@ -26,6 +27,9 @@ mkdirSync(out, { recursive: true });
 for (const name of readdirSync(out)) {
   if (/^(gpu-tests|bench-.*)\.mjs$/.test(name)) rmSync(join(out, name));
 }
+// The per-spec bundles of an earlier pack (a spec may have been removed since).
+const testsDir = join(out, 'gpu-tests');
+rmSync(testsDir, { recursive: true, force: true });
 
 // 1. The addon (build it if this checkout has not).
 if (!existsSync(addon)) {
@@ -55,7 +59,7 @@ if (!args['no-node']) {
 }
 
 // 3. Bundles.
-const specs = await bundleGpuTests(join(out, 'gpu-tests.mjs'));
+const specs = await bundleGpuTests(testsDir);
 const benches = { ...findBenchEntries() };
 for (const spec of args.bench ?? []) {
   const [name, path] = spec.split('=');
@@ -66,7 +70,7 @@ for (const [name, entry] of Object.entries(benches)) await bundleEntry(entry, jo
 
 // 4. Manifest and size check (the tracked work tree travels too).
 const files = Object.fromEntries(
-  readdirSync(out)
+  [...readdirSync(out), ...readdirSync(testsDir).map((n) => `gpu-tests/${n}`)]
     .filter((n) => statSync(join(out, n)).isFile() && !n.endsWith('.partial') && n !== 'manifest.json')
     .map((n) => [n, statSync(join(out, n)).size]),
 );

@@ -1,18 +1,28 @@
 #!/usr/bin/env node
-// The GPU test runner (`npm run test:gpu`; on the GPU machine via run-on-gpu.sh). Runs every
-// *.gpu.spec.ts (node:test) from one esbuild bundle in a child process and prints a spec report.
-// Without a usable CUDA device every test skips itself; the runner then says so LOUDLY:
-//   SKIPPED: no CUDA device: <probe reason> (<n> GPU tests)
-// and exits 0. With a device it exits 1 when any test fails (or none ran).
+// The GPU test runner (`npm run test:gpu`; on the GPU machine via run-on-gpu.sh). Runs the
+// esbuild bundles of the *.gpu.spec.ts files (node:test) one after another, EACH IN ITS OWN node
+// process: a sticky CUDA error (an illegal instruction, say) poisons the context of that process
+// only, so it fails the rest of its own file and nothing else. Prints a spec report per file, one
+// summary line
+//   GPU tests: <n> passed, <m> failed, <k> skipped (of <t>)
+// and a per-file breakdown; --out writes the same as gpu-tests.json. Without a usable CUDA device
+// every test skips itself; the runner then says so LOUDLY:
+//   SKIPPED: no CUDA device: <probe reason> (<n> GPU tests skipped, <t> found)
+// and exits 0. With a device it exits 1 when any test fails (or none passed).
 //
-//   node tools/device/run-gpu-tests.mjs [--bundle file.mjs] [--addon file.node] [--out dir]
+//   node tools/device/run-gpu-tests.mjs [--bundles dir | --bundle file.mjs ...] [--addon file.node] [--out dir]
+//                                       [--file-timeout seconds]
 //
-// Without --bundle it bundles the workspace's specs first (needs esbuild, i.e. a dev checkout).
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+// --bundles runs every *.mjs in dir (pack.mjs writes .device/gpu-tests/); --bundle names files.
+// --file-timeout (default 900) stops a file's process that runs longer (a hung kernel, say) and
+// counts it as one failure, so that the later files still run and the summary still prints.
+// With neither it bundles the workspace's specs first (needs esbuild, i.e. a dev checkout).
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { run } from 'node:test';
+import { clearTimeout, setTimeout } from 'node:timers';
 import { spec as SpecReporter } from 'node:test/reporters';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -21,59 +31,118 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..', '..');
 const ADDON = 'tilekit_runtime.node';
 const { values: args } = parseArgs({
-  options: { bundle: { type: 'string' }, addon: { type: 'string' }, out: { type: 'string' } },
+  options: {
+    bundle: { type: 'string', multiple: true },
+    bundles: { type: 'string' },
+    addon: { type: 'string' },
+    out: { type: 'string' },
+    'file-timeout': { type: 'string', default: '900' },
+  },
 });
-
-let bundle = args.bundle ? resolve(args.bundle) : undefined;
-if (!bundle) {
-  const dir = mkdtempSync(join(tmpdir(), 'tilekit-gpu-tests-'));
-  bundle = join(dir, 'gpu-tests.mjs');
-  const { bundleGpuTests } = await import('./bundle.mjs');
-  const specs = await bundleGpuTests(bundle);
-  console.log(`bundled ${specs.length} GPU spec files into ${bundle}`);
+const fileTimeoutMs = Number(args['file-timeout']) * 1000;
+if (!(fileTimeoutMs > 0)) {
+  console.error(`run-gpu-tests: --file-timeout must be a positive number of seconds, got ${args['file-timeout']}`);
+  process.exit(2);
 }
-// The bundle loads the addon from beside itself; put one there if it is missing.
-const besideBundle = join(dirname(bundle), ADDON);
-const addon = args.addon ? resolve(args.addon) : existsSync(besideBundle) ? besideBundle : join(root, 'libs', 'runtime', 'build', 'Release', ADDON);
-if (addon !== besideBundle && existsSync(addon)) copyFileSync(addon, besideBundle);
+
+let bundles;
+if (args.bundle?.length) bundles = args.bundle.map((b) => resolve(b));
+else if (args.bundles) {
+  const dir = resolve(args.bundles);
+  bundles = readdirSync(dir)
+    .filter((n) => n.endsWith('.mjs'))
+    .sort()
+    .map((n) => join(dir, n));
+} else {
+  const dir = mkdtempSync(join(tmpdir(), 'tilekit-gpu-tests-'));
+  const { bundleGpuTests } = await import('./bundle.mjs');
+  const specs = await bundleGpuTests(dir);
+  bundles = specs.map((s) => join(dir, s.bundle));
+  console.log(`bundled ${specs.length} GPU spec files into ${dir}`);
+}
+for (const b of bundles) {
+  if (!existsSync(b)) {
+    console.error(`run-gpu-tests: no bundle ${b}`);
+    process.exit(2);
+  }
+}
+
+// The addon: --addon, else beside the (first) bundle, beside its folder (.device/), or this
+// checkout's build. Every test process gets it through TILEKIT_ADDON_PATH.
+const candidates = [
+  args.addon,
+  ...(bundles.length > 0 ? [join(dirname(bundles[0]), ADDON), join(dirname(bundles[0]), '..', ADDON)] : []),
+  join(root, 'libs', 'runtime', 'build', 'Release', ADDON),
+].filter((p) => p !== undefined);
+const addon = resolve(candidates.find((p) => existsSync(p)) ?? candidates[0] ?? ADDON);
+process.env['TILEKIT_ADDON_PATH'] = addon;
 
 let probe;
 try {
-  probe = createRequire(import.meta.url)(besideBundle).probe();
+  probe = createRequire(import.meta.url)(addon).probe();
 } catch (error) {
-  probe = { addon: false, driver: false, deviceCount: 0, nvrtc: false, reason: `native addon not loadable (${besideBundle}): ${error.message}` };
+  probe = { addon: false, driver: false, deviceCount: 0, nvrtc: false, reason: `native addon not loadable (${addon}): ${error.message}` };
 }
 console.log(`probe: ${JSON.stringify(probe)}`);
 const hasDevice = probe.driver === true && probe.deviceCount > 0;
 
-const results = [];
-const stream = run({ files: [bundle], timeout: 20 * 60 * 1000 });
-stream.on('test:pass', (data) => {
-  if (data.details?.type === 'suite') return;
-  results.push({ name: data.name, status: data.skip ? 'skipped' : data.todo ? 'todo' : 'passed', ms: data.details?.duration_ms, skip: data.skip });
-});
-stream.on('test:fail', (data) => {
-  if (data.details?.type === 'suite') return;
-  const error = data.details?.error;
-  const cause = error?.cause ?? error;
-  results.push({ name: data.name, status: 'failed', ms: data.details?.duration_ms, error: String(cause?.stack ?? cause ?? 'unknown') });
-});
-const diagnostics = [];
-stream.on('test:diagnostic', (data) => diagnostics.push(data.message));
-await new Promise((resolveDone, reject) => {
-  const reporter = stream.compose(new SpecReporter());
-  reporter.on('data', (chunk) => process.stdout.write(chunk));
-  reporter.on('end', resolveDone);
-  reporter.on('error', reject);
-});
+/** Runs one bundle in its own process (node:test gives every file a child process); its results. */
+async function runBundle(bundle) {
+  const file = basename(bundle);
+  const results = [];
+  const diagnostics = [];
+  const started = Date.now();
+  // Aborting the run ends the file's child process (node:test spawns it with this signal).
+  const watchdog = new globalThis.AbortController();
+  const timer = setTimeout(() => watchdog.abort(), fileTimeoutMs);
+  const stream = run({ files: [bundle], concurrency: 1, timeout: 20 * 60 * 1000, signal: watchdog.signal });
+  stream.on('test:pass', (data) => {
+    if (data.details?.type === 'suite') return;
+    results.push({ file, name: data.name, status: data.skip ? 'skipped' : data.todo ? 'todo' : 'passed', ms: data.details?.duration_ms, skip: data.skip });
+  });
+  stream.on('test:fail', (data) => {
+    if (data.details?.type === 'suite') return;
+    const error = data.details?.error;
+    const cause = error?.cause ?? error;
+    results.push({ file, name: data.name, status: 'failed', ms: data.details?.duration_ms, error: String(cause?.stack ?? cause ?? 'unknown') });
+  });
+  stream.on('test:diagnostic', (data) => diagnostics.push(data.message));
+  console.log(`\n--- ${file} (own process)`);
+  await new Promise((resolveDone, reject) => {
+    const reporter = stream.compose(new SpecReporter());
+    reporter.on('data', (chunk) => process.stdout.write(chunk));
+    reporter.on('end', resolveDone);
+    reporter.on('error', reject);
+  });
+  clearTimeout(timer);
+  if (watchdog.signal.aborted) {
+    const error = `the file's process ran longer than --file-timeout ${fileTimeoutMs / 1000} s and was stopped`;
+    console.log(`✖ ${file}: ${error}`);
+    // node:test reports the aborted file as one failure; say why there, or add that failure.
+    const aborted = results.find((r) => r.status === 'failed' && /abort/i.test(r.error ?? ''));
+    if (aborted) aborted.error = `${error}\n${aborted.error}`;
+    else results.push({ file, name: `${file} (whole file)`, status: 'failed', ms: Date.now() - started, error });
+  }
+  return { file, bundle, ms: Date.now() - started, counts: countsOf(results), tests: results, diagnostics };
+}
 
-const count = (status) => results.filter((r) => r.status === status).length;
+function countsOf(results) {
+  const count = (status) => results.filter((r) => r.status === status).length;
+  return { total: results.length, passed: count('passed'), failed: count('failed'), skipped: count('skipped') };
+}
+
+const files = [];
+for (const bundle of bundles) files.push(await runBundle(bundle));
+
+const tests = files.flatMap((f) => f.tests);
+const counts = countsOf(tests);
 const summary = {
   probe,
-  bundle,
-  counts: { total: results.length, passed: count('passed'), failed: count('failed'), skipped: count('skipped') },
-  tests: results,
-  diagnostics,
+  addon,
+  counts,
+  files: files.map(({ file, bundle, ms, counts: c }) => ({ file, bundle, ms, counts: c })),
+  tests,
+  diagnostics: files.flatMap((f) => f.diagnostics.map((message) => ({ file: f.file, message }))),
 };
 if (args.out) {
   mkdirSync(args.out, { recursive: true });
@@ -81,9 +150,13 @@ if (args.out) {
 }
 
 const line = '='.repeat(78);
+const width = Math.max(...files.map((f) => f.file.length), 4);
+const breakdown = files
+  .map((f) => `  ${f.file.padEnd(width)}  ${f.counts.passed} passed, ${f.counts.failed} failed, ${f.counts.skipped} skipped (of ${f.counts.total})${f.counts.failed > 0 ? '  <-- FAILED' : ''}`)
+  .join('\n');
 if (!hasDevice) {
-  console.log(`\n${line}\nSKIPPED: no CUDA device: ${probe.reason ?? 'unknown reason'} (${summary.counts.skipped} GPU tests skipped, ${summary.counts.total} found)\n${line}`);
-  process.exit(summary.counts.failed > 0 ? 1 : 0);
+  console.log(`\n${line}\nSKIPPED: no CUDA device: ${probe.reason ?? 'unknown reason'} (${counts.skipped} GPU tests skipped, ${counts.total} found)\n${breakdown}\n${line}`);
+  process.exit(counts.failed > 0 ? 1 : 0);
 }
-console.log(`\n${line}\nGPU tests: ${summary.counts.passed} passed, ${summary.counts.failed} failed, ${summary.counts.skipped} skipped (of ${summary.counts.total})\n${line}`);
-process.exit(summary.counts.failed > 0 || summary.counts.passed === 0 ? 1 : 0);
+console.log(`\n${line}\nGPU tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped (of ${counts.total})\n${breakdown}\n${line}`);
+process.exit(counts.failed > 0 || counts.passed === 0 ? 1 : 0);

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the repo root, after `node tools/device/pack.mjs` filled .device/
-# here (carry .device with the run). Unpacks node into a temp dir, runs the GPU test bundle and
+# here (carry .device with the run). Unpacks node into a temp dir, runs the GPU test bundles (one
+# node process per spec file, so a sticky CUDA error stays in its file) and
 # then each bench named on the command line; logs and JSON go to $OUT (default .device/out).
 #
 #   tools/device/run-on-gpu.sh [bench-name ...]
+#
+# TILEKIT_GPU_FILE_TIMEOUT (seconds, default 900) stops a spec file whose process runs longer.
 set -uo pipefail
 OUT="${OUT:-$PWD/.device/out}"
 mkdir -p "$OUT"
@@ -24,7 +27,7 @@ export TILEKIT_CACHE_DIR="$work/kernel-cache"
 cat "$OUT/environment.txt"
 
 status=0
-"$work/node" tools/device/run-gpu-tests.mjs --bundle .device/gpu-tests.mjs --out "$OUT" 2>&1 | tee "$OUT/gpu-tests.log"
+"$work/node" tools/device/run-gpu-tests.mjs --bundles .device/gpu-tests --addon .device/tilekit_runtime.node --file-timeout "${TILEKIT_GPU_FILE_TIMEOUT:-900}" --out "$OUT" 2>&1 | tee "$OUT/gpu-tests.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
 for bench in "$@"; do

@@ -6,7 +6,9 @@
 //    with plain stores — equal to the input inside the tensor and 0 outside (TMA zero-fill), for a
 //    box inside, one partly past the far corner and one at negative coordinates. The same box,
 //    sign-flipped in shared memory by ordinary stores, goes back out by TMA store (proxy fence,
-//    bulk commit/wait): only the in-bounds part of the output changes.
+//    bulk commit/wait): only the in-bounds part of the output changes, for boxes inside and partly
+//    past the far end. Not at negative coordinates: a TMA store whose box starts before the tensor
+//    is an illegal instruction (see tmaStore), which would end this process's CUDA context.
 // 2. cp.async: 16-byte cg copies with src-size zero-fill (n valid bytes, the rest predicated to 0)
 //    through commit_group / wait_group, over a shared buffer pre-filled with 0xAB.
 // 3. ldmatrix x1/x2/x4, with and without .trans: the registers of every lane equal the lane
@@ -185,6 +187,16 @@ const BOXES = [
   [-16, -40], // before the first column and row
 ] as const;
 
+/**
+ * Boxes for the TMA store: origins >= 0 only (tmaStore's precondition; a store at (-16, -40)
+ * raised CUDA_ERROR_ILLEGAL_INSTRUCTION on an H200, while stores at (0, 0) and (48, 64) were exact).
+ */
+const STORE_BOXES = [
+  [0, 0],
+  [48, 64], // past the last column and the last row: those parts are not written
+  [16, 36], // past the last column only; ends exactly at the last row
+] as const;
+
 test('codegen/intrinsics/gpu: TMA box load (mbarrier expect_tx + try_wait.parity) equals the input, zero-filled out of bounds', gpu.options, async () => {
   const device = gpu.device();
   if (device.computeCapability.major < 9) return;
@@ -224,7 +236,7 @@ test('codegen/intrinsics/gpu: TMA store after ordinary shared stores (proxy fenc
     const load = tensorMap(global);
     const store = tensorMap(outGlobal);
     const k = await kernel(tmaRoundTripSig.name);
-    for (const [x0, y0] of BOXES) {
+    for (const [x0, y0] of STORE_BOXES) {
       outGlobal.copyFromHost(new Uint16Array(ROWS * COLS).fill(sentinel));
       k.launch({ grid: 1, block: THREADS }, tmaRoundTripSig.pack({ load, store, x0, y0 }));
       const got = outGlobal.copyToHost(new Uint16Array(ROWS * COLS));

@@ -211,6 +211,10 @@ describe('intrinsics: argument checks', () => {
     expect(() => tmaLoad(sm90a, { dst: smem, map, bar, coords: [] })).toThrow(/coords/);
     expect(() => tmaLoad(sm90a, { dst: smem, map, bar, coords: [0, 0, 0, 0, 0, 0] })).toThrow(/coords/);
     expect(() => tmaStore(sm90a, { map: variable('m', int32), src: smem, coords: [0] })).toThrow(/map/);
+    expect(() => tmaStore(sm90a, { map, src: smem, coords: [0, -40] })).toThrow(/coords\[1\].*>= 0.*illegal instruction/);
+    expect(() => tmaStore(sm90a, { map, src: smem, coords: [-16, 0] })).toThrow(ArgumentError);
+    // A coordinate that may be negative only at run time is the caller's to keep >= 0.
+    expect(() => tmaStore(sm90a, { map, src: smem, coords: [variable('x', int32), 0] })).not.toThrow();
     expect(() => setMaxNReg(sm90a, 'inc', 20)).toThrow(/registers/);
     expect(() => setMaxNReg(sm90a, 'dec', 100)).toThrow(/multiple of 8/);
     expect(() => bulkWaitGroup(sm90a, 1.5)).toThrow(/pending/);

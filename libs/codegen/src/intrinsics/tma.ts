@@ -5,6 +5,7 @@ import type { Expr } from '../expr.ts';
 import { addressOf, lit, toExpr, variable } from '../ops.ts';
 import type { ExprLike } from '../ops.ts';
 import type { ParamSpec } from '../function.ts';
+import { rangeOf } from '../range.ts';
 import type { Target } from '../target.ts';
 import { tensorMapType } from '../kernel/kernelParam.ts';
 import { callHelper, defineDeviceHelper, emitAsm, requireAddress, requireImmediate, requireInteger, requireIntrinsic } from './deviceHelper.ts';
@@ -31,7 +32,11 @@ export interface TmaStoreOptions {
   readonly map: Expr;
   /** Source box in shared memory (write it, then `fenceProxyAsyncShared` and a barrier first). */
   readonly src: Expr;
-  /** Box origin, innermost first; out-of-bounds parts are not written. */
+  /**
+   * Box origin, innermost first, every coordinate >= 0: the parts past the far end of the tensor are
+   * not written, but a box that starts before it (a negative coordinate, which loads allow) makes
+   * the store fault with CUDA_ERROR_ILLEGAL_INSTRUCTION (measured on an H200, driver 13.0).
+   */
   readonly coords: readonly ExprLike[];
 }
 
@@ -151,12 +156,22 @@ export function tmaLoad(target: Target, options: TmaLoadOptions): Expr {
 
 /**
  * TMA store (sm_90): `cp.async.bulk.tensor.{1..5}d.global.shared::cta.tile.bulk_group` writes the
- * box from `src` at `coords`; follow with `bulkCommitGroup` and `bulkWaitGroup`.
+ * box from `src` at `coords`; follow with `bulkCommitGroup` and `bulkWaitGroup`. Only the part
+ * inside the tensor is written, as long as the box does not start before it: every coordinate must
+ * be >= 0 at run time (a negative one is an illegal instruction, a sticky error that ends the CUDA
+ * context). A coordinate whose known range is entirely negative (a negative literal, say) is
+ * rejected here with `ArgumentError`; callers clamp or skip boxes that may start before the tensor.
  */
 export function tmaStore(target: Target, options: TmaStoreOptions): Expr {
   requireIntrinsic(target, 'tma', 'cp.async.bulk.tensor (TMA store)');
   requireAddress('src', options.src);
   const { rank, exprs } = coordsOf(options.coords);
+  exprs.forEach((e, i) => {
+    const range = rangeOf(e);
+    if (range !== null && range.max < 0n) {
+      throw new ArgumentError(`coords[${i}]`, 'must be >= 0 for a TMA store (a box starting before the tensor faults with an illegal instruction)', range.max);
+    }
+  });
   return callHelper(storeHelper(rank), [mapAddress(options.map), options.src, ...exprs]);
 }
 
