@@ -102,14 +102,20 @@ export function referenceGemm(args: ReferenceGemmArgs): Float64Array {
   };
   const c = new Float64Array(extent(rc, m, n, batch));
   const fp32 = accType === 'fp32';
+  // Each operand element is loaded (and rounded) once per batch into a packed K-contiguous copy, so
+  // the O(M·N·K) loop touches no conversion: the same terms in the same order as loading per term.
+  const aRows = new Float64Array(m * k);
+  const bCols = new Float64Array(n * k);
   for (let bi = 0; bi < batch; bi++) {
+    for (let i = 0; i < m; i++) for (let p = 0; p < k; p++) aRows[i * k + p] = load(args.a.data, at(ra, bi, i, p));
+    for (let j = 0; j < n; j++) for (let p = 0; p < k; p++) bCols[j * k + p] = load(args.b.data, at(rb, bi, p, j));
     for (let i = 0; i < m; i++) {
+      const ai = i * k;
       for (let j = 0; j < n; j++) {
+        const bj = j * k;
         let acc = 0;
-        for (let p = 0; p < k; p++) {
-          const term = load(args.a.data, at(ra, bi, i, p)) * load(args.b.data, at(rb, bi, p, j));
-          acc = fp32 ? Math.fround(acc + term) : acc + term;
-        }
+        if (fp32) for (let p = 0; p < k; p++) acc = Math.fround(acc + aRows[ai + p]! * bCols[bj + p]!);
+        else for (let p = 0; p < k; p++) acc += aRows[ai + p]! * bCols[bj + p]!;
         c[at(rc, bi, i, j)] = out(acc);
       }
     }
