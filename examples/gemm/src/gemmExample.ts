@@ -1,0 +1,343 @@
+// example_gemm: generates the GEMM kernel the problem dispatches to, compiles it, prints the
+// instance, its resources and launch, computes the CPU reference (-v=1; sampled C elements for big
+// problems), and on a GPU runs, times and validates it. Without a CUDA device it says so and exits 0
+// after the CPU part.
+import { referenceGemm } from '@tilekit/gemm';
+import { ArgParseError, ArgParser, checkErr, fillTensor, formatTable, HostTensor, Prng, summarizeTimes, tflops, type ParsedArgs } from '@tilekit/host';
+import {
+  checkGemmProblem,
+  compileGemmInstance,
+  findGemmInstance,
+  formatGemmProblem,
+  GEMM_CATALOG,
+  gemmOperandElements,
+  gemmProblemFlops,
+  GemmKernel,
+  NoGemmInstanceError,
+  selectGemmInstance,
+  type CheckedGemmProblem,
+  type GemmInstance,
+  type GemmLayoutName,
+  type GemmProblem,
+} from '@tilekit/kernel-gemm';
+import { absoluteThreshold, ArgumentError, decode, relativeThreshold } from '@tilekit/numeric';
+import { CudaEvent, Device, NvccCompiler, NvrtcCompiler, probe, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
+
+/** The example's flags (CK style: `-key=value`, `-?` for help); strides of 0 mean packed. */
+export const gemmParser = new ArgParser('example_gemm', 'C = A·B on sm_90a (warp-specialized TMA + wgmma, fp32 accumulation); A row-major, B column-major, C row-major')
+  .int('m', 3840, 'rows of A and C')
+  .int('n', 4096, 'columns of B and C')
+  .int('k', 2048, 'the reduction dimension (columns of A, rows of B)')
+  .int('b', 1, 'batch: independent products C[i] = A[i]·B[i] (packed batch strides)')
+  .int('stride_a', 0, 'leading dimension of A in elements (0: packed)')
+  .int('stride_b', 0, 'leading dimension of B in elements (0: packed)')
+  .int('stride_c', 0, 'row stride of C in elements (0: packed)')
+  .choice('a_layout', 'R', ['R', 'C'], 'A storage: R row-major M×K (C column-major: no kernel yet)')
+  .choice('b_layout', 'C', ['R', 'C'], 'B storage: C column-major K×N, stored N×K (R row-major: no kernel yet)')
+  .choice('prec', 'fp16', ['fp16', 'bf16'], 'data type of A, B and C')
+  .bool('v', true, 'validate against the CPU reference (sampled C elements when m·n·k·b > 2^30)')
+  .int('warmup', 10, 'untimed launches first')
+  .int('repeat', 50, 'timed launches (median reported)')
+  .int('seed', 11939, 'seed of the input fill (A from seed, B from seed + 1)')
+  .string('init', 'uf:-1,1', 'input fill (uf, ui, nf, ni, tf, constant:v; with :a,b ranges)')
+  .string('instance', '', 'run this catalog instance instead of the dispatched one')
+  .choice('compiler', 'nvcc', ['nvcc', 'nvrtc'], 'kernel compiler');
+
+type GemmFlags = typeof gemmParser extends ArgParser<infer T> ? T : never;
+type GemmArgs = ParsedArgs<GemmFlags>;
+
+/**
+ * BLAS-style name of an (A, B) storage pair, as `GemmProblem.layout` spells it: A row-major is
+ * `t` (Aᵀ column-major), column-major `n`; B column-major `n`, row-major `t`. Only `tn` has kernels.
+ */
+export function layoutFromFlags(aLayout: 'R' | 'C', bLayout: 'R' | 'C'): string {
+  return `${aLayout === 'R' ? 't' : 'n'}${bLayout === 'C' ? 'n' : 't'}`;
+}
+
+/** The problem the flags describe (layout `tn`; see `layoutFromFlags` for the requested one). */
+export function problemFromArgs(args: GemmArgs): GemmProblem {
+  const [lda, ldb, ldc] = [args.get('stride_a'), args.get('stride_b'), args.get('stride_c')];
+  return {
+    dtype: args.get('prec'),
+    m: args.get('m'),
+    n: args.get('n'),
+    k: args.get('k'),
+    batch: args.get('b'),
+    ...(lda !== 0 ? { lda } : {}),
+    ...(ldb !== 0 ? { ldb } : {}),
+    ...(ldc !== 0 ? { ldc } : {}),
+  };
+}
+
+// The problem field an ArgumentError names -> the flag it came from.
+const FLAG_OF: Readonly<Record<string, keyof GemmFlags>> = {
+  'problem.m': 'm',
+  'problem.n': 'n',
+  'problem.k': 'k',
+  'problem.batch': 'b',
+  'problem.lda': 'stride_a',
+  'problem.ldb': 'stride_b',
+  'problem.ldc': 'stride_c',
+  'problem.dtype': 'prec',
+};
+
+/** A problem the kernels reject as malformed, as the one-line error of the flag it came from. */
+function flagError(args: GemmArgs, error: ArgumentError): ArgParseError {
+  const key = FLAG_OF[error.argument];
+  if (key === undefined) return new ArgParseError(error.argument, error.message);
+  return new ArgParseError(`-${key}`, `-${key}=${String(args.get(key))}: ${error.message}`);
+}
+
+/**
+ * The instance that runs the flags' problem: the dispatched one, or `-instance`, judged by the
+ * instances' own predicates. A layout other than `tn` goes through the same predicates (the layout
+ * one fails), so the error is the dispatcher's `NoGemmInstanceError` naming why.
+ */
+export function pickInstance(args: GemmArgs): { readonly instance: GemmInstance; readonly problem: CheckedGemmProblem } {
+  const problem = problemFromArgs(args);
+  const layout = layoutFromFlags(args.get('a_layout'), args.get('b_layout'));
+  const name = args.get('instance');
+  const named = name === '' ? undefined : findGemmInstance(name);
+  if (name !== '' && named === undefined) throw new ArgParseError('-instance', `-instance=${name}: no such instance in the gemm catalog`);
+  // Sizes are validated for every layout; strides only for tn (their meaning depends on the layout).
+  const checked = layout === 'tn' ? checkGemmProblem(problem) : checkGemmProblem({ dtype: problem.dtype, m: problem.m, n: problem.n, k: problem.k, batch: problem.batch ?? 1 });
+  if (layout === 'tn' && named === undefined) return { instance: selectGemmInstance(checked), problem: checked };
+  // A layout the catalog lacks: GemmLayoutName has no member for it yet, which is the point.
+  const requested: CheckedGemmProblem = layout === 'tn' ? checked : { ...checked, layout: layout as GemmLayoutName };
+  const candidates = named !== undefined ? [named] : GEMM_CATALOG.filter((i) => i.dtype === checked.dtype);
+  const rejections = candidates.map((i) => ({ instance: i.name, reasons: i.unsupported(requested) }));
+  if (named !== undefined && rejections[0]!.reasons.length === 0) return { instance: named, problem: checked };
+  throw new NoGemmInstanceError(requested, rejections, named !== undefined ? 0 : GEMM_CATALOG.length - candidates.length);
+}
+
+function makeCompiler(kind: 'nvcc' | 'nvrtc'): Compiler {
+  return kind === 'nvcc' ? new NvccCompiler() : new NvrtcCompiler();
+}
+
+/** Above this many multiply-adds (m·n·k·batch) the CPU reference checks a sample of C. */
+export const FULL_REFERENCE_MAX_MACS = 2 ** 30;
+/** Above this many elements in any operand the CPU reference checks a sample of C (memory). */
+export const FULL_REFERENCE_MAX_ELEMENTS = 2 ** 25;
+
+/** Expected C values at some element offsets, with numeric's K-dependent tolerances. */
+export interface GemmReferenceCheck {
+  /** Element offsets into C (batch·batchStrideC + i·ldc + j). */
+  readonly offsets: Float64Array;
+  /** The reference value at each offset. */
+  readonly want: Float64Array;
+  /** True when `offsets` is a sample rather than all of C's m·n·batch elements. */
+  readonly sampled: boolean;
+  readonly rtol: number;
+  readonly atol: number;
+}
+
+/** Values of a 1-D tensor, decoded. */
+function decodeAll(t: HostTensor): Float64Array {
+  const out = new Float64Array(t.size);
+  for (let i = 0; i < out.length; i++) out[i] = t.at(i);
+  return out;
+}
+
+/**
+ * The CPU reference of `p` (A and B as flat tensors of their strided extents): `referenceGemm` over
+ * the whole problem, or, when `sample` is a count, about that many C elements: in the first, the
+ * last and one random matrix, a grid of rows × columns drawn from `seed` that includes the first
+ * and last row and column (bit-identical to the full reference there: the same terms in the same
+ * order). Tolerances:
+ * `relativeThreshold` / `absoluteThreshold(dtype, dtype, fp32, max |C|, k)` as in gemm.gpu.spec.ts
+ * (max over the checked elements).
+ */
+export function gemmReferenceCheck(p: CheckedGemmProblem, a: HostTensor, b: HostTensor, options: { readonly sample?: number; readonly seed?: number } = {}): GemmReferenceCheck {
+  const common = { inputType: p.dtype, outType: p.dtype } as const;
+  let offsets: Float64Array;
+  let want: Float64Array;
+  if (options.sample === undefined) {
+    const c = referenceGemm({
+      ...common,
+      m: p.m,
+      n: p.n,
+      k: p.k,
+      batch: p.batch,
+      a: { data: decodeAll(a), layout: 'row', stride: p.lda, batchStride: p.batchStrideA },
+      b: { data: decodeAll(b), layout: 'col', stride: p.ldb, batchStride: p.batchStrideB },
+      c: { layout: 'row', stride: p.ldc, batchStride: p.batchStrideC },
+    });
+    offsets = new Float64Array(p.batch * p.m * p.n);
+    want = new Float64Array(offsets.length);
+    let at = 0;
+    for (let x = 0; x < p.batch; x++) {
+      for (let i = 0; i < p.m; i++) {
+        for (let j = 0; j < p.n; j++, at++) {
+          offsets[at] = x * p.batchStrideC + i * p.ldc + j;
+          want[at] = c[offsets[at]!]!;
+        }
+      }
+    }
+  } else {
+    // A grid of sampled rows × columns (the first and last of each included) per sampled matrix:
+    // one referenceGemm over the gathered rows of A and columns of B decodes 1/64 of what
+    // independent 1×1×k products would.
+    const prng = new Prng(options.seed ?? 0);
+    const batches = [...new Set([0, p.batch - 1, prng.nextInt(0, p.batch - 1)])].sort((x, y) => x - y);
+    const side = Math.max(2, Math.ceil(Math.sqrt(options.sample / batches.length)));
+    const pick = (extent: number): number[] => {
+      if (extent <= side) return Array.from({ length: extent }, (_, i) => i);
+      const picked = new Set([0, extent - 1]);
+      while (picked.size < side) picked.add(prng.nextInt(0, extent - 1));
+      return [...picked].sort((x, y) => x - y);
+    };
+    const out: number[] = [];
+    const values: number[] = [];
+    for (const x of batches) {
+      const rows = pick(p.m);
+      const cols = pick(p.n);
+      const aSub = new Float64Array(rows.length * p.k);
+      const bSub = new Float64Array(cols.length * p.k);
+      rows.forEach((i, r) => {
+        for (let q = 0, at = x * p.batchStrideA + i * p.lda; q < p.k; q++) aSub[r * p.k + q] = a.at(at + q);
+      });
+      cols.forEach((j, c) => {
+        for (let q = 0, at = x * p.batchStrideB + j * p.ldb; q < p.k; q++) bSub[c * p.k + q] = b.at(at + q); // B stored N×K: column j is contiguous
+      });
+      const sub = referenceGemm({ ...common, m: rows.length, n: cols.length, k: p.k, a: { data: aSub, layout: 'row' }, b: { data: bSub, layout: 'col' } });
+      rows.forEach((i, r) =>
+        cols.forEach((j, c) => {
+          out.push(x * p.batchStrideC + i * p.ldc + j);
+          values.push(sub[r * cols.length + c]!);
+        }),
+      );
+    }
+    offsets = Float64Array.from(out);
+    want = Float64Array.from(values);
+  }
+  let max = 0;
+  for (const v of want) max = Math.max(max, Math.abs(v));
+  return {
+    offsets,
+    want,
+    sampled: options.sample !== undefined,
+    rtol: relativeThreshold(p.dtype, p.dtype, 'fp32', p.k),
+    atol: absoluteThreshold(p.dtype, p.dtype, 'fp32', max, p.k),
+  };
+}
+
+/** About how many C elements the sampled CPU reference checks (a 64 × 64 grid per sampled matrix). */
+export const SAMPLED_C_ELEMENTS = 4096;
+
+function log2(x: number): string {
+  return `2^${Math.log2(x).toFixed(1)}`;
+}
+
+/**
+ * Runs the example; `log` receives each output line. Returns the exit code: 0 on success (also
+ * when no GPU is present), 1 when validation fails or no instance runs the problem.
+ */
+export async function runGemmExample(args: GemmArgs, log: (line: string) => void = console.log): Promise<number> {
+  for (const key of ['warmup', 'repeat'] as const) {
+    if (args.get(key) < (key === 'repeat' ? 1 : 0)) throw new ArgParseError(`-${key}`, `-${key}=${args.get(key)}: must be at least ${key === 'repeat' ? 1 : 0}`);
+  }
+  for (const key of ['stride_a', 'stride_b', 'stride_c'] as const) {
+    if (args.get(key) < 0) throw new ArgParseError(`-${key}`, `-${key}=${args.get(key)}: must be 0 (packed) or a leading dimension`);
+  }
+  let instance: GemmInstance;
+  let problem: CheckedGemmProblem;
+  try {
+    ({ instance, problem } = pickInstance(args));
+  } catch (error) {
+    if (error instanceof NoGemmInstanceError) {
+      const layout = layoutFromFlags(args.get('a_layout'), args.get('b_layout'));
+      if (layout !== 'tn') log(`example_gemm: -a_layout=${args.get('a_layout')} -b_layout=${args.get('b_layout')} is layout ${layout}; kernels/gemm implements only tn (-a_layout=R -b_layout=C) so far`);
+      log(error.message);
+      return 1;
+    }
+    if (error instanceof ArgumentError && !(error instanceof ArgParseError)) throw flagError(args, error);
+    throw error;
+  }
+  const p = problem;
+  const launch = instance.launch(p);
+  const policy = instance.policy;
+  log(`example_gemm: ${formatGemmProblem(problemFromArgs(args))}: A [${p.m}, ${p.k}] row-major (lda ${p.lda}), B [${p.k}, ${p.n}] column-major (ldb ${p.ldb}), C [${p.m}, ${p.n}] row-major (ldc ${p.ldc}), batch ${p.batch}`);
+  log(
+    `instance: ${instance.name} (key ${instance.key.hash}), tile ${policy.tileM}x${policy.tileN}x${policy.tileK}, ${policy.stages} stages, ` +
+      `${instance.threads} threads (setmaxnreg ${policy.consumerRegisters} consumers / ${policy.producerRegisters} producer), ${policy.cVector}-element C stores`,
+  );
+  log(`launch: grid [${launch.grid.join(', ')}], block [${launch.block.join(', ')}], ${launch.sharedBytes} B dynamic shared memory`);
+
+  const compiler = makeCompiler(args.get('compiler'));
+  const compiled = await compileGemmInstance(instance, compiler);
+  const r = compiled.resources;
+  log(
+    formatTable(
+      ['compiler', 'arch', 'registers', 'static smem (B)', 'dynamic smem (B)', 'spills st/ld (B)', 'stack (B)', 'cached'],
+      [[compiled.compilerVersion.split('|')[0]!.trim(), compiled.arch, r.registers, r.sharedBytes, instance.sharedBytes, `${r.spillStores}/${r.spillLoads}`, r.stackFrame, compiled.cached]],
+    ),
+  );
+
+  const validate = args.get('v');
+  const elems = gemmOperandElements(p);
+  const seed = args.get('seed');
+  const a = fillTensor(HostTensor.empty(p.dtype, [elems.a]), args.get('init'), seed);
+  const b = fillTensor(HostTensor.empty(p.dtype, [elems.b]), args.get('init'), seed + 1);
+  let check: GemmReferenceCheck | undefined;
+  if (validate) {
+    const macs = gemmProblemFlops(p) / 2;
+    const cElements = p.batch * p.m * p.n;
+    const full = macs <= FULL_REFERENCE_MAX_MACS && Math.max(elems.a, elems.b, elems.c) <= FULL_REFERENCE_MAX_ELEMENTS;
+    const started = performance.now();
+    check = gemmReferenceCheck(p, a, b, full ? {} : { sample: SAMPLED_C_ELEMENTS, seed });
+    const ms = (performance.now() - started).toFixed(1);
+    const tolerance = `rtol ${check.rtol.toExponential(2)}, atol ${check.atol.toExponential(2)} for K = ${p.k}`;
+    if (full) log(`CPU reference: all ${cElements} C elements in ${ms} ms (${tolerance})`);
+    else {
+      const why = macs > FULL_REFERENCE_MAX_MACS ? `m·n·k·b = ${log2(macs)} > 2^30 multiply-adds` : `an operand exceeds ${log2(FULL_REFERENCE_MAX_ELEMENTS)} elements`;
+      log(`CPU reference: SAMPLED ${check.offsets.length} of ${cElements} C elements (a grid of rows × columns incl. the first and last; ${why}, the full reference would take too long) in ${ms} ms (${tolerance})`);
+    }
+  }
+
+  const probed = probe();
+  if (!probed.driver || probed.deviceCount === 0) {
+    log(`no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernel was generated and compiled${validate ? ' and the CPU reference computed' : ''}; nothing ran on a GPU.`);
+    return 0;
+  }
+  const device = Device.open(0);
+  const kernel = await GemmKernel.build(instance, { device, compiler });
+  const buffers: DeviceBuffer[] = [];
+  const events: CudaEvent[] = [];
+  try {
+    const aBuf = device.upload(a.bytes());
+    buffers.push(aBuf);
+    const bBuf = device.upload(b.bytes());
+    buffers.push(bBuf);
+    const cBuf = device.alloc(elems.c * 2).fill(0);
+    buffers.push(cBuf);
+    const run = kernel.prepare(p, { a: aBuf, b: bBuf, c: cBuf }); // validated once, before any launch
+    for (let i = 0; i < args.get('warmup'); i++) run.launch();
+    const start = device.createEvent();
+    const stop = device.createEvent();
+    events.push(start, stop);
+    const times: number[] = [];
+    for (let i = 0; i < args.get('repeat'); i++) {
+      start.record();
+      run.launch();
+      stop.record();
+      times.push(CudaEvent.elapsedMs(start, stop));
+    }
+    const t = summarizeTimes(times);
+    const flops = gemmProblemFlops(p);
+    log(`${device.name}: ${t.median.toFixed(4)} ms (median of ${t.n} after ${args.get('warmup')} warmup; min ${t.min.toFixed(4)}, max ${t.max.toFixed(4)}), ${tflops(flops, t.median).toFixed(1)} TFLOP/s (${(flops / 1e12).toFixed(3)} TFLOP)`);
+    if (check === undefined) return 0;
+    const bytes = cBuf.copyToHost();
+    const out = new Uint16Array(bytes.buffer, bytes.byteOffset, elems.c);
+    const got = new Float64Array(check.offsets.length);
+    for (let i = 0; i < got.length; i++) got[i] = decode(p.dtype, out[check.offsets[i]!]!);
+    const result = checkErr(got, check.want, { rtol: check.rtol, atol: check.atol, label: check.sampled ? 'c (sampled)' : 'c' });
+    log(result.message);
+    log(`valid: ${result.ok ? 'yes' : 'no'}${check.sampled ? ` (${check.offsets.length} sampled C elements)` : ''}`);
+    return result.ok ? 0 : 1;
+  } finally {
+    device.synchronize();
+    for (const e of events) e.dispose();
+    for (const buf of buffers) buf.dispose();
+    kernel.dispose();
+  }
+}

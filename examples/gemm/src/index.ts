@@ -1,0 +1,2 @@
+// @tilekit/example-gemm: the example's parser and runner (main.ts is the executable).
+export * from './gemmExample.ts';
