@@ -21,7 +21,7 @@ import {
   type GemmProblem,
 } from '@tilekit/kernel-gemm';
 import { absoluteThreshold, ArgumentError, decode, relativeThreshold } from '@tilekit/numeric';
-import { CudaEvent, Device, NvccCompiler, NvrtcCompiler, probe, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
+import { Device, NvccCompiler, NvrtcCompiler, probe, timeLaunches, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
 
 /** The example's flags (CK style: `-key=value`, `-?` for help); strides of 0 mean packed. */
 export const gemmParser = new ArgParser('example_gemm', 'C = A·B on sm_90a (warp-specialized TMA + wgmma, fp32 accumulation); A row-major, B column-major, C row-major')
@@ -302,7 +302,6 @@ export async function runGemmExample(args: GemmArgs, log: (line: string) => void
   const device = Device.open(0);
   const kernel = await GemmKernel.build(instance, { device, compiler });
   const buffers: DeviceBuffer[] = [];
-  const events: CudaEvent[] = [];
   try {
     const aBuf = device.upload(a.bytes());
     buffers.push(aBuf);
@@ -311,18 +310,7 @@ export async function runGemmExample(args: GemmArgs, log: (line: string) => void
     const cBuf = device.alloc(elems.c * 2).fill(0);
     buffers.push(cBuf);
     const run = kernel.prepare(p, { a: aBuf, b: bBuf, c: cBuf }); // validated once, before any launch
-    for (let i = 0; i < args.get('warmup'); i++) run.launch();
-    const start = device.createEvent();
-    const stop = device.createEvent();
-    events.push(start, stop);
-    const times: number[] = [];
-    for (let i = 0; i < args.get('repeat'); i++) {
-      start.record();
-      run.launch();
-      stop.record();
-      times.push(CudaEvent.elapsedMs(start, stop));
-    }
-    const t = summarizeTimes(times);
+    const t = summarizeTimes(timeLaunches(device, run.launch, { warmup: args.get('warmup'), repeat: args.get('repeat') }));
     const flops = gemmProblemFlops(p);
     log(`${device.name}: ${t.median.toFixed(4)} ms (median of ${t.n} after ${args.get('warmup')} warmup; min ${t.min.toFixed(4)}, max ${t.max.toFixed(4)}), ${tflops(flops, t.median).toFixed(1)} TFLOP/s (${(flops / 1e12).toFixed(3)} TFLOP)`);
     if (check === undefined) return 0;
@@ -336,7 +324,6 @@ export async function runGemmExample(args: GemmArgs, log: (line: string) => void
     return result.ok ? 0 : 1;
   } finally {
     device.synchronize();
-    for (const e of events) e.dispose();
     for (const buf of buffers) buf.dispose();
     kernel.dispose();
   }

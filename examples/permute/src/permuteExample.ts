@@ -16,7 +16,7 @@ import {
   type PermuteProblem,
 } from '@tilekit/kernel-permute';
 import { ArgumentError } from '@tilekit/numeric';
-import { CudaEvent, Device, NvccCompiler, NvrtcCompiler, probe, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
+import { Device, NvccCompiler, NvrtcCompiler, probe, timeLaunches, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
 
 /** The example's flags (CK style: `-key=value`, `-?` for help). */
 export const permuteParser = new ArgParser('example_permute', 'tensor permute: bhsd <-> bshd (16-byte vectors) and 2-D transpose (swizzled shared memory)')
@@ -114,23 +114,11 @@ export async function runPermuteExample(args: PermuteArgs, log: (line: string) =
   const kernel = await PermuteKernel.build(instance, { device, compiler });
   let src: DeviceBuffer | undefined;
   let dst: DeviceBuffer | undefined;
-  const events: CudaEvent[] = [];
   try {
     src = device.upload(input.bytes());
     dst = device.alloc(input.byteLength).fill(0);
     const run = kernel.prepare(problem, { src, dst }); // validated once, before any launch
-    for (let i = 0; i < args.get('warmup'); i++) run.launch();
-    const start = device.createEvent();
-    const stop = device.createEvent();
-    events.push(start, stop);
-    const times: number[] = [];
-    for (let i = 0; i < args.get('repeat'); i++) {
-      start.record();
-      run.launch();
-      stop.record();
-      times.push(CudaEvent.elapsedMs(start, stop));
-    }
-    const t = summarizeTimes(times);
+    const t = summarizeTimes(timeLaunches(device, run.launch, { warmup: args.get('warmup'), repeat: args.get('repeat') }));
     const bytes = permuteBytesMoved(problem);
     log(`${device.name}: ${t.median.toFixed(4)} ms (median of ${t.n}; min ${t.min.toFixed(4)}, max ${t.max.toFixed(4)}), ${gbPerSec(bytes, t.median).toFixed(1)} GB/s (${(bytes / 2 ** 30).toFixed(3)} GiB read + written)`);
     if (!validate || reference === undefined) return 0;
@@ -142,7 +130,6 @@ export async function runPermuteExample(args: PermuteArgs, log: (line: string) =
     return result.ok ? 0 : 1;
   } finally {
     device.synchronize();
-    for (const e of events) e.dispose();
     src?.dispose();
     dst?.dispose();
     kernel.dispose();

@@ -10,6 +10,8 @@ export { CachingCompiler, resolveArch } from './compiler.ts';
 export type { CompileRequest, CompileResult, Compiler, CompilerKind, CompilerOptions } from './compiler.ts';
 export { CudaError, CudaUnavailableError } from './cudaError.ts';
 export { CudaEvent } from './cudaEvent.ts';
+export { timeLaunches } from './timeLaunches.ts';
+export type { TimeLaunchesOptions } from './timeLaunches.ts';
 export type { CudaEventOptions } from './cudaEvent.ts';
 export { CudaModule, moduleImageKind } from './cudaModule.ts';
 export type { ModuleImageKind } from './cudaModule.ts';

@@ -10,7 +10,7 @@
 import { summarizeTimes } from '@tilekit/host';
 import { checkGemmProblem, formatGemmProblem, gemmOperandElements, GemmKernel, gemmProblemFlops, selectGemmInstance, type CheckedGemmProblem, type GemmDType, type GemmProblem } from '@tilekit/kernel-gemm';
 import { absoluteThreshold, decode, encode, relativeThreshold } from '@tilekit/numeric';
-import { CudaEvent, Device, NvccCompiler, type Compiler } from '@tilekit/runtime';
+import { Device, NvccCompiler, timeLaunches, type Compiler } from '@tilekit/runtime';
 import { tflopsOf } from '../flops.ts';
 import type { BenchSuite, OurCaseResult, SuiteCase } from '../runSuite.ts';
 
@@ -104,19 +104,9 @@ export function gemmSuite(problems: readonly GemmProblem[] = GEMM_BENCH_PROBLEMS
       const a = device.upload(aBits);
       const b = device.upload(bBits);
       const out = device.alloc(elems.c * 2).fill(0xff);
-      const start = device.createEvent();
-      const stop = device.createEvent();
       try {
         const run = kernel.prepare(problem, { a, b, c: out });
-        for (let i = 0; i < WARMUP; i++) run.launch();
-        const times: number[] = [];
-        for (let i = 0; i < REPEAT; i++) {
-          start.record();
-          run.launch();
-          stop.record();
-          times.push(CudaEvent.elapsedMs(start, stop));
-        }
-        const ms = summarizeTimes(times).median;
+        const ms = summarizeTimes(timeLaunches(device, run.launch, { warmup: WARMUP, repeat: REPEAT })).median;
         const cBits = new Uint16Array(out.copyToHost().buffer);
         // fp64 dot products of the sampled elements; thresholds from the largest sampled magnitude.
         const value = Float64Array.from({ length: 1 << 16 }, (_, bits) => decode(problem.dtype, bits));
@@ -147,8 +137,6 @@ export function gemmSuite(problems: readonly GemmProblem[] = GEMM_BENCH_PROBLEMS
         };
       } finally {
         device.synchronize();
-        start.dispose();
-        stop.dispose();
         a.dispose();
         b.dispose();
         out.dispose();

@@ -15,7 +15,7 @@ import {
   selectPermuteInstance,
   type PermuteProblem,
 } from '@tilekit/kernel-permute';
-import { CudaEvent, Device, NvccCompiler, type Compiler } from '@tilekit/runtime';
+import { Device, NvccCompiler, timeLaunches, type Compiler } from '@tilekit/runtime';
 import type { BenchSuite, OurCaseResult, SuiteCase } from '../runSuite.ts';
 
 const WARMUP = 5;
@@ -73,20 +73,10 @@ export function permuteSuite(problems: readonly PermuteProblem[] = PERMUTE_BENCH
       const input = fillPatternBits(elementBytes(problem) === 2 ? new Uint16Array(n) : new Uint32Array(n), n);
       const src = device.upload(input);
       const dst = device.alloc(input.byteLength).fill(0);
-      const start = device.createEvent();
-      const stop = device.createEvent();
       try {
         // Validated once; the timed loop only enqueues (as torch's loop only calls the op).
         const run = kernel.prepare(problem, { src, dst });
-        for (let i = 0; i < WARMUP; i++) run.launch();
-        const times: number[] = [];
-        for (let i = 0; i < REPEAT; i++) {
-          start.record();
-          run.launch();
-          stop.record();
-          times.push(CudaEvent.elapsedMs(start, stop));
-        }
-        const ms = summarizeTimes(times).median;
+        const ms = summarizeTimes(timeLaunches(device, run.launch, { warmup: WARMUP, repeat: REPEAT })).median;
         const out = dst.copyToHost();
         const bits = elementBytes(problem) === 2 ? new Uint16Array(out.buffer) : new Uint32Array(out.buffer);
         const check = comparePermutedBits(problem, input, bits);
@@ -100,8 +90,6 @@ export function permuteSuite(problems: readonly PermuteProblem[] = PERMUTE_BENCH
         };
       } finally {
         device.synchronize();
-        start.dispose();
-        stop.dispose();
         src.dispose();
         dst.dispose();
       }
