@@ -10,7 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { referenceGemm } from '@tilekit/gemm';
+import { isIdentityEpilogue, referenceGemm, type GemmActivation } from '@tilekit/gemm';
 import { absoluteThreshold, ArgumentError, decode, encode, relativeThreshold } from '@tilekit/numeric';
 import { Device, NvccCompiler } from '@tilekit/runtime';
 import { gpu } from '@tilekit/runtime/testing';
@@ -55,6 +55,8 @@ const C_SENTINEL = 0xffff; // a NaN in fp16 and bf16: any element left unwritten
 interface Reference {
   readonly a: Uint16Array;
   readonly b: Uint16Array;
+  /** bias[0..N) when the problem adds one. */
+  readonly bias?: Uint16Array;
   readonly c: Float64Array;
   readonly atol: number;
   readonly rtol: number;
@@ -70,20 +72,30 @@ function referenceFor(p: CheckedGemmProblem): Reference {
     const elems = gemmOperandElements(p);
     const a = fillValues(elems.a, p.dtype, p.m * 31 + p.k);
     const b = fillValues(elems.b, p.dtype, p.n * 17 + p.k);
-    const c = referenceGemm({
-      m: p.m,
-      n: p.n,
-      k: p.k,
-      batch: p.batch,
-      a: { data: a.values, layout: 'row', stride: p.lda, batchStride: p.batchStrideA },
-      b: { data: b.values, layout: 'col', stride: p.ldb, batchStride: p.batchStrideB },
-      c: { layout: 'row', stride: p.ldc, batchStride: p.batchStrideC },
-      inputType: p.dtype,
-      outType: p.dtype,
-    });
+    const bias = p.bias ? fillValues(p.n, p.dtype, p.n * 7 + 3) : undefined;
+    const functor = p.alpha !== 1 || p.bias || p.activation !== 'none';
+    const product = (activation: GemmActivation): Float64Array =>
+      referenceGemm({
+        m: p.m,
+        n: p.n,
+        k: p.k,
+        batch: p.batch,
+        a: { data: a.values, layout: 'row', stride: p.lda, batchStride: p.batchStrideA },
+        b: { data: b.values, layout: 'col', stride: p.ldb, batchStride: p.batchStrideB },
+        c: { layout: 'row', stride: p.ldc, batchStride: p.batchStrideC },
+        inputType: p.dtype,
+        outType: p.dtype,
+        ...(functor ? { epilogue: { alpha: p.alpha, activation, ...(bias === undefined ? {} : { bias: bias.values }) } } : {}),
+      });
+    const c = product(p.activation);
+    // The tolerance scales with the largest value before the activation (alpha·A·B + bias).
+    const pre = p.activation === 'none' ? c : product('none');
     let max = 0;
-    for (let x = 0; x < p.batch; x++) for (let i = 0; i < p.m; i++) for (let j = 0; j < p.n; j++) max = Math.max(max, Math.abs(c[x * p.batchStrideC + i * p.ldc + j]!));
-    r = { a: a.bits, b: b.bits, c, rtol: relativeThreshold(p.dtype, p.dtype, 'fp32', p.k), atol: absoluteThreshold(p.dtype, p.dtype, 'fp32', max, p.k) };
+    for (let x = 0; x < p.batch; x++) for (let i = 0; i < p.m; i++) for (let j = 0; j < p.n; j++) max = Math.max(max, Math.abs(pre[x * p.batchStrideC + i * p.ldc + j]!));
+    // gelu_tanh / silu: the dtype's thresholds plus 16 fp32 ulps at the largest binade for the device's
+    // tanhf / expf (within 2 ulp of the correctly rounded value) and the few fp32 operations around them.
+    const slack = p.activation === 'gelu_tanh' || p.activation === 'silu' ? 16 * 2 ** -23 * 2 ** Math.floor(Math.log2(Math.max(max, 1))) : 0;
+    r = { a: a.bits, b: b.bits, ...(bias === undefined ? {} : { bias: bias.bits }), c, rtol: relativeThreshold(p.dtype, p.dtype, 'fp32', p.k), atol: absoluteThreshold(p.dtype, p.dtype, 'fp32', max, p.k) + slack };
     references.set(key, r);
   }
   return r;
@@ -98,8 +110,9 @@ function runAndCheck(kernel: GemmKernel, problem: GemmProblem): string {
   const a = device.upload(ref.a);
   const b = device.upload(ref.b);
   const c = device.alloc(cCount * 2).fill(0xff);
+  const bias = ref.bias === undefined ? undefined : device.upload(ref.bias);
   try {
-    kernel.run(p, { a, b, c });
+    kernel.run(p, { a, b, c, ...(bias === undefined ? {} : { bias }) });
     const out = new Uint16Array(c.copyToHost().buffer);
     let bad = 0;
     let first = '';
@@ -131,6 +144,7 @@ function runAndCheck(kernel: GemmKernel, problem: GemmProblem): string {
     a.dispose();
     b.dispose();
     c.dispose();
+    bias?.dispose();
   }
 }
 
@@ -149,7 +163,7 @@ function problemsFor(dtype: GemmDType): GemmProblem[] {
 }
 
 test('gemm/gpu: every catalog instance matches the CPU reference on aligned, ragged and strided shapes', gpu.options, async (t) => {
-  const kernels = await Promise.all(GEMM_CATALOG.map(kernelFor));
+  const kernels = await Promise.all(GEMM_CATALOG.filter((i) => isIdentityEpilogue(i.epilogue)).map(kernelFor));
   let cases = 0;
   for (const kernel of kernels) {
     const runs = problemsFor(kernel.instance.dtype).filter((p) => kernel.instance.unsupported(checkGemmProblem(p)).length === 0);
@@ -161,6 +175,46 @@ test('gemm/gpu: every catalog instance matches the CPU reference on aligned, rag
     }
   }
   t.diagnostic(`${kernels.length} instances, ${cases} cases, all within tolerance`);
+});
+
+test('gemm/gpu: the epilogue-functor instances (act(alpha·A·B + bias[n])) match the reference on aligned, ragged, deep-K and batched shapes', gpu.options, async (t) => {
+  const instances = GEMM_CATALOG.filter((i) => !isIdentityEpilogue(i.epilogue));
+  assert.ok(instances.length >= 3);
+  let cases = 0;
+  for (const instance of instances) {
+    const kernel = await kernelFor(instance);
+    const { dtype, epilogue } = instance;
+    const functor = { bias: epilogue.bias, activation: epilogue.activation };
+    for (const problem of [
+      { dtype, m: 256, n: 512, k: 128, alpha: 1, ...functor },
+      { dtype, m: 257, n: 510, k: 200, alpha: 0.75, ...functor },
+      { dtype, m: 300, n: 260, k: 1000, alpha: -1.5, ...functor },
+      { dtype, m: 130, n: 136, k: 72, lda: 80, ldb: 88, ldc: 144, alpha: 2, ...functor },
+      { dtype, m: 200, n: 136, k: 96, batch: 3, batchStrideA: 200 * 96 + 64, batchStrideB: 136 * 96 + 8, batchStrideC: 200 * 136 + 10, alpha: 0.5, ...functor },
+    ] satisfies GemmProblem[]) {
+      assert.deepEqual(instance.unsupported(checkGemmProblem(problem)), [], `${instance.name} rejects ${formatGemmProblem(problem)}`);
+      const note = runAndCheck(kernel, problem);
+      t.diagnostic(`${instance.name} ${formatGemmProblem(problem)}: ok, ${note}`);
+      cases++;
+    }
+  }
+  // Dispatch end to end and typed errors before launch.
+  const problem: GemmProblem = { dtype: 'fp16', m: 512, n: 384, k: 64, bias: true, activation: 'gelu_tanh', alpha: 0.5 };
+  const kernel = await kernelFor(selectGemmInstance(problem));
+  runAndCheck(kernel, problem);
+  const device = Device.open(0);
+  const buf = device.alloc(1 << 20);
+  const other = device.alloc(1 << 20);
+  const out = device.alloc(1 << 20);
+  try {
+    assert.throws(() => kernel.run(problem, { a: buf, b: other, c: out }), (e: unknown) => e instanceof ArgumentError && e.argument === 'bias');
+    assert.throws(() => kernel.run({ ...problem, activation: 'relu' }, { a: buf, b: other, c: out, bias: buf }), (e: unknown) => e instanceof ArgumentError && e.argument === 'activation');
+  } finally {
+    buf.dispose();
+    other.dispose();
+    out.dispose();
+  }
+  t.diagnostic(`${instances.length} epilogue instances, ${cases + 1} cases, all within tolerance`);
 });
 
 test('gemm/gpu: dispatch picks an instance and it validates (fp16 and bf16, aligned and ragged)', gpu.options, async () => {

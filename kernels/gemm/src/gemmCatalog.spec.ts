@@ -1,17 +1,25 @@
+import { sha256Hex } from '@tilekit/codegen';
+import { GEMM_EPILOGUE_NONE, isIdentityEpilogue } from '@tilekit/gemm';
 import { ArgumentError } from '@tilekit/numeric';
 import { checkTiledTensorMap } from '@tilekit/runtime';
 import { describe, expect, it } from 'vitest';
 import { GEMM_CATALOG, findGemmInstance } from './gemmCatalog.ts';
+import { GemmInstance } from './gemmInstance.ts';
 import { NoGemmInstanceError, selectGemmInstance } from './gemmDispatch.ts';
 import { prepareGemmLaunch, type GemmBuffers } from './gemmLauncher.ts';
 import { checkGemmProblem, formatGemmProblem, type GemmProblem } from './gemmProblem.ts';
 
 describe('gemm catalog', () => {
-  it('has fp16 and bf16 × 2 tiles × 2 C store widths, unique names, every one sm_90a with 384 threads', () => {
-    expect(GEMM_CATALOG).toHaveLength(8);
-    expect(new Set(GEMM_CATALOG.map((i) => i.name)).size).toBe(8);
+  it('has fp16 and bf16 × 2 tiles × 2 C store widths plus 3 epilogue instances, unique names, every one sm_90a with 384 threads', () => {
+    expect(GEMM_CATALOG).toHaveLength(11);
+    expect(new Set(GEMM_CATALOG.map((i) => i.name)).size).toBe(11);
+    expect(GEMM_CATALOG.filter((i) => !isIdentityEpilogue(i.epilogue)).map((i) => i.name)).toEqual([
+      'gemm_sm90_ws_fp16_tn_128x256x64_s4_v2_bias_relu',
+      'gemm_sm90_ws_fp16_tn_128x256x64_s4_v2_bias_gelu_tanh',
+      'gemm_sm90_ws_bf16_tn_128x256x64_s4_v2_bias_silu',
+    ]);
     for (const i of GEMM_CATALOG) {
-      expect(i.name).toMatch(/^gemm_sm90_ws_(fp16|bf16)_tn_128x(128|256)x64_s4_v[12]$/);
+      expect(i.name).toMatch(/^gemm_sm90_ws_(fp16|bf16)_tn_128x(128|256)x64_s4_v[12](_bias_(relu|gelu_tanh|silu))?$/);
       expect(i.threads).toBe(384);
       expect(i.sharedBytes).toBeLessThanOrEqual(227 * 1024);
       expect(findGemmInstance(i.name)).toBe(i);
@@ -19,9 +27,43 @@ describe('gemm catalog', () => {
   });
 });
 
+describe('gemm catalog: the identity-epilogue instances are unchanged by the epilogue functor', () => {
+  // SHA-256 of each instance's emitted source and its key hash as measured on the H200 before the
+  // epilogue functor existed: a change here invalidates the recorded GPU and benchmark results.
+  const MEASURED: Record<string, readonly [string, string]> = {
+    gemm_sm90_ws_fp16_tn_128x256x64_s4_v2: ['be5ec1f496060a95', '145002811a93b53b3553baed4900ede7e12d95b4ebf352f9011391fc9aa1e3cc'],
+    gemm_sm90_ws_fp16_tn_128x256x64_s4_v1: ['8b3f73c03875e03b', '26aef23810e9e2291373bba37af4039deb2f2e34c9ff23cef95e490ef18ac21e'],
+    gemm_sm90_ws_fp16_tn_128x128x64_s4_v2: ['a4339e9bf9504088', 'd10fb4442ce5e0154ed14cbab8f015f1418d6ad082be11afb0d6d0ed68e45aa6'],
+    gemm_sm90_ws_fp16_tn_128x128x64_s4_v1: ['4cdd70e0057cf719', 'fe816c7b22168db594958fcb6a2bee278e495995097b230b761a36fc41175d27'],
+    gemm_sm90_ws_bf16_tn_128x256x64_s4_v2: ['ce8794527d2430fc', '9b933009de7cc8077ef3a842b466b42dac8e44bbd22d42298f5e68b5c73db71a'],
+    gemm_sm90_ws_bf16_tn_128x256x64_s4_v1: ['c4303baa7b5fecab', '529949981c5f40bee79ad7da792033c9a43570088654841fe2e0985c77bacb4d'],
+    gemm_sm90_ws_bf16_tn_128x128x64_s4_v2: ['47826fdb7bfaaf35', '8ecceb1113f10425e86575b3c8eebbb77a211eca471ee2c123c717ad758e9939'],
+    gemm_sm90_ws_bf16_tn_128x128x64_s4_v1: ['640a50753dfae190', '3322e2de1f8da216e067e7b02ef08f20bae6a3e26adbbe0eb9350c6bc45c1703'],
+  };
+
+  it.each(Object.keys(MEASURED))('%s: same key hash and byte-identical source (also with epilogue none given explicitly)', (name) => {
+    const instance = findGemmInstance(name)!;
+    expect(instance.epilogue).toEqual(GEMM_EPILOGUE_NONE);
+    expect([instance.key.hash, sha256Hex(instance.source())]).toEqual(MEASURED[name]);
+    const explicit = new GemmInstance({ ...instance.policy, epilogue: GEMM_EPILOGUE_NONE });
+    expect(explicit.name).toBe(name);
+    expect(explicit.key.hash).toBe(instance.key.hash);
+    expect(explicit.source()).toBe(instance.source());
+    expect(Object.keys(instance.signature.params)).not.toContain('alpha');
+  });
+
+  it('epilogue instances take alpha (and bias) after the other parameters', () => {
+    const i = findGemmInstance('gemm_sm90_ws_fp16_tn_128x256x64_s4_v2_bias_gelu_tanh')!;
+    expect(Object.keys(i.signature.params).slice(-2)).toEqual(['alpha', 'bias']);
+    expect(i.source()).toMatch(/const __half\* __restrict__ bias/);
+    expect(new GemmInstance({ ...i.policy, epilogue: { bias: false, activation: 'silu' } }).name).toBe('gemm_sm90_ws_fp16_tn_128x256x64_s4_v2_silu');
+    expect(() => new GemmInstance({ ...i.policy, epilogue: { bias: true, activation: 'tanh' as never } })).toThrow(/activation/);
+  });
+});
+
 describe('gemm problem', () => {
   it('fills defaults and names bad fields', () => {
-    expect(checkGemmProblem({ dtype: 'fp16', m: 3, n: 5, k: 8 })).toEqual({ dtype: 'fp16', m: 3, n: 5, k: 8, layout: 'tn', lda: 8, ldb: 8, ldc: 5, batch: 1, batchStrideA: 24, batchStrideB: 40, batchStrideC: 15 });
+    expect(checkGemmProblem({ dtype: 'fp16', m: 3, n: 5, k: 8 })).toEqual({ dtype: 'fp16', m: 3, n: 5, k: 8, layout: 'tn', lda: 8, ldb: 8, ldc: 5, batch: 1, batchStrideA: 24, batchStrideB: 40, batchStrideC: 15, alpha: 1, bias: false, activation: 'none' });
     expect(checkGemmProblem({ dtype: 'bf16', m: 3, n: 5, k: 8, batch: 4, batchStrideC: 16 })).toMatchObject({ batch: 4, batchStrideA: 24, batchStrideC: 16 });
     const arg = (p: GemmProblem, name: string) => expect(() => checkGemmProblem(p)).toThrow(expect.objectContaining({ argument: name }));
     arg({ dtype: 'fp32' as never, m: 1, n: 1, k: 1 }, 'problem.dtype');
@@ -32,6 +74,11 @@ describe('gemm problem', () => {
     arg({ dtype: 'fp16', m: 1, n: 4, k: 16, layout: 'nn' as never }, 'problem.layout');
     arg({ dtype: 'fp16', m: 1, n: 4, k: 16, batch: 0 }, 'problem.batch');
     arg({ dtype: 'fp16', m: 2, n: 4, k: 16, batch: 2, batchStrideA: 20 }, 'problem.batchStrideA');
+    arg({ dtype: 'fp16', m: 2, n: 4, k: 16, activation: 'gelu' as never }, 'problem.activation');
+    arg({ dtype: 'fp16', m: 2, n: 4, k: 16, bias: 1 as never }, 'problem.bias');
+    arg({ dtype: 'fp16', m: 2, n: 4, k: 16, alpha: 0.1 }, 'problem.alpha');
+    arg({ dtype: 'fp16', m: 2, n: 4, k: 16, alpha: Infinity }, 'problem.alpha');
+    expect(formatGemmProblem({ dtype: 'fp16', m: 2, n: 4, k: 16, alpha: 0.5, bias: true, activation: 'relu' })).toBe('fp16 tn 2x4x16 (alpha 0.5, bias, relu)');
     expect(formatGemmProblem({ dtype: 'bf16', m: 257, n: 511, k: 200, ldc: 512 })).toBe('bf16 tn 257x511x200 (ldc 512)');
   });
 });
@@ -46,6 +93,15 @@ describe('gemm dispatch', () => {
     expect(ragged.policy.cVector).toBe(1);
   });
 
+  it('matches the epilogue functor exactly: bias + activation pick their instance, plain problems never get one', () => {
+    expect(selectGemmInstance({ dtype: 'fp16', m: 512, n: 512, k: 64, bias: true, activation: 'gelu_tanh', alpha: 0.5 }).name).toBe('gemm_sm90_ws_fp16_tn_128x256x64_s4_v2_bias_gelu_tanh');
+    expect(selectGemmInstance({ dtype: 'bf16', m: 512, n: 512, k: 64, bias: true, activation: 'silu' }).name).toBe('gemm_sm90_ws_bf16_tn_128x256x64_s4_v2_bias_silu');
+    for (const p of [{ dtype: 'fp16', m: 8192, n: 8192, k: 64 }, { dtype: 'fp16', m: 64, n: 64, k: 64 }] as const) expect(isIdentityEpilogue(selectGemmInstance(p).epilogue)).toBe(true);
+    expect(() => selectGemmInstance({ dtype: 'fp16', m: 64, n: 64, k: 64, alpha: 2 })).toThrow(/alpha 2: this kernel has no epilogue functor/);
+    expect(() => selectGemmInstance({ dtype: 'fp16', m: 64, n: 63, k: 64, bias: true, activation: 'relu' })).toThrow(/n = 63 is not a multiple of the 2-element C store/);
+    expect(() => selectGemmInstance({ dtype: 'fp16', m: 64, n: 64, k: 64, bias: false, activation: 'relu' })).toThrow(NoGemmInstanceError);
+  });
+
   it('says why nothing matches: TMA strides must be multiples of 16 bytes', () => {
     let error: unknown;
     try {
@@ -57,7 +113,7 @@ describe('gemm dispatch', () => {
     const e = error as NoGemmInstanceError;
     expect(e.rejections).toHaveLength(4);
     expect(e.message).toMatch(/lda · 2 = 200 bytes is not a multiple of 16 \(TMA global stride\)/);
-    expect(e.message).toMatch(/4 instance\(s\) of other kinds or dtypes not listed/);
+    expect(e.message).toMatch(/7 instance\(s\) of other kinds or dtypes not listed/);
     expect(() => selectGemmInstance({ dtype: 'fp16', m: 64, n: 64, k: 64 }, { alignment: { a: 8, b: 256, c: 256 } })).toThrow(/a address aligned to 8 bytes, TMA needs 16/);
   });
 });
@@ -101,5 +157,25 @@ describe('gemm launcher validation (no GPU: tensor maps are checked, not encoded
     arg(() => prepareGemmLaunch(instance, { ...problem, lda: 204 }, { ...ok, a: at(0x100000, 257 * 204 * 2) }, encode), 'problem', /lda · 2 = 408 bytes/);
     arg(() => prepareGemmLaunch(instance, { ...problem, dtype: 'bf16' }, ok, encode), 'problem', /dtype bf16/);
     expect(() => prepareGemmLaunch(instance, { ...problem, m: -1 }, ok, encode)).toThrow(ArgumentError);
+  });
+
+  it('epilogue: alpha and the bias address are packed; bias and activation are validated by name before any launch', () => {
+    const ep: GemmProblem = { dtype: 'fp16', m: 257, n: 510, k: 200, alpha: 0.5, bias: true, activation: 'relu' };
+    const inst = selectGemmInstance(ep);
+    expect(inst.name).toBe('gemm_sm90_ws_fp16_tn_128x256x64_s4_v2_bias_relu');
+    const bufs: GemmBuffers = { a: at(0x100000, 257 * 200 * 2), b: at(0x200000, 510 * 200 * 2), c: at(0x300000, 257 * 510 * 2), bias: at(0x400000, 510 * 2) };
+    const p = prepareGemmLaunch(inst, ep, bufs, encode);
+    expect(inst.signature.unpack(p.args.bytes)).toMatchObject({ alpha: 0.5, bias: 0x400000n, n: 510 });
+    const arg = (f: () => unknown, name: string, rule: RegExp) => expect(f).toThrow(expect.objectContaining({ argument: name, message: expect.stringMatching(rule) }));
+    const { bias: _b, ...noBias } = bufs;
+    arg(() => prepareGemmLaunch(inst, ep, noBias, encode), 'bias', /must be a device buffer of n = 510 elements/);
+    arg(() => prepareGemmLaunch(inst, ep, { ...bufs, bias: at(0x400000, 1000) }, encode), 'bias', /at least 1020 bytes/);
+    arg(() => prepareGemmLaunch(inst, ep, { ...bufs, bias: at(0x400001, 1020) }, encode), 'bias', /aligned to 2 bytes/);
+    arg(() => prepareGemmLaunch(inst, ep, { ...bufs, bias: at(0x300010, 1020) }, encode), 'bias', /overlap c/);
+    arg(() => prepareGemmLaunch(inst, { ...ep, bias: false }, bufs, encode), 'bias', /problem.bias must be true/);
+    arg(() => prepareGemmLaunch(inst, { ...ep, activation: 'silu' }, bufs, encode), 'activation', /must be relu/);
+    arg(() => prepareGemmLaunch(inst, { ...ep, activation: 'swish' as never }, bufs, encode), 'problem.activation', /must be one of/);
+    arg(() => prepareGemmLaunch(instance, problem, { ...ok, bias: at(0x400000, 1 << 12) }, encode), 'bias', /adds no bias/);
+    arg(() => prepareGemmLaunch(instance, { ...problem, activation: 'relu' }, ok, encode), 'activation', /must be none/);
   });
 });

@@ -1,6 +1,7 @@
 // The instance catalog: every GEMM kernel this operator ships, as data. CI compiles each of them for
 // sm_90a (gemmCatalog.compile.spec.ts) and fails on errors, register spills or a stack frame.
 import { TilekitError } from '@tilekit/numeric';
+import type { GemmEpilogue } from '@tilekit/gemm';
 import { GemmInstance } from './gemmInstance.ts';
 import { GEMM_DTYPES } from './gemmProblem.ts';
 
@@ -20,6 +21,16 @@ export const GEMM_REGISTER_SPLIT = Object.freeze({ producerRegisters: 40, consum
 /** M tiles per rasterization group. */
 export const GEMM_GROUP_M = 8;
 
+/**
+ * The few epilogue-functor instances (C = act(alpha·(A·B) + bias[n])): 128×256 tiles with the
+ * 2-element C store, kept to three so the CI compile stays short; more are one line each.
+ */
+export const GEMM_EPILOGUE_INSTANCES: readonly { readonly dtype: 'fp16' | 'bf16'; readonly epilogue: GemmEpilogue }[] = Object.freeze([
+  { dtype: 'fp16', epilogue: { bias: true, activation: 'relu' } },
+  { dtype: 'fp16', epilogue: { bias: true, activation: 'gelu_tanh' } },
+  { dtype: 'bf16', epilogue: { bias: true, activation: 'silu' } },
+]);
+
 function buildCatalog(): GemmInstance[] {
   const out: GemmInstance[] = [];
   for (const dtype of GEMM_DTYPES) {
@@ -28,6 +39,9 @@ function buildCatalog(): GemmInstance[] {
         out.push(new GemmInstance({ dtype, layout: 'tn', ...tile, ...GEMM_REGISTER_SPLIT, groupM: GEMM_GROUP_M, cVector }));
       }
     }
+  }
+  for (const { dtype, epilogue } of GEMM_EPILOGUE_INSTANCES) {
+    out.push(new GemmInstance({ dtype, layout: 'tn', ...GEMM_TILES[0]!, ...GEMM_REGISTER_SPLIT, groupM: GEMM_GROUP_M, cVector: 2, epilogue }));
   }
   return out;
 }
@@ -53,7 +67,8 @@ export function checkGemmCatalog(catalog: readonly GemmInstance[]): void {
 
 /**
  * Every instance (sm_90a): fp16 and bf16 × TN layout × {128×256, 128×128} tiles × {2-element,
- * scalar} C stores. Postcondition (tested): names and hashes are unique.
+ * scalar} C stores (identity epilogue), then the {@link GEMM_EPILOGUE_INSTANCES}. Postcondition
+ * (tested): names and hashes are unique.
  */
 export const GEMM_CATALOG: readonly GemmInstance[] = Object.freeze(buildCatalog());
 checkGemmCatalog(GEMM_CATALOG);

@@ -1,8 +1,8 @@
 // Kernel instances of the GEMM operator: a Policy bound to the sm_90a warp-specialized TMA + wgmma
 // pipeline of @tilekit/gemm, with a deterministic key (= entry point), the predicates that decide
 // which problems it runs, and the launch constants the host asks for. Host code never re-derives these.
-import { add, cast, instanceKey, int32, int64, kernelParam, KernelSignature, mul, SourceBuilder, sm90a, type InstanceKey, type KernelArgValues, type Target } from '@tilekit/codegen';
-import { WsTmaWgmmaPipeline, type WsTmaWgmmaPolicy } from '@tilekit/gemm';
+import { add, cast, instanceKey, int32, int64, kernelParam, KernelSignature, mul, SourceBuilder, sm90a, type InstanceKey, type KernelArgValues, type PointerParam, type ScalarParam, type Target } from '@tilekit/codegen';
+import { checkGemmEpilogue, GEMM_EPILOGUE_NONE, isIdentityEpilogue, WsTmaWgmmaPipeline, type GemmEpilogue, type WsTmaWgmmaPolicy } from '@tilekit/gemm';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { getDType } from '@tilekit/numeric';
 import { makeTensorView } from '@tilekit/tile';
@@ -14,6 +14,16 @@ export interface GemmPolicy extends WsTmaWgmmaPolicy {
   readonly layout: GemmLayoutName;
   /** C elements per epilogue store: 2 needs n and ldc even (and C 4-byte aligned); 1 runs any shape. */
   readonly cVector: 1 | 2;
+  /**
+   * The epilogue functor C = act(alpha·(A·B) + bias[n]) (default none: no alpha or bias parameter;
+   * the kernel, its name and hash are then exactly those of an instance without this field).
+   */
+  readonly epilogue?: GemmEpilogue;
+}
+
+/** `bias_relu`, `bias`, `silu`: the epilogue's part of an instance name ('' for the identity). */
+export function gemmEpilogueName(e: GemmEpilogue): string {
+  return [e.bias ? 'bias' : '', e.activation === 'none' ? '' : e.activation].filter(Boolean).join('_');
 }
 
 /** Address alignment (bytes, a power of two) of the actual A, B and C pointers. */
@@ -40,11 +50,10 @@ export interface GemmLaunch {
   readonly sharedBytes: number;
 }
 
-/** The entry point's parameters. */
-export function gemmSignature(name: string, policy: GemmPolicy, target: Target = sm90a) {
+function baseParams(policy: GemmPolicy, target: Target) {
   const element = target.dtypeType(policy.dtype);
   const dim = { range: [1, GEMM_MAX_DIM] as const };
-  return new KernelSignature(name, target, {
+  return {
     a_map: kernelParam.tensorMap(),
     b_map: kernelParam.tensorMap(),
     c: kernelParam.pointer(element, { align: policy.cVector * getDType(policy.dtype).bytes }),
@@ -53,10 +62,27 @@ export function gemmSignature(name: string, policy: GemmPolicy, target: Target =
     k: kernelParam.i32(dim),
     ldc: kernelParam.i32(dim),
     batch_stride_c: kernelParam.i64({ range: [0, 2 ** 50] }),
-  });
+  };
 }
 
-type GemmParams = ReturnType<typeof gemmSignature>['params'];
+/** The epilogue's parameters, after the others: `alpha` (float) and, with a bias, `bias` (const C element pointer). */
+interface EpilogueParams {
+  readonly alpha: ScalarParam<'f32'>;
+  readonly bias: PointerParam;
+}
+
+type GemmParams = ReturnType<typeof baseParams> & Partial<EpilogueParams>;
+
+/** The entry point's parameters (the epilogue's `alpha` and `bias` only where the epilogue is not the identity). */
+export function gemmSignature(name: string, policy: GemmPolicy, target: Target = sm90a): KernelSignature<GemmParams> {
+  const e = policy.epilogue ?? GEMM_EPILOGUE_NONE;
+  const params: GemmParams = {
+    ...baseParams(policy, target),
+    ...(isIdentityEpilogue(e) ? {} : { alpha: kernelParam.f32() }),
+    ...(e.bias ? { bias: kernelParam.pointer(target.dtypeType(policy.dtype), { const: true, align: getDType(policy.dtype).bytes }) } : {}),
+  };
+  return new KernelSignature(name, target, params);
+}
 
 /** TMA (cp.async.bulk.tensor) needs global strides that are multiples of 16 bytes and 16-byte aligned bases. */
 export const TMA_ALIGNMENT_BYTES = 16;
@@ -76,15 +102,23 @@ export class GemmInstance {
   readonly sharedBytes: number;
   readonly staticSharedBytes = 0;
 
+  /** The epilogue functor (the identity when the policy has none). */
+  readonly epilogue: GemmEpilogue;
+
   constructor(policy: GemmPolicy, target: Target = sm90a) {
-    this.policy = Object.freeze({ ...policy });
+    const epilogue = checkGemmEpilogue(policy.epilogue ?? GEMM_EPILOGUE_NONE);
+    const { epilogue: _given, ...plain } = policy;
+    // The identity epilogue is not part of the policy: existing instances keep their key and source.
+    this.policy = Object.freeze(isIdentityEpilogue(epilogue) ? plain : { ...plain, epilogue });
+    this.epilogue = epilogue;
     this.target = target;
     this.pipeline = new WsTmaWgmmaPipeline(policy);
-    const { tileM, tileN, tileK, ...rest } = this.policy;
+    const { tileM, tileN, tileK, epilogue: _e, ...rest } = this.policy;
+    const named = isIdentityEpilogue(epilogue) ? {} : { epilogue: gemmEpilogueName(epilogue) };
     this.key = instanceKey(
       'gemm_sm90_ws',
-      { ...rest, tile: [tileM, tileN, tileK], target: target.name },
-      { tags: { dtype: '', layout: '', tile: '', stages: 's', cVector: 'v' } },
+      { ...rest, tile: [tileM, tileN, tileK], target: target.name, ...named },
+      { tags: { dtype: '', layout: '', tile: '', stages: 's', cVector: 'v', ...(isIdentityEpilogue(epilogue) ? {} : { epilogue: '' }) } },
     );
     this.name = this.key.name;
     this.dtype = policy.dtype;
@@ -99,6 +133,9 @@ export class GemmInstance {
     const e = getDType(this.dtype).bytes;
     if (problem.dtype !== this.dtype) out.push(`dtype ${problem.dtype}: this kernel computes ${this.dtype}`);
     if (problem.layout !== this.policy.layout) out.push(`layout ${problem.layout}: this kernel reads ${this.policy.layout}`);
+    if (problem.activation !== this.epilogue.activation) out.push(`activation ${problem.activation}: this kernel applies ${this.epilogue.activation}`);
+    if (problem.bias !== this.epilogue.bias) out.push(problem.bias ? 'bias: this kernel adds none' : 'no bias: this kernel adds one');
+    if (problem.alpha !== 1 && isIdentityEpilogue(this.epilogue)) out.push(`alpha ${problem.alpha}: this kernel has no epilogue functor (alpha 1 only)`);
     if ((problem.lda * e) % TMA_ALIGNMENT_BYTES !== 0) out.push(`lda · ${e} = ${problem.lda * e} bytes is not a multiple of ${TMA_ALIGNMENT_BYTES} (TMA global stride)`);
     if ((problem.ldb * e) % TMA_ALIGNMENT_BYTES !== 0) out.push(`ldb · ${e} = ${problem.ldb * e} bytes is not a multiple of ${TMA_ALIGNMENT_BYTES} (TMA global stride)`);
     if (alignment.a % TMA_ALIGNMENT_BYTES !== 0) out.push(`a address aligned to ${alignment.a} bytes, TMA needs ${TMA_ALIGNMENT_BYTES}`);
@@ -134,9 +171,11 @@ export class GemmInstance {
     return { grid: [this.pipeline.gridSize(problem.m, problem.n), problem.batch, 1], block: [this.threads, 1, 1], sharedBytes: this.sharedBytes };
   }
 
-  /** Kernel argument values: the two encoded tensor maps (128 bytes each), C's address and the sizes. */
-  args(problem: CheckedGemmProblem, aMap: Uint8Array, bMap: Uint8Array, c: bigint): KernelArgValues<GemmParams> {
-    return { a_map: aMap, b_map: bMap, c, m: problem.m, n: problem.n, k: problem.k, ldc: problem.ldc, batch_stride_c: problem.batchStrideC };
+  /** Kernel argument values: the two encoded tensor maps (128 bytes each), C's address and the sizes (and the epilogue's alpha and bias address). */
+  args(problem: CheckedGemmProblem, aMap: Uint8Array, bMap: Uint8Array, c: bigint, bias?: bigint): KernelArgValues<GemmParams> {
+    const base = { a_map: aMap, b_map: bMap, c, m: problem.m, n: problem.n, k: problem.k, ldc: problem.ldc, batch_stride_c: problem.batchStrideC };
+    if (isIdentityEpilogue(this.epilogue)) return base;
+    return { ...base, alpha: problem.alpha, ...(this.epilogue.bias ? { bias: bias ?? 0n } : {}) };
   }
 
   /**
@@ -167,6 +206,7 @@ export class GemmInstance {
         k: args.k,
         c: makeTensorView(cBatch, cDesc, { elementBytes: getDType(p.dtype).bytes }),
         symbols: { m: args.m, n: args.n, ldc: args.ldc },
+        ...(args.alpha === undefined ? {} : { epilogue: { functor: this.epilogue, alpha: args.alpha, ...(args.bias === undefined ? {} : { bias: args.bias }) } }),
       });
     });
   }

@@ -24,6 +24,8 @@ export interface GemmBuffers {
   readonly b: DeviceRange;
   /** C, row-major M×N (row stride ldc). */
   readonly c: DeviceRange;
+  /** bias[0..N) in C's dtype: required exactly when the instance's epilogue adds a bias (`problem.bias`). */
+  readonly bias?: DeviceRange;
   readonly stream?: Stream;
 }
 
@@ -74,7 +76,10 @@ export function gemmTensorMaps(instance: GemmInstance, problem: CheckedGemmProbl
  * `ArgumentError` naming the argument: `problem.<field>` for a malformed problem; `problem` when
  * the instance's predicates reject it (listing them: dtype, layout, TMA stride alignment, C store
  * width); `a` / `b` / `c` for a buffer too small for its strided extent or misaligned, and `c` when
- * it overlaps A or B. The tensor maps are checked (`checkTiledTensorMap`) and encoded by `encode`.
+ * it overlaps A or B; `activation` when the problem's activation is not the instance's; `bias` when
+ * a bias buffer is missing, unexpected (the problem or instance adds none), smaller than N
+ * elements, misaligned or overlapping C. The tensor maps are checked (`checkTiledTensorMap`) and
+ * encoded by `encode`.
  */
 export function prepareGemmLaunch(instance: GemmInstance, problem: GemmProblem, buffers: GemmBuffers, encode: TensorMapEncoder): PreparedGemmLaunch {
   const checked = checkGemmProblem(problem);
@@ -83,6 +88,16 @@ export function prepareGemmLaunch(instance: GemmInstance, problem: GemmProblem, 
   checkRange('a', buffers.a, elems.a * e);
   checkRange('b', buffers.b, elems.b * e);
   checkRange('c', buffers.c, elems.c * e);
+  const ep = instance.epilogue;
+  if (checked.activation !== ep.activation) throw new ArgumentError('activation', `must be ${ep.activation}: ${instance.name} applies ${ep.activation}`, checked.activation);
+  if (!ep.bias && (checked.bias || buffers.bias !== undefined)) throw new ArgumentError('bias', `must be absent: ${instance.name} adds no bias`, checked.bias ? 'problem.bias true' : 'a bias buffer');
+  if (ep.bias) {
+    if (!checked.bias) throw new ArgumentError('bias', `problem.bias must be true: ${instance.name} adds a bias`, checked.bias);
+    if (buffers.bias === undefined) throw new ArgumentError('bias', `must be a device buffer of n = ${checked.n} elements: ${instance.name} adds a bias`, undefined);
+    checkRange('bias', buffers.bias, checked.n * e);
+    if (addressAlignment(buffers.bias.ptr) % e !== 0) throw new ArgumentError('bias', `address must be aligned to ${e} bytes`, `0x${buffers.bias.ptr.toString(16)}`);
+    if (overlaps(buffers.c, elems.c * e, buffers.bias, checked.n * e)) throw new ArgumentError('bias', 'must not overlap c', { bias: `0x${buffers.bias.ptr.toString(16)}`, c: `0x${buffers.c.ptr.toString(16)}` });
+  }
   const reasons = instance.unsupported(checked, { a: addressAlignment(buffers.a.ptr), b: addressAlignment(buffers.b.ptr), c: addressAlignment(buffers.c.ptr) });
   if (reasons.length > 0) throw new ArgumentError('problem', `${instance.name} cannot run ${formatGemmProblem(checked)}: ${reasons.join('; ')}`);
   if (overlaps(buffers.c, elems.c * e, buffers.a, elems.a * e)) throw new ArgumentError('c', 'must not overlap a', { a: `0x${buffers.a.ptr.toString(16)}`, c: `0x${buffers.c.ptr.toString(16)}` });
@@ -90,7 +105,7 @@ export function prepareGemmLaunch(instance: GemmInstance, problem: GemmProblem, 
   const maps = gemmTensorMaps(instance, checked, buffers.a.ptr, buffers.b.ptr);
   checkTiledTensorMap(maps.a);
   checkTiledTensorMap(maps.b);
-  const args = instance.signature.pack(instance.args(checked, encode(maps.a), encode(maps.b), buffers.c.ptr));
+  const args = instance.signature.pack(instance.args(checked, encode(maps.a), encode(maps.b), buffers.c.ptr, buffers.bias?.ptr));
   return { problem: checked, launch: instance.launch(checked), args, aMap: maps.a, bMap: maps.b };
 }
 

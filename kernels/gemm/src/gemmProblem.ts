@@ -1,3 +1,4 @@
+import { GEMM_ACTIVATIONS, type GemmActivation } from '@tilekit/gemm';
 import { ArgumentError } from '@tilekit/numeric';
 
 /** The element types of A, B and C (fp32 accumulation). */
@@ -12,7 +13,7 @@ export type GemmDType = (typeof GEMM_DTYPES)[number];
 export const GEMM_LAYOUTS = ['tn'] as const;
 export type GemmLayoutName = (typeof GEMM_LAYOUTS)[number];
 
-/** The Problem of the GEMM operator: C = A·B, what to compute (no tiling, no code). */
+/** The Problem of the GEMM operator: C = act(alpha·(A·B) + bias[n]), what to compute (no tiling, no code). */
 export interface GemmProblem {
   readonly dtype: GemmDType;
   readonly m: number;
@@ -32,6 +33,12 @@ export interface GemmProblem {
   readonly batchStrideA?: number;
   readonly batchStrideB?: number;
   readonly batchStrideC?: number;
+  /** Scale of the product, applied in fp32 (default 1; other values need an epilogue instance). */
+  readonly alpha?: number;
+  /** Adds a per-column bias vector (length N, C's dtype, shared by the batch; default false). */
+  readonly bias?: boolean;
+  /** Activation applied in fp32 before the cast (default `none`). */
+  readonly activation?: GemmActivation;
 }
 
 /** A problem with every default filled in. */
@@ -48,6 +55,9 @@ export interface CheckedGemmProblem {
   readonly batchStrideA: number;
   readonly batchStrideB: number;
   readonly batchStrideC: number;
+  readonly alpha: number;
+  readonly bias: boolean;
+  readonly activation: GemmActivation;
 }
 
 /** The largest batch (grid.y). */
@@ -63,7 +73,8 @@ function positiveInt(where: string, v: unknown, max = GEMM_MAX_DIM): number {
 
 /**
  * Validates a problem and returns it with defaults, frozen: known dtype and layout, sizes in
- * [1, 2^20], leading dimensions at least the contiguous extent (lda, ldb ≥ k; ldc ≥ n). Throws
+ * [1, 2^20], leading dimensions at least the contiguous extent (lda, ldb ≥ k; ldc ≥ n); alpha a
+ * finite fp32 value (default 1), bias a boolean (default false), a known activation (default none). Throws
  * `ArgumentError` naming `problem.<field>`.
  */
 export function checkGemmProblem(problem: GemmProblem): CheckedGemmProblem {
@@ -90,7 +101,13 @@ export function checkGemmProblem(problem: GemmProblem): CheckedGemmProblem {
   const batchStrideA = stride('batchStrideA', problem.batchStrideA, m * lda, (m - 1) * lda + k);
   const batchStrideB = stride('batchStrideB', problem.batchStrideB, n * ldb, (n - 1) * ldb + k);
   const batchStrideC = stride('batchStrideC', problem.batchStrideC, m * ldc, (m - 1) * ldc + n);
-  return Object.freeze({ dtype: problem.dtype, m, n, k, layout, lda, ldb, ldc, batch, batchStrideA, batchStrideB, batchStrideC });
+  const alpha = problem.alpha ?? 1;
+  if (typeof alpha !== 'number' || !Number.isFinite(alpha) || Math.fround(alpha) !== alpha) throw new ArgumentError('problem.alpha', 'must be a finite number exactly representable in fp32', alpha);
+  const bias = problem.bias ?? false;
+  if (typeof bias !== 'boolean') throw new ArgumentError('problem.bias', 'must be a boolean', bias);
+  const activation = problem.activation ?? 'none';
+  if (!(GEMM_ACTIVATIONS as readonly string[]).includes(activation)) throw new ArgumentError('problem.activation', `must be one of ${GEMM_ACTIVATIONS.join(', ')}`, activation);
+  return Object.freeze({ dtype: problem.dtype, m, n, k, layout, lda, ldb, ldc, batch, batchStrideA, batchStrideB, batchStrideC, alpha, bias, activation });
 }
 
 /** Elements each operand spans in memory: A (batch−1)·batchStrideA + (m−1)·lda + k, likewise B and C. */
@@ -114,6 +131,9 @@ export function formatGemmProblem(problem: GemmProblem): string {
     p.batchStrideA === undefined ? '' : `batch stride a ${p.batchStrideA}`,
     p.batchStrideB === undefined ? '' : `batch stride b ${p.batchStrideB}`,
     p.batchStrideC === undefined ? '' : `batch stride c ${p.batchStrideC}`,
+    p.alpha === undefined || p.alpha === 1 ? '' : `alpha ${p.alpha}`,
+    p.bias === true ? 'bias' : '',
+    p.activation === undefined || p.activation === 'none' ? '' : p.activation,
   ].filter(Boolean);
   const batch = (p.batch ?? 1) > 1 ? `${p.batch}x` : '';
   return `${p.dtype} ${p.layout ?? 'tn'} ${batch}${p.m}x${p.n}x${p.k}${strides.length > 0 ? ` (${strides.join(', ')})` : ''}`;

@@ -34,6 +34,7 @@ import {
 } from '@tilekit/codegen';
 import { BlockEmitter, makeDistributedTensor, makeTileWindow, storeTile, type TensorView } from '@tilekit/tile';
 import { BlockGemmPolicyError, WgmmaBlockGemmSs, type WgmmaBlockGemmPolicy } from '../block/blockGemmWgmmaSs.ts';
+import { emitGemmEpilogue, isIdentityEpilogue, type GemmEpilogue } from './gemmEpilogue.ts';
 
 /** Policy of {@link WsTmaWgmmaPipeline}: the block GEMM's shape plus the pipeline's. */
 export interface WsTmaWgmmaPolicy extends WgmmaBlockGemmPolicy {
@@ -63,6 +64,11 @@ export interface WsTmaWgmmaArgs {
   readonly c: TensorView;
   /** Kernel symbols the C descriptor uses (name → `int` expression). */
   readonly symbols: Readonly<Record<string, Expr>>;
+  /**
+   * The epilogue functor applied to the fp32 accumulator before the cast (default none: the plain
+   * cast-and-store, emitted exactly as without this field): C = act(alpha·acc + bias[n]).
+   */
+  readonly epilogue?: { readonly functor: GemmEpilogue; readonly alpha: Expr; readonly bias?: Expr };
 }
 
 /** Name of the kernel's dynamic shared-memory array. */
@@ -81,8 +87,9 @@ export const GEMM_DYNAMIC_SMEM = 'tk_gemm_smem';
  * - Consumers (`setmaxnreg.inc`): wait full[s] parity r & 1; the block GEMM's wgmmas for the K tile;
  *   `wgmma.wait_group 1` (the previous tile's group is then done), one arrival per consumer warp on
  *   empty[(kt − 1) mod S]; after the loop `wait_group 0`.
- * - Epilogue: the fp32 accumulator is stored through a C tile window: each element converted to C's
- *   type, every access predicated on the ragged M/N edge (`storeTile`).
+ * - Epilogue: the optional functor (`emitGemmEpilogue`: act(alpha·acc + bias[n]) in fp32, in
+ *   place), then the fp32 accumulator is stored through a C tile window: each element converted to
+ *   C's type, every access predicated on the ragged M/N edge (`storeTile`).
  */
 export class WsTmaWgmmaPipeline {
   readonly policy: WsTmaWgmmaPolicy;
@@ -215,9 +222,14 @@ export class WsTmaWgmmaPipeline {
           });
         });
         blk.emitWait(cons, target, acc, 0);
+        const ep = args.epilogue !== undefined && !isIdentityEpilogue(args.epilogue.functor) ? args.epilogue : undefined;
+        if (ep !== undefined) cons.comment(`epilogue functor: acc = ${ep.functor.activation}(alpha * acc${ep.functor.bias ? ' + bias[n] (loads predicated on n < N)' : ''}) in fp32`);
         cons.comment('epilogue: fp32 accumulator → C type, predicated stores on the ragged M/N edge');
         const w = makeTileWindow(block, { view: args.c, lengths: [P.tileM, P.tileN], origin: [m0, n0], encoding: blk.cEncoding, originAlignment: [P.tileM, P.tileN] });
-        block.threads((t) => storeTile(t, w, acc));
+        block.threads((t) => {
+          if (ep !== undefined) emitGemmEpilogue(t, acc, ep.functor, { alpha: ep.alpha, n: args.n, n0, ...(ep.bias === undefined ? {} : { bias: ep.bias }) });
+          storeTile(t, w, acc);
+        });
       },
     );
   }

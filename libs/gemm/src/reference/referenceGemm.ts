@@ -1,5 +1,6 @@
 import { roundTo, type DTypeName } from '@tilekit/numeric';
 import { ReferenceGemmError } from '../errors.ts';
+import { applyGemmEpilogue, GEMM_ACTIVATIONS, type GemmActivation } from '../pipeline/gemmEpilogue.ts';
 
 /** Storage order of a matrix: `row`: (i, j) at i·stride + j; `col`: (i, j) at i + j·stride. */
 export type GemmLayout = 'row' | 'col';
@@ -31,6 +32,12 @@ export interface ReferenceGemmArgs {
   readonly accType?: 'fp32' | 'fp64';
   /** Dtype each result is rounded to (default fp32), through `@tilekit/numeric`. */
   readonly outType?: DTypeName;
+  /**
+   * The epilogue functor on the fp32 accumulator before the rounding to `outType` (as the kernel's,
+   * `applyGemmEpilogue`): act(alpha·acc + bias[j]), bias values rounded to fp32, one per column
+   * (length ≥ N, shared by the batch). Only with `accType` fp32.
+   */
+  readonly epilogue?: { readonly alpha?: number; readonly bias?: ArrayLike<number>; readonly activation?: GemmActivation };
 }
 
 interface Resolved {
@@ -69,7 +76,8 @@ const at = (r: Resolved, b: number, i: number, j: number): number => b * r.batch
  * increasing k; with `accType` fp32 the running sum is rounded to fp32 after each term (the
  * products of fp16/bf16 inputs are exact in double, so each step is one fp32 fused multiply-add);
  * results are rounded to `outType` through `@tilekit/numeric`'s `roundTo`. Returns a new
- * Float64Array sized to C's extent (elements outside the M×N tiles stay 0).
+ * Float64Array sized to C's extent (elements outside the M×N tiles stay 0). With `epilogue`, each
+ * fp32 sum goes through act(alpha·acc + bias[j]) first (see `applyGemmEpilogue`).
  * Postconditions (property-tested): A·I = A and I·B = B; (A·B)ᵀ = Bᵀ·Aᵀ bit for bit (the same
  * terms in the same order); (A·I)·B = A·(I·B); agreement with an independent triple loop on random
  * ragged shapes, layouts, strides and batches.
@@ -93,6 +101,16 @@ export function referenceGemm(args: ReferenceGemmArgs): Float64Array {
   }
   const accType = args.accType ?? 'fp32';
   if (accType !== 'fp32' && accType !== 'fp64') throw new ReferenceGemmError('accType', 'must be "fp32" or "fp64"', String(accType));
+  const ep = args.epilogue;
+  const activation = ep?.activation ?? 'none';
+  const alpha = Math.fround(ep?.alpha ?? 1);
+  if (ep !== undefined) {
+    if (!(GEMM_ACTIVATIONS as readonly string[]).includes(activation)) throw new ReferenceGemmError('epilogue.activation', `must be one of ${GEMM_ACTIVATIONS.join(', ')}`, String(activation));
+    if (!Number.isFinite(alpha)) throw new ReferenceGemmError('epilogue.alpha', 'must be finite', String(ep.alpha));
+    if (ep.bias !== undefined && ep.bias.length < n) throw new ReferenceGemmError('epilogue.bias', `must hold at least n = ${n} elements`, String(ep.bias.length));
+    if (accType !== 'fp32') throw new ReferenceGemmError('epilogue', 'needs accType fp32 (it models the fp32 accumulator)', accType);
+  }
+  const biasF32 = ep?.bias === undefined ? undefined : Float64Array.from({ length: n }, (_, j) => Math.fround(ep.bias![j]!));
   const outType = args.outType ?? 'fp32';
   const out = outType === 'fp32' ? Math.fround : (x: number): number => roundTo(outType, x);
   const input = args.inputType === undefined || args.inputType === 'fp32' ? null : args.inputType;
@@ -116,7 +134,7 @@ export function referenceGemm(args: ReferenceGemmArgs): Float64Array {
         let acc = 0;
         if (fp32) for (let p = 0; p < k; p++) acc = Math.fround(acc + aRows[ai + p]! * bCols[bj + p]!);
         else for (let p = 0; p < k; p++) acc += aRows[ai + p]! * bCols[bj + p]!;
-        c[at(rc, bi, i, j)] = out(acc);
+        c[at(rc, bi, i, j)] = out(ep === undefined ? acc : applyGemmEpilogue(activation, acc, alpha, biasF32?.[j]));
       }
     }
   }
