@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { isIdentityEpilogue, referenceGemm, type GemmActivation } from '@tilekit/gemm';
 import { absoluteThreshold, ArgumentError, decode, encode, relativeThreshold } from '@tilekit/numeric';
-import { Device, NvccCompiler } from '@tilekit/runtime';
+import { buildOncePerInstance, Device, NvccCompiler } from '@tilekit/runtime';
 import { gpu } from '@tilekit/runtime/testing';
 import { GEMM_CATALOG } from './gemmCatalog.ts';
 import { selectGemmInstance } from './gemmDispatch.ts';
@@ -21,17 +21,10 @@ import { GemmKernel } from './gemmLauncher.ts';
 import { checkGemmProblem, formatGemmProblem, gemmOperandElements, type CheckedGemmProblem, type GemmDType, type GemmProblem } from './gemmProblem.ts';
 
 let compiler: NvccCompiler | undefined;
-const built = new Map<string, Promise<GemmKernel>>();
-
-function kernelFor(instance: GemmInstance): Promise<GemmKernel> {
-  let k = built.get(instance.name);
-  if (k === undefined) {
-    compiler ??= new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), 'tilekit-gemm-gpu-')) });
-    k = GemmKernel.build(instance, { device: Device.open(0), compiler });
-    built.set(instance.name, k);
-  }
-  return k;
-}
+const kernelFor = buildOncePerInstance((instance: GemmInstance) => {
+  compiler ??= new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), 'tilekit-gemm-gpu-')) });
+  return GemmKernel.build(instance, { device: Device.open(0), compiler });
+});
 
 /** Deterministic values in [-1, 1), exactly representable in `dtype` (xorshift). */
 function fillValues(count: number, dtype: GemmDType, seed: number): { values: Float64Array; bits: Uint16Array } {

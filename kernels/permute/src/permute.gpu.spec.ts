@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { HostTensor } from '@tilekit/host';
 import { ArgumentError } from '@tilekit/numeric';
-import { Device, NvccCompiler, probe, type DeviceBuffer } from '@tilekit/runtime';
+import { buildOncePerInstance, Device, NvccCompiler, probe, type DeviceBuffer } from '@tilekit/runtime';
 import { PERMUTE_CATALOG } from './permuteCatalog.ts';
 import { selectPermuteInstance } from './permuteDispatch.ts';
 import { HeadPermuteInstance, type PermuteInstance } from './permuteInstance.ts';
@@ -21,17 +21,10 @@ const probed = probe();
 const options = probed.driver && probed.deviceCount > 0 ? {} : { skip: 'no CUDA device' };
 
 let compiler: NvccCompiler | undefined;
-const built = new Map<string, Promise<PermuteKernel>>();
-
-function kernelFor(instance: PermuteInstance): Promise<PermuteKernel> {
-  let k = built.get(instance.name);
-  if (k === undefined) {
-    compiler ??= new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), 'tilekit-permute-gpu-')) });
-    k = PermuteKernel.build(instance, { device: Device.open(0), compiler });
-    built.set(instance.name, k);
-  }
-  return k;
-}
+const kernelFor = buildOncePerInstance((instance: PermuteInstance) => {
+  compiler ??= new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), 'tilekit-permute-gpu-')) });
+  return PermuteKernel.build(instance, { device: Device.open(0), compiler });
+});
 
 /** Runs `problem` through `kernel` on seeded data and compares every element with the CPU reference. */
 function runAndCheck(kernel: PermuteKernel, problem: PermuteProblem, seed: number): void {

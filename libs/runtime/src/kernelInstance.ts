@@ -63,3 +63,23 @@ export async function loadInstance(
   }
   return { compiled, module, kernel };
 }
+
+/** `build` made idempotent per instance name; `builds()` lists what was started (e.g. to dispose it). */
+export type InstanceBuilder<I, K> = ((instance: I) => Promise<K>) & { readonly builds: () => Promise<K>[] };
+
+/**
+ * Wraps `build` so each instance (by name) is built at most once; concurrent callers share the
+ * pending build. For test and bench harnesses that meet the same instance many times.
+ */
+export function buildOncePerInstance<I extends { readonly name: string }, K>(build: (instance: I) => Promise<K>): InstanceBuilder<I, K> {
+  const built = new Map<string, Promise<K>>();
+  const get = (instance: I): Promise<K> => {
+    let pending = built.get(instance.name);
+    if (pending === undefined) {
+      pending = build(instance);
+      built.set(instance.name, pending);
+    }
+    return pending;
+  };
+  return Object.assign(get, { builds: () => [...built.values()] });
+}

@@ -8,9 +8,9 @@
 // torch_reference.py's `gemm` multiplies a packed row-major (m×k) by a packed row-major (k×n).
 // Both compute the same C = A·B with the same 2·M·N·K flops; cuBLAS is within noise across layouts.
 import { summarizeTimes } from '@tilekit/host';
-import { checkGemmProblem, formatGemmProblem, gemmOperandElements, GemmKernel, gemmProblemFlops, selectGemmInstance, type CheckedGemmProblem, type GemmDType, type GemmProblem } from '@tilekit/kernel-gemm';
+import { checkGemmProblem, formatGemmProblem, gemmOperandElements, GemmKernel, gemmProblemFlops, selectGemmInstance, type CheckedGemmProblem, type GemmDType, type GemmInstance, type GemmProblem } from '@tilekit/kernel-gemm';
 import { absoluteThreshold, decode, encode, relativeThreshold } from '@tilekit/numeric';
-import { Device, NvccCompiler, timeLaunches, type Compiler } from '@tilekit/runtime';
+import { buildOncePerInstance, Device, NvccCompiler, timeLaunches, type Compiler } from '@tilekit/runtime';
 import { tflopsOf } from '../flops.ts';
 import type { BenchSuite, OurCaseResult, SuiteCase } from '../runSuite.ts';
 
@@ -85,19 +85,14 @@ function samplePositions(p: CheckedGemmProblem): [number, number][] {
 export function gemmSuite(problems: readonly GemmProblem[] = GEMM_BENCH_PROBLEMS, log: (line: string) => void = console.log): BenchSuite {
   const device = Device.open(0);
   const compiler: Compiler = new NvccCompiler();
-  const kernels = new Map<string, Promise<GemmKernel>>();
+  const kernelFor = buildOncePerInstance((instance: GemmInstance) => GemmKernel.build(instance, { device, compiler }));
   return {
     name: 'gemm',
     cases: problems.map(gemmSuiteCase),
     async runOurs(c: SuiteCase): Promise<OurCaseResult> {
       const problem = problemOf(c);
       const instance = selectGemmInstance(problem);
-      let built = kernels.get(instance.name);
-      if (built === undefined) {
-        built = GemmKernel.build(instance, { device, compiler });
-        kernels.set(instance.name, built);
-      }
-      const kernel = await built;
+      const kernel = await kernelFor(instance);
       const elems = gemmOperandElements(problem);
       const aBits = randomBits(problem.dtype, elems.a, 1 + problem.m);
       const bBits = randomBits(problem.dtype, elems.b, 7 + problem.n);
@@ -143,7 +138,7 @@ export function gemmSuite(problems: readonly GemmProblem[] = GEMM_BENCH_PROBLEMS
       }
     },
     dispose(): void {
-      for (const k of kernels.values()) void k.then((kernel) => kernel.dispose());
+      for (const k of kernelFor.builds()) void k.then((kernel) => kernel.dispose());
     },
   };
 }

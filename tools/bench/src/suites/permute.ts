@@ -13,9 +13,10 @@ import {
   PermuteKernel,
   permuteShapes,
   selectPermuteInstance,
+  type PermuteInstance,
   type PermuteProblem,
 } from '@tilekit/kernel-permute';
-import { Device, NvccCompiler, timeLaunches, type Compiler } from '@tilekit/runtime';
+import { buildOncePerInstance, Device, NvccCompiler, timeLaunches, type Compiler } from '@tilekit/runtime';
 import type { BenchSuite, OurCaseResult, SuiteCase } from '../runSuite.ts';
 
 const WARMUP = 5;
@@ -56,19 +57,14 @@ function problemOf(c: SuiteCase): PermuteProblem {
 export function permuteSuite(problems: readonly PermuteProblem[] = PERMUTE_BENCH_PROBLEMS, log: (line: string) => void = console.log): BenchSuite {
   const device = Device.open(0);
   const compiler: Compiler = new NvccCompiler();
-  const kernels = new Map<string, Promise<PermuteKernel>>();
+  const kernelFor = buildOncePerInstance((instance: PermuteInstance) => PermuteKernel.build(instance, { device, compiler }));
   return {
     name: 'permute',
     cases: problems.map(permuteSuiteCase),
     async runOurs(c: SuiteCase): Promise<OurCaseResult> {
       const problem = problemOf(c);
       const instance = selectPermuteInstance(problem);
-      let built = kernels.get(instance.name);
-      if (built === undefined) {
-        built = PermuteKernel.build(instance, { device, compiler });
-        kernels.set(instance.name, built);
-      }
-      const kernel = await built;
+      const kernel = await kernelFor(instance);
       const n = permuteElements(problem);
       const input = fillPatternBits(elementBytes(problem) === 2 ? new Uint16Array(n) : new Uint32Array(n), n);
       const src = device.upload(input);
@@ -95,7 +91,7 @@ export function permuteSuite(problems: readonly PermuteProblem[] = PERMUTE_BENCH
       }
     },
     dispose(): void {
-      for (const k of kernels.values()) void k.then((kernel) => kernel.dispose());
+      for (const k of kernelFor.builds()) void k.then((kernel) => kernel.dispose());
     },
   };
 }
