@@ -2,7 +2,8 @@ import { fillTensor, HostTensor, runCli } from '@tilekit/host';
 import { checkGemmProblem } from '@tilekit/kernel-gemm';
 import { NvccCompiler, probe } from '@tilekit/runtime';
 import { describe, expect, it } from 'vitest';
-import { gemmParser, gemmReferenceCheck, layoutFromFlags, problemFromArgs, runGemmExample } from './gemmExample.ts';
+import { decode, encode } from '@tilekit/numeric';
+import { gemmParser, gemmReferenceCheck, layoutFromFlags, pickInstance, problemFromArgs, runGemmExample } from './gemmExample.ts';
 
 const hasNvcc = NvccCompiler.available();
 const hasGpu = probe().deviceCount > 0;
@@ -63,30 +64,58 @@ describe('example_gemm', () => {
   });
 
   it('maps CK-style flags to a problem and a layout name', () => {
-    expect(problemFromArgs(gemmParser.parse(['-m=7', '-n=9', '-k=64', '-b=2', '-stride_a=72', '-stride_c=16', '-prec=bf16']))).toEqual({ dtype: 'bf16', m: 7, n: 9, k: 64, batch: 2, lda: 72, ldc: 16 });
-    expect(problemFromArgs(gemmParser.parse([]))).toEqual({ dtype: 'fp16', m: 3840, n: 4096, k: 2048, batch: 1 });
+    expect(problemFromArgs(gemmParser.parse(['-m=7', '-n=9', '-k=64', '-b=2', '-stride_a=72', '-stride_c=16', '-prec=bf16']))).toEqual({ dtype: 'bf16', m: 7, n: 9, k: 64, batch: 2, layout: 'tn', lda: 72, ldc: 16 });
+    expect(problemFromArgs(gemmParser.parse([]))).toEqual({ dtype: 'fp16', m: 3840, n: 4096, k: 2048, batch: 1, layout: 'tn' });
+    expect(problemFromArgs(gemmParser.parse(['-a_layout=C', '-b_layout=R', '-stride_a=136']))).toMatchObject({ layout: 'nt', lda: 136 });
     expect([layoutFromFlags('R', 'C'), layoutFromFlags('C', 'C'), layoutFromFlags('R', 'R'), layoutFromFlags('C', 'R')]).toEqual(['tn', 'nn', 'tt', 'nt']);
   });
 
-  it('rejects layouts without kernels (and problems no instance runs) with the dispatcher error, exit 1, before compiling', async () => {
+  it('every -a_layout/-b_layout pair dispatches to its own instance; problems no instance runs get the dispatcher error, exit 1, before compiling', async () => {
     for (const [a, b, name] of [
+      ['R', 'C', 'tn'],
       ['C', 'C', 'nn'],
       ['R', 'R', 'tt'],
       ['C', 'R', 'nt'],
     ] as const) {
-      const { code, out } = await run([`-a_layout=${a}`, `-b_layout=${b}`, '-m=128', '-n=256', '-k=64']);
-      expect(code).toBe(1);
-      expect(out).toContain(`is layout ${name}; kernels/gemm implements only tn`);
-      expect(out).toContain(`no gemm instance runs fp16 ${name} 128x256x64`);
-      expect(out).toContain(`gemm_sm90_ws_fp16_tn_128x256x64_s4_v2: layout ${name}: this kernel reads tn`);
-      expect(out).not.toContain('registers');
+      const { instance, problem } = pickInstance(gemmParser.parse([`-a_layout=${a}`, `-b_layout=${b}`, '-m=4096', '-n=4096', '-k=512']));
+      expect([instance.name, problem.layout]).toEqual([`gemm_sm90_ws_fp16_${name}_128x256x64_s4_v2`, name]);
+      // Odd N: only tn has scalar C stores; the others say why and exit 1.
+      if (name === 'tn') continue;
+      const odd = await run([`-a_layout=${a}`, `-b_layout=${b}`, '-m=128', '-n=255', '-k=64', ...(b === 'R' ? ['-stride_b=256'] : [])]);
+      expect(odd.code).toBe(1);
+      expect(odd.out).toContain(`no gemm instance runs fp16 ${name} 128x255x64`);
+      expect(odd.out).toContain(`gemm_sm90_ws_fp16_${name}_128x256x64_s4_v2: n = 255 is not a multiple of the 2-element C store`);
+      expect(odd.out).not.toContain('registers');
     }
+    // Column-major A: its leading dimension is checked against M (the flag named), and TMA's 16-byte rule.
+    const { code, stderr } = await cli(['-a_layout=C', '-m=100', '-stride_a=64']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/-stride_a=64: .*must be at least m = 100 \(A is column-major/);
     const ragged = await run(['-k=60']);
     expect(ragged.code).toBe(1);
     expect(ragged.out).toMatch(/lda · 2 = 120 bytes is not a multiple of 16/);
     const named = await run(['-instance=gemm_sm90_ws_bf16_tn_128x128x64_s4_v2', '-m=128', '-n=128', '-k=64']);
     expect(named.code).toBe(1);
     expect(named.out).toContain('dtype fp16: this kernel computes bf16');
+    const otherLayout = await run(['-instance=gemm_sm90_ws_fp16_nn_128x128x64_s4_v2', '-m=128', '-n=128', '-k=64']);
+    expect(otherLayout.code).toBe(1);
+    expect(otherLayout.out).toContain('layout tn: this kernel reads nn');
+  });
+
+  it.each(['nn', 'nt', 'tt'] as const)('layout %s: the sampled CPU reference equals the full one at the sampled elements (ragged, strided, batched)', (layout) => {
+    const [a, b] = [layout[0] === 't' ? 'R' : 'C', layout[1] === 'n' ? 'C' : 'R'] as const;
+    const p = checkGemmProblem({ ...problemFromArgs(gemmParser.parse([`-a_layout=${a}`, `-b_layout=${b}`, '-m=37', '-n=29', '-k=72', '-b=2', '-prec=bf16'])), lda: a === 'R' ? 80 : 40, ldb: b === 'C' ? 88 : 32, ldc: 33 });
+    const ta = fillTensor(HostTensor.empty('bf16', [2 * p.batchStrideA]), 'uf:-1,1', 1);
+    const tb = fillTensor(HostTensor.empty('bf16', [2 * p.batchStrideB]), 'uf:-1,1', 2);
+    const full = gemmReferenceCheck(p, ta, tb);
+    const byOffset = new Map<number, number>();
+    full.offsets.forEach((o, i) => byOffset.set(o, full.want[i]!));
+    const sampled = gemmReferenceCheck(p, ta, tb, { sample: 100, seed: 5 });
+    sampled.offsets.forEach((o, i) => expect(sampled.want[i], `offset ${o}`).toBe(byOffset.get(o)));
+    // And the full reference reads A and B through their layouts: C(0, 0) is row 0 of A · column 0 of B.
+    let dot = 0;
+    for (let q = 0; q < p.k; q++) dot = Math.fround(dot + ta.at(a === 'R' ? q : q * p.lda) * tb.at(b === 'C' ? q : q * p.ldb));
+    expect(byOffset.get(0)).toBe(decode('bf16', encode('bf16', dot)));
   });
 
   it('the sampled CPU reference equals the full one at the sampled elements (ragged, strided, batched)', () => {

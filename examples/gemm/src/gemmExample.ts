@@ -9,8 +9,8 @@ import {
   compileGemmInstance,
   findGemmInstance,
   formatGemmProblem,
-  GEMM_CATALOG,
   gemmOperandElements,
+  gemmOperandStorage,
   gemmProblemFlops,
   GemmKernel,
   NoGemmInstanceError,
@@ -24,16 +24,16 @@ import { absoluteThreshold, ArgumentError, decode, relativeThreshold } from '@ti
 import { Device, NvccCompiler, NvrtcCompiler, probe, timeLaunches, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
 
 /** The example's flags (CK style: `-key=value`, `-?` for help); strides of 0 mean packed. */
-export const gemmParser = new ArgParser('example_gemm', 'C = A·B on sm_90a (warp-specialized TMA + wgmma, fp32 accumulation); A row-major, B column-major, C row-major')
+export const gemmParser = new ArgParser('example_gemm', 'C = A·B on sm_90a (warp-specialized TMA + wgmma, fp32 accumulation); A and B row- or column-major, C row-major')
   .int('m', 3840, 'rows of A and C')
   .int('n', 4096, 'columns of B and C')
   .int('k', 2048, 'the reduction dimension (columns of A, rows of B)')
   .int('b', 1, 'batch: independent products C[i] = A[i]·B[i] (packed batch strides)')
-  .int('stride_a', 0, 'leading dimension of A in elements (0: packed)')
-  .int('stride_b', 0, 'leading dimension of B in elements (0: packed)')
+  .int('stride_a', 0, 'leading dimension of A in elements: row stride if R, column stride if C (0: packed)')
+  .int('stride_b', 0, 'leading dimension of B in elements: row stride if R, column stride if C (0: packed)')
   .int('stride_c', 0, 'row stride of C in elements (0: packed)')
-  .choice('a_layout', 'R', ['R', 'C'], 'A storage: R row-major M×K (C column-major: no kernel yet)')
-  .choice('b_layout', 'C', ['R', 'C'], 'B storage: C column-major K×N, stored N×K (R row-major: no kernel yet)')
+  .choice('a_layout', 'R', ['R', 'C'], 'A storage: R row-major M×K (K contiguous), C column-major (M contiguous)')
+  .choice('b_layout', 'C', ['R', 'C'], 'B storage: C column-major K×N (K contiguous, i.e. stored N×K), R row-major (N contiguous)')
   .choice('prec', 'fp16', ['fp16', 'bf16'], 'data type of A, B and C')
   .bool('v', true, 'validate against the CPU reference (sampled C elements when m·n·k·b > 2^30)')
   .int('warmup', 10, 'untimed launches first')
@@ -47,14 +47,15 @@ type GemmFlags = typeof gemmParser extends ArgParser<infer T> ? T : never;
 type GemmArgs = ParsedArgs<GemmFlags>;
 
 /**
- * BLAS-style name of an (A, B) storage pair, as `GemmProblem.layout` spells it: A row-major is
- * `t` (Aᵀ column-major), column-major `n`; B column-major `n`, row-major `t`. Only `tn` has kernels.
+ * BLAS-style name of an (A, B) storage pair, as `GemmProblem.layout` spells it (see
+ * `GEMM_LAYOUTS`): A row-major is `t` (Aᵀ column-major), column-major `n`; B column-major `n`,
+ * row-major `t`. So R/C → tn, C/C → nn, R/R → tt, C/R → nt.
  */
-export function layoutFromFlags(aLayout: 'R' | 'C', bLayout: 'R' | 'C'): string {
+export function layoutFromFlags(aLayout: 'R' | 'C', bLayout: 'R' | 'C'): GemmLayoutName {
   return `${aLayout === 'R' ? 't' : 'n'}${bLayout === 'C' ? 'n' : 't'}`;
 }
 
-/** The problem the flags describe (layout `tn`; see `layoutFromFlags` for the requested one). */
+/** The problem the flags describe (its layout from `-a_layout` / `-b_layout`; strides of 0 left to the defaults). */
 export function problemFromArgs(args: GemmArgs): GemmProblem {
   const [lda, ldb, ldc] = [args.get('stride_a'), args.get('stride_b'), args.get('stride_c')];
   return {
@@ -63,6 +64,7 @@ export function problemFromArgs(args: GemmArgs): GemmProblem {
     n: args.get('n'),
     k: args.get('k'),
     batch: args.get('b'),
+    layout: layoutFromFlags(args.get('a_layout'), args.get('b_layout')),
     ...(lda !== 0 ? { lda } : {}),
     ...(ldb !== 0 ? { ldb } : {}),
     ...(ldc !== 0 ? { ldc } : {}),
@@ -90,24 +92,17 @@ function flagError(args: GemmArgs, error: ArgumentError): ArgParseError {
 
 /**
  * The instance that runs the flags' problem: the dispatched one, or `-instance`, judged by the
- * instances' own predicates. A layout other than `tn` goes through the same predicates (the layout
- * one fails), so the error is the dispatcher's `NoGemmInstanceError` naming why.
+ * instance's own predicates (a rejection is the dispatcher's `NoGemmInstanceError` naming why).
  */
 export function pickInstance(args: GemmArgs): { readonly instance: GemmInstance; readonly problem: CheckedGemmProblem } {
-  const problem = problemFromArgs(args);
-  const layout = layoutFromFlags(args.get('a_layout'), args.get('b_layout'));
   const name = args.get('instance');
   const named = name === '' ? undefined : findGemmInstance(name);
   if (name !== '' && named === undefined) throw new ArgParseError('-instance', `-instance=${name}: no such instance in the gemm catalog`);
-  // Sizes are validated for every layout; strides only for tn (their meaning depends on the layout).
-  const checked = layout === 'tn' ? checkGemmProblem(problem) : checkGemmProblem({ dtype: problem.dtype, m: problem.m, n: problem.n, k: problem.k, batch: problem.batch ?? 1 });
-  if (layout === 'tn' && named === undefined) return { instance: selectGemmInstance(checked), problem: checked };
-  // A layout the catalog lacks: GemmLayoutName has no member for it yet, which is the point.
-  const requested: CheckedGemmProblem = layout === 'tn' ? checked : { ...checked, layout: layout as GemmLayoutName };
-  const candidates = named !== undefined ? [named] : GEMM_CATALOG.filter((i) => i.dtype === checked.dtype);
-  const rejections = candidates.map((i) => ({ instance: i.name, reasons: i.unsupported(requested) }));
-  if (named !== undefined && rejections[0]!.reasons.length === 0) return { instance: named, problem: checked };
-  throw new NoGemmInstanceError(requested, rejections, named !== undefined ? 0 : GEMM_CATALOG.length - candidates.length);
+  const checked = checkGemmProblem(problemFromArgs(args));
+  if (named === undefined) return { instance: selectGemmInstance(checked), problem: checked };
+  const reasons = named.unsupported(checked);
+  if (reasons.length === 0) return { instance: named, problem: checked };
+  throw new NoGemmInstanceError(checked, [{ instance: named.name, reasons }], 0);
 }
 
 function makeCompiler(kind: 'nvcc' | 'nvrtc'): Compiler {
@@ -149,6 +144,7 @@ function decodeAll(t: HostTensor): Float64Array {
  */
 export function gemmReferenceCheck(p: CheckedGemmProblem, a: HostTensor, b: HostTensor, options: { readonly sample?: number; readonly seed?: number } = {}): GemmReferenceCheck {
   const common = { inputType: p.dtype, outType: p.dtype } as const;
+  const storage = gemmOperandStorage(p.layout);
   let offsets: Float64Array;
   let want: Float64Array;
   if (options.sample === undefined) {
@@ -158,8 +154,8 @@ export function gemmReferenceCheck(p: CheckedGemmProblem, a: HostTensor, b: Host
       n: p.n,
       k: p.k,
       batch: p.batch,
-      a: { data: decodeAll(a), layout: 'row', stride: p.lda, batchStride: p.batchStrideA },
-      b: { data: decodeAll(b), layout: 'col', stride: p.ldb, batchStride: p.batchStrideB },
+      a: { data: decodeAll(a), layout: storage.a, stride: p.lda, batchStride: p.batchStrideA },
+      b: { data: decodeAll(b), layout: storage.b, stride: p.ldb, batchStride: p.batchStrideB },
       c: { layout: 'row', stride: p.ldc, batchStride: p.batchStrideC },
     });
     offsets = new Float64Array(p.batch * p.m * p.n);
@@ -193,11 +189,14 @@ export function gemmReferenceCheck(p: CheckedGemmProblem, a: HostTensor, b: Host
       const cols = pick(p.n);
       const aSub = new Float64Array(rows.length * p.k);
       const bSub = new Float64Array(cols.length * p.k);
+      // Row i of A and column j of B, wherever their layouts put them (K-contiguous or strided).
+      const [aRow, aK] = storage.a === 'row' ? [p.lda, 1] : [1, p.lda];
+      const [bCol, bK] = storage.b === 'col' ? [p.ldb, 1] : [1, p.ldb];
       rows.forEach((i, r) => {
-        for (let q = 0, at = x * p.batchStrideA + i * p.lda; q < p.k; q++) aSub[r * p.k + q] = a.at(at + q);
+        for (let q = 0, at = x * p.batchStrideA + i * aRow; q < p.k; q++, at += aK) aSub[r * p.k + q] = a.at(at);
       });
       cols.forEach((j, c) => {
-        for (let q = 0, at = x * p.batchStrideB + j * p.ldb; q < p.k; q++) bSub[c * p.k + q] = b.at(at + q); // B stored N×K: column j is contiguous
+        for (let q = 0, at = x * p.batchStrideB + j * bCol; q < p.k; q++, at += bK) bSub[c * p.k + q] = b.at(at);
       });
       const sub = referenceGemm({ ...common, m: rows.length, n: cols.length, k: p.k, a: { data: aSub, layout: 'row' }, b: { data: bSub, layout: 'col' } });
       rows.forEach((i, r) =>
@@ -245,8 +244,6 @@ export async function runGemmExample(args: GemmArgs, log: (line: string) => void
     ({ instance, problem } = pickInstance(args));
   } catch (error) {
     if (error instanceof NoGemmInstanceError) {
-      const layout = layoutFromFlags(args.get('a_layout'), args.get('b_layout'));
-      if (layout !== 'tn') log(`example_gemm: -a_layout=${args.get('a_layout')} -b_layout=${args.get('b_layout')} is layout ${layout}; kernels/gemm implements only tn (-a_layout=R -b_layout=C) so far`);
       log(error.message);
       return 1;
     }
@@ -256,7 +253,12 @@ export async function runGemmExample(args: GemmArgs, log: (line: string) => void
   const p = problem;
   const launch = instance.launch(p);
   const policy = instance.policy;
-  log(`example_gemm: ${formatGemmProblem(problemFromArgs(args))}: A [${p.m}, ${p.k}] row-major (lda ${p.lda}), B [${p.k}, ${p.n}] column-major (ldb ${p.ldb}), C [${p.m}, ${p.n}] row-major (ldc ${p.ldc}), batch ${p.batch}`);
+  const storage = gemmOperandStorage(p.layout);
+  const major = (s: 'row' | 'col'): string => (s === 'row' ? 'row-major' : 'column-major');
+  log(
+    `example_gemm: ${formatGemmProblem(problemFromArgs(args))}: A [${p.m}, ${p.k}] ${major(storage.a)} (lda ${p.lda}), B [${p.k}, ${p.n}] ${major(storage.b)} (ldb ${p.ldb}), ` +
+      `C [${p.m}, ${p.n}] row-major (ldc ${p.ldc}), batch ${p.batch}`,
+  );
   log(
     `instance: ${instance.name} (key ${instance.key.hash}), tile ${policy.tileM}x${policy.tileN}x${policy.tileK}, ${policy.stages} stages, ` +
       `${instance.threads} threads (setmaxnreg ${policy.consumerRegisters} consumers / ${policy.producerRegisters} producer), ${policy.cVector}-element C stores`,

@@ -18,7 +18,7 @@ import { GEMM_CATALOG } from './gemmCatalog.ts';
 import { selectGemmInstance } from './gemmDispatch.ts';
 import type { GemmInstance } from './gemmInstance.ts';
 import { GemmKernel } from './gemmLauncher.ts';
-import { checkGemmProblem, formatGemmProblem, gemmOperandElements, type CheckedGemmProblem, type GemmDType, type GemmProblem } from './gemmProblem.ts';
+import { checkGemmProblem, formatGemmProblem, GEMM_LAYOUTS, gemmOperandElements, gemmOperandStorage, type CheckedGemmProblem, type GemmDType, type GemmLayoutName, type GemmProblem } from './gemmProblem.ts';
 
 let compiler: NvccCompiler | undefined;
 const kernelFor = buildOncePerInstance((instance: GemmInstance) => {
@@ -67,14 +67,15 @@ function referenceFor(p: CheckedGemmProblem): Reference {
     const b = fillValues(elems.b, p.dtype, p.n * 17 + p.k);
     const bias = p.bias ? fillValues(p.n, p.dtype, p.n * 7 + 3) : undefined;
     const functor = p.alpha !== 1 || p.bias || p.activation !== 'none';
+    const storage = gemmOperandStorage(p.layout);
     const product = (activation: GemmActivation): Float64Array =>
       referenceGemm({
         m: p.m,
         n: p.n,
         k: p.k,
         batch: p.batch,
-        a: { data: a.values, layout: 'row', stride: p.lda, batchStride: p.batchStrideA },
-        b: { data: b.values, layout: 'col', stride: p.ldb, batchStride: p.batchStrideB },
+        a: { data: a.values, layout: storage.a, stride: p.lda, batchStride: p.batchStrideA },
+        b: { data: b.values, layout: storage.b, stride: p.ldb, batchStride: p.batchStrideB },
         c: { layout: 'row', stride: p.ldc, batchStride: p.batchStrideC },
         inputType: p.dtype,
         outType: p.dtype,
@@ -94,8 +95,11 @@ function referenceFor(p: CheckedGemmProblem): Reference {
   return r;
 }
 
-/** Runs `problem` through `kernel` and checks every element of C (and that the ldc and batch padding is untouched). */
-function runAndCheck(kernel: GemmKernel, problem: GemmProblem): string {
+/**
+ * Runs `problem` through `kernel` and checks every element of C (and that the ldc and batch padding
+ * is untouched). `smCount` sizes a persistent instance's grid (default the device's).
+ */
+function runAndCheck(kernel: GemmKernel, problem: GemmProblem, smCount?: number): string {
   const p = checkGemmProblem(problem);
   const ref = referenceFor(p);
   const device = Device.open(0);
@@ -105,7 +109,7 @@ function runAndCheck(kernel: GemmKernel, problem: GemmProblem): string {
   const c = device.alloc(cCount * 2).fill(0xff);
   const bias = ref.bias === undefined ? undefined : device.upload(ref.bias);
   try {
-    kernel.run(p, { a, b, c, ...(bias === undefined ? {} : { bias }) });
+    kernel.run(p, { a, b, c, ...(bias === undefined ? {} : { bias }) }, smCount === undefined ? {} : { smCount });
     const out = new Uint16Array(c.copyToHost().buffer);
     let bad = 0;
     let first = '';
@@ -141,25 +145,54 @@ function runAndCheck(kernel: GemmKernel, problem: GemmProblem): string {
   }
 }
 
-/** Aligned, ragged, strided and deep-K (the 4-stage ring wraps several times) problems. */
-function problemsFor(dtype: GemmDType): GemmProblem[] {
+/**
+ * Aligned, ragged, strided and deep-K (the 4-stage ring wraps several times) problems. `tn`: the
+ * original set. Other layouts: the same shapes with leading dimensions padded to 8 elements (TMA's
+ * 16-byte stride rule) and an even N (their instances store 2 C elements at a time); m = 1 makes
+ * the second 64-wide slab load of an M-major A tile entirely out of bounds (zero fill).
+ */
+function problemsFor(dtype: GemmDType, layout: GemmLayoutName = 'tn'): GemmProblem[] {
+  if (layout === 'tn') {
+    return [
+      { dtype, m: 256, n: 512, k: 128 },
+      { dtype, m: 257, n: 511, k: 200 },
+      { dtype, m: 1, n: 256, k: 64 },
+      { dtype, m: 300, n: 260, k: 1000 },
+      { dtype, m: 130, n: 136, k: 72, lda: 80, ldb: 88, ldc: 144 },
+      { dtype, m: 1100, n: 700, k: 520 },
+      { dtype, m: 64, n: 24, k: 8 },
+      { dtype, m: 200, n: 136, k: 96, batch: 3, batchStrideA: 200 * 96 + 64, batchStrideB: 136 * 96 + 8, batchStrideC: 200 * 136 + 10 },
+    ];
+  }
+  const storage = gemmOperandStorage(layout);
+  const pad8 = (x: number): number => Math.ceil(x / 8) * 8;
+  const shape = (m: number, n: number, k: number, extra: { readonly padA?: number; readonly padB?: number; readonly ldc?: number; readonly batch?: number } = {}): GemmProblem => {
+    const lda = pad8(storage.a === 'row' ? k : m) + (extra.padA ?? 0);
+    const ldb = pad8(storage.b === 'col' ? k : n) + (extra.padB ?? 0);
+    const batch = extra.batch ?? 1;
+    const strides =
+      batch === 1
+        ? {}
+        : { batch, batchStrideA: (storage.a === 'row' ? m : k) * lda + 64, batchStrideB: (storage.b === 'col' ? n : k) * ldb + 8, batchStrideC: m * (extra.ldc ?? n) + 10 };
+    return { dtype, layout, m, n, k, lda, ldb, ...(extra.ldc === undefined ? {} : { ldc: extra.ldc }), ...strides };
+  };
   return [
-    { dtype, m: 256, n: 512, k: 128 },
-    { dtype, m: 257, n: 511, k: 200 },
-    { dtype, m: 1, n: 256, k: 64 },
-    { dtype, m: 300, n: 260, k: 1000 },
-    { dtype, m: 130, n: 136, k: 72, lda: 80, ldb: 88, ldc: 144 },
-    { dtype, m: 1100, n: 700, k: 520 },
-    { dtype, m: 64, n: 24, k: 8 },
-    { dtype, m: 200, n: 136, k: 96, batch: 3, batchStrideA: 200 * 96 + 64, batchStrideB: 136 * 96 + 8, batchStrideC: 200 * 136 + 10 },
+    shape(256, 512, 128),
+    shape(257, 130, 200),
+    shape(1, 256, 64),
+    shape(300, 260, 1000),
+    shape(130, 136, 72, { padA: 8, padB: 16, ldc: 144 }),
+    shape(1100, 700, 520),
+    shape(64, 24, 8),
+    shape(200, 136, 96, { batch: 3 }),
   ];
 }
 
-test('gemm/gpu: every catalog instance matches the CPU reference on aligned, ragged and strided shapes', gpu.options, async (t) => {
+test('gemm/gpu: every catalog instance (every layout: tn, nn, nt, tt) matches the CPU reference on aligned, ragged, strided and batched shapes', gpu.options, async (t) => {
   const kernels = await Promise.all(GEMM_CATALOG.filter((i) => isIdentityEpilogue(i.epilogue)).map(kernelFor));
   let cases = 0;
   for (const kernel of kernels) {
-    const runs = problemsFor(kernel.instance.dtype).filter((p) => kernel.instance.unsupported(checkGemmProblem(p)).length === 0);
+    const runs = problemsFor(kernel.instance.dtype, kernel.instance.policy.layout).filter((p) => kernel.instance.unsupported(checkGemmProblem(p)).length === 0);
     assert.ok(runs.length >= 4, `${kernel.instance.name} runs only ${runs.length} of the test problems`);
     for (const problem of runs) {
       const note = runAndCheck(kernel, problem);
@@ -210,13 +243,52 @@ test('gemm/gpu: the epilogue-functor instances (act(alpha·A·B + bias[n])) matc
   t.diagnostic(`${instances.length} epilogue instances, ${cases + 1} cases, all within tolerance`);
 });
 
-test('gemm/gpu: dispatch picks an instance and it validates (fp16 and bf16, aligned and ragged)', gpu.options, async () => {
+test('gemm/gpu: dispatch picks an instance and it validates (fp16 and bf16, every layout, aligned and ragged)', gpu.options, async (t) => {
   for (const problem of [
     { dtype: 'fp16', m: 2048, n: 2048, k: 256 },
     { dtype: 'bf16', m: 4097, n: 1029, k: 136 },
     { dtype: 'bf16', m: 16, n: 8192, k: 64 },
   ] as const) {
     runAndCheck(await kernelFor(selectGemmInstance(problem)), problem);
+  }
+  // Every layout combination through the dispatcher: aligned, ragged (padded leading dims) and batched.
+  for (const layout of GEMM_LAYOUTS) {
+    for (const dtype of ['fp16', 'bf16'] as const) {
+      const pad = (x: number): number => Math.ceil(x / 8) * 8;
+      const storage = gemmOperandStorage(layout);
+      for (const [m, n, k, batch] of [
+        [1024, 1024, 256, 1],
+        [2049, 1030, 136, 1],
+        [257, 130, 200, 2],
+      ] as const) {
+        const problem: GemmProblem = { dtype, layout, m, n, k, batch, lda: pad(storage.a === 'row' ? k : m), ldb: pad(storage.b === 'col' ? k : n) };
+        const kernel = await kernelFor(selectGemmInstance(problem));
+        const note = runAndCheck(kernel, problem);
+        t.diagnostic(`${kernel.instance.name} ${formatGemmProblem(problem)}: ok, ${note}`);
+      }
+    }
+  }
+});
+
+test('gemm/gpu: the persistent instances, with few blocks each looping over many tiles (the ring continuing across tiles), match the reference', gpu.options, async (t) => {
+  const instances = GEMM_CATALOG.filter((i) => i.persistent);
+  assert.ok(instances.length >= 2);
+  for (const instance of instances) {
+    const kernel = await kernelFor(instance);
+    const dtype = instance.dtype;
+    for (const [problem, smCount] of [
+      [{ dtype, m: 1100, n: 700, k: 520 }, 1], // 27 tiles in one block, 9 K tiles each (the 4-stage ring wraps mid-tile)
+      [{ dtype, m: 1100, n: 700, k: 200 }, 5], // 4 K tiles per tile: every tile starts on stage 0
+      [{ dtype, m: 300, n: 260, k: 1000 }, 2],
+      [{ dtype, m: 257, n: 510, k: 72 }, 3], // 2 K tiles: tiles start on alternating stages and phases
+      [{ dtype, m: 130, n: 136, k: 8, lda: 8, ldb: 8, ldc: 144 }, 1],
+      [{ dtype, m: 200, n: 136, k: 96, batch: 3, batchStrideA: 200 * 96 + 64, batchStrideB: 136 * 96 + 8, batchStrideC: 200 * 136 + 10 }, 1],
+      [{ dtype, m: 2048, n: 2048, k: 256 }, 132],
+    ] as const) {
+      const launch = instance.launch(checkGemmProblem(problem), { smCount });
+      const note = runAndCheck(kernel, problem, smCount);
+      t.diagnostic(`${instance.name} ${formatGemmProblem(problem)} on ${launch.grid[0]} block(s) per matrix: ok, ${note}`);
+    }
   }
 });
 

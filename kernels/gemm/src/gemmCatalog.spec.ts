@@ -7,19 +7,23 @@ import { GEMM_CATALOG, findGemmInstance } from './gemmCatalog.ts';
 import { GemmInstance } from './gemmInstance.ts';
 import { NoGemmInstanceError, selectGemmInstance } from './gemmDispatch.ts';
 import { prepareGemmLaunch, type GemmBuffers } from './gemmLauncher.ts';
-import { checkGemmProblem, formatGemmProblem, type GemmProblem } from './gemmProblem.ts';
+import { checkGemmProblem, formatGemmProblem, GEMM_LAYOUTS, gemmOperandElements, gemmOperandMajors, gemmOperandStorage, type GemmProblem } from './gemmProblem.ts';
 
 describe('gemm catalog', () => {
-  it('has fp16 and bf16 × 2 tiles × 2 C store widths plus 3 epilogue instances, unique names, every one sm_90a with 384 threads', () => {
-    expect(GEMM_CATALOG).toHaveLength(11);
-    expect(new Set(GEMM_CATALOG.map((i) => i.name)).size).toBe(11);
+  it('has tn: fp16 and bf16 × 2 tiles × 2 C store widths plus 3 epilogue instances; nn, nt, tt: fp16 and bf16 × 2 tiles, 2-element C stores; unique names, every one sm_90a with 384 threads', () => {
+    expect(GEMM_CATALOG).toHaveLength(25);
+    expect(new Set(GEMM_CATALOG.map((i) => i.name)).size).toBe(25);
+    expect(GEMM_CATALOG.filter((i) => i.persistent).map((i) => i.name)).toEqual(['gemm_sm90_ws_fp16_tn_128x256x64_s4_v2_persistent', 'gemm_sm90_ws_bf16_tn_128x256x64_s4_v2_persistent']);
+    expect(GEMM_CATALOG.filter((i) => i.policy.layout !== 'tn').map((i) => i.name)).toEqual(
+      ['nn', 'nt', 'tt'].flatMap((l) => ['fp16', 'bf16'].flatMap((d) => [256, 128].map((n) => `gemm_sm90_ws_${d}_${l}_128x${n}x64_s4_v2`))),
+    );
     expect(GEMM_CATALOG.filter((i) => !isIdentityEpilogue(i.epilogue)).map((i) => i.name)).toEqual([
       'gemm_sm90_ws_fp16_tn_128x256x64_s4_v2_bias_relu',
       'gemm_sm90_ws_fp16_tn_128x256x64_s4_v2_bias_gelu_tanh',
       'gemm_sm90_ws_bf16_tn_128x256x64_s4_v2_bias_silu',
     ]);
     for (const i of GEMM_CATALOG) {
-      expect(i.name).toMatch(/^gemm_sm90_ws_(fp16|bf16)_tn_128x(128|256)x64_s4_v[12](_bias_(relu|gelu_tanh|silu))?$/);
+      expect(i.name).toMatch(/^gemm_sm90_ws_(fp16|bf16)_(tn|nn|nt|tt)_128x(128|256)x64_s4_v[12](_persistent)?(_bias_(relu|gelu_tanh|silu))?$/);
       expect(i.threads).toBe(384);
       expect(i.sharedBytes).toBeLessThanOrEqual(227 * 1024);
       expect(findGemmInstance(i.name)).toBe(i);
@@ -61,6 +65,33 @@ describe('gemm catalog: the identity-epilogue instances are unchanged by the epi
   });
 });
 
+describe('gemm catalog: persistent tile scheduler instances', () => {
+  const persistent = GEMM_CATALOG.filter((i) => i.persistent);
+
+  it('launch at most one block per SM (the launch-time SM count, 132 by default), the batch along y; their twins one block per tile', () => {
+    const inst = persistent[0]!;
+    const twin = findGemmInstance('gemm_sm90_ws_fp16_tn_128x256x64_s4_v2')!;
+    const big = checkGemmProblem({ dtype: 'fp16', m: 8192, n: 8192, k: 8192 });
+    expect(inst.launch(big).grid).toEqual([132, 1, 1]);
+    expect(inst.launch(big, { smCount: 114 }).grid).toEqual([114, 1, 1]);
+    expect(twin.launch(big).grid).toEqual([64 * 32, 1, 1]);
+    expect(inst.launch(checkGemmProblem({ dtype: 'fp16', m: 256, n: 512, k: 64 })).grid).toEqual([4, 1, 1]);
+    expect(inst.launch(checkGemmProblem({ dtype: 'fp16', m: 4096, n: 4096, k: 64, batch: 4 })).grid).toEqual([33, 4, 1]);
+    expect(inst.launch(checkGemmProblem({ dtype: 'fp16', m: 128, n: 256, k: 64, batch: 300 })).grid).toEqual([1, 300, 1]);
+  });
+
+  it('are never dispatched over their twins (not measured faster yet) but run by name; the kernel loops over tiles', () => {
+    for (const dtype of ['fp16', 'bf16'] as const) expect(selectGemmInstance({ dtype, m: 8192, n: 8192, k: 8192 }).persistent).toBe(false);
+    const inst = persistent[1]!;
+    expect(inst.unsupported(checkGemmProblem({ dtype: 'bf16', m: 8192, n: 8192, k: 8192 }))).toEqual([]);
+    const src = inst.source();
+    expect(src).toContain('for (int tile = static_cast<int>(blockIdx.x); tile < total_tiles; tile += static_cast<int>(gridDim.x)) {');
+    expect(src).toContain('done += k_tiles;');
+    expect(findGemmInstance('gemm_sm90_ws_bf16_tn_128x256x64_s4_v2')!.source()).not.toContain('total_tiles');
+    expect(new GemmInstance({ ...inst.policy, persistent: false }).name).toBe('gemm_sm90_ws_bf16_tn_128x256x64_s4_v2');
+  });
+});
+
 describe('gemm problem', () => {
   it('fills defaults and names bad fields', () => {
     expect(checkGemmProblem({ dtype: 'fp16', m: 3, n: 5, k: 8 })).toEqual({ dtype: 'fp16', m: 3, n: 5, k: 8, layout: 'tn', lda: 8, ldb: 8, ldc: 5, batch: 1, batchStrideA: 24, batchStrideB: 40, batchStrideC: 15, alpha: 1, bias: false, activation: 'none' });
@@ -71,7 +102,7 @@ describe('gemm problem', () => {
     arg({ dtype: 'fp16', m: 1, n: 1, k: 1.5 }, 'problem.k');
     arg({ dtype: 'fp16', m: 1, n: 1, k: 16, lda: 8 }, 'problem.lda');
     arg({ dtype: 'fp16', m: 1, n: 4, k: 16, ldc: 3 }, 'problem.ldc');
-    arg({ dtype: 'fp16', m: 1, n: 4, k: 16, layout: 'nn' as never }, 'problem.layout');
+    arg({ dtype: 'fp16', m: 1, n: 4, k: 16, layout: 'tc' as never }, 'problem.layout');
     arg({ dtype: 'fp16', m: 1, n: 4, k: 16, batch: 0 }, 'problem.batch');
     arg({ dtype: 'fp16', m: 2, n: 4, k: 16, batch: 2, batchStrideA: 20 }, 'problem.batchStrideA');
     arg({ dtype: 'fp16', m: 2, n: 4, k: 16, activation: 'gelu' as never }, 'problem.activation');
@@ -80,6 +111,57 @@ describe('gemm problem', () => {
     arg({ dtype: 'fp16', m: 2, n: 4, k: 16, alpha: Infinity }, 'problem.alpha');
     expect(formatGemmProblem({ dtype: 'fp16', m: 2, n: 4, k: 16, alpha: 0.5, bias: true, activation: 'relu' })).toBe('fp16 tn 2x4x16 (alpha 0.5, bias, relu)');
     expect(formatGemmProblem({ dtype: 'bf16', m: 257, n: 511, k: 200, ldc: 512 })).toBe('bf16 tn 257x511x200 (ldc 512)');
+  });
+});
+
+describe('gemm layouts (BLAS convention: first letter A, second B; n = column-major, t = row-major)', () => {
+  it('map to operand storage and wgmma majors', () => {
+    expect(GEMM_LAYOUTS.map((l) => [l, gemmOperandStorage(l), gemmOperandMajors(l)])).toEqual([
+      ['tn', { a: 'row', b: 'col' }, { a: 'K', b: 'K' }],
+      ['nn', { a: 'col', b: 'col' }, { a: 'MN', b: 'K' }],
+      ['nt', { a: 'col', b: 'row' }, { a: 'MN', b: 'MN' }],
+      ['tt', { a: 'row', b: 'row' }, { a: 'K', b: 'MN' }],
+    ]);
+  });
+
+  it('leading dimensions default to the contiguous extent and are checked against it, per layout; so are batch strides and extents', () => {
+    expect(checkGemmProblem({ dtype: 'fp16', m: 3, n: 5, k: 8, layout: 'nn' })).toMatchObject({ lda: 3, ldb: 8, batchStrideA: 24, batchStrideB: 40 });
+    expect(checkGemmProblem({ dtype: 'fp16', m: 3, n: 5, k: 8, layout: 'nt' })).toMatchObject({ lda: 3, ldb: 5, batchStrideA: 24, batchStrideB: 40 });
+    expect(checkGemmProblem({ dtype: 'fp16', m: 3, n: 5, k: 8, layout: 'tt' })).toMatchObject({ lda: 8, ldb: 5, batchStrideA: 24, batchStrideB: 40 });
+    const rule = (p: GemmProblem, name: string, text: RegExp) => expect(() => checkGemmProblem(p)).toThrow(expect.objectContaining({ argument: name, message: expect.stringMatching(text) }));
+    rule({ dtype: 'fp16', m: 16, n: 8, k: 64, layout: 'nn', lda: 8 }, 'problem.lda', /at least m = 16 \(A is column-major/);
+    rule({ dtype: 'fp16', m: 16, n: 24, k: 8, layout: 'tt', ldb: 16 }, 'problem.ldb', /at least n = 24 \(B is row-major/);
+    rule({ dtype: 'fp16', m: 16, n: 24, k: 8, layout: 'nt', batch: 2, batchStrideA: 100 }, 'problem.batchStrideA', /at least 128/);
+    expect(checkGemmProblem({ dtype: 'fp16', m: 16, n: 24, k: 8, layout: 'nt', lda: 16, ldb: 24 })).toMatchObject({ lda: 16, ldb: 24 });
+    // Extents: A column-major (k − 1)·lda + m, B row-major (k − 1)·ldb + n.
+    expect(gemmOperandElements(checkGemmProblem({ dtype: 'bf16', m: 10, n: 12, k: 7, layout: 'nt', lda: 16, ldb: 24, batch: 2 }))).toEqual({ a: 7 * 16 + 6 * 16 + 10, b: 7 * 24 + 6 * 24 + 12, c: 120 + 9 * 12 + 12 });
+  });
+
+  it('a layout picks only its own instances; M/N-major operands get [64, tileK] boxes of [M or N, K, batch] maps', () => {
+    const encode = (o: Parameters<typeof checkTiledTensorMap>[0]): Uint8Array => {
+      checkTiledTensorMap(o);
+      return new Uint8Array(128);
+    };
+    for (const layout of ['nn', 'nt', 'tt'] as const) {
+      const p: GemmProblem = { dtype: 'bf16', m: 4096, n: 4096, k: 4096, layout };
+      const inst = selectGemmInstance(p);
+      expect(inst.name).toBe(`gemm_sm90_ws_bf16_${layout}_128x256x64_s4_v2`);
+      const prepared = prepareGemmLaunch(inst, p, { a: { ptr: 0x1000000n, bytes: 1 << 25 }, b: { ptr: 0x4000000n, bytes: 1 << 25 }, c: { ptr: 0x8000000n, bytes: 1 << 25 } }, encode);
+      const { a, b } = gemmOperandMajors(layout);
+      expect(prepared.aMap).toMatchObject(a === 'K' ? { globalDims: [4096, 4096, 1], boxDims: [64, 128, 1] } : { globalDims: [4096, 4096, 1], boxDims: [64, 64, 1] });
+      expect(prepared.bMap).toMatchObject(b === 'K' ? { boxDims: [64, 256, 1] } : { boxDims: [64, 64, 1] });
+      expect(inst.source()).toContain(`_ss_${a === 'K' ? 'k' : 'm'}${b === 'K' ? 'k' : 'n'}(acc,`);
+    }
+    // Ragged, strided, batched nt: dims [M, K, batch] and [N, K, batch], strides from lda/ldb and the batch strides.
+    const p: GemmProblem = { dtype: 'fp16', m: 257, n: 130, k: 200, layout: 'nt', lda: 264, ldb: 136, batch: 2 };
+    const inst = selectGemmInstance(p);
+    expect(inst.name).toBe('gemm_sm90_ws_fp16_nt_128x128x64_s4_v2');
+    const prepared = prepareGemmLaunch(inst, p, { a: { ptr: 0x1000000n, bytes: 1 << 22 }, b: { ptr: 0x2000000n, bytes: 1 << 22 }, c: { ptr: 0x3000000n, bytes: 1 << 22 } }, encode);
+    expect(prepared.aMap).toMatchObject({ globalDims: [257, 200, 2], globalStrides: [528, 200 * 264 * 2], boxDims: [64, 64, 1] });
+    expect(prepared.bMap).toMatchObject({ globalDims: [130, 200, 2], globalStrides: [272, 200 * 136 * 2], boxDims: [64, 64, 1] });
+    expect(() => selectGemmInstance({ ...p, lda: 260 })).toThrow(/lda · 2 = 520 bytes is not a multiple of 16/);
+    expect(() => selectGemmInstance({ ...p, n: 129, ldb: 136 })).toThrow(/n = 129 is not a multiple of the 2-element C store/);
+    expect(() => selectGemmInstance({ ...p, n: 129, ldb: 136 })).toThrow(/23 instance\(s\) of other kinds or dtypes not listed/); // only nt's two are
   });
 });
 
@@ -111,9 +193,9 @@ describe('gemm dispatch', () => {
     }
     expect(error).toBeInstanceOf(NoGemmInstanceError);
     const e = error as NoGemmInstanceError;
-    expect(e.rejections).toHaveLength(4);
+    expect(e.rejections).toHaveLength(5); // fp16 tn: 4 one-block-per-tile + the persistent one
     expect(e.message).toMatch(/lda · 2 = 200 bytes is not a multiple of 16 \(TMA global stride\)/);
-    expect(e.message).toMatch(/7 instance\(s\) of other kinds or dtypes not listed/);
+    expect(e.message).toMatch(/20 instance\(s\) of other kinds or dtypes not listed/);
     expect(() => selectGemmInstance({ dtype: 'fp16', m: 64, n: 64, k: 64 }, { alignment: { a: 8, b: 256, c: 256 } })).toThrow(/a address aligned to 8 bytes, TMA needs 16/);
   });
 });

@@ -3,7 +3,7 @@
 import { TilekitError } from '@tilekit/numeric';
 import type { GemmEpilogue } from '@tilekit/gemm';
 import { GemmInstance } from './gemmInstance.ts';
-import { GEMM_DTYPES } from './gemmProblem.ts';
+import { GEMM_DTYPES, type GemmLayoutName } from './gemmProblem.ts';
 
 /**
  * Block tiles: 128×N with two consumer warpgroups (64 rows each, wgmma m64nNk16), K tiles of 64
@@ -31,6 +31,12 @@ export const GEMM_EPILOGUE_INSTANCES: readonly { readonly dtype: 'fp16' | 'bf16'
   { dtype: 'bf16', epilogue: { bias: true, activation: 'silu' } },
 ]);
 
+/**
+ * The layouts with an M- or N-major operand (wgmma's transpose bit): each gets both tiles with the
+ * 2-element C store only (n and ldc even), which keeps the CI compile at 12 more instances.
+ */
+export const GEMM_TRANSPOSED_LAYOUTS: readonly GemmLayoutName[] = Object.freeze(['nn', 'nt', 'tt'] as const);
+
 function buildCatalog(): GemmInstance[] {
   const out: GemmInstance[] = [];
   for (const dtype of GEMM_DTYPES) {
@@ -42,6 +48,14 @@ function buildCatalog(): GemmInstance[] {
   }
   for (const { dtype, epilogue } of GEMM_EPILOGUE_INSTANCES) {
     out.push(new GemmInstance({ dtype, layout: 'tn', ...GEMM_TILES[0]!, ...GEMM_REGISTER_SPLIT, groupM: GEMM_GROUP_M, cVector: 2, epilogue }));
+  }
+  for (const dtype of GEMM_DTYPES) {
+    out.push(new GemmInstance({ dtype, layout: 'tn', ...GEMM_TILES[0]!, ...GEMM_REGISTER_SPLIT, groupM: GEMM_GROUP_M, cVector: 2, persistent: true }));
+  }
+  for (const layout of GEMM_TRANSPOSED_LAYOUTS) {
+    for (const dtype of GEMM_DTYPES) {
+      for (const tile of GEMM_TILES) out.push(new GemmInstance({ dtype, layout, ...tile, ...GEMM_REGISTER_SPLIT, groupM: GEMM_GROUP_M, cVector: 2 }));
+    }
   }
   return out;
 }
@@ -66,8 +80,11 @@ export function checkGemmCatalog(catalog: readonly GemmInstance[]): void {
 }
 
 /**
- * Every instance (sm_90a): fp16 and bf16 × TN layout × {128×256, 128×128} tiles × {2-element,
- * scalar} C stores (identity epilogue), then the {@link GEMM_EPILOGUE_INSTANCES}. Postcondition
+ * Every instance (sm_90a): fp16 and bf16 × `tn` layout × {128×256, 128×128} tiles × {2-element,
+ * scalar} C stores (identity epilogue), then the {@link GEMM_EPILOGUE_INSTANCES}, then the two
+ * persistent-scheduler instances (fp16 and bf16 `tn` 128×256, 2-element C stores; dispatch ranks
+ * them after their one-block-per-tile twins, so they run by name), then
+ * {@link GEMM_TRANSPOSED_LAYOUTS} × fp16/bf16 × both tiles with 2-element C stores. Postcondition
  * (tested): names and hashes are unique.
  */
 export const GEMM_CATALOG: readonly GemmInstance[] = Object.freeze(buildCatalog());

@@ -25,8 +25,9 @@ export function selectGemmInstance(problem: GemmProblem, options: { readonly ali
   const alignment = options.alignment ?? GEMM_ALLOCATION_ALIGNMENT;
   const result = selectInstance(options.catalog ?? GEMM_CATALOG, {
     unsupported: (instance) => instance.unsupported(checked, alignment),
-    // Instances of another dtype or epilogue functor are counted, not listed.
-    relevant: (instance) => instance.dtype === checked.dtype && instance.epilogue.bias === checked.bias && instance.epilogue.activation === checked.activation,
+    // Instances of another dtype, layout or epilogue functor are counted, not listed.
+    relevant: (instance) =>
+      instance.dtype === checked.dtype && instance.policy.layout === checked.layout && instance.epilogue.bias === checked.bias && instance.epilogue.activation === checked.activation,
     preference: (instance) => instance.preference(checked),
   });
   if ('instance' in result) return result.instance;

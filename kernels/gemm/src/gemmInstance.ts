@@ -6,11 +6,12 @@ import { checkGemmEpilogue, GEMM_EPILOGUE_NONE, isIdentityEpilogue, WsTmaWgmmaPi
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { getDType } from '@tilekit/numeric';
 import { makeTensorView } from '@tilekit/tile';
-import { GEMM_MAX_BATCH, GEMM_MAX_DIM, type CheckedGemmProblem, type GemmDType, type GemmLayoutName } from './gemmProblem.ts';
+import { GEMM_MAX_BATCH, GEMM_MAX_DIM, gemmOperandMajors, type CheckedGemmProblem, type GemmDType, type GemmLayoutName } from './gemmProblem.ts';
 
 /** The Policy of one GEMM instance: the pipeline's shape plus the epilogue's vector width. */
-export interface GemmPolicy extends WsTmaWgmmaPolicy {
+export interface GemmPolicy extends Omit<WsTmaWgmmaPolicy, 'aMajor' | 'bMajor'> {
   readonly dtype: GemmDType;
+  /** The storage of A and B (see `GEMM_LAYOUTS`); it decides the operands' majors in shared memory. */
   readonly layout: GemmLayoutName;
   /** C elements per epilogue store: 2 needs n and ldc even (and C 4-byte aligned); 1 runs any shape. */
   readonly cVector: 1 | 2;
@@ -42,6 +43,9 @@ export function addressAlignment(ptr: bigint): number {
   while (a < 256 && ptr % BigInt(a * 2) === 0n) a *= 2;
   return a;
 }
+
+/** SMs of an H200 (and H100 SXM): the persistent instances' grid when the launch does not say. */
+export const GEMM_DEFAULT_SM_COUNT = 132;
 
 /** How a launch looks: grid (block tiles, batch), the warpgroups, and the dynamic shared memory. */
 export interface GemmLaunch {
@@ -112,13 +116,17 @@ export class GemmInstance {
     this.policy = Object.freeze(isIdentityEpilogue(epilogue) ? plain : { ...plain, epilogue });
     this.epilogue = epilogue;
     this.target = target;
-    this.pipeline = new WsTmaWgmmaPipeline(policy);
-    const { tileM, tileN, tileK, epilogue: _e, ...rest } = this.policy;
+    // The layout decides the operands' majors; K-major ones are left out (the tn pipeline policy as before).
+    const majors = gemmOperandMajors(policy.layout);
+    this.pipeline = new WsTmaWgmmaPipeline({ ...plain, ...(majors.a === 'K' ? {} : { aMajor: majors.a }), ...(majors.b === 'K' ? {} : { bMajor: majors.b }) });
+    const { tileM, tileN, tileK, epilogue: _e, persistent, ...rest } = this.policy;
     const named = isIdentityEpilogue(epilogue) ? {} : { epilogue: gemmEpilogueName(epilogue) };
+    // Persistent instances are named `..._persistent`; a policy without the flag keeps its key.
+    const schedule = persistent === true ? { schedule: 'persistent' } : {};
     this.key = instanceKey(
       'gemm_sm90_ws',
-      { ...rest, tile: [tileM, tileN, tileK], target: target.name, ...named },
-      { tags: { dtype: '', layout: '', tile: '', stages: 's', cVector: 'v', ...(isIdentityEpilogue(epilogue) ? {} : { epilogue: '' }) } },
+      { ...rest, tile: [tileM, tileN, tileK], target: target.name, ...schedule, ...named },
+      { tags: { dtype: '', layout: '', tile: '', stages: 's', cVector: 'v', ...(persistent === true ? { schedule: '' } : {}), ...(isIdentityEpilogue(epilogue) ? {} : { epilogue: '' }) } },
     );
     this.name = this.key.name;
     this.dtype = policy.dtype;
@@ -157,18 +165,32 @@ export class GemmInstance {
     return out;
   }
 
+  /** Whether the instance uses the persistent tile scheduler (one block per SM looping over tiles). */
+  get persistent(): boolean {
+    return this.policy.persistent === true;
+  }
+
   /**
    * Dispatch preference among instances that run `problem` (lower is better): the widest C store;
-   * then 128×256 tiles when they still give every SM of an H200 (132) a tile, else the smaller tile.
+   * then 128×256 tiles when they still give every SM of an H200 (132) a tile, else the smaller tile;
+   * then one block per tile before the persistent scheduler (not measured faster yet: those run by
+   * name, `-instance=`).
    */
   preference(problem: CheckedGemmProblem): readonly number[] {
     const tiles = this.pipeline.gridSize(problem.m, problem.n);
     const area = this.policy.tileM * this.policy.tileN;
-    return [-this.policy.cVector, tiles >= 132 ? -area : area];
+    return [-this.policy.cVector, tiles >= 132 ? -area : area, this.persistent ? 1 : 0];
   }
 
-  launch(problem: CheckedGemmProblem): GemmLaunch {
-    return { grid: [this.pipeline.gridSize(problem.m, problem.n), problem.batch, 1], block: [this.threads, 1, 1], sharedBytes: this.sharedBytes };
+  /**
+   * The launch: grid [block tiles, batch, 1]; persistent instances launch at most `smCount`
+   * (default {@link GEMM_DEFAULT_SM_COUNT}) blocks in all (`persistentGridSize`), each looping over tiles.
+   */
+  launch(problem: CheckedGemmProblem, options: { readonly smCount?: number } = {}): GemmLaunch {
+    const x = this.persistent
+      ? this.pipeline.persistentGridSize(problem.m, problem.n, options.smCount ?? GEMM_DEFAULT_SM_COUNT, problem.batch)
+      : this.pipeline.gridSize(problem.m, problem.n);
+    return { grid: [x, problem.batch, 1], block: [this.threads, 1, 1], sharedBytes: this.sharedBytes };
   }
 
   /** Kernel argument values: the two encoded tensor maps (128 bytes each), C's address and the sizes (and the epilogue's alpha and bias address). */
@@ -179,12 +201,14 @@ export class GemmInstance {
   }
 
   /**
-   * The TMA boxes the kernel expects (dimension 0 innermost): A is [K, M, batch] with box
-   * [tileK, tileM, 1], B (stored N×K) is [K, N, batch] with box [tileK, tileN, 1]; 128B swizzle,
-   * zero fill out of bounds.
+   * The TMA boxes the kernel expects (dimension 0 innermost, the batch last). A K-major operand is
+   * one box [tileK, tileM or tileN, 1] of a [K, M or N, batch] map; an M/N-major one is
+   * tileMN / 64 boxes [64, tileK, 1] of an [M or N, K, batch] map (the 128B swizzle's 128-byte inner
+   * extent). 128B swizzle, zero fill out of bounds.
    */
   get tmaBoxes(): { readonly a: readonly [number, number, number]; readonly b: readonly [number, number, number] } {
-    return { a: [this.policy.tileK, this.policy.tileM, 1], b: [this.policy.tileK, this.policy.tileN, 1] };
+    const { aLoads, bLoads } = this.pipeline;
+    return { a: [...aLoads.box, 1], b: [...bLoads.box, 1] };
   }
 
   /** Adds the kernel to a translation unit (one GEMM instance per unit: the leaves are emitted once per file). */

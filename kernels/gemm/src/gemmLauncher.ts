@@ -5,7 +5,7 @@ import type { PackedArguments } from '@tilekit/codegen';
 import { ArgumentError, getDType } from '@tilekit/numeric';
 import { checkTiledTensorMap, compileInstance, encodeTensorMapTiled, loadInstance, type CompileResult, type Compiler, type CudaModule, type Device, type Kernel, type KernelResources, type LoadedInstance, type Stream, type TiledTensorMapOptions } from '@tilekit/runtime';
 import { addressAlignment, type GemmInstance, type GemmLaunch } from './gemmInstance.ts';
-import { checkGemmProblem, formatGemmProblem, gemmOperandElements, type CheckedGemmProblem, type GemmProblem } from './gemmProblem.ts';
+import { checkGemmProblem, formatGemmProblem, gemmOperandElements, gemmOperandStorage, type CheckedGemmProblem, type GemmProblem } from './gemmProblem.ts';
 
 /** Flags every GEMM kernel is compiled with. */
 export const GEMM_COMPILE_FLAGS: readonly string[] = Object.freeze(['-std=c++17', '-lineinfo']);
@@ -18,9 +18,9 @@ export interface DeviceRange {
 
 /** What one launch reads and writes, and where it is queued. */
 export interface GemmBuffers {
-  /** A, row-major M×K (row stride lda). */
+  /** A (M×K): row-major (row stride lda) in layouts `t?`, column-major (column stride lda) in `n?`. */
   readonly a: DeviceRange;
-  /** B, stored N×K (K contiguous, stride ldb): the column-major K×N operand. */
+  /** B (K×N): column-major, i.e. stored N×K (column stride ldb) in layouts `?n`, row-major (row stride ldb) in `?t`. */
   readonly b: DeviceRange;
   /** C, row-major M×N (row stride ldc). */
   readonly c: DeviceRange;
@@ -53,21 +53,26 @@ function overlaps(x: DeviceRange, xBytes: number, y: DeviceRange, yBytes: number
 }
 
 /**
- * The tensor maps of a launch (dimension 0 innermost): A [K, M, batch] with strides lda·e and
- * batchStrideA·e bytes and box [tileK, tileM, 1]; B [K, N, batch] likewise with box
- * [tileK, tileN, 1]; 128-byte swizzle (the
- * wgmma K-major layout the block GEMM reads), zero fill outside (ragged M, N and K), L2 promotion 128B.
+ * The tensor maps of a launch (dimension 0 innermost, strides in bytes): each operand's contiguous
+ * dim first, then the strided one, then the batch. A row-major (`t?`): [K, M, batch], strides
+ * [lda·e, batchStrideA·e]; column-major (`n?`): [M, K, batch]. B column-major (`?n`, stored N×K):
+ * [K, N, batch]; row-major (`?t`): [N, K, batch]. Boxes from the instance (`tmaBoxes`: one box per
+ * K-major operand, 64-wide slabs for M/N-major ones); 128-byte swizzle (the wgmma layouts the block
+ * GEMM reads), zero fill outside (ragged M, N and K), L2 promotion 128B.
  */
 export function gemmTensorMaps(instance: GemmInstance, problem: CheckedGemmProblem, a: bigint, b: bigint): { readonly a: TiledTensorMapOptions; readonly b: TiledTensorMapOptions } {
   const e = getDType(problem.dtype).bytes;
   const dtype = problem.dtype === 'fp16' ? 'float16' : 'bfloat16';
   const common = { dtype, swizzle: '128B', oobFill: 'zero', l2Promotion: '128B' } as const;
   const box = instance.tmaBoxes;
-  // With one matrix the batch stride is never used: any valid stride (the row stride) will do.
+  const store = gemmOperandStorage(problem.layout);
+  // With one matrix the batch stride is never used: any valid stride (the leading one) will do.
   const one = problem.batch === 1;
+  const aDims: [number, number, number] = store.a === 'row' ? [problem.k, problem.m, problem.batch] : [problem.m, problem.k, problem.batch];
+  const bDims: [number, number, number] = store.b === 'col' ? [problem.k, problem.n, problem.batch] : [problem.n, problem.k, problem.batch];
   return {
-    a: { ...common, address: a, globalDims: [problem.k, problem.m, problem.batch], globalStrides: [problem.lda * e, (one ? problem.lda : problem.batchStrideA) * e], boxDims: [...box.a] },
-    b: { ...common, address: b, globalDims: [problem.k, problem.n, problem.batch], globalStrides: [problem.ldb * e, (one ? problem.ldb : problem.batchStrideB) * e], boxDims: [...box.b] },
+    a: { ...common, address: a, globalDims: aDims, globalStrides: [problem.lda * e, (one ? problem.lda : problem.batchStrideA) * e], boxDims: [...box.a] },
+    b: { ...common, address: b, globalDims: bDims, globalStrides: [problem.ldb * e, (one ? problem.ldb : problem.batchStrideB) * e], boxDims: [...box.b] },
   };
 }
 
@@ -79,9 +84,9 @@ export function gemmTensorMaps(instance: GemmInstance, problem: CheckedGemmProbl
  * it overlaps A or B; `activation` when the problem's activation is not the instance's; `bias` when
  * a bias buffer is missing, unexpected (the problem or instance adds none), smaller than N
  * elements, misaligned or overlapping C. The tensor maps are checked (`checkTiledTensorMap`) and
- * encoded by `encode`.
+ * encoded by `encode`. `options.smCount` sizes a persistent instance's grid (default 132).
  */
-export function prepareGemmLaunch(instance: GemmInstance, problem: GemmProblem, buffers: GemmBuffers, encode: TensorMapEncoder): PreparedGemmLaunch {
+export function prepareGemmLaunch(instance: GemmInstance, problem: GemmProblem, buffers: GemmBuffers, encode: TensorMapEncoder, options: { readonly smCount?: number } = {}): PreparedGemmLaunch {
   const checked = checkGemmProblem(problem);
   const e = getDType(checked.dtype).bytes;
   const elems = gemmOperandElements(checked);
@@ -106,7 +111,7 @@ export function prepareGemmLaunch(instance: GemmInstance, problem: GemmProblem, 
   checkTiledTensorMap(maps.a);
   checkTiledTensorMap(maps.b);
   const args = instance.signature.pack(instance.args(checked, encode(maps.a), encode(maps.b), buffers.c.ptr, buffers.bias?.ptr));
-  return { problem: checked, launch: instance.launch(checked), args, aMap: maps.a, bMap: maps.b };
+  return { problem: checked, launch: instance.launch(checked, options), args, aMap: maps.a, bMap: maps.b };
 }
 
 /** Compiles an instance (nvcc or NVRTC, through the compiler's cache) for its target's arch. */
@@ -150,14 +155,17 @@ export class GemmKernel {
     return this.compiled.resources;
   }
 
-  /** Validates (see `prepareGemmLaunch`) and enqueues one GEMM. */
-  run(problem: GemmProblem, buffers: GemmBuffers): void {
-    this.prepare(problem, buffers).launch();
+  /**
+   * Validates (see `prepareGemmLaunch`) and enqueues one GEMM. `options.smCount` (default the
+   * device's SM count) sizes a persistent instance's grid; tests pass fewer to make blocks loop.
+   */
+  run(problem: GemmProblem, buffers: GemmBuffers, options: { readonly smCount?: number } = {}): void {
+    this.prepare(problem, buffers, options).launch();
   }
 
   /** Validates and encodes once; the returned `launch` only enqueues (for timing loops). */
-  prepare(problem: GemmProblem, buffers: GemmBuffers): { readonly prepared: PreparedGemmLaunch; launch(): void } {
-    const prepared = prepareGemmLaunch(this.instance, problem, buffers, (o) => encodeTensorMapTiled(this.device, o));
+  prepare(problem: GemmProblem, buffers: GemmBuffers, options: { readonly smCount?: number } = {}): { readonly prepared: PreparedGemmLaunch; launch(): void } {
+    const prepared = prepareGemmLaunch(this.instance, problem, buffers, (o) => encodeTensorMapTiled(this.device, o), { smCount: options.smCount ?? this.device.smCount });
     const { launch, args } = prepared;
     const config = { grid: launch.grid, block: launch.block, sharedBytes: launch.sharedBytes, ...(buffers.stream ? { stream: buffers.stream } : {}) };
     return { prepared, launch: () => this.kernel.launch(config, args) };

@@ -6,12 +6,39 @@ export const GEMM_DTYPES = ['fp16', 'bf16'] as const;
 export type GemmDType = (typeof GEMM_DTYPES)[number];
 
 /**
- * Storage of A and B. So far only `tn`: A row-major M×K (K contiguous, row stride lda) and B
- * column-major K×N, i.e. stored N×K with K contiguous (column stride ldb) — both K-major, the
- * natural wgmma operand layout. C is row-major M×N (row stride ldc).
+ * Storage of A and B, named as in BLAS (column-major convention, cuBLAS's `transa`/`transb`): the
+ * first letter is A, the second B; `n` = the operand is stored column-major as it appears in
+ * C = A·B, `t` = it is stored transposed (i.e. row-major). In CK's terms (`-a_layout`/`-b_layout`):
+ *
+ * | layout | A (M×K)                               | B (K×N)                               | wgmma A / B major |
+ * |--------|---------------------------------------|---------------------------------------|-------------------|
+ * | `tn`   | R: row-major, (i, k) at i·lda + k     | C: column-major, (k, j) at j·ldb + k  | K / K             |
+ * | `nn`   | C: column-major, (i, k) at k·lda + i  | C: column-major                       | M / K             |
+ * | `tt`   | R: row-major                          | R: row-major, (k, j) at k·ldb + j     | K / N             |
+ * | `nt`   | C: column-major                       | R: row-major                          | M / N             |
+ *
+ * C is always row-major M×N (row stride ldc). `tn` is the natural wgmma layout (both operands
+ * K-major); the others read an M- or N-major tile with wgmma's transpose bit.
  */
-export const GEMM_LAYOUTS = ['tn'] as const;
+export const GEMM_LAYOUTS = ['tn', 'nn', 'nt', 'tt'] as const;
 export type GemmLayoutName = (typeof GEMM_LAYOUTS)[number];
+
+/** Storage order of each operand of a layout: `row` or `col`, as `referenceGemm` names them. */
+export interface GemmOperandStorage {
+  readonly a: 'row' | 'col';
+  readonly b: 'row' | 'col';
+}
+
+/** `tn` → A row, B col; `nn` → A col, B col; `tt` → A row, B row; `nt` → A col, B row. */
+export function gemmOperandStorage(layout: GemmLayoutName): GemmOperandStorage {
+  return { a: layout[0] === 't' ? 'row' : 'col', b: layout[1] === 'n' ? 'col' : 'row' };
+}
+
+/** Which dim of each operand is contiguous in memory (and in the shared-memory tile): `K` or `MN`. */
+export function gemmOperandMajors(layout: GemmLayoutName): { readonly a: 'K' | 'MN'; readonly b: 'K' | 'MN' } {
+  const s = gemmOperandStorage(layout);
+  return { a: s.a === 'row' ? 'K' : 'MN', b: s.b === 'col' ? 'K' : 'MN' };
+}
 
 /** The Problem of the GEMM operator: C = act(alpha·(A·B) + bias[n]), what to compute (no tiling, no code). */
 export interface GemmProblem {
@@ -21,15 +48,15 @@ export interface GemmProblem {
   readonly k: number;
   /** Default `tn`. */
   readonly layout?: GemmLayoutName;
-  /** Row stride of A in elements (default k). */
+  /** Leading dimension of A in elements: its row stride when row-major (default k), column stride when column-major (default m). */
   readonly lda?: number;
-  /** Column stride of B (stored N×K) in elements (default k). */
+  /** Leading dimension of B in elements: its column stride when column-major (default k), row stride when row-major (default n). */
   readonly ldb?: number;
   /** Row stride of C in elements (default n). */
   readonly ldc?: number;
   /** Independent products C[i] = A[i]·B[i] (default 1). */
   readonly batch?: number;
-  /** Elements between consecutive A, B and C matrices of a batch (defaults m·lda, n·ldb, m·ldc). */
+  /** Elements between consecutive A, B and C matrices of a batch (defaults: A m·lda row-major, k·lda column-major; B n·ldb column-major, k·ldb row-major; C m·ldc). */
   readonly batchStrideA?: number;
   readonly batchStrideB?: number;
   readonly batchStrideC?: number;
@@ -73,7 +100,8 @@ function positiveInt(where: string, v: unknown, max = GEMM_MAX_DIM): number {
 
 /**
  * Validates a problem and returns it with defaults, frozen: known dtype and layout, sizes in
- * [1, 2^20], leading dimensions at least the contiguous extent (lda, ldb ≥ k; ldc ≥ n); alpha a
+ * [1, 2^20], leading dimensions at least the contiguous extent (row-major A: lda ≥ k, column-major
+ * A: lda ≥ m; column-major B: ldb ≥ k, row-major B: ldb ≥ n; ldc ≥ n); alpha a
  * finite fp32 value (default 1), bias a boolean (default false), a known activation (default none). Throws
  * `ArgumentError` naming `problem.<field>`.
  */
@@ -85,11 +113,16 @@ export function checkGemmProblem(problem: GemmProblem): CheckedGemmProblem {
   const m = positiveInt('problem.m', problem.m);
   const n = positiveInt('problem.n', problem.n);
   const k = positiveInt('problem.k', problem.k);
-  const lda = positiveInt('problem.lda', problem.lda ?? k);
-  const ldb = positiveInt('problem.ldb', problem.ldb ?? k);
+  const store = gemmOperandStorage(layout);
+  const aRow = store.a === 'row';
+  const bCol = store.b === 'col';
+  const lda = positiveInt('problem.lda', problem.lda ?? (aRow ? k : m));
+  const ldb = positiveInt('problem.ldb', problem.ldb ?? (bCol ? k : n));
   const ldc = positiveInt('problem.ldc', problem.ldc ?? n);
-  if (lda < k) throw new ArgumentError('problem.lda', `must be at least k = ${k} (A is row-major M×K)`, lda);
-  if (ldb < k) throw new ArgumentError('problem.ldb', `must be at least k = ${k} (B is stored N×K)`, ldb);
+  if (aRow && lda < k) throw new ArgumentError('problem.lda', `must be at least k = ${k} (A is row-major M×K in layout ${layout})`, lda);
+  if (!aRow && lda < m) throw new ArgumentError('problem.lda', `must be at least m = ${m} (A is column-major M×K in layout ${layout})`, lda);
+  if (bCol && ldb < k) throw new ArgumentError('problem.ldb', `must be at least k = ${k} (B is column-major K×N, stored N×K, in layout ${layout})`, ldb);
+  if (!bCol && ldb < n) throw new ArgumentError('problem.ldb', `must be at least n = ${n} (B is row-major K×N in layout ${layout})`, ldb);
   if (ldc < n) throw new ArgumentError('problem.ldc', `must be at least n = ${n} (C is row-major M×N)`, ldc);
   const batch = positiveInt('problem.batch', problem.batch ?? 1, GEMM_MAX_BATCH);
   const stride = (name: string, v: number | undefined, packed: number, extent: number): number => {
@@ -98,8 +131,8 @@ export function checkGemmProblem(problem: GemmProblem): CheckedGemmProblem {
     if (batch > 1 && s < extent) throw new ArgumentError(`problem.${name}`, `must be at least ${extent} (one matrix) when batch > 1`, s);
     return s;
   };
-  const batchStrideA = stride('batchStrideA', problem.batchStrideA, m * lda, (m - 1) * lda + k);
-  const batchStrideB = stride('batchStrideB', problem.batchStrideB, n * ldb, (n - 1) * ldb + k);
+  const batchStrideA = aRow ? stride('batchStrideA', problem.batchStrideA, m * lda, (m - 1) * lda + k) : stride('batchStrideA', problem.batchStrideA, k * lda, (k - 1) * lda + m);
+  const batchStrideB = bCol ? stride('batchStrideB', problem.batchStrideB, n * ldb, (n - 1) * ldb + k) : stride('batchStrideB', problem.batchStrideB, k * ldb, (k - 1) * ldb + n);
   const batchStrideC = stride('batchStrideC', problem.batchStrideC, m * ldc, (m - 1) * ldc + n);
   const alpha = problem.alpha ?? 1;
   if (typeof alpha !== 'number' || !Number.isFinite(alpha) || Math.fround(alpha) !== alpha) throw new ArgumentError('problem.alpha', 'must be a finite number exactly representable in fp32', alpha);
@@ -110,10 +143,17 @@ export function checkGemmProblem(problem: GemmProblem): CheckedGemmProblem {
   return Object.freeze({ dtype: problem.dtype, m, n, k, layout, lda, ldb, ldc, batch, batchStrideA, batchStrideB, batchStrideC, alpha, bias, activation });
 }
 
-/** Elements each operand spans in memory: A (batch−1)·batchStrideA + (m−1)·lda + k, likewise B and C. */
+/**
+ * Elements each operand spans in memory: A (batch−1)·batchStrideA + (m−1)·lda + k when row-major,
+ * (k−1)·lda + m when column-major; B (n−1)·ldb + k column-major, (k−1)·ldb + n row-major; C
+ * (batch−1)·batchStrideC + (m−1)·ldc + n.
+ */
 export function gemmOperandElements(p: CheckedGemmProblem): { readonly a: number; readonly b: number; readonly c: number } {
   const b = p.batch - 1;
-  return { a: b * p.batchStrideA + (p.m - 1) * p.lda + p.k, b: b * p.batchStrideB + (p.n - 1) * p.ldb + p.k, c: b * p.batchStrideC + (p.m - 1) * p.ldc + p.n };
+  const store = gemmOperandStorage(p.layout);
+  const a = store.a === 'row' ? (p.m - 1) * p.lda + p.k : (p.k - 1) * p.lda + p.m;
+  const bb = store.b === 'col' ? (p.n - 1) * p.ldb + p.k : (p.k - 1) * p.ldb + p.n;
+  return { a: b * p.batchStrideA + a, b: b * p.batchStrideB + bb, c: b * p.batchStrideC + (p.m - 1) * p.ldc + p.n };
 }
 
 /** 2·batch·M·N·K. */

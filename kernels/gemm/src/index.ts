@@ -8,3 +8,6 @@ export * from './gemmCatalog.ts';
 export * from './gemmDispatch.ts';
 // The typed launcher.
 export * from './gemmLauncher.ts';
+// The sm_80 path (cp.async + mma.sync; also runs on sm_90) and the gfx942 path (MFMA; emitted and compiled only).
+export * from './sm80/index.ts';
+export * from './gfx942/index.ts';

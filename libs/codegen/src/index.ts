@@ -42,3 +42,5 @@ export * from './intrinsics/tma.ts';
 export * from './intrinsics/setmaxnreg.ts';
 export * from './intrinsics/electSync.ts';
 export * from './intrinsics/gridDependency.ts';
+export * from './intrinsics/fastMath.ts';
+export * from './intrinsics/namedBarrier.ts';

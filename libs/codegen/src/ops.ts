@@ -223,3 +223,14 @@ export function index(base: Expr, i: ExprLike): Expr {
 export function verbatim(text: string, type: CType, options: VerbatimOptions = {}): Expr {
   return makeVerbatim(text, type, options);
 }
+
+/**
+ * ±∞ of a float type (C++ has no literal for it): `__builtin_huge_valf()` / `__builtin_huge_val()`,
+ * which g++, nvcc and clang all fold to the constant. The masked score and the empty row maximum
+ * of attention kernels.
+ */
+export function infinity(type: CType, options: { readonly negative?: boolean } = {}): Expr {
+  if (type.kind !== 'float') throw new ArgumentError('type', 'infinity needs a float type', type.kind);
+  const inf = type.bits === 32 ? '__builtin_huge_valf()' : '__builtin_huge_val()';
+  return verbatim(options.negative === true ? `(-${inf})` : inf, type, { pure: true });
+}

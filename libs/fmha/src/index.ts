@@ -1,1 +1,6 @@
-export {};
+// @tilekit/fmha: attention in CK-tile's layers. Re-exports only, by concept.
+export * from './mask/index.ts';
+export * from './reference/index.ts';
+export * from './errors.ts';
+export * from './softmax/index.ts';
+export * from './pipeline/index.ts';

@@ -90,7 +90,7 @@ describe('wgmma shared-memory layouts (PTX ISA 9.7.15.5.1.2)', () => {
 
   it('none: 8×16-byte core matrices, each contiguous; LBO = mn·16 along K, SBO = 128 along M/N', () => {
     const l = makeWgmmaSmemLayout({ swizzle: 'none', dtype: 'fp16', mn: 64, k: 16 });
-    for (let r = 0; r < 64; r++) for (let c = 0; c < 16; c++) expect(l.descriptor.calculateOffset([r, c]) * 2).toBe((c >> 3) * l.leadingByteOffset! + (r >> 3) * l.strideByteOffset! + (r % 8) * 16 + (c % 8) * 2);
+    for (let r = 0; r < 64; r++) for (let c = 0; c < 16; c++) expect(l.descriptor.calculateOffset([r, c]) * 2).toBe((c >> 3) * l.leadingByteOffset + (r >> 3) * l.strideByteOffset + (r % 8) * 16 + (c % 8) * 2);
     expect([l.leadingByteOffset, l.strideByteOffset]).toEqual([64 * 16, 128]);
   });
 
@@ -105,7 +105,20 @@ describe('wgmma shared-memory layouts (PTX ISA 9.7.15.5.1.2)', () => {
       [64, 512, 16, 512],
       [32, 256, 16, 256],
     ]);
-    expect(makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'fp16', mn: 64, k: 64, major: 'MN' }).leadingByteOffset).toBeNull();
+  });
+
+  it('descriptor byte offsets per swizzle mode (MN-major): LBO = the next W-byte slab along M/N (k·W), SBO = the next 8 K rows (8·W); none: LBO = 128 along K, SBO = k·16 along M/N', () => {
+    const table = (['128B', '64B', '32B', 'none'] as const).map((swizzle) => {
+      const l = makeWgmmaSmemLayout({ swizzle, dtype: 'bf16', mn: 256, k: 64, major: 'MN' });
+      return [l.leadingByteOffset, l.strideByteOffset, l.mnGranularity];
+    });
+    expect(table).toEqual([
+      [64 * 128, 1024, 64],
+      [64 * 64, 512, 32],
+      [64 * 32, 256, 16],
+      [128, 64 * 16, 8],
+    ]);
+    expect(makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'fp16', mn: 64, k: 64 }).mnGranularity).toBe(8);
   });
 
   it('MN-major is the same physical layout with the contiguous dim M/N', () => {
@@ -155,6 +168,67 @@ describe('wgmma shared-memory layouts (PTX ISA 9.7.15.5.1.2)', () => {
     },
   );
 
+  /**
+   * How wgmma addresses an MN-major operand (PTX ISA 9.7.15.5.1.2.1 "Strides"; CUTLASS's canonical
+   * MN-major GMMA layouts ((T,W/16,m),(8,k)) : ((1,T,LBO),(W/16·T,SBO)) in 16-byte units T):
+   * M/N elements contiguous inside a W-byte row, LBO between W-byte slabs along M/N, K rows W bytes
+   * apart inside an 8-row group, SBO between groups; then the swizzle XOR on the absolute address.
+   * `none`: 8 M/N elements × 8 K rows core matrices of 128 bytes, SBO along M/N, LBO along K.
+   */
+  function mnMajorAddress(l: WgmmaSmemLayout, start: number, lbo: number, sbo: number, i: number, j: number): number {
+    const eb = l.elementBytes;
+    if (l.swizzle === 'none') {
+      const e = 16 / eb;
+      return start + Math.floor(i / e) * sbo + (i % e) * eb + Math.floor(j / 8) * lbo + (j % 8) * 16;
+    }
+    const slab = l.swizzleBytes / eb;
+    return swizzleAddress(l.swizzle, start + Math.floor(i / slab) * lbo + (i % slab) * eb + Math.floor(j / 8) * sbo + (j % 8) * l.swizzleBytes);
+  }
+
+  const mnOperandArb = layoutArb
+    .filter((s) => s.major === 'MN' && s.k >= 16)
+    .chain((spec) => {
+      const l = makeWgmmaSmemLayout(spec);
+      return fc.record({
+        l: fc.constant(l),
+        k: fc.constantFrom(8, 16),
+        mn0: fc.integer({ min: 0, max: l.mn / l.mnGranularity - 1 }).map((x) => x * l.mnGranularity),
+        k0: fc.integer({ min: 0, max: l.k / 8 - 2 }).map((x) => x * 8),
+        tileAddress: fc.integer({ min: 0, max: 8 }).map((x) => x * l.repeatBytes),
+      });
+    });
+
+  it('wgmmaOperandDescriptor (MN-major): the address wgmma derives for every sub-tile element (all remaining M/N) is the layout\'s', () => {
+    fc.assert(
+      fc.property(mnOperandArb, ({ l, k, mn0, k0, tileAddress }) => {
+        const f = wgmmaOperandDescriptor(l, { tileAddress, mn0, k0, k });
+        expect(decodeWgmmaDescriptor(encodeWgmmaDescriptor(f))).toEqual(f);
+        if (l.swizzle !== 'none') expect(f.startAddress % l.repeatBytes).toBe(0); // base offset 0 stays right
+        for (let i = 0; i < l.mn - mn0; i++)
+          for (let j = 0; j < k; j++) expect(mnMajorAddress(l, f.startAddress, f.leadingByteOffset, f.strideByteOffset, i, j)).toBe(tileAddress + l.descriptor.calculateOffset([mn0 + i, k0 + j]) * l.elementBytes);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('MN-major 128B is what TMA writes for boxes of 64 M/N elements × k rows, one box per 64-wide slab; k16 steps are 2048 bytes', () => {
+    // TMA, 128B swizzle, box inner extent 64 two-byte elements (128 bytes) along M/N, k rows along K,
+    // box b (M/N elements [64b, 64b + 64)) stored at b · k · 128: element (mn, kk) of the tile at
+    // b·k·128 + kk·128 + 16·((c / 8) XOR (kk mod 8)) + 2·(c mod 8), c = mn mod 64.
+    const l = makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'fp16', mn: 256, k: 64, major: 'MN' });
+    for (let mn = 0; mn < 256; mn++)
+      for (let kk = 0; kk < 64; kk++) {
+        const c = mn % 64;
+        expect(l.descriptor.calculateOffset([mn, kk]) * 2).toBe(Math.floor(mn / 64) * 64 * 128 + kk * 128 + 16 * (Math.floor(c / 8) ^ kk % 8) + 2 * (c % 8));
+      }
+    expect([0, 16, 32, 48].map((k0) => wgmmaOperandDescriptor(l, { tileAddress: 4096, k0 }).startAddress - 4096)).toEqual([0, 2048, 4096, 6144]);
+    expect(wgmmaOperandDescriptor(l, { tileAddress: 0, mn0: 64 }).startAddress).toBe(8192);
+    expect(() => wgmmaOperandDescriptor(l, { tileAddress: 0, mn0: 8 })).toThrow(/mn0: must be a multiple of 64/);
+    expect(() => wgmmaOperandDescriptor(l, { tileAddress: 0, k0: 4 })).toThrow(/k0: must be a multiple of 8/);
+    expect(() => wgmmaOperandDescriptor(l, { tileAddress: 0, k0: 56 })).toThrow(/k0/);
+    expect(() => wgmmaOperandDescriptor(l, { tileAddress: 0, k: 12 })).toThrow(/k: must be a positive multiple of 8/);
+  });
+
   it('wgmmaOperandDescriptor: K steps inside a 128B atom move the start address by 32 bytes; typed errors', () => {
     const l = makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'bf16', mn: 128, k: 128 });
     const at = (mn0: number, k0: number): number => wgmmaOperandDescriptor(l, { tileAddress: 2048, mn0, k0 }).startAddress;
@@ -164,7 +238,6 @@ describe('wgmma shared-memory layouts (PTX ISA 9.7.15.5.1.2)', () => {
     expect(() => wgmmaOperandDescriptor(l, { tileAddress: 512 })).toThrow(/multiple of 1024 bytes/);
     expect(() => wgmmaOperandDescriptor(l, { tileAddress: 0, mn0: 4 })).toThrow(/mn0/);
     expect(() => wgmmaOperandDescriptor(l, { tileAddress: 0, k0: 56 })).toThrow(/inside one 128B atom/);
-    const mn = makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'bf16', mn: 64, k: 64, major: 'MN' });
-    expect(() => wgmmaOperandDescriptor(mn, { tileAddress: 0 })).toThrow(SmemLayoutError);
+    expect(() => wgmmaOperandDescriptor(l, { tileAddress: 0, mn0: 128 })).toThrow(SmemLayoutError);
   });
 });

@@ -35,14 +35,23 @@ export interface WgmmaSmemLayout {
   /** Bytes of the whole tile. */
   readonly bytes: number;
   /**
-   * Descriptor byte offsets for a K-major tile (PTX ISA 9.7.15.5.1.2.1): swizzled modes use
-   * SBO = 8 rows · swizzleBytes and ignore LBO (set to 16: encoded 1, as CUTLASS does) because
-   * one wgmma K step (16 elements, ≤ 32 bytes) lies inside one swizzle atom; `none` has
-   * LBO = mn · 16 (the next core matrix along K) and SBO = 128 (the next 8 rows). `null` for
-   * MN-major tiles (not derived yet).
+   * Descriptor byte offsets (PTX ISA 9.7.15.5.1.2.1 "Strides", CUTLASS's canonical GMMA layouts).
+   * K-major: swizzled modes use SBO = 8 rows · swizzleBytes (the next 8 M/N rows) and ignore LBO
+   * (set to 16: encoded 1, as CUTLASS does) because one wgmma K step (16 elements, ≤ 32 bytes) lies
+   * inside one swizzle atom; `none` has LBO = mn · 16 (the next core matrix along K) and SBO = 128
+   * (the next 8 M/N rows). MN-major: swizzled modes use LBO = k · swizzleBytes (the next
+   * swizzleBytes-wide slab along M/N: the ISA's "next (swizzle-byte-size/16) rows" of 16-byte
+   * units) and SBO = 8 · swizzleBytes (the next 8 K rows); `none` has LBO = 128 (the next 8 K rows)
+   * and SBO = k · 16 (the next 8 M/N elements).
    */
-  readonly leadingByteOffset: number | null;
-  readonly strideByteOffset: number | null;
+  readonly leadingByteOffset: number;
+  readonly strideByteOffset: number;
+  /**
+   * M/N elements one descriptor start address may be offset by inside the tile (`wgmmaOperandDescriptor`'s
+   * mn0 granularity): 8 rows for K-major; for MN-major the slab width (swizzleBytes / elementBytes,
+   * or one 16-byte chunk for `none`).
+   */
+  readonly mnGranularity: number;
 }
 
 const swizzleWidth: Record<WgmmaSwizzle, number> = { none: 16, '128B': 128, '64B': 64, '32B': 32 };
@@ -101,6 +110,13 @@ export function makeWgmmaSmemLayout(spec: WgmmaSmemLayoutSpec): WgmmaSmemLayout 
   }
   if (major === 'MN') desc = transformTensorDescriptor(desc, [passThrough(rows), passThrough(cols)], [[0], [1]], [[1], [0]]);
   const kMajor = major === 'K';
+  const offsets = kMajor
+    ? swizzle === 'none'
+      ? { lbo: rows * 16, sbo: 128 }
+      : { lbo: 16, sbo: 8 * w }
+    : swizzle === 'none'
+      ? { lbo: 128, sbo: rows * 16 }
+      : { lbo: rows * w, sbo: 8 * w };
   return {
     swizzle,
     dtype,
@@ -112,8 +128,9 @@ export function makeWgmmaSmemLayout(spec: WgmmaSmemLayoutSpec): WgmmaSmemLayout 
     swizzleBytes: w,
     repeatBytes: 8 * w,
     bytes: mn * k * elementBytes,
-    leadingByteOffset: kMajor ? (swizzle === 'none' ? rows * 16 : 16) : null,
-    strideByteOffset: kMajor ? (swizzle === 'none' ? 128 : 8 * w) : null,
+    leadingByteOffset: offsets.lbo,
+    strideByteOffset: offsets.sbo,
+    mnGranularity: kMajor ? 8 : swizzle === 'none' ? e : colElems,
   };
 }
 
@@ -121,28 +138,32 @@ export function makeWgmmaSmemLayout(spec: WgmmaSmemLayoutSpec): WgmmaSmemLayout 
 export interface WgmmaOperandOrigin {
   /** Shared-window byte address of the tile; a multiple of `repeatBytes` (so the base offset is 0). */
   readonly tileAddress: number;
-  /** First M/N row of the sub-tile: a multiple of 8 (default 0). */
+  /** First M/N row of the sub-tile: a multiple of the layout's `mnGranularity` (default 0). */
   readonly mn0?: number;
-  /** First K column of the sub-tile (default 0); the instruction's K slice (`k` elements) must not straddle a swizzle atom. */
+  /**
+   * First K column of the sub-tile (default 0). K-major: a multiple of 16 bytes whose K slice
+   * (`k` elements) does not straddle a swizzle atom; MN-major: a multiple of 8 (one 8-row K group).
+   */
   readonly k0?: number;
-  /** The instruction's K extent in elements (default 16: wgmma m64nNk16). */
+  /** The instruction's K extent in elements (default 16: wgmma m64nNk16); MN-major: a multiple of 8. */
   readonly k?: number;
 }
 
 /**
  * The descriptor fields (for `encodeWgmmaDescriptor`) of the wgmma operand sub-tile that starts at
- * (mn0, k0) of a K-major tile laid out by {@link makeWgmmaSmemLayout}: the start address is the tile
- * address plus the byte offset of (mn0, k0) — unswizzled there, because mn0 is a multiple of 8 —
- * with the layout's LBO/SBO and swizzle, base offset 0. This is how the block layer steps through
- * K (k0 += 16) and M/N (mn0 += 64 or N). Postcondition (property-tested): the address the
- * descriptor names for sub-tile element (i, j), i.e. start + ⌊i/8⌋·SBO + (i mod 8)·W + j·bytes
- * (swizzled: then bits [4, …) XOR bits [7, …)) or start + ⌊i/8⌋·SBO + (i mod 8)·16 + ⌊j/e⌋·LBO +
- * (j mod e)·bytes (`none`), equals tileAddress + the layout's offset of (mn0 + i, k0 + j).
+ * (mn0, k0) of a tile laid out by {@link makeWgmmaSmemLayout}: the start address is the tile
+ * address plus the byte offset of (mn0, k0) — unswizzled there: K-major because mn0 is a multiple
+ * of 8, MN-major because mn0 starts a slab and k0 an 8-row group — with the layout's LBO/SBO and
+ * swizzle, base offset 0. This is how the block layer steps through K (k0 += 16) and M/N (mn0 += 64
+ * or N). Postcondition (property-tested): the address the descriptor names for sub-tile element
+ * (i, j), i.e. with S = swizzleBytes / bytes and e = 16 / bytes
+ * - K-major swizzled: start + ⌊i/8⌋·SBO + (i mod 8)·W + j·bytes, then bits [4, …) XOR bits [7, …);
+ * - K-major `none`: start + ⌊i/8⌋·SBO + (i mod 8)·16 + ⌊j/e⌋·LBO + (j mod e)·bytes;
+ * - MN-major swizzled: start + ⌊i/S⌋·LBO + (i mod S)·bytes + ⌊j/8⌋·SBO + (j mod 8)·W, then the XOR;
+ * - MN-major `none`: start + ⌊i/e⌋·SBO + (i mod e)·bytes + ⌊j/8⌋·LBO + (j mod 8)·16;
+ * equals tileAddress + the layout's offset of (mn0 + i, k0 + j).
  */
 export function wgmmaOperandDescriptor(layout: WgmmaSmemLayout, origin: WgmmaOperandOrigin): WgmmaDescriptorFields {
-  if (layout.major !== 'K' || layout.leadingByteOffset === null || layout.strideByteOffset === null) {
-    throw new SmemLayoutError('wgmmaOperandDescriptor layout', 'only K-major tiles have derived descriptor offsets so far', layout.major);
-  }
   const { tileAddress } = origin;
   const mn0 = origin.mn0 ?? 0;
   const k0 = origin.k0 ?? 0;
@@ -150,17 +171,26 @@ export function wgmmaOperandDescriptor(layout: WgmmaSmemLayout, origin: WgmmaOpe
   if (!Number.isSafeInteger(tileAddress) || tileAddress < 0 || tileAddress % layout.repeatBytes !== 0) {
     throw new SmemLayoutError('wgmmaOperandDescriptor tileAddress', `must be a multiple of ${layout.repeatBytes} bytes (the ${layout.swizzle} pattern repeat, for base offset 0)`, String(tileAddress));
   }
-  if (!Number.isSafeInteger(mn0) || mn0 < 0 || mn0 % 8 !== 0 || mn0 >= layout.mn) {
-    throw new SmemLayoutError('wgmmaOperandDescriptor mn0', `must be a multiple of 8 in [0, ${layout.mn})`, String(mn0));
+  const g = layout.mnGranularity;
+  if (!Number.isSafeInteger(mn0) || mn0 < 0 || mn0 % g !== 0 || mn0 >= layout.mn) {
+    throw new SmemLayoutError('wgmmaOperandDescriptor mn0', `must be a multiple of ${g} in [0, ${layout.mn}) (${layout.major}-major ${layout.swizzle})`, String(mn0));
   }
   const e = 16 / layout.elementBytes;
-  const atomElems = layout.swizzle === 'none' ? e : layout.swizzleBytes / layout.elementBytes;
-  if (!Number.isSafeInteger(k) || k <= 0 || (layout.swizzle !== 'none' && k > atomElems) || (layout.swizzle === 'none' && k % e !== 0)) {
-    throw new SmemLayoutError('wgmmaOperandDescriptor k', layout.swizzle === 'none' ? `must be a positive multiple of ${e}` : `must be in [1, ${atomElems}] (one swizzle atom wide)`, String(k));
-  }
-  const sameAtom = layout.swizzle === 'none' || Math.floor(k0 / atomElems) === Math.floor((k0 + k - 1) / atomElems);
-  if (!Number.isSafeInteger(k0) || k0 < 0 || k0 + k > layout.k || k0 % e !== 0 || !sameAtom) {
-    throw new SmemLayoutError('wgmmaOperandDescriptor k0', `must be a multiple of ${e} with [k0, k0 + ${k}) inside [0, ${layout.k}) and inside one ${layout.swizzle} atom`, String(k0));
+  if (layout.major === 'MN') {
+    // K runs along the strided dim: the slice is whole 8-row groups (SBO / LBO steps between them).
+    if (!Number.isSafeInteger(k) || k <= 0 || k % 8 !== 0) throw new SmemLayoutError('wgmmaOperandDescriptor k', 'must be a positive multiple of 8 (MN-major: whole 8-row K groups)', String(k));
+    if (!Number.isSafeInteger(k0) || k0 < 0 || k0 % 8 !== 0 || k0 + k > layout.k) {
+      throw new SmemLayoutError('wgmmaOperandDescriptor k0', `must be a multiple of 8 with [k0, k0 + ${k}) inside [0, ${layout.k})`, String(k0));
+    }
+  } else {
+    const atomElems = layout.swizzle === 'none' ? e : layout.swizzleBytes / layout.elementBytes;
+    if (!Number.isSafeInteger(k) || k <= 0 || (layout.swizzle !== 'none' && k > atomElems) || (layout.swizzle === 'none' && k % e !== 0)) {
+      throw new SmemLayoutError('wgmmaOperandDescriptor k', layout.swizzle === 'none' ? `must be a positive multiple of ${e}` : `must be in [1, ${atomElems}] (one swizzle atom wide)`, String(k));
+    }
+    const sameAtom = layout.swizzle === 'none' || Math.floor(k0 / atomElems) === Math.floor((k0 + k - 1) / atomElems);
+    if (!Number.isSafeInteger(k0) || k0 < 0 || k0 + k > layout.k || k0 % e !== 0 || !sameAtom) {
+      throw new SmemLayoutError('wgmmaOperandDescriptor k0', `must be a multiple of ${e} with [k0, k0 + ${k}) inside [0, ${layout.k}) and inside one ${layout.swizzle} atom`, String(k0));
+    }
   }
   return {
     startAddress: tileAddress + layout.descriptor.calculateOffset([mn0, k0]) * layout.elementBytes,

@@ -90,8 +90,9 @@ export class BlockEmitter {
     if (!Number.isSafeInteger(n) || n < 1 || n > 1024) throw new TileEmitError('BlockEmitter numThreads', 'must be an integer in [1, 1024]', String(n));
     this.b = b;
     this.target = target;
+    // The device dialect serves CUDA and HIP alike: both spell threads, barriers, __shared__ and shuffles through the target.
     this.dialect = target.name === 'host' ? 'host' : 'cuda';
-    if (this.dialect === 'cuda' && target.language !== 'cuda') throw new TileEmitError('BlockEmitter target', 'tile emission supports the host and CUDA targets', target.name);
+    if (this.dialect === 'cuda' && target.language !== 'cuda' && target.language !== 'hip') throw new TileEmitError('BlockEmitter target', 'tile emission supports the host, CUDA and HIP targets', target.name);
     this.numThreads = n;
     this.indexOptions = options.index ?? {};
     // A nested emitter (loop body) shares its parent's hoisted index code and thread id.

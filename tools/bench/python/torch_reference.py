@@ -2,7 +2,7 @@
 
 usage: python3 torch_reference.py CASES.json RESULT.json
 
-CASES.json is a list of {"name", "op", "params"}; ops: copy, permute, gemm, sdpa_fwd, sdpa_bwd.
+CASES.json is a list of {"name", "op", "params"}; ops: copy, permute, gemm, sdpa_fwd, sdpa_bwd, fmha_fwd.
 RESULT.json maps case name -> {baseline name -> {"ms", "tflops"?, "gbps"?} | {"error"}}.
 Timing follows shared/design/BENCHMARKS.md: CUDA events around the call, warm-up first, median of
 at least 20 repetitions. A backend that cannot run a case is recorded with its error, not dropped.
@@ -67,9 +67,14 @@ def run_permute(p):
 
 
 def run_gemm(p):
+    """a @ b with the case's storage (BLAS names: first letter A, second B; t = row-major, n =
+    column-major): a column-major operand is the transposed view of a packed row-major tensor, so
+    cuBLAS gets the transpose flags, not a copy. Cases without a layout keep the old row-major pair (tt)."""
     dt = DTYPES[p["dtype"]]
-    a = torch.randn(p["m"], p["k"], device="cuda", dtype=dt)
-    b = torch.randn(p["k"], p["n"], device="cuda", dtype=dt)
+    m, n, k = p["m"], p["n"], p["k"]
+    layout = p.get("layout", "tt")
+    a = torch.randn(m, k, device="cuda", dtype=dt) if layout[0] == "t" else torch.randn(k, m, device="cuda", dtype=dt).t()
+    b = torch.randn(k, n, device="cuda", dtype=dt) if layout[1] == "t" else torch.randn(n, k, device="cuda", dtype=dt).t()
     ms = median_ms(lambda: a @ b)
     return {"torch-matmul": {"ms": ms, "tflops": 2 * p["m"] * p["n"] * p["k"] / ms / 1e9}}
 
@@ -100,12 +105,112 @@ def run_sdpa(p, backward):
     return out
 
 
+def fmha_fwd_flops(p):
+    """BENCHMARKS.md: sum over sequences of 2*h*sq*sk*(d + dv), halved for causal when sq == sk."""
+    d, dv, h = p["d"], p.get("dv", p["d"]), p["h"]
+    pairs = list(zip(p["seqlens_q"], p["seqlens_k"])) if "seqlens_q" in p else [(p["sq"], p["sk"])] * p["b"]
+    return sum(2 * h * sq * sk * (d + dv) / (2 if p.get("causal") and sq == sk else 1) for sq, sk in pairs)
+
+
+def save_fmha_case(directory, name, tensors, meta):
+    """Raw little-endian 16-bit tensors (<name>.<q|k|v|o>.bin, contiguous in the shapes of meta.json) for ours to compare with."""
+    import os
+    os.makedirs(directory, exist_ok=True)
+    for key, t in tensors.items():
+        t.detach().contiguous().view(torch.int16).cpu().numpy().tofile(os.path.join(directory, f"{name}.{key}.bin"))
+    with open(os.path.join(directory, f"{name}.meta.json"), "w") as f:
+        json.dump(meta, f)
+
+
+def run_fmha_fwd(p):
+    """Suite fmha-fwd: F.scaled_dot_product_attention with each backend alone (flash = FlashAttention-2,
+    cudnn, efficient), median of >= 20 CUDA-event timings after warm-up.
+
+    params: b, h, hk (default h: GQA through enable_gqa), sq, sk, d, dv (default d), causal (torch's
+    is_causal: top-left aligned, equal to bottom-right only when sq == sk), dtype, layout ("bhsd" or
+    "bshd": bshd tensors are made (b, s, h, d) and transposed, so SDPA sees the strides ours does),
+    seed. Varlen: seqlens_q / seqlens_k lists (b entries) -> jagged nested tensors (one SDPA call);
+    a backend that rejects them is timed again looping over the sequences ("<backend>-looped").
+    save: a directory; the flash output (with q, k, v) is written there for ours to compare with.
+    """
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    dt = DTYPES[p["dtype"]]
+    h, hk, d, dv = p["h"], p.get("hk", p["h"]), p["d"], p.get("dv", p["d"])
+    causal = bool(p.get("causal"))
+    gen = torch.Generator(device="cuda").manual_seed(int(p.get("seed", 0)))
+    flops = fmha_fwd_flops(p)
+    extra = {"enable_gqa": True} if hk != h else {}
+    backends = (("torch-flash", SDPBackend.FLASH_ATTENTION), ("torch-cudnn", SDPBackend.CUDNN_ATTENTION),
+                ("torch-efficient", SDPBackend.EFFICIENT_ATTENTION))
+
+    def rand(*shape):
+        return torch.randn(*shape, device="cuda", dtype=dt, generator=gen)
+
+    def dense(b, heads, s, dim):
+        if p.get("layout", "bhsd") == "bshd":
+            return rand(b, s, heads, dim).transpose(1, 2)
+        return rand(b, heads, s, dim)
+
+    out = {}
+    if "seqlens_q" in p:
+        lq, lk = p["seqlens_q"], p["seqlens_k"]
+        qs = [rand(s, h, d) for s in lq]
+        ks = [rand(s, hk, d) for s in lk]
+        vs = [rand(s, hk, dv) for s in lk]
+
+        def nested(parts):
+            return torch.nested.nested_tensor(parts, layout=torch.jagged).transpose(1, 2)
+        qn, kn, vn = nested(qs), nested(ks), nested(vs)
+        looped_inputs = [(qi.transpose(0, 1).unsqueeze(0), ki.transpose(0, 1).unsqueeze(0), vi.transpose(0, 1).unsqueeze(0))
+                         for qi, ki, vi in zip(qs, ks, vs)]
+        for name, backend in backends:
+            try:
+                with sdpa_kernel([backend]):
+                    ms = median_ms(lambda: F.scaled_dot_product_attention(qn, kn, vn, is_causal=causal, **extra))
+                out[name] = {"ms": ms, "tflops": flops / ms / 1e9}
+            except Exception as error:  # recorded, never dropped
+                out[name] = {"error": first_line(error)}
+                try:
+                    with sdpa_kernel([backend]):
+                        ms = median_ms(lambda: [F.scaled_dot_product_attention(qi, ki, vi, is_causal=causal, **extra)
+                                                for qi, ki, vi in looped_inputs])
+                    out[name + "-looped"] = {"ms": ms, "tflops": flops / ms / 1e9}
+                except Exception as looped_error:
+                    out[name + "-looped"] = {"error": first_line(looped_error)}
+        if p.get("save"):
+            with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                o = torch.cat([F.scaled_dot_product_attention(qi, ki, vi, is_causal=causal, **extra)[0].transpose(0, 1)
+                               for qi, ki, vi in looped_inputs])
+            save_fmha_case(p["save"], p.get("name", "case"), {"q": torch.cat(qs), "k": torch.cat(ks), "v": torch.cat(vs), "o": o},
+                           {**p, "layout": "thd", "note": "rows of all sequences stacked: (total, heads, dim)"})
+        return out
+    b, sq, sk = p["b"], p["sq"], p["sk"]
+    q, k, v = dense(b, h, sq, d), dense(b, hk, sk, d), dense(b, hk, sk, dv)
+    for name, backend in backends:
+        try:
+            with sdpa_kernel([backend]):
+                ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, **extra), warmup=5, reps=30)
+            out[name] = {"ms": ms, "tflops": flops / ms / 1e9}
+        except Exception as error:  # recorded, never dropped
+            out[name] = {"error": first_line(error)}
+    if p.get("save"):
+        with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, **extra)
+        save_fmha_case(p["save"], p.get("name", "case"), {"q": q, "k": k, "v": v, "o": o}, {**p, "layout": "bhsd"})
+    return out
+
+
+def first_line(error):
+    return str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+
+
 RUNNERS = {
     "copy": run_copy,
     "permute": run_permute,
     "gemm": run_gemm,
     "sdpa_fwd": lambda p: run_sdpa(p, False),
     "sdpa_bwd": lambda p: run_sdpa(p, True),
+    "fmha_fwd": run_fmha_fwd,
 }
 
 

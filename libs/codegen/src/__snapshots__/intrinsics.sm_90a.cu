@@ -108,6 +108,44 @@ __device__ __forceinline__ void tk_mbarrier_inval(void* bar) {
   asm volatile("mbarrier.inval.shared.b64 [%0];" : : "r"(addr) : "memory");
 }
 
+// lg2.approx.ftz.f32: log2(x) (+0 gives -inf).
+__device__ __forceinline__ float tk_log2_approx(float x) {
+  float y;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// ex2.approx.ftz.f32: 2^x to 2 ulp (subnormals flushed; -inf gives +0).
+__device__ __forceinline__ float tk_exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// cvt.rn.f16x2.f32: two floats rounded to nearest-even fp16, lo in bits 0-15, hi in 16-31.
+__device__ __forceinline__ unsigned int tk_pack_f16x2(float lo, float hi) {
+  unsigned int d;
+  asm("cvt.rn.f16x2.f32 %0, %2, %1;" : "=r"(d) : "f"(lo), "f"(hi));
+  return d;
+}
+
+// cvt.rn.bf16x2.f32: two floats rounded to nearest-even bf16, lo in bits 0-15, hi in 16-31.
+__device__ __forceinline__ unsigned int tk_pack_bf16x2(float lo, float hi) {
+  unsigned int d;
+  asm("cvt.rn.bf16x2.f32 %0, %2, %1;" : "=r"(d) : "f"(lo), "f"(hi));
+  return d;
+}
+
+// bar.arrive id, count: count this warp at barrier `id` without waiting.
+__device__ __forceinline__ void tk_named_barrier_arrive(int id, int count) {
+  asm volatile("bar.arrive %0, %1;" : : "r"(id), "r"(count) : "memory");
+}
+
+// bar.sync id, count: wait until `count` threads (whole warps) reached barrier `id`.
+__device__ __forceinline__ void tk_named_barrier_sync(int id, int count) {
+  asm volatile("bar.sync %0, %1;" : : "r"(id), "r"(count) : "memory");
+}
+
 // A CUtensorMap by value: 128 opaque bytes, 64-byte aligned (the driver encodes it; TMA reads it).
 struct alignas(64) tk_tensor_map { unsigned long long opaque[16]; };
 
@@ -298,8 +336,14 @@ extern "C" __global__ void __launch_bounds__(128) tk_intrinsics_sm80(const unsig
     tk_mbarrier_arrive(bar);
     tk_mbarrier_inval(bar);
   }
+  // fast-math exp2/log2, fp32 pairs packed to f16x2/bf16x2, named barriers
+  const float x = static_cast<float>(regs[0]);
+  const float e = tk_log2_approx(tk_exp2_approx(x));
+  const unsigned int packed = tk_pack_f16x2(x, e) + tk_pack_bf16x2(e, x);
+  tk_named_barrier_arrive(1, 64);
+  tk_named_barrier_sync(2, 128);
   const unsigned int sum = regs[0] + regs[1] + (regs[2] + regs[3]);
-  out[tid] = sum + tk_smem_addr(tile);
+  out[tid] = sum + packed + tk_smem_addr(tile);
 }
 
 extern "C" __global__ void __launch_bounds__(128) tk_intrinsics_sm90(const __grid_constant__ tk_tensor_map map, unsigned int* __restrict__ out, int x) {

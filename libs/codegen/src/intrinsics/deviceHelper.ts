@@ -118,6 +118,11 @@ export interface AsmSpec {
   readonly inputs?: readonly AsmOperand[];
   /** Add the `"memory"` clobber (the instruction reads or writes memory the compiler must not cache across it). */
   readonly memory?: boolean;
+  /**
+   * `false` for a pure register computation (fast-math approximations, packing conversions): plain
+   * `asm`, which the compiler may schedule, merge or drop like any arithmetic. Default `true`.
+   */
+  readonly volatile?: boolean;
 }
 
 function quote(text: string): string {
@@ -127,20 +132,22 @@ function quote(text: string): string {
 
 /**
  * Appends `asm volatile(...)` to `b`: the one hand-written text of a leaf wrapper. Operands print
- * through `printExpr`, so they are the helper's own (builder) variables. Always `volatile`: every
- * wrapped instruction has effects beyond its outputs (memory, barriers, register budgets).
+ * through `printExpr`, so they are the helper's own (builder) variables. `volatile` unless the spec
+ * says otherwise: most wrapped instructions have effects beyond their outputs (memory, barriers,
+ * register budgets); pure register arithmetic opts out so the compiler can schedule it.
  */
 export function emitAsm(b: BlockBuilder, spec: AsmSpec): void {
   const operands = (list: readonly AsmOperand[] | undefined): string => (list ?? []).map(([c, e]) => `${quote(c)}(${printExpr(e)})`).join(', ');
   const sections = [operands(spec.outputs), operands(spec.inputs), spec.memory === true ? '"memory"' : ''];
   while (sections.length > 0 && sections[sections.length - 1] === '') sections.pop();
   const tail = sections.map((x) => (x === '' ? ' :' : ` : ${x}`)).join('');
+  const keyword = spec.volatile === false ? 'asm' : 'asm volatile';
   if (spec.ptx.length === 1) {
-    b.verbatim(`asm volatile(${quote(spec.ptx[0] as string)}${tail});`);
+    b.verbatim(`${keyword}(${quote(spec.ptx[0] as string)}${tail});`);
     return;
   }
   const body = ['{', ...spec.ptx.map((l) => `  ${l}`), '}'].map((l) => `    ${quote(l).slice(0, -1)}\\n"`);
   if (tail === '') body[body.length - 1] += ');';
   else body.push(`   ${tail});`);
-  b.verbatim(['asm volatile(', ...body]);
+  b.verbatim([`${keyword}(`, ...body]);
 }

@@ -1,4 +1,4 @@
-import { array, int32, pointer, uint8, uint32, uint64 } from '../cType.ts';
+import { array, float32, int32, pointer, uint8, uint32, uint64 } from '../cType.ts';
 import { add, addressOf, cast, eq, index, lt, mul, ne, shr } from '../ops.ts';
 import { SourceBuilder } from '../sourceFile.ts';
 import type { Target } from '../target.ts';
@@ -7,6 +7,8 @@ import { KernelSignature } from '../kernel/kernelSignature.ts';
 import { fenceMbarrierInit, fenceProxyAsyncShared } from '../intrinsics/asyncFence.ts';
 import { cpAsync, cpAsyncCommitGroup, cpAsyncWaitGroup } from '../intrinsics/cpAsync.ts';
 import { electSync } from '../intrinsics/electSync.ts';
+import { exp2Approx, log2Approx, packFloat2 } from '../intrinsics/fastMath.ts';
+import { namedBarrierArrive, namedBarrierSync } from '../intrinsics/namedBarrier.ts';
 import { gridDependencyLaunchDependents, gridDependencyWait } from '../intrinsics/gridDependency.ts';
 import { ldmatrix } from '../intrinsics/ldmatrix.ts';
 import { mbarrierArrive, mbarrierArriveExpectTx, mbarrierInit, mbarrierInval, mbarrierTryWaitParity, mbarrierWaitParity } from '../intrinsics/mbarrier.ts';
@@ -18,7 +20,8 @@ import type { TmaRank } from '../intrinsics/tma.ts';
 /**
  * One translation unit that calls every intrinsic wrapper `target` supports (sm_80: cp.async in
  * all sizes and cache modes, commit/wait, ldmatrix x1/x2/x4 with and without .trans, shared
- * address conversion, mbarrier init/arrive/inval; sm_90a additionally expect_tx, try_wait and the
+ * address conversion, mbarrier init/arrive/inval, ex2/lg2.approx, f16x2/bf16x2 packing, named
+ * barriers; sm_90a additionally expect_tx, try_wait and the
  * wait loop, both fences, TMA loads and stores of rank 1..5, bulk commit/wait(.read),
  * prefetch.tensormap, elect.sync, griddepcontrol and setmaxnreg). The nvcc test compiles it once
  * per arch with warnings as errors; its sm_90a text is the golden snapshot of the emitted helpers.
@@ -58,8 +61,14 @@ export function intrinsicSamplesSource(target: Target): string {
         t.expr(mbarrierArrive(target, bar));
         t.expr(mbarrierInval(target, bar));
       });
+      b.comment('fast-math exp2/log2, fp32 pairs packed to f16x2/bf16x2, named barriers');
+      const x = b.let('x', float32, cast(index(regs, 0), float32));
+      const e = b.let('e', float32, log2Approx(target, exp2Approx(target, x)));
+      const packed = b.let('packed', uint32, add(packFloat2(target, 'fp16', x, e), packFloat2(target, 'bf16', e, x)));
+      b.expr(namedBarrierArrive(target, 1, 64));
+      b.expr(namedBarrierSync(target, 2, 128));
       const sum = b.let('sum', uint32, add(add(index(regs, 0), index(regs, 1)), add(index(regs, 2), index(regs, 3))));
-      b.assign(index(out, tid), add(sum, sharedAddress(target, tile)));
+      b.assign(index(out, tid), add(add(sum, packed), sharedAddress(target, tile)));
     },
   );
   if (!hopper) return src.render();

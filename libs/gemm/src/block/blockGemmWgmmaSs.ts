@@ -2,7 +2,7 @@ import { add, cast, lit, makeCall, mul, renderFunction, snippet, toExpr, uint32,
 import type { DTypeName } from '@tilekit/numeric';
 import { embedEncoding, makeWarpGridEncoding, type DistributedTensor, type TileDistributionEncoding } from '@tilekit/tile';
 import { GemmError } from '../errors.ts';
-import { makeWgmmaSmemLayout, wgmmaOperandDescriptor, type WgmmaSmemLayout } from '../smemLayouts.ts';
+import { makeWgmmaSmemLayout, wgmmaOperandDescriptor, type OperandMajor, type WgmmaSmemLayout } from '../smemLayouts.ts';
 import { defineWgmmaCommitGroup, defineWgmmaFence, defineWgmmaFenceOperands, defineWgmmaWaitGroup, wgmmaAtom, type WarpGemmAtom } from '../warp/warpGemmAtom.ts';
 import { defineWgmmaDescriptorEncoder, wgmmaSwizzleCode } from '../warp/wgmmaDescriptor.ts';
 
@@ -23,6 +23,13 @@ export interface WgmmaBlockGemmPolicy {
   readonly tileN: number;
   /** Block tile K: one 128-byte swizzle row (64 for 2-byte types). */
   readonly tileK: number;
+  /**
+   * Contiguous dim of the A tile in shared memory (default `K`): `MN` stores it as tileK rows of M
+   * in 64-element (128-byte) slabs, read with wgmma's imm-trans-a = 1; tileM is a multiple of 64.
+   */
+  readonly aMajor?: OperandMajor;
+  /** Contiguous dim of the B tile (default `K`); `MN` (N-major, imm-trans-b = 1) needs tileN a multiple of 64. */
+  readonly bMajor?: OperandMajor;
 }
 
 /**
@@ -40,12 +47,15 @@ export function callLeaf(fn: FunctionDef, args: readonly ExprLike[], options: { 
 /**
  * The sm_90a block GEMM with A and B in shared memory and C in registers (CK's
  * `BlockGemmASmemBSmemCReg`, Hopper flavour): a `tileM × tileK` A tile and a `tileN × tileK` B tile,
- * both K-major in 128B-swizzled shared memory as TMA writes them (`makeWgmmaSmemLayout`), and the
+ * each K-major (default) or MN-major in 128B-swizzled shared memory as TMA writes them
+ * (`makeWgmmaSmemLayout`; MN-major: 64-wide slabs of tileK rows, imm-trans = 1), and the
  * fp32 `tileM × tileN` accumulator as a distributed tensor over `tileM / 64` warpgroups: the warp
  * grid of warpgroups along M ⊗ the `wgmma m64nNk16` D fragment (tile's `wgmmaAccumulatorAtom`).
  * Warpgroup g computes rows [64g, 64g + 64) with `tileK / 16` wgmma instructions per K tile, each
  * reading A and B through matrix descriptors whose start address steps by 32 bytes per k16 inside
- * the swizzle row (and by 64 rows · 128 bytes between warpgroups), as `wgmmaOperandDescriptor` says.
+ * the swizzle row for K-major operands, by 16 rows · 128 bytes = 2048 bytes for MN-major ones (two
+ * 8-row K groups: 2·SBO), and by 64 · 128 bytes between warpgroups (64 rows, or one 64-wide M slab),
+ * as `wgmmaOperandDescriptor` says.
  */
 export class WgmmaBlockGemmSs {
   readonly policy: WgmmaBlockGemmPolicy;
@@ -72,10 +82,17 @@ export class WgmmaBlockGemmSs {
     if (!Number.isSafeInteger(tileM) || tileM < 64 || tileM > 256 || tileM % 64 !== 0) throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileM', 'must be 64, 128, 192 or 256', String(tileM));
     if (!Number.isSafeInteger(tileN) || tileN < 16 || tileN > 256 || tileN % 16 !== 0) throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileN', 'must be a multiple of 16 in [16, 256]', String(tileN));
     if (tileK !== 64) throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileK', 'must be 64 (one 128-byte swizzle row of 2-byte elements)', String(tileK));
+    const aMajor = policy.aMajor ?? 'K';
+    const bMajor = policy.bMajor ?? 'K';
+    for (const [what, major] of [['aMajor', aMajor], ['bMajor', bMajor]] as const) {
+      if (major !== 'K' && major !== 'MN') throw new BlockGemmPolicyError(`WgmmaBlockGemmSs ${what}`, 'must be "K" or "MN"', String(major));
+    }
+    if (bMajor === 'MN' && tileN % 64 !== 0) throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileN', 'must be a multiple of 64 with an N-major B (whole 128-byte swizzle slabs)', String(tileN));
+    // K-major is the default and is left out of the frozen policy, so existing policies stay as they were.
     this.policy = Object.freeze({ ...policy });
-    this.atom = wgmmaAtom({ n: tileN, dtype });
-    this.aLayout = makeWgmmaSmemLayout({ swizzle: '128B', dtype, mn: tileM, k: tileK });
-    this.bLayout = makeWgmmaSmemLayout({ swizzle: '128B', dtype, mn: tileN, k: tileK });
+    this.atom = wgmmaAtom({ n: tileN, dtype, aMajor, bMajor });
+    this.aLayout = makeWgmmaSmemLayout({ swizzle: '128B', dtype, mn: tileM, k: tileK, major: aMajor });
+    this.bLayout = makeWgmmaSmemLayout({ swizzle: '128B', dtype, mn: tileN, k: tileK, major: bMajor });
     this.warpgroups = tileM / 64;
     this.threads = 128 * this.warpgroups;
     this.cEncoding = embedEncoding(makeWarpGridEncoding({ warps: [this.warpgroups], xs: [{ warpAxis: 0 }, {}] }), this.atom.c.encoding);
@@ -118,7 +135,7 @@ export class WgmmaBlockGemmSs {
     const pin = defineWgmmaFenceOperands(target, this.accumulatorsPerThread);
     const d = acc.registers.variable;
     const swz = wgmmaSwizzleCode('128B');
-    const desc = (start: Expr, layout: WgmmaSmemLayout): Expr => callLeaf(encoder, [start, ...[layout.leadingByteOffset!, layout.strideByteOffset!, 0, swz].map((x) => lit(x, uint32))]);
+    const desc = (start: Expr, layout: WgmmaSmemLayout): Expr => callLeaf(encoder, [start, ...[layout.leadingByteOffset, layout.strideByteOffset, 0, swz].map((x) => lit(x, uint32))]);
     const aBase = b.let('a_wg', uint32, add(args.aTile, cast(mul(args.warpgroup, this.aWarpgroupStride), uint32)));
     b.expr(callLeaf(pin, [d]));
     b.expr(callLeaf(defineWgmmaFence(target), []));

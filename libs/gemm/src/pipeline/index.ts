@@ -1,4 +1,4 @@
-export { GEMM_DYNAMIC_SMEM, WsTmaWgmmaPipeline, type WsTmaWgmmaArgs, type WsTmaWgmmaPolicy } from './wsTmaWgmmaPipeline.ts';
+export { GEMM_DYNAMIC_SMEM, tmaOperandLoads, WsTmaWgmmaPipeline, type TmaOperandLoads, type WsTmaWgmmaArgs, type WsTmaWgmmaPolicy } from './wsTmaWgmmaPipeline.ts';
 export {
   applyGemmActivation,
   applyGemmEpilogue,
@@ -13,3 +13,5 @@ export {
   type GemmEpilogue,
   type GemmEpilogueArgs,
 } from './gemmEpilogue.ts';
+export { MfmaLdsPipeline, type MfmaLdsPipelineArgs, type MfmaLdsPipelinePolicy } from './mfmaLdsPipeline.ts';
+export { CpAsyncMmaPipeline, type CpAsyncMmaArgs, type CpAsyncMmaPolicy, type CpAsyncOperand } from './cpAsyncMmaPipeline.ts';

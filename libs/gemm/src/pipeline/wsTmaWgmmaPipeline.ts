@@ -1,6 +1,7 @@
 import {
   add,
   and,
+  assignStmt,
   bitAnd,
   bitXor,
   cast,
@@ -11,6 +12,7 @@ import {
   ge,
   gt,
   int32,
+  lt,
   mbarrierArrive,
   mbarrierArriveExpectTx,
   mbarrierInit,
@@ -34,6 +36,7 @@ import {
 } from '@tilekit/codegen';
 import { BlockEmitter, makeDistributedTensor, makeTileWindow, storeTile, type TensorView } from '@tilekit/tile';
 import { BlockGemmPolicyError, WgmmaBlockGemmSs, type WgmmaBlockGemmPolicy } from '../block/blockGemmWgmmaSs.ts';
+import type { OperandMajor, WgmmaSmemLayout } from '../smemLayouts.ts';
 import { emitGemmEpilogue, isIdentityEpilogue, type GemmEpilogue } from './gemmEpilogue.ts';
 
 /** Policy of {@link WsTmaWgmmaPipeline}: the block GEMM's shape plus the pipeline's. */
@@ -46,13 +49,54 @@ export interface WsTmaWgmmaPolicy extends WgmmaBlockGemmPolicy {
   readonly consumerRegisters: number;
   /** Grouped rasterization: M tiles per group (consecutive blocks sweep N inside a group of M tiles). */
   readonly groupM: number;
+  /**
+   * Persistent tile scheduling (default false: one block per tile, the code exactly as without this
+   * field). True: launch at most one block per SM (`persistentGridSize`); block x computes tiles
+   * x, x + gridDim.x, … (each through the same grouped rasterization), producer and consumers
+   * walking the same sequence with the mbarrier ring's stages and phases continuing across tiles,
+   * and the consumers release a tile's last stage before its epilogue, so the next tile's loads
+   * overlap the stores.
+   */
+  readonly persistent?: boolean;
+}
+
+/**
+ * How the producer fills one operand's shared-memory stage with TMA box loads (128B swizzle, zero
+ * fill). K-major: one box [tileK, tileMN] (dimension 0 innermost) at coordinates [k0, mn0]. MN-major:
+ * the 128B swizzle limits a box's inner extent to 128 bytes, so `count` = tileMN / 64 boxes
+ * [64, tileK], load j at coordinates [mn0 + 64·j, k0] into the stage + j · `bytesPerLoad` (the
+ * layout's slab stride, its LBO). Postcondition (tested): the bytes the loads write are the layout's.
+ */
+export interface TmaOperandLoads {
+  readonly major: OperandMajor;
+  /** Box dims, innermost first: [tileK, tileMN] (K-major) or [64, tileK] (MN-major). */
+  readonly box: readonly [number, number];
+  /** Box loads per stage. */
+  readonly count: number;
+  /** Shared-memory bytes each load fills (consecutive loads are adjacent). */
+  readonly bytesPerLoad: number;
+  /** M/N elements between the coordinates of consecutive loads (0 when there is one). */
+  readonly mnStep: number;
+}
+
+/** The TMA loads that fill a 128B-swizzled operand tile laid out by `makeWgmmaSmemLayout`. */
+export function tmaOperandLoads(layout: WgmmaSmemLayout): TmaOperandLoads {
+  if (layout.swizzle !== '128B') throw new BlockGemmPolicyError('tmaOperandLoads layout', 'must use the 128B swizzle (the pipeline\'s TMA maps)', layout.swizzle);
+  if (layout.major === 'K') return { major: 'K', box: [layout.k, layout.mn], count: 1, bytesPerLoad: layout.bytes, mnStep: 0 };
+  const slab = layout.swizzleBytes / layout.elementBytes;
+  const count = layout.mn / slab;
+  return { major: 'MN', box: [slab, layout.k], count, bytesPerLoad: layout.bytes / count, mnStep: count > 1 ? slab : 0 };
 }
 
 /** What the kernel hands the pipeline: its parameters as expressions. */
 export interface WsTmaWgmmaArgs {
-  /** TMA tensor map of A: dims [K, M] (K innermost), box [tileK, tileM], 128B swizzle, zero fill. */
+  /**
+   * TMA tensor map of A. K-major (row-major M×K): dims [K, M] (K innermost), box [tileK, tileM].
+   * M-major (column-major M×K): dims [M, K], box [64, tileK] (see {@link TmaOperandLoads}). 128B
+   * swizzle, zero fill.
+   */
   readonly aMap: Expr;
-  /** TMA tensor map of B stored N×K: dims [K, N], box [tileK, tileN], 128B swizzle, zero fill. */
+  /** TMA tensor map of B: K-major (stored N×K) dims [K, N], box [tileK, tileN]; N-major (stored K×N) dims [N, K], box [64, tileK]. */
   readonly bMap: Expr;
   /** `int` problem sizes. */
   readonly m: Expr;
@@ -78,12 +122,14 @@ export const GEMM_DYNAMIC_SMEM = 'tk_gemm_smem';
  * The sm_90a GEMM main loop (CK's `GemmPipeline*` + Hopper habits): warp-specialized, TMA + mbarrier
  * ring, wgmma from shared memory. Threads: `tileM / 64` consumer warpgroups (threads [0, 128·W))
  * then one producer warpgroup.
- * - Partition: grid = ⌈M/tileM⌉·⌈N/tileN⌉ blocks, grouped rasterization by `groupM` M tiles.
+ * - Partition: grid = ⌈M/tileM⌉·⌈N/tileN⌉ blocks, grouped rasterization by `groupM` M tiles; or,
+ *   with `persistent`, at most one block per SM walking tiles x, x + gridDim.x, … (see the policy field).
  * - Shared memory (dynamic, aligned up to 1024 in the kernel): A stages, B stages, full[S], empty[S].
  * - Producer (`setmaxnreg.dec`): one thread; for each K tile kt, stage s = kt mod S, round r = kt / S:
  *   wait empty[s] phase parity (r & 1) ^ 1 (a fresh barrier passes parity 1), arm full[s] with the
- *   A+B box bytes (`mbarrier.arrive.expect_tx`), issue both TMA box loads onto full[s]. TMA zero-fills
- *   out-of-range rows and the K tail, and counts the full box bytes.
+ *   A+B box bytes (`mbarrier.arrive.expect_tx`), issue the TMA box loads onto full[s] (one per
+ *   K-major operand, one per 64-wide slab of an MN-major one: {@link tmaOperandLoads}). TMA
+ *   zero-fills out-of-range rows and the K tail, and counts the full box bytes.
  * - Consumers (`setmaxnreg.inc`): wait full[s] parity r & 1; the block GEMM's wgmmas for the K tile;
  *   `wgmma.wait_group 1` (the previous tile's group is then done), one arrival per consumer warp on
  *   empty[(kt − 1) mod S]; after the loop `wait_group 0`.
@@ -106,11 +152,15 @@ export class WsTmaWgmmaPipeline {
   readonly sharedBytes: number;
   /** Bytes one stage's TMA loads bring (the full[s] transaction count). */
   readonly stageTxBytes: number;
+  /** How the producer loads A and B (one box per operand when K-major, 64-wide slabs when MN-major). */
+  readonly aLoads: TmaOperandLoads;
+  readonly bLoads: TmaOperandLoads;
 
   constructor(policy: WsTmaWgmmaPolicy) {
     const { stages, producerRegisters: pr, consumerRegisters: cr, groupM } = policy;
     if (!Number.isSafeInteger(stages) || stages < 2 || stages > 8 || (stages & (stages - 1)) !== 0) throw new BlockGemmPolicyError('WsTmaWgmmaPipeline stages', 'must be 2, 4 or 8', String(stages));
     if (!Number.isSafeInteger(groupM) || groupM < 1) throw new BlockGemmPolicyError('WsTmaWgmmaPipeline groupM', 'must be a positive integer', String(groupM));
+    if (policy.persistent !== undefined && typeof policy.persistent !== 'boolean') throw new BlockGemmPolicyError('WsTmaWgmmaPipeline persistent', 'must be a boolean', String(policy.persistent));
     this.policy = Object.freeze({ ...policy });
     this.block = new WgmmaBlockGemmSs(policy);
     this.consumerThreads = this.block.threads;
@@ -124,11 +174,34 @@ export class WsTmaWgmmaPipeline {
     this.usedBytes = this.barrierOffset + 2 * stages * 8;
     this.sharedBytes = this.usedBytes + 1024;
     this.stageTxBytes = this.block.aTileBytes + this.block.bTileBytes;
+    this.aLoads = tmaOperandLoads(this.block.aLayout);
+    this.bLoads = tmaOperandLoads(this.block.bLayout);
   }
 
   /** Blocks of the grid (x only) for an M×N problem. */
   gridSize(m: number, n: number): number {
     return Math.ceil(m / this.policy.tileM) * Math.ceil(n / this.policy.tileN);
+  }
+
+  /**
+   * Persistent mode: blocks along x for an M×N problem on `sms` SMs with `batch` matrices along y —
+   * every tile gets a block while there are no more tiles than SMs; otherwise the SMs are shared out
+   * among the batch (at least one block per matrix).
+   */
+  persistentGridSize(m: number, n: number, sms: number, batch = 1): number {
+    if (!Number.isSafeInteger(sms) || sms < 1) throw new BlockGemmPolicyError('WsTmaWgmmaPipeline.persistentGridSize sms', 'must be a positive integer', String(sms));
+    return Math.min(this.gridSize(m, n), Math.max(1, Math.floor(sms / batch)));
+  }
+
+  /**
+   * Persistent mode: the block tiles (tm, tn) block `block` of `blocks` computes, in order: tiles
+   * block, block + blocks, … through {@link tileOf} (the emitted loop's TS twin). Postcondition
+   * (property-tested): over all blocks, every tile exactly once.
+   */
+  persistentTiles(block: number, blocks: number, m: number, n: number): [number, number][] {
+    const out: [number, number][] = [];
+    for (let t = block; t < this.gridSize(m, n); t += blocks) out.push(this.tileOf(t, m, n));
+    return out;
   }
 
   /** The block tile (tm, tn) of block `pid`: the same grouped rasterization as the emitted code. */
@@ -146,18 +219,36 @@ export class WsTmaWgmmaPipeline {
     const P = this.policy;
     const S = P.stages;
     const blk = this.block;
+    const persistent = P.persistent === true;
     const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, this.threads - 1] });
 
-    b.comment(`tile partition: ${P.tileM}x${P.tileN} tiles, grouped by ${P.groupM} M tiles`);
-    const tilesM = b.let('tiles_m', int32, div(add(args.m, P.tileM - 1), P.tileM));
-    const tilesN = b.let('tiles_n', int32, div(add(args.n, P.tileN - 1), P.tileN));
-    const pid = b.let('pid', int32, cast(target.blockIdx('x'), int32));
-    const width = b.let('group_width', int32, mul(tilesN, P.groupM));
-    const firstM = b.let('first_m', int32, mul(div(pid, width), P.groupM));
-    const rows = b.let('group_rows', int32, minOf(sub(tilesM, firstM), P.groupM));
-    const inGroup = b.let('in_group', int32, mod(pid, width));
-    const m0 = b.let('m0', int32, mul(add(firstM, mod(inGroup, rows)), P.tileM));
-    const n0 = b.let('n0', int32, mul(div(inGroup, rows), P.tileN));
+    // The grouped rasterization of tile `pid` (the twin of `tileOf`), as lets in `bb`.
+    const tileOrigin = (bb: BlockBuilder, pid: Expr, width: Expr, tilesM: Expr): { m0: Expr; n0: Expr } => {
+      const firstM = bb.let('first_m', int32, mul(div(pid, width), P.groupM));
+      const rows = bb.let('group_rows', int32, minOf(sub(tilesM, firstM), P.groupM));
+      const inGroup = bb.let('in_group', int32, mod(pid, width));
+      return { m0: bb.let('m0', int32, mul(add(firstM, mod(inGroup, rows)), P.tileM)), n0: bb.let('n0', int32, mul(div(inGroup, rows), P.tileN)) };
+    };
+
+    let m0: Expr | undefined;
+    let n0: Expr | undefined;
+    let tilesM: Expr;
+    let width: Expr;
+    let totalTiles: Expr | undefined;
+    if (!persistent) {
+      b.comment(`tile partition: ${P.tileM}x${P.tileN} tiles, grouped by ${P.groupM} M tiles`);
+      tilesM = b.let('tiles_m', int32, div(add(args.m, P.tileM - 1), P.tileM));
+      const tilesN = b.let('tiles_n', int32, div(add(args.n, P.tileN - 1), P.tileN));
+      const pid = b.let('pid', int32, cast(target.blockIdx('x'), int32));
+      width = b.let('group_width', int32, mul(tilesN, P.groupM));
+      ({ m0, n0 } = tileOrigin(b, pid, width, tilesM));
+    } else {
+      b.comment(`persistent tile partition: ${P.tileM}x${P.tileN} tiles, grouped by ${P.groupM} M tiles; block x walks tiles x, x + gridDim.x, …`);
+      tilesM = b.let('tiles_m', int32, div(add(args.m, P.tileM - 1), P.tileM));
+      const tilesN = b.let('tiles_n', int32, div(add(args.n, P.tileN - 1), P.tileN));
+      width = b.let('group_width', int32, mul(tilesN, P.groupM));
+      totalTiles = b.let('total_tiles', int32, mul(tilesM, tilesN));
+    }
     const kTiles = b.let('k_tiles', int32, div(add(args.k, P.tileK - 1), P.tileK));
 
     b.comment(`dynamic shared memory, aligned up to 1024 bytes: ${S} A stages, ${S} B stages, full[${S}], empty[${S}]`);
@@ -185,6 +276,44 @@ export class WsTmaWgmmaPipeline {
       parity: bb.let('parity', uint32, cast(bitAnd(div(kt, S), 1), uint32)),
     });
 
+    // Persistent: every role walks the same tiles; `done` counts the K tiles of the earlier ones, so
+    // the ring's stage and phase continue across tiles (K tile kt of a tile is ring step done + kt).
+    const forEachTile = (bb: BlockBuilder, body: (tb: BlockBuilder, origin: { m0: Expr; n0: Expr }, done: Expr) => void): void => {
+      const done = bb.var('done', int32, 0);
+      bb.for(
+        { name: 'tile', type: int32, value: cast(target.blockIdx('x'), int32) },
+        (v) => lt(v!, totalTiles!),
+        (v) => assignStmt(v!, cast(target.gridDim('x'), int32), '+='),
+        (tb, v) => {
+          body(tb, tileOrigin(tb, v!, width, tilesM), done);
+          tb.assign(done, kTiles, '+=');
+        },
+      );
+    };
+
+    const producerKLoop = (bb: BlockBuilder, origin: { m0: Expr; n0: Expr }, done: Expr | null): void => {
+      bb.forRange({ name: 'kt', to: kTiles }, (l, kt) => {
+        const { s, parity } = stageOf(l, done === null ? kt : l.let('step', int32, add(done, kt)));
+        l.expr(mbarrierWaitParity(target, add(empty, s), bitXor(parity, 1)));
+        l.expr(mbarrierArriveExpectTx(target, add(full, s), this.stageTxBytes));
+        const k0 = l.let('k0', int32, mul(kt, P.tileK));
+        const load = (loads: TmaOperandLoads, stageOffset: number, tileBytes: number, map: Expr, mn0: Expr): void => {
+          const batched = (coords: Expr[]): Expr[] => (args.batch === undefined ? coords : [...coords, args.batch]);
+          const stage = add(stageOffset, mul(s, tileBytes));
+          if (loads.major === 'K') {
+            l.expr(tmaLoad(target, { dst: add(smem, stage), map, bar: add(full, s), coords: batched([k0, mn0]) }));
+            return;
+          }
+          for (let j = 0; j < loads.count; j++) {
+            const dst = j === 0 ? add(smem, stage) : add(smem, add(stage, j * loads.bytesPerLoad));
+            l.expr(tmaLoad(target, { dst, map, bar: add(full, s), coords: batched([j === 0 ? mn0 : add(mn0, j * loads.mnStep), k0]) }));
+          }
+        };
+        load(this.aLoads, this.aStageOffset, blk.aTileBytes, args.aMap, origin.m0);
+        load(this.bLoads, this.bStageOffset, blk.bTileBytes, args.bMap, origin.n0);
+      });
+    };
+
     b.if(
       ge(tid, this.consumerThreads),
       (prod) => {
@@ -193,14 +322,8 @@ export class WsTmaWgmmaPipeline {
         prod.if(eq(tid, this.consumerThreads), (one) => {
           one.expr(prefetchTensorMap(target, args.aMap));
           one.expr(prefetchTensorMap(target, args.bMap));
-          one.forRange({ name: 'kt', to: kTiles }, (l, kt) => {
-            const { s, parity } = stageOf(l, kt);
-            l.expr(mbarrierWaitParity(target, add(empty, s), bitXor(parity, 1)));
-            l.expr(mbarrierArriveExpectTx(target, add(full, s), this.stageTxBytes));
-            const k0 = l.let('k0', int32, mul(kt, P.tileK));
-            l.expr(tmaLoad(target, { dst: add(smem, add(this.aStageOffset, mul(s, blk.aTileBytes))), map: args.aMap, bar: add(full, s), coords: args.batch === undefined ? [k0, m0] : [k0, m0, args.batch] }));
-            l.expr(tmaLoad(target, { dst: add(smem, add(this.bStageOffset, mul(s, blk.bTileBytes))), map: args.bMap, bar: add(full, s), coords: args.batch === undefined ? [k0, n0] : [k0, n0, args.batch] }));
-          });
+          if (!persistent) producerKLoop(one, { m0: m0!, n0: n0! }, null);
+          else forEachTile(one, (tb, origin, done) => producerKLoop(tb, origin, done));
         });
       },
       (cons) => {
@@ -210,26 +333,38 @@ export class WsTmaWgmmaPipeline {
         const acc = makeDistributedTensor(block, 'acc', blk.cEncoding, float32);
         // No zeroing: the first K tile's first wgmma has scale-d 0 (k ≥ 1, so there is a first tile).
         const wg = cons.let('warpgroup', int32, div(tid, 128));
-        cons.forRange({ name: 'kt', to: kTiles }, (l, kt) => {
-          const { s, parity } = stageOf(l, kt);
-          l.expr(mbarrierWaitParity(target, add(full, s), parity));
-          const aTile = l.let('a_tile', uint32, add(smemAddr, cast(add(this.aStageOffset, mul(s, blk.aTileBytes)), uint32)));
-          const bTile = l.let('b_tile', uint32, add(smemAddr, cast(add(this.bStageOffset, mul(s, blk.bTileBytes)), uint32)));
-          blk.emitMma(l, target, acc, { aTile, bTile, warpgroup: wg, accumulate: cast(gt(kt, 0), int32) });
-          blk.emitWait(l, target, acc, 1);
-          l.if(and(gt(kt, 0), eq(bitAnd(tid, 31), 0)), (r) => {
-            r.expr(mbarrierArrive(target, add(empty, bitAnd(sub(kt, 1), S - 1))));
+        const consumerTile = (bb: BlockBuilder, tileBlock: BlockEmitter, origin: { m0: Expr; n0: Expr }, done: Expr | null): void => {
+          bb.forRange({ name: 'kt', to: kTiles }, (l, kt) => {
+            const step = done === null ? kt : l.let('step', int32, add(done, kt));
+            const { s, parity } = stageOf(l, step);
+            l.expr(mbarrierWaitParity(target, add(full, s), parity));
+            const aTile = l.let('a_tile', uint32, add(smemAddr, cast(add(this.aStageOffset, mul(s, blk.aTileBytes)), uint32)));
+            const bTile = l.let('b_tile', uint32, add(smemAddr, cast(add(this.bStageOffset, mul(s, blk.bTileBytes)), uint32)));
+            blk.emitMma(l, target, acc, { aTile, bTile, warpgroup: wg, accumulate: cast(gt(kt, 0), int32) });
+            blk.emitWait(l, target, acc, 1);
+            l.if(and(gt(kt, 0), eq(bitAnd(tid, 31), 0)), (r) => {
+              r.expr(mbarrierArrive(target, add(empty, bitAnd(sub(step, 1), S - 1))));
+            });
           });
-        });
-        blk.emitWait(cons, target, acc, 0);
-        const ep = args.epilogue !== undefined && !isIdentityEpilogue(args.epilogue.functor) ? args.epilogue : undefined;
-        if (ep !== undefined) cons.comment(`epilogue functor: acc = ${ep.functor.activation}(alpha * acc${ep.functor.bias ? ' + bias[n] (loads predicated on n < N)' : ''}) in fp32`);
-        cons.comment('epilogue: fp32 accumulator → C type, predicated stores on the ragged M/N edge');
-        const w = makeTileWindow(block, { view: args.c, lengths: [P.tileM, P.tileN], origin: [m0, n0], encoding: blk.cEncoding, originAlignment: [P.tileM, P.tileN] });
-        block.threads((t) => {
-          if (ep !== undefined) emitGemmEpilogue(t, acc, ep.functor, { alpha: ep.alpha, n: args.n, n0, ...(ep.bias === undefined ? {} : { bias: ep.bias }) });
-          storeTile(t, w, acc);
-        });
+          blk.emitWait(bb, target, acc, 0);
+          if (done !== null) {
+            // The tile's last stage is free once its wgmmas are done: release it before the epilogue, so
+            // the producer fills it with the next tile's data while this one is stored.
+            bb.if(eq(bitAnd(tid, 31), 0), (r) => {
+              r.expr(mbarrierArrive(target, add(empty, bitAnd(sub(add(done, kTiles), 1), S - 1))));
+            });
+          }
+          const ep = args.epilogue !== undefined && !isIdentityEpilogue(args.epilogue.functor) ? args.epilogue : undefined;
+          if (ep !== undefined) bb.comment(`epilogue functor: acc = ${ep.functor.activation}(alpha * acc${ep.functor.bias ? ' + bias[n] (loads predicated on n < N)' : ''}) in fp32`);
+          bb.comment('epilogue: fp32 accumulator → C type, predicated stores on the ragged M/N edge');
+          const w = makeTileWindow(tileBlock, { view: args.c, lengths: [P.tileM, P.tileN], origin: [origin.m0, origin.n0], encoding: blk.cEncoding, originAlignment: [P.tileM, P.tileN] });
+          tileBlock.threads((t) => {
+            if (ep !== undefined) emitGemmEpilogue(t, acc, ep.functor, { alpha: ep.alpha, n: args.n, n0: origin.n0, ...(ep.bias === undefined ? {} : { bias: ep.bias }) });
+            storeTile(t, w, acc);
+          });
+        };
+        if (!persistent) consumerTile(cons, block, { m0: m0!, n0: n0! }, null);
+        else forEachTile(cons, (tb, origin, done) => consumerTile(tb, new BlockEmitter(tb, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block), origin, done));
       },
     );
   }

@@ -108,8 +108,8 @@ function nvidiaSource(): string {
     const nd = atom.c.elementsPerThread;
     if (!pins.has(nd)) pins.set(nd, src.add(defineWgmmaFenceOperands(sm90a, nd)));
     const pin = pins.get(nd)!;
-    const la = makeWgmmaSmemLayout({ swizzle: '128B', dtype: atom.aType, mn: 64, k: 64 });
-    const lb = makeWgmmaSmemLayout({ swizzle: '128B', dtype: atom.bType, mn: Math.max(atom.n, 8), k: 64 });
+    const la = makeWgmmaSmemLayout({ swizzle: '128B', dtype: atom.aType, mn: 64, k: 64, major: atom.aMajor });
+    const lb = makeWgmmaSmemLayout({ swizzle: '128B', dtype: atom.bType, mn: atom.bMajor === 'K' ? Math.max(atom.n, 8) : Math.max(atom.n, 64), k: 64, major: atom.bMajor });
     src.function(
       {
         name: `test_${wrapper.name}`,
@@ -123,8 +123,8 @@ function nvidiaSource(): string {
         const desc = (smem: Expr, l: typeof la): Expr =>
           callFunction(encode, [
             cast(call('__cvta_generic_to_shared', [smem], uint64, { pure: true }), uint32),
-            l.leadingByteOffset!,
-            l.strideByteOffset!,
+            l.leadingByteOffset,
+            l.strideByteOffset,
             0,
             wgmmaSwizzleCode(l.swizzle),
           ]);

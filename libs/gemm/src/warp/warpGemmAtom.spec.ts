@@ -56,6 +56,16 @@ describe('warp GEMM atoms pair an instruction with the @tilekit/tile fragments',
       const mn = renderFunction(wgmmaAtom({ n: 64, dtype, aMajor: 'MN', bMajor: 'MN' }).defineWrapper(sm90a));
       expect(mn).toContain('p, 1, 1, 1, 1;');
       expect(mn).toContain(`tk_wgmma_m64n64k16_f32_${t}_${t}_ss_mn(`);
+      // One operand transposed: the immediates follow the operand, the K-major one stays 0.
+      for (const [aMajor, bMajor, imm, suffix] of [
+        ['MN', 'K', '1, 0', 'mk'],
+        ['K', 'MN', '0, 1', 'kn'],
+      ] as const) {
+        const atom = wgmmaAtom({ n: 256, dtype, aMajor, bMajor });
+        expect([atom.aMajor, atom.bMajor, atom.wrapperName]).toEqual([aMajor, bMajor, `tk_wgmma_m64n256k16_f32_${t}_${t}_ss_${suffix}`]);
+        expect(renderFunction(atom.defineWrapper(sm90a))).toContain(`%128, %129, p, 1, 1, ${imm};`);
+      }
+      expect([wgmmaAtom({ n: 64, dtype }).aMajor, wgmmaAtom({ n: 64, dtype }).bMajor]).toEqual(['K', 'K']);
       expect(() => wgmmaAtom({ n: 64, dtype }).defineWrapper(sm80)).toThrow(/target must be one of sm_90a \(got sm_80\)/);
       expect(() => wgmmaAtom({ n: 12, dtype })).toThrow(/multiple of 8/);
     });

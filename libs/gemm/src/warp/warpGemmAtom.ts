@@ -28,6 +28,10 @@ export interface WarpGemmAtomSpec {
   readonly c: FragmentAtom;
   readonly wrapperName: string;
   readonly reference: string;
+  /** Contiguous dim of a shared-memory A (default K; wgmma's imm-trans-a = 1 for MN). */
+  readonly aMajor?: OperandMajor;
+  /** Contiguous dim of a shared-memory B (default K; wgmma's imm-trans-b = 1 for MN). */
+  readonly bMajor?: OperandMajor;
   /** Fills the wrapper for `target` (already checked to be one of `targets`). */
   readonly define: (atom: WarpGemmAtom, target: Target) => FunctionDef;
 }
@@ -62,6 +66,10 @@ export class WarpGemmAtom {
   readonly b: FragmentAtom | null;
   /** The C/D (M×N) accumulator fragment. */
   readonly c: FragmentAtom;
+  /** Which dim of A is contiguous in shared memory (`K` for register operands and K-major tiles). */
+  readonly aMajor: OperandMajor;
+  /** Which dim of B is contiguous in shared memory (`K` for register operands and K-major tiles). */
+  readonly bMajor: OperandMajor;
   /** The C++ name of the emitted wrapper. */
   readonly wrapperName: string;
   /** Where the instruction and its layouts are specified. */
@@ -84,6 +92,8 @@ export class WarpGemmAtom {
     this.a = spec.a;
     this.b = spec.b;
     this.c = spec.c;
+    this.aMajor = spec.aMajor ?? 'K';
+    this.bMajor = spec.bMajor ?? 'K';
     this.wrapperName = spec.wrapperName;
     this.reference = spec.reference;
     this.#define = spec.define;
@@ -280,6 +290,8 @@ export function wgmmaAtom(spec: WgmmaAtomSpec): WarpGemmAtom {
     a,
     b: null,
     c,
+    aMajor,
+    bMajor,
     wrapperName: `tk_wgmma_m64n${n}k16_f32_${t}_${t}_${fromRegisters ? 'rs' : 'ss'}_${majors}`,
     reference: `PTX ISA 9.7.15.5.2 "wgmma.mma_async" (descriptors 9.7.15.5.1.2.2); D: ${c.reference}`,
     define: (atom, target) => {

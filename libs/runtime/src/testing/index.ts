@@ -1,3 +1,4 @@
 // Test helpers for other packages' GPU specs (*.gpu.spec.ts, node:test) and CPU specs.
 export { gpu } from './gpu.ts';
 export { createFakeAddon } from './fakeAddon.ts';
+export { catalogCompileProblems, type CatalogInstance } from './catalogCompile.ts';

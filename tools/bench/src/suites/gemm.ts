@@ -4,12 +4,28 @@
 // @tilekit/numeric's thresholds for K fp32 accumulations; timed with CUDA events around each launch,
 // median of 25 after 5 warm-ups, as torch_reference.py times torch.
 //
-// Layouts: ours is TN (A row-major M×K, B stored N×K, C row-major M×N; strides as given);
-// torch_reference.py's `gemm` multiplies a packed row-major (m×k) by a packed row-major (k×n).
-// Both compute the same C = A·B with the same 2·M·N·K flops; cuBLAS is within noise across layouts.
+// Layouts (BLAS names, kernels/gemm's GEMM_LAYOUTS: first letter A, second B; t = row-major,
+// n = column-major; C row-major): each case passes its layout to torch_reference.py, which builds
+// the same storage as (transposed) views — A column-major is `randn(k, m).t()`, B column-major
+// `randn(n, k).t()` — so cuBLAS gets the same transposes as ours. Torch's operands are packed (the
+// ragged case's padded lda/ldb are ours only). Same C = A·B, same 2·M·N·K flops.
 import { summarizeTimes } from '@tilekit/host';
-import { checkGemmProblem, formatGemmProblem, gemmOperandElements, GemmKernel, gemmProblemFlops, selectGemmInstance, type CheckedGemmProblem, type GemmDType, type GemmInstance, type GemmProblem } from '@tilekit/kernel-gemm';
-import { absoluteThreshold, decode, encode, relativeThreshold } from '@tilekit/numeric';
+import {
+  checkGemmProblem,
+  findGemmInstance,
+  formatGemmProblem,
+  gemmOperandElements,
+  gemmOperandStorage,
+  GemmKernel,
+  gemmProblemFlops,
+  selectGemmInstance,
+  type CheckedGemmProblem,
+  type GemmDType,
+  type GemmInstance,
+  type GemmLayoutName,
+  type GemmProblem,
+} from '@tilekit/kernel-gemm';
+import { absoluteThreshold, ArgumentError, decode, encode, relativeThreshold } from '@tilekit/numeric';
 import { buildOncePerInstance, Device, NvccCompiler, timeLaunches, type Compiler } from '@tilekit/runtime';
 import { tflopsOf } from '../flops.ts';
 import type { BenchSuite, OurCaseResult, SuiteCase } from '../runSuite.ts';
@@ -19,31 +35,70 @@ const REPEAT = 25;
 /** C elements checked per case (corners and the last row/column included). */
 const SAMPLES = 512;
 
-/** The benchmarked problems: fp16 and bf16 at 8192³, 4096³, 2048³ and a ragged 4097×4095×4100 (K rows padded to 4104 for TMA's 16-byte strides). */
+/**
+ * The benchmarked problems: fp16 and bf16 at 8192³, 4096³, 2048³ and a ragged 4097×4095×4100 (K
+ * rows padded to 4104 for TMA's 16-byte strides), all `tn`; then 4096³ in each other layout (nn,
+ * nt, tt: an M- or N-major operand).
+ */
 export const GEMM_BENCH_PROBLEMS: readonly GemmProblem[] = (['fp16', 'bf16'] as const).flatMap((dtype: GemmDType): GemmProblem[] => [
   { dtype, m: 8192, n: 8192, k: 8192 },
   { dtype, m: 4096, n: 4096, k: 4096 },
   { dtype, m: 2048, n: 2048, k: 2048 },
   { dtype, m: 4097, n: 4095, k: 4100, lda: 4104, ldb: 4104 },
+  ...(['nn', 'nt', 'tt'] as const).map((layout) => ({ dtype, m: 4096, n: 4096, k: 4096, layout })),
 ]);
 
-function caseName(p: GemmProblem): string {
-  return `gemm_${p.dtype}_${p.m}x${p.n}x${p.k}`;
+/** A benchmarked problem, optionally run by a named catalog instance instead of the dispatched one. */
+export interface GemmBenchCase {
+  readonly problem: GemmProblem;
+  /** A catalog instance name (the case is then named after the problem + `_persistent` for a persistent instance, else + `_<instance>`). */
+  readonly instance?: string;
 }
 
-/** The suite case of a problem: our params, and torch's `a @ b` of the same sizes. */
-export function gemmSuiteCase(p: GemmProblem): SuiteCase {
+/**
+ * Every case of the suite: {@link GEMM_BENCH_PROBLEMS} dispatched, then the persistent-scheduler
+ * instances by name at 8192³ (fp16 and bf16; torch's side is the same as the dispatched case's).
+ */
+export const GEMM_BENCH_CASES: readonly GemmBenchCase[] = [
+  ...GEMM_BENCH_PROBLEMS.map((problem) => ({ problem })),
+  ...(['fp16', 'bf16'] as const).map((dtype) => ({ problem: { dtype, m: 8192, n: 8192, k: 8192 }, instance: `gemm_sm90_ws_${dtype}_tn_128x256x64_s4_v2_persistent` })),
+];
+
+/** `gemm_fp16_4096x4096x4096`, with `_<layout>` for layouts other than tn (existing case names unchanged). */
+function caseName(p: GemmProblem): string {
+  const layout = p.layout === undefined || p.layout === 'tn' ? '' : `_${p.layout}`;
+  return `gemm_${p.dtype}_${p.m}x${p.n}x${p.k}${layout}`;
+}
+
+/** The suite case of a problem (and named instance): our params, and torch's `a @ b` of the same sizes and layout. */
+export function gemmSuiteCase(p: GemmProblem, instance?: string): SuiteCase {
   const c = checkGemmProblem(p);
+  if (instance !== undefined) {
+    const named = findGemmInstance(instance);
+    if (named === undefined) throw new ArgumentError('instance', 'must name a gemm catalog instance', instance);
+    const reasons = named.unsupported(c);
+    if (reasons.length > 0) throw new ArgumentError('instance', `${instance} cannot run ${formatGemmProblem(c)}: ${reasons.join('; ')}`, instance);
+  }
+  const suffix = instance === undefined ? '' : findGemmInstance(instance)!.persistent ? '_persistent' : `_${instance}`;
   return {
-    name: caseName(p),
-    params: { dtype: c.dtype, layout: c.layout, m: c.m, n: c.n, k: c.k, lda: c.lda, ldb: c.ldb, ldc: c.ldc },
-    torch: { op: 'gemm', params: { dtype: c.dtype, m: c.m, n: c.n, k: c.k } },
+    name: `${caseName(p)}${suffix}`,
+    params: { dtype: c.dtype, layout: c.layout, m: c.m, n: c.n, k: c.k, lda: c.lda, ldb: c.ldb, ldc: c.ldc, ...(instance === undefined ? {} : { instance }) },
+    torch: { op: 'gemm', params: { dtype: c.dtype, m: c.m, n: c.n, k: c.k, layout: c.layout } },
   };
 }
 
 function problemOf(c: SuiteCase): CheckedGemmProblem {
   const p = c.params as Record<string, number | string>;
-  return checkGemmProblem({ dtype: p['dtype'] as GemmDType, m: p['m'] as number, n: p['n'] as number, k: p['k'] as number, lda: p['lda'] as number, ldb: p['ldb'] as number, ldc: p['ldc'] as number });
+  return checkGemmProblem({
+    dtype: p['dtype'] as GemmDType,
+    layout: p['layout'] as GemmLayoutName,
+    m: p['m'] as number,
+    n: p['n'] as number,
+    k: p['k'] as number,
+    lda: p['lda'] as number,
+    ldb: p['ldb'] as number,
+    ldc: p['ldc'] as number,
+  });
 }
 
 /** `count` elements of `dtype` drawn (xorshift, seeded) from 256 values in [-1, 1) exactly representable in it. */
@@ -81,17 +136,18 @@ function samplePositions(p: CheckedGemmProblem): [number, number][] {
   return out;
 }
 
-/** A `BenchSuite` for `runSuite` over `problems` on device 0. */
-export function gemmSuite(problems: readonly GemmProblem[] = GEMM_BENCH_PROBLEMS, log: (line: string) => void = console.log): BenchSuite {
+/** A `BenchSuite` for `runSuite` over `cases` on device 0. */
+export function gemmSuite(cases: readonly GemmBenchCase[] = GEMM_BENCH_CASES, log: (line: string) => void = console.log): BenchSuite {
   const device = Device.open(0);
   const compiler: Compiler = new NvccCompiler();
   const kernelFor = buildOncePerInstance((instance: GemmInstance) => GemmKernel.build(instance, { device, compiler }));
   return {
     name: 'gemm',
-    cases: problems.map(gemmSuiteCase),
+    cases: cases.map((c) => gemmSuiteCase(c.problem, c.instance)),
     async runOurs(c: SuiteCase): Promise<OurCaseResult> {
       const problem = problemOf(c);
-      const instance = selectGemmInstance(problem);
+      const named = c.params['instance'];
+      const instance = typeof named === 'string' ? findGemmInstance(named)! : selectGemmInstance(problem);
       const kernel = await kernelFor(instance);
       const elems = gemmOperandElements(problem);
       const aBits = randomBits(problem.dtype, elems.a, 1 + problem.m);
@@ -105,9 +161,13 @@ export function gemmSuite(problems: readonly GemmProblem[] = GEMM_BENCH_PROBLEMS
         const cBits = new Uint16Array(out.copyToHost().buffer);
         // fp64 dot products of the sampled elements; thresholds from the largest sampled magnitude.
         const value = Float64Array.from({ length: 1 << 16 }, (_, bits) => decode(problem.dtype, bits));
+        // A(i, kk) and B(kk, j) through the layout: row-major A / column-major B are K-contiguous.
+        const storage = gemmOperandStorage(problem.layout);
+        const [aRow, aK] = storage.a === 'row' ? [problem.lda, 1] : [1, problem.lda];
+        const [bCol, bK] = storage.b === 'col' ? [problem.ldb, 1] : [1, problem.ldb];
         const samples = samplePositions(problem).map(([i, j]) => {
           let s = 0;
-          for (let kk = 0; kk < problem.k; kk++) s += value[aBits[i * problem.lda + kk]!]! * value[bBits[j * problem.ldb + kk]!]!;
+          for (let kk = 0; kk < problem.k; kk++) s += value[aBits[i * aRow + kk * aK]!]! * value[bBits[j * bCol + kk * bK]!]!;
           return { i, j, want: s, got: value[cBits[i * problem.ldc + j]!]! };
         });
         const max = samples.reduce((x, s) => Math.max(x, Math.abs(s.want)), 0);

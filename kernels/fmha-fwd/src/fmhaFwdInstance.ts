@@ -1,0 +1,183 @@
+// Kernel instances of the attention forward operator: a Policy bound to the sm_90a warp-specialized
+// TMA + wgmma pipeline of @tilekit/fmha, with a deterministic key (= entry point), the launch
+// constants the host asks for, and the kernel parameters. Host code never re-derives these.
+import { add, bool, cast, div, float32, select, ge, index, instanceKey, int32, int64, kernelParam, KernelSignature, mul, ne, SourceBuilder, sm90a, sub, type InstanceKey, type Target } from '@tilekit/codegen';
+import { emitGenericAttentionMask, FmhaFwdWsPipeline, GenericAttentionMaskCode, type FmhaFwdWsPolicy } from '@tilekit/fmha';
+import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
+import { getDType } from '@tilekit/numeric';
+import { makeTensorView } from '@tilekit/tile';
+
+/** Batch mode (every sequence the same length) or group mode (varlen: `seqstartQ`/`seqstartK`). */
+export type FmhaFwdMode = 'batch' | 'group';
+
+/** The mask as an instance property: none, or a window (causal = a window with left unbounded, right 0) with runtime sizes. */
+export type FmhaFwdMaskKind = 'none' | 'window';
+
+/** The Policy of one attention-forward instance. */
+export interface FmhaFwdPolicy extends FmhaFwdWsPolicy {
+  readonly mask: FmhaFwdMaskKind;
+  /**
+   * Split-KV: the key range is cut into `num_splits` pieces (grid z = batch · splits); each writes
+   * its O (normalized over its own keys) and LSE in fp32 to a workspace that the combine kernel
+   * merges. `false`: one pass writes O (and LSE) directly.
+   */
+  readonly splitKv: boolean;
+}
+
+/** Largest sequence length and head count a kernel parameter may carry. */
+export const FMHA_MAX_SEQLEN = 2 ** 30;
+
+/** The launch of one instance: grid (query tiles, heads, batch · splits), threads, dynamic shared memory. */
+export interface FmhaFwdLaunch {
+  readonly grid: readonly [number, number, number];
+  readonly block: readonly [number, number, number];
+  readonly sharedBytes: number;
+}
+
+function fmhaParams(policy: FmhaFwdPolicy, target: Target) {
+  const element = target.dtypeType(policy.dtype);
+  const e = getDType(policy.dtype).bytes;
+  const count = { range: [0, FMHA_MAX_SEQLEN] as const };
+  const big = { range: [0, 2 ** 50] as const };
+  return {
+    q_map: kernelParam.tensorMap(),
+    k_map: kernelParam.tensorMap(),
+    v_map: kernelParam.tensorMap(),
+    // Split-KV writes fp32 partial O and LSE to the workspace instead of O.
+    o: policy.splitKv ? kernelParam.pointer(float32, { align: 8 }) : kernelParam.pointer(element, { align: 2 * e }),
+    o_stride_row: kernelParam.i32({ range: [1, 2 ** 31 - 1] }),
+    o_stride_head: kernelParam.i64(big),
+    o_stride_batch: kernelParam.i64(big),
+    lse: kernelParam.pointer(float32, { align: 4, nullable: true }),
+    lse_stride_head: kernelParam.i64(big),
+    lse_stride_batch: kernelParam.i64(big),
+    seqlen_q: kernelParam.i32(count),
+    seqlen_k: kernelParam.i32(count),
+    seqstart_q: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
+    seqstart_k: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
+    seqlen_k_ptr: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
+    nhead_ratio: kernelParam.i32({ range: [1, 1 << 16] }),
+    scale_log2: kernelParam.f32(),
+    mask_left: kernelParam.i32({ range: [-1, FMHA_MAX_SEQLEN] }),
+    mask_right: kernelParam.i32({ range: [-1, FMHA_MAX_SEQLEN] }),
+    mask_top_left: kernelParam.i32({ range: [0, 1] }),
+    num_splits: kernelParam.i32({ range: [1, 1024] }),
+    o_split_stride: kernelParam.i64(big),
+    lse_split_stride: kernelParam.i64(big),
+  };
+}
+
+type FmhaParams = ReturnType<typeof fmhaParams>;
+
+/** One attention-forward kernel of the catalog. */
+export class FmhaFwdInstance {
+  readonly key: InstanceKey;
+  readonly name: string;
+  readonly policy: FmhaFwdPolicy;
+  readonly pipeline: FmhaFwdWsPipeline;
+  readonly signature: KernelSignature<FmhaParams>;
+  readonly target: Target;
+  readonly threads: number;
+  readonly sharedBytes: number;
+  readonly staticSharedBytes = 0;
+
+  constructor(policy: FmhaFwdPolicy, target: Target = sm90a) {
+    this.policy = Object.freeze({ ...policy });
+    this.target = target;
+    this.pipeline = new FmhaFwdWsPipeline(policy);
+    const { tileM, tileN, headDim, headDimV, ...rest } = this.policy;
+    this.key = instanceKey(
+      'fmha_fwd_sm90',
+      { ...rest, hdim: headDim === headDimV ? headDim : `${headDim}x${headDimV}`, tile: [tileM, tileN], target: target.name },
+      { tags: { dtype: '', hdim: 'd', mask: '', tile: '', stages: 's', splitKv: 'split' } },
+    );
+    this.name = this.key.name;
+    this.threads = this.pipeline.threads;
+    this.sharedBytes = this.pipeline.sharedBytes;
+    this.signature = new KernelSignature(this.name, target, fmhaParams(this.policy, target));
+  }
+
+  /** The TMA box of Q (dimension 0 innermost: 64 head-dim elements × tileM rows × 1 head × 1 batch). */
+  get tmaBoxes(): { readonly q: readonly number[]; readonly kv: readonly number[] } {
+    return { q: [64, this.policy.tileM, 1, 1], kv: [64, this.policy.tileN, 1, 1] };
+  }
+
+  /** Grid for `batch` sequences of at most `maxSeqlenQ` query rows and `nheadQ` heads (and `splits` key splits). */
+  launch(batch: number, nheadQ: number, maxSeqlenQ: number, splits = 1): FmhaFwdLaunch {
+    return { grid: [Math.max(1, this.pipeline.queryTiles(maxSeqlenQ)), nheadQ, batch * splits], block: [this.threads, 1, 1], sharedBytes: this.sharedBytes };
+  }
+
+  /** Adds the kernel to a translation unit. */
+  emit(src: SourceBuilder): void {
+    const P = this.policy;
+    const t = this.target;
+    const rowsQ = symbol('seqlen_q', { max: FMHA_MAX_SEQLEN });
+    const oStride = symbol('o_stride_row', { max: 2 ** 31 - 1 });
+    const oDesc = makeNaiveTensorDescriptor([rowsQ, P.headDimV], [oStride, 1], { vectorLength: 2 });
+    this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads, minBlocksPerSm: 1 } }, (b, a) => {
+      const grid = b.let('splits_x_batch', int32, cast(t.blockIdx('z'), int32));
+      const split = P.splitKv ? b.let('split', int32, sub(grid, mul(div(grid, a.num_splits), a.num_splits))) : undefined;
+      const batch = b.let('batch', int32, P.splitKv ? div(grid, a.num_splits) : grid);
+      const head = b.let('head', int32, cast(t.blockIdx('y'), int32));
+      const headK = b.let('head_k', int32, div(head, a.nhead_ratio));
+      // Masked kernels start with the query tiles that see the most keys (the last ones under a causal mask).
+      const tile = b.let('q_tile', int32, P.mask === 'none' ? cast(t.blockIdx('x'), int32) : sub(sub(cast(t.gridDim('x'), int32), 1), cast(t.blockIdx('x'), int32)));
+      const m0 = b.let('m0', int32, mul(tile, P.tileM));
+      // Group (varlen) mode is a runtime fact: seqstart_q is given. Its sequences are rows
+      // [seqstart[b], seqstart[b + 1]) of one "batch"; a per-batch seqlen_k array overrides the key count.
+      const group = b.let('group_mode', bool, ne(select(a.seqstart_q, 1, 0), 0));
+      const rowQ = b.declare('row_q', int32, 0, { storage: 'mutable' });
+      const rowK = b.declare('row_k', int32, 0, { storage: 'mutable' });
+      const seqlenQ = b.declare('sq', int32, a.seqlen_q, { storage: 'mutable' });
+      const seqlenK = b.declare('sk', int32, a.seqlen_k, { storage: 'mutable' });
+      b.if(group, (g) => {
+        g.assign(rowQ, index(a.seqstart_q, batch));
+        g.assign(rowK, index(a.seqstart_k, batch));
+        g.assign(seqlenQ, sub(index(a.seqstart_q, add(batch, 1)), rowQ));
+        g.assign(seqlenK, sub(index(a.seqstart_k, add(batch, 1)), rowK));
+        g.if(a.seqlen_k_ptr, (x) => x.assign(seqlenK, index(a.seqlen_k_ptr, batch)));
+      });
+      b.if(ge(m0, seqlenQ), (x) => x.return());
+      const mapBatch = b.let('map_batch', int32, select(group, 0, batch));
+      const mask = emitGenericAttentionMask(
+        P.mask === 'none' ? { kind: 'none' } : { kind: 'window', alignment: ne(a.mask_top_left, 0), left: a.mask_left, right: a.mask_right },
+        seqlenQ,
+        seqlenK,
+      );
+      // The window's (y, x) once, as locals: every edge test and element predicate reads them.
+      const maskCode = mask.masking ? new GenericAttentionMaskCode({ masking: true, y: b.let('mask_y', int32, mask.y), x: b.let('mask_x', int32, mask.x), seqlenQ, seqlenK }) : mask;
+      const oBase = b.let(
+        'o_base',
+        a.o.type,
+        add(a.o, add(add(mul(cast(batch, int64), a.o_stride_batch), mul(cast(head, int64), a.o_stride_head)), add(mul(cast(rowQ, int64), cast(a.o_stride_row, int64)), split !== undefined ? mul(cast(split, int64), a.o_split_stride) : cast(0, int64)))),
+      );
+      // LSE is optional: a null lse stays null (the pipeline skips its stores then).
+      const lseOffset = add(add(mul(cast(batch, int64), a.lse_stride_batch), mul(cast(head, int64), a.lse_stride_head)), add(cast(rowQ, int64), split !== undefined ? mul(cast(split, int64), a.lse_split_stride) : cast(0, int64)));
+      const lseBase = b.let('lse_base', a.lse.type, select(a.lse, add(a.lse, lseOffset), a.lse));
+      this.pipeline.emit(b, t, {
+        qMap: a.q_map,
+        kMap: a.k_map,
+        vMap: a.v_map,
+        qCoords: (d0, row) => [cast(d0, int32), add(rowQ, row), head, mapBatch].map((x) => cast(x, int32)),
+        kCoords: (d0, row) => [cast(d0, int32), add(rowK, row), headK, mapBatch].map((x) => cast(x, int32)),
+        vCoords: (d0, row) => [cast(d0, int32), add(rowK, row), headK, mapBatch].map((x) => cast(x, int32)),
+        seqlenQ,
+        seqlenK,
+        m0,
+        scaleLog2: a.scale_log2,
+        mask: maskCode,
+        ...(split !== undefined ? { split: { count: a.num_splits, index: split } } : {}),
+        o: makeTensorView(oBase, oDesc, { elementBytes: P.splitKv ? 4 : getDType(P.dtype).bytes }),
+        symbols: { seqlen_q: seqlenQ, o_stride_row: a.o_stride_row },
+        lse: lseBase,
+      });
+    });
+  }
+
+  /** The kernel alone as a translation unit. */
+  source(): string {
+    const src = new SourceBuilder({ dialect: this.target, header: [`tilekit fmha forward: ${this.name}`, 'generated by @tilekit/kernel-fmha-fwd; do not edit'] });
+    this.emit(src);
+    return src.render();
+  }
+}

@@ -1,0 +1,252 @@
+// The launch side of an attention-forward instance: TMA maps of Q, K and V, the packed kernel
+// arguments and the grid, from a checked problem and device buffers — all validated before
+// anything reaches the GPU (ArgumentError naming the argument and the rule).
+import type { PackedArguments } from '@tilekit/codegen';
+import type { AttentionMaskSpec, AttentionTensorStrides } from '@tilekit/fmha';
+import { ArgumentError, getDType } from '@tilekit/numeric';
+import { checkTiledTensorMap, loadInstance, type CompileResult, type CudaModule, type Device, type Kernel, type KernelResources, type LoadedInstance, type Stream, type TiledTensorMapOptions, type Compiler } from '@tilekit/runtime';
+import type { FmhaFwdInstance, FmhaFwdLaunch, FmhaFwdMode } from './fmhaFwdInstance.ts';
+
+/** Flags every attention kernel is compiled with. */
+export const FMHA_FWD_COMPILE_FLAGS: readonly string[] = Object.freeze(['-std=c++17', '-lineinfo']);
+
+/** A range of device memory: a `DeviceBuffer` or a view of one. */
+export interface DeviceRange {
+  readonly ptr: bigint;
+  readonly bytes: number;
+}
+
+/**
+ * What a launch needs to know of the problem (every default already filled in): shapes, element
+ * strides of Q/K/V/O (`AttentionTensorStrides`: batch, head, row; the head dim contiguous), the LSE
+ * layout (per batch and head, rows contiguous), the mask and the scale.
+ */
+export interface FmhaFwdLaunchProblem {
+  readonly dtype: 'fp16' | 'bf16';
+  readonly mode: FmhaFwdMode;
+  readonly batch: number;
+  readonly nheadQ: number;
+  readonly nheadK: number;
+  readonly hdimQ: number;
+  readonly hdimV: number;
+  /** Batch mode: rows per sequence. Group mode: the longest query sequence (grid size) — and the key rows are read from `seqstartK`. */
+  readonly seqlenQ: number;
+  readonly seqlenK: number;
+  /** Rows of Q and of K/V per head in the tensors: batch mode the seqlens, group mode the totals. */
+  readonly rowsQ: number;
+  readonly rowsK: number;
+  readonly qStrides: AttentionTensorStrides;
+  readonly kStrides: AttentionTensorStrides;
+  readonly vStrides: AttentionTensorStrides;
+  readonly oStrides: AttentionTensorStrides;
+  /** Writes LSE (fp32, natural log) at lse[b·lseStrides.batch + h·lseStrides.head + row]. */
+  readonly lse: boolean;
+  readonly lseStrides: { readonly batch: number; readonly head: number };
+  readonly scale: number;
+  readonly mask: AttentionMaskSpec;
+  /** Key splits (1: no split-KV). */
+  readonly numSplits: number;
+}
+
+/** Device memory of one launch. Group mode needs `seqstartQ`/`seqstartK` (int32, batch + 1) and optionally `seqlenK` (int32, batch). */
+export interface FmhaFwdBuffers {
+  readonly q: DeviceRange;
+  readonly k: DeviceRange;
+  readonly v: DeviceRange;
+  /** O, or with split-KV the fp32 workspace of the partial O (`fmhaFwdWorkspace`). */
+  readonly o: DeviceRange;
+  /** LSE, or with split-KV the fp32 workspace of the partial LSE. */
+  readonly lse?: DeviceRange;
+  readonly seqstartQ?: DeviceRange;
+  readonly seqstartK?: DeviceRange;
+  readonly seqlenK?: DeviceRange;
+  readonly stream?: Stream;
+}
+
+/** Encodes a tiled tensor map (the driver on a GPU; tests pass a checker). */
+export type TensorMapEncoder = (options: TiledTensorMapOptions) => Uint8Array;
+
+/** A validated launch. */
+export interface PreparedFmhaFwdLaunch {
+  readonly launch: FmhaFwdLaunch;
+  readonly args: PackedArguments;
+  readonly maps: { readonly q: TiledTensorMapOptions; readonly k: TiledTensorMapOptions; readonly v: TiledTensorMapOptions };
+}
+
+function span(s: AttentionTensorStrides, batches: number, heads: number, rows: number, hdim: number): number {
+  if (batches <= 0 || heads <= 0 || rows <= 0 || hdim <= 0) return 0;
+  return (batches - 1) * s.batch + (heads - 1) * s.head + (rows - 1) * s.row + hdim;
+}
+
+function checkRange(name: string, range: DeviceRange | undefined, needed: number): DeviceRange {
+  if (typeof range !== 'object' || range === null || typeof range.ptr !== 'bigint' || !Number.isSafeInteger(range.bytes)) {
+    throw new ArgumentError(name, 'must be a device buffer (an object with a bigint ptr and a byte count)', range);
+  }
+  if (range.bytes < needed) throw new ArgumentError(name, `must hold at least ${needed} bytes`, range.bytes);
+  return range;
+}
+
+/**
+ * The TMA maps (dimension 0 innermost): X is [hdim, rows, heads, batches] with byte strides
+ * (row, head, batch)·e and the box [64, tile rows, 1, 1] (64 head-dim elements = one 128-byte
+ * swizzle row; a head dim that is not a multiple of 64 reads zeros past its end). Group mode has
+ * one "batch" holding every sequence's rows.
+ */
+export function fmhaFwdTensorMaps(instance: FmhaFwdInstance, p: FmhaFwdLaunchProblem, q: bigint, k: bigint, v: bigint): PreparedFmhaFwdLaunch['maps'] {
+  const e = getDType(p.dtype).bytes;
+  const dtype = p.dtype === 'fp16' ? 'float16' : 'bfloat16';
+  const batches = p.mode === 'group' ? 1 : p.batch;
+  const boxes = instance.tmaBoxes;
+  const map = (address: bigint, s: AttentionTensorStrides, heads: number, rows: number, hdim: number, box: readonly number[]): TiledTensorMapOptions => ({
+    dtype,
+    swizzle: '128B',
+    oobFill: 'zero',
+    l2Promotion: '128B',
+    address,
+    globalDims: [hdim, Math.max(rows, 1), heads, batches],
+    // A unit dimension's stride is never used: any valid one (the row stride) will do.
+    globalStrides: [s.row * e, (heads === 1 ? s.row : s.head) * e, (batches === 1 ? s.row : s.batch) * e],
+    boxDims: [...box],
+  });
+  return {
+    q: map(q, p.qStrides, p.nheadQ, p.rowsQ, p.hdimQ, boxes.q),
+    k: map(k, p.kStrides, p.nheadK, p.rowsK, p.hdimQ, boxes.kv),
+    v: map(v, p.vStrides, p.nheadK, p.rowsK, p.hdimV, boxes.kv),
+  };
+}
+
+/** Why `instance` cannot run `p` (one line per broken predicate); empty when it can. */
+export function fmhaFwdUnsupported(instance: FmhaFwdInstance, p: FmhaFwdLaunchProblem): string[] {
+  const P = instance.policy;
+  const out: string[] = [];
+  const e = getDType(p.dtype).bytes;
+  if (p.dtype !== P.dtype) out.push(`dtype ${p.dtype}: this kernel computes ${P.dtype}`);
+  if (p.hdimQ !== P.headDim || p.hdimV !== P.headDimV) out.push(`head dims ${p.hdimQ}/${p.hdimV}: this kernel has ${P.headDim}/${P.headDimV}`);
+  const masked = p.mask.kind !== 'none';
+  if (p.mask.kind === 'generic') out.push('a generic (y, x) mask: this kernel takes window masks (left, right) only');
+  else if (masked !== (P.mask === 'window')) out.push(masked ? 'a masked problem: this kernel has no mask' : 'no mask: this kernel applies a window mask');
+  if ((p.numSplits > 1) !== P.splitKv) out.push(p.numSplits > 1 ? `${p.numSplits} key splits: this kernel does not split` : 'one key split: this kernel writes split partials');
+  for (const [name, s] of [['q', p.qStrides], ['k', p.kStrides], ['v', p.vStrides]] as const) {
+    for (const [what, stride] of [['row', s.row], ['head', s.head], ['batch', s.batch]] as const) {
+      if ((stride * e) % 16 !== 0) out.push(`${name} ${what} stride · ${e} = ${stride * e} bytes is not a multiple of 16 (TMA global stride)`);
+      if (stride * e >= 2 ** 40) out.push(`${name} ${what} stride · ${e} bytes reaches 2^40 (TMA)`);
+    }
+  }
+  if (p.oStrides.row % 2 !== 0) out.push(`o row stride ${p.oStrides.row} is odd (the epilogue stores element pairs)`);
+  if (p.oStrides.row > 2 ** 31 - 1) out.push('o row stride exceeds int32');
+  return out;
+}
+
+/** The elements of the split-KV workspace: partial O [splits][batch][heads][rows][hdimV] and LSE [splits][batch][heads][rows] (fp32). */
+export function fmhaFwdWorkspace(p: FmhaFwdLaunchProblem): { readonly oElements: number; readonly lseElements: number; readonly oStrides: AttentionTensorStrides; readonly lseStrides: { readonly batch: number; readonly head: number }; readonly oSplit: number; readonly lseSplit: number } {
+  const batches = p.mode === 'group' ? 1 : p.batch;
+  const rows = p.rowsQ;
+  const oStrides = { batch: p.nheadQ * rows * p.hdimV, head: rows * p.hdimV, row: p.hdimV };
+  const lseStrides = { batch: p.nheadQ * rows, head: rows };
+  const oSplit = batches * oStrides.batch;
+  const lseSplit = batches * lseStrides.batch;
+  return { oElements: p.numSplits * oSplit, lseElements: p.numSplits * lseSplit, oStrides, lseStrides, oSplit, lseSplit };
+}
+
+/**
+ * Validates a launch of `instance` on `p` with `buffers` and packs it. Throws `ArgumentError`
+ * naming `problem` (the instance's predicates, listed), `q`/`k`/`v`/`o`/`lse` (too small or
+ * misaligned), `seqstartQ`/`seqstartK` (missing in group mode).
+ */
+export function prepareFmhaFwdLaunch(instance: FmhaFwdInstance, p: FmhaFwdLaunchProblem, buffers: FmhaFwdBuffers, encode: TensorMapEncoder): PreparedFmhaFwdLaunch {
+  const reasons = fmhaFwdUnsupported(instance, p);
+  if (reasons.length > 0) throw new ArgumentError('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
+  const e = getDType(p.dtype).bytes;
+  const batches = p.mode === 'group' ? 1 : p.batch;
+  const q = checkRange('q', buffers.q, span(p.qStrides, batches, p.nheadQ, p.rowsQ, p.hdimQ) * e);
+  const k = checkRange('k', buffers.k, span(p.kStrides, batches, p.nheadK, p.rowsK, p.hdimQ) * e);
+  const v = checkRange('v', buffers.v, span(p.vStrides, batches, p.nheadK, p.rowsK, p.hdimV) * e);
+  const split = instance.policy.splitKv;
+  const ws = fmhaFwdWorkspace(p);
+  const oStrides = split ? ws.oStrides : p.oStrides;
+  const lseStrides = split ? ws.lseStrides : p.lseStrides;
+  const o = checkRange('o', buffers.o, split ? ws.oElements * 4 : span(p.oStrides, batches, p.nheadQ, p.rowsQ, p.hdimV) * e);
+  const writesLse = split || p.lse;
+  const lse = writesLse ? checkRange('lse', buffers.lse, (split ? ws.lseElements : (batches - 1) * lseStrides.batch + (p.nheadQ - 1) * lseStrides.head + p.rowsQ) * 4) : undefined;
+  for (const [name, r] of [['q', q], ['k', k], ['v', v]] as const) if (r.ptr % 16n !== 0n) throw new ArgumentError(name, 'address must be aligned to 16 bytes (TMA)', `0x${r.ptr.toString(16)}`);
+  if (o.ptr % BigInt(split ? 8 : 2 * e) !== 0n) throw new ArgumentError('o', `address must be aligned to ${split ? 8 : 2 * e} bytes`, `0x${o.ptr.toString(16)}`);
+  let seqstartQ = 0n;
+  let seqstartK = 0n;
+  let seqlenK = 0n;
+  if (p.mode === 'group') {
+    seqstartQ = checkRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1)).ptr;
+    seqstartK = checkRange('seqstartK', buffers.seqstartK, 4 * (p.batch + 1)).ptr;
+    if (buffers.seqlenK !== undefined) seqlenK = checkRange('seqlenK', buffers.seqlenK, 4 * p.batch).ptr;
+  }
+  const maps = fmhaFwdTensorMaps(instance, p, q.ptr, k.ptr, v.ptr);
+  checkTiledTensorMap(maps.q);
+  checkTiledTensorMap(maps.k);
+  checkTiledTensorMap(maps.v);
+  const window = p.mask.kind === 'window' ? p.mask : undefined;
+  const args = instance.signature.pack({
+    q_map: encode(maps.q),
+    k_map: encode(maps.k),
+    v_map: encode(maps.v),
+    o: o.ptr,
+    o_stride_row: oStrides.row,
+    o_stride_head: oStrides.head,
+    o_stride_batch: p.mode === 'group' ? 0 : oStrides.batch,
+    lse: lse?.ptr ?? 0n,
+    lse_stride_head: lseStrides.head,
+    lse_stride_batch: p.mode === 'group' ? 0 : lseStrides.batch,
+    seqlen_q: p.seqlenQ,
+    seqlen_k: p.seqlenK,
+    seqstart_q: seqstartQ,
+    seqstart_k: seqstartK,
+    seqlen_k_ptr: seqlenK,
+    nhead_ratio: p.nheadQ / p.nheadK,
+    scale_log2: p.scale * Math.LOG2E,
+    mask_left: window?.left ?? -1,
+    mask_right: window?.right ?? -1,
+    mask_top_left: window === undefined || window.alignment === 'topLeft' ? 1 : 0,
+    num_splits: p.numSplits,
+    o_split_stride: split ? ws.oSplit : 0,
+    lse_split_stride: split ? ws.lseSplit : 0,
+  });
+  return { launch: instance.launch(p.batch, p.nheadQ, p.seqlenQ, p.numSplits), args, maps };
+}
+
+/** One instance compiled and loaded on a device. */
+export class FmhaFwdKernel {
+  readonly instance: FmhaFwdInstance;
+  readonly compiled: CompileResult;
+  readonly module: CudaModule;
+  readonly kernel: Kernel;
+  readonly device: Device;
+
+  private constructor(instance: FmhaFwdInstance, loaded: LoadedInstance, device: Device) {
+    this.instance = instance;
+    this.compiled = loaded.compiled;
+    this.module = loaded.module;
+    this.kernel = loaded.kernel;
+    this.device = device;
+  }
+
+  /** Compiles and loads `instance` (arch and parameter-layout checks of the runtime's `loadInstance`) and opts in to its shared memory. */
+  static async build(instance: FmhaFwdInstance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<FmhaFwdKernel> {
+    const built = new FmhaFwdKernel(instance, await loadInstance(instance, { ...options, flags: FMHA_FWD_COMPILE_FLAGS }), options.device);
+    built.kernel.setMaxDynamicSharedMemory(instance.sharedBytes);
+    return built;
+  }
+
+  get resources(): KernelResources {
+    return this.compiled.resources;
+  }
+
+  /** Validates and encodes once; `launch` only enqueues (timing loops call it repeatedly). */
+  prepare(p: FmhaFwdLaunchProblem, buffers: FmhaFwdBuffers, encode: TensorMapEncoder): { readonly prepared: PreparedFmhaFwdLaunch; launch(): void } {
+    const prepared = prepareFmhaFwdLaunch(this.instance, p, buffers, encode);
+    const { launch, args } = prepared;
+    const config = { grid: launch.grid, block: launch.block, sharedBytes: launch.sharedBytes, ...(buffers.stream ? { stream: buffers.stream } : {}) };
+    return { prepared, launch: () => this.kernel.launch(config, args) };
+  }
+
+  dispose(): void {
+    this.module.dispose();
+  }
+}

@@ -1,0 +1,30 @@
+// The sm_80 instance catalog: cp.async multistage + ldmatrix + mma.sync GEMM kernels, as data. CI
+// compiles each for sm_80 and sm_90a (gemmSm80Catalog.compile.spec.ts), failing on spills.
+import { GEMM_DTYPES } from '../gemmProblem.ts';
+import { GemmCatalogError } from '../gemmCatalog.ts';
+import { GemmSm80Instance, type GemmSm80Policy } from './gemmSm80Instance.ts';
+
+/** 128×128×32 block tiles, 4 cp.async stages, 8 warps as 2 (M) × 4 (N): warp tiles 64×32 (64 fp32 accumulators per thread). */
+export const GEMM_SM80_TILE = Object.freeze({ tileM: 128, tileN: 128, tileK: 32, stages: 4, warps: [2, 4] as const, groupM: 8 });
+
+/** The layouts of the catalog: `tn` (both operands K-major) and `nn` (A M-major: ldmatrix .trans). */
+export const GEMM_SM80_LAYOUTS = Object.freeze(['tn', 'nn'] as const);
+
+/** The catalog's policies (fp16 and bf16 × {@link GEMM_SM80_LAYOUTS}, scalar C stores: any N). */
+export const GEMM_SM80_POLICIES: readonly GemmSm80Policy[] = Object.freeze(GEMM_DTYPES.flatMap((dtype) => GEMM_SM80_LAYOUTS.map((layout): GemmSm80Policy => ({ dtype, layout, ...GEMM_SM80_TILE, cVector: 1 }))));
+
+/** Every sm_80 instance (target sm_80). Postcondition (tested): names and hashes unique. */
+export const GEMM_SM80_CATALOG: readonly GemmSm80Instance[] = Object.freeze(GEMM_SM80_POLICIES.map((p) => new GemmSm80Instance(p)));
+
+/** Throws `GemmCatalogError` unless names and hashes are unique. */
+export function checkGemmSm80Catalog(catalog: readonly GemmSm80Instance[]): void {
+  for (const what of ['name', 'hash'] as const) {
+    const seen = new Set<string>();
+    for (const i of catalog) {
+      const v = what === 'name' ? i.name : i.key.hash;
+      if (seen.has(v)) throw new GemmCatalogError(`two sm_80 instances share the ${what} ${v}`);
+      seen.add(v);
+    }
+  }
+}
+checkGemmSm80Catalog(GEMM_SM80_CATALOG);

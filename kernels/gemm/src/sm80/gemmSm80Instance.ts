@@ -1,0 +1,188 @@
+// sm_80 GEMM kernel instances: a Policy bound to the multi-stage cp.async + ldmatrix + mma.sync
+// pipeline of @tilekit/gemm, with a deterministic key (= entry point), the predicates that decide
+// which problems it runs (each with its reason), and the launch constants. Compiled for sm_80 (A100)
+// or, with the sm_90a target, for Hopper (an sm_80 cubin does not load on sm_90).
+import { add, bitAnd, cast, instanceKey, int32, int64, kernelParam, KernelSignature, mul, SourceBuilder, sm80, type InstanceKey, type KernelArgValues, type PointerParam, type ScalarParam, type Target } from '@tilekit/codegen';
+import { checkGemmEpilogue, CpAsyncMmaPipeline, GEMM_EPILOGUE_NONE, isIdentityEpilogue, type CpAsyncMmaPolicy, type GemmEpilogue } from '@tilekit/gemm';
+import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
+import { getDType } from '@tilekit/numeric';
+import { makeTensorView } from '@tilekit/tile';
+import { GEMM_ALLOCATION_ALIGNMENT, gemmEpilogueName, type GemmAlignment, type GemmLaunch } from '../gemmInstance.ts';
+import { GEMM_MAX_BATCH, GEMM_MAX_DIM, gemmOperandMajors, type CheckedGemmProblem, type GemmDType, type GemmLayoutName } from '../gemmProblem.ts';
+
+/** The Policy of one sm_80 GEMM instance (the operand majors follow from `layout`). */
+export interface GemmSm80Policy extends Omit<CpAsyncMmaPolicy, 'aMajor' | 'bMajor'> {
+  readonly dtype: GemmDType;
+  readonly layout: GemmLayoutName;
+  /** C elements per epilogue store: 2 needs n and ldc even; 1 runs any shape. */
+  readonly cVector: 1 | 2;
+  /** The epilogue functor (default none: no alpha or bias parameter). */
+  readonly epilogue?: GemmEpilogue;
+}
+
+/** Elements per 16-byte cp.async vector of a 2-byte type: leading dimensions and the operands' addresses must keep rows 16-byte aligned. */
+export const SM80_COPY_ELEMENTS = 8;
+
+function params(policy: GemmSm80Policy, target: Target) {
+  const element = target.dtypeType(policy.dtype);
+  const dim = { range: [1, GEMM_MAX_DIM] as const };
+  const e = getDType(policy.dtype).bytes;
+  return {
+    a: kernelParam.pointer(element, { const: true, align: 16 }),
+    b: kernelParam.pointer(element, { const: true, align: 16 }),
+    c: kernelParam.pointer(element, { align: policy.cVector * e }),
+    m: kernelParam.i32(dim),
+    n: kernelParam.i32(dim),
+    k: kernelParam.i32(dim),
+    lda: kernelParam.i32(dim),
+    ldb: kernelParam.i32(dim),
+    ldc: kernelParam.i32(dim),
+    batch_stride_a: kernelParam.i64({ range: [0, 2 ** 50] }),
+    batch_stride_b: kernelParam.i64({ range: [0, 2 ** 50] }),
+    batch_stride_c: kernelParam.i64({ range: [0, 2 ** 50] }),
+  };
+}
+
+interface EpilogueParams {
+  readonly alpha: ScalarParam<'f32'>;
+  readonly bias: PointerParam;
+}
+
+type GemmSm80Params = ReturnType<typeof params> & Partial<EpilogueParams>;
+
+/** One sm_80 GEMM kernel: cp.async multistage pipeline, ldmatrix + mma.sync block GEMM. */
+export class GemmSm80Instance {
+  readonly key: InstanceKey;
+  /** The instance name, which is also the kernel's `extern "C"` entry point. */
+  readonly name: string;
+  readonly policy: GemmSm80Policy;
+  readonly pipeline: CpAsyncMmaPipeline;
+  readonly signature: KernelSignature<GemmSm80Params>;
+  readonly target: Target;
+  readonly dtype: GemmDType;
+  readonly threads: number;
+  /** Dynamic shared memory per block (bytes, incl. 1024 of alignment slack); static is 0. */
+  readonly sharedBytes: number;
+  readonly staticSharedBytes = 0;
+  readonly epilogue: GemmEpilogue;
+
+  constructor(policy: GemmSm80Policy, target: Target = sm80) {
+    const epilogue = checkGemmEpilogue(policy.epilogue ?? GEMM_EPILOGUE_NONE);
+    const { epilogue: _given, ...plain } = policy;
+    this.policy = Object.freeze(isIdentityEpilogue(epilogue) ? plain : { ...plain, epilogue });
+    this.epilogue = epilogue;
+    this.target = target;
+    const majors = gemmOperandMajors(policy.layout);
+    this.pipeline = new CpAsyncMmaPipeline({ ...plain, aMajor: majors.a, bMajor: majors.b });
+    const { tileM, tileN, tileK, warps, epilogue: _e, ...rest } = this.policy;
+    const named = isIdentityEpilogue(epilogue) ? {} : { epilogue: gemmEpilogueName(epilogue) };
+    this.key = instanceKey(
+      'gemm_sm80_mma',
+      { ...rest, tile: [tileM, tileN, tileK], warps: [warps[0], warps[1]], target: target.name, ...named },
+      { tags: { dtype: '', layout: '', tile: '', warps: 'w', stages: 's', cVector: 'v', target: '', ...(isIdentityEpilogue(epilogue) ? {} : { epilogue: '' }) } },
+    );
+    this.name = this.key.name;
+    this.dtype = policy.dtype;
+    this.threads = this.pipeline.threads;
+    this.sharedBytes = this.pipeline.sharedBytes;
+    const base = params(this.policy, target);
+    const sig: GemmSm80Params = {
+      ...base,
+      ...(isIdentityEpilogue(epilogue) ? {} : { alpha: kernelParam.f32() }),
+      ...(epilogue.bias ? { bias: kernelParam.pointer(target.dtypeType(policy.dtype), { const: true, align: getDType(policy.dtype).bytes }) } : {}),
+    };
+    this.signature = new KernelSignature(this.name, target, sig);
+  }
+
+  /**
+   * Why this instance cannot run `problem` with pointers of `alignment` (one line per broken
+   * predicate); empty when it can. Ragged M, N and K are fine (zero-filled copies, predicated
+   * stores), K included: a K of 77 runs when lda and ldb keep rows 16-byte aligned (e.g. 80). What
+   * is rejected is a leading dimension or batch stride that is not a multiple of 8 elements, or an
+   * A/B address not 16-byte aligned: 16-byte cp.async needs aligned rows (no scalar fallback here).
+   */
+  unsupported(problem: CheckedGemmProblem, alignment: GemmAlignment = GEMM_ALLOCATION_ALIGNMENT): string[] {
+    const out: string[] = [];
+    const e = getDType(this.dtype).bytes;
+    const v = SM80_COPY_ELEMENTS;
+    if (problem.dtype !== this.dtype) out.push(`dtype ${problem.dtype}: this kernel computes ${this.dtype}`);
+    if (problem.layout !== this.policy.layout) out.push(`layout ${problem.layout}: this kernel reads ${this.policy.layout}`);
+    if (problem.activation !== this.epilogue.activation) out.push(`activation ${problem.activation}: this kernel applies ${this.epilogue.activation}`);
+    if (problem.bias !== this.epilogue.bias) out.push(problem.bias ? 'bias: this kernel adds none' : 'no bias: this kernel adds one');
+    if (problem.alpha !== 1 && isIdentityEpilogue(this.epilogue)) out.push(`alpha ${problem.alpha}: this kernel has no epilogue functor (alpha 1 only)`);
+    if (problem.lda % v !== 0) out.push(`lda = ${problem.lda} is not a multiple of ${v} (16-byte cp.async rows; no scalar fallback)`);
+    if (problem.ldb % v !== 0) out.push(`ldb = ${problem.ldb} is not a multiple of ${v} (16-byte cp.async rows; no scalar fallback)`);
+    if (alignment.a % 16 !== 0) out.push(`a address aligned to ${alignment.a} bytes, cp.async needs 16`);
+    if (alignment.b % 16 !== 0) out.push(`b address aligned to ${alignment.b} bytes, cp.async needs 16`);
+    const cv = this.policy.cVector;
+    if (cv > 1) {
+      if (problem.n % cv !== 0) out.push(`n = ${problem.n} is not a multiple of the ${cv}-element C store`);
+      if (problem.ldc % cv !== 0) out.push(`ldc = ${problem.ldc} is not a multiple of the ${cv}-element C store`);
+      if (alignment.c % (cv * e) !== 0) out.push(`c address aligned to ${alignment.c} bytes, needs ${cv * e}`);
+    } else if (alignment.c % e !== 0) out.push(`c address aligned to ${alignment.c} bytes, needs ${e}`);
+    if (this.pipeline.gridSize(problem.m, problem.n) > 2 ** 31 - 1) out.push('more than 2^31 − 1 block tiles');
+    if (problem.batch > 1) {
+      if (problem.batchStrideA % v !== 0) out.push(`batchStrideA = ${problem.batchStrideA} is not a multiple of ${v} (16-byte cp.async rows)`);
+      if (problem.batchStrideB % v !== 0) out.push(`batchStrideB = ${problem.batchStrideB} is not a multiple of ${v} (16-byte cp.async rows)`);
+      if (problem.batchStrideC % cv !== 0) out.push(`batchStrideC = ${problem.batchStrideC} is not a multiple of the ${cv}-element C store`);
+    }
+    return out;
+  }
+
+  launch(problem: CheckedGemmProblem): GemmLaunch {
+    return { grid: [this.pipeline.gridSize(problem.m, problem.n), problem.batch, 1], block: [this.threads, 1, 1], sharedBytes: this.sharedBytes };
+  }
+
+  /** Kernel argument values: the operand addresses, sizes, leading dimensions and batch strides (and the epilogue's alpha and bias). */
+  args(problem: CheckedGemmProblem, a: bigint, b: bigint, c: bigint, bias?: bigint): KernelArgValues<GemmSm80Params> {
+    const p = problem;
+    const base = { a, b, c, m: p.m, n: p.n, k: p.k, lda: p.lda, ldb: p.ldb, ldc: p.ldc, batch_stride_a: p.batchStrideA, batch_stride_b: p.batchStrideB, batch_stride_c: p.batchStrideC };
+    if (isIdentityEpilogue(this.epilogue)) return base;
+    return { ...base, alpha: p.alpha, ...(this.epilogue.bias ? { bias: bias ?? 0n } : {}) };
+  }
+
+  /** Adds the kernel to a translation unit. */
+  emit(src: SourceBuilder): void {
+    const p = this.policy;
+    const e = getDType(p.dtype).bytes;
+    const v = SM80_COPY_ELEMENTS;
+    const majors = gemmOperandMajors(p.layout);
+    const max = { max: GEMM_MAX_DIM };
+    // Storage order [strided, contiguous]; the contiguous length is rounded up to the vector (the tail is zero-filled, not read).
+    const operand = (name: 'a' | 'b', major: 'K' | 'MN', mn: string) => {
+      const ld = symbol(`ld${name}`, { ...max, multipleOf: v });
+      const cols = symbol(`${name}_cols`, { max: GEMM_MAX_DIM + v, multipleOf: v });
+      const rows = symbol(major === 'K' ? mn : 'k', max);
+      return makeNaiveTensorDescriptor([rows, cols], [ld, 1], { vectorLength: v });
+    };
+    const aDesc = operand('a', majors.a, 'm');
+    const bDesc = operand('b', majors.b, 'n');
+    const cDesc = makeNaiveTensorDescriptor([symbol('m', max), symbol('n', { ...max, multipleOf: p.cVector })], [symbol('ldc', { ...max, multipleOf: p.cVector }), 1], { vectorLength: p.cVector });
+    this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads, minBlocksPerSm: 1 } }, (b, args) => {
+      const batch = b.let('batch', int32, cast(this.target.blockIdx('y'), int32), { range: [0, GEMM_MAX_BATCH - 1] });
+      const at = (ptr: typeof args.a, stride: typeof args.batch_stride_a, name: string) => b.let(name, ptr.type, add(ptr, mul(cast(batch, int64), stride)));
+      const roundUp = (x: typeof args.k, name: string) => b.let(name, int32, bitAnd(add(x, v - 1), -v));
+      const aLen = majors.a === 'K' ? args.k : args.m;
+      const bLen = majors.b === 'K' ? args.k : args.n;
+      const aCols = roundUp(aLen, 'a_cols');
+      const bCols = roundUp(bLen, 'b_cols');
+      this.pipeline.emit(b, this.target, {
+        a: { view: makeTensorView(at(args.a, args.batch_stride_a, 'a_batch'), aDesc, { elementBytes: e }), contiguousLength: aLen },
+        b: { view: makeTensorView(at(args.b, args.batch_stride_b, 'b_batch'), bDesc, { elementBytes: e }), contiguousLength: bLen },
+        m: args.m,
+        n: args.n,
+        k: args.k,
+        c: makeTensorView(at(args.c, args.batch_stride_c, 'c_batch'), cDesc, { elementBytes: e }),
+        symbols: { m: args.m, n: args.n, k: args.k, lda: args.lda, ldb: args.ldb, ldc: args.ldc, a_cols: aCols, b_cols: bCols },
+        ...(args.alpha === undefined ? {} : { epilogue: { functor: this.epilogue, alpha: args.alpha, ...(args.bias === undefined ? {} : { bias: args.bias }) } }),
+      });
+    });
+  }
+
+  /** The kernel alone as a translation unit. */
+  source(): string {
+    const src = new SourceBuilder({ dialect: this.target, header: [`tilekit gemm (sm_80 pipeline): ${this.name}`, 'generated by @tilekit/kernel-gemm; do not edit'] });
+    this.emit(src);
+    return src.render();
+  }
+}

@@ -1,0 +1,308 @@
+import {
+  add,
+  and,
+  bitAnd,
+  bitXor,
+  bool,
+  cast,
+  div,
+  eq,
+  fenceMbarrierInit,
+  float32,
+  ge,
+  gt,
+  index,
+  infinity,
+  int32,
+  lit,
+  lt,
+  maxOf,
+  mbarrierArrive,
+  mbarrierArriveExpectTx,
+  mbarrierInit,
+  mbarrierWaitParity,
+  mul,
+  ne,
+  packFloat2,
+  pointer,
+  prefetchTensorMap,
+  select,
+  setMaxNReg,
+  sharedAddress,
+  sub,
+  tmaLoad,
+  uint8,
+  uint32,
+  uint64,
+  variable,
+  type BlockBuilder,
+  type Expr,
+  type Target,
+} from '@tilekit/codegen';
+import { BlockGemmPolicyError, WgmmaBlockGemmRs, WgmmaBlockGemmSs } from '@tilekit/gemm';
+import { BlockEmitter, clearTile, makeDistributedTensor, makeTileWindow, storeTile, sweepTile, type TensorView } from '@tilekit/tile';
+import type { GenericAttentionMaskCode } from '../mask/genericAttentionMaskCode.ts';
+import { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
+
+/** Policy of {@link FmhaFwdWsPipeline}: tile shape, ring depth and register split. */
+export interface FmhaFwdWsPolicy {
+  /** Q/K/V/O element type (fp32 accumulation and softmax). */
+  readonly dtype: 'fp16' | 'bf16';
+  /** Head dim of Q and K (the first GEMM's K): 32 … 256, a multiple of 16. */
+  readonly headDim: number;
+  /** Head dim of V and O (the second GEMM's N): a multiple of 16 in [16, 256]. */
+  readonly headDimV: number;
+  /** Query rows per block: 64 per consumer warpgroup (64, 128 or 192). */
+  readonly tileM: number;
+  /** Key rows per iteration: a multiple of 16 in [16, 256]. */
+  readonly tileN: number;
+  /** K/V shared-memory stages: 2, 3 or 4. */
+  readonly stages: number;
+  /** Register budget of the producer warpgroup after `setmaxnreg.dec`. */
+  readonly producerRegisters: number;
+  /** Register budget of each consumer warpgroup after `setmaxnreg.inc`. */
+  readonly consumerRegisters: number;
+}
+
+/** What the kernel hands the pipeline: its values as expressions. */
+export interface FmhaFwdWsArgs {
+  /** TMA maps of Q, K and V: boxes of [64 head-dim elements, rows, 1…] with the 128B swizzle and zero fill. */
+  readonly qMap: Expr;
+  readonly kMap: Expr;
+  readonly vMap: Expr;
+  /** TMA coordinates of the box with head-dim elements [d0, d0 + 64) of Q rows from `row` (of this block's sequence). */
+  qCoords(d0: number, row: Expr): readonly Expr[];
+  /** The same for K and V rows (V's d0 runs over headDimV). */
+  kCoords(d0: number, row: Expr): readonly Expr[];
+  vCoords(d0: number, row: Expr): readonly Expr[];
+  /** `int` lengths of this block's sequences. */
+  readonly seqlenQ: Expr;
+  readonly seqlenK: Expr;
+  /** `int` first query row of the block's tile. */
+  readonly m0: Expr;
+  /** `float` softmax scale · log2 e. */
+  readonly scaleLog2: Expr;
+  /** The mask over this block's sequences (the key range, edge tiles and the per-element predicate come from it). */
+  readonly mask: GenericAttentionMaskCode;
+  /** Restricts the key range to split `index` of `count` (split-KV); default: all keys. */
+  readonly split?: { readonly count: Expr; readonly index: Expr };
+  /** O as a [seqlenQ, headDimV] view (already offset to this batch and head) and the symbols its descriptor uses. */
+  readonly o: TensorView;
+  readonly symbols: Readonly<Record<string, Expr>>;
+  /** `float*` of this (batch, head)'s LSE row 0 (stride 1): the kernel writes LSE where it is not null. */
+  readonly lse?: Expr;
+}
+
+/** Name of the kernel's dynamic shared-memory array. */
+export const FMHA_DYNAMIC_SMEM = 'tk_fmha_smem';
+
+const SLAB = 64;
+
+/**
+ * The sm_90a attention forward main loop (CK-tile's `BlockFmhaPipelineQRKSVS` idea, Hopper
+ * machinery as in FlashAttention-3): one producer warpgroup issues TMA loads of Q once and of K
+ * and V per key tile into a ring of `stages` buffers on mbarriers; `tileM / 64` consumer
+ * warpgroups each own 64 query rows and per key tile run
+ * - S = Q·Kᵀ: `WgmmaBlockGemmSs` over the head dim in 64-element slabs (A = Q, B = K, both K-major);
+ * - the mask (only on tiles the mask code says need it) and the online softmax of
+ *   `BlockOnlineSoftmax` (exp2 domain, row max across the 4 lanes of a row, O rescaled by 2^(m_old − m_new));
+ * - P packed to fp16/bf16 pairs in place of the A fragment (`aFragmentOfAccumulator`), then
+ *   O += P·V: `WgmmaBlockGemmRs` with V as an MN-major B operand (TMA writes V row-major);
+ * and finally O /= l, the natural-log LSE, and a predicated store of O (rows < seqlenQ).
+ * Ring protocol per stage s of key tile it (s = it mod S, round r = it / S): the producer waits
+ * empty[s] with parity (r & 1) ^ 1, arms full[s] with the box bytes and issues the boxes; each
+ * consumer warp arrives on k_empty[s] once S is computed and on v_empty[s] once P·V is.
+ * Shared memory (1024-aligned): Q, then S K stages, S V stages, then the barriers.
+ */
+export class FmhaFwdWsPipeline {
+  readonly policy: FmhaFwdWsPolicy;
+  readonly qk: WgmmaBlockGemmSs;
+  readonly pv: WgmmaBlockGemmRs;
+  readonly consumerThreads: number;
+  readonly threads: number;
+  /** 64-element slabs of the QK head dim and of V's. */
+  readonly slabsQK: number;
+  readonly slabsV: number;
+  readonly qBytes: number;
+  readonly kStageBytes: number;
+  readonly vStageBytes: number;
+  readonly kOffset: number;
+  readonly vOffset: number;
+  readonly barrierOffset: number;
+  readonly usedBytes: number;
+  /** Dynamic shared memory to request (used + 1024 bytes of alignment slack). */
+  readonly sharedBytes: number;
+
+  constructor(policy: FmhaFwdWsPolicy) {
+    const { dtype, headDim, headDimV, tileM, tileN, stages, producerRegisters: pr, consumerRegisters: cr } = policy;
+    const bad = (what: string, rule: string, found: unknown): never => {
+      throw new BlockGemmPolicyError(`FmhaFwdWsPipeline ${what}`, rule, String(found));
+    };
+    if (!Number.isSafeInteger(headDim) || headDim < 16 || headDim > 256 || headDim % 16 !== 0) bad('headDim', 'must be a multiple of 16 in [16, 256]', headDim);
+    if (!Number.isSafeInteger(headDimV) || headDimV < 16 || headDimV > 256 || headDimV % 16 !== 0) bad('headDimV', 'must be a multiple of 16 in [16, 256]', headDimV);
+    if (![2, 3, 4].includes(stages)) bad('stages', 'must be 2, 3 or 4', stages);
+    for (const [what, r] of [['producerRegisters', pr], ['consumerRegisters', cr]] as const) {
+      if (!Number.isSafeInteger(r) || r < 24 || r > 256 || r % 8 !== 0) bad(what, 'must be a multiple of 8 in [24, 256]', r);
+    }
+    this.policy = Object.freeze({ ...policy });
+    this.qk = new WgmmaBlockGemmSs({ dtype, tileM, tileN, tileK: SLAB });
+    this.pv = new WgmmaBlockGemmRs({ dtype, tileM, tileN: headDimV, tileK: tileN, bMajor: 'MN' });
+    this.consumerThreads = this.qk.threads;
+    this.threads = this.consumerThreads + 128;
+    if (pr * 128 + cr * this.consumerThreads > 65536) bad('registers', 'producer + consumer budgets must fit the 64K-register file', `${pr}·128 + ${cr}·${this.consumerThreads}`);
+    this.slabsQK = Math.ceil(headDim / SLAB);
+    this.slabsV = Math.ceil(headDimV / SLAB);
+    this.qBytes = this.slabsQK * this.qk.aTileBytes;
+    this.kStageBytes = this.slabsQK * this.qk.bTileBytes;
+    this.vStageBytes = this.pv.bTileBytes;
+    if (this.vStageBytes !== this.slabsV * tileN * 128) bad('V layout', 'must be whole 64-element slabs of tileN rows', this.vStageBytes);
+    this.kOffset = this.qBytes;
+    this.vOffset = this.kOffset + stages * this.kStageBytes;
+    this.barrierOffset = this.vOffset + stages * this.vStageBytes;
+    this.usedBytes = this.barrierOffset + 8 * (1 + 4 * stages);
+    this.sharedBytes = this.usedBytes + 1024;
+    if (this.sharedBytes > 232448) bad('shared memory', 'must fit the 227 KiB an sm_90 block may use', this.sharedBytes);
+  }
+
+  /** Query tiles of a sequence of `seqlenQ` rows. */
+  queryTiles(seqlenQ: number): number {
+    return Math.ceil(seqlenQ / this.policy.tileM);
+  }
+
+  /** Emits the whole kernel body into `b`. */
+  emit(b: BlockBuilder, target: Target, args: FmhaFwdWsArgs): void {
+    const P = this.policy;
+    const S = P.stages;
+    const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, this.threads - 1] });
+
+    b.comment(`dynamic shared memory, aligned up to 1024 bytes: Q (${this.qBytes} B), ${S} K stages (${this.kStageBytes} B), ${S} V stages (${this.vStageBytes} B), barriers`);
+    b.verbatim(`extern __shared__ __align__(1024) unsigned char ${FMHA_DYNAMIC_SMEM}[];`);
+    const raw = variable(FMHA_DYNAMIC_SMEM, pointer(uint8));
+    const rawAddr = b.let('smem_raw', uint32, sharedAddress(target, raw));
+    const pad = b.let('smem_pad', uint32, bitAnd(sub(1024, bitAnd(rawAddr, 1023)), 1023));
+    const smem = b.let('smem', pointer(uint8), add(raw, pad));
+    const smemAddr = b.let('smem_addr', uint32, add(rawAddr, pad));
+    const bars = b.let('bars', pointer(uint64), cast(add(smem, this.barrierOffset), pointer(uint64)));
+    const qFull = bars;
+    const kFull = (s: Expr | number): Expr => add(bars, add(1, s));
+    const kEmpty = (s: Expr | number): Expr => add(bars, add(1 + S, s));
+    const vFull = (s: Expr | number): Expr => add(bars, add(1 + 2 * S, s));
+    const vEmpty = (s: Expr | number): Expr => add(bars, add(1 + 3 * S, s));
+    const consumerWarps = this.consumerThreads / 32;
+
+    b.if(eq(tid, 0), (t) => {
+      t.expr(mbarrierInit(target, qFull, 1));
+      t.forRange({ name: 's', to: S, unroll: true }, (l, s) => {
+        l.expr(mbarrierInit(target, kFull(s), 1));
+        l.expr(mbarrierInit(target, kEmpty(s), consumerWarps));
+        l.expr(mbarrierInit(target, vFull(s), 1));
+        l.expr(mbarrierInit(target, vEmpty(s), consumerWarps));
+      });
+      t.expr(fenceMbarrierInit(target));
+    });
+    b.push(target.syncThreads());
+
+    b.comment('the key tiles this query tile visits (the mask decides)');
+    const range = args.split === undefined ? args.mask.getTileRangeAlongX(args.m0, P.tileM, P.tileN) : args.mask.getTileRangeAlongXForSplit(args.m0, P.tileM, P.tileN, args.split.count, args.split.index);
+    const kStart = b.let('k_start', int32, range.start);
+    const iters = b.let('k_iters', int32, maxOf(div(sub(range.end, kStart), P.tileN), 0));
+    const stageOf = (bb: BlockBuilder, it: Expr): { s: Expr; parity: Expr } => ({
+      s: bb.let('s', int32, S === 2 || S === 4 ? bitAnd(it, S - 1) : sub(it, mul(div(it, S), S))),
+      parity: bb.let('parity', uint32, cast(bitAnd(div(it, S), 1), uint32)),
+    });
+
+    b.if(
+      ge(tid, this.consumerThreads),
+      (prod) => {
+        prod.comment(`producer warpgroup: registers down to ${P.producerRegisters}; one thread issues every TMA load`);
+        prod.expr(setMaxNReg(target, 'dec', P.producerRegisters));
+        prod.if(eq(tid, this.consumerThreads), (one) => {
+          for (const map of [args.qMap, args.kMap, args.vMap]) one.expr(prefetchTensorMap(target, map));
+          one.expr(mbarrierArriveExpectTx(target, qFull, this.qBytes));
+          for (let c = 0; c < this.slabsQK; c++) {
+            one.expr(tmaLoad(target, { dst: add(smem, c * this.qk.aTileBytes), map: args.qMap, bar: qFull, coords: args.qCoords(c * SLAB, args.m0) }));
+          }
+          one.forRange({ name: 'it', to: iters }, (l, it) => {
+            const { s, parity } = stageOf(l, it);
+            const row = l.let('k_row', int32, add(kStart, mul(it, P.tileN)));
+            l.expr(mbarrierWaitParity(target, kEmpty(s), bitXor(parity, 1)));
+            l.expr(mbarrierArriveExpectTx(target, kFull(s), this.kStageBytes));
+            const kStage = l.let('k_stage', pointer(uint8), add(smem, add(this.kOffset, mul(s, this.kStageBytes))));
+            for (let c = 0; c < this.slabsQK; c++) l.expr(tmaLoad(target, { dst: add(kStage, c * this.qk.bTileBytes), map: args.kMap, bar: kFull(s), coords: args.kCoords(c * SLAB, row) }));
+            l.expr(mbarrierWaitParity(target, vEmpty(s), bitXor(parity, 1)));
+            l.expr(mbarrierArriveExpectTx(target, vFull(s), this.vStageBytes));
+            const vStage = l.let('v_stage', pointer(uint8), add(smem, add(this.vOffset, mul(s, this.vStageBytes))));
+            for (let c = 0; c < this.slabsV; c++) l.expr(tmaLoad(target, { dst: add(vStage, c * P.tileN * 128), map: args.vMap, bar: vFull(s), coords: args.vCoords(c * SLAB, row) }));
+          });
+        });
+      },
+      (cons) => {
+        cons.comment(`${this.qk.warpgroups} consumer warpgroup(s) of 64 query rows: registers up to ${P.consumerRegisters}`);
+        cons.expr(setMaxNReg(target, 'inc', P.consumerRegisters));
+        const block = new BlockEmitter(cons, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } });
+        const sAcc = makeDistributedTensor(block, 's_acc', this.qk.cEncoding, float32);
+        const oAcc = makeDistributedTensor(block, 'o_acc', this.pv.cEncoding, float32);
+        const pFrag = block.registers('p_frag', uint32, this.pv.aRegisters);
+        const softmax = new BlockOnlineSoftmax(block, this.qk.cEncoding);
+        block.threads((t) => softmax.emitInit(t));
+        const wg = cons.let('warpgroup', int32, div(tid, 128));
+        const lane0 = cons.let('warp_leader', bool, eq(bitAnd(tid, 31), 0));
+        cons.expr(mbarrierWaitParity(target, qFull, 0));
+        const qAddr = smemAddr;
+        cons.forRange({ name: 'it', to: iters }, (l, it) => {
+          const { s, parity } = stageOf(l, it);
+          const j0 = l.let('j0', int32, add(kStart, mul(it, P.tileN)));
+          const kAddr = l.let('k_tile', uint32, add(smemAddr, cast(add(this.kOffset, mul(s, this.kStageBytes)), uint32)));
+          const vAddr = l.let('v_tile', uint32, add(smemAddr, cast(add(this.vOffset, mul(s, this.vStageBytes)), uint32)));
+          l.comment('S = Q·Kᵀ over the head dim, one 64-wide slab per wgmma group');
+          l.expr(mbarrierWaitParity(target, kFull(s), parity));
+          for (let c = 0; c < this.slabsQK; c++) {
+            this.qk.emitMma(l, target, sAcc, { aTile: add(qAddr, c * this.qk.aTileBytes), bTile: add(kAddr, c * this.qk.bTileBytes), warpgroup: wg, accumulate: lit(c === 0 ? 0 : 1, int32) });
+          }
+          this.qk.emitWait(l, target, sAcc, 0);
+          l.if(lane0, (r) => r.expr(mbarrierArrive(target, kEmpty(s))));
+          const inner = new BlockEmitter(l, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block);
+          l.comment('the mask, on the tiles that need it');
+          l.if(args.mask.isEdgeTile(args.m0, j0, P.tileM, P.tileN), (mb) => {
+            const masked = new BlockEmitter(mb, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block);
+            masked.threads((t) =>
+              sweepTile(t, sAcc, (e) => {
+                e.b.if(args.mask.isMasked(add(args.m0, e.x[0]!), add(j0, e.x[1]!)), (z) => z.assign(e.value, infinity(float32, { negative: true })));
+              }),
+            );
+          });
+          inner.threads((t) => {
+            t.b.comment('online softmax: S becomes P = 2^(S·scale·log2 e − m); O *= 2^(m_old − m_new)');
+            const corr = softmax.emitUpdate(t, sAcc, args.scaleLog2)!;
+            t.b.if(gt(it, 0), (r) => softmax.emitRescale({ ...t, b: r }, oAcc, corr));
+            t.b.comment('P to fp16/bf16 pairs: accumulator element 8·kk + i is A-fragment element i of k step kk');
+            for (let r = 0; r < this.pv.aRegisters; r++) {
+              t.b.assign(pFrag.at(t, r), packFloat2(target, P.dtype, sAcc.at(t, 2 * r), sAcc.at(t, 2 * r + 1)));
+            }
+          });
+          l.comment('O += P·V (V as an MN-major B operand)');
+          l.expr(mbarrierWaitParity(target, vFull(s), parity));
+          this.pv.emitMma(l, target, oAcc, pFrag, { bTile: vAddr, accumulate: cast(gt(it, 0), int32) });
+          this.pv.emitWait(l, target, oAcc, 0);
+          l.if(lane0, (r) => r.expr(mbarrierArrive(target, vEmpty(s))));
+        });
+        cons.comment('epilogue: O /= l (0 for rows with nothing unmasked), LSE, predicated store');
+        cons.if(eq(iters, 0), (z) => new BlockEmitter(z, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block).threads((t) => clearTile(t, oAcc)));
+        const w = makeTileWindow(block, { view: args.o, lengths: [P.tileM, P.headDimV], origin: [args.m0, 0], encoding: this.pv.cEncoding, originAlignment: [P.tileM, P.headDimV] });
+        block.threads((t) => {
+          const lse = softmax.emitFinalize(t, oAcc, { lse: args.lse !== undefined });
+          storeTile(t, w, oAcc);
+          if (args.lse !== undefined && lse !== undefined) {
+            const lseOut = args.lse;
+            // One lane of the lanes that share a row writes its LSE.
+            const replicaBits = softmax.laneMasks.reduce((a, m) => a | m, 0);
+            sweepTile(t, lse, (e) => {
+              const row = e.b.let('lse_row', int32, add(args.m0, e.x[0]!));
+              e.b.if(and(and(ne(select(lseOut, 1, 0), 0), eq(bitAnd(t.tid, replicaBits), 0)), lt(row, args.seqlenQ)), (st) => st.assign(index(lseOut, row), e.value));
+            });
+          }
+        });
+      },
+    );
+  }
+}

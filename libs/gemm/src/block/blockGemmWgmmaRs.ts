@@ -1,0 +1,121 @@
+import { add, addressOf, index, lit, uint32, type BlockBuilder, type Expr, type Target } from '@tilekit/codegen';
+import type { DTypeName } from '@tilekit/numeric';
+import { embedEncoding, makeWarpGridEncoding, type DistributedTensor, type RegisterArray, type TileDistributionEncoding } from '@tilekit/tile';
+import { makeWgmmaSmemLayout, wgmmaOperandDescriptor, type OperandMajor, type WgmmaSmemLayout } from '../smemLayouts.ts';
+import { defineWgmmaCommitGroup, defineWgmmaFence, defineWgmmaFenceOperands, defineWgmmaWaitGroup, wgmmaAtom, wgmmaRegisterAFragment, type WarpGemmAtom } from '../warp/warpGemmAtom.ts';
+import { defineWgmmaDescriptorEncoder, wgmmaSwizzleCode } from '../warp/wgmmaDescriptor.ts';
+import { BlockGemmPolicyError, callLeaf } from './blockGemmWgmmaSs.ts';
+
+/** Shape and types of {@link WgmmaBlockGemmRs}. */
+export interface WgmmaBlockGemmRsPolicy {
+  /** A and B element type (fp32 accumulation). */
+  readonly dtype: DTypeName;
+  /** Block tile M: 64 rows per warpgroup, at most 256. */
+  readonly tileM: number;
+  /** The wgmma N: a multiple of 16 in [16, 256]. */
+  readonly tileN: number;
+  /** Block tile K: a multiple of 16 (one wgmma per 16). */
+  readonly tileK: number;
+  /** Contiguous dim of the B tile in shared memory (default K). */
+  readonly bMajor?: OperandMajor;
+}
+
+/**
+ * The sm_90a block GEMM with A in registers, B in shared memory and C in registers (CK's
+ * `BlockGemmARegBSmemCReg`, Hopper flavour): the second GEMM of attention, O += P·V, where P is
+ * the softmax of the first GEMM's accumulator still in registers. Per warpgroup (64 rows of M):
+ * `tileK / 16` `wgmma m64nNk16` with A = 4 packed `.f16x2`/`.bf16x2` registers per k16 step
+ * (the fragment of `wgmmaRegisterAFragment`) and B through a descriptor into a 128B-swizzled tile of
+ * `makeWgmmaSmemLayout` (MN-major for V stored row-major as [K rows][N]; the layout's N extent is
+ * rounded up to whole 64-element slabs, so N = 96 or 192 read a zero-filled partial slab).
+ * Postcondition (tested): {@link aFragmentOfAccumulator} — the fp32 accumulator of an m64nK wgmma,
+ * element 8·kk + i, is A-fragment element i of k step kk (same row and column), so P is packed
+ * pairwise from the first GEMM's registers without moving data between threads.
+ */
+export class WgmmaBlockGemmRs {
+  readonly policy: Required<WgmmaBlockGemmRsPolicy>;
+  readonly atom: WarpGemmAtom;
+  readonly bLayout: WgmmaSmemLayout;
+  readonly warpgroups: number;
+  readonly threads: number;
+  /** The accumulator's distribution over the warpgroups (as `WgmmaBlockGemmSs.cEncoding`). */
+  readonly cEncoding: TileDistributionEncoding;
+  /** The A operand's distribution per k16 step (warpgroups along M ⊗ the register A fragment). */
+  readonly aStepEncoding: TileDistributionEncoding;
+  readonly kSteps: number;
+  /** Packed 32-bit A registers per thread (4 per k16 step). */
+  readonly aRegisters: number;
+  readonly bTileBytes: number;
+  /** Descriptor start-address offsets of B per k step (bytes from the tile base). */
+  readonly bOffsets: readonly number[];
+
+  constructor(policy: WgmmaBlockGemmRsPolicy) {
+    const { dtype, tileM, tileN, tileK } = policy;
+    const bMajor = policy.bMajor ?? 'K';
+    if (dtype !== 'fp16' && dtype !== 'bf16') throw new BlockGemmPolicyError('WgmmaBlockGemmRs dtype', 'must be fp16 or bf16', String(dtype));
+    if (!Number.isSafeInteger(tileM) || tileM < 64 || tileM > 256 || tileM % 64 !== 0) throw new BlockGemmPolicyError('WgmmaBlockGemmRs tileM', 'must be 64, 128, 192 or 256', String(tileM));
+    if (!Number.isSafeInteger(tileN) || tileN < 16 || tileN > 256 || tileN % 16 !== 0) throw new BlockGemmPolicyError('WgmmaBlockGemmRs tileN', 'must be a multiple of 16 in [16, 256]', String(tileN));
+    if (!Number.isSafeInteger(tileK) || tileK < 16 || tileK % 16 !== 0) throw new BlockGemmPolicyError('WgmmaBlockGemmRs tileK', 'must be a positive multiple of 16', String(tileK));
+    this.policy = Object.freeze({ dtype, tileM, tileN, tileK, bMajor });
+    this.atom = wgmmaAtom({ n: tileN, dtype, aSource: 'registers', bMajor });
+    const slab = 64;
+    this.bLayout = makeWgmmaSmemLayout({ swizzle: '128B', dtype, mn: bMajor === 'MN' ? Math.ceil(tileN / slab) * slab : tileN, k: bMajor === 'MN' ? tileK : Math.ceil(tileK / slab) * slab, major: bMajor });
+    this.warpgroups = tileM / 64;
+    this.threads = 128 * this.warpgroups;
+    this.cEncoding = embedEncoding(makeWarpGridEncoding({ warps: [this.warpgroups], xs: [{ warpAxis: 0 }, {}] }), this.atom.c.encoding);
+    this.aStepEncoding = embedEncoding(makeWarpGridEncoding({ warps: [this.warpgroups], xs: [{ warpAxis: 0 }, {}] }), wgmmaRegisterAFragment(dtype).encoding);
+    this.kSteps = tileK / 16;
+    this.aRegisters = 4 * this.kSteps;
+    this.bTileBytes = this.bLayout.bytes;
+    this.bOffsets = Array.from({ length: this.kSteps }, (_, kk) => wgmmaOperandDescriptor(this.bLayout, { tileAddress: 0, mn0: 0, k0: 16 * kk }).startAddress);
+  }
+
+  /** Accumulator registers per thread (tileN / 2 floats). */
+  get accumulatorsPerThread(): number {
+    return this.atom.c.elementsPerThread;
+  }
+
+  /**
+   * Emits the MMAs of one K tile for the calling warpgroup: `wgmma.fence`, `tileK / 16` wgmma
+   * (D += A·B with A = `a[4·kk .. 4·kk + 3]`, B at `bTile`, a 32-bit shared address of a
+   * 1024-byte aligned tile), `commit_group`. `accumulate` (an `int`, default 1) is the scale-d of
+   * the first wgmma (0 starts D from A·B). Wait with {@link emitWait}.
+   */
+  emitMma(b: BlockBuilder, target: Target, acc: DistributedTensor, a: RegisterArray, args: { readonly bTile: Expr; readonly accumulate?: Expr }): void {
+    if (!acc.encoding.equals(this.cEncoding)) throw new BlockGemmPolicyError('WgmmaBlockGemmRs.emitMma acc', 'must have the block GEMM C distribution', String(acc.encoding));
+    if (a.length < this.aRegisters || a.type.kind !== 'int' || a.type.bits !== 32) throw new BlockGemmPolicyError('WgmmaBlockGemmRs.emitMma a', `must be at least ${this.aRegisters} 32-bit registers`, `${a.length}`);
+    const encoder = defineWgmmaDescriptorEncoder(target);
+    const wrapper = this.atom.defineWrapper(target);
+    const pin = defineWgmmaFenceOperands(target, this.accumulatorsPerThread);
+    const d = acc.registers.variable;
+    const swz = wgmmaSwizzleCode('128B');
+    const lbo = this.bLayout.leadingByteOffset;
+    const sbo = this.bLayout.strideByteOffset;
+    if (lbo === null || sbo === null) throw new BlockGemmPolicyError('WgmmaBlockGemmRs B layout', 'needs descriptor byte offsets', 'null');
+    b.expr(callLeaf(pin, [d]));
+    b.expr(callLeaf(defineWgmmaFence(target), []));
+    for (let kk = 0; kk < this.kSteps; kk++) {
+      const db = callLeaf(encoder, [add(args.bTile, this.bOffsets[kk]!), ...[lbo, sbo, 0, swz].map((x) => lit(x, uint32))]);
+      b.expr(callLeaf(wrapper, [d, addressOf(index(a.variable, 4 * kk)), db, kk === 0 && args.accumulate !== undefined ? args.accumulate : 1]));
+    }
+    b.expr(callLeaf(defineWgmmaCommitGroup(target), []));
+    b.expr(callLeaf(pin, [d]));
+  }
+
+  /** `wgmma.wait_group pending`, with the accumulator pinned after it. */
+  emitWait(b: BlockBuilder, target: Target, acc: DistributedTensor, pending: number): void {
+    b.expr(callLeaf(defineWgmmaWaitGroup(target, pending), []));
+    b.expr(callLeaf(defineWgmmaFenceOperands(target, this.accumulatorsPerThread), [acc.registers.variable]));
+  }
+}
+
+/**
+ * Where A-fragment element `i` (0..7) of k16 step `kk` comes from in the fp32 accumulator of an
+ * `m64nKk16` wgmma (K = the A tile's K): its element index `8·kk + i` — both name row
+ * `16w + l/4 + 8·((i/2) mod 2)` and column `16·kk + 2·(l mod 4) + (i mod 2) + 8·(i/4)` for lane l of
+ * warp w. Packed register r (0..3) of step kk holds elements 2r, 2r + 1, low half first.
+ */
+export function aFragmentOfAccumulator(kk: number, i: number): number {
+  return 8 * kk + i;
+}
+
