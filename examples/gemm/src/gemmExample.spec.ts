@@ -33,7 +33,7 @@ describe('example_gemm', () => {
     expect(code).toBe(0);
     expect(stderr).toBe('');
     const flags = gemmParser.flags().map((f) => f.key);
-    expect(flags).toEqual(['m', 'n', 'k', 'b', 'stride_a', 'stride_b', 'stride_c', 'a_layout', 'b_layout', 'prec', 'v', 'warmup', 'repeat', 'seed', 'init', 'instance', 'compiler']);
+    expect(flags).toEqual(['m', 'n', 'k', 'b', 'stride_a', 'stride_b', 'stride_c', 'a_layout', 'b_layout', 'prec', 'v', 'warmup', 'repeat', 'seed', 'init', 'instance', 'arch', 'compiler']);
     for (const f of gemmParser.flags()) {
       const shown = f.defaultValue === '' ? '""' : String(f.defaultValue);
       const line = stdout.split('\n').find((l) => l.startsWith(`-${f.key} `));
@@ -41,6 +41,7 @@ describe('example_gemm', () => {
       expect(line!.split(/ {2,}/), `-${f.key}`).toContain(shown);
     }
     expect(stdout).toContain('-a_layout  R|C');
+    expect(stdout).toMatch(/-arch +device\|sm90a\|sm80 +device /);
     expect(stdout).not.toContain('example_gemm: fp16');
   });
 
@@ -54,6 +55,8 @@ describe('example_gemm', () => {
       [['-m=0'], '-m=0'],
       [['-repeat=0'], '-repeat=0'],
       [['-instance=nope'], '-instance=nope'],
+      [['-arch=sm70'], '-arch=sm70'],
+      [['-arch=sm90a', '-instance=gemm_sm80_mma_fp16_tn_128x128x32_w2x4_s4_v1_sm_80'], '-instance='],
     ] as const) {
       const { code, stdout, stderr } = await cli([...argv]);
       expect(code, argv.join(' ')).toBe(2);
@@ -102,6 +105,26 @@ describe('example_gemm', () => {
     expect(otherLayout.out).toContain('layout tn: this kernel reads nn');
   });
 
+  it('-arch: the device decides by default (sm90a without a GPU); sm80 picks the sm_80 family built for the device; -instance takes sm_80 names', () => {
+    const parse = (...argv: string[]) => gemmParser.parse(['-m=1000', '-n=777', '-k=512', ...argv]);
+    expect(pickInstance(parse()).instance.name).toBe('gemm_sm90_ws_fp16_tn_128x128x64_s4_v1');
+    expect(pickInstance(parse(), 'sm_90a').instance.name).toBe('gemm_sm90_ws_fp16_tn_128x128x64_s4_v1');
+    expect(pickInstance(parse('-arch=sm80')).instance.name).toBe('gemm_sm80_mma_fp16_tn_128x128x32_w2x4_s4_v1_sm_80');
+    expect(pickInstance(parse('-arch=sm80'), 'sm_90a').instance.name).toBe('gemm_sm80_mma_fp16_tn_128x128x32_w2x4_s4_v1_sm_90a');
+    expect(pickInstance(parse(), 'sm_80').instance.name).toBe('gemm_sm80_mma_fp16_tn_128x128x32_w2x4_s4_v1_sm_80');
+    expect(pickInstance(parse('-a_layout=C', '-prec=bf16', '-stride_a=1000'), 'sm_80').instance.name).toBe('gemm_sm80_mma_bf16_nn_128x128x32_w2x4_s4_v1_sm_80');
+    const named = 'gemm_sm80_mma_fp16_tn_128x128x32_w2x4_s4_v1_sm_90a';
+    expect(pickInstance(parse(`-instance=${named}`), 'sm_90a').instance.name).toBe(named);
+    expect(pickInstance(parse(`-instance=${named}`, '-arch=sm80')).instance.name).toBe(named);
+    expect(() => pickInstance(parse(`-instance=${named}`), 'sm_80')).toThrow(/built for sm_90a, this GPU is sm_80/);
+    expect(() => pickInstance(parse('-instance=gemm_sm80_mma_fp16_tn_128x128x32_w2x4_s4_v1_sm_80'), 'sm_90a')).toThrow(/the sm_90a build ends _sm_90a/);
+    expect(() => pickInstance(parse('-arch=sm90a'), 'sm_80')).toThrow(expect.objectContaining({ argument: '-arch', message: expect.stringMatching(/only on an sm_90a device/) }));
+    expect(() => pickInstance(parse(), 'sm_86')).toThrow(expect.objectContaining({ argument: '-arch' }));
+    // The sm_80 family's own predicates: leading dimensions in 16-byte rows, its own layouts.
+    expect(() => pickInstance(parse('-arch=sm80', '-k=77'))).toThrow(/lda = 77 is not a multiple of 8/);
+    expect(() => pickInstance(parse('-arch=sm80', '-b_layout=R'))).toThrow(/no gemm instance runs fp16 tt/);
+  });
+
   it.each(['nn', 'nt', 'tt'] as const)('layout %s: the sampled CPU reference equals the full one at the sampled elements (ragged, strided, batched)', (layout) => {
     const [a, b] = [layout[0] === 't' ? 'R' : 'C', layout[1] === 'n' ? 'C' : 'R'] as const;
     const p = checkGemmProblem({ ...problemFromArgs(gemmParser.parse([`-a_layout=${a}`, `-b_layout=${b}`, '-m=37', '-n=29', '-k=72', '-b=2', '-prec=bf16'])), lda: a === 'R' ? 80 : 40, ldb: b === 'C' ? 88 : 32, ldc: 33 });
@@ -145,6 +168,16 @@ describe('example_gemm', () => {
     expect(out).toContain('CPU reference: all 32768 C elements');
     expect(out).toContain('no CUDA device found');
     expect(out).toContain('the CPU reference computed');
+  }, 120_000);
+
+  it.runIf(hasNvcc && !hasGpu)('without a GPU, -arch=sm80: generates and compiles the sm_80 kernel (for sm_80), prints it, exits 0', async () => {
+    const { code, out } = await run(['-arch=sm80', '-m=128', '-n=256', '-k=64', '-v=1']);
+    expect(code).toBe(0);
+    expect(out).toMatch(/instance: gemm_sm80_mma_fp16_tn_128x128x32_w2x4_s4_v1_sm_80 \(key [0-9a-f]+\), tile 128x128x32, 4 stages, 256 threads \(2x4 warps, cp.async \+ mma.sync\), 1-element C stores/);
+    expect(out).toContain('launch: grid [2, 1, 1], block [256, 1, 1], 66560 B dynamic shared memory');
+    expect(out).toMatch(/sm_80 +\d+ +0 +66560 +0\/0 +0/); // no spills, no stack
+    expect(out).toContain('CPU reference: all 32768 C elements');
+    expect(out).toContain('no CUDA device found');
   }, 120_000);
 
   it.runIf(hasNvcc && !hasGpu)('without a GPU, big problem: samples the CPU reference and says so', async () => {

@@ -1,22 +1,28 @@
 // example_gemm: generates the GEMM kernel the problem dispatches to, compiles it, prints the
 // instance, its resources and launch, computes the CPU reference (-v=1; sampled C elements for big
 // problems), and on a GPU runs, times and validates it. Without a CUDA device it says so and exits 0
-// after the CPU part.
+// after the CPU part. `-arch` picks the kernel family: sm90a (TMA + wgmma) or sm80 (cp.async +
+// mma.sync; built for the device's arch, so it also runs on Hopper); default the device's own.
 import { referenceGemm } from '@tilekit/gemm';
 import { ArgParseError, ArgParser, checkErr, fillTensor, formatTable, HostTensor, Prng, summarizeTimes, tflops, type ParsedArgs } from '@tilekit/host';
 import {
+  buildGemmKernel,
   checkGemmProblem,
   compileGemmInstance,
-  findGemmInstance,
+  findAnyGemmInstance,
   formatGemmProblem,
+  GEMM_ARCHS,
   gemmOperandElements,
   gemmOperandStorage,
   gemmProblemFlops,
-  GemmKernel,
+  gemmReferenceArgs,
+  GemmInstance,
   NoGemmInstanceError,
-  selectGemmInstance,
+  resolveGemmArch,
+  selectGemmInstanceFor,
+  type AnyGemmInstance,
   type CheckedGemmProblem,
-  type GemmInstance,
+  type GemmArch,
   type GemmLayoutName,
   type GemmProblem,
 } from '@tilekit/kernel-gemm';
@@ -24,7 +30,7 @@ import { absoluteThreshold, ArgumentError, decode, relativeThreshold } from '@ti
 import { Device, NvccCompiler, NvrtcCompiler, probe, timeLaunches, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
 
 /** The example's flags (CK style: `-key=value`, `-?` for help); strides of 0 mean packed. */
-export const gemmParser = new ArgParser('example_gemm', 'C = A·B on sm_90a (warp-specialized TMA + wgmma, fp32 accumulation); A and B row- or column-major, C row-major')
+export const gemmParser = new ArgParser('example_gemm', 'C = A·B on sm_90a (warp-specialized TMA + wgmma) or sm_80 (cp.async + mma.sync), fp32 accumulation; A and B row- or column-major, C row-major')
   .int('m', 3840, 'rows of A and C')
   .int('n', 4096, 'columns of B and C')
   .int('k', 2048, 'the reduction dimension (columns of A, rows of B)')
@@ -40,7 +46,8 @@ export const gemmParser = new ArgParser('example_gemm', 'C = A·B on sm_90a (war
   .int('repeat', 50, 'timed launches (median reported)')
   .int('seed', 11939, 'seed of the input fill (A from seed, B from seed + 1)')
   .string('init', 'uf:-1,1', 'input fill (uf, ui, nf, ni, tf, constant:v; with :a,b ranges)')
-  .string('instance', '', 'run this catalog instance instead of the dispatched one')
+  .string('instance', '', 'run this catalog instance instead of the dispatched one (sm_90a or sm_80 family)')
+  .choice('arch', 'device', ['device', ...GEMM_ARCHS], 'kernel family: sm90a (TMA + wgmma) or sm80 (cp.async + mma.sync, built for the device: sm_80, or sm_90a on Hopper); device: the GPU\'s own (sm90a without a GPU)')
   .choice('compiler', 'nvcc', ['nvcc', 'nvrtc'], 'kernel compiler');
 
 type GemmFlags = typeof gemmParser extends ArgParser<infer T> ? T : never;
@@ -90,16 +97,43 @@ function flagError(args: GemmArgs, error: ArgumentError): ArgParseError {
   return new ArgParseError(`-${key}`, `-${key}=${String(args.get(key))}: ${error.message}`);
 }
 
+/** The `-arch` flag as dispatch takes it: undefined for `device` (the device's own family). */
+function archFlag(args: GemmArgs): GemmArch | undefined {
+  const arch = args.get('arch');
+  return arch === 'device' ? undefined : arch;
+}
+
+/** The family of an instance, as `-arch` spells it. */
+function familyOf(instance: AnyGemmInstance): GemmArch {
+  return instance instanceof GemmInstance ? 'sm90a' : 'sm80';
+}
+
 /**
- * The instance that runs the flags' problem: the dispatched one, or `-instance`, judged by the
- * instance's own predicates (a rejection is the dispatcher's `NoGemmInstanceError` naming why).
+ * The instance that runs the flags' problem on a device of `deviceArch` (undefined: no GPU): the
+ * one dispatch by target picks (`-arch`, default the device's family), or `-instance` (either
+ * family; it must agree with an explicit `-arch` and, on a GPU, be built for its arch), judged by
+ * the instance's own predicates (a rejection is the dispatcher's `NoGemmInstanceError` naming why).
+ * Throws `ArgParseError` naming `-arch` (a family the device cannot run, or a device no family is
+ * built for) or `-instance`.
  */
-export function pickInstance(args: GemmArgs): { readonly instance: GemmInstance; readonly problem: CheckedGemmProblem } {
+export function pickInstance(args: GemmArgs, deviceArch?: string): { readonly instance: AnyGemmInstance; readonly problem: CheckedGemmProblem } {
   const name = args.get('instance');
-  const named = name === '' ? undefined : findGemmInstance(name);
-  if (name !== '' && named === undefined) throw new ArgParseError('-instance', `-instance=${name}: no such instance in the gemm catalog`);
+  const arch = archFlag(args);
+  const named = name === '' ? undefined : findAnyGemmInstance(name);
+  if (name !== '' && named === undefined) throw new ArgParseError('-instance', `-instance=${name}: no such instance in the gemm catalogs (sm_90a, sm_80)`);
+  const options = { ...(arch === undefined ? {} : { arch }), ...(deviceArch === undefined ? {} : { deviceArch }) };
+  try {
+    resolveGemmArch(options);
+  } catch (error) {
+    if (error instanceof ArgumentError) throw new ArgParseError('-arch', `-arch=${args.get('arch')}: ${error.message}`);
+    throw error;
+  }
   const checked = checkGemmProblem(problemFromArgs(args));
-  if (named === undefined) return { instance: selectGemmInstance(checked), problem: checked };
+  if (named === undefined) return { instance: selectGemmInstanceFor(checked, options), problem: checked };
+  if (arch !== undefined && familyOf(named) !== arch) throw new ArgParseError('-instance', `-instance=${name}: an ${familyOf(named)} instance, but -arch=${arch}`);
+  if (deviceArch !== undefined && named.target.name !== deviceArch) {
+    throw new ArgParseError('-instance', `-instance=${name}: built for ${named.target.name}, this GPU is ${deviceArch}${familyOf(named) === 'sm80' ? ` (the ${deviceArch} build ends _${deviceArch})` : ''}`);
+  }
   const reasons = named.unsupported(checked);
   if (reasons.length === 0) return { instance: named, problem: checked };
   throw new NoGemmInstanceError(checked, [{ instance: named.name, reasons }], 0);
@@ -148,16 +182,7 @@ export function gemmReferenceCheck(p: CheckedGemmProblem, a: HostTensor, b: Host
   let offsets: Float64Array;
   let want: Float64Array;
   if (options.sample === undefined) {
-    const c = referenceGemm({
-      ...common,
-      m: p.m,
-      n: p.n,
-      k: p.k,
-      batch: p.batch,
-      a: { data: decodeAll(a), layout: storage.a, stride: p.lda, batchStride: p.batchStrideA },
-      b: { data: decodeAll(b), layout: storage.b, stride: p.ldb, batchStride: p.batchStrideB },
-      c: { layout: 'row', stride: p.ldc, batchStride: p.batchStrideC },
-    });
+    const c = referenceGemm(gemmReferenceArgs(p, decodeAll(a), decodeAll(b)));
     offsets = new Float64Array(p.batch * p.m * p.n);
     want = new Float64Array(offsets.length);
     let at = 0;
@@ -238,10 +263,14 @@ export async function runGemmExample(args: GemmArgs, log: (line: string) => void
   for (const key of ['stride_a', 'stride_b', 'stride_c'] as const) {
     if (args.get(key) < 0) throw new ArgParseError(`-${key}`, `-${key}=${args.get(key)}: must be 0 (packed) or a leading dimension`);
   }
-  let instance: GemmInstance;
+  // The device (if any) decides the default family and the sm_80 build.
+  const probed = probe();
+  const hasDevice = probed.driver && probed.deviceCount > 0;
+  const deviceArch = hasDevice ? Device.open(0).arch : undefined;
+  let instance: AnyGemmInstance;
   let problem: CheckedGemmProblem;
   try {
-    ({ instance, problem } = pickInstance(args));
+    ({ instance, problem } = pickInstance(args, deviceArch));
   } catch (error) {
     if (error instanceof NoGemmInstanceError) {
       log(error.message);
@@ -259,10 +288,11 @@ export async function runGemmExample(args: GemmArgs, log: (line: string) => void
     `example_gemm: ${formatGemmProblem(problemFromArgs(args))}: A [${p.m}, ${p.k}] ${major(storage.a)} (lda ${p.lda}), B [${p.k}, ${p.n}] ${major(storage.b)} (ldb ${p.ldb}), ` +
       `C [${p.m}, ${p.n}] row-major (ldc ${p.ldc}), batch ${p.batch}`,
   );
-  log(
-    `instance: ${instance.name} (key ${instance.key.hash}), tile ${policy.tileM}x${policy.tileN}x${policy.tileK}, ${policy.stages} stages, ` +
-      `${instance.threads} threads (setmaxnreg ${policy.consumerRegisters} consumers / ${policy.producerRegisters} producer), ${policy.cVector}-element C stores`,
-  );
+  const threads =
+    instance instanceof GemmInstance
+      ? `${instance.threads} threads (setmaxnreg ${instance.policy.consumerRegisters} consumers / ${instance.policy.producerRegisters} producer)`
+      : `${instance.threads} threads (${instance.policy.warps[0]}x${instance.policy.warps[1]} warps, cp.async + mma.sync)`;
+  log(`instance: ${instance.name} (key ${instance.key.hash}), tile ${policy.tileM}x${policy.tileN}x${policy.tileK}, ${policy.stages} stages, ${threads}, ${policy.cVector}-element C stores`);
   log(`launch: grid [${launch.grid.join(', ')}], block [${launch.block.join(', ')}], ${launch.sharedBytes} B dynamic shared memory`);
 
   const compiler = makeCompiler(args.get('compiler'));
@@ -296,13 +326,12 @@ export async function runGemmExample(args: GemmArgs, log: (line: string) => void
     }
   }
 
-  const probed = probe();
-  if (!probed.driver || probed.deviceCount === 0) {
+  if (!hasDevice) {
     log(`no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernel was generated and compiled${validate ? ' and the CPU reference computed' : ''}; nothing ran on a GPU.`);
     return 0;
   }
   const device = Device.open(0);
-  const kernel = await GemmKernel.build(instance, { device, compiler });
+  const kernel = await buildGemmKernel(instance, { device, compiler });
   const buffers: DeviceBuffer[] = [];
   try {
     const aBuf = device.upload(a.bytes());

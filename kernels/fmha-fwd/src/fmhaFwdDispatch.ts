@@ -2,6 +2,8 @@
 // why nothing matched when nothing does.
 import { NoInstanceError, selectInstance, type Rejection } from '@tilekit/codegen';
 import { FMHA_FWD_CATALOG } from './fmhaFwdCatalog.ts';
+import { FMHA_FWD_COMBINE_CATALOG, type FmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
+import { fmhaFwdCombineUnsupported } from './fmhaFwdCombineLauncher.ts';
 import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
 import { fmhaFwdUnsupported } from './fmhaFwdLauncher.ts';
 import { checkFmhaFwdProblem, formatFmhaFwdProblem, type CheckedFmhaFwdProblem, type FmhaFwdProblem } from './fmhaFwdProblem.ts';
@@ -27,6 +29,21 @@ export function selectFmhaFwdInstance(problem: FmhaFwdProblem | CheckedFmhaFwdPr
     unsupported: (instance) => fmhaFwdUnsupported(instance, checked),
     // Instances of another dtype or head dim are counted, not listed.
     relevant: (instance) => instance.policy.dtype === checked.dtype && instance.policy.headDim === checked.hdimQ && instance.policy.headDimV === checked.hdimV,
+    preference: () => [0],
+  });
+  if ('instance' in result) return result.instance;
+  throw new NoFmhaFwdInstanceError(checked, result.rejections, result.others);
+}
+
+/**
+ * The split-KV combine instance for `problem` (its dtype and hdimV; o row stride even). Throws
+ * `ArgumentError` for an invalid problem and `NoFmhaFwdInstanceError` when none fits.
+ */
+export function selectFmhaFwdCombineInstance(problem: FmhaFwdProblem | CheckedFmhaFwdProblem, options: { readonly catalog?: readonly FmhaFwdCombineInstance[] } = {}): FmhaFwdCombineInstance {
+  const checked = 'rowsQ' in problem ? problem : checkFmhaFwdProblem(problem);
+  const result = selectInstance(options.catalog ?? FMHA_FWD_COMBINE_CATALOG, {
+    unsupported: (instance) => fmhaFwdCombineUnsupported(instance, checked),
+    relevant: (instance) => instance.policy.dtype === checked.dtype,
     preference: () => [0],
   });
   if ('instance' in result) return result.instance;

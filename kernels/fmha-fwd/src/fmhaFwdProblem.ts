@@ -76,8 +76,11 @@ export interface FmhaFwdProblem {
   readonly lse?: boolean;
   /** Softmax scale (default 1/√hdimQ); rounded to fp32 as the kernel receives it. */
   readonly scale?: number;
-  /** Key splits of split-KV with a combine kernel (default 1 = no split). */
-  readonly splitKv?: number;
+  /**
+   * Key splits of split-KV with a combine kernel (default 1 = no split), or 'auto': the runner picks
+   * them for the GPU (`chooseFmhaFwdSplits`).
+   */
+  readonly splitKv?: number | 'auto';
 }
 
 /** Batch or group (varlen) mode. */
@@ -116,7 +119,10 @@ export interface CheckedFmhaFwdProblem {
   readonly lseStrides: { readonly batch: number; readonly head: number };
   readonly scale: number;
   readonly mask: AttentionMaskSpec;
+  /** Key splits (1 until the runner resolves 'auto'). */
   readonly numSplits: number;
+  /** The caller asked for splitKv 'auto': the runner replaces numSplits by `chooseFmhaFwdSplits`. */
+  readonly splitKvAuto: boolean;
 }
 
 function fail(field: string, rule: string, found: unknown): never {
@@ -184,7 +190,8 @@ function maskOf(given: AttentionMaskSpec | string | undefined): AttentionMaskSpe
  * and seqstartK with batch + 1 entries from 0, non-decreasing, totals ≤ 2^30, per-batch seqlenK
  * (optional) at most its slot; layouts bhsd | bshd; explicit strides keep the layout's order
  * without overlap (see `strides`); a valid mask (spec or CK string); lse boolean; scale finite > 0
- * (default 1/√hdimQ, rounded to fp32); splitKv an integer in [1, 128].
+ * (default 1/√hdimQ, rounded to fp32); splitKv an integer in [1, 128] or 'auto' (numSplits 1,
+ * `splitKvAuto` true).
  */
 export function checkFmhaFwdProblem(problem: FmhaFwdProblem): CheckedFmhaFwdProblem {
   if (typeof problem !== 'object' || problem === null) throw new FmhaFwdArgumentError('problem', 'must be an object', problem);
@@ -257,7 +264,8 @@ export function checkFmhaFwdProblem(problem: FmhaFwdProblem): CheckedFmhaFwdProb
   if (typeof scaleIn !== 'number' || !Number.isFinite(scaleIn) || scaleIn <= 0) fail('scale', 'must be a finite number > 0', scaleIn);
   const scale = Math.fround(scaleIn);
   if (!Number.isFinite(scale) || scale <= 0) fail('scale', 'must be a positive number representable in fp32', scaleIn);
-  const numSplits = integer('splitKv', p.splitKv ?? 1, 1, FMHA_FWD_MAX_SPLITS);
+  const splitKvAuto = p.splitKv === 'auto';
+  const numSplits = splitKvAuto ? 1 : integer('splitKv', p.splitKv ?? 1, 1, FMHA_FWD_MAX_SPLITS);
 
   return Object.freeze({
     dtype: p.dtype,
@@ -286,6 +294,7 @@ export function checkFmhaFwdProblem(problem: FmhaFwdProblem): CheckedFmhaFwdProb
     scale,
     mask,
     numSplits,
+    splitKvAuto,
   });
 }
 
@@ -351,6 +360,6 @@ export function formatFmhaFwdProblem(problem: CheckedFmhaFwdProblem): string {
   const p = problem;
   const heads = p.nheadK === p.nheadQ ? `${p.nheadQ}h` : `${p.nheadQ}/${p.nheadK}h`;
   const seq = p.mode === 'group' ? `sq[${p.seqstartQ.slice(1).map((e, b) => e - p.seqstartQ[b]!).join(',')}] sk[${p.seqlensK.join(',')}]` : `${p.seqlenQ}x${p.seqlenK}`;
-  const extras = [p.mask.kind === 'none' ? '' : `mask=${formatAttentionMaskSpec(p.mask)}`, p.lse ? 'lse' : '', p.numSplits > 1 ? `split${p.numSplits}` : ''].filter(Boolean);
+  const extras = [p.mask.kind === 'none' ? '' : `mask=${formatAttentionMaskSpec(p.mask)}`, p.lse ? 'lse' : '', p.splitKvAuto ? 'split=auto' : p.numSplits > 1 ? `split${p.numSplits}` : ''].filter(Boolean);
   return [`${p.dtype} ${p.mode} ${p.batch}x${heads} ${seq} d${p.hdimQ}/${p.hdimV} ${p.inputLayout}>${p.outputLayout}`, ...extras].join(' ');
 }

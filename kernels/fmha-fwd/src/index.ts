@@ -8,3 +8,13 @@ export * from './fmhaFwdInstance.ts';
 export * from './fmhaFwdCatalog.ts';
 export * from './fmhaFwdLauncher.ts';
 export * from './fmhaFwdDispatch.ts';
+
+// Split-KV: the split heuristic, the combine kernel and its launcher.
+export * from './fmhaFwdSplit.ts';
+export * from './fmhaFwdCombine.ts';
+export * from './fmhaFwdCombineLauncher.ts';
+
+// The operator-level runner (plan, kernels, workspace, launches).
+export * from './fmhaFwdRunner.ts';
+// The sm_80 path (cp.async + mma.sync; runs on sm_90 when built for it).
+export * from './sm80/index.ts';

@@ -11,14 +11,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isIdentityEpilogue, referenceGemm, type GemmActivation } from '@tilekit/gemm';
-import { absoluteThreshold, ArgumentError, decode, encode, relativeThreshold } from '@tilekit/numeric';
+import { absoluteThreshold, ArgumentError, decode, relativeThreshold } from '@tilekit/numeric';
 import { buildOncePerInstance, Device, NvccCompiler } from '@tilekit/runtime';
 import { gpu } from '@tilekit/runtime/testing';
 import { GEMM_CATALOG } from './gemmCatalog.ts';
 import { selectGemmInstance } from './gemmDispatch.ts';
 import type { GemmInstance } from './gemmInstance.ts';
 import { GemmKernel } from './gemmLauncher.ts';
-import { checkGemmProblem, formatGemmProblem, GEMM_LAYOUTS, gemmOperandElements, gemmOperandStorage, type CheckedGemmProblem, type GemmDType, type GemmLayoutName, type GemmProblem } from './gemmProblem.ts';
+import { checkGemmProblem, formatGemmProblem, GEMM_LAYOUTS, gemmOperandElements, gemmOperandStorage, gemmReferenceArgs, type CheckedGemmProblem, type GemmDType, type GemmLayoutName, type GemmProblem } from './gemmProblem.ts';
+import { gemmTestValues } from './testing/gemmTestValues.ts';
 
 let compiler: NvccCompiler | undefined;
 const kernelFor = buildOncePerInstance((instance: GemmInstance) => {
@@ -26,22 +27,7 @@ const kernelFor = buildOncePerInstance((instance: GemmInstance) => {
   return GemmKernel.build(instance, { device: Device.open(0), compiler });
 });
 
-/** Deterministic values in [-1, 1), exactly representable in `dtype` (xorshift). */
-function fillValues(count: number, dtype: GemmDType, seed: number): { values: Float64Array; bits: Uint16Array } {
-  const values = new Float64Array(count);
-  const bits = new Uint16Array(count);
-  let x = (seed * 2654435761) >>> 0 || 1;
-  for (let i = 0; i < count; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    bits[i] = encode(dtype, (x / 2 ** 32) * 2 - 1);
-    values[i] = decode(dtype, bits[i]!);
-  }
-  return { values, bits };
-}
+const fillValues = gemmTestValues;
 
 const C_SENTINEL = 0xffff; // a NaN in fp16 and bf16: any element left unwritten inside the product fails
 
@@ -67,18 +53,9 @@ function referenceFor(p: CheckedGemmProblem): Reference {
     const b = fillValues(elems.b, p.dtype, p.n * 17 + p.k);
     const bias = p.bias ? fillValues(p.n, p.dtype, p.n * 7 + 3) : undefined;
     const functor = p.alpha !== 1 || p.bias || p.activation !== 'none';
-    const storage = gemmOperandStorage(p.layout);
     const product = (activation: GemmActivation): Float64Array =>
       referenceGemm({
-        m: p.m,
-        n: p.n,
-        k: p.k,
-        batch: p.batch,
-        a: { data: a.values, layout: storage.a, stride: p.lda, batchStride: p.batchStrideA },
-        b: { data: b.values, layout: storage.b, stride: p.ldb, batchStride: p.batchStrideB },
-        c: { layout: 'row', stride: p.ldc, batchStride: p.batchStrideC },
-        inputType: p.dtype,
-        outType: p.dtype,
+        ...gemmReferenceArgs(p, a.values, b.values),
         ...(functor ? { epilogue: { alpha: p.alpha, activation, ...(bias === undefined ? {} : { bias: bias.values }) } } : {}),
       });
     const c = product(p.activation);

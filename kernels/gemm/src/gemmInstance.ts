@@ -70,21 +70,71 @@ function baseParams(policy: GemmPolicy, target: Target) {
 }
 
 /** The epilogue's parameters, after the others: `alpha` (float) and, with a bias, `bias` (const C element pointer). */
-interface EpilogueParams {
+export interface GemmEpilogueParams {
   readonly alpha: ScalarParam<'f32'>;
   readonly bias: PointerParam;
 }
 
-type GemmParams = ReturnType<typeof baseParams> & Partial<EpilogueParams>;
+type GemmParams = ReturnType<typeof baseParams> & Partial<GemmEpilogueParams>;
+
+/** The epilogue's parameters of either CUDA family: `alpha` unless the functor is the identity, `bias` (const `dtype` pointer) when it adds one. */
+export function gemmEpilogueParams(epilogue: GemmEpilogue, dtype: GemmDType, target: Target): Partial<GemmEpilogueParams> {
+  return {
+    ...(isIdentityEpilogue(epilogue) ? {} : { alpha: kernelParam.f32() }),
+    ...(epilogue.bias ? { bias: kernelParam.pointer(target.dtypeType(dtype), { const: true, align: getDType(dtype).bytes }) } : {}),
+  };
+}
+
+/** The epilogue's argument values (`alpha`, and the bias address) for {@link gemmEpilogueParams}; empty for the identity. */
+export function gemmEpilogueArgs(epilogue: GemmEpilogue, problem: CheckedGemmProblem, bias: bigint | undefined): { readonly alpha?: number; readonly bias?: bigint } {
+  if (isIdentityEpilogue(epilogue)) return {};
+  return { alpha: problem.alpha, ...(epilogue.bias ? { bias: bias ?? 0n } : {}) };
+}
+
+/**
+ * The policy without an identity epilogue (so instances without one keep their key and source) and
+ * the checked functor: what both CUDA families' constructors start from.
+ */
+export function splitGemmEpilogue<P extends { readonly epilogue?: GemmEpilogue }>(policy: P): { readonly policy: P; readonly plain: Omit<P, 'epilogue'>; readonly epilogue: GemmEpilogue } {
+  const epilogue = checkGemmEpilogue(policy.epilogue ?? GEMM_EPILOGUE_NONE);
+  const { epilogue: _given, ...plain } = policy;
+  return { policy: Object.freeze(isIdentityEpilogue(epilogue) ? (plain as P) : { ...plain, epilogue } as P), plain, epilogue };
+}
+
+/** What {@link gemmSharedPredicates} reads of an instance. */
+export interface GemmPredicateRules {
+  readonly dtype: GemmDType;
+  readonly policy: { readonly layout: GemmLayoutName; readonly cVector: 1 | 2 };
+  readonly epilogue: GemmEpilogue;
+}
+
+/**
+ * The predicates both CUDA families share, in two parts so each family's own (operand strides and
+ * alignment) go between them: `head` — dtype, layout and epilogue functor (alpha ≠ 1 needs one);
+ * `cStore` — the C store width (n, ldc and C's address for 2-element stores; C's element alignment
+ * for scalar ones). One line per broken predicate.
+ */
+export function gemmSharedPredicates(instance: GemmPredicateRules, problem: CheckedGemmProblem, alignment: GemmAlignment): { readonly head: string[]; readonly cStore: string[] } {
+  const head: string[] = [];
+  const cStore: string[] = [];
+  const e = getDType(instance.dtype).bytes;
+  if (problem.dtype !== instance.dtype) head.push(`dtype ${problem.dtype}: this kernel computes ${instance.dtype}`);
+  if (problem.layout !== instance.policy.layout) head.push(`layout ${problem.layout}: this kernel reads ${instance.policy.layout}`);
+  if (problem.activation !== instance.epilogue.activation) head.push(`activation ${problem.activation}: this kernel applies ${instance.epilogue.activation}`);
+  if (problem.bias !== instance.epilogue.bias) head.push(problem.bias ? 'bias: this kernel adds none' : 'no bias: this kernel adds one');
+  if (problem.alpha !== 1 && isIdentityEpilogue(instance.epilogue)) head.push(`alpha ${problem.alpha}: this kernel has no epilogue functor (alpha 1 only)`);
+  const v = instance.policy.cVector;
+  if (v > 1) {
+    if (problem.n % v !== 0) cStore.push(`n = ${problem.n} is not a multiple of the ${v}-element C store`);
+    if (problem.ldc % v !== 0) cStore.push(`ldc = ${problem.ldc} is not a multiple of the ${v}-element C store`);
+    if (alignment.c % (v * e) !== 0) cStore.push(`c address aligned to ${alignment.c} bytes, needs ${v * e}`);
+  } else if (alignment.c % e !== 0) cStore.push(`c address aligned to ${alignment.c} bytes, needs ${e}`);
+  return { head, cStore };
+}
 
 /** The entry point's parameters (the epilogue's `alpha` and `bias` only where the epilogue is not the identity). */
 export function gemmSignature(name: string, policy: GemmPolicy, target: Target = sm90a): KernelSignature<GemmParams> {
-  const e = policy.epilogue ?? GEMM_EPILOGUE_NONE;
-  const params: GemmParams = {
-    ...baseParams(policy, target),
-    ...(isIdentityEpilogue(e) ? {} : { alpha: kernelParam.f32() }),
-    ...(e.bias ? { bias: kernelParam.pointer(target.dtypeType(policy.dtype), { const: true, align: getDType(policy.dtype).bytes }) } : {}),
-  };
+  const params: GemmParams = { ...baseParams(policy, target), ...gemmEpilogueParams(policy.epilogue ?? GEMM_EPILOGUE_NONE, policy.dtype, target) };
   return new KernelSignature(name, target, params);
 }
 
@@ -110,10 +160,9 @@ export class GemmInstance {
   readonly epilogue: GemmEpilogue;
 
   constructor(policy: GemmPolicy, target: Target = sm90a) {
-    const epilogue = checkGemmEpilogue(policy.epilogue ?? GEMM_EPILOGUE_NONE);
-    const { epilogue: _given, ...plain } = policy;
     // The identity epilogue is not part of the policy: existing instances keep their key and source.
-    this.policy = Object.freeze(isIdentityEpilogue(epilogue) ? plain : { ...plain, epilogue });
+    const { policy: kept, plain, epilogue } = splitGemmEpilogue(policy);
+    this.policy = kept;
     this.epilogue = epilogue;
     this.target = target;
     // The layout decides the operands' majors; K-major ones are left out (the tn pipeline policy as before).
@@ -137,23 +186,15 @@ export class GemmInstance {
 
   /** Why this instance cannot run `problem` with pointers of `alignment` (one line per broken predicate); empty when it can. */
   unsupported(problem: CheckedGemmProblem, alignment: GemmAlignment = GEMM_ALLOCATION_ALIGNMENT): string[] {
-    const out: string[] = [];
+    const shared = gemmSharedPredicates(this, problem, alignment);
+    const out = shared.head;
     const e = getDType(this.dtype).bytes;
-    if (problem.dtype !== this.dtype) out.push(`dtype ${problem.dtype}: this kernel computes ${this.dtype}`);
-    if (problem.layout !== this.policy.layout) out.push(`layout ${problem.layout}: this kernel reads ${this.policy.layout}`);
-    if (problem.activation !== this.epilogue.activation) out.push(`activation ${problem.activation}: this kernel applies ${this.epilogue.activation}`);
-    if (problem.bias !== this.epilogue.bias) out.push(problem.bias ? 'bias: this kernel adds none' : 'no bias: this kernel adds one');
-    if (problem.alpha !== 1 && isIdentityEpilogue(this.epilogue)) out.push(`alpha ${problem.alpha}: this kernel has no epilogue functor (alpha 1 only)`);
     if ((problem.lda * e) % TMA_ALIGNMENT_BYTES !== 0) out.push(`lda · ${e} = ${problem.lda * e} bytes is not a multiple of ${TMA_ALIGNMENT_BYTES} (TMA global stride)`);
     if ((problem.ldb * e) % TMA_ALIGNMENT_BYTES !== 0) out.push(`ldb · ${e} = ${problem.ldb * e} bytes is not a multiple of ${TMA_ALIGNMENT_BYTES} (TMA global stride)`);
     if (alignment.a % TMA_ALIGNMENT_BYTES !== 0) out.push(`a address aligned to ${alignment.a} bytes, TMA needs ${TMA_ALIGNMENT_BYTES}`);
     if (alignment.b % TMA_ALIGNMENT_BYTES !== 0) out.push(`b address aligned to ${alignment.b} bytes, TMA needs ${TMA_ALIGNMENT_BYTES}`);
     const v = this.policy.cVector;
-    if (v > 1) {
-      if (problem.n % v !== 0) out.push(`n = ${problem.n} is not a multiple of the ${v}-element C store`);
-      if (problem.ldc % v !== 0) out.push(`ldc = ${problem.ldc} is not a multiple of the ${v}-element C store`);
-      if (alignment.c % (v * e) !== 0) out.push(`c address aligned to ${alignment.c} bytes, needs ${v * e}`);
-    } else if (alignment.c % e !== 0) out.push(`c address aligned to ${alignment.c} bytes, needs ${e}`);
+    out.push(...shared.cStore);
     if (this.pipeline.gridSize(problem.m, problem.n) > 2 ** 31 - 1) out.push('more than 2^31 − 1 block tiles');
     if (problem.batch > 1) {
       for (const [name, stride] of [['batchStrideA', problem.batchStrideA], ['batchStrideB', problem.batchStrideB]] as const) {
@@ -196,8 +237,7 @@ export class GemmInstance {
   /** Kernel argument values: the two encoded tensor maps (128 bytes each), C's address and the sizes (and the epilogue's alpha and bias address). */
   args(problem: CheckedGemmProblem, aMap: Uint8Array, bMap: Uint8Array, c: bigint, bias?: bigint): KernelArgValues<GemmParams> {
     const base = { a_map: aMap, b_map: bMap, c, m: problem.m, n: problem.n, k: problem.k, ldc: problem.ldc, batch_stride_c: problem.batchStrideC };
-    if (isIdentityEpilogue(this.epilogue)) return base;
-    return { ...base, alpha: problem.alpha, ...(this.epilogue.bias ? { bias: bias ?? 0n } : {}) };
+    return { ...base, ...gemmEpilogueArgs(this.epilogue, problem, bias) };
   }
 
   /**

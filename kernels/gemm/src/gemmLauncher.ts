@@ -3,8 +3,9 @@
 // argument and the rule) and encoding the two TMA tensor maps, before anything reaches the GPU.
 import type { PackedArguments } from '@tilekit/codegen';
 import { ArgumentError, getDType } from '@tilekit/numeric';
-import { checkTiledTensorMap, compileInstance, encodeTensorMapTiled, loadInstance, type CompileResult, type Compiler, type CudaModule, type Device, type Kernel, type KernelResources, type LoadedInstance, type Stream, type TiledTensorMapOptions } from '@tilekit/runtime';
-import { addressAlignment, type GemmInstance, type GemmLaunch } from './gemmInstance.ts';
+import { checkTiledTensorMap, compileInstance, type CompilableInstance, encodeTensorMapTiled, loadInstance, type CompileResult, type Compiler, type CudaModule, type Device, type Kernel, type KernelResources, type LoadedInstance, type Stream, type TiledTensorMapOptions } from '@tilekit/runtime';
+import type { GemmEpilogue } from '@tilekit/gemm';
+import { addressAlignment, type GemmAlignment, type GemmInstance, type GemmLaunch } from './gemmInstance.ts';
 import { checkGemmProblem, formatGemmProblem, gemmOperandElements, gemmOperandStorage, type CheckedGemmProblem, type GemmProblem } from './gemmProblem.ts';
 
 /** Flags every GEMM kernel is compiled with. */
@@ -76,17 +77,23 @@ export function gemmTensorMaps(instance: GemmInstance, problem: CheckedGemmProbl
   };
 }
 
+/** What the buffer checks need of an instance (both GEMM families have it). */
+export interface GemmLaunchRules {
+  readonly name: string;
+  readonly epilogue: GemmEpilogue;
+  unsupported(problem: CheckedGemmProblem, alignment: GemmAlignment): string[];
+}
+
 /**
- * Validates a launch of `instance` on `problem` with `buffers` and prepares it. Throws
- * `ArgumentError` naming the argument: `problem.<field>` for a malformed problem; `problem` when
- * the instance's predicates reject it (listing them: dtype, layout, TMA stride alignment, C store
- * width); `a` / `b` / `c` for a buffer too small for its strided extent or misaligned, and `c` when
- * it overlaps A or B; `activation` when the problem's activation is not the instance's; `bias` when
- * a bias buffer is missing, unexpected (the problem or instance adds none), smaller than N
- * elements, misaligned or overlapping C. The tensor maps are checked (`checkTiledTensorMap`) and
- * encoded by `encode`. `options.smCount` sizes a persistent instance's grid (default 132).
+ * The launch checks every GEMM family shares: checks `problem` and `buffers` against `instance`
+ * and returns the checked problem. Throws `ArgumentError` naming the argument: `problem.<field>`
+ * for a malformed problem; `a` / `b` / `c` for a buffer too small for its strided extent (`c` also
+ * when it overlaps A or B); `activation` when the problem's activation is not the instance's;
+ * `bias` when a bias buffer is missing, unexpected (the problem or instance adds none), smaller than
+ * N elements, misaligned or overlapping C; `problem` when the instance's predicates (given the
+ * buffers' address alignment) reject it, listing them.
  */
-export function prepareGemmLaunch(instance: GemmInstance, problem: GemmProblem, buffers: GemmBuffers, encode: TensorMapEncoder, options: { readonly smCount?: number } = {}): PreparedGemmLaunch {
+export function checkGemmBuffers(instance: GemmLaunchRules, problem: GemmProblem, buffers: GemmBuffers): CheckedGemmProblem {
   const checked = checkGemmProblem(problem);
   const e = getDType(checked.dtype).bytes;
   const elems = gemmOperandElements(checked);
@@ -107,6 +114,17 @@ export function prepareGemmLaunch(instance: GemmInstance, problem: GemmProblem, 
   if (reasons.length > 0) throw new ArgumentError('problem', `${instance.name} cannot run ${formatGemmProblem(checked)}: ${reasons.join('; ')}`);
   if (overlaps(buffers.c, elems.c * e, buffers.a, elems.a * e)) throw new ArgumentError('c', 'must not overlap a', { a: `0x${buffers.a.ptr.toString(16)}`, c: `0x${buffers.c.ptr.toString(16)}` });
   if (overlaps(buffers.c, elems.c * e, buffers.b, elems.b * e)) throw new ArgumentError('c', 'must not overlap b', { b: `0x${buffers.b.ptr.toString(16)}`, c: `0x${buffers.c.ptr.toString(16)}` });
+  return checked;
+}
+
+/**
+ * Validates a launch of `instance` on `problem` with `buffers` and prepares it: the shared checks
+ * of {@link checkGemmBuffers} (the instance's predicates list dtype, layout, TMA stride alignment,
+ * C store width), then the tensor maps are checked (`checkTiledTensorMap`) and encoded by `encode`.
+ * `options.smCount` sizes a persistent instance's grid (default 132).
+ */
+export function prepareGemmLaunch(instance: GemmInstance, problem: GemmProblem, buffers: GemmBuffers, encode: TensorMapEncoder, options: { readonly smCount?: number } = {}): PreparedGemmLaunch {
+  const checked = checkGemmBuffers(instance, problem, buffers);
   const maps = gemmTensorMaps(instance, checked, buffers.a.ptr, buffers.b.ptr);
   checkTiledTensorMap(maps.a);
   checkTiledTensorMap(maps.b);
@@ -114,24 +132,31 @@ export function prepareGemmLaunch(instance: GemmInstance, problem: GemmProblem, 
   return { problem: checked, launch: instance.launch(checked, options), args, aMap: maps.a, bMap: maps.b };
 }
 
-/** Compiles an instance (nvcc or NVRTC, through the compiler's cache) for its target's arch. */
-export function compileGemmInstance(instance: GemmInstance, compiler: Compiler): Promise<CompileResult> {
+/** Compiles an instance of either family (nvcc or NVRTC, through the compiler's cache) for its target's arch. */
+export function compileGemmInstance(instance: CompilableInstance, compiler: Compiler): Promise<CompileResult> {
   return compileInstance(instance, compiler, GEMM_COMPILE_FLAGS);
 }
 
+/** What loading needs of an instance of either GEMM family. */
+export interface LoadableGemmInstance extends CompilableInstance {
+  /** Dynamic shared memory per block (bytes) the kernel is opted in to. */
+  readonly sharedBytes: number;
+}
+
 /**
- * One instance compiled and loaded on a device: `run` validates and launches. `build` opts the
- * kernel in to its dynamic shared memory and checks the driver's view of the parameters
- * (`cuFuncGetParamInfo`) against the declared layout.
+ * An instance of either family compiled and loaded on a device (the runtime's `loadInstance`: arch
+ * check before compiling, `ParamLayoutMismatchError` if the driver's `cuFuncGetParamInfo` disagrees
+ * with the declared layout) and opted in to its dynamic shared memory. The families' kernels
+ * (`GemmKernel`, `GemmSm80Kernel`) add their validated `prepare` / `run`.
  */
-export class GemmKernel {
-  readonly instance: GemmInstance;
+export class LoadedGemmKernel<I extends LoadableGemmInstance> {
+  readonly instance: I;
   readonly compiled: CompileResult;
   readonly module: CudaModule;
   readonly kernel: Kernel;
   readonly device: Device;
 
-  private constructor(instance: GemmInstance, loaded: LoadedInstance, device: Device) {
+  protected constructor(instance: I, loaded: LoadedInstance, device: Device) {
     this.instance = instance;
     this.compiled = loaded.compiled;
     this.module = loaded.module;
@@ -139,20 +164,39 @@ export class GemmKernel {
     this.device = device;
   }
 
+  /** Compiles and loads `instance` on `options.device` with the GEMM flags, opting in to its dynamic shared memory. */
+  protected static async load(instance: LoadableGemmInstance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<LoadedInstance> {
+    const loaded = await loadInstance(instance, { ...options, flags: GEMM_COMPILE_FLAGS });
+    loaded.kernel.setMaxDynamicSharedMemory(instance.sharedBytes);
+    return loaded;
+  }
+
+  /** Registers, spills and shared memory as ptxas reported them. */
+  get resources(): KernelResources {
+    return this.compiled.resources;
+  }
+
+  /** A closure that only enqueues the prepared launch (on `stream`, default the null stream). */
+  protected enqueuer(launch: GemmLaunch, args: PackedArguments, stream: Stream | undefined): () => void {
+    const config = { grid: launch.grid, block: launch.block, sharedBytes: launch.sharedBytes, ...(stream ? { stream } : {}) };
+    return () => this.kernel.launch(config, args);
+  }
+
+  /** Unloads the module (queued launches must have finished). */
+  dispose(): void {
+    this.module.dispose();
+  }
+}
+
+/** One sm_90a instance compiled and loaded on a device: `run` validates, encodes the tensor maps and launches. */
+export class GemmKernel extends LoadedGemmKernel<GemmInstance> {
   /**
    * Compiles `instance`, loads it on `device` (see the runtime's `loadInstance`: arch check before
    * compiling, `ParamLayoutMismatchError` if the driver disagrees with the declared layout) and
    * opts the kernel in to its dynamic shared memory.
    */
   static async build(instance: GemmInstance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<GemmKernel> {
-    const built = new GemmKernel(instance, await loadInstance(instance, { ...options, flags: GEMM_COMPILE_FLAGS }), options.device);
-    built.kernel.setMaxDynamicSharedMemory(instance.sharedBytes);
-    return built;
-  }
-
-  /** Registers, spills and shared memory as ptxas reported them. */
-  get resources(): KernelResources {
-    return this.compiled.resources;
+    return new GemmKernel(instance, await LoadedGemmKernel.load(instance, options), options.device);
   }
 
   /**
@@ -166,13 +210,6 @@ export class GemmKernel {
   /** Validates and encodes once; the returned `launch` only enqueues (for timing loops). */
   prepare(problem: GemmProblem, buffers: GemmBuffers, options: { readonly smCount?: number } = {}): { readonly prepared: PreparedGemmLaunch; launch(): void } {
     const prepared = prepareGemmLaunch(this.instance, problem, buffers, (o) => encodeTensorMapTiled(this.device, o), { smCount: options.smCount ?? this.device.smCount });
-    const { launch, args } = prepared;
-    const config = { grid: launch.grid, block: launch.block, sharedBytes: launch.sharedBytes, ...(buffers.stream ? { stream: buffers.stream } : {}) };
-    return { prepared, launch: () => this.kernel.launch(config, args) };
-  }
-
-  /** Unloads the module (queued launches must have finished). */
-  dispose(): void {
-    this.module.dispose();
+    return { prepared, launch: this.enqueuer(prepared.launch, prepared.args, buffers.stream) };
   }
 }

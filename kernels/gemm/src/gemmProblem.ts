@@ -1,4 +1,4 @@
-import { GEMM_ACTIVATIONS, type GemmActivation } from '@tilekit/gemm';
+import { GEMM_ACTIVATIONS, type GemmActivation, type ReferenceGemmArgs } from '@tilekit/gemm';
 import { ArgumentError } from '@tilekit/numeric';
 
 /** The element types of A, B and C (fp32 accumulation). */
@@ -177,4 +177,24 @@ export function formatGemmProblem(problem: GemmProblem): string {
   ].filter(Boolean);
   const batch = (p.batch ?? 1) > 1 ? `${p.batch}x` : '';
   return `${p.dtype} ${p.layout ?? 'tn'} ${batch}${p.m}x${p.n}x${p.k}${strides.length > 0 ? ` (${strides.join(', ')})` : ''}`;
+}
+
+/**
+ * `referenceGemm`'s arguments for `p` (no epilogue functor): A and B as flat arrays of their
+ * strided extents (`gemmOperandElements`) read through the layout's storage, C row-major with ldc and
+ * the C batch stride, rounding to the problem's dtype. The CPU reference of tests and the example.
+ */
+export function gemmReferenceArgs(p: CheckedGemmProblem, a: ArrayLike<number>, b: ArrayLike<number>): ReferenceGemmArgs {
+  const storage = gemmOperandStorage(p.layout);
+  return {
+    m: p.m,
+    n: p.n,
+    k: p.k,
+    batch: p.batch,
+    a: { data: a, layout: storage.a, stride: p.lda, batchStride: p.batchStrideA },
+    b: { data: b, layout: storage.b, stride: p.ldb, batchStride: p.batchStrideB },
+    c: { layout: 'row', stride: p.ldc, batchStride: p.batchStrideC },
+    inputType: p.dtype,
+    outType: p.dtype,
+  };
 }

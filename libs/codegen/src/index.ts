@@ -44,3 +44,4 @@ export * from './intrinsics/electSync.ts';
 export * from './intrinsics/gridDependency.ts';
 export * from './intrinsics/fastMath.ts';
 export * from './intrinsics/namedBarrier.ts';
+export * from './intrinsics/reduceAdd.ts';

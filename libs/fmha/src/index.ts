@@ -4,3 +4,4 @@ export * from './reference/index.ts';
 export * from './errors.ts';
 export * from './softmax/index.ts';
 export * from './pipeline/index.ts';
+export * from './bwd/index.ts';

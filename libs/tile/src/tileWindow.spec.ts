@@ -1,7 +1,7 @@
 // Windows: load/store traits (vector dim and width from the descriptor, snake order) and the
 // host-dialect round trip through g++: load then store through the same window is the identity on
 // in-bounds elements and writes nothing else, for random encodings, descriptors and ragged origins.
-import { add, defineFunction, float32, host, index, int32, mul, pointer, shl, sub, variable, type FunctionDef, type ParamSpec, type VarExpr } from '@tilekit/codegen';
+import { add, defineFunction, float32, host, index, int32, mul, pointer, shl, SourceBuilder, sub, variable, type FunctionDef, type ParamSpec, type VarExpr } from '@tilekit/codegen';
 import { hostCompiler, toolAvailable } from '@tilekit/codegen/testing';
 import {
   evaluateSymInt,
@@ -26,7 +26,8 @@ import { runHostTileCalls, type HostTileCall } from './testing/hostTileHarness.t
 import { emitStagedCopy } from './testing/stagedCopy.ts';
 import type { TileDistributionEncoding } from './tileDistributionEncoding.ts';
 import { BlockEmitter } from './tileEmitter.ts';
-import { evaluateLoadTile, evaluateStoreTile, evaluateUpdateTile, knownMultiple, loadStoreTraits, loadTile, makeTensorView, makeTileWindow, moveTileWindow, storeTile, updateTile } from './tileWindow.ts';
+import { TileEmitError } from './errors.ts';
+import { evaluateLoadTile, evaluateStoreTile, evaluateUpdateTile, knownMultiple, loadStoreTraits, loadTile, makeTensorView, makeTileWindow, moveTileWindow, sliceTileWindow, storeTile, TileWindow, updateTile } from './tileWindow.ts';
 
 describe('spaceFillingCurve', () => {
   it('tiles the box and, snaked, moves one step in one dim between consecutive accesses', () => {
@@ -306,13 +307,14 @@ describe.runIf(haveGxx)('shared-memory windows (host dialect, g++)', () => {
     ];
     for (const layout of sharedLayouts()) {
       expect(layout.desc.lengths).toEqual([16, 16]);
-      for (const [rows, cols] of shapes) {
-        const fn = defineFunction({ name: `lds_${layout.name}_${rows}x${cols}`, params: { src: pointer(float32), dst: pointer(float32) } }, (b, p) => {
+      for (const [[rows, cols], fixedOrigin] of shapes.flatMap((shape) => [false, true].map((f) => [shape, f] as const))) {
+        const fn = defineFunction({ name: `lds_${layout.name}_${rows}x${cols}${fixedOrigin ? '_fixed' : ''}`, params: { src: pointer(float32), dst: pointer(float32) } }, (b, p) => {
           const block = new BlockEmitter(b, host, { numThreads: store.numThreads });
           const g = makeNaiveTensorDescriptor([rows, cols], [cols, 1], { vectorLength: 2 });
           const smem = block.shared('lds', float32, layout.size);
           const wg = makeTileWindow(block, { view: makeTensorView(p.src, g), lengths: [16, 16], origin: [0, 0], encoding: store });
-          const ws = makeTileWindow(block, { view: makeTensorView(smem, layout.desc), lengths: [16, 16], origin: [0, 0] });
+          // The staging window with a runtime origin, and with a fixed one (no bounds checks: it covers the whole LDS tile).
+          const ws = makeTileWindow(block, { view: makeTensorView(smem, layout.desc), lengths: [16, 16], origin: [0, 0], fixedOrigin });
           const wd = makeTileWindow(block, { view: makeTensorView(p.dst, g), lengths: [16, 16], origin: [0, 0], encoding: load });
           const a = makeDistributedTensor(block, 'a', store, float32);
           const c = makeDistributedTensor(block, 'c', load, float32);
@@ -324,5 +326,100 @@ describe.runIf(haveGxx)('shared-memory windows (host dialect, g++)', () => {
     }
     const got = runHostTileCalls(fns, calls);
     got.forEach((arrays, k) => expect(arrays[1], calls[k]!.fn.name).toEqual(calls[k]!.arrays[0]));
+  });
+});
+
+describe('fixed-origin windows (LDS tiles at a static origin)', () => {
+  const enc = makeVectorLoadEncoding({ rows: 16, cols: 16, vectorLength: 4, warpSize: 16, numWarps: 2 });
+  /** The function text of one load + store through windows made with `options`. */
+  function emitCopy(options: { readonly fixedOrigin: boolean; readonly origin: readonly number[]; readonly lengths?: readonly number[]; readonly symbolic?: boolean }): string {
+    const fn = defineFunction({ name: 'copy', params: { src: pointer(float32), dst: pointer(float32), n: int32 } }, (b, p) => {
+      const block = new BlockEmitter(b, host, { numThreads: enc.numThreads, index: { symbols: { n: p.n } } });
+      const desc = options.symbolic ? makeNaiveTensorDescriptor([symbol('n', { max: 64 }), 16], [16, 1], { vectorLength: 4 }) : makeNaiveTensorDescriptorPacked(options.lengths ?? [16, 16]);
+      const win = (ptr: VarExpr) => makeTileWindow(block, { view: makeTensorView(ptr, desc), lengths: [16, 16], origin: options.origin, encoding: enc, fixedOrigin: options.fixedOrigin });
+      const src = win(p.src);
+      const dst = win(p.dst);
+      const tile = makeDistributedTensor(block, 'tile', enc, float32);
+      block.threads((t) => {
+        loadTile(t, src, tile);
+        storeTile(t, dst, tile);
+      });
+    });
+    const src = new SourceBuilder({ dialect: host, header: 'fixed' });
+    src.add(fn);
+    return src.render();
+  }
+
+  it('inside a static tensor: no origin variables and no runtime bounds checks; a movable window at the same origin keeps both', () => {
+    const fixed = emitCopy({ fixedOrigin: true, origin: [0, 0] });
+    expect(fixed).not.toMatch(/int origin/);
+    expect(fixed).not.toMatch(/>= 0|<= \d/);
+    const movable = emitCopy({ fixedOrigin: false, origin: [0, 0] });
+    expect(movable).toMatch(/int origin = 0;/);
+    expect(movable).toMatch(/top >= 0/);
+    // The same accesses otherwise: as many vector loads and stores.
+    expect(fixed.match(/tk_vec|\[offset/g)?.length).toBe(movable.match(/tk_vec|\[offset/g)?.length);
+  });
+
+  it('keeps the checks of every dim it cannot prove: a window sticking out of the tensor, or a runtime length', () => {
+    // Rows 8..23 of a 16×16 tensor: rows keep their check (folded by codegen's range analysis with
+    // the literal origin: accesses to rows 16..23 are predicated off), columns (0..15 of 16) have none.
+    const out = emitCopy({ fixedOrigin: true, origin: [8, 0] });
+    expect(out).toMatch(/const bool inside\w* = false;/);
+    expect(out).not.toMatch(/top_1 >= 0/);
+    const symbolic = emitCopy({ fixedOrigin: true, origin: [0, 0], symbolic: true });
+    expect(symbolic).toMatch(/<= n/);
+    expect(symbolic).not.toMatch(/top_1 >= 0/);
+    const wrapped = (origin: readonly number[]) => new TileWindow(makeTensorView(variable('p', pointer(float32)), makeNaiveTensorDescriptorPacked([16, 16])), [16, 16], [], undefined, [1, 1], origin);
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 20 }), fc.integer({ min: 0, max: 20 }), (r, c) => {
+        const w = wrapped([r, c]);
+        return w.staticallyInside(0) === r + 16 <= 16 && w.staticallyInside(1) === c + 16 <= 16;
+      }),
+    );
+  });
+
+  it.runIf(haveGxx)('a fixed window sticking out of the tensor still never touches memory outside it (g++ against the evaluator)', () => {
+    const fns: FunctionDef[] = [];
+    const calls: HostTileCall[] = [];
+    const want: number[][] = [];
+    for (const [origin, k] of [
+      [[0, 0], 0],
+      [[8, 0], 1],
+      [[4, 4], 2],
+    ] as const) {
+      const fn = defineFunction({ name: `fixed_${k}`, params: { src: pointer(float32), dst: pointer(float32) } }, (b, p) => {
+        const block = new BlockEmitter(b, host, { numThreads: enc.numThreads });
+        const desc = makeNaiveTensorDescriptorPacked([16, 16]);
+        const src = makeTileWindow(block, { view: makeTensorView(add(p.src, GUARD), desc), lengths: [16, 16], origin, encoding: enc, fixedOrigin: true });
+        const dst = makeTileWindow(block, { view: makeTensorView(add(p.dst, GUARD), desc), lengths: [16, 16], origin, encoding: enc, fixedOrigin: true });
+        const tile = makeDistributedTensor(block, 'tile', enc, float32);
+        block.threads((t) => {
+          loadTile(t, src, tile);
+          storeTile(t, dst, tile);
+        });
+      });
+      fns.push(fn);
+      const mem = Array.from({ length: 256 }, (_, i) => i + 1);
+      const dst = new Array<number>(256).fill(-1);
+      evaluateStoreTile({ descriptor: makeNaiveTensorDescriptorPacked([16, 16]), encoding: enc, origin: [...origin] }, evaluateLoadTile({ descriptor: makeNaiveTensorDescriptorPacked([16, 16]), encoding: enc, origin: [...origin] }, mem), dst);
+      const guard = new Array<number>(GUARD).fill(SENTINEL);
+      calls.push({ fn, arrays: [[...guard, ...mem, ...guard], [...guard, ...new Array<number>(256).fill(-1), ...guard]] });
+      want.push([...guard, ...dst, ...guard]);
+    }
+    runHostTileCalls(fns, calls).forEach((arrays, k) => expect(arrays[1], calls[k]!.fn.name).toEqual(want[k]));
+  });
+
+  it('refuses runtime origins and moves; a slice of a fixed window is fixed at origin + begin', () => {
+    defineFunction({ name: 'f', params: { p: pointer(float32), o: int32 } }, (b, p) => {
+      const block = new BlockEmitter(b, host, { numThreads: enc.numThreads });
+      const view = makeTensorView(p.p, makeNaiveTensorDescriptorPacked([16, 16]));
+      expect(() => makeTileWindow(block, { view, lengths: [16, 16], origin: [p.o, 0], fixedOrigin: true })).toThrow(TileEmitError);
+      expect(() => makeTileWindow(block, { view, lengths: [16, 16], origin: [-1, 0], fixedOrigin: true })).toThrow(/non-negative integers/);
+      const w = makeTileWindow(block, { view, lengths: [16, 16], origin: [0, 0], fixedOrigin: true });
+      expect(() => moveTileWindow(block, w, [0, 4])).toThrow(/fixed origin/);
+      const slice = sliceTileWindow(block, w, [8, 4], [16, 12]);
+      expect([slice.fixedOrigin, slice.lengths, slice.staticallyInside(0), slice.staticallyInside(1)]).toEqual([[8, 4], [8, 8], true, true]);
+    });
   });
 });

@@ -10,6 +10,7 @@ import {
   index,
   int32,
   le,
+  lit,
   member,
   opaque,
   pointer,
@@ -20,7 +21,7 @@ import {
   type ExprLike,
   type VarExpr,
 } from '@tilekit/codegen';
-import { emitCalculateOffset, NO_BINDINGS, sym, type Bindings, type TensorDescriptor } from '@tilekit/layout';
+import { emitCalculateOffset, isStatic, NO_BINDINGS, sym, type Bindings, type TensorDescriptor } from '@tilekit/layout';
 import { emitPartitionIndex, emitXIndex, zeroOf, type DistributedTensor, type ThreadBuffers } from './distributedTensor.ts';
 import { TileEmitError } from './errors.ts';
 import { spaceFillingCurve } from './spaceFillingCurve.ts';
@@ -118,27 +119,58 @@ export interface TileWindowSpec {
    * with a literal), 1 otherwise.
    */
   readonly originAlignment?: readonly number[];
+  /**
+   * The origin is a compile-time constant (non-negative integers only) and the window never moves
+   * (CK's windows on LDS at a static origin): no origin variables are declared (the origin is
+   * emitted as literals), `moveTileWindow` refuses the window, and every dim where the window lies
+   * inside a tensor dim of static length (origin + window length ≤ length) gets no runtime bounds
+   * check — the distribution keeps each access inside the window, so the check could never fail,
+   * and a compiler cannot always prove that itself (clang-19 for gfx942 kept them).
+   */
+  readonly fixedOrigin?: boolean;
 }
 
 /**
  * CK's `tile_window`: a view, static window lengths, a runtime origin held in mutable `int`
- * variables (so `moveTileWindow` can shift it inside loops) and optionally a distribution. Block
- * level: create and move it outside `threads` regions; load and store inside them.
+ * variables (so `moveTileWindow` can shift it inside loops) — or, for a fixed origin, literals —
+ * and optionally a distribution. Block level: create and move it outside `threads` regions; load
+ * and store inside them.
  */
 export class TileWindow {
   readonly view: TensorView;
   readonly lengths: readonly number[];
-  readonly origin: readonly VarExpr[];
+  /** The origin: mutable `int` variables, or literals when the origin is fixed. */
+  readonly origin: readonly Expr[];
   readonly encoding: TileDistributionEncoding | undefined;
   readonly originAlignment: readonly number[];
+  /** The compile-time origin of a fixed-origin window (see `TileWindowSpec.fixedOrigin`); undefined for a movable one. */
+  readonly fixedOrigin: readonly number[] | undefined;
   readonly #traits = new Map<string, LoadStoreTraits>();
 
-  constructor(view: TensorView, lengths: readonly number[], origin: readonly VarExpr[], encoding: TileDistributionEncoding | undefined, originAlignment: readonly number[]) {
+  constructor(
+    view: TensorView,
+    lengths: readonly number[],
+    origin: readonly Expr[],
+    encoding: TileDistributionEncoding | undefined,
+    originAlignment: readonly number[],
+    fixedOrigin?: readonly number[],
+  ) {
     this.view = view;
     this.lengths = lengths;
     this.origin = origin;
     this.encoding = encoding;
     this.originAlignment = originAlignment;
+    this.fixedOrigin = fixedOrigin;
+  }
+
+  /**
+   * Whether dim `i` of every access is statically inside the tensor: a fixed origin, a static
+   * tensor length, and origin ≥ 0 with origin + window length ≤ that length.
+   */
+  staticallyInside(i: number): boolean {
+    const length = this.view.descriptor.lengths[i];
+    const o = this.fixedOrigin?.[i];
+    return o !== undefined && length !== undefined && isStatic(length) && o >= 0 && o + this.lengths[i]! <= length;
   }
 
   /** The traits of accessing this window with `encoding` (cached). */
@@ -180,6 +212,12 @@ export function makeTileWindow(block: BlockEmitter, spec: TileWindowSpec): TileW
   }
   const align = spec.originAlignment ?? spec.origin.map((o) => knownMultiple(o));
   if (align.length !== n || align.some((a) => !Number.isSafeInteger(a) || a < 0)) throw new TileEmitError('makeTileWindow originAlignment', 'one integer ≥ 0 per dim (0: the origin is 0)', `[${align.join(', ')}]`);
+  if (spec.fixedOrigin === true) {
+    const fixed = spec.origin.map((o) => (typeof o === 'number' && Number.isSafeInteger(o) && o >= 0 ? o : undefined));
+    if (fixed.some((o) => o === undefined)) throw new TileEmitError('makeTileWindow origin', 'a fixed origin must be non-negative integers (compile-time constants)', spec.origin.map((o) => (typeof o === 'number' ? String(o) : 'an expression')).join(', '));
+    const origin = fixed as number[];
+    return new TileWindow(spec.view, [...spec.lengths], origin.map((o) => lit(o, int32)), spec.encoding, align.map((a) => (a === 0 ? 16 : a)), origin);
+  }
   const origin = spec.origin.map((o) => block.b.var('origin', int32, cast(o, int32)));
   // A zero origin is aligned for any vector (at most 16 scalars); later moves must keep that.
   return new TileWindow(spec.view, [...spec.lengths], origin, spec.encoding, align.map((a) => (a === 0 ? 16 : a)));
@@ -191,17 +229,19 @@ export function makeTileWindow(block: BlockEmitter, spec: TileWindowSpec): TileW
  */
 export function moveTileWindow(block: BlockEmitter, window: TileWindow, step: readonly ExprLike[]): void {
   if (step.length !== window.origin.length) throw new TileEmitError('moveTileWindow step', `one entry per dim (${window.origin.length})`, String(step.length));
+  if (window.fixedOrigin !== undefined) throw new TileEmitError('moveTileWindow window', 'must not have a fixed origin (it has no origin variables)', `[${window.fixedOrigin.join(', ')}]`);
   step.forEach((s, i) => {
     const a = window.originAlignment[i]!;
     if (knownMultiple(s) % a !== 0) throw new TileEmitError('moveTileWindow step', `step ${i} must keep the origin a multiple of ${a} (declare originAlignment to allow it)`, String(typeof s === 'object' ? 'an expression' : s));
-    if (s !== 0) block.b.assign(window.origin[i]!, cast(s, int32), '+=');
+    if (s !== 0) block.b.assign(window.origin[i]! as VarExpr, cast(s, int32), '+=');
   });
 }
 
 /**
  * CK's `get_slice_tile(window, xBegins, xEnds)`: a new window on the same view over the sub-box
  * [xBegins, xEnds) of `window` (origin + xBegins, lengths xEnds − xBegins; its own origin
- * variables, so later moves of either window are independent), with `encoding` (default none: it
+ * variables, so later moves of either window are independent; a fixed-origin window's slice is
+ * fixed too), with `encoding` (default none: it
  * takes the distribution of what is loaded or stored).
  */
 export function sliceTileWindow(block: BlockEmitter, window: TileWindow, xBegins: readonly number[], xEnds: readonly number[], encoding?: TileDistributionEncoding): TileWindow {
@@ -213,12 +253,14 @@ export function sliceTileWindow(block: BlockEmitter, window: TileWindow, xBegins
       throw new TileEmitError('sliceTileWindow', `dim ${i} needs 0 ≤ begin < end ≤ ${window.lengths[i]!}`, `[${b}, ${e})`);
     }
   });
+  const fixed = window.fixedOrigin;
   return makeTileWindow(block, {
     view: window.view,
     lengths: xEnds.map((e, i) => e - xBegins[i]!),
-    origin: window.origin.map((o, i) => add(o, xBegins[i]!)),
+    origin: fixed === undefined ? window.origin.map((o, i) => add(o, xBegins[i]!)) : fixed.map((o, i) => o + xBegins[i]!),
     ...(encoding === undefined ? {} : { encoding }),
     originAlignment: window.originAlignment.map((a, i) => gcd(a, xBegins[i]!)),
+    ...(fixed === undefined ? {} : { fixedOrigin: true }),
   });
 }
 
@@ -268,8 +310,11 @@ export function emitTileWindowAccesses(t: ThreadScope, window: TileWindow, encod
     const top = xs.map((x, i) => t.b.let('top', int32, add(window.origin[i]!, x)));
     const { offset, valid } = emitCalculateOffset(t.b, desc, top, emitter);
     // Explicit bounds: the whole vector lies inside the tensor (the descriptor's validity assumes it).
+    // Left out per dim where a fixed origin puts the whole window inside a static length: x lies
+    // in [0, window length) by the distribution, so origin + x stays in bounds.
     let pred: Expr = valid;
     top.forEach((x, i) => {
+      if (window.staticallyInside(i)) return;
       const extent = i === traits.vectorDimX ? traits.scalarPerVector : 1;
       pred = and(pred, and(ge(x, 0), le(add(x, extent), lengths[i]!)));
     });

@@ -204,12 +204,47 @@ def first_line(error):
     return str(error).splitlines()[0][:200] if str(error) else type(error).__name__
 
 
+def run_sdpa_bwd(p):
+    """Suite fmha-bwd: the backward of F.scaled_dot_product_attention with each backend alone. Only
+    the backward is timed: the output is computed once, then torch.autograd.grad(o, (q, k, v), g)
+    (retain_graph) is timed (it runs the backend's dot_do_o/dq_dk_dv/convert kernels).
+    Varlen: "seqlens" (q = k per sequence) -> one dense SDPA per sequence, their backward timed
+    together (one autograd.grad over all outputs). FLOPs: 2.5 x the forward's (BENCHMARKS.md)."""
+    if "seqlens" not in p:
+        return run_sdpa(p, True)
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    dt = DTYPES[p["dtype"]]
+    h, hk, d, dv = p["h"], p.get("hk", p["h"]), p["d"], p.get("dv", p["d"])
+    causal = bool(p.get("causal"))
+    extra = {"enable_gqa": True} if hk != h else {}
+    flops = 2.5 * sum(2 * h * s * s * (d + dv) / (2 if causal else 1) for s in p["seqlens"])
+    out = {}
+    for name, backend in (("torch-flash", SDPBackend.FLASH_ATTENTION), ("torch-cudnn", SDPBackend.CUDNN_ATTENTION),
+                          ("torch-efficient", SDPBackend.EFFICIENT_ATTENTION)):
+        try:
+            inputs, outputs, grads = [], [], []
+            with sdpa_kernel([backend]):
+                for s in p["seqlens"]:
+                    q = torch.randn(1, h, s, d, device="cuda", dtype=dt, requires_grad=True)
+                    k = torch.randn(1, hk, s, d, device="cuda", dtype=dt, requires_grad=True)
+                    v = torch.randn(1, hk, s, dv, device="cuda", dtype=dt, requires_grad=True)
+                    o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, **extra)
+                    inputs += [q, k, v]
+                    outputs.append(o)
+                    grads.append(torch.randn_like(o))
+                ms = median_ms(lambda: torch.autograd.grad(outputs, inputs, grads, retain_graph=True))
+            out[name + "-looped"] = {"ms": ms, "tflops": flops / ms / 1e9}
+        except Exception as error:  # recorded, never dropped
+            out[name + "-looped"] = {"error": first_line(error)}
+    return out
+
+
 RUNNERS = {
     "copy": run_copy,
     "permute": run_permute,
     "gemm": run_gemm,
     "sdpa_fwd": lambda p: run_sdpa(p, False),
-    "sdpa_bwd": lambda p: run_sdpa(p, True),
+    "sdpa_bwd": run_sdpa_bwd,
     "fmha_fwd": run_fmha_fwd,
 }
 

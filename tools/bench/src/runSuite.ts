@@ -7,7 +7,7 @@ import { parseBenchResult, type BaselineMeasurement, type BenchCase, type BenchS
 export interface SuiteCase {
   readonly name: string;
   readonly params: Readonly<Record<string, string | number | boolean>>;
-  readonly torch: { readonly op: 'copy' | 'permute' | 'gemm' | 'sdpa_fwd' | 'sdpa_bwd'; readonly params: Readonly<Record<string, unknown>> };
+  readonly torch: { readonly op: 'copy' | 'permute' | 'gemm' | 'sdpa_fwd' | 'sdpa_bwd' | 'fmha_fwd'; readonly params: Readonly<Record<string, unknown>> };
 }
 
 /** What our side of a case produced: the timing and whether the output was validated. */

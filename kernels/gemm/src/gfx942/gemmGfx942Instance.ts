@@ -1,11 +1,12 @@
 // Kernel instances of the GEMM operator for gfx942 (MI300, CDNA3): a Policy bound to the MFMA + LDS
 // "compute V3"-style pipeline of @tilekit/gemm, emitted as self-contained HIP. Emitted and compiled
 // (clang-19) only: no AMD device runs them here.
-import { add, cast, gfx942, instanceKey, int32, int64, kernelParam, KernelSignature, mul, SourceBuilder, type InstanceKey, type Target } from '@tilekit/codegen';
+import { add, cast, gfx942, instanceKey, int32, int64, KernelSignature, mul, SourceBuilder, type InstanceKey, type Target } from '@tilekit/codegen';
 import { MfmaLdsPipeline, type MfmaLdsPipelinePolicy } from '@tilekit/gemm';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { getDType, TilekitError } from '@tilekit/numeric';
 import { makeTensorView } from '@tilekit/tile';
+import { gemmPointerParams } from '../gemmPointerParams.ts';
 import { GEMM_MAX_BATCH, GEMM_MAX_DIM, type CheckedGemmProblem, type GemmDType, type GemmLayoutName } from '../gemmProblem.ts';
 
 /** The Policy of one gfx942 GEMM instance: the pipeline's shape plus the vector widths of its global accesses. */
@@ -35,23 +36,8 @@ export class GemmGfx942PolicyError extends TilekitError {
 const ALLOCATION_ALIGNMENT: GemmGfx942Alignment = Object.freeze({ a: 256, b: 256, c: 256 });
 
 function gfx942Params(policy: GemmGfx942Policy, target: Target) {
-  const element = target.dtypeType(policy.dtype);
   const bytes = getDType(policy.dtype).bytes;
-  const dim = { range: [1, GEMM_MAX_DIM] as const };
-  return {
-    a: kernelParam.pointer(element, { const: true, align: policy.abVector * bytes }),
-    b: kernelParam.pointer(element, { const: true, align: policy.abVector * bytes }),
-    c: kernelParam.pointer(element, { align: policy.cVector * bytes }),
-    m: kernelParam.i32(dim),
-    n: kernelParam.i32(dim),
-    k: kernelParam.i32(dim),
-    lda: kernelParam.i32(dim),
-    ldb: kernelParam.i32(dim),
-    ldc: kernelParam.i32(dim),
-    batch_stride_a: kernelParam.i64({ range: [0, 2 ** 50] }),
-    batch_stride_b: kernelParam.i64({ range: [0, 2 ** 50] }),
-    batch_stride_c: kernelParam.i64({ range: [0, 2 ** 50] }),
-  };
+  return gemmPointerParams(target.dtypeType(policy.dtype), { ab: policy.abVector * bytes, c: policy.cVector * bytes });
 }
 
 /**

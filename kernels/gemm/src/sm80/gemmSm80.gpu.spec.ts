@@ -4,6 +4,8 @@
 // on aligned, ragged (K = 77 not a multiple of 8: the copy zero-fills the tail through cp.async's
 // src-size), deep-K, strided and batched shapes, within @tilekit/numeric's thresholds for K; every
 // C element outside the product left untouched; the lda-not-a-multiple-of-8 predicate explained.
+// Every launch goes through the typed launcher (GemmSm80Kernel: checkGemmBuffers, packed pointers),
+// and dispatch by target (selectGemmInstanceFor with the device's arch) picks the same build.
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,46 +13,31 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { sm80, sm90a } from '@tilekit/codegen';
 import { referenceGemm } from '@tilekit/gemm';
-import { absoluteThreshold, decode, encode, relativeThreshold } from '@tilekit/numeric';
-import { buildOncePerInstance, Device, loadInstance, NvccCompiler } from '@tilekit/runtime';
+import { absoluteThreshold, decode, relativeThreshold } from '@tilekit/numeric';
+import { buildOncePerInstance, Device, NvccCompiler } from '@tilekit/runtime';
 import { gpu } from '@tilekit/runtime/testing';
-import { GEMM_COMPILE_FLAGS } from '../gemmLauncher.ts';
-import { checkGemmProblem, formatGemmProblem, gemmOperandElements, gemmOperandStorage, type GemmDType, type GemmLayoutName, type GemmProblem } from '../gemmProblem.ts';
-import { GEMM_SM80_CATALOG, GEMM_SM80_TILE } from './gemmSm80Catalog.ts';
+import { selectGemmInstanceFor } from '../gemmDispatch.ts';
+import { checkGemmProblem, formatGemmProblem, gemmOperandElements, gemmOperandStorage, gemmReferenceArgs, type GemmDType, type GemmLayoutName, type GemmProblem } from '../gemmProblem.ts';
+import { GEMM_SM80_CATALOG, GEMM_SM80_TILE, gemmSm80CatalogFor } from './gemmSm80Catalog.ts';
 import { GemmSm80Instance } from './gemmSm80Instance.ts';
+import { GemmSm80Kernel } from './gemmSm80Launcher.ts';
+import { gemmTestValues } from '../testing/gemmTestValues.ts';
 
 let compiler: NvccCompiler | undefined;
 const build = buildOncePerInstance(async (instance: GemmSm80Instance) => {
   compiler ??= new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), 'tilekit-gemm-sm80-gpu-')) });
-  const loaded = await loadInstance(instance, { device: Device.open(0), compiler, flags: GEMM_COMPILE_FLAGS });
-  loaded.kernel.setMaxDynamicSharedMemory(instance.sharedBytes);
-  return loaded;
+  return GemmSm80Kernel.build(instance, { device: Device.open(0), compiler });
 });
 
 /** The instance rebuilt for the device's arch (sm_80 code runs on sm_90 only when compiled for it). */
 function forDevice(instance: GemmSm80Instance): GemmSm80Instance {
   const arch = Device.open(0).arch;
-  if (arch === 'sm_80') return instance.target === sm80 ? instance : new GemmSm80Instance(instance.policy, sm80);
-  assert.equal(arch, 'sm_90a', `the sm_80 GEMM tests need an sm_80 or sm_90a device, got ${arch}`);
-  return new GemmSm80Instance(instance.policy, sm90a);
+  assert.ok(arch === 'sm_80' || arch === 'sm_90a', `the sm_80 GEMM tests need an sm_80 or sm_90a device, got ${arch}`);
+  const target = arch === 'sm_80' ? sm80 : sm90a;
+  return gemmSm80CatalogFor(target).find((i) => i.name === new GemmSm80Instance(instance.policy, target).name) ?? new GemmSm80Instance(instance.policy, target);
 }
 
-/** Deterministic values in [-1, 1), exactly representable in `dtype` (xorshift). */
-function fillValues(count: number, dtype: GemmDType, seed: number): { values: Float64Array; bits: Uint16Array } {
-  const values = new Float64Array(count);
-  const bits = new Uint16Array(count);
-  let x = (seed * 2654435761) >>> 0 || 1;
-  for (let i = 0; i < count; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    bits[i] = encode(dtype, (x / 2 ** 32) * 2 - 1);
-    values[i] = decode(dtype, bits[i]!);
-  }
-  return { values, bits };
-}
+const fillValues = gemmTestValues;
 
 const C_SENTINEL = 0xffff; // NaN in fp16 and bf16
 
@@ -58,22 +45,11 @@ const C_SENTINEL = 0xffff; // NaN in fp16 and bf16
 async function runAndCheck(instance: GemmSm80Instance, problem: GemmProblem): Promise<string> {
   const p = checkGemmProblem(problem);
   assert.deepEqual(instance.unsupported(p), [], `${instance.name} rejects ${formatGemmProblem(problem)}`);
-  const { kernel } = await build(instance);
+  const kernel = await build(instance);
   const elems = gemmOperandElements(p);
   const a = fillValues(elems.a, p.dtype, p.m * 31 + p.k);
   const b = fillValues(elems.b, p.dtype, p.n * 17 + p.k);
-  const store = gemmOperandStorage(p.layout);
-  const want = referenceGemm({
-    m: p.m,
-    n: p.n,
-    k: p.k,
-    batch: p.batch,
-    a: { data: a.values, layout: store.a, stride: p.lda, batchStride: p.batchStrideA },
-    b: { data: b.values, layout: store.b, stride: p.ldb, batchStride: p.batchStrideB },
-    c: { layout: 'row', stride: p.ldc, batchStride: p.batchStrideC },
-    inputType: p.dtype,
-    outType: p.dtype,
-  });
+  const want = referenceGemm(gemmReferenceArgs(p, a.values, b.values));
   let max = 0;
   for (let x = 0; x < p.batch; x++) for (let i = 0; i < p.m; i++) for (let j = 0; j < p.n; j++) max = Math.max(max, Math.abs(want[x * p.batchStrideC + i * p.ldc + j]!));
   const rtol = relativeThreshold(p.dtype, p.dtype, 'fp32', p.k);
@@ -83,8 +59,7 @@ async function runAndCheck(instance: GemmSm80Instance, problem: GemmProblem): Pr
   const db = device.upload(b.bits);
   const dc = device.alloc(elems.c * 2).fill(0xff);
   try {
-    const launch = instance.launch(p);
-    kernel.launch({ grid: launch.grid, block: launch.block, sharedBytes: launch.sharedBytes }, instance.signature.pack(instance.args(p, da.ptr, db.ptr, dc.ptr)));
+    kernel.run(problem, { a: da, b: db, c: dc });
     const out = new Uint16Array(dc.copyToHost().buffer);
     const inProduct = new Uint8Array(elems.c);
     for (let x = 0; x < p.batch; x++) for (let i = 0; i < p.m; i++) inProduct.fill(1, x * p.batchStrideC + i * p.ldc, x * p.batchStrideC + i * p.ldc + p.n);
@@ -170,4 +145,17 @@ test('gemm sm80/gpu: K = 77 with packed rows (lda = 77) is rejected with its rea
   assert.ok(reasons.some((r) => /lda = 77 is not a multiple of 8/.test(r)), reasons.join('; '));
   assert.ok(reasons.some((r) => /ldb = 77 is not a multiple of 8/.test(r)), reasons.join('; '));
   await runAndCheck(instance, { dtype: instance.dtype, layout: 'tn', m: 257, n: 129, k: 77, lda: 80, ldb: 80 });
+});
+
+test('gemm sm80/gpu: dispatch by target on this device (-arch=sm80) picks the build for the device and runs through the launcher', gpu.options, async (t) => {
+  const device = Device.open(0);
+  for (const problem of [
+    { dtype: 'fp16', m: 1000, n: 777, k: 512 },
+    { dtype: 'bf16', layout: 'nn', m: 333, n: 256, k: 200, lda: 336 },
+  ] as const) {
+    const picked = selectGemmInstanceFor(problem, { arch: 'sm80', deviceArch: device.arch });
+    assert.ok(picked instanceof GemmSm80Instance, picked.name);
+    assert.equal(picked.target.name, device.arch);
+    t.diagnostic(`${picked.name} ${formatGemmProblem(problem)}: ok, ${await runAndCheck(picked, problem)}`);
+  }
 });

@@ -1,5 +1,6 @@
 // The sm_80 instance catalog: cp.async multistage + ldmatrix + mma.sync GEMM kernels, as data. CI
 // compiles each for sm_80 and sm_90a (gemmSm80Catalog.compile.spec.ts), failing on spills.
+import { sm80, sm90a, type Target } from '@tilekit/codegen';
 import { GEMM_DTYPES } from '../gemmProblem.ts';
 import { GemmCatalogError } from '../gemmCatalog.ts';
 import { GemmSm80Instance, type GemmSm80Policy } from './gemmSm80Instance.ts';
@@ -28,3 +29,19 @@ export function checkGemmSm80Catalog(catalog: readonly GemmSm80Instance[]): void
   }
 }
 checkGemmSm80Catalog(GEMM_SM80_CATALOG);
+
+/** The catalog rebuilt for sm_90a (Hopper runs the sm_80 kernels only when they are compiled for it): names end `_sm_90a`. */
+export const GEMM_SM80_CATALOG_SM90A: readonly GemmSm80Instance[] = Object.freeze(GEMM_SM80_POLICIES.map((p) => new GemmSm80Instance(p, sm90a)));
+checkGemmSm80Catalog([...GEMM_SM80_CATALOG, ...GEMM_SM80_CATALOG_SM90A]);
+
+/** The sm_80 catalog built for `target` (sm_80 or sm_90a): {@link GEMM_SM80_CATALOG} or {@link GEMM_SM80_CATALOG_SM90A}. */
+export function gemmSm80CatalogFor(target: Target): readonly GemmSm80Instance[] {
+  if (target === sm80) return GEMM_SM80_CATALOG;
+  if (target === sm90a) return GEMM_SM80_CATALOG_SM90A;
+  throw new GemmCatalogError(`the sm_80 GEMM kernels are built for sm_80 or sm_90a, not ${target.name}`);
+}
+
+/** The sm_80-family instance named `name` in either build (`…_sm_80` or `…_sm_90a`), or undefined. */
+export function findGemmSm80Instance(name: string): GemmSm80Instance | undefined {
+  return GEMM_SM80_CATALOG.find((i) => i.name === name) ?? GEMM_SM80_CATALOG_SM90A.find((i) => i.name === name);
+}

@@ -2,12 +2,13 @@
 // pipeline of @tilekit/gemm, with a deterministic key (= entry point), the predicates that decide
 // which problems it runs (each with its reason), and the launch constants. Compiled for sm_80 (A100)
 // or, with the sm_90a target, for Hopper (an sm_80 cubin does not load on sm_90).
-import { add, bitAnd, cast, instanceKey, int32, int64, kernelParam, KernelSignature, mul, SourceBuilder, sm80, type InstanceKey, type KernelArgValues, type PointerParam, type ScalarParam, type Target } from '@tilekit/codegen';
-import { checkGemmEpilogue, CpAsyncMmaPipeline, GEMM_EPILOGUE_NONE, isIdentityEpilogue, type CpAsyncMmaPolicy, type GemmEpilogue } from '@tilekit/gemm';
+import { add, bitAnd, cast, instanceKey, int32, int64, KernelSignature, mul, SourceBuilder, sm80, type InstanceKey, type KernelArgValues, type Target } from '@tilekit/codegen';
+import { CpAsyncMmaPipeline, isIdentityEpilogue, type CpAsyncMmaPolicy, type GemmEpilogue } from '@tilekit/gemm';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { getDType } from '@tilekit/numeric';
 import { makeTensorView } from '@tilekit/tile';
-import { GEMM_ALLOCATION_ALIGNMENT, gemmEpilogueName, type GemmAlignment, type GemmLaunch } from '../gemmInstance.ts';
+import { GEMM_ALLOCATION_ALIGNMENT, gemmEpilogueArgs, gemmEpilogueName, gemmEpilogueParams, gemmSharedPredicates, splitGemmEpilogue, type GemmAlignment, type GemmEpilogueParams, type GemmLaunch } from '../gemmInstance.ts';
+import { gemmPointerParams } from '../gemmPointerParams.ts';
 import { GEMM_MAX_BATCH, GEMM_MAX_DIM, gemmOperandMajors, type CheckedGemmProblem, type GemmDType, type GemmLayoutName } from '../gemmProblem.ts';
 
 /** The Policy of one sm_80 GEMM instance (the operand majors follow from `layout`). */
@@ -24,31 +25,10 @@ export interface GemmSm80Policy extends Omit<CpAsyncMmaPolicy, 'aMajor' | 'bMajo
 export const SM80_COPY_ELEMENTS = 8;
 
 function params(policy: GemmSm80Policy, target: Target) {
-  const element = target.dtypeType(policy.dtype);
-  const dim = { range: [1, GEMM_MAX_DIM] as const };
-  const e = getDType(policy.dtype).bytes;
-  return {
-    a: kernelParam.pointer(element, { const: true, align: 16 }),
-    b: kernelParam.pointer(element, { const: true, align: 16 }),
-    c: kernelParam.pointer(element, { align: policy.cVector * e }),
-    m: kernelParam.i32(dim),
-    n: kernelParam.i32(dim),
-    k: kernelParam.i32(dim),
-    lda: kernelParam.i32(dim),
-    ldb: kernelParam.i32(dim),
-    ldc: kernelParam.i32(dim),
-    batch_stride_a: kernelParam.i64({ range: [0, 2 ** 50] }),
-    batch_stride_b: kernelParam.i64({ range: [0, 2 ** 50] }),
-    batch_stride_c: kernelParam.i64({ range: [0, 2 ** 50] }),
-  };
+  return gemmPointerParams(target.dtypeType(policy.dtype), { ab: 16, c: policy.cVector * getDType(policy.dtype).bytes });
 }
 
-interface EpilogueParams {
-  readonly alpha: ScalarParam<'f32'>;
-  readonly bias: PointerParam;
-}
-
-type GemmSm80Params = ReturnType<typeof params> & Partial<EpilogueParams>;
+type GemmSm80Params = ReturnType<typeof params> & Partial<GemmEpilogueParams>;
 
 /** One sm_80 GEMM kernel: cp.async multistage pipeline, ldmatrix + mma.sync block GEMM. */
 export class GemmSm80Instance {
@@ -67,9 +47,8 @@ export class GemmSm80Instance {
   readonly epilogue: GemmEpilogue;
 
   constructor(policy: GemmSm80Policy, target: Target = sm80) {
-    const epilogue = checkGemmEpilogue(policy.epilogue ?? GEMM_EPILOGUE_NONE);
-    const { epilogue: _given, ...plain } = policy;
-    this.policy = Object.freeze(isIdentityEpilogue(epilogue) ? plain : { ...plain, epilogue });
+    const { policy: kept, plain, epilogue } = splitGemmEpilogue(policy);
+    this.policy = kept;
     this.epilogue = epilogue;
     this.target = target;
     const majors = gemmOperandMajors(policy.layout);
@@ -86,11 +65,7 @@ export class GemmSm80Instance {
     this.threads = this.pipeline.threads;
     this.sharedBytes = this.pipeline.sharedBytes;
     const base = params(this.policy, target);
-    const sig: GemmSm80Params = {
-      ...base,
-      ...(isIdentityEpilogue(epilogue) ? {} : { alpha: kernelParam.f32() }),
-      ...(epilogue.bias ? { bias: kernelParam.pointer(target.dtypeType(policy.dtype), { const: true, align: getDType(policy.dtype).bytes }) } : {}),
-    };
+    const sig: GemmSm80Params = { ...base, ...gemmEpilogueParams(epilogue, policy.dtype, target) };
     this.signature = new KernelSignature(this.name, target, sig);
   }
 
@@ -102,24 +77,15 @@ export class GemmSm80Instance {
    * A/B address not 16-byte aligned: 16-byte cp.async needs aligned rows (no scalar fallback here).
    */
   unsupported(problem: CheckedGemmProblem, alignment: GemmAlignment = GEMM_ALLOCATION_ALIGNMENT): string[] {
-    const out: string[] = [];
-    const e = getDType(this.dtype).bytes;
+    const shared = gemmSharedPredicates(this, problem, alignment);
+    const out = shared.head;
     const v = SM80_COPY_ELEMENTS;
-    if (problem.dtype !== this.dtype) out.push(`dtype ${problem.dtype}: this kernel computes ${this.dtype}`);
-    if (problem.layout !== this.policy.layout) out.push(`layout ${problem.layout}: this kernel reads ${this.policy.layout}`);
-    if (problem.activation !== this.epilogue.activation) out.push(`activation ${problem.activation}: this kernel applies ${this.epilogue.activation}`);
-    if (problem.bias !== this.epilogue.bias) out.push(problem.bias ? 'bias: this kernel adds none' : 'no bias: this kernel adds one');
-    if (problem.alpha !== 1 && isIdentityEpilogue(this.epilogue)) out.push(`alpha ${problem.alpha}: this kernel has no epilogue functor (alpha 1 only)`);
     if (problem.lda % v !== 0) out.push(`lda = ${problem.lda} is not a multiple of ${v} (16-byte cp.async rows; no scalar fallback)`);
     if (problem.ldb % v !== 0) out.push(`ldb = ${problem.ldb} is not a multiple of ${v} (16-byte cp.async rows; no scalar fallback)`);
     if (alignment.a % 16 !== 0) out.push(`a address aligned to ${alignment.a} bytes, cp.async needs 16`);
     if (alignment.b % 16 !== 0) out.push(`b address aligned to ${alignment.b} bytes, cp.async needs 16`);
     const cv = this.policy.cVector;
-    if (cv > 1) {
-      if (problem.n % cv !== 0) out.push(`n = ${problem.n} is not a multiple of the ${cv}-element C store`);
-      if (problem.ldc % cv !== 0) out.push(`ldc = ${problem.ldc} is not a multiple of the ${cv}-element C store`);
-      if (alignment.c % (cv * e) !== 0) out.push(`c address aligned to ${alignment.c} bytes, needs ${cv * e}`);
-    } else if (alignment.c % e !== 0) out.push(`c address aligned to ${alignment.c} bytes, needs ${e}`);
+    out.push(...shared.cStore);
     if (this.pipeline.gridSize(problem.m, problem.n) > 2 ** 31 - 1) out.push('more than 2^31 − 1 block tiles');
     if (problem.batch > 1) {
       if (problem.batchStrideA % v !== 0) out.push(`batchStrideA = ${problem.batchStrideA} is not a multiple of ${v} (16-byte cp.async rows)`);
@@ -129,6 +95,12 @@ export class GemmSm80Instance {
     return out;
   }
 
+  /** Dispatch preference among instances that run `problem` (lower is better): the widest C store. */
+  preference(_problem: CheckedGemmProblem): readonly number[] {
+    return [-this.policy.cVector];
+  }
+
+  /** The launch: grid [block tiles (grouped rasterization), batch, 1], one block of `threads`, the pipeline's dynamic shared memory. */
   launch(problem: CheckedGemmProblem): GemmLaunch {
     return { grid: [this.pipeline.gridSize(problem.m, problem.n), problem.batch, 1], block: [this.threads, 1, 1], sharedBytes: this.sharedBytes };
   }
@@ -137,8 +109,7 @@ export class GemmSm80Instance {
   args(problem: CheckedGemmProblem, a: bigint, b: bigint, c: bigint, bias?: bigint): KernelArgValues<GemmSm80Params> {
     const p = problem;
     const base = { a, b, c, m: p.m, n: p.n, k: p.k, lda: p.lda, ldb: p.ldb, ldc: p.ldc, batch_stride_a: p.batchStrideA, batch_stride_b: p.batchStrideB, batch_stride_c: p.batchStrideC };
-    if (isIdentityEpilogue(this.epilogue)) return base;
-    return { ...base, alpha: p.alpha, ...(this.epilogue.bias ? { bias: bias ?? 0n } : {}) };
+    return { ...base, ...gemmEpilogueArgs(this.epilogue, p, bias) };
   }
 
   /** Adds the kernel to a translation unit. */

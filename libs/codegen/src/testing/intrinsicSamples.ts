@@ -9,6 +9,7 @@ import { cpAsync, cpAsyncCommitGroup, cpAsyncWaitGroup } from '../intrinsics/cpA
 import { electSync } from '../intrinsics/electSync.ts';
 import { exp2Approx, log2Approx, packFloat2 } from '../intrinsics/fastMath.ts';
 import { namedBarrierArrive, namedBarrierSync } from '../intrinsics/namedBarrier.ts';
+import { reduceAddF32 } from '../intrinsics/reduceAdd.ts';
 import { gridDependencyLaunchDependents, gridDependencyWait } from '../intrinsics/gridDependency.ts';
 import { ldmatrix } from '../intrinsics/ldmatrix.ts';
 import { mbarrierArrive, mbarrierArriveExpectTx, mbarrierInit, mbarrierInval, mbarrierTryWaitParity, mbarrierWaitParity } from '../intrinsics/mbarrier.ts';
@@ -21,7 +22,7 @@ import type { TmaRank } from '../intrinsics/tma.ts';
  * One translation unit that calls every intrinsic wrapper `target` supports (sm_80: cp.async in
  * all sizes and cache modes, commit/wait, ldmatrix x1/x2/x4 with and without .trans, shared
  * address conversion, mbarrier init/arrive/inval, ex2/lg2.approx, f16x2/bf16x2 packing, named
- * barriers; sm_90a additionally expect_tx, try_wait and the
+ * barriers, red.global.add.f32; sm_90a additionally expect_tx, try_wait and the
  * wait loop, both fences, TMA loads and stores of rank 1..5, bulk commit/wait(.read),
  * prefetch.tensormap, elect.sync, griddepcontrol and setmaxnreg). The nvcc test compiles it once
  * per arch with warnings as errors; its sm_90a text is the golden snapshot of the emitted helpers.
@@ -67,6 +68,7 @@ export function intrinsicSamplesSource(target: Target): string {
       const packed = b.let('packed', uint32, add(packFloat2(target, 'fp16', x, e), packFloat2(target, 'bf16', e, x)));
       b.expr(namedBarrierArrive(target, 1, 64));
       b.expr(namedBarrierSync(target, 2, 128));
+      b.expr(reduceAddF32(target, cast(out, pointer(float32)), e));
       const sum = b.let('sum', uint32, add(add(index(regs, 0), index(regs, 1)), add(index(regs, 2), index(regs, 3))));
       b.assign(index(out, tid), add(add(sum, packed), sharedAddress(target, tile)));
     },

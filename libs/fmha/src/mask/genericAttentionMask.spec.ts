@@ -117,6 +117,23 @@ describe('GenericAttentionMask: tile queries vs brute force', () => {
     );
   });
 
+  it('getTileRangeAlongY is the smallest tileM-aligned range holding every row that keeps a column of the tile ([0, 0] when none)', () => {
+    fc.assert(
+      fc.property(maskArb, tileArb, (m, { tileM, tileN }) => {
+        for (const j0 of origins(tileN, m.seqlenK)) {
+          const rows: number[] = [];
+          for (let i = 0; i < m.seqlenQ; i++) for (let j = j0; j < j0 + tileN; j++) if (!m.isMasked(i, j)) rows.push(i);
+          const [start, end] = m.getTileRangeAlongY(j0, tileN, tileM);
+          if (rows.length === 0) {
+            expect([start, end]).toEqual([0, 0]);
+            continue;
+          }
+          expect([start, end]).toEqual([Math.floor(Math.min(...rows) / tileM) * tileM, Math.ceil((Math.max(...rows) + 1) / tileM) * tileM]);
+        }
+      }),
+    );
+  });
+
   it('isEdgeTile ⇔ a row of the tile inside the sequence masks a column of the tile', () => {
     fc.assert(
       fc.property(maskArb, tileArb, (m, { tileM, tileN }) => {

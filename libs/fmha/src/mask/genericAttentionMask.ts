@@ -69,6 +69,8 @@ const ceilTo = (v: number, n: number): number => Math.ceil(v / n) * n;
  * Postconditions (property-tested against brute force over random shapes, windows and tiles):
  * - `getTileRangeAlongX(i0, M, N)` is the smallest N-aligned range holding every kept key of rows
  *   [i0, i0 + M): its first and last tile hold a kept element; [0, 0] when all rows are masked;
+ * - `getTileRangeAlongY(j0, N, M)` is the smallest M-aligned range holding every row that keeps one
+ *   of the columns [j0, j0 + N); [0, 0] when none does;
  * - `isEdgeTile(i0, j0, M, N)` ⇔ some row of the tile inside the sequence has a masked element in
  *   the tile (so the pipeline must mask per element there; padding rows are never stored);
  * - the split ranges partition the tile range into N-aligned pieces.
@@ -142,6 +144,25 @@ export class GenericAttentionMask {
     const s = Math.max(start, iSplit * per);
     const e = Math.min(end, (iSplit + 1) * per);
     return e > s ? [s, e] : [0, 0];
+  }
+
+  /**
+   * [start, end), both multiples of `tileM`, of the query tiles that key columns [j0, j0 + tileN)
+   * must visit (the backward's loop, key tile outermost). Column j keeps the rows
+   * j − x < i < j + y inside [0, seqlenQ); both edges grow with j, so over the tile's columns inside
+   * the sequence the kept rows form one interval. [0, 0] when no column keeps a row.
+   */
+  getTileRangeAlongY(j0: number, tileN: number, tileM: number): KeyRange {
+    checkIndex('j0', j0);
+    checkTile('tileN', tileN);
+    checkTile('tileM', tileM);
+    const first = Math.max(j0, 0);
+    const last = Math.min(j0 + tileN - 1, this.seqlenK - 1);
+    if (first > last || this.x + this.y < 2 || this.seqlenQ <= 0) return [0, 0];
+    const lo = Math.max(first - this.x + 1, 0);
+    const hi = Math.min(last + this.y - 1, this.seqlenQ - 1);
+    if (lo > hi) return [0, 0];
+    return [floorTo(lo, tileM), ceilTo(hi + 1, tileM)];
   }
 
   /**

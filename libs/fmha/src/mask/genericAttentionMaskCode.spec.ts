@@ -12,8 +12,8 @@ import { emitGenericAttentionMask, type AttentionMaskCodeSpec, type GenericAtten
 const TILE_M = 16;
 const TILE_N = 8;
 
-type Query = 'isMasked' | 'rangeStart' | 'rangeEnd' | 'splitStart' | 'splitEnd' | 'isEdgeTile';
-const QUERIES: readonly Query[] = ['isMasked', 'rangeStart', 'rangeEnd', 'splitStart', 'splitEnd', 'isEdgeTile'];
+type Query = 'isMasked' | 'rangeStart' | 'rangeEnd' | 'splitStart' | 'splitEnd' | 'isEdgeTile' | 'rowRangeStart' | 'rowRangeEnd';
+const QUERIES: readonly Query[] = ['isMasked', 'rangeStart', 'rangeEnd', 'splitStart', 'splitEnd', 'isEdgeTile', 'rowRangeStart', 'rowRangeEnd'];
 
 /** (a, b) = (i, j) for isMasked, (i0, j0) for isEdgeTile, (i0, ·) for ranges, (numSplits, iSplit) packed as c. */
 function answer(code: GenericAttentionMaskCode, q: Query, a: Expr, b: Expr, c: Expr, d: Expr): Expr {
@@ -30,6 +30,10 @@ function answer(code: GenericAttentionMaskCode, q: Query, a: Expr, b: Expr, c: E
       return code.getTileRangeAlongXForSplit(a, TILE_M, TILE_N, c, d).end;
     case 'isEdgeTile':
       return code.isEdgeTile(a, b, TILE_M, TILE_N);
+    case 'rowRangeStart':
+      return code.getTileRangeAlongY(b, TILE_N, TILE_M).start;
+    case 'rowRangeEnd':
+      return code.getTileRangeAlongY(b, TILE_N, TILE_M).end;
   }
 }
 
@@ -47,6 +51,10 @@ function model(m: GenericAttentionMask, q: Query, a: number, b: number, c: numbe
       return m.getTileRangeAlongXForSplit(a, TILE_M, TILE_N, c, d)[1];
     case 'isEdgeTile':
       return m.isEdgeTile(a, b, TILE_M, TILE_N);
+    case 'rowRangeStart':
+      return m.getTileRangeAlongY(b, TILE_N, TILE_M)[0];
+    case 'rowRangeEnd':
+      return m.getTileRangeAlongY(b, TILE_N, TILE_M)[1];
   }
 }
 
@@ -140,7 +148,7 @@ describe('emitted attention mask', () => {
         return { fn: fns.fixed[0]!.get(q)!, head: [] };
       };
       const span = (len: number): number => Math.min(len, 200) + 40;
-      for (let t = 0; t < 12; t++) {
+      for (let t = 0; t < 16; t++) {
         const q = QUERIES[t % QUERIES.length]!;
         let a: number;
         let b: number;
@@ -163,7 +171,7 @@ describe('emitted attention mask', () => {
     }
     const all = [...fns.window.values(), ...fns.generic.values(), ...fns.fixed.flatMap((f) => [...f.values()])];
     const got = runHostFunctions(all, calls);
-    expect(calls.length).toBe(4800);
+    expect(calls.length).toBe(6400);
     got.forEach((g, k) => {
       if (g !== wants[k]) expect.fail(`got ${String(g)}, want ${String(wants[k])}: ${whats[k]}`);
     });

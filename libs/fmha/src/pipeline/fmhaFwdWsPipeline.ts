@@ -283,7 +283,7 @@ export class FmhaFwdWsPipeline {
           l.comment('O += P·V (V as an MN-major B operand)');
           l.expr(mbarrierWaitParity(target, vFull(s), parity));
           this.pv.emitMma(l, target, oAcc, pFrag, { bTile: vAddr, accumulate: cast(gt(it, 0), int32) });
-          this.pv.emitWait(l, target, oAcc, 0);
+          this.pv.emitWait(l, target, oAcc, 0, pFrag);
           l.if(lane0, (r) => r.expr(mbarrierArrive(target, vEmpty(s))));
         });
         cons.comment('epilogue: O /= l (0 for rows with nothing unmasked), LSE, predicated store');

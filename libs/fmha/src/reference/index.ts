@@ -5,3 +5,6 @@ export * from './attentionFwdArgs.ts';
 export * from './referenceAttentionFwd.ts';
 export * from './naiveAttentionFwd.ts';
 export * from './attentionFwdTolerance.ts';
+export * from './attentionBwdArgs.ts';
+export * from './referenceAttentionBwd.ts';
+export * from './attentionBwdTolerance.ts';

@@ -1,9 +1,10 @@
-import { float32, int32, sm80, sm90a, SourceBuilder, pointer, uint8, variable, type Expr } from '@tilekit/codegen';
+import { float32, int32, sm80, sm90a, SourceBuilder, pointer, uint8, variable, type CType, type Expr } from '@tilekit/codegen';
 import fc from 'fast-check';
-import { BlockEmitter, makeDistributedTensor, mmaSyncAtoms } from '@tilekit/tile';
+import { BlockEmitter, makeDistributedTensor, mmaSyncAtoms, type TileDistributionEncoding } from '@tilekit/tile';
 import { describe, expect, it } from 'vitest';
 import { MmaSyncBlockGemmRs, MmaSyncBlockGemmSs, type LdmatrixOperandPlan, type MmaSyncBlockGemmPolicy } from './blockGemmMmaSync.ts';
 import { BlockGemmPolicyError } from './blockGemmWgmmaSs.ts';
+import { mmaSyncCEncoding } from './mmaFragments.ts';
 
 const policyArb = fc
   .record({
@@ -177,13 +178,37 @@ describe('emitted code (snapshots)', () => {
     const blk = new MmaSyncBlockGemmRs({ dtype: 'bf16', tileM: 64, tileN: 64, tileK: 32, warps: [4, 1], bMajor: 'MN' });
     const text = emitStep(sm90a, 128, (b, block, p) => {
       const acc = makeDistributedTensor(block, 'acc', blk.cEncoding, float32);
-      const a = makeDistributedTensor(block, 'p', blk.aEncoding, sm90a.dtypeType('bf16'));
+      const a = makeDistributedTensor(block, 'p', blk.aEncoding, float32);
       const state = blk.emitSetup(b, block.indexEmitter, variable('tid', int32));
       blk.emitMma(b, sm90a, acc, state, { a, bTile: p['b_tile']! });
     });
+    // fp32 pairs rounded and packed by codegen's packFloat2 (one cvt.rn.bf16x2.f32 each).
+    expect(text).toContain('cvt.rn.bf16x2.f32');
     expect(text).toContain('a_frag[0] = tk_pack_bf16x2(p[0], p[1]);');
     expect(text).toContain('a_frag[3] = tk_pack_bf16x2(p[14], p[15]);');
     expect(text.match(/tk_mma_m16n8k16_f32_bf16_bf16_f32\(&acc/g)).toHaveLength(2 * 8);
     expect(text.slice(text.indexOf('void step('))).toMatchSnapshot();
+  });
+
+  it('RS: A may also be the 16-bit input type (widened exactly, then packed) or, fp32 with warps only along M, an accumulator in its C distribution; anything else is refused', () => {
+    const blk = new MmaSyncBlockGemmRs({ dtype: 'fp16', tileM: 64, tileN: 64, tileK: 32, warps: [4, 1], bMajor: 'MN' });
+    const emitWith = (aEnc: TileDistributionEncoding, type: CType): string =>
+      emitStep(sm80, 128, (b, block, p) => {
+        const acc = makeDistributedTensor(block, 'acc', blk.cEncoding, float32);
+        const a = makeDistributedTensor(block, 'p', aEnc, type);
+        blk.emitMma(b, sm80, acc, blk.emitSetup(b, block.indexEmitter, variable('tid', int32)), { a, bTile: p['b_tile']! });
+      });
+    const half = emitWith(blk.aEncoding, sm80.dtypeType('fp16'));
+    expect(half).toContain('a_frag[0] = tk_pack_f16x2(static_cast<float>(p[0]), static_cast<float>(p[1]));');
+    expect(half).toContain('cvt.rn.f16x2.f32');
+    // The accumulator of a 64×32 S tile is A fragment-for-fragment: the same calls as with the A distribution.
+    const sAcc = mmaSyncCEncoding({ dtype: 'fp16', warps: [4, 1], tileM: 64, tileN: 32 });
+    expect(blk.aAsAccumulatorEncoding?.equals(sAcc)).toBe(true);
+    const viaC = emitWith(sAcc, float32);
+    const viaA = emitWith(blk.aEncoding, float32);
+    expect(viaC.slice(viaC.indexOf('a_frag[0] ='))).toBe(viaA.slice(viaA.indexOf('a_frag[0] =')));
+    expect(() => emitWith(sAcc, sm80.dtypeType('fp16'))).toThrow(/A-fragment distribution/);
+    expect(() => emitWith(blk.aEncoding, sm80.dtypeType('bf16'))).toThrow(/must be fp32 or fp16/);
+    expect(new MmaSyncBlockGemmRs({ dtype: 'fp16', tileM: 64, tileN: 64, tileK: 32, warps: [2, 2], bMajor: 'MN' }).aAsAccumulatorEncoding).toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
-import { add, addressOf, array, bitAnd, bitXor, div, index, int32, ldmatrix, mod, mul, shr, uint32, type BlockBuilder, type Expr, type Target, type VarExpr } from '@tilekit/codegen';
+import { add, addressOf, array, bitAnd, bitXor, cast, div, float32, index, int32, ldmatrix, mod, mul, packFloat2, sameType, shr, typeToString, uint32, type BlockBuilder, type Expr, type Target, type VarExpr } from '@tilekit/codegen';
 import { emitCalculateOffset, type IndexEmitter } from '@tilekit/layout';
 import type { DTypeName } from '@tilekit/numeric';
 import { ldmatrixAtom, type DistributedTensor, type LdmatrixAtom, type TileDistributionEncoding } from '@tilekit/tile';
@@ -6,7 +6,7 @@ import type { OperandMajor, WgmmaSmemLayout } from '../smemLayouts.ts';
 import { mmaSyncM16n8k16Atom, type WarpGemmAtom } from '../warp/warpGemmAtom.ts';
 import { BlockGemmPolicyError, callLeaf } from './blockGemmWgmmaSs.ts';
 import { makeLdmatrixSmemLayout } from './blockGemmMmaSyncSmem.ts';
-import { definePackX2, mmaSyncARegisterEncoding, mmaSyncCEncoding } from './mmaFragments.ts';
+import { mmaSyncARegisterEncoding, mmaSyncCEncoding } from './mmaFragments.ts';
 
 /** Shape, types and operand layouts of the sm_80 block GEMMs (CK's block GEMM Problem + Policy). */
 export interface MmaSyncBlockGemmPolicy {
@@ -267,18 +267,27 @@ export class MmaSyncBlockGemmSs extends MmaSyncBlockGemmBase {
 
 /**
  * The sm_80 block GEMM with A in registers, B in shared memory and C in registers (CK's
- * `BlockGemmARegBSmemCReg`): A is a distributed tensor of the 16-bit input type in the mma.sync
- * A-fragment distribution (`mmaSyncARegisterEncoding`; e.g. attention's P from the S accumulator
- * through `emitCToAFragment`), packed pairwise into `.f16x2`/`.bf16x2` registers per mma; B as in
- * {@link MmaSyncBlockGemmSs}.
+ * `BlockGemmARegBSmemCReg`): A is a distributed tensor in the mma.sync A-fragment distribution
+ * (`mmaSyncARegisterEncoding`), either fp32 — e.g. attention's S accumulator, which with warps only
+ * along M may be passed as it is, in its C distribution (C tiles 2kk, 2kk + 1 are A fragment kk:
+ * `mmaSyncCToAEncoding`) — or of the 16-bit input type (e.g. after `emitCToAFragment`). Pairs are
+ * rounded and packed into `.f16x2`/`.bf16x2` registers per mma with codegen's `packFloat2` (one
+ * `cvt.rn.{f16x2,bf16x2}.f32`; a 16-bit A is widened exactly first, so fp32 A is the cheaper form);
+ * B as in {@link MmaSyncBlockGemmSs}.
  */
 export class MmaSyncBlockGemmRs extends MmaSyncBlockGemmBase {
   /** The distribution the A tensor must have. */
   readonly aEncoding: TileDistributionEncoding;
+  /**
+   * With warps only along M: the C distribution of a tileM × tileK accumulator, which an fp32 A may
+   * also have (its thread-buffer index d is A's: X_C(d) = X_A(d), property-tested); else undefined.
+   */
+  readonly aAsAccumulatorEncoding: TileDistributionEncoding | undefined;
 
   constructor(policy: Omit<MmaSyncBlockGemmPolicy, 'aMajor'>) {
     super({ ...policy, aMajor: 'K' }, 'MmaSyncBlockGemmRs');
     this.aEncoding = mmaSyncARegisterEncoding({ dtype: policy.dtype, warps: policy.warps, tileM: policy.tileM, tileK: policy.tileK });
+    this.aAsAccumulatorEncoding = policy.warps[1] === 1 ? mmaSyncCEncoding({ dtype: policy.dtype, warps: policy.warps, tileM: policy.tileM, tileN: policy.tileK }) : undefined;
   }
 
   /** Once per kernel: warp coordinates, the B lane base, the B fragment and A packing registers. */
@@ -296,14 +305,21 @@ export class MmaSyncBlockGemmRs extends MmaSyncBlockGemmBase {
   emitMma(b: BlockBuilder, target: Target, acc: DistributedTensor, state: MmaSyncBlockGemmState, operands: { readonly a: DistributedTensor; readonly bTile: Expr }): void {
     target.require('mma-sync');
     this.checkAcc(acc, 'MmaSyncBlockGemmRs.emitMma');
-    if (!operands.a.encoding.equals(this.aEncoding)) throw new BlockGemmPolicyError('MmaSyncBlockGemmRs.emitMma a', 'must have the mma.sync A-fragment distribution of the block tile', String(operands.a.encoding));
-    const pack = definePackX2(target, this.policy.dtype);
-    const a = operands.a.registers.variable;
+    const a = operands.a;
+    const dtype = this.policy.dtype as 'fp16' | 'bf16';
+    const fp32 = a.type.kind === 'float' && a.type.bits === 32;
+    if (!fp32 && !sameType(a.type, target.dtypeType(dtype))) throw new BlockGemmPolicyError('MmaSyncBlockGemmRs.emitMma a', `must be fp32 or ${dtype}`, typeToString(a.type));
+    const asAccumulator = fp32 && this.aAsAccumulatorEncoding?.equals(a.encoding) === true;
+    if (!a.encoding.equals(this.aEncoding) && !asAccumulator) {
+      throw new BlockGemmPolicyError('MmaSyncBlockGemmRs.emitMma a', `must have the mma.sync A-fragment distribution of the block tile${fp32 ? ' (or, fp32 with warps only along M, its C distribution)' : ''}`, String(a.encoding));
+    }
+    const regs = a.registers.variable;
+    const element = (d: number): Expr => (fp32 ? index(regs, d) : cast(index(regs, d), float32));
     for (let kk = 0; kk < this.kSteps; kk++) {
       this.emitBLoads(b, target, state, operands.bTile, kk);
       for (let i = 0; i < this.mRepeats; i++) {
         const d0 = this.aEncoding.calculateD([i, kk, 0, 0, 0]);
-        for (let r = 0; r < 4; r++) b.assign(index(state.aFrag, 4 * i + r), callLeaf(pack, [index(a, d0 + 2 * r), index(a, d0 + 2 * r + 1)]));
+        for (let r = 0; r < 4; r++) b.assign(index(state.aFrag, 4 * i + r), packFloat2(target, dtype, element(d0 + 2 * r), element(d0 + 2 * r + 1)));
       }
       this.emitMmas(b, target, acc, (i) => addressOf(index(state.aFrag, 4 * i)), state);
     }

@@ -1,4 +1,4 @@
-import { add, addressOf, index, lit, uint32, type BlockBuilder, type Expr, type Target } from '@tilekit/codegen';
+import { add, addressOf, defineFunction, index, lit, pointer, uint32, type BlockBuilder, type Expr, type FunctionDef, type Target } from '@tilekit/codegen';
 import type { DTypeName } from '@tilekit/numeric';
 import { embedEncoding, makeWarpGridEncoding, type DistributedTensor, type RegisterArray, type TileDistributionEncoding } from '@tilekit/tile';
 import { makeWgmmaSmemLayout, wgmmaOperandDescriptor, type OperandMajor, type WgmmaSmemLayout } from '../smemLayouts.ts';
@@ -102,11 +102,32 @@ export class WgmmaBlockGemmRs {
     b.expr(callLeaf(pin, [d]));
   }
 
-  /** `wgmma.wait_group pending`, with the accumulator pinned after it. */
-  emitWait(b: BlockBuilder, target: Target, acc: DistributedTensor, pending: number): void {
+  /**
+   * `wgmma.wait_group pending`, with the accumulator and the A registers pinned after it: wgmma
+   * reads its register A asynchronously, so A must stay allocated (not reused for other values)
+   * until the wait — the pin is a use the compiler cannot move above the wait.
+   */
+  emitWait(b: BlockBuilder, target: Target, acc: DistributedTensor, pending: number, a?: RegisterArray): void {
     b.expr(callLeaf(defineWgmmaWaitGroup(target, pending), []));
     b.expr(callLeaf(defineWgmmaFenceOperands(target, this.accumulatorsPerThread), [acc.registers.variable]));
+    if (a !== undefined) b.expr(callLeaf(defineWgmmaFenceRegisters(target, this.aRegisters), [a.variable]));
   }
+}
+
+/**
+ * `tk_wgmma_fence_registers_<count>(unsigned int* a)`: an empty `asm volatile` reading and writing
+ * `count` 32-bit registers — the register-A counterpart of `defineWgmmaFenceOperands`, keeping an
+ * A fragment alive until the wgmma that reads it has been waited for.
+ */
+export function defineWgmmaFenceRegisters(target: Target, count: number): FunctionDef {
+  target.require('wgmma');
+  if (!Number.isInteger(count) || count < 1 || count > 64) throw new BlockGemmPolicyError('wgmma register fence', 'count must be an integer in [1, 64]', String(count));
+  return defineFunction({ name: `tk_wgmma_fence_registers_${count}`, qualifiers: target.functionQualifiers('force'), params: { a: pointer(uint32) } }, (b) => {
+    const ops = Array.from({ length: count }, (_, i) => `"+r"(a[${i}])`);
+    const lines: string[] = [];
+    for (let i = 0; i < ops.length; i += 8) lines.push(ops.slice(i, i + 8).join(', '));
+    b.verbatim(['asm volatile("" :', ...lines.map((l, i) => `    ${l}${i === lines.length - 1 ? '' : ','}`), '    :: "memory");']);
+  });
 }
 
 /**

@@ -1,4 +1,4 @@
-import { add, cast, lit, makeCall, mul, renderFunction, snippet, toExpr, uint32, type BlockBuilder, type Expr, type ExprLike, type FunctionDef, type Target } from '@tilekit/codegen';
+import { add, cast, div, lit, makeCall, mod, mul, renderFunction, snippet, toExpr, uint32, type BlockBuilder, type Expr, type ExprLike, type FunctionDef, type Target } from '@tilekit/codegen';
 import type { DTypeName } from '@tilekit/numeric';
 import { embedEncoding, makeWarpGridEncoding, type DistributedTensor, type TileDistributionEncoding } from '@tilekit/tile';
 import { GemmError } from '../errors.ts';
@@ -30,6 +30,21 @@ export interface WgmmaBlockGemmPolicy {
   readonly aMajor?: OperandMajor;
   /** Contiguous dim of the B tile (default `K`); `MN` (N-major, imm-trans-b = 1) needs tileN a multiple of 64. */
   readonly bMajor?: OperandMajor;
+  /**
+   * Warpgroups along N (default 1): the block's warpgroups form a (tileM / 64) × warpgroupsN grid,
+   * warpgroup g at (g / warpgroupsN, g mod warpgroupsN), each computing 64 rows × tileN / warpgroupsN
+   * columns (the wgmma N; with an N-major B a multiple of 64, i.e. whole slabs). Attention's
+   * backward splits its dQ = dS·K this way (64 query rows, the head dim over two warpgroups).
+   */
+  readonly warpgroupsN?: number;
+  /**
+   * Warpgroups along K (default 1): with k > 1 the block's warpgroups are k groups (outermost) of
+   * the M × N grid, each computing the whole tile from its own K slice (the caller hands each group
+   * its slice's tiles, `warpgroup` then names the warpgroup within its group), so their
+   * accumulators are partial sums: an R digit of `cEncoding` whose replicas the caller adds up
+   * (attention's backward: dQ over two 64-key-row chunks, added into fp32 dq_acc by both).
+   */
+  readonly warpgroupsK?: number;
 }
 
 /**
@@ -62,8 +77,15 @@ export class WgmmaBlockGemmSs {
   readonly atom: WarpGemmAtom;
   readonly aLayout: WgmmaSmemLayout;
   readonly bLayout: WgmmaSmemLayout;
-  /** Consumer warpgroups (tileM / 64). */
+  /** Warpgroups (tileM / 64 · warpgroupsN). */
   readonly warpgroups: number;
+  /** Warpgroups along M (tileM / 64) and along N. */
+  readonly warpgroupsM: number;
+  readonly warpgroupsN: number;
+  /** Groups of warpgroups that each compute the tile from their own K slice (partial sums). */
+  readonly warpgroupsK: number;
+  /** Bytes between the B operands of warpgroups adjacent along N (0 with one warpgroup along N). */
+  readonly bWarpgroupStride: number;
   /** Threads that hold the accumulator (128 per warpgroup). */
   readonly threads: number;
   /** The accumulator's distribution: P = [warpgroup, warp in warpgroup, lane]; d = the PTX element index of wgmma D. */
@@ -88,22 +110,39 @@ export class WgmmaBlockGemmSs {
       if (major !== 'K' && major !== 'MN') throw new BlockGemmPolicyError(`WgmmaBlockGemmSs ${what}`, 'must be "K" or "MN"', String(major));
     }
     if (bMajor === 'MN' && tileN % 64 !== 0) throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileN', 'must be a multiple of 64 with an N-major B (whole 128-byte swizzle slabs)', String(tileN));
+    const warpgroupsN = policy.warpgroupsN ?? 1;
+    const perWarpgroupN = tileN / warpgroupsN;
+    if (!Number.isSafeInteger(warpgroupsN) || warpgroupsN < 1 || !Number.isSafeInteger(perWarpgroupN) || perWarpgroupN % (bMajor === 'MN' ? 64 : 16) !== 0) {
+      throw new BlockGemmPolicyError('WgmmaBlockGemmSs warpgroupsN', `must divide tileN into multiples of ${bMajor === 'MN' ? 64 : 16}`, String(policy.warpgroupsN));
+    }
+    const warpgroupsK = policy.warpgroupsK ?? 1;
+    if (!Number.isSafeInteger(warpgroupsK) || warpgroupsK < 1 || (warpgroupsK > 1 && warpgroupsN > 1)) throw new BlockGemmPolicyError('WgmmaBlockGemmSs warpgroupsK', 'must be a positive integer (and warpgroupsN 1 when above 1)', String(policy.warpgroupsK));
     // K-major is the default and is left out of the frozen policy, so existing policies stay as they were.
     this.policy = Object.freeze({ ...policy });
-    this.atom = wgmmaAtom({ n: tileN, dtype, aMajor, bMajor });
+    this.warpgroupsN = warpgroupsN;
+    this.warpgroupsK = warpgroupsK;
+    this.atom = wgmmaAtom({ n: perWarpgroupN, dtype, aMajor, bMajor });
     this.aLayout = makeWgmmaSmemLayout({ swizzle: '128B', dtype, mn: tileM, k: tileK, major: aMajor });
     this.bLayout = makeWgmmaSmemLayout({ swizzle: '128B', dtype, mn: tileN, k: tileK, major: bMajor });
-    this.warpgroups = tileM / 64;
+    this.warpgroupsM = tileM / 64;
+    this.warpgroups = this.warpgroupsM * warpgroupsN * warpgroupsK;
     this.threads = 128 * this.warpgroups;
-    this.cEncoding = embedEncoding(makeWarpGridEncoding({ warps: [this.warpgroups], xs: [{ warpAxis: 0 }, {}] }), this.atom.c.encoding);
+    const grid =
+      warpgroupsK > 1
+        ? makeWarpGridEncoding({ warps: [warpgroupsK, this.warpgroupsM], xs: [{ warpAxis: 1 }, {}] })
+        : warpgroupsN === 1
+          ? makeWarpGridEncoding({ warps: [this.warpgroups], xs: [{ warpAxis: 0 }, {}] })
+          : makeWarpGridEncoding({ warps: [this.warpgroupsM, warpgroupsN], xs: [{ warpAxis: 0 }, { warpAxis: 1 }] });
+    this.cEncoding = embedEncoding(grid, this.atom.c.encoding);
     this.kSteps = tileK / this.atom.k;
     this.aTileBytes = this.aLayout.bytes;
     this.bTileBytes = this.bLayout.bytes;
     const ks = Array.from({ length: this.kSteps }, (_, kk) => kk * this.atom.k);
-    this.aOffsets = Array.from({ length: this.warpgroups }, (_, g) => ks.map((k0) => wgmmaOperandDescriptor(this.aLayout, { tileAddress: 0, mn0: 64 * g, k0 }).startAddress));
+    this.bWarpgroupStride = warpgroupsN > 1 ? wgmmaOperandDescriptor(this.bLayout, { tileAddress: 0, mn0: perWarpgroupN, k0: 0 }).startAddress - wgmmaOperandDescriptor(this.bLayout, { tileAddress: 0, mn0: 0, k0: 0 }).startAddress : 0;
+    this.aOffsets = Array.from({ length: this.warpgroupsM }, (_, g) => ks.map((k0) => wgmmaOperandDescriptor(this.aLayout, { tileAddress: 0, mn0: 64 * g, k0 }).startAddress));
     this.bOffsets = ks.map((k0) => wgmmaOperandDescriptor(this.bLayout, { tileAddress: 0, mn0: 0, k0 }).startAddress);
     // The emitted code steps warpgroups linearly: offset(g, kk) = g · aWarpgroupStride + offset(0, kk).
-    for (let g = 0; g < this.warpgroups; g++) {
+    for (let g = 0; g < this.warpgroupsM; g++) {
       for (let kk = 0; kk < this.kSteps; kk++) {
         if (this.aOffsets[g]![kk] !== g * this.aWarpgroupStride + this.aOffsets[0]![kk]!) throw new BlockGemmPolicyError('WgmmaBlockGemmSs', 'A descriptor offsets must be linear in the warpgroup', `${g}, ${kk}`);
       }
@@ -112,7 +151,7 @@ export class WgmmaBlockGemmSs {
 
   /** Bytes between the A operands of consecutive warpgroups (64 rows). */
   get aWarpgroupStride(): number {
-    return this.warpgroups > 1 ? this.aOffsets[1]![0]! - this.aOffsets[0]![0]! : 0;
+    return this.warpgroupsM > 1 ? this.aOffsets[1]![0]! - this.aOffsets[0]![0]! : 0;
   }
 
   /** Accumulator registers per thread (tileN / 2 floats). */
@@ -136,12 +175,15 @@ export class WgmmaBlockGemmSs {
     const d = acc.registers.variable;
     const swz = wgmmaSwizzleCode('128B');
     const desc = (start: Expr, layout: WgmmaSmemLayout): Expr => callLeaf(encoder, [start, ...[layout.leadingByteOffset, layout.strideByteOffset, 0, swz].map((x) => lit(x, uint32))]);
-    const aBase = b.let('a_wg', uint32, add(args.aTile, cast(mul(args.warpgroup, this.aWarpgroupStride), uint32)));
+    const n = this.warpgroupsN;
+    const wgM = n === 1 ? args.warpgroup : div(args.warpgroup, n);
+    const aBase = b.let('a_wg', uint32, add(args.aTile, cast(mul(wgM, this.aWarpgroupStride), uint32)));
+    const bBase = n === 1 ? args.bTile : b.let('b_wg', uint32, add(args.bTile, cast(mul(mod(args.warpgroup, n), this.bWarpgroupStride), uint32)));
     b.expr(callLeaf(pin, [d]));
     b.expr(callLeaf(defineWgmmaFence(target), []));
     for (let kk = 0; kk < this.kSteps; kk++) {
       const da = desc(add(aBase, this.aOffsets[0]![kk]!), this.aLayout);
-      const db = desc(add(args.bTile, this.bOffsets[kk]!), this.bLayout);
+      const db = desc(add(bBase, this.bOffsets[kk]!), this.bLayout);
       b.expr(callLeaf(wrapper, [d, da, db, kk === 0 && args.accumulate !== undefined ? args.accumulate : 1]));
     }
     b.expr(callLeaf(defineWgmmaCommitGroup(target), []));

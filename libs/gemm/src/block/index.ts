@@ -3,4 +3,4 @@ export { aFragmentOfAccumulator, WgmmaBlockGemmRs, type WgmmaBlockGemmRsPolicy }
 export { evaluateMfma, evaluateMfmaBlockGemm, GFX942_LDS, iterateKEncoding, makeMfmaLdsLayout, MfmaBlockGemm, MfmaBlockGemmPolicyError, type MfmaBlockGemmPolicy, type MfmaLdsLayout } from './blockGemmMfma.ts';
 export { LdmatrixOperandPlan, MmaSyncBlockGemmRs, MmaSyncBlockGemmSs, type LdmatrixLoad, type MmaSyncBlockGemmPolicy, type MmaSyncBlockGemmState } from './blockGemmMmaSync.ts';
 export { ldmatrixBankGroups, makeLdmatrixSmemLayout, type LdmatrixSmemLayoutSpec } from './blockGemmMmaSyncSmem.ts';
-export { definePackX2, emitCToAFragment, mmaSyncARegisterEncoding, mmaSyncCEncoding, mmaSyncCToAEncoding, type MmaSyncWarpTiling } from './mmaFragments.ts';
+export { emitCToAFragment, mmaSyncARegisterEncoding, mmaSyncCEncoding, mmaSyncCToAEncoding, type MmaSyncWarpTiling } from './mmaFragments.ts';

@@ -1,4 +1,4 @@
-import { cast, defineFunction, uint32, type FunctionDef, type Target } from '@tilekit/codegen';
+import { cast } from '@tilekit/codegen';
 import type { DTypeName } from '@tilekit/numeric';
 import { embedEncoding, hRef, mmaSyncAtoms, rRef, TileDistributionEncoding, type DistributedTensor, type ThreadScope } from '@tilekit/tile';
 import { BlockGemmPolicyError } from './blockGemmWgmmaSs.ts';
@@ -92,17 +92,4 @@ export function emitCToAFragment(t: ThreadScope, acc: DistributedTensor, out: Di
   if (!acc.encoding.equals(c)) throw new BlockGemmPolicyError('emitCToAFragment acc', 'must have the mma.sync block C distribution of the tiling', String(acc.encoding));
   if (!out.encoding.equals(a)) throw new BlockGemmPolicyError('emitCToAFragment out', 'must have the A-fragment distribution of the tiling', String(out.encoding));
   for (let d = 0; d < acc.size; d++) t.b.assign(out.at(t, d), cast(acc.at(t, d), out.type));
-}
-
-/**
- * `unsigned int tk_pack_<t>x2(T lo, T hi)`: two 16-bit values as one `.f16x2` / `.bf16x2` register
- * (lo in bits 0–15), the operand form of mma.sync; a bit move, no conversion.
- */
-export function definePackX2(target: Target, dtype: DTypeName): FunctionDef {
-  if (dtype !== 'fp16' && dtype !== 'bf16') throw new BlockGemmPolicyError('definePackX2 dtype', 'must be fp16 or bf16', String(dtype));
-  const t = target.dtypeType(dtype);
-  const bits = dtype === 'fp16' ? '__half_as_ushort' : '__bfloat16_as_ushort';
-  return defineFunction({ name: `tk_pack_${dtype === 'fp16' ? 'f16' : 'bf16'}x2`, returns: uint32, qualifiers: target.functionQualifiers('force'), params: { lo: t, hi: t } }, (b) => {
-    b.verbatim(`return static_cast<unsigned int>(${bits}(lo)) | (static_cast<unsigned int>(${bits}(hi)) << 16);`);
-  });
 }

@@ -45,6 +45,7 @@ import { MmaSyncBlockGemmSs, type MmaSyncBlockGemmPolicy } from '../block/blockG
 import { BlockGemmPolicyError } from '../block/blockGemmWgmmaSs.ts';
 import type { WgmmaSmemLayout } from '../smemLayouts.ts';
 import { emitGemmEpilogue, isIdentityEpilogue, type GemmEpilogue } from './gemmEpilogue.ts';
+import { GroupedTilePartitioner } from './groupedTilePartitioner.ts';
 import { GEMM_DYNAMIC_SMEM } from './wsTmaWgmmaPipeline.ts';
 
 /** Policy of {@link CpAsyncMmaPipeline}: the block GEMM's shape plus the pipeline's. */
@@ -113,12 +114,15 @@ export class CpAsyncMmaPipeline {
   readonly usedBytes: number;
   /** Dynamic shared memory to request at launch (used bytes + 1024 of alignment slack). */
   readonly sharedBytes: number;
+  /** The grouped rasterization of block tiles (shared with the sm_90a pipeline). */
+  readonly partitioner: GroupedTilePartitioner;
 
   constructor(policy: CpAsyncMmaPolicy) {
     const { stages, groupM } = policy;
     if (!Number.isSafeInteger(stages) || stages < 2 || stages > 4) throw new BlockGemmPolicyError('CpAsyncMmaPipeline stages', 'must be 2, 3 or 4', String(stages));
     if (!Number.isSafeInteger(groupM) || groupM < 1) throw new BlockGemmPolicyError('CpAsyncMmaPipeline groupM', 'must be a positive integer', String(groupM));
     this.policy = Object.freeze({ ...policy });
+    this.partitioner = new GroupedTilePartitioner(policy, 'CpAsyncMmaPipeline');
     this.block = new MmaSyncBlockGemmSs(policy);
     this.threads = this.block.threads;
     this.aCopyEncoding = this.copyEncoding('A', this.block.aLayout);
@@ -139,17 +143,12 @@ export class CpAsyncMmaPipeline {
 
   /** Blocks of the grid (x only) for an M×N problem. */
   gridSize(m: number, n: number): number {
-    return Math.ceil(m / this.policy.tileM) * Math.ceil(n / this.policy.tileN);
+    return this.partitioner.gridSize(m, n);
   }
 
   /** The block tile (tm, tn) of block `pid`: the same grouped rasterization as the emitted code. */
   tileOf(pid: number, m: number, n: number): [number, number] {
-    const tilesM = Math.ceil(m / this.policy.tileM);
-    const tilesN = Math.ceil(n / this.policy.tileN);
-    const width = this.policy.groupM * tilesN;
-    const firstM = Math.floor(pid / width) * this.policy.groupM;
-    const rows = Math.min(tilesM - firstM, this.policy.groupM);
-    return [firstM + ((pid % width) % rows), Math.floor((pid % width) / rows)];
+    return this.partitioner.tileOf(pid, m, n);
   }
 
   /** Emits the whole kernel body into `b` (the entry's block). */
@@ -161,15 +160,9 @@ export class CpAsyncMmaPipeline {
     const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, this.threads - 1] });
 
     b.comment(`tile partition: ${P.tileM}x${P.tileN} tiles, grouped by ${P.groupM} M tiles`);
-    const tilesM = b.let('tiles_m', int32, div(add(args.m, P.tileM - 1), P.tileM));
-    const tilesN = b.let('tiles_n', int32, div(add(args.n, P.tileN - 1), P.tileN));
+    const { tilesM, tilesN } = this.partitioner.emitTileCounts(b, args.m, args.n);
     const pid = b.let('pid', int32, cast(target.blockIdx('x'), int32));
-    const width = b.let('group_width', int32, mul(tilesN, P.groupM));
-    const firstM = b.let('first_m', int32, mul(div(pid, width), P.groupM));
-    const rows = b.let('group_rows', int32, minOf(sub(tilesM, firstM), P.groupM));
-    const inGroup = b.let('in_group', int32, mod(pid, width));
-    const m0 = b.let('m0', int32, mul(add(firstM, mod(inGroup, rows)), P.tileM));
-    const n0 = b.let('n0', int32, mul(div(inGroup, rows), P.tileN));
+    const { m0, n0 } = this.partitioner.emitTileOrigin(b, pid, this.partitioner.emitGroupWidth(b, tilesN), tilesM);
     const kTiles = b.let('k_tiles', int32, div(add(args.k, P.tileK - 1), P.tileK));
 
     b.comment(`dynamic shared memory, aligned up to 1024 bytes (the swizzle repeat): ${S} A stages, ${S} B stages`);

@@ -15,3 +15,4 @@ export {
 } from './gemmEpilogue.ts';
 export { MfmaLdsPipeline, type MfmaLdsPipelineArgs, type MfmaLdsPipelinePolicy } from './mfmaLdsPipeline.ts';
 export { CpAsyncMmaPipeline, type CpAsyncMmaArgs, type CpAsyncMmaPolicy, type CpAsyncOperand } from './cpAsyncMmaPipeline.ts';
+export { GroupedTilePartitioner, type GroupedTilePartitionPolicy } from './groupedTilePartitioner.ts';

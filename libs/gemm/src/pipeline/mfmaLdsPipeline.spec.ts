@@ -92,6 +92,14 @@ describe('MfmaLdsPipeline (gfx942: global → registers → swizzled LDS → MFM
     expect(text.match(/tk_mfma_f32_32x32x8_f16\(&acc/g)).toHaveLength(2 * 2 * 2);
     expect(text).toContain('tk_vec<_Float16, 4>');
     expect(text).toContain('__builtin_amdgcn_s_barrier();');
+    // The LDS windows have a fixed origin: every LDS access is unpredicated (`inside = true`), no
+    // origin variables for them; only the global A/B loads (ragged M/N/K) and C stores keep checks.
+    const guards = [...text.matchAll(/const bool (inside\w*) = ([^;]*);\s*if \(\1\) \{\s*([^\n]*)/g)].map((g) => ({ pred: g[2]!, first: g[3]! }));
+    const ldsGuards = guards.filter((g) => /_lds\[|a_frag|b_frag|tk_vec<_Float16, 8> vec;/.test(g.first) && !/&(a|b)\[/.test(g.first));
+    expect(ldsGuards.length).toBeGreaterThan(0);
+    for (const g of ldsGuards) expect(g.pred, g.first).toBe('true');
+    expect(guards.filter((g) => g.pred !== 'true').every((g) => /<= (m|n|k)\b/.test(g.pred))).toBe(true);
+    expect(text.match(/int origin\w* = /g)).toHaveLength(4 + 2); // A and B global windows (2 dims each) + C
     expect(() => pipe.emit(undefined as never, sm90a, undefined as never)).toThrow(/mfma/);
   });
 });

@@ -45,7 +45,8 @@ export interface MfmaLdsPipelineArgs {
  * - global → registers: A (tileM × tileK) and B (tileN × tileK) tiles read with CK's coalesced
  *   vector distribution (`makeVectorLoadEncoding`: 16-byte vectors where the views allow, lanes
  *   along K then rows), each vector predicated on the ragged M/N/K edge with zero fill (`loadTile`);
- * - registers → LDS through the XOR-swizzled layouts of {@link MfmaBlockGemm} (`storeTile`), barrier;
+ * - registers → LDS through the XOR-swizzled layouts of {@link MfmaBlockGemm} (`storeTile` into
+ *   fixed-origin windows covering the whole LDS tile: no runtime bounds checks), barrier;
  * - the block GEMM from LDS (fragment reads + MFMAs), with the NEXT tile's global loads issued
  *   before it: the loads are in flight while the MFMAs run and are waited for only when their
  *   registers are stored to LDS after the second barrier.
@@ -124,8 +125,11 @@ export class MfmaLdsPipeline {
     const aLdsArray = block.shared('a_lds', element, blk.aLds.elements, 16);
     const bLdsArray = block.shared('b_lds', element, blk.bLds.elements, 16);
     const bytes = args.a.elementBytes;
-    const aLds = makeTileWindow(block, { view: makeTensorView(aLdsArray, blk.aLds.descriptor, { space: 'shared', elementBytes: bytes }), lengths: [P.tileM, P.tileK], origin: [0, 0] });
-    const bLds = makeTileWindow(block, { view: makeTensorView(bLdsArray, blk.bLds.descriptor, { space: 'shared', elementBytes: bytes }), lengths: [P.tileN, P.tileK], origin: [0, 0] });
+    // The LDS windows cover their whole tile at a fixed origin: no runtime bounds checks (clang cannot drop them itself).
+    const lds = (array: Expr, descriptor: TensorDescriptor, rows: number) =>
+      makeTileWindow(block, { view: makeTensorView(array, descriptor, { space: 'shared', elementBytes: bytes }), lengths: [rows, P.tileK], origin: [0, 0], fixedOrigin: true });
+    const aLds = lds(aLdsArray, blk.aLds.descriptor, P.tileM);
+    const bLds = lds(bLdsArray, blk.bLds.descriptor, P.tileN);
 
     const aDramEnc = this.dramEncoding('a', vectorOf(args.a.descriptor, P.tileK, getDType(P.dtype).bytes));
     const bDramEnc = this.dramEncoding('b', vectorOf(args.b.descriptor, P.tileK, getDType(P.dtype).bytes));

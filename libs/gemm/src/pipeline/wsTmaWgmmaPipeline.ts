@@ -17,8 +17,6 @@ import {
   mbarrierArriveExpectTx,
   mbarrierInit,
   mbarrierWaitParity,
-  minOf,
-  mod,
   mul,
   pointer,
   prefetchTensorMap,
@@ -38,6 +36,7 @@ import { BlockEmitter, makeDistributedTensor, makeTileWindow, storeTile, type Te
 import { BlockGemmPolicyError, WgmmaBlockGemmSs, type WgmmaBlockGemmPolicy } from '../block/blockGemmWgmmaSs.ts';
 import type { OperandMajor, WgmmaSmemLayout } from '../smemLayouts.ts';
 import { emitGemmEpilogue, isIdentityEpilogue, type GemmEpilogue } from './gemmEpilogue.ts';
+import { GroupedTilePartitioner } from './groupedTilePartitioner.ts';
 
 /** Policy of {@link WsTmaWgmmaPipeline}: the block GEMM's shape plus the pipeline's. */
 export interface WsTmaWgmmaPolicy extends WgmmaBlockGemmPolicy {
@@ -155,6 +154,8 @@ export class WsTmaWgmmaPipeline {
   /** How the producer loads A and B (one box per operand when K-major, 64-wide slabs when MN-major). */
   readonly aLoads: TmaOperandLoads;
   readonly bLoads: TmaOperandLoads;
+  /** The grouped rasterization of block tiles (shared with the sm_80 pipeline). */
+  readonly partitioner: GroupedTilePartitioner;
 
   constructor(policy: WsTmaWgmmaPolicy) {
     const { stages, producerRegisters: pr, consumerRegisters: cr, groupM } = policy;
@@ -162,6 +163,7 @@ export class WsTmaWgmmaPipeline {
     if (!Number.isSafeInteger(groupM) || groupM < 1) throw new BlockGemmPolicyError('WsTmaWgmmaPipeline groupM', 'must be a positive integer', String(groupM));
     if (policy.persistent !== undefined && typeof policy.persistent !== 'boolean') throw new BlockGemmPolicyError('WsTmaWgmmaPipeline persistent', 'must be a boolean', String(policy.persistent));
     this.policy = Object.freeze({ ...policy });
+    this.partitioner = new GroupedTilePartitioner(policy, 'WsTmaWgmmaPipeline');
     this.block = new WgmmaBlockGemmSs(policy);
     this.consumerThreads = this.block.threads;
     this.threads = this.consumerThreads + 128;
@@ -180,7 +182,7 @@ export class WsTmaWgmmaPipeline {
 
   /** Blocks of the grid (x only) for an M×N problem. */
   gridSize(m: number, n: number): number {
-    return Math.ceil(m / this.policy.tileM) * Math.ceil(n / this.policy.tileN);
+    return this.partitioner.gridSize(m, n);
   }
 
   /**
@@ -206,12 +208,7 @@ export class WsTmaWgmmaPipeline {
 
   /** The block tile (tm, tn) of block `pid`: the same grouped rasterization as the emitted code. */
   tileOf(pid: number, m: number, n: number): [number, number] {
-    const tilesM = Math.ceil(m / this.policy.tileM);
-    const tilesN = Math.ceil(n / this.policy.tileN);
-    const width = this.policy.groupM * tilesN;
-    const firstM = Math.floor(pid / width) * this.policy.groupM;
-    const rows = Math.min(tilesM - firstM, this.policy.groupM);
-    return [firstM + ((pid % width) % rows), Math.floor((pid % width) / rows)];
+    return this.partitioner.tileOf(pid, m, n);
   }
 
   /** Emits the whole kernel body into `b` (the entry's block). */
@@ -223,12 +220,8 @@ export class WsTmaWgmmaPipeline {
     const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, this.threads - 1] });
 
     // The grouped rasterization of tile `pid` (the twin of `tileOf`), as lets in `bb`.
-    const tileOrigin = (bb: BlockBuilder, pid: Expr, width: Expr, tilesM: Expr): { m0: Expr; n0: Expr } => {
-      const firstM = bb.let('first_m', int32, mul(div(pid, width), P.groupM));
-      const rows = bb.let('group_rows', int32, minOf(sub(tilesM, firstM), P.groupM));
-      const inGroup = bb.let('in_group', int32, mod(pid, width));
-      return { m0: bb.let('m0', int32, mul(add(firstM, mod(inGroup, rows)), P.tileM)), n0: bb.let('n0', int32, mul(div(inGroup, rows), P.tileN)) };
-    };
+    const part = this.partitioner;
+    const tileOrigin = (bb: BlockBuilder, pid: Expr, width: Expr, tilesM: Expr) => part.emitTileOrigin(bb, pid, width, tilesM);
 
     let m0: Expr | undefined;
     let n0: Expr | undefined;
@@ -237,16 +230,16 @@ export class WsTmaWgmmaPipeline {
     let totalTiles: Expr | undefined;
     if (!persistent) {
       b.comment(`tile partition: ${P.tileM}x${P.tileN} tiles, grouped by ${P.groupM} M tiles`);
-      tilesM = b.let('tiles_m', int32, div(add(args.m, P.tileM - 1), P.tileM));
-      const tilesN = b.let('tiles_n', int32, div(add(args.n, P.tileN - 1), P.tileN));
+      let tilesN: Expr;
+      ({ tilesM, tilesN } = part.emitTileCounts(b, args.m, args.n));
       const pid = b.let('pid', int32, cast(target.blockIdx('x'), int32));
-      width = b.let('group_width', int32, mul(tilesN, P.groupM));
+      width = part.emitGroupWidth(b, tilesN);
       ({ m0, n0 } = tileOrigin(b, pid, width, tilesM));
     } else {
       b.comment(`persistent tile partition: ${P.tileM}x${P.tileN} tiles, grouped by ${P.groupM} M tiles; block x walks tiles x, x + gridDim.x, …`);
-      tilesM = b.let('tiles_m', int32, div(add(args.m, P.tileM - 1), P.tileM));
-      const tilesN = b.let('tiles_n', int32, div(add(args.n, P.tileN - 1), P.tileN));
-      width = b.let('group_width', int32, mul(tilesN, P.groupM));
+      let tilesN: Expr;
+      ({ tilesM, tilesN } = part.emitTileCounts(b, args.m, args.n));
+      width = part.emitGroupWidth(b, tilesN);
       totalTiles = b.let('total_tiles', int32, mul(tilesM, tilesN));
     }
     const kTiles = b.let('k_tiles', int32, div(add(args.k, P.tileK - 1), P.tileK));

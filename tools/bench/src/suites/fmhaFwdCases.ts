@@ -41,12 +41,16 @@ export function fmhaFwdBenchFlops(s: FmhaFwdBenchShape): number {
   return attentionForwardFlops({ b: s.b, h: s.h, sq: s.sq!, sk: s.sk!, dQk: s.d, dV: s.dv, causal: s.causal });
 }
 
-/** `b2_h16_s8192_d128_causal_fp16`, `b4_h32k8_sq16_sk32768_d128_fp16`, `varlen8_h16_d128_fp16`. */
+/**
+ * `fmha_fwd_b2_h16_s8192_d128_causal_fp16`, `fmha_fwd_b2_h32_hk8_s8192_d128_fp16`,
+ * `fmha_fwd_b4_h32_hk8_sq16_sk32768_d128_fp16`, `fmha_fwd_varlen8_h16_d128_fp16` — the names of
+ * the recorded results (benchmarks/results/fmha-fwd.json), kept stable.
+ */
 export function fmhaFwdBenchName(s: FmhaFwdBenchShape): string {
-  const heads = s.hk === s.h ? `h${s.h}` : `h${s.h}k${s.hk}`;
-  const dims = s.dv === s.d ? `d${s.d}` : `d${s.d}v${s.dv}`;
+  const heads = s.hk === s.h ? `h${s.h}` : `h${s.h}_hk${s.hk}`;
+  const dims = s.dv === s.d ? `d${s.d}` : `d${s.d}_dv${s.dv}`;
   const seq = s.seqlensQ !== undefined ? `varlen${s.b}_${heads}` : `b${s.b}_${heads}_${s.sq === s.sk ? `s${s.sq}` : `sq${s.sq}_sk${s.sk}`}`;
-  return `${seq}_${dims}${s.causal ? '_causal' : ''}_${s.dtype}`;
+  return `fmha_fwd_${seq}_${dims}${s.causal ? '_causal' : ''}_${s.dtype}`;
 }
 
 /** The case of a shape: our flat params and torch's `fmha_fwd` params (bhsd, seeded). */

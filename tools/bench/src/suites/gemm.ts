@@ -9,19 +9,24 @@
 // the same storage as (transposed) views — A column-major is `randn(k, m).t()`, B column-major
 // `randn(n, k).t()` — so cuBLAS gets the same transposes as ours. Torch's operands are packed (the
 // ragged case's padded lda/ldb are ours only). Same C = A·B, same 2·M·N·K flops.
+//
+// One extra case runs the sm_80 family (cp.async + ldmatrix + mma.sync, built for sm_90a) by name at
+// 4096³ (`gemm_fp16_4096x4096x4096_sm80`), so the speed of the Ampere-style kernel on Hopper is on
+// record beside the wgmma one; it is not a tuning target.
 import { summarizeTimes } from '@tilekit/host';
 import {
+  buildGemmKernel,
   checkGemmProblem,
-  findGemmInstance,
+  findAnyGemmInstance,
   formatGemmProblem,
   gemmOperandElements,
   gemmOperandStorage,
-  GemmKernel,
   gemmProblemFlops,
+  GemmInstance,
   selectGemmInstance,
+  type AnyGemmInstance,
   type CheckedGemmProblem,
   type GemmDType,
-  type GemmInstance,
   type GemmLayoutName,
   type GemmProblem,
 } from '@tilekit/kernel-gemm';
@@ -51,18 +56,32 @@ export const GEMM_BENCH_PROBLEMS: readonly GemmProblem[] = (['fp16', 'bf16'] as 
 /** A benchmarked problem, optionally run by a named catalog instance instead of the dispatched one. */
 export interface GemmBenchCase {
   readonly problem: GemmProblem;
-  /** A catalog instance name (the case is then named after the problem + `_persistent` for a persistent instance, else + `_<instance>`). */
+  /**
+   * A catalog instance name, sm_90a or sm_80 family (the case is then named after the problem +
+   * `_persistent` for a persistent instance, `_sm80` for an sm_80-family one, else + `_<instance>`).
+   */
   readonly instance?: string;
 }
 
+/** The sm_80-family instance the suite records (its sm_90a build: the bench runs on the H200). */
+export const GEMM_BENCH_SM80_INSTANCE = 'gemm_sm80_mma_fp16_tn_128x128x32_w2x4_s4_v1_sm_90a';
+
 /**
  * Every case of the suite: {@link GEMM_BENCH_PROBLEMS} dispatched, then the persistent-scheduler
- * instances by name at 8192³ (fp16 and bf16; torch's side is the same as the dispatched case's).
+ * instances by name at 8192³ (fp16 and bf16; torch's side is the same as the dispatched case's),
+ * then the sm_80 family's fp16 `tn` kernel by name at 4096³ ({@link GEMM_BENCH_SM80_INSTANCE}).
  */
 export const GEMM_BENCH_CASES: readonly GemmBenchCase[] = [
   ...GEMM_BENCH_PROBLEMS.map((problem) => ({ problem })),
   ...(['fp16', 'bf16'] as const).map((dtype) => ({ problem: { dtype, m: 8192, n: 8192, k: 8192 }, instance: `gemm_sm90_ws_${dtype}_tn_128x256x64_s4_v2_persistent` })),
+  { problem: { dtype: 'fp16', m: 4096, n: 4096, k: 4096 }, instance: GEMM_BENCH_SM80_INSTANCE },
 ];
+
+/** `_persistent`, `_sm80` or `_<name>`: what a named instance adds to its case name. */
+function instanceSuffix(instance: AnyGemmInstance): string {
+  if (!(instance instanceof GemmInstance)) return '_sm80';
+  return instance.persistent ? '_persistent' : `_${instance.name}`;
+}
 
 /** `gemm_fp16_4096x4096x4096`, with `_<layout>` for layouts other than tn (existing case names unchanged). */
 function caseName(p: GemmProblem): string {
@@ -73,13 +92,14 @@ function caseName(p: GemmProblem): string {
 /** The suite case of a problem (and named instance): our params, and torch's `a @ b` of the same sizes and layout. */
 export function gemmSuiteCase(p: GemmProblem, instance?: string): SuiteCase {
   const c = checkGemmProblem(p);
+  let suffix = '';
   if (instance !== undefined) {
-    const named = findGemmInstance(instance);
+    const named = findAnyGemmInstance(instance);
     if (named === undefined) throw new ArgumentError('instance', 'must name a gemm catalog instance', instance);
     const reasons = named.unsupported(c);
     if (reasons.length > 0) throw new ArgumentError('instance', `${instance} cannot run ${formatGemmProblem(c)}: ${reasons.join('; ')}`, instance);
+    suffix = instanceSuffix(named);
   }
-  const suffix = instance === undefined ? '' : findGemmInstance(instance)!.persistent ? '_persistent' : `_${instance}`;
   return {
     name: `${caseName(p)}${suffix}`,
     params: { dtype: c.dtype, layout: c.layout, m: c.m, n: c.n, k: c.k, lda: c.lda, ldb: c.ldb, ldc: c.ldc, ...(instance === undefined ? {} : { instance }) },
@@ -140,14 +160,14 @@ function samplePositions(p: CheckedGemmProblem): [number, number][] {
 export function gemmSuite(cases: readonly GemmBenchCase[] = GEMM_BENCH_CASES, log: (line: string) => void = console.log): BenchSuite {
   const device = Device.open(0);
   const compiler: Compiler = new NvccCompiler();
-  const kernelFor = buildOncePerInstance((instance: GemmInstance) => GemmKernel.build(instance, { device, compiler }));
+  const kernelFor = buildOncePerInstance((instance: AnyGemmInstance) => buildGemmKernel(instance, { device, compiler }));
   return {
     name: 'gemm',
     cases: cases.map((c) => gemmSuiteCase(c.problem, c.instance)),
     async runOurs(c: SuiteCase): Promise<OurCaseResult> {
       const problem = problemOf(c);
       const named = c.params['instance'];
-      const instance = typeof named === 'string' ? findGemmInstance(named)! : selectGemmInstance(problem);
+      const instance = typeof named === 'string' ? findAnyGemmInstance(named)! : selectGemmInstance(problem);
       const kernel = await kernelFor(instance);
       const elems = gemmOperandElements(problem);
       const aBits = randomBits(problem.dtype, elems.a, 1 + problem.m);

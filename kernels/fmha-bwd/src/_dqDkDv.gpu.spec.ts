@@ -1,0 +1,241 @@
+// GPU tests of the dq_dk_dv kernel alone (node:test): dQ (summed over the workspace's splits on the
+// host), dK and dV against the fp64 CPU reference, on ragged shapes, masks, GQA, group mode, both dQ
+// modes; LSE from the forward reference and D = rowsum(dO ∘ O) given. Skipped (loudly, by the
+// runner) without a GPU.
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import {
+  attentionBwdToleranceFor,
+  causalBottomRight,
+  causalTopLeft,
+  noMask,
+  packedAttentionStrides,
+  referenceAttentionBwd,
+  referenceAttentionFwd,
+  slidingWindowMask,
+  type AttentionBwdArgs,
+  type AttentionMaskSpec,
+  type AttentionTensorStrides,
+} from '@tilekit/fmha';
+import { decode, encode, getDType } from '@tilekit/numeric';
+import { buildOncePerInstance, checkTiledTensorMap, Device, encodeTensorMapTiled, loadInstance, NvccCompiler, type TiledTensorMapOptions } from '@tilekit/runtime';
+import { gpu } from '@tilekit/runtime/testing';
+import { dqAccHeadBytes, FmhaBwdDqDkDvInstance, type FmhaBwdDqDkDvPolicy } from './fmhaBwdDqDkDvInstance.ts';
+
+let compiler: NvccCompiler | undefined;
+const kernelFor = buildOncePerInstance(async (instance: FmhaBwdDqDkDvInstance) => {
+  compiler ??= new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), 'tilekit-fmha-bwd-gpu-')) });
+  const loaded = await loadInstance(instance, { device: Device.open(0), compiler, flags: ['-std=c++17', '-lineinfo'] });
+  loaded.kernel.setMaxDynamicSharedMemory(instance.sharedBytes);
+  return loaded;
+});
+
+function fill(count: number, dtype: 'fp16' | 'bf16', seed: number): Uint16Array {
+  const bits = new Uint16Array(count);
+  let x = (seed * 2654435761) >>> 0 || 1;
+  for (let i = 0; i < count; i++) {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    bits[i] = encode(dtype, (x / 2 ** 32) * 2 - 1);
+  }
+  return bits;
+}
+
+interface Case {
+  readonly label: string;
+  readonly dtype: 'fp16' | 'bf16';
+  readonly d: number;
+  readonly batch: number;
+  readonly h: number;
+  readonly hk?: number;
+  readonly sq: number | readonly number[];
+  readonly sk: number | readonly number[];
+  readonly mask: AttentionMaskSpec;
+  readonly dqMode: 'atomic' | 'split';
+  /** Split mode, batch mode: splits (blocks along the keys), each looping over its key tiles. */
+  readonly splits?: number;
+}
+
+const starts = (lens: readonly number[]): number[] => lens.reduce<number[]>((s, l) => [...s, s[s.length - 1]! + l], [0]);
+
+async function runCase(c: Case): Promise<string> {
+  const group = Array.isArray(c.sq);
+  const hk = c.hk ?? c.h;
+  const d = c.d;
+  const sqs = group ? (c.sq as readonly number[]) : Array<number>(c.batch).fill(c.sq as number);
+  const sks = group ? (c.sk as readonly number[]) : Array<number>(c.batch).fill(c.sk as number);
+  const rowsQ = group ? sqs.reduce((a, b) => a + b, 0) : sqs[0]!;
+  const rowsK = group ? sks.reduce((a, b) => a + b, 0) : sks[0]!;
+  const batches = group ? 1 : c.batch;
+  const layout = 'bhsd';
+  const qs = packedAttentionStrides(layout, c.h, rowsQ, d);
+  const ks = packedAttentionStrides(layout, hk, rowsK, d);
+  const q = fill(batches * c.h * rowsQ * d, c.dtype, 5 + rowsQ);
+  const k = fill(batches * hk * rowsK * d, c.dtype, 6 + rowsK);
+  const v = fill(batches * hk * rowsK * d, c.dtype, 7 + rowsK);
+  const dO = fill(batches * c.h * rowsQ * d, c.dtype, 8 + rowsQ);
+  const seqs = group ? { seqstartQ: starts(sqs), seqstartK: starts(sks) } : { seqlenQ: rowsQ, seqlenK: rowsK };
+  const common = { batch: c.batch, nheadQ: c.h, nheadK: hk, hdimQ: d, hdimV: d, ...seqs, mask: c.mask };
+  const fwd = referenceAttentionFwd({ ...common, q: { dtype: c.dtype, data: q, strides: qs }, k: { dtype: c.dtype, data: k, strides: ks }, v: { dtype: c.dtype, data: v, strides: ks }, oStrides: qs });
+  const o16 = new Uint16Array(fwd.o.length);
+  fwd.o.forEach((x, i) => (o16[i] = encode(c.dtype, x)));
+  const bwdArgs: AttentionBwdArgs = {
+    ...common,
+    q: { dtype: c.dtype, data: q, strides: qs },
+    k: { dtype: c.dtype, data: k, strides: ks },
+    v: { dtype: c.dtype, data: v, strides: ks },
+    o: { dtype: c.dtype, data: o16, strides: qs },
+    dO: { dtype: c.dtype, data: dO, strides: qs },
+    lse: fwd.lse,
+    dqStrides: qs,
+    dkStrides: ks,
+    dvStrides: ks,
+  };
+  const ref = referenceAttentionBwd(bwdArgs);
+  const tol = attentionBwdToleranceFor(bwdArgs, ref);
+  const policy: FmhaBwdDqDkDvPolicy = { dtype: c.dtype, headDim: d, headDimV: d, tileN: 128, tileM: 64, stages: 2, producerRegisters: 24, consumerRegisters: 240, mask: c.mask.kind === 'none' ? 'none' : 'window', dqMode: c.dqMode };
+  const instance = new FmhaBwdDqDkDvInstance(policy);
+  const loaded = await kernelFor(instance);
+  const device = Device.open(0);
+  // Workspace: nsplits, group-mode offsets, dq_acc [nhead, nsplits_b, seqq_b, d] per batch.
+  const det = c.dqMode === 'split';
+  const kvTiles = sks.map((s) => Math.ceil(s / 128));
+  const nsplits = det ? (group ? kvTiles : [c.splits ?? 1]) : [1];
+  const splitsOf = (b: number): number => (det && group ? nsplits[b]! : nsplits[0]!);
+  const perBatch = sqs.map((s, b) => c.h * splitsOf(b) * s * d);
+  const offsets = starts(perBatch);
+  const head = dqAccHeadBytes(c.batch, group, det);
+  const accElems = group ? offsets[c.batch]! : c.batch * c.h * nsplits[0]! * rowsQ * d;
+  const ws = new Uint8Array(head + accElems * 4);
+  new Int32Array(ws.buffer, 0, nsplits.length).set(nsplits);
+  if (group) new BigInt64Array(ws.buffer, Math.ceil((4 * nsplits.length) / 16) * 16, c.batch + 1).set(offsets.map(BigInt));
+  const e = getDType(c.dtype).bytes;
+  const dtype = c.dtype === 'fp16' ? 'float16' : 'bfloat16';
+  const map = (address: bigint, s: AttentionTensorStrides, heads: number, rows: number, box: readonly number[]): TiledTensorMapOptions => ({
+    dtype,
+    swizzle: '128B',
+    oobFill: 'zero',
+    l2Promotion: '128B',
+    address,
+    globalDims: [d, Math.max(rows, 1), heads, batches],
+    globalStrides: [s.row * e, s.head * e, (batches === 1 ? s.row : s.batch) * e],
+    boxDims: [...box],
+  });
+  const bufs = {
+    q: device.upload(q),
+    k: device.upload(k),
+    v: device.upload(v),
+    dO: device.upload(dO),
+    lse: device.upload(Float32Array.from(fwd.lse)),
+    d: device.upload(Float32Array.from(ref.d)),
+    dk: device.alloc(k.length * 2).fill(0xff),
+    dv: device.alloc(v.length * 2).fill(0xff),
+    ws: device.upload(ws),
+    sq: group ? device.upload(new Int32Array(starts(sqs))) : undefined,
+    sk: group ? device.upload(new Int32Array(starts(sks))) : undefined,
+  };
+  try {
+    const maps = { q: map(bufs.q.ptr, qs, c.h, rowsQ, instance.tmaBoxes.q), k: map(bufs.k.ptr, ks, hk, rowsK, instance.tmaBoxes.kv), v: map(bufs.v.ptr, ks, hk, rowsK, instance.tmaBoxes.kv), dO: map(bufs.dO.ptr, qs, c.h, rowsQ, instance.tmaBoxes.q) };
+    for (const m of Object.values(maps)) checkTiledTensorMap(m);
+    const scale = 1 / Math.sqrt(d);
+    const window = c.mask.kind === 'window' ? c.mask : undefined;
+    const args = instance.signature.pack({
+      q_map: encodeTensorMapTiled(device, maps.q),
+      k_map: encodeTensorMapTiled(device, maps.k),
+      v_map: encodeTensorMapTiled(device, maps.v),
+      do_map: encodeTensorMapTiled(device, maps.dO),
+      lse: bufs.lse.ptr,
+      d: bufs.d.ptr,
+      lse_stride_head: rowsQ,
+      lse_stride_batch: group ? 0 : c.h * rowsQ,
+      dk: bufs.dk.ptr,
+      dv: bufs.dv.ptr,
+      dk_stride_row: ks.row,
+      dk_stride_head: ks.head,
+      dk_stride_batch: group ? 0 : ks.batch,
+      dv_stride_row: ks.row,
+      dv_stride_head: ks.head,
+      dv_stride_batch: group ? 0 : ks.batch,
+      workspace: bufs.ws.ptr,
+      batch: c.batch,
+      nhead_q: c.h,
+      nhead_ratio: c.h / hk,
+      seqlen_q: rowsQ,
+      seqlen_k: rowsK,
+      seqstart_q: bufs.sq?.ptr ?? 0n,
+      seqstart_k: bufs.sk?.ptr ?? 0n,
+      seqlen_k_ptr: 0n,
+      scale: Math.fround(scale),
+      scale_log2: Math.fround(scale) * Math.LOG2E,
+      mask_left: window?.left ?? -1,
+      mask_right: window?.right ?? -1,
+      mask_top_left: window === undefined || window.alignment === 'topLeft' ? 1 : 0,
+    });
+    const gridX = det ? Math.max(...nsplits, 1) : Math.max(...kvTiles, 1);
+    const launch = instance.launch(gridX, hk, c.batch);
+    loaded.kernel.launch({ grid: launch.grid, block: launch.block, sharedBytes: launch.sharedBytes }, args);
+    const dk = new Uint16Array(bufs.dk.copyToHost().buffer);
+    const dv = new Uint16Array(bufs.dv.copyToHost().buffer);
+    const acc = new Float32Array(bufs.ws.copyToHost().buffer, head, accElems);
+    let bad = 0;
+    let first = '';
+    const worst = { dq: 0, dk: 0, dv: 0 };
+    const check = (what: 'dq' | 'dk' | 'dv', got: number, want: number, where: string): void => {
+      const t = tol[what];
+      const err = Math.abs(got - want);
+      worst[what] = Math.max(worst[what], err);
+      if (!(err <= t.atol + t.rtol * Math.abs(want))) {
+        bad++;
+        first ||= `${what}${where} = ${got}, reference ${want} (atol ${t.atol.toExponential(2)})`;
+      }
+    };
+    for (let b = 0; b < c.batch; b++) {
+      const ns = splitsOf(b);
+      for (let h = 0; h < c.h; h++) {
+        for (let r = 0; r < sqs[b]!; r++) {
+          const base = group ? (starts(sqs)[b]! + r) * qs.row + h * qs.head : b * qs.batch + h * qs.head + r * qs.row;
+          for (let x = 0; x < d; x++) {
+            let sum = 0;
+            for (let s = 0; s < ns; s++) sum += acc[(group ? offsets[b]! : b * c.h * ns * rowsQ * d) + ((h * ns + s) * sqs[b]! + r) * d + x]!;
+            check('dq', sum, ref.dq[base + x]!, `[b${b} h${h} r${r} d${x}]`);
+          }
+        }
+      }
+      for (let h = 0; h < hk; h++) {
+        for (let r = 0; r < sks[b]!; r++) {
+          const base = group ? (starts(sks)[b]! + r) * ks.row + h * ks.head : b * ks.batch + h * ks.head + r * ks.row;
+          for (let x = 0; x < d; x++) {
+            check('dk', decode(c.dtype, dk[base + x]!), ref.dk[base + x]!, `[b${b} h${h} r${r} d${x}]`);
+            check('dv', decode(c.dtype, dv[base + x]!), ref.dv[base + x]!, `[b${b} h${h} r${r} d${x}]`);
+          }
+        }
+      }
+    }
+    assert.equal(bad, 0, `${instance.name}: ${bad} values off; first: ${first}`);
+    return `${instance.name}: max |err| dQ ${worst.dq.toExponential(2)} dK ${worst.dk.toExponential(2)} dV ${worst.dv.toExponential(2)}`;
+  } finally {
+    for (const buf of Object.values(bufs)) buf?.dispose();
+  }
+}
+
+const cases: readonly Case[] = [
+  { label: 'fp16 d128 no mask b1 h2 s259', dtype: 'fp16', d: 128, batch: 1, h: 2, sq: 259, sk: 259, mask: noMask, dqMode: 'atomic' },
+  { label: 'fp16 d128 causal s300 GQA 4:2', dtype: 'fp16', d: 128, batch: 2, h: 4, hk: 2, sq: 300, sk: 300, mask: causalTopLeft, dqMode: 'atomic' },
+  { label: 'bf16 d64 causal bottom-right sq 259 > sk 100', dtype: 'bf16', d: 64, batch: 1, h: 2, sq: 259, sk: 100, mask: causalBottomRight, dqMode: 'atomic' },
+  { label: 'fp16 d64 window t:17,5 s127', dtype: 'fp16', d: 64, batch: 1, h: 2, sq: 127, sk: 127, mask: slidingWindowMask(17, 5), dqMode: 'atomic' },
+  { label: 'fp16 d128 varlen q 1,0,17,259 k 17,5,0,300', dtype: 'fp16', d: 128, batch: 4, h: 2, sq: [1, 0, 17, 259], sk: [17, 5, 0, 300], mask: noMask, dqMode: 'atomic' },
+  { label: 'fp16 d128 split: batch mode, 2 splits looping over 3 key tiles', dtype: 'fp16', d: 128, batch: 1, h: 2, sq: 200, sk: 300, mask: noMask, dqMode: 'split', splits: 2 },
+  { label: 'bf16 d64 split: varlen causal', dtype: 'bf16', d: 64, batch: 3, h: 2, sq: [17, 259, 1], sk: [300, 259, 129], mask: causalBottomRight, dqMode: 'split' },
+];
+
+for (const c of cases) {
+  test(`kernel-fmha-bwd/gpu dq_dk_dv: ${c.label}`, gpu.options, async () => {
+    console.log(await runCase(c));
+  });
+}

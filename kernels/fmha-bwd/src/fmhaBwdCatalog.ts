@@ -1,0 +1,141 @@
+// The instance catalog of attention backward: the compiled kernels of the three stages, and the
+// (dot_do_o, dq_dk_dv, convert_dq) triples the pure launcher of @tilekit/fmha selects from, as
+// records whose facts (kN0, dQ accumulation) come from the dq_dk_dv instances themselves.
+import type { FmhaBwdConvertDqInstance as ConvertDqRecord, FmhaBwdDotDoOInstance as DotDoORecord, FmhaBwdDqAccumulation, FmhaBwdDqDkDvInstance as DqDkDvRecord, FmhaBwdInstanceTriple } from '@tilekit/fmha';
+import { TilekitError } from '@tilekit/numeric';
+import { FMHA_BWD_CONVERT_DQ_HEAD_DIMS, FmhaBwdConvertDqInstance } from './fmhaBwdConvertDq.ts';
+import { FMHA_BWD_DOT_DO_O_HEAD_DIMS, FMHA_BWD_KERNEL_DTYPES, FmhaBwdDotDoOInstance } from './fmhaBwdDotDoO.ts';
+import { FmhaBwdDqDkDvInstance, type FmhaBwdMaskKind } from './fmhaBwdDqDkDvInstance.ts';
+
+/** Flags every backward kernel is compiled with (as the forward's). */
+export const FMHA_BWD_COMPILE_FLAGS: readonly string[] = Object.freeze(['-std=c++17', '-lineinfo']);
+
+/** The dq_dk_dv tile: 128 key rows (two consumer warpgroups), 64 query rows per step, 2 Q/dO stages. */
+export const FMHA_BWD_TILE = Object.freeze({ tileN: 128, tileM: 64, stages: 2 });
+/** Register budgets after setmaxnreg: 24 for the producer warpgroup, 240 for each consumer. */
+export const FMHA_BWD_REGISTER_SPLIT = Object.freeze({ producerRegisters: 24, consumerRegisters: 240 });
+/** Head dims (d = d_v) of the dq_dk_dv instances (dK and dV live in registers). */
+export const FMHA_BWD_HEAD_DIMS: readonly number[] = Object.freeze([64, 128]);
+export const FMHA_BWD_MASKS: readonly FmhaBwdMaskKind[] = Object.freeze(['none', 'window']);
+/** Threads of the dot_do_o and convert_dq blocks. */
+export const FMHA_BWD_ROW_KERNEL_THREADS = 128;
+
+/** Two instances with one name or hash, or a triple naming a kernel the catalog does not have. */
+export class FmhaBwdKernelCatalogError extends TilekitError {
+  constructor(message: string) {
+    super('fmha-bwd/catalog', message);
+  }
+}
+
+function unique<T extends { readonly name: string; readonly key: { readonly hash: string } }>(what: string, list: readonly T[]): readonly T[] {
+  const names = new Set<string>();
+  const hashes = new Set<string>();
+  for (const i of list) {
+    if (names.has(i.name) || hashes.has(i.key.hash)) throw new FmhaBwdKernelCatalogError(`two ${what} instances share the name or hash of ${i.name}`);
+    names.add(i.name);
+    hashes.add(i.key.hash);
+  }
+  return Object.freeze([...list]);
+}
+
+/** dq_dk_dv: {fp16, bf16} × d {64, 128} × mask {none, window} × dQ {atomic, split}. */
+export const FMHA_BWD_DQ_DK_DV_CATALOG: readonly FmhaBwdDqDkDvInstance[] = unique(
+  'dq_dk_dv',
+  FMHA_BWD_KERNEL_DTYPES.flatMap((dtype) =>
+    FMHA_BWD_HEAD_DIMS.flatMap((d) =>
+      FMHA_BWD_MASKS.flatMap((mask) => (['atomic', 'split'] as const).map((dqMode) => new FmhaBwdDqDkDvInstance({ dtype, headDim: d, headDimV: d, ...FMHA_BWD_TILE, ...FMHA_BWD_REGISTER_SPLIT, mask, dqMode }))),
+    ),
+  ),
+);
+
+/** dot_do_o: {fp16, bf16} × d_v {64, 128, 256} (batch and group mode at run time). */
+export const FMHA_BWD_DOT_DO_O_CATALOG: readonly FmhaBwdDotDoOInstance[] = unique(
+  'dot_do_o',
+  FMHA_BWD_KERNEL_DTYPES.flatMap((dtype) => FMHA_BWD_DOT_DO_O_HEAD_DIMS.map((headDimV) => new FmhaBwdDotDoOInstance({ dtype, headDimV, threads: FMHA_BWD_ROW_KERNEL_THREADS }))),
+);
+
+/** convert_dq: {fp16, bf16} × d {64, 128, 256} × {atomic, deterministic} (batch and group mode at run time; any kN0). */
+export const FMHA_BWD_CONVERT_DQ_CATALOG: readonly FmhaBwdConvertDqInstance[] = unique(
+  'convert_dq',
+  FMHA_BWD_KERNEL_DTYPES.flatMap((dtype) =>
+    FMHA_BWD_CONVERT_DQ_HEAD_DIMS.flatMap((headDim) => [false, true].map((deterministic) => new FmhaBwdConvertDqInstance({ dtype, headDim, threads: FMHA_BWD_ROW_KERNEL_THREADS, deterministic }))),
+  ),
+);
+
+/** The dQ accumulation of a dq_dk_dv instance in a mode: `atomic`, or `split` = per-split stores (group) / the persistent split count (batch). */
+export function fmhaBwdAccumulationOf(instance: FmhaBwdDqDkDvInstance, groupMode: boolean): FmhaBwdDqAccumulation {
+  if (instance.policy.dqMode === 'atomic') return 'atomic';
+  return groupMode ? 'splitStore' : 'persistent';
+}
+
+function find<T extends { readonly name: string }>(what: string, list: readonly T[], pick: (i: T) => boolean): T {
+  const found = list.find(pick);
+  if (found === undefined) throw new FmhaBwdKernelCatalogError(`no ${what} instance for a dq_dk_dv instance of the catalog`);
+  return found;
+}
+
+/**
+ * The launcher records of one dq_dk_dv instance in one mode, with its matching dot_do_o and
+ * convert_dq: dtype and head dims equal, kN0 = the instance's `kN0`, the accumulation from its
+ * `dqMode` (`fmhaBwdAccumulationOf`), masks [its mask kind], no bias/dropout/dBias, no seqlen limit.
+ */
+export function fmhaBwdTripleOf(instance: FmhaBwdDqDkDvInstance, groupMode: boolean, catalogs: { readonly dotDoO?: readonly FmhaBwdDotDoOInstance[]; readonly convertDq?: readonly FmhaBwdConvertDqInstance[] } = {}): FmhaBwdInstanceTriple {
+  const P = instance.policy;
+  const acc = fmhaBwdAccumulationOf(instance, groupMode);
+  const dot = find('dot_do_o', catalogs.dotDoO ?? FMHA_BWD_DOT_DO_O_CATALOG, (i) => i.policy.dtype === P.dtype && i.policy.headDimV === P.headDimV);
+  const deterministic = acc !== 'atomic';
+  const conv = find('convert_dq', catalogs.convertDq ?? FMHA_BWD_CONVERT_DQ_CATALOG, (i) => i.policy.dtype === P.dtype && i.policy.headDim === P.headDim && i.policy.deterministic === deterministic);
+  const dotDoO: DotDoORecord = Object.freeze({ name: dot.name, dtype: P.dtype, hdimV: P.headDimV, groupMode, hasDropout: false });
+  const dqDkDv: DqDkDvRecord = Object.freeze({
+    name: instance.name,
+    dtype: P.dtype,
+    hdimQ: P.headDim,
+    hdimV: P.headDimV,
+    groupMode,
+    masks: Object.freeze([P.mask]),
+    biases: Object.freeze(['none'] as const),
+    hasDbias: false,
+    hasDropout: false,
+    storeRandval: false,
+    dqAccumulation: acc,
+    kN0: instance.kN0,
+    maxSeqlenQ: 0,
+  });
+  const convertDq: ConvertDqRecord = Object.freeze({ name: conv.name, dtype: P.dtype, hdimQ: P.headDim, groupMode, deterministic });
+  return Object.freeze({ dotDoO, dqDkDv, convertDq });
+}
+
+/**
+ * Every triple the launcher may select, in priority order: per dq_dk_dv instance of
+ * `FMHA_BWD_DQ_DK_DV_CATALOG`, its batch-mode and group-mode records. Postconditions (tested):
+ * each passes `checkFmhaBwdInstanceTriple`, names a compiled instance of the three catalogs, and for
+ * every supported (dtype, d, mask, deterministic, mode) exactly one triple matches.
+ */
+export const FMHA_BWD_TRIPLES: readonly FmhaBwdInstanceTriple[] = Object.freeze(FMHA_BWD_DQ_DK_DV_CATALOG.flatMap((i) => [fmhaBwdTripleOf(i, false), fmhaBwdTripleOf(i, true)]));
+
+/** The compiled instances a triple names. */
+export interface FmhaBwdKernelSet {
+  readonly dotDoO: FmhaBwdDotDoOInstance;
+  readonly dqDkDv: FmhaBwdDqDkDvInstance;
+  readonly convertDq: FmhaBwdConvertDqInstance | null;
+}
+
+/** The compiled instances of `triple` (by name). @throws FmhaBwdKernelCatalogError when one is missing. */
+export function fmhaBwdKernelsOf(
+  triple: FmhaBwdInstanceTriple,
+  catalogs: { readonly dqDkDv?: readonly FmhaBwdDqDkDvInstance[]; readonly dotDoO?: readonly FmhaBwdDotDoOInstance[]; readonly convertDq?: readonly FmhaBwdConvertDqInstance[] } = {},
+): FmhaBwdKernelSet {
+  const byName = <T extends { readonly name: string }>(what: string, list: readonly T[], name: string): T => {
+    const found = list.find((i) => i.name === name);
+    if (found === undefined) throw new FmhaBwdKernelCatalogError(`the triple names ${what} ${name}, which the catalog does not have`);
+    return found;
+  };
+  return {
+    dotDoO: byName('dot_do_o', catalogs.dotDoO ?? FMHA_BWD_DOT_DO_O_CATALOG, triple.dotDoO.name),
+    dqDkDv: byName('dq_dk_dv', catalogs.dqDkDv ?? FMHA_BWD_DQ_DK_DV_CATALOG, triple.dqDkDv.name),
+    convertDq: triple.convertDq === null ? null : byName('convert_dq', catalogs.convertDq ?? FMHA_BWD_CONVERT_DQ_CATALOG, triple.convertDq.name),
+  };
+}
+
+/** Every compiled instance of the three catalogs (what CI compiles). */
+export const FMHA_BWD_ALL_INSTANCES: readonly (FmhaBwdDqDkDvInstance | FmhaBwdDotDoOInstance | FmhaBwdConvertDqInstance)[] = Object.freeze([...FMHA_BWD_DQ_DK_DV_CATALOG, ...FMHA_BWD_DOT_DO_O_CATALOG, ...FMHA_BWD_CONVERT_DQ_CATALOG]);

@@ -1,0 +1,170 @@
+// The dot_do_o kernel of attention backward (CK-tile's FmhaBwdOGradDotOKernel): D = rowsum(dO ∘ O)
+// per (batch, query head, row), in fp32, into the D buffer (the LSE layout). One block reduces a
+// tile of rows of one (batch, head): O and dO are loaded through tile windows (16-byte vectors,
+// consecutive lanes along a row), multiplied in fp32, and summed along the head dim with a block
+// tile reduction (in-thread, then a lane butterfly).
+import { add, and, bitAnd, bool, cast, eq, float32, ge, index, instanceKey, int32, int64, kernelParam, KernelSignature, lt, mul, ne, select, SourceBuilder, sm90a, sub, type InstanceKey, type Target } from '@tilekit/codegen';
+import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
+import { ArgumentError, getDType } from '@tilekit/numeric';
+import { BlockEmitter, blockTileReduce, castTile, loadTile, makeDistributedTensor, makeTensorView, makeTileWindow, reduceSum, sweepTile } from '@tilekit/tile';
+import { fmhaBwdRowTile, type FmhaBwdRowTile } from './fmhaBwdRowTileEncoding.ts';
+
+/** Element types of O and dO. */
+export const FMHA_BWD_KERNEL_DTYPES = ['fp16', 'bf16'] as const;
+export type FmhaBwdKernelDType = (typeof FMHA_BWD_KERNEL_DTYPES)[number];
+
+/** Value head dims the dot_do_o instances cover. */
+export const FMHA_BWD_DOT_DO_O_HEAD_DIMS: readonly number[] = Object.freeze([64, 128, 256]);
+
+/** Largest sequence length a parameter may carry (as the dq_dk_dv kernel). */
+const MAX_ROWS = 2 ** 30;
+/** O/dO elements per 16-byte vector (fp16/bf16). */
+const VECTOR = 8;
+/** O and dO elements each thread holds (sizes the rows per block). */
+const ELEMENTS_PER_THREAD = 32;
+
+/** The Policy of one dot_do_o instance. */
+export interface FmhaBwdDotDoOPolicy {
+  readonly dtype: FmhaBwdKernelDType;
+  readonly headDimV: number;
+  /** Threads per block (whole warps). */
+  readonly threads: number;
+}
+
+/** The launch of a row kernel: grid (row tiles, query heads, batch), threads, no dynamic shared memory. */
+export interface FmhaBwdRowLaunch {
+  readonly grid: readonly [number, number, number];
+  readonly block: readonly [number, number, number];
+  readonly sharedBytes: number;
+}
+
+function dotParams(policy: FmhaBwdDotDoOPolicy, target: Target) {
+  const element = target.dtypeType(policy.dtype);
+  const big = { range: [0, 2 ** 50] as const };
+  const rowStride = { range: [VECTOR, 2 ** 31 - VECTOR] as const };
+  return {
+    o: kernelParam.pointer(element, { const: true, align: 16 }),
+    d_o: kernelParam.pointer(element, { const: true, align: 16 }),
+    d: kernelParam.pointer(float32, { align: 4 }),
+    o_stride_row: kernelParam.i32(rowStride),
+    o_stride_head: kernelParam.i64(big),
+    o_stride_batch: kernelParam.i64(big),
+    do_stride_row: kernelParam.i32(rowStride),
+    do_stride_head: kernelParam.i64(big),
+    do_stride_batch: kernelParam.i64(big),
+    d_stride_head: kernelParam.i64(big),
+    d_stride_batch: kernelParam.i64(big),
+    seqlen_q: kernelParam.i32({ range: [0, MAX_ROWS] }),
+    seqstart_q: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
+  };
+}
+
+type DotParams = ReturnType<typeof dotParams>;
+
+/**
+ * One dot_do_o kernel: for each (batch, query head, row) of its tile, D = Σ_j dO_j·O_j in fp32
+ * (products of the fp16/bf16 values, summed in a fixed order), written at
+ * d[b·d_stride_batch + h·d_stride_head + row] (group mode: row global, batch stride unused).
+ * Batch mode reads `seqlen_q` rows per sequence; group mode (non-null `seqstart_q`) the rows
+ * [seqstart_q[b], seqstart_q[b + 1]). O/dO strides are element strides, multiples of 8 (16-byte
+ * vectors); the runner checks that. Postcondition (GPU spec, through the runner): dQ/dK/dV match
+ * the CPU reference, which needs D exact to fp32 rounding.
+ */
+export class FmhaBwdDotDoOInstance {
+  readonly key: InstanceKey;
+  readonly name: string;
+  readonly policy: FmhaBwdDotDoOPolicy;
+  readonly tile: FmhaBwdRowTile;
+  readonly signature: KernelSignature<DotParams>;
+  readonly target: Target;
+  readonly threads: number;
+  readonly sharedBytes = 0;
+  readonly staticSharedBytes = 0;
+
+  constructor(policy: FmhaBwdDotDoOPolicy, target: Target = sm90a) {
+    if (!(FMHA_BWD_KERNEL_DTYPES as readonly string[]).includes(policy.dtype)) throw new ArgumentError('policy.dtype', `must be one of ${FMHA_BWD_KERNEL_DTYPES.join(', ')}`, policy.dtype);
+    this.policy = Object.freeze({ ...policy });
+    this.target = target;
+    this.tile = fmhaBwdRowTile({ cols: policy.headDimV, vectorLength: VECTOR, threads: policy.threads, elementsPerThread: ELEMENTS_PER_THREAD });
+    this.threads = policy.threads;
+    this.key = instanceKey('fmha_bwd_dot_do_o_sm90', { dtype: policy.dtype, hdimv: policy.headDimV, rows: this.tile.rows, threads: policy.threads, target: target.name }, { tags: { dtype: '', hdimv: 'dv', rows: 'm', threads: 't' } });
+    this.name = this.key.name;
+    this.signature = new KernelSignature(this.name, target, dotParams(this.policy, target));
+  }
+
+  /** Query rows per block. */
+  get tileM(): number {
+    return this.tile.rows;
+  }
+
+  /** Grid for `batch` sequences of at most `maxSeqlenQ` (physical) rows and `nheadQ` heads. */
+  launch(batch: number, nheadQ: number, maxSeqlenQ: number): FmhaBwdRowLaunch {
+    return { grid: [Math.max(1, Math.ceil(maxSeqlenQ / this.tile.rows)), nheadQ, batch], block: [this.threads, 1, 1], sharedBytes: 0 };
+  }
+
+  emit(src: SourceBuilder): void {
+    const P = this.policy;
+    const t = this.target;
+    const M = this.tile.rows;
+    const enc = this.tile.encoding;
+    const rows = symbol('seqlen_q', { max: MAX_ROWS });
+    const oStride = symbol('o_stride_row', { max: 2 ** 31 - 1 });
+    const doStride = symbol('do_stride_row', { max: 2 ** 31 - 1 });
+    const e = getDType(P.dtype).bytes;
+    const oDesc = makeNaiveTensorDescriptor([rows, P.headDimV], [oStride, 1], { vectorLength: VECTOR });
+    const doDesc = makeNaiveTensorDescriptor([rows, P.headDimV], [doStride, 1], { vectorLength: VECTOR });
+    this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads, minBlocksPerSm: 4 } }, (b, a) => {
+      const batch = b.let('batch', int32, cast(t.blockIdx('z'), int32));
+      const head = b.let('head', int32, cast(t.blockIdx('y'), int32));
+      const m0 = b.let('m0', int32, mul(cast(t.blockIdx('x'), int32), M));
+      const group = b.let('group_mode', bool, ne(select(a.seqstart_q, 1, 0), 0));
+      const rowQ = b.declare('row_q', int32, 0, { storage: 'mutable' });
+      const seqlenQ = b.declare('sq', int32, a.seqlen_q, { storage: 'mutable' });
+      b.if(group, (g) => {
+        g.assign(rowQ, index(a.seqstart_q, batch));
+        g.assign(seqlenQ, sub(index(a.seqstart_q, add(batch, 1)), rowQ));
+      });
+      b.if(ge(m0, seqlenQ), (x) => x.return());
+      const mapBatch = b.let('b_off', int64, cast(select(group, 0, batch), int64));
+      const row64 = cast(rowQ, int64);
+      const base = (ptr: typeof a.o, sb: typeof a.o_stride_batch, sh: typeof a.o_stride_head, sr: typeof a.o_stride_row, name: string) =>
+        b.let(name, ptr.type, add(ptr, add(add(mul(mapBatch, sb), mul(cast(head, int64), sh)), mul(row64, cast(sr, int64)))));
+      const oBase = base(a.o, a.o_stride_batch, a.o_stride_head, a.o_stride_row, 'o_base');
+      const doBase = base(a.d_o, a.do_stride_batch, a.do_stride_head, a.do_stride_row, 'do_base');
+      const dBase = b.let('d_base', a.d.type, add(a.d, add(add(mul(mapBatch, a.d_stride_batch), mul(cast(head, int64), a.d_stride_head)), row64)));
+      const block = new BlockEmitter(b, t, { numThreads: this.threads, index: { symbols: { seqlen_q: seqlenQ, o_stride_row: a.o_stride_row, do_stride_row: a.do_stride_row } } });
+      const element = t.dtypeType(P.dtype);
+      const oTile = makeDistributedTensor(block, 'o_tile', enc, element);
+      const doTile = makeDistributedTensor(block, 'do_tile', enc, element);
+      const prod = makeDistributedTensor(block, 'o_f32', enc, float32);
+      const doF = makeDistributedTensor(block, 'do_f32', enc, float32);
+      const window = (ptr: typeof oBase, desc: typeof oDesc) =>
+        makeTileWindow(block, { view: makeTensorView(ptr, desc, { elementBytes: e }), lengths: [M, P.headDimV], origin: [m0, 0], encoding: enc, originAlignment: [M, P.headDimV] });
+      const oWindow = window(oBase, oDesc);
+      const doWindow = window(doBase, doDesc);
+      b.comment('O and dO of this tile (rows past the sequence read as 0), their product in fp32');
+      block.threads((th) => {
+        loadTile(th, oWindow, oTile);
+        loadTile(th, doWindow, doTile);
+        castTile(th, prod, oTile);
+        castTile(th, doF, doTile);
+        sweepTile(th, prod, (x) => x.b.assign(x.value, mul(x.value, doF.at(th, x.d))));
+      });
+      b.comment('D = the row sums (every lane of a row ends with the sum); the row\'s first lane stores it');
+      const rowSum = blockTileReduce(block, 'd_sum', prod, [1], reduceSum);
+      const lanes = this.tile.lanesPerRow;
+      block.threads((th) => {
+        sweepTile(th, rowSum, (x) => {
+          const row = x.b.let('row', int32, add(m0, x.x[0]!));
+          x.b.if(and(lt(row, seqlenQ), eq(bitAnd(th.tid, lanes - 1), 0)), (st) => st.assign(index(dBase, row), x.value));
+        });
+      });
+    });
+  }
+
+  source(): string {
+    const src = new SourceBuilder({ dialect: this.target, header: [`tilekit fmha backward dot_do_o: ${this.name}`, 'generated by @tilekit/kernel-fmha-bwd; do not edit'] });
+    this.emit(src);
+    return src.render();
+  }
+}

@@ -1,0 +1,157 @@
+// GPU tests of split-KV attention forward through the runner (node:test; run on the GPU machine):
+// split partials merged by the combine kernel against the fp32 CPU reference (probabilities not
+// narrowed) on decode shapes (sq 1, 16, 64 over sk 4097 and 32768, GQA), masks whose windows leave
+// whole splits without keys, varlen with empty sequences, both layouts; LSE checked; and one split
+// vs many agreeing. Skipped (loudly, by the runner) without a GPU.
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { attentionFwdToleranceFor, attentionLseIndex, referenceAttentionFwd, resolveAttentionFwdArgs } from '@tilekit/fmha';
+import { decode, encode } from '@tilekit/numeric';
+import { buildOncePerInstance, Device, NvccCompiler } from '@tilekit/runtime';
+import { gpu } from '@tilekit/runtime/testing';
+import type { FmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
+import { FmhaFwdCombineKernel } from './fmhaFwdCombineLauncher.ts';
+import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
+import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
+import { checkFmhaFwdProblem, fmhaFwdOperandElements, fmhaFwdReferenceArgs, formatFmhaFwdProblem, type FmhaFwdProblem } from './fmhaFwdProblem.ts';
+import { FmhaFwdRunner } from './fmhaFwdRunner.ts';
+
+let compiler: NvccCompiler | undefined;
+const compilerOf = (): NvccCompiler => (compiler ??= new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), 'tilekit-fmha-split-gpu-')) }));
+const buildKernel = buildOncePerInstance((i: FmhaFwdInstance) => FmhaFwdKernel.build(i, { device: Device.open(0), compiler: compilerOf() }));
+const buildCombine = buildOncePerInstance((i: FmhaFwdCombineInstance) => FmhaFwdCombineKernel.build(i, { device: Device.open(0), compiler: compilerOf() }));
+
+function fill(count: number, dtype: 'fp16' | 'bf16', seed: number): Uint16Array {
+  const bits = new Uint16Array(count);
+  let x = (seed * 2654435761) >>> 0 || 1;
+  for (let i = 0; i < count; i++) {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    bits[i] = encode(dtype, (x / 2 ** 32) * 2 - 1);
+  }
+  return bits;
+}
+
+interface Outcome {
+  readonly o: Float64Array;
+  readonly lse: Float32Array;
+  readonly numSplits: number;
+  readonly instances: string;
+}
+
+/** Runs `problem` through the runner; returns O (decoded, in O's strides) and LSE. */
+async function runOnGpu(problem: FmhaFwdProblem, data: { q: Uint16Array; k: Uint16Array; v: Uint16Array }): Promise<Outcome> {
+  const device = Device.open(0);
+  const runner = await FmhaFwdRunner.create(problem, { device, compiler: compilerOf(), buildKernel, buildCombine });
+  const p = runner.problem;
+  const elems = fmhaFwdOperandElements(p);
+  const starts = (s: readonly number[]) => device.upload(new Int32Array(s));
+  const buffers = {
+    q: device.upload(data.q),
+    k: device.upload(data.k),
+    v: device.upload(data.v),
+    o: device.alloc(Math.max(1, elems.o) * 2).fill(0xff),
+    lse: device.alloc(Math.max(1, elems.lse) * 4).fill(0xff),
+    ...(p.mode === 'group' ? { seqstartQ: starts(p.seqstartQ), seqstartK: starts(p.seqstartK) } : {}),
+  };
+  try {
+    runner.run(buffers);
+    device.synchronize();
+    const bits = new Uint16Array(buffers.o.copyToHost().buffer);
+    const o = Float64Array.from(bits.subarray(0, elems.o), (b) => decode(p.dtype, b));
+    return { o, lse: new Float32Array(buffers.lse.copyToHost().buffer).slice(0, elems.lse), numSplits: p.numSplits, instances: runner.instances.map((i) => i.name).join(' + ') };
+  } finally {
+    device.synchronize();
+    for (const b of Object.values(buffers)) b.dispose();
+    runner.dispose();
+  }
+}
+
+/** Compares with the CPU reference; returns a summary line. Every row of every (batch, head) is checked, LSE included. */
+async function check(problem: FmhaFwdProblem, options: { readonly compareWithOneSplit?: boolean } = {}): Promise<string> {
+  const p = checkFmhaFwdProblem(problem);
+  const elems = fmhaFwdOperandElements(p);
+  const data = { q: fill(elems.q, p.dtype, 1 + p.rowsQ), k: fill(elems.k, p.dtype, 2 + p.rowsK), v: fill(elems.v, p.dtype, 3 + p.rowsK) };
+  const args = fmhaFwdReferenceArgs(p, data);
+  const resolved = resolveAttentionFwdArgs(args);
+  const ref = referenceAttentionFwd(args);
+  const tol = attentionFwdToleranceFor(args);
+  const got = await runOnGpu(problem, data);
+  assert.ok(got.numSplits > 1 || problem.splitKv === 1, `expected a split run, got ${got.numSplits} split(s)`);
+  let bad = 0;
+  let first = '';
+  let worstO = 0;
+  let worstL = 0;
+  for (let b = 0; b < p.batch; b++) {
+    for (let h = 0; h < p.nheadQ; h++) {
+      for (let r = 0; r < resolved.seqlensQ[b]!; r++) {
+        const base = p.mode === 'group' ? (resolved.rowStartsQ[b]! + r) * p.oStrides.row + h * p.oStrides.head : b * p.oStrides.batch + h * p.oStrides.head + r * p.oStrides.row;
+        for (let j = 0; j < p.hdimV; j++) {
+          const want = ref.o[base + j]!;
+          const err = Math.abs(got.o[base + j]! - want);
+          worstO = Math.max(worstO, Number.isNaN(err) ? Infinity : err);
+          if (!(err <= tol.o.atol + tol.o.rtol * Math.abs(want))) {
+            bad++;
+            first ||= `O[b${b} h${h} r${r} d${j}] = ${got.o[base + j]}, reference ${want}`;
+          }
+        }
+        const li = attentionLseIndex(resolved, b, h, r);
+        const wantL = ref.lse[li]!;
+        const gotL = got.lse[li]!;
+        const okL = wantL === -Infinity ? gotL === -Infinity : Math.abs(gotL - wantL) <= tol.lse.atol + tol.lse.rtol * Math.abs(wantL);
+        if (wantL !== -Infinity) worstL = Math.max(worstL, Math.abs(gotL - wantL));
+        if (!okL) {
+          bad++;
+          first ||= `LSE[b${b} h${h} r${r}] = ${gotL}, reference ${wantL}`;
+        }
+      }
+    }
+  }
+  assert.equal(bad, 0, `${got.instances} (${got.numSplits} splits): ${bad} elements off; first: ${first}`);
+  let agreement = '';
+  if (options.compareWithOneSplit === true) {
+    const one = await runOnGpu({ ...problem, splitKv: 1 }, data);
+    let worst = 0;
+    one.o.forEach((x, i) => (worst = Math.max(worst, Math.abs(x - got.o[i]!))));
+    // Both are within tol of the reference, so within 2·tol of each other; check it directly.
+    assert.ok(worst <= 2 * (tol.o.atol + tol.o.rtol), `one split vs ${got.numSplits}: max |ΔO| ${worst}`);
+    agreement = `; vs one split max |ΔO| ${worst.toExponential(2)}`;
+  }
+  return `${formatFmhaFwdProblem(p)} → ${got.instances}, ${got.numSplits} splits: max |err| O ${worstO.toExponential(2)} (atol ${tol.o.atol.toExponential(2)}), LSE ${worstL.toExponential(2)}${agreement}`;
+}
+
+const decodeBase = { dtype: 'fp16', batch: 1, nheadQ: 2, nheadK: 1, hdimQ: 128, lse: true } as const;
+
+const cases: readonly (readonly [string, FmhaFwdProblem, { readonly compareWithOneSplit?: boolean }?])[] = [
+  ...[1, 16, 64].flatMap((sq) =>
+    [4097, 32768].map((sk): readonly [string, FmhaFwdProblem, { compareWithOneSplit: boolean }] => [`decode sq${sq} sk${sk} GQA 2:1, auto splits`, { ...decodeBase, seqlenQ: sq, seqlenK: sk, splitKv: 'auto' }, { compareWithOneSplit: sq === 16 }]),
+  ),
+  ['decode sq16 sk4097 explicit 128 splits (the most; 33 keys each → some splits one partial tile)', { ...decodeBase, seqlenQ: 16, seqlenK: 4097, splitKv: 128 }],
+  ['causal bottom-right sq64 sk4097, 16 splits, bshd', { ...decodeBase, seqlenQ: 64, seqlenK: 4097, splitKv: 16, mask: 'b', inputLayout: 'bshd', outputLayout: 'bshd' }],
+  ['causal top-left sq64 sk4097, 16 splits: every split but the first fully masked', { ...decodeBase, seqlenQ: 64, seqlenK: 4097, splitKv: 16, mask: 't' }],
+  ['window b:100,0 sq16 sk32768, 32 splits: only the last split has keys', { ...decodeBase, seqlenQ: 16, seqlenK: 32768, splitKv: 32, mask: 'b:100,0' }],
+  ['window t:17,5 sq64 sk4097, 8 splits: rows past the diagonal see nothing', { ...decodeBase, seqlenQ: 64, seqlenK: 4097, splitKv: 8, mask: 't:17,5' }],
+  ['bf16 d64 GQA 4:1 sq1 sk32768 auto', { dtype: 'bf16', batch: 2, nheadQ: 4, nheadK: 1, hdimQ: 64, seqlenQ: 1, seqlenK: 32768, splitKv: 'auto', lse: true }],
+  ['fp16 d256 bshd sq16 sk4097, 6 splits', { dtype: 'fp16', batch: 1, nheadQ: 2, hdimQ: 256, seqlenQ: 16, seqlenK: 4097, splitKv: 6, lse: true, inputLayout: 'bshd', outputLayout: 'bshd' }],
+  ['fp16 d192/dv128 sq17 sk4097, 5 splits', { dtype: 'fp16', batch: 1, nheadQ: 2, hdimQ: 192, seqlenQ: 17, seqlenK: 4097, splitKv: 5, lse: true }],
+  ['fp16 d32 sq1 sk4097, 4 splits', { dtype: 'fp16', batch: 1, nheadQ: 1, hdimQ: 32, seqlenQ: 1, seqlenK: 4097, splitKv: 4, lse: true }],
+  ['bf16 d96 sq64 sk4097, 9 splits, causal bottom-right', { dtype: 'bf16', batch: 1, nheadQ: 2, hdimQ: 96, seqlenQ: 64, seqlenK: 4097, splitKv: 9, lse: true, mask: 'b' }],
+  [
+    'varlen q 1,0,16,64,17 k 4097,100,0,2000,259 (an empty query and an empty key sequence), GQA 4:2, 8 splits, bshd',
+    { dtype: 'bf16', batch: 5, nheadQ: 4, nheadK: 2, hdimQ: 128, seqstartQ: [0, 1, 1, 17, 81, 98], seqstartK: [0, 4097, 4197, 4197, 6197, 6456], splitKv: 8, lse: true, inputLayout: 'bshd', outputLayout: 'bshd' },
+    { compareWithOneSplit: true },
+  ],
+  ['varlen causal bottom-right q 1,64 k 32768,17, auto splits', { dtype: 'fp16', batch: 2, nheadQ: 2, hdimQ: 128, seqstartQ: [0, 1, 65], seqstartK: [0, 32768, 32785], splitKv: 'auto', lse: true, mask: 'b' }],
+];
+
+for (const [label, problem, options] of cases) {
+  test(`kernel-fmha-fwd/gpu split-KV: ${label}`, gpu.options, async () => {
+    console.log(await check(problem, options));
+  });
+}

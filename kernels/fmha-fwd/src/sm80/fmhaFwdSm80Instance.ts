@@ -1,0 +1,177 @@
+// sm_80 attention-forward instances: a Policy bound to the cp.async + ldmatrix + mma.sync pipeline
+// of @tilekit/fmha (FlashAttention-2's schedule), with a deterministic key (= entry point), the
+// launch constants and the kernel parameters. The same runtime features as the sm_90a instance
+// (batch/group mode, per-batch seqlen_k, GQA, window masks, LSE, layouts through strides), with
+// global pointers and element strides in place of TMA maps. Compiled for sm_80 (A100) or, with the
+// sm_90a target, for Hopper (an sm_80 cubin does not load on sm_90).
+import { add, bool, cast, div, float32, ge, index, instanceKey, int32, int64, kernelParam, KernelSignature, mul, ne, select, SourceBuilder, sm80, sub, type InstanceKey, type Target } from '@tilekit/codegen';
+import { emitGenericAttentionMask, FmhaFwdSm80Pipeline, GenericAttentionMaskCode, type FmhaFwdSm80Policy } from '@tilekit/fmha';
+import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
+import { getDType } from '@tilekit/numeric';
+import { makeTensorView } from '@tilekit/tile';
+import { FMHA_MAX_SEQLEN, type FmhaFwdLaunch, type FmhaFwdMaskKind } from '../fmhaFwdInstance.ts';
+
+/** The Policy of one sm_80 attention-forward instance. */
+export interface FmhaFwdSm80InstancePolicy extends FmhaFwdSm80Policy {
+  readonly mask: FmhaFwdMaskKind;
+}
+
+/** Elements per 16-byte cp.async vector of a 2-byte type: Q/K/V strides must keep every row 16-byte aligned. */
+export const FMHA_SM80_COPY_ELEMENTS = 8;
+
+/** Largest row stride (elements) of Q/K/V/O: an `int` kernel parameter. */
+export const FMHA_SM80_MAX_ROW_STRIDE = 2 ** 31 - 1;
+
+function params(policy: FmhaFwdSm80InstancePolicy, target: Target) {
+  const element = target.dtypeType(policy.dtype);
+  const e = getDType(policy.dtype).bytes;
+  const count = { range: [0, FMHA_MAX_SEQLEN] as const };
+  const big = { range: [0, 2 ** 50] as const };
+  const rowStride = { range: [0, FMHA_SM80_MAX_ROW_STRIDE] as const };
+  return {
+    q: kernelParam.pointer(element, { const: true, align: 16 }),
+    k: kernelParam.pointer(element, { const: true, align: 16 }),
+    v: kernelParam.pointer(element, { const: true, align: 16 }),
+    q_stride_row: kernelParam.i32(rowStride),
+    q_stride_head: kernelParam.i64(big),
+    q_stride_batch: kernelParam.i64(big),
+    k_stride_row: kernelParam.i32(rowStride),
+    k_stride_head: kernelParam.i64(big),
+    k_stride_batch: kernelParam.i64(big),
+    v_stride_row: kernelParam.i32(rowStride),
+    v_stride_head: kernelParam.i64(big),
+    v_stride_batch: kernelParam.i64(big),
+    o: kernelParam.pointer(element, { align: 2 * e }),
+    o_stride_row: kernelParam.i32({ range: [1, FMHA_SM80_MAX_ROW_STRIDE] }),
+    o_stride_head: kernelParam.i64(big),
+    o_stride_batch: kernelParam.i64(big),
+    lse: kernelParam.pointer(float32, { align: 4, nullable: true }),
+    lse_stride_head: kernelParam.i64(big),
+    lse_stride_batch: kernelParam.i64(big),
+    seqlen_q: kernelParam.i32(count),
+    seqlen_k: kernelParam.i32(count),
+    seqstart_q: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
+    seqstart_k: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
+    seqlen_k_ptr: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
+    nhead_ratio: kernelParam.i32({ range: [1, 1 << 16] }),
+    scale_log2: kernelParam.f32(),
+    mask_left: kernelParam.i32({ range: [-1, FMHA_MAX_SEQLEN] }),
+    mask_right: kernelParam.i32({ range: [-1, FMHA_MAX_SEQLEN] }),
+    mask_top_left: kernelParam.i32({ range: [0, 1] }),
+  };
+}
+
+type FmhaSm80Params = ReturnType<typeof params>;
+
+/** One sm_80 attention-forward kernel (cp.async double buffering, ldmatrix + mma.sync, online softmax in registers). */
+export class FmhaFwdSm80Instance {
+  readonly key: InstanceKey;
+  /** The instance name, which is also the kernel's `extern "C"` entry point. */
+  readonly name: string;
+  readonly policy: FmhaFwdSm80InstancePolicy;
+  readonly pipeline: FmhaFwdSm80Pipeline;
+  readonly signature: KernelSignature<FmhaSm80Params>;
+  readonly target: Target;
+  readonly threads: number;
+  /** Dynamic shared memory per block (bytes, incl. 1024 of alignment slack); static is 0. */
+  readonly sharedBytes: number;
+  readonly staticSharedBytes = 0;
+
+  constructor(policy: FmhaFwdSm80InstancePolicy, target: Target = sm80) {
+    this.policy = Object.freeze({ ...policy });
+    this.target = target;
+    const { mask: _mask, ...pipelinePolicy } = this.policy;
+    this.pipeline = new FmhaFwdSm80Pipeline(pipelinePolicy);
+    const { tileM, tileN, headDim, headDimV, ...rest } = this.policy;
+    this.key = instanceKey(
+      'fmha_fwd_sm80',
+      { ...rest, hdim: headDim === headDimV ? headDim : `${headDim}x${headDimV}`, tile: [tileM, tileN], target: target.name },
+      { tags: { dtype: '', hdim: 'd', mask: '', tile: '', qResidence: 'q', target: '' } },
+    );
+    this.name = this.key.name;
+    this.threads = this.pipeline.threads;
+    this.sharedBytes = this.pipeline.sharedBytes;
+    this.signature = new KernelSignature(this.name, target, params(this.policy, target));
+  }
+
+  /** Grid for `batch` sequences of at most `maxSeqlenQ` query rows and `nheadQ` heads: (query tiles, heads, batch). */
+  launch(batch: number, nheadQ: number, maxSeqlenQ: number): FmhaFwdLaunch {
+    return { grid: [Math.max(1, this.pipeline.queryTiles(maxSeqlenQ)), nheadQ, batch], block: [this.threads, 1, 1], sharedBytes: this.sharedBytes };
+  }
+
+  /** Adds the kernel to a translation unit. */
+  emit(src: SourceBuilder): void {
+    const P = this.policy;
+    const t = this.target;
+    const e = getDType(P.dtype).bytes;
+    const rowsQ = symbol('seqlen_q', { max: FMHA_MAX_SEQLEN });
+    const rowsK = symbol('seqlen_k', { max: FMHA_MAX_SEQLEN });
+    const v = FMHA_SM80_COPY_ELEMENTS;
+    const input = (rows: typeof rowsQ, stride: string, cols: number) => makeNaiveTensorDescriptor([rows, cols], [symbol(stride, { max: FMHA_SM80_MAX_ROW_STRIDE, multipleOf: v }), 1], { vectorLength: v });
+    const qDesc = input(rowsQ, 'q_stride_row', P.headDim);
+    const kDesc = input(rowsK, 'k_stride_row', P.headDim);
+    const vDesc = input(rowsK, 'v_stride_row', P.headDimV);
+    const oDesc = makeNaiveTensorDescriptor([rowsQ, P.headDimV], [symbol('o_stride_row', { max: FMHA_SM80_MAX_ROW_STRIDE, multipleOf: 2 }), 1], { vectorLength: 2 });
+    this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads, minBlocksPerSm: 1 } }, (b, a) => {
+      const batch = b.let('batch', int32, cast(t.blockIdx('z'), int32));
+      const head = b.let('head', int32, cast(t.blockIdx('y'), int32));
+      const headK = b.let('head_k', int32, div(head, a.nhead_ratio));
+      // Masked kernels start with the query tiles that see the most keys (the last ones under a causal mask).
+      const tile = b.let('q_tile_index', int32, P.mask === 'none' ? cast(t.blockIdx('x'), int32) : sub(sub(cast(t.gridDim('x'), int32), 1), cast(t.blockIdx('x'), int32)));
+      const m0 = b.let('m0', int32, mul(tile, P.tileM));
+      // Group (varlen) mode is a runtime fact: seqstart_q is given. Its sequences are rows
+      // [seqstart[b], seqstart[b + 1]) of one "batch" (the launcher passes batch strides 0); a
+      // per-batch seqlen_k array overrides the key count.
+      const group = b.let('group_mode', bool, ne(select(a.seqstart_q, 1, 0), 0));
+      const rowQ = b.declare('row_q', int32, 0, { storage: 'mutable' });
+      const rowK = b.declare('row_k', int32, 0, { storage: 'mutable' });
+      const seqlenQ = b.declare('sq', int32, a.seqlen_q, { storage: 'mutable' });
+      const seqlenK = b.declare('sk', int32, a.seqlen_k, { storage: 'mutable' });
+      b.if(group, (g) => {
+        g.assign(rowQ, index(a.seqstart_q, batch));
+        g.assign(rowK, index(a.seqstart_k, batch));
+        g.assign(seqlenQ, sub(index(a.seqstart_q, add(batch, 1)), rowQ));
+        g.assign(seqlenK, sub(index(a.seqstart_k, add(batch, 1)), rowK));
+        g.if(a.seqlen_k_ptr, (x) => x.assign(seqlenK, index(a.seqlen_k_ptr, batch)));
+      });
+      b.if(ge(m0, seqlenQ), (x) => x.return());
+      const mask = emitGenericAttentionMask(
+        P.mask === 'none' ? { kind: 'none' } : { kind: 'window', alignment: ne(a.mask_top_left, 0), left: a.mask_left, right: a.mask_right },
+        seqlenQ,
+        seqlenK,
+      );
+      // The window's (y, x) once, as locals: every edge test and element predicate reads them.
+      const maskCode = mask.masking ? new GenericAttentionMaskCode({ masking: true, y: b.let('mask_y', int32, mask.y), x: b.let('mask_x', int32, mask.x), seqlenQ, seqlenK }) : mask;
+      const wide = (x: Parameters<typeof cast>[0]) => cast(x, int64);
+      const base = (name: string, ptr: typeof a.q, bStride: typeof a.q_stride_batch, h: typeof head, hStride: typeof a.q_stride_head, row: typeof rowQ, rStride: typeof a.q_stride_row) =>
+        b.let(name, ptr.type, add(ptr, add(add(mul(wide(batch), bStride), mul(wide(h), hStride)), mul(wide(row), wide(rStride)))));
+      const qBase = base('q_base', a.q, a.q_stride_batch, head, a.q_stride_head, rowQ, a.q_stride_row);
+      const kBase = base('k_base', a.k, a.k_stride_batch, headK, a.k_stride_head, rowK, a.k_stride_row);
+      const vBase = base('v_base', a.v, a.v_stride_batch, headK, a.v_stride_head, rowK, a.v_stride_row);
+      const oBase = base('o_base', a.o, a.o_stride_batch, head, a.o_stride_head, rowQ, a.o_stride_row);
+      // LSE is optional: a null lse stays null (the pipeline skips its stores then).
+      const lseOffset = add(add(mul(wide(batch), a.lse_stride_batch), mul(wide(head), a.lse_stride_head)), wide(rowQ));
+      const lseBase = b.let('lse_base', a.lse.type, select(a.lse, add(a.lse, lseOffset), a.lse));
+      this.pipeline.emit(b, t, {
+        q: makeTensorView(qBase, qDesc, { elementBytes: e }),
+        k: makeTensorView(kBase, kDesc, { elementBytes: e }),
+        v: makeTensorView(vBase, vDesc, { elementBytes: e }),
+        o: makeTensorView(oBase, oDesc, { elementBytes: e }),
+        seqlenQ,
+        seqlenK,
+        m0,
+        scaleLog2: a.scale_log2,
+        mask: maskCode,
+        symbols: { seqlen_q: seqlenQ, seqlen_k: seqlenK, q_stride_row: a.q_stride_row, k_stride_row: a.k_stride_row, v_stride_row: a.v_stride_row, o_stride_row: a.o_stride_row },
+        lse: lseBase,
+      });
+    });
+  }
+
+  /** The kernel alone as a translation unit. */
+  source(): string {
+    const src = new SourceBuilder({ dialect: this.target, header: [`tilekit fmha forward (sm_80 pipeline): ${this.name}`, 'generated by @tilekit/kernel-fmha-fwd; do not edit'] });
+    this.emit(src);
+    return src.render();
+  }
+}

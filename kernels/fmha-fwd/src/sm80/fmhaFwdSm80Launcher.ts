@@ -1,0 +1,163 @@
+// The launch side of an sm_80 attention-forward instance: the packed kernel arguments (global
+// pointers and element strides) and the grid, from a checked problem and device buffers — all
+// validated before anything reaches the GPU (ArgumentError naming the argument and the rule).
+import type { PackedArguments } from '@tilekit/codegen';
+import type { AttentionTensorStrides } from '@tilekit/fmha';
+import { ArgumentError, getDType } from '@tilekit/numeric';
+import { loadInstance, type CompileResult, type Compiler, type CudaModule, type Device, type Kernel, type KernelResources, type LoadedInstance } from '@tilekit/runtime';
+import type { FmhaFwdLaunch } from '../fmhaFwdInstance.ts';
+import { FMHA_FWD_COMPILE_FLAGS, type DeviceRange, type FmhaFwdBuffers, type FmhaFwdLaunchProblem } from '../fmhaFwdLauncher.ts';
+import { FMHA_SM80_COPY_ELEMENTS, FMHA_SM80_MAX_ROW_STRIDE, type FmhaFwdSm80Instance } from './fmhaFwdSm80Instance.ts';
+
+/** A validated sm_80 launch. */
+export interface PreparedFmhaFwdSm80Launch {
+  readonly launch: FmhaFwdLaunch;
+  readonly args: PackedArguments;
+}
+
+/** Device memory of one sm_80 launch: the one-pass buffers of `FmhaFwdBuffers` (Q, K, V 16-byte aligned). */
+export type FmhaFwdSm80Buffers = FmhaFwdBuffers;
+
+function span(s: AttentionTensorStrides, batches: number, heads: number, rows: number, hdim: number): number {
+  if (batches <= 0 || heads <= 0 || rows <= 0 || hdim <= 0) return 0;
+  return (batches - 1) * s.batch + (heads - 1) * s.head + (rows - 1) * s.row + hdim;
+}
+
+function checkRange(name: string, range: DeviceRange | undefined, needed: number): DeviceRange {
+  if (typeof range !== 'object' || range === null || typeof range.ptr !== 'bigint' || !Number.isSafeInteger(range.bytes)) {
+    throw new ArgumentError(name, 'must be a device buffer (an object with a bigint ptr and a byte count)', range);
+  }
+  if (range.bytes < needed) throw new ArgumentError(name, `must hold at least ${needed} bytes`, range.bytes);
+  return range;
+}
+
+/**
+ * Why `instance` cannot run `p` (one line per broken predicate); empty when it can. The sm_80
+ * kernel reads Q/K/V rows as 16-byte `cp.async` vectors, so every Q/K/V stride (row, head, batch)
+ * must be a multiple of 8 elements (no scalar fallback); it has no split-KV.
+ */
+export function fmhaFwdSm80Unsupported(instance: FmhaFwdSm80Instance, p: FmhaFwdLaunchProblem): string[] {
+  const P = instance.policy;
+  const out: string[] = [];
+  const v = FMHA_SM80_COPY_ELEMENTS;
+  if (p.dtype !== P.dtype) out.push(`dtype ${p.dtype}: this kernel computes ${P.dtype}`);
+  if (p.hdimQ !== P.headDim || p.hdimV !== P.headDimV) out.push(`head dims ${p.hdimQ}/${p.hdimV}: this kernel has ${P.headDim}/${P.headDimV}`);
+  const masked = p.mask.kind !== 'none';
+  if (p.mask.kind === 'generic') out.push('a generic (y, x) mask: this kernel takes window masks (left, right) only');
+  else if (masked !== (P.mask === 'window')) out.push(masked ? 'a masked problem: this kernel has no mask' : 'no mask: this kernel applies a window mask');
+  if (p.numSplits !== 1) out.push(`${p.numSplits} key splits: the sm_80 kernel does not split`);
+  for (const [name, s] of [['q', p.qStrides], ['k', p.kStrides], ['v', p.vStrides]] as const) {
+    for (const [what, stride] of [['row', s.row], ['head', s.head], ['batch', s.batch]] as const) {
+      if (stride % v !== 0) out.push(`${name} ${what} stride ${stride} is not a multiple of ${v} elements (16-byte cp.async rows; no scalar fallback)`);
+    }
+    if (s.row > FMHA_SM80_MAX_ROW_STRIDE) out.push(`${name} row stride exceeds int32`);
+  }
+  for (const [what, stride] of [['row', p.oStrides.row], ['head', p.oStrides.head], ['batch', p.oStrides.batch]] as const) {
+    if (stride % 2 !== 0) out.push(`o ${what} stride ${stride} is odd (the epilogue stores aligned element pairs)`);
+  }
+  if (p.oStrides.row > FMHA_SM80_MAX_ROW_STRIDE) out.push('o row stride exceeds int32');
+  return out;
+}
+
+/**
+ * Validates a launch of `instance` on `p` with `buffers` and packs it. Throws `ArgumentError`
+ * naming `problem` (the instance's predicates, listed), `q`/`k`/`v`/`o`/`lse` (too small or
+ * misaligned), `seqstartQ`/`seqstartK` (missing in group mode).
+ */
+export function prepareFmhaFwdSm80Launch(instance: FmhaFwdSm80Instance, p: FmhaFwdLaunchProblem, buffers: FmhaFwdSm80Buffers): PreparedFmhaFwdSm80Launch {
+  const reasons = fmhaFwdSm80Unsupported(instance, p);
+  if (reasons.length > 0) throw new ArgumentError('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
+  const e = getDType(p.dtype).bytes;
+  const batches = p.mode === 'group' ? 1 : p.batch;
+  const q = checkRange('q', buffers.q, span(p.qStrides, batches, p.nheadQ, p.rowsQ, p.hdimQ) * e);
+  const k = checkRange('k', buffers.k, span(p.kStrides, batches, p.nheadK, p.rowsK, p.hdimQ) * e);
+  const v = checkRange('v', buffers.v, span(p.vStrides, batches, p.nheadK, p.rowsK, p.hdimV) * e);
+  const o = checkRange('o', buffers.o, span(p.oStrides, batches, p.nheadQ, p.rowsQ, p.hdimV) * e);
+  const lse = p.lse ? checkRange('lse', buffers.lse, ((batches - 1) * p.lseStrides.batch + (p.nheadQ - 1) * p.lseStrides.head + p.rowsQ) * 4) : undefined;
+  for (const [name, r] of [['q', q], ['k', k], ['v', v]] as const) if (r.ptr % 16n !== 0n) throw new ArgumentError(name, 'address must be aligned to 16 bytes (cp.async)', `0x${r.ptr.toString(16)}`);
+  if (o.ptr % BigInt(2 * e) !== 0n) throw new ArgumentError('o', `address must be aligned to ${2 * e} bytes`, `0x${o.ptr.toString(16)}`);
+  if (lse !== undefined && lse.ptr % 4n !== 0n) throw new ArgumentError('lse', 'address must be aligned to 4 bytes', `0x${lse.ptr.toString(16)}`);
+  let seqstartQ = 0n;
+  let seqstartK = 0n;
+  let seqlenK = 0n;
+  if (p.mode === 'group') {
+    seqstartQ = checkRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1)).ptr;
+    seqstartK = checkRange('seqstartK', buffers.seqstartK, 4 * (p.batch + 1)).ptr;
+    if (buffers.seqlenK !== undefined) seqlenK = checkRange('seqlenK', buffers.seqlenK, 4 * p.batch).ptr;
+  }
+  // Group mode: one "batch" holds every sequence's rows (the kernel adds seqstart · row stride).
+  const batchStride = (s: number): number => (p.mode === 'group' ? 0 : s);
+  const window = p.mask.kind === 'window' ? p.mask : undefined;
+  const args = instance.signature.pack({
+    q: q.ptr,
+    k: k.ptr,
+    v: v.ptr,
+    q_stride_row: p.qStrides.row,
+    q_stride_head: p.qStrides.head,
+    q_stride_batch: batchStride(p.qStrides.batch),
+    k_stride_row: p.kStrides.row,
+    k_stride_head: p.kStrides.head,
+    k_stride_batch: batchStride(p.kStrides.batch),
+    v_stride_row: p.vStrides.row,
+    v_stride_head: p.vStrides.head,
+    v_stride_batch: batchStride(p.vStrides.batch),
+    o: o.ptr,
+    o_stride_row: p.oStrides.row,
+    o_stride_head: p.oStrides.head,
+    o_stride_batch: batchStride(p.oStrides.batch),
+    lse: lse?.ptr ?? 0n,
+    lse_stride_head: p.lseStrides.head,
+    lse_stride_batch: batchStride(p.lseStrides.batch),
+    seqlen_q: p.seqlenQ,
+    seqlen_k: p.seqlenK,
+    seqstart_q: seqstartQ,
+    seqstart_k: seqstartK,
+    seqlen_k_ptr: seqlenK,
+    nhead_ratio: p.nheadQ / p.nheadK,
+    scale_log2: p.scale * Math.LOG2E,
+    mask_left: window?.left ?? -1,
+    mask_right: window?.right ?? -1,
+    mask_top_left: window === undefined || window.alignment === 'topLeft' ? 1 : 0,
+  });
+  return { launch: instance.launch(p.batch, p.nheadQ, p.seqlenQ), args };
+}
+
+/** One sm_80 instance compiled and loaded on a device (built for the device's arch: sm_80, or sm_90a on Hopper). */
+export class FmhaFwdSm80Kernel {
+  readonly instance: FmhaFwdSm80Instance;
+  readonly compiled: CompileResult;
+  readonly module: CudaModule;
+  readonly kernel: Kernel;
+  readonly device: Device;
+
+  private constructor(instance: FmhaFwdSm80Instance, loaded: LoadedInstance, device: Device) {
+    this.instance = instance;
+    this.compiled = loaded.compiled;
+    this.module = loaded.module;
+    this.kernel = loaded.kernel;
+    this.device = device;
+  }
+
+  /** Compiles and loads `instance` (arch and parameter-layout checks of the runtime's `loadInstance`) and opts in to its shared memory. */
+  static async build(instance: FmhaFwdSm80Instance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<FmhaFwdSm80Kernel> {
+    const built = new FmhaFwdSm80Kernel(instance, await loadInstance(instance, { ...options, flags: FMHA_FWD_COMPILE_FLAGS }), options.device);
+    built.kernel.setMaxDynamicSharedMemory(instance.sharedBytes);
+    return built;
+  }
+
+  get resources(): KernelResources {
+    return this.compiled.resources;
+  }
+
+  /** Validates once; `launch` only enqueues (timing loops call it repeatedly). */
+  prepare(p: FmhaFwdLaunchProblem, buffers: FmhaFwdSm80Buffers): { readonly prepared: PreparedFmhaFwdSm80Launch; launch(): void } {
+    const prepared = prepareFmhaFwdSm80Launch(this.instance, p, buffers);
+    const { launch, args } = prepared;
+    const config = { grid: launch.grid, block: launch.block, sharedBytes: launch.sharedBytes, ...(buffers.stream ? { stream: buffers.stream } : {}) };
+    return { prepared, launch: () => this.kernel.launch(config, args) };
+  }
+
+  dispose(): void {
+    this.module.dispose();
+  }
+}
