@@ -1,0 +1,1 @@
+// @tilekit/kernel-sparge: Sparge block-sparse attention. Re-exports only, by concept.
