@@ -45,3 +45,4 @@ export * from './intrinsics/gridDependency.ts';
 export * from './intrinsics/fastMath.ts';
 export * from './intrinsics/namedBarrier.ts';
 export * from './intrinsics/reduceAdd.ts';
+export * from './intrinsics/bulkReduce.ts';

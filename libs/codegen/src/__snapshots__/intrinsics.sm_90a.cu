@@ -280,6 +280,18 @@ __device__ __forceinline__ void tk_tma_store_5d(const void* map, const void* src
   asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3, %4, %5}], [%6];" : : "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(src_addr) : "memory");
 }
 
+// cp.async.bulk.global.shared::cta.bulk_group: copies `bytes` from shared to global memory by the TMA unit, tracked by cp.async.bulk groups.
+__device__ __forceinline__ void tk_bulk_store(float* dst, const float* src, int bytes) {
+  const unsigned int src_addr = tk_smem_addr(src);
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" : : "l"(dst), "r"(src_addr), "r"(bytes) : "memory");
+}
+
+// cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32: adds `bytes` of fp32 from shared memory into global memory in L2, tracked by cp.async.bulk groups.
+__device__ __forceinline__ void tk_bulk_reduce_add_f32(float* dst, const float* src, int bytes) {
+  const unsigned int src_addr = tk_smem_addr(src);
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;" : : "l"(dst), "r"(src_addr), "r"(bytes) : "memory");
+}
+
 // cp.async.bulk.commit_group: close the group of this thread's pending bulk (TMA store) copies.
 __device__ __forceinline__ void tk_bulk_commit_group() {
   asm volatile("cp.async.bulk.commit_group;" : : : "memory");
@@ -384,6 +396,8 @@ extern "C" __global__ void __launch_bounds__(128) tk_intrinsics_sm90(const __gri
     tk_tma_store_3d(&map, box, x, 0, 0);
     tk_tma_store_4d(&map, box, x, 0, 0, 0);
     tk_tma_store_5d(&map, box, x, 0, 0, 0, 0);
+    tk_bulk_store(reinterpret_cast<float*>(out), reinterpret_cast<const float*>(&box[0]), 256);
+    tk_bulk_reduce_add_f32(reinterpret_cast<float*>(out), reinterpret_cast<const float*>(&box[0]), 256);
     tk_bulk_commit_group();
     tk_bulk_wait_group_read<1>();
     tk_bulk_wait_group<0>();

@@ -16,6 +16,7 @@ import { mbarrierArrive, mbarrierArriveExpectTx, mbarrierInit, mbarrierInval, mb
 import { setMaxNReg } from '../intrinsics/setmaxnreg.ts';
 import { sharedAddress } from '../intrinsics/sharedAddress.ts';
 import { bulkCommitGroup, bulkWaitGroup, prefetchTensorMap, tmaLoad, tmaStore } from '../intrinsics/tma.ts';
+import { bulkReduceAddF32, bulkStoreF32 } from '../intrinsics/bulkReduce.ts';
 import type { TmaRank } from '../intrinsics/tma.ts';
 
 /**
@@ -23,7 +24,7 @@ import type { TmaRank } from '../intrinsics/tma.ts';
  * all sizes and cache modes, commit/wait, ldmatrix x1/x2/x4 with and without .trans, shared
  * address conversion, mbarrier init/arrive/inval, ex2/lg2.approx, f16x2/bf16x2 packing, named
  * barriers, red.global.add.f32; sm_90a additionally expect_tx, try_wait and the
- * wait loop, both fences, TMA loads and stores of rank 1..5, bulk commit/wait(.read),
+ * wait loop, both fences, TMA loads and stores of rank 1..5, bulk commit/wait(.read), the bulk fp32 reduce-add,
  * prefetch.tensormap, elect.sync, griddepcontrol and setmaxnreg). The nvcc test compiles it once
  * per arch with warnings as errors; its sm_90a text is the golden snapshot of the emitted helpers.
  */
@@ -102,6 +103,8 @@ export function intrinsicSamplesSource(target: Target): string {
     b.push(target.syncThreads());
     b.if(eq(tid, 0), (t) => {
       for (const rank of [1, 2, 3, 4, 5] as TmaRank[]) t.expr(tmaStore(target, { map, src: box, coords: Array.from({ length: rank }, (_, i) => (i === 0 ? x : 0)) }));
+      t.expr(bulkStoreF32(target, cast(out, pointer(float32)), cast(addressOf(index(box, 0)), pointer(float32, { const: true })), 256));
+      t.expr(bulkReduceAddF32(target, cast(out, pointer(float32)), cast(addressOf(index(box, 0)), pointer(float32, { const: true })), 256));
       t.expr(bulkCommitGroup(target));
       t.expr(bulkWaitGroup(target, 1, { read: true }));
       t.expr(bulkWaitGroup(target, 0));

@@ -1,5 +1,6 @@
 import {
   add,
+  and,
   bitAnd,
   bitXor,
   bool,
@@ -29,7 +30,11 @@ import {
   packFloat2,
   pointer,
   prefetchTensorMap,
-  reduceAddF32,
+  bulkCommitGroup,
+  bulkReduceAddF32,
+  bulkStoreF32,
+  bulkWaitGroup,
+  minOf,
   select,
   setMaxNReg,
   sharedAddress,
@@ -155,7 +160,7 @@ export class FmhaBwdWsPipeline {
   readonly offsets: { readonly k: number; readonly v: number; readonly q: number; readonly dO: number; readonly ds: number; readonly lse: number; readonly dqStage: number; readonly bars: number };
   /** Bytes of one stage's LSE (or D) rows. */
   readonly rowStageBytes: number;
-  /** fp32 staging of the second warpgroup's partial dQ (deterministic mode with a key split), else 0. */
+  /** fp32 dQ staging: the bulk reduce's source (atomic mode), or the second warpgroup's partial (split mode with a key split). */
   readonly dqStageBytes: number;
   readonly usedBytes: number;
   readonly sharedBytes: number;
@@ -202,7 +207,8 @@ export class FmhaBwdWsPipeline {
     const lse = ds + this.dsBytes;
     // Deterministic dQ with a key split: the second warpgroup's partial goes through shared memory.
     const dqStage = lse + stages * 2 * this.rowStageBytes;
-    this.dqStageBytes = this.dqSplit === 'K' && policy.dqMode === 'split' ? tileM * headDim * 4 : 0;
+    // dQ tiles staged for the TMA bulk store / reduce-add (atomic with a key split: one per replica).
+    this.dqStageBytes = (policy.dqMode === 'atomic' && this.dqSplit === 'K' ? 2 : 1) * tileM * headDim * 4;
     const bars = dqStage + this.dqStageBytes;
     this.offsets = Object.freeze({ k, v, q, dO, ds, lse, dqStage, bars });
     this.usedBytes = bars + 8 * (2 + 2 * stages);
@@ -449,35 +455,42 @@ export class FmhaBwdWsPipeline {
         this.dkGemm.emitWait(li, target, dkAcc, 0, dsFrag);
         li.if(lane0, (r) => r.expr(mbarrierArrive(target, ctx.qEmpty(s))));
         const dqRow = args.dqAcc(li, head);
-        // Deterministic dQ with a key split: warpgroup 1 hands its partial to warpgroup 0 through
-        // shared memory, which adds it in a fixed order before its store; atomically both just add.
-        const staged = P.dqMode === 'split' && this.dqSplit === 'K';
-        const dqStage = staged ? li.let('dq_stage', pointer(float32), cast(add(smem, O.dqStage), pointer(float32))) : undefined;
-        if (dqStage !== undefined) {
-          li.if(eq(wg, 1), (w1) =>
-            new BlockEmitter(w1, target, { numThreads: this.consumerThreads, index: index0 }, block).threads((t) =>
-              sweepTile(t, dqAcc, (e) => e.b.assign(index(dqStage, add(mul(e.x[0]!, P.headDim), e.x[1]!)), e.value)),
-            ),
-          );
-          li.expr(namedBarrierSync(target, 3, this.consumerThreads));
+        // dQ into dq_acc by the TMA unit: the tile (row-major fp32) goes to shared memory, then an
+        // issuing thread moves the rows inside the sequence with one bulk operation. atomic: a
+        // reduce-add per key-split replica (two buffers with a key split). split (deterministic):
+        // one buffer (a key split's second partial added in shared memory first, in a fixed
+        // order), stored by the block's first key tile and reduce-added by later ones, each key
+        // tile's operations complete before the next tile's start (see the end of the round).
+        const atomic = P.dqMode === 'atomic';
+        const replicas = atomic && this.dqSplit === 'K' ? 2 : 1;
+        const tileBytes = P.tileM * P.headDim * 4;
+        const issuer = li.let('dq_issuer', bool, replicas === 2 ? eq(bitAnd(tid, 127), 0) : eq(tid, 0));
+        const buffer = li.let('dq_tile', pointer(float32), cast(add(smem, replicas === 2 ? add(O.dqStage, mul(wg, tileBytes)) : O.dqStage), pointer(float32)));
+        const at = (x: readonly Expr[]): Expr => index(buffer, add(mul(x[0]!, P.headDim), x[1]!));
+        li.if(issuer, (x) => x.expr(bulkWaitGroup(target, 0, { read: true })));
+        li.expr(namedBarrierSync(target, 3, this.consumerThreads));
+        if (!atomic && this.dqSplit === 'K') {
+          li.if(eq(wg, 1), (w1) => new BlockEmitter(w1, target, { numThreads: this.consumerThreads, index: index0 }, block).threads((t) => sweepTile(t, dqAcc, (e) => e.b.assign(at(e.x), e.value))));
+          li.expr(namedBarrierSync(target, 4, this.consumerThreads));
+          li.if(eq(wg, 0), (w0) => new BlockEmitter(w0, target, { numThreads: this.consumerThreads, index: index0 }, block).threads((t) => sweepTile(t, dqAcc, (e) => e.b.assign(at(e.x), add(at(e.x), e.value)))));
+        } else {
+          inner.threads((t) => sweepTile(t, dqAcc, (e) => e.b.assign(at(e.x), e.value)));
         }
-        const writer = dqStage === undefined ? undefined : eq(wg, 0);
-        const writeDq = (bb: BlockBuilder): void =>
-          new BlockEmitter(bb, target, { numThreads: this.consumerThreads, index: index0 }, block).threads((t) =>
-            sweepTile(t, dqAcc, (e) => {
-              const row = e.b.let('dq_row', int32, add(i0, e.x[0]!));
-              // int offsets: the kernel caps sequences at 2^24 rows, so row · headDim < 2^31.
-              const at = add(dqRow, add(mul(row, P.headDim), e.x[1]!));
-              const value = dqStage === undefined ? e.value : e.b.let('dq_sum', float32, add(e.value, index(dqStage, add(mul(e.x[0]!, P.headDim), e.x[1]!))));
-              e.b.if(lt(row, args.seqlenQ), (st) => {
-                if (P.dqMode === 'atomic') st.expr(reduceAddF32(target, at, value));
-                else st.assign(index(at, 0), select(eq(round, 0), value, add(index(at, 0), value)));
-              });
-            }),
-          );
-        if (writer === undefined) writeDq(li);
-        else li.if(writer, writeDq);
+        li.expr(fenceProxyAsyncShared(target));
+        li.expr(namedBarrierSync(target, 5, this.consumerThreads));
+        const rows = li.let('dq_rows', int32, minOf(sub(args.seqlenQ, i0), P.tileM));
+        li.if(and(issuer, gt(rows, 0)), (x) => {
+          const dst = x.let('dq_dst', pointer(float32), add(dqRow, mul(i0, P.headDim)));
+          const bytes = mul(rows, P.headDim * 4);
+          if (atomic) x.expr(bulkReduceAddF32(target, dst, buffer, bytes));
+          else x.if(eq(round, 0), (st) => st.expr(bulkStoreF32(target, dst, buffer, bytes)), (ad) => ad.expr(bulkReduceAddF32(target, dst, buffer, bytes)));
+          x.expr(bulkCommitGroup(target));
+        });
       });
+      if (P.dqMode === 'split') {
+        l.comment("deterministic dQ: this key tile's stores and adds land before the next tile's adds start");
+        l.if(eq(tid, 0), (x) => x.expr(bulkWaitGroup(target, 0)));
+      }
       l.if(lane0, (r) => r.expr(mbarrierArrive(target, ctx.kvEmpty)));
       l.comment('dK and dV of this key tile (zero when no query row sees it), predicated on rows < seqlenK');
       l.if(eq(iters, 0), (z) =>
@@ -494,5 +507,7 @@ export class FmhaBwdWsPipeline {
         storeTile(t, dvWindow, dvAcc);
       });
     });
+    cons.comment('the last bulk operations must finish reading shared memory (and land) before the block exits');
+    cons.if(P.dqMode === 'atomic' && this.dqSplit === 'K' ? eq(bitAnd(tid, 127), 0) : eq(tid, 0), (x) => x.expr(bulkWaitGroup(target, 0)));
   }
 }
