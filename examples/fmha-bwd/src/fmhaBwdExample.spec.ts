@@ -42,7 +42,7 @@ describe('example_fmha_bwd', () => {
   it.runIf(hasNvcc && !hasGpu)('without a GPU: prints the triple, the workspace layout and the reference, exits 0', async () => {
     const { code, out } = await run(['-mode=1', '-s=1,17,0,70', '-s_k=17,1,5,130', '-d=64', '-h=2', '-deterministic=1', '-mask=b']);
     expect(code).toBe(0);
-    expect(out).toMatch(/dq_dk_dv_sm90_fp16_d64_window_128x64_s2_dqsplit/);
+    expect(out).toMatch(/dq_dk_dv_sm90_fp16_d64_window_128x128_s2_dqsplit/);
     expect(out).toMatch(/int32 nsplits\[4\] = \[1, 1, 1, 2\]/);
     expect(out).toMatch(/int64 dq_acc_offsets\[5\]/);
     expect(out).toMatch(/no CUDA device/);

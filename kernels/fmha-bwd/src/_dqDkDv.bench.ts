@@ -7,11 +7,11 @@ import { dqAccHeadBytes, FmhaBwdDqDkDvInstance } from './fmhaBwdDqDkDvInstance.t
 
 const device = Device.open(0);
 const compiler = new NvccCompiler();
-for (const [d, causal, dqMode] of [[128, false, 'atomic'], [128, true, 'atomic'], [64, false, 'atomic'], [64, true, 'atomic'], [128, false, 'split']] as const) {
+for (const [d, causal, dqMode, tileM] of [[64, false, 'atomic', 64], [64, false, 'atomic', 128], [64, true, 'atomic', 64], [64, true, 'atomic', 128], [64, false, 'split', 128]] as const) {
   const b = 2;
   const h = 16;
   const s = 8192;
-  const instance = new FmhaBwdDqDkDvInstance({ dtype: 'fp16', headDim: d, headDimV: d, tileN: 128, tileM: 64, stages: 2, producerRegisters: 24, consumerRegisters: 240, mask: causal ? 'window' : 'none', dqMode });
+  const instance = new FmhaBwdDqDkDvInstance({ dtype: 'fp16', headDim: d, headDimV: d, tileN: 128, tileM, stages: 2, producerRegisters: 24, consumerRegisters: 240, mask: causal ? 'window' : 'none', dqMode });
   const loaded = await loadInstance(instance, { device, compiler, flags: ['-std=c++17', '-lineinfo'] });
   loaded.kernel.setMaxDynamicSharedMemory(instance.sharedBytes);
   const n = b * h * s * d;

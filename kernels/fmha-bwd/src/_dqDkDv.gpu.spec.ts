@@ -23,6 +23,7 @@ import {
 import { decode, encode, getDType } from '@tilekit/numeric';
 import { buildOncePerInstance, checkTiledTensorMap, Device, encodeTensorMapTiled, loadInstance, NvccCompiler, type TiledTensorMapOptions } from '@tilekit/runtime';
 import { gpu } from '@tilekit/runtime/testing';
+import { fmhaBwdTile } from './fmhaBwdCatalog.ts';
 import { dqAccHeadBytes, FmhaBwdDqDkDvInstance, type FmhaBwdDqDkDvPolicy } from './fmhaBwdDqDkDvInstance.ts';
 
 let compiler: NvccCompiler | undefined;
@@ -99,7 +100,7 @@ async function runCase(c: Case): Promise<string> {
   };
   const ref = referenceAttentionBwd(bwdArgs);
   const tol = attentionBwdToleranceFor(bwdArgs, ref);
-  const policy: FmhaBwdDqDkDvPolicy = { dtype: c.dtype, headDim: d, headDimV: d, tileN: 128, tileM: 64, stages: 2, producerRegisters: 24, consumerRegisters: 240, mask: c.mask.kind === 'none' ? 'none' : 'window', dqMode: c.dqMode };
+  const policy: FmhaBwdDqDkDvPolicy = { dtype: c.dtype, headDim: d, headDimV: d, ...fmhaBwdTile(d), producerRegisters: 24, consumerRegisters: 240, mask: c.mask.kind === 'none' ? 'none' : 'window', dqMode: c.dqMode };
   const instance = new FmhaBwdDqDkDvInstance(policy);
   const loaded = await kernelFor(instance);
   const device = Device.open(0);
