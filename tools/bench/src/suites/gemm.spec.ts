@@ -15,6 +15,8 @@ describe('gemm bench cases', () => {
           `gemm_${dtype}_4096x4096x4096`,
           `gemm_${dtype}_2048x2048x2048`,
           `gemm_${dtype}_4097x4095x4100`,
+          `gemm_${dtype}_8192x8192x1024`,
+          `gemm_${dtype}_16x8192x8192`,
           `gemm_${dtype}_4096x4096x4096_nn`,
           `gemm_${dtype}_4096x4096x4096_nt`,
           `gemm_${dtype}_4096x4096x4096_tt`,
@@ -23,7 +25,7 @@ describe('gemm bench cases', () => {
       );
     }
     expect(names).toContain('gemm_fp16_4096x4096x4096_sm80');
-    expect(names).toHaveLength(17);
+    expect(names).toHaveLength(21);
   });
 
   it('torch gets the same layout and sizes as ours; named instances can run their problem', () => {

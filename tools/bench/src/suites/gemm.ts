@@ -41,8 +41,9 @@ const REPEAT = 25;
 const SAMPLES = 512;
 
 /**
- * The benchmarked problems: fp16 and bf16 at 8192³, 4096³, 2048³ and a ragged 4097×4095×4100 (K
- * rows padded to 4104 for TMA's 16-byte strides), all `tn`; then 4096³ in each other layout (nn,
+ * The benchmarked problems: fp16 and bf16 at 8192³, 4096³, 2048³, a ragged 4097×4095×4100 (K
+ * rows padded to 4104 for TMA's 16-byte strides), a shallow 8192×8192×1024 and a skinny 16×8192×8192
+ * (one M tile: no split-K yet, so few blocks), all `tn`; then 4096³ in each other layout (nn,
  * nt, tt: an M- or N-major operand).
  */
 export const GEMM_BENCH_PROBLEMS: readonly GemmProblem[] = (['fp16', 'bf16'] as const).flatMap((dtype: GemmDType): GemmProblem[] => [
@@ -50,6 +51,8 @@ export const GEMM_BENCH_PROBLEMS: readonly GemmProblem[] = (['fp16', 'bf16'] as 
   { dtype, m: 4096, n: 4096, k: 4096 },
   { dtype, m: 2048, n: 2048, k: 2048 },
   { dtype, m: 4097, n: 4095, k: 4100, lda: 4104, ldb: 4104 },
+  { dtype, m: 8192, n: 8192, k: 1024 },
+  { dtype, m: 16, n: 8192, k: 8192 },
   ...(['nn', 'nt', 'tt'] as const).map((layout) => ({ dtype, m: 4096, n: 4096, k: 4096, layout })),
 ]);
 
