@@ -34,7 +34,7 @@ describe('example_fmha_bwd', () => {
   });
 
   it('an unsupported head dim: warns naming the trait and exits 1', async () => {
-    const { code, out } = await run(['-d=256', '-s=8']);
+    const { code, out } = await run(['-d=96', '-s=8']);
     expect(code).toBe(1);
     expect(out).toMatch(/no instance.*hdimQ/);
   });

@@ -4,7 +4,7 @@
 // reference (forward O/LSE, then dQ/dK/dV in float64), and on a GPU runs, times and validates.
 // Without a CUDA device it says so and exits 0 after the CPU part.
 import { describeFmhaBwdWorkspace, FmhaBwdLauncher, type FmhaBwdExecutor } from '@tilekit/fmha';
-import { ArgParseError, ArgParser, fillTensor, formatTable, HostTensor, summarizeTimes, tflops, type ParsedArgs } from '@tilekit/host';
+import { ArgParseError, ArgParser, fillTensor, flagErrorOf, formatTable, HostTensor, summarizeTimes, tflops, type ParsedArgs } from '@tilekit/host';
 import {
   checkFmhaBwdProblem,
   compareFmhaBwd,
@@ -20,6 +20,7 @@ import {
   formatFmhaBwdProblem,
   type FmhaBwdProblem,
 } from '@tilekit/kernel-fmha-bwd';
+import { ATTENTION_FLAG_OF, attentionShapeFromArgs, withAttentionFlags } from '@tilekit/kernel-fmha-fwd';
 import { ArgumentError, TilekitError } from '@tilekit/numeric';
 import { compileInstance, Device, NvccCompiler, probe, timeLaunches, type DeviceBuffer } from '@tilekit/runtime';
 
@@ -33,20 +34,10 @@ export class FmhaBwdUnsupportedFlagError extends TilekitError {
 }
 
 /** The example's flags: the forward example's (less -lse, -num_splits) plus -deterministic and -dbias. */
-export const fmhaBwdParser = new ArgParser('example_fmha_bwd', 'attention backward dQ, dK, dV on sm_90a (dot_do_o + TMA/wgmma dq_dk_dv + convert_dq) with the unified dq_acc workspace')
-  .int('b', 2, 'batch size (group mode: the number of sequences, or taken from -s)')
-  .int('h', 8, 'query heads')
-  .int('h_k', 0, 'key/value heads (0: = h; must divide h: GQA/MQA)')
-  .string('s', '1024', 'query rows per sequence; group mode: one per sequence, comma-separated (e.g. 1,17,259,0)')
-  .string('s_k', '', 'key rows per sequence (empty: = s); group mode: comma-separated like -s')
-  .int('d', 128, 'head dim of Q and K (64, 128)')
-  .int('d_v', 0, 'head dim of V and O (0: = d)')
-  .choice('mode', '0', ['0', '1'], '0: batch mode, 1: group (varlen) mode')
-  .string('mask', '0', "0: none; t / b: causal top-left / bottom-right; t:l,r / b:l,r: window (-1 = unbounded); xt:w, g:y,x")
-  .int('iperm', 1, 'Q/K/V/dQ/dK/dV layout: 1 bhsd, 0 bshd')
-  .int('operm', 1, 'O/dO layout: 1 bhsd, 0 bshd')
-  .choice('prec', 'fp16', ['fp16', 'bf16'], 'data type of Q, K, V, O, dO and the gradients')
-  .float('scale_s', 0, 'softmax scale (0: 1/√d)')
+export const fmhaBwdParser = withAttentionFlags(
+  new ArgParser('example_fmha_bwd', 'attention backward dQ, dK, dV on sm_90a (dot_do_o + TMA/wgmma dq_dk_dv + convert_dq) with the unified dq_acc workspace'),
+  { seqlen: '1024', seqlenExample: '1,17,259,0', headDims: '64, 128, 256 (256: not deterministic)', headDimV: '= d', inputTensors: 'Q/K/V/dQ/dK/dV', outputTensors: 'O/dO', precTensors: 'Q, K, V, O, dO and the gradients' },
+)
   .choice('deterministic', '0', ['0', '1'], '1: dQ reduced over per-split partials in a fixed order (bitwise reproducible); 0: atomic adds')
   .bool('dbias', false, 'also compute dBias (not supported: rejected)')
   .bool('v', true, 'validate dQ, dK, dV against the CPU reference')
@@ -57,75 +48,10 @@ export const fmhaBwdParser = new ArgParser('example_fmha_bwd', 'attention backwa
 type FmhaBwdFlags = typeof fmhaBwdParser extends ArgParser<infer T> ? T : never;
 type FmhaBwdArgs = ParsedArgs<FmhaBwdFlags>;
 
-function lengths(flag: 's' | 's_k', text: string): number[] {
-  return text.split(',').map((t) => {
-    if (!/^\d+$/.test(t.trim())) throw new ArgParseError(`-${flag}`, `-${flag}=${text}: expected a non-negative integer or a comma-separated list of them`);
-    return Number(t.trim());
-  });
-}
-
-function prefixSums(lens: readonly number[]): number[] {
-  const out = [0];
-  for (const l of lens) out.push(out[out.length - 1]! + l);
-  return out;
-}
-
 /** The problem the flags describe. @throws FmhaBwdUnsupportedFlagError for -dbias=1; ArgParseError for flags that make no problem. */
 export function problemFromArgs(args: FmhaBwdArgs): FmhaBwdProblem {
   if (args.get('dbias')) throw new FmhaBwdUnsupportedFlagError('-dbias', 'dBias is not supported by this backward (no bias instances); run without -dbias');
-  const group = args.get('mode') === '1';
-  const sq = lengths('s', args.get('s'));
-  const skText = args.get('s_k');
-  const sk = skText === '' ? sq : lengths('s_k', skText);
-  for (const flag of ['iperm', 'operm'] as const) {
-    if (args.get(flag) !== 0 && args.get(flag) !== 1) throw new ArgParseError(`-${flag}`, `-${flag}=${args.get(flag)}: must be 0 (bshd) or 1 (bhsd)`);
-  }
-  const common = {
-    dtype: args.get('prec'),
-    nheadQ: args.get('h'),
-    ...(args.get('h_k') !== 0 ? { nheadK: args.get('h_k') } : {}),
-    hdimQ: args.get('d'),
-    ...(args.get('d_v') !== 0 ? { hdimV: args.get('d_v') } : {}),
-    inputLayout: args.get('iperm') === 1 ? 'bhsd' : 'bshd',
-    outputLayout: args.get('operm') === 1 ? 'bhsd' : 'bshd',
-    mask: args.get('mask'),
-    ...(args.get('scale_s') !== 0 ? { scale: args.get('scale_s') } : {}),
-    deterministic: args.get('deterministic') === '1',
-  } as const;
-  if (!group) {
-    if (sq.length !== 1) throw new ArgParseError('-s', `-s=${args.get('s')}: batch mode takes one length (use -mode=1 for per-sequence lengths)`);
-    if (sk.length !== 1) throw new ArgParseError('-s_k', `-s_k=${skText}: batch mode takes one length`);
-    return { ...common, batch: args.get('b'), seqlenQ: sq[0]!, seqlenK: sk[0]! };
-  }
-  const batch = sq.length > 1 ? sq.length : sk.length > 1 ? sk.length : args.get('b');
-  if (args.given('b') && args.get('b') !== batch) throw new ArgParseError('-b', `-b=${args.get('b')}: -s/-s_k list ${batch} sequences`);
-  const fit = (flag: 's' | 's_k', lens: number[]): number[] => {
-    if (lens.length === 1) return new Array<number>(batch).fill(lens[0]!);
-    if (lens.length !== batch) throw new ArgParseError(`-${flag}`, `-${flag}: ${lens.length} lengths for ${batch} sequences`);
-    return lens;
-  };
-  return { ...common, batch, seqstartQ: prefixSums(fit('s', sq)), seqstartK: prefixSums(fit('s_k', sk)) };
-}
-
-const FLAG_OF: Readonly<Record<string, keyof FmhaBwdFlags>> = {
-  'problem.dtype': 'prec',
-  'problem.batch': 'b',
-  'problem.nheadQ': 'h',
-  'problem.nheadK': 'h_k',
-  'problem.hdimQ': 'd',
-  'problem.hdimV': 'd_v',
-  'problem.seqlenQ': 's',
-  'problem.seqlenK': 's_k',
-  'problem.seqstartQ': 's',
-  'problem.seqstartK': 's_k',
-  'problem.mask': 'mask',
-  'problem.scale': 'scale_s',
-};
-
-function flagError(args: FmhaBwdArgs, error: ArgumentError): ArgParseError {
-  const key = FLAG_OF[error.argument] ?? FLAG_OF[error.argument.replace(/\[\d+\]$/, '')];
-  if (key === undefined) return new ArgParseError(error.argument, error.message);
-  return new ArgParseError(`-${key}`, `-${key}=${String(args.get(key))}: ${error.message}`);
+  return { ...attentionShapeFromArgs(args), deterministic: args.get('deterministic') === '1' };
 }
 
 /** Above this many forward multiply-adds the example skips the CPU reference (it says so). */
@@ -143,7 +69,7 @@ export async function runFmhaBwdExample(args: FmhaBwdArgs, log: (line: string) =
   try {
     p = checkFmhaBwdProblem(problemFromArgs(args));
   } catch (error) {
-    if (error instanceof ArgumentError && !(error instanceof ArgParseError)) throw flagError(args, error);
+    if (error instanceof ArgumentError && !(error instanceof ArgParseError)) throw flagErrorOf(args, error, ATTENTION_FLAG_OF);
     throw error;
   }
   const probed = probe();

@@ -30,7 +30,7 @@ describe('example_fmha_fwd', () => {
   it("-? lists CK-tile's flags with their defaults and runs nothing", async () => {
     const { code, stdout, stderr } = await cli(['-?']);
     expect([code, stderr]).toEqual([0, '']);
-    expect(fmhaFwdParser.flags().map((f) => f.key)).toEqual(['b', 'h', 'h_k', 's', 's_k', 'd', 'd_v', 'mode', 'mask', 'lse', 'iperm', 'operm', 'prec', 'scale_s', 'num_splits', 'v', 'seed', 'warmup', 'repeat']);
+    expect(fmhaFwdParser.flags().map((f) => f.key)).toEqual(['b', 'h', 'h_k', 's', 's_k', 'd', 'd_v', 'mode', 'mask', 'iperm', 'operm', 'prec', 'scale_s', 'lse', 'num_splits', 'v', 'seed', 'warmup', 'repeat']);
     for (const f of fmhaFwdParser.flags()) expect(stdout, `-${f.key}`).toMatch(new RegExp(`^-${f.key} `, 'm'));
     expect(stdout).not.toContain('example_fmha_fwd: fp16');
   });

@@ -4,8 +4,10 @@
 // query rows for big problems), and on a GPU runs, times and validates. Without a CUDA device it
 // says so and exits 0 after the CPU part.
 import { attentionFwdToleranceFor, makeGenericAttentionMask, referenceAttentionFwd, resolveAttentionFwdArgs, attentionLseIndex, valueTable16, type AttentionFwdArgs } from '@tilekit/fmha';
-import { ArgParseError, ArgParser, fillTensor, formatTable, HostTensor, Prng, summarizeTimes, tflops, type ParsedArgs } from '@tilekit/host';
+import { ArgParseError, ArgParser, fillTensor, flagErrorOf, formatTable, HostTensor, Prng, summarizeTimes, tflops, type ParsedArgs } from '@tilekit/host';
 import {
+  ATTENTION_FLAG_OF,
+  attentionShapeFromArgs,
   checkFmhaFwdProblem,
   FMHA_FWD_COMPILE_FLAGS,
   FMHA_FWD_DEFAULT_SM_COUNT,
@@ -19,26 +21,17 @@ import {
   type CheckedFmhaFwdProblem,
   type FmhaFwdPlan,
   type FmhaFwdProblem,
+  withAttentionFlags,
 } from '@tilekit/kernel-fmha-fwd';
 import { ArgumentError, decode } from '@tilekit/numeric';
 import { compileInstance, Device, NvccCompiler, probe, timeLaunches, type DeviceBuffer } from '@tilekit/runtime';
 
 /** The example's flags (CK-tile's tile_example_fmha_fwd spelling: `-key=value`, `-?` for help). */
-export const fmhaFwdParser = new ArgParser('example_fmha_fwd', 'attention forward O = softmax(scale·Q·Kᵀ + mask)·V on sm_90a (TMA + wgmma, warp specialized), optional split-KV + combine')
-  .int('b', 2, 'batch size (group mode: the number of sequences, or taken from -s)')
-  .int('h', 8, 'query heads')
-  .int('h_k', 0, 'key/value heads (0: = h; must divide h: GQA/MQA)')
-  .string('s', '3328', 'query rows per sequence; group mode: one per sequence, comma-separated (e.g. 1,17,259,4097)')
-  .string('s_k', '', 'key rows per sequence (empty: = s); group mode: comma-separated like -s')
-  .int('d', 128, 'head dim of Q and K (32, 64, 96, 128, 192, 256)')
-  .int('d_v', 0, 'head dim of V and O (0: = d; 128 with d = 192)')
-  .choice('mode', '0', ['0', '1'], '0: batch mode, 1: group (varlen) mode')
-  .string('mask', '0', "0: none; t / b: causal top-left / bottom-right; t:l,r / b:l,r: window (-1 = unbounded); xt:w, g:y,x")
+export const fmhaFwdParser = withAttentionFlags(
+  new ArgParser('example_fmha_fwd', 'attention forward O = softmax(scale·Q·Kᵀ + mask)·V on sm_90a (TMA + wgmma, warp specialized), optional split-KV + combine'),
+  { seqlen: '3328', seqlenExample: '1,17,259,4097', headDims: '32, 64, 96, 128, 192, 256', headDimV: '= d; 128 with d = 192', inputTensors: 'Q/K/V', outputTensors: 'O', precTensors: 'Q, K, V and O' },
+)
   .bool('lse', false, 'also write LSE (fp32, natural log)')
-  .int('iperm', 1, 'Q/K/V layout: 1 bhsd, 0 bshd')
-  .int('operm', 1, 'O layout: 1 bhsd, 0 bshd')
-  .choice('prec', 'fp16', ['fp16', 'bf16'], 'data type of Q, K, V and O')
-  .float('scale_s', 0, 'softmax scale (0: 1/√d)')
   .int('num_splits', 1, 'key splits of split-KV (1: none; 0: the heuristic picks them for the GPU)')
   .bool('v', true, 'validate against the CPU reference (sampled query rows for big problems)')
   .int('seed', 11939, 'seed of the input fill (uniform in [-1, 1): Q from seed, K from seed + 1, V from seed + 2)')
@@ -48,81 +41,15 @@ export const fmhaFwdParser = new ArgParser('example_fmha_fwd', 'attention forwar
 type FmhaFwdFlags = typeof fmhaFwdParser extends ArgParser<infer T> ? T : never;
 type FmhaFwdArgs = ParsedArgs<FmhaFwdFlags>;
 
-function lengths(flag: 's' | 's_k', text: string): number[] {
-  const parts = text.split(',');
-  return parts.map((t) => {
-    if (!/^\d+$/.test(t.trim())) throw new ArgParseError(`-${flag}`, `-${flag}=${text}: expected a non-negative integer or a comma-separated list of them`);
-    return Number(t.trim());
-  });
-}
-
-function prefixSums(lens: readonly number[]): number[] {
-  const out = [0];
-  for (const l of lens) out.push(out[out.length - 1]! + l);
-  return out;
-}
-
 /** The problem the flags describe (throws ArgParseError for flags that cannot make one). */
 export function problemFromArgs(args: FmhaFwdArgs): FmhaFwdProblem {
-  const group = args.get('mode') === '1';
-  const sq = lengths('s', args.get('s'));
-  const skText = args.get('s_k');
-  const sk = skText === '' ? sq : lengths('s_k', skText);
-  for (const flag of ['iperm', 'operm'] as const) {
-    if (args.get(flag) !== 0 && args.get(flag) !== 1) throw new ArgParseError(`-${flag}`, `-${flag}=${args.get(flag)}: must be 0 (bshd) or 1 (bhsd)`);
-  }
   const splits = args.get('num_splits');
   if (splits < 0) throw new ArgParseError('-num_splits', `-num_splits=${splits}: must be 0 (heuristic) or a split count`);
-  const common = {
-    dtype: args.get('prec'),
-    nheadQ: args.get('h'),
-    ...(args.get('h_k') !== 0 ? { nheadK: args.get('h_k') } : {}),
-    hdimQ: args.get('d'),
-    ...(args.get('d_v') !== 0 ? { hdimV: args.get('d_v') } : {}),
-    inputLayout: args.get('iperm') === 1 ? 'bhsd' : 'bshd',
-    outputLayout: args.get('operm') === 1 ? 'bhsd' : 'bshd',
-    mask: args.get('mask'),
-    lse: args.get('lse'),
-    ...(args.get('scale_s') !== 0 ? { scale: args.get('scale_s') } : {}),
-    splitKv: splits === 0 ? 'auto' : splits,
-  } as const;
-  if (!group) {
-    if (sq.length !== 1) throw new ArgParseError('-s', `-s=${args.get('s')}: batch mode takes one length (use -mode=1 for per-sequence lengths)`);
-    if (sk.length !== 1) throw new ArgParseError('-s_k', `-s_k=${skText}: batch mode takes one length`);
-    return { ...common, batch: args.get('b'), seqlenQ: sq[0]!, seqlenK: sk[0]! };
-  }
-  const batch = sq.length > 1 ? sq.length : sk.length > 1 ? sk.length : args.get('b');
-  if (args.given('b') && args.get('b') !== batch) throw new ArgParseError('-b', `-b=${args.get('b')}: -s/-s_k list ${batch} sequences`);
-  const fit = (flag: 's' | 's_k', lens: number[]): number[] => {
-    if (lens.length === 1) return new Array<number>(batch).fill(lens[0]!);
-    if (lens.length !== batch) throw new ArgParseError(`-${flag}`, `-${flag}: ${lens.length} lengths for ${batch} sequences`);
-    return lens;
-  };
-  return { ...common, batch, seqstartQ: prefixSums(fit('s', sq)), seqstartK: prefixSums(fit('s_k', sk)) };
+  return { ...attentionShapeFromArgs(args), lse: args.get('lse'), splitKv: splits === 0 ? 'auto' : splits };
 }
 
 // The problem field an ArgumentError names -> the flag it came from.
-const FLAG_OF: Readonly<Record<string, keyof FmhaFwdFlags>> = {
-  'problem.dtype': 'prec',
-  'problem.batch': 'b',
-  'problem.nheadQ': 'h',
-  'problem.nheadK': 'h_k',
-  'problem.hdimQ': 'd',
-  'problem.hdimV': 'd_v',
-  'problem.seqlenQ': 's',
-  'problem.seqlenK': 's_k',
-  'problem.seqstartQ': 's',
-  'problem.seqstartK': 's_k',
-  'problem.mask': 'mask',
-  'problem.scale': 'scale_s',
-  'problem.splitKv': 'num_splits',
-};
-
-function flagError(args: FmhaFwdArgs, error: ArgumentError): ArgParseError {
-  const key = FLAG_OF[error.argument] ?? FLAG_OF[error.argument.replace(/\[\d+\]$/, '')];
-  if (key === undefined) return new ArgParseError(error.argument, error.message);
-  return new ArgParseError(`-${key}`, `-${key}=${String(args.get(key))}: ${error.message}`);
-}
+const FLAG_OF: Readonly<Record<string, keyof FmhaFwdFlags>> = { ...ATTENTION_FLAG_OF, 'problem.splitKv': 'num_splits' };
 
 /** Above this many multiply-adds (Σ sq·sk·h·(d + d_v)) the CPU reference checks sampled query rows. */
 export const FULL_REFERENCE_MAX_MACS = 2 ** 30;
@@ -273,7 +200,7 @@ export async function runFmhaFwdExample(args: FmhaFwdArgs, log: (line: string) =
       log(error.message);
       return 1;
     }
-    if (error instanceof ArgumentError && !(error instanceof ArgParseError)) throw flagError(args, error);
+    if (error instanceof ArgumentError && !(error instanceof ArgParseError)) throw flagErrorOf(args, error, FLAG_OF);
     throw error;
   }
   const p = plan.problem;

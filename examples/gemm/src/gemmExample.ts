@@ -4,7 +4,7 @@
 // after the CPU part. `-arch` picks the kernel family: sm90a (TMA + wgmma) or sm80 (cp.async +
 // mma.sync; built for the device's arch, so it also runs on Hopper); default the device's own.
 import { referenceGemm } from '@tilekit/gemm';
-import { ArgParseError, ArgParser, checkErr, fillTensor, formatTable, HostTensor, Prng, summarizeTimes, tflops, type ParsedArgs } from '@tilekit/host';
+import { ArgParseError, ArgParser, checkErr, fillTensor, flagErrorOf, formatTable, HostTensor, Prng, summarizeTimes, tflops, type ParsedArgs } from '@tilekit/host';
 import {
   buildGemmKernel,
   checkGemmProblem,
@@ -89,13 +89,6 @@ const FLAG_OF: Readonly<Record<string, keyof GemmFlags>> = {
   'problem.ldc': 'stride_c',
   'problem.dtype': 'prec',
 };
-
-/** A problem the kernels reject as malformed, as the one-line error of the flag it came from. */
-function flagError(args: GemmArgs, error: ArgumentError): ArgParseError {
-  const key = FLAG_OF[error.argument];
-  if (key === undefined) return new ArgParseError(error.argument, error.message);
-  return new ArgParseError(`-${key}`, `-${key}=${String(args.get(key))}: ${error.message}`);
-}
 
 /** The `-arch` flag as dispatch takes it: undefined for `device` (the device's own family). */
 function archFlag(args: GemmArgs): GemmArch | undefined {
@@ -276,7 +269,7 @@ export async function runGemmExample(args: GemmArgs, log: (line: string) => void
       log(error.message);
       return 1;
     }
-    if (error instanceof ArgumentError && !(error instanceof ArgParseError)) throw flagError(args, error);
+    if (error instanceof ArgumentError && !(error instanceof ArgParseError)) throw flagErrorOf(args, error, FLAG_OF);
     throw error;
   }
   const p = problem;

@@ -20,6 +20,7 @@ import {
   type AttentionMaskSpec,
   type AttentionTensorStrides,
 } from '@tilekit/fmha';
+import { randomBits16 } from '@tilekit/host';
 import { decode, encode, getDType } from '@tilekit/numeric';
 import { buildOncePerInstance, checkTiledTensorMap, Device, encodeTensorMapTiled, loadInstance, NvccCompiler, type TiledTensorMapOptions } from '@tilekit/runtime';
 import { gpu } from '@tilekit/runtime/testing';
@@ -33,20 +34,6 @@ const kernelFor = buildOncePerInstance(async (instance: FmhaBwdDqDkDvInstance) =
   loaded.kernel.setMaxDynamicSharedMemory(instance.sharedBytes);
   return loaded;
 });
-
-function fill(count: number, dtype: 'fp16' | 'bf16', seed: number): Uint16Array {
-  const bits = new Uint16Array(count);
-  let x = (seed * 2654435761) >>> 0 || 1;
-  for (let i = 0; i < count; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    bits[i] = encode(dtype, (x / 2 ** 32) * 2 - 1);
-  }
-  return bits;
-}
 
 interface Case {
   readonly label: string;
@@ -77,10 +64,10 @@ async function runCase(c: Case): Promise<string> {
   const layout = 'bhsd';
   const qs = packedAttentionStrides(layout, c.h, rowsQ, d);
   const ks = packedAttentionStrides(layout, hk, rowsK, d);
-  const q = fill(batches * c.h * rowsQ * d, c.dtype, 5 + rowsQ);
-  const k = fill(batches * hk * rowsK * d, c.dtype, 6 + rowsK);
-  const v = fill(batches * hk * rowsK * d, c.dtype, 7 + rowsK);
-  const dO = fill(batches * c.h * rowsQ * d, c.dtype, 8 + rowsQ);
+  const q = randomBits16(c.dtype, batches * c.h * rowsQ * d, 5 + rowsQ);
+  const k = randomBits16(c.dtype, batches * hk * rowsK * d, 6 + rowsK);
+  const v = randomBits16(c.dtype, batches * hk * rowsK * d, 7 + rowsK);
+  const dO = randomBits16(c.dtype, batches * c.h * rowsQ * d, 8 + rowsQ);
   const seqs = group ? { seqstartQ: starts(sqs), seqstartK: starts(sks) } : { seqlenQ: rowsQ, seqlenK: rowsK };
   const common = { batch: c.batch, nheadQ: c.h, nheadK: hk, hdimQ: d, hdimV: d, ...seqs, mask: c.mask };
   const fwd = referenceAttentionFwd({ ...common, q: { dtype: c.dtype, data: q, strides: qs }, k: { dtype: c.dtype, data: k, strides: ks }, v: { dtype: c.dtype, data: v, strides: ks }, oStrides: qs });
@@ -106,7 +93,7 @@ async function runCase(c: Case): Promise<string> {
   const device = Device.open(0);
   // Workspace: nsplits, group-mode offsets, dq_acc [nhead, nsplits_b, seqq_b, d] per batch.
   const det = c.dqMode === 'split';
-  const kvTiles = sks.map((s) => Math.ceil(s / 128));
+  const kvTiles = sks.map((s) => Math.ceil(s / instance.kN0));
   const nsplits = det ? (group ? kvTiles : [c.splits ?? 1]) : [1];
   const splitsOf = (b: number): number => (det && group ? nsplits[b]! : nsplits[0]!);
   const perBatch = sqs.map((s, b) => c.h * splitsOf(b) * s * d);
@@ -233,6 +220,8 @@ const cases: readonly Case[] = [
   { label: 'fp16 d128 varlen q 1,0,17,259 k 17,5,0,300', dtype: 'fp16', d: 128, batch: 4, h: 2, sq: [1, 0, 17, 259], sk: [17, 5, 0, 300], mask: noMask, dqMode: 'atomic' },
   { label: 'fp16 d128 split: batch mode, 2 splits looping over 3 key tiles', dtype: 'fp16', d: 128, batch: 1, h: 2, sq: 200, sk: 300, mask: noMask, dqMode: 'split', splits: 2 },
   { label: 'bf16 d64 split: varlen causal', dtype: 'bf16', d: 64, batch: 3, h: 2, sq: [17, 259, 1], sk: [300, 259, 129], mask: causalBottomRight, dqMode: 'split' },
+  { label: 'bf16 d256 causal s300 GQA 4:2 (two warpgroups share 64 key rows)', dtype: 'bf16', d: 256, batch: 1, h: 4, hk: 2, sq: 300, sk: 300, mask: causalTopLeft, dqMode: 'atomic' },
+  { label: 'fp16 d256 varlen q 1,0,130 k 65,7,200, window t:40,3', dtype: 'fp16', d: 256, batch: 3, h: 2, sq: [1, 0, 130], sk: [65, 7, 200], mask: slidingWindowMask(40, 3), dqMode: 'atomic' },
 ];
 
 for (const c of cases) {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask, type AttentionLayout, type AttentionMaskSpec } from '@tilekit/fmha';
-import { encode } from '@tilekit/numeric';
+import { randomBits16 } from '@tilekit/host';
 import { buildOncePerInstance, Device, NvccCompiler } from '@tilekit/runtime';
 import { gpu } from '@tilekit/runtime/testing';
 import { checkFmhaBwdProblem, fmhaBwdOperandElements, formatFmhaBwdProblem, type CheckedFmhaBwdProblem } from './fmhaBwdProblem.ts';
@@ -21,20 +21,6 @@ const buildKernel = buildOncePerInstance((instance: FmhaBwdAnyInstance) => {
   compiler ??= new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), 'tilekit-fmha-bwd-gpu-')) });
   return FmhaBwdKernel.build(instance, { device: Device.open(0), compiler });
 }) as <I extends FmhaBwdAnyInstance>(instance: I) => Promise<FmhaBwdKernel<I>>;
-
-function fill(count: number, dtype: 'fp16' | 'bf16', seed: number): Uint16Array {
-  const bits = new Uint16Array(Math.max(1, count));
-  let x = (seed * 2654435761) >>> 0 || 1;
-  for (let i = 0; i < bits.length; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    bits[i] = encode(dtype, (x / 2 ** 32) * 2 - 1);
-  }
-  return bits;
-}
 
 function starts(lens: readonly number[]): number[] {
   const s = [0];
@@ -67,7 +53,9 @@ function problemOf(c: Case): CheckedFmhaBwdProblem {
 async function runCase(c: Case): Promise<string> {
   const p = problemOf(c);
   const elems = fmhaBwdOperandElements(p);
-  const data = { q: fill(elems.q, p.dtype, 1 + elems.q), k: fill(elems.k, p.dtype, 2 + elems.k), v: fill(elems.v, p.dtype, 3 + elems.v), dO: fill(elems.dO, p.dtype, 4 + elems.dO) };
+  // At least one element each: an empty operand still uploads a (one-element) buffer.
+  const fill = (count: number, seed: number): Uint16Array => randomBits16(p.dtype, Math.max(1, count), seed);
+  const data = { q: fill(elems.q, 1 + elems.q), k: fill(elems.k, 2 + elems.k), v: fill(elems.v, 3 + elems.v), dO: fill(elems.dO, 4 + elems.dO) };
   const ref = fmhaBwdReference(p, data);
   const device = Device.open(0);
   const runner = await FmhaBwdRunner.create(p, { device, compiler: (compiler ??= new NvccCompiler()), buildKernel });

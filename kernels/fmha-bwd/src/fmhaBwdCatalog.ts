@@ -17,12 +17,19 @@ export const FMHA_BWD_COMPILE_FLAGS: readonly string[] = Object.freeze(['-std=c+
  * some wgmma serialized for registers — for it).
  */
 export function fmhaBwdTile(headDim: number): { readonly tileN: number; readonly tileM: number; readonly stages: number } {
+  // Head dim 256: both consumer warpgroups share 64 key rows (see FmhaBwdWsPipeline.wide).
+  if (headDim > 128) return Object.freeze({ tileN: 64, tileM: 64, stages: 2 });
   return Object.freeze({ tileN: 128, tileM: headDim <= 64 ? 128 : 64, stages: 2 });
 }
 /** Register budgets after setmaxnreg: 24 for the producer warpgroup, 240 for each consumer. */
 export const FMHA_BWD_REGISTER_SPLIT = Object.freeze({ producerRegisters: 24, consumerRegisters: 240 });
-/** Head dims (d = d_v) of the dq_dk_dv instances (dK and dV live in registers). */
-export const FMHA_BWD_HEAD_DIMS: readonly number[] = Object.freeze([64, 128]);
+/** Head dims (d = d_v) of the dq_dk_dv instances (dK and dV live in registers; at 256 split over two warpgroups). */
+export const FMHA_BWD_HEAD_DIMS: readonly number[] = Object.freeze([64, 128, 256]);
+
+/** dQ accumulation modes per head dim: 256 has only the atomic one (no deterministic instance yet). */
+export function fmhaBwdDqModes(headDim: number): readonly ('atomic' | 'split')[] {
+  return headDim > 128 ? ['atomic'] : ['atomic', 'split'];
+}
 export const FMHA_BWD_MASKS: readonly FmhaBwdMaskKind[] = Object.freeze(['none', 'window']);
 /** Threads of the dot_do_o and convert_dq blocks. */
 export const FMHA_BWD_ROW_KERNEL_THREADS = 128;
@@ -45,12 +52,12 @@ function unique<T extends { readonly name: string; readonly key: { readonly hash
   return Object.freeze([...list]);
 }
 
-/** dq_dk_dv: {fp16, bf16} × d {64, 128} × mask {none, window} × dQ {atomic, split}. */
+/** dq_dk_dv: {fp16, bf16} × d {64, 128, 256} × mask {none, window} × dQ {atomic, split} (atomic only at 256). */
 export const FMHA_BWD_DQ_DK_DV_CATALOG: readonly FmhaBwdDqDkDvInstance[] = unique(
   'dq_dk_dv',
   FMHA_BWD_KERNEL_DTYPES.flatMap((dtype) =>
     FMHA_BWD_HEAD_DIMS.flatMap((d) =>
-      FMHA_BWD_MASKS.flatMap((mask) => (['atomic', 'split'] as const).map((dqMode) => new FmhaBwdDqDkDvInstance({ dtype, headDim: d, headDimV: d, ...fmhaBwdTile(d), ...FMHA_BWD_REGISTER_SPLIT, mask, dqMode }))),
+      FMHA_BWD_MASKS.flatMap((mask) => fmhaBwdDqModes(d).map((dqMode) => new FmhaBwdDqDkDvInstance({ dtype, headDim: d, headDimV: d, ...fmhaBwdTile(d), ...FMHA_BWD_REGISTER_SPLIT, mask, dqMode }))),
     ),
   ),
 );

@@ -3,7 +3,8 @@
 // fp16/bf16 and stored with dQ's strides. It reads nsplits (and in group mode the dq_acc offsets)
 // from the head of the workspace, so it knows nothing of the dq_dk_dv instance's key tile (kN0):
 // one convert_dq instance serves every dq_dk_dv tile size.
-import { add, bitAnd, bool, cast, float32, ge, index, instanceKey, int32, int64, kernelParam, KernelSignature, mul, ne, pointer, select, SourceBuilder, sm90a, sub, uint8, type InstanceKey, type Target } from '@tilekit/codegen';
+import { add, bitAnd, cast, float32, index, instanceKey, int32, int64, kernelParam, KernelSignature, mul, pointer, select, SourceBuilder, sm90a, uint8, type InstanceKey, type Target } from '@tilekit/codegen';
+import { emitRowTileSequence } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { ArgumentError, getDType } from '@tilekit/numeric';
 import { BlockEmitter, castTile, clearTile, loadTile, makeDistributedTensor, makeTensorView, makeTileWindow, storeTile, sweepTile } from '@tilekit/tile';
@@ -110,17 +111,7 @@ export class FmhaBwdConvertDqInstance {
     const dqDesc = makeNaiveTensorDescriptor([rows, P.headDim], [dqStride, 1], { vectorLength: FMHA_BWD_DQ_STORE_VECTOR });
     const alignUp = (x: ReturnType<typeof mul>) => bitAnd(add(x, ALIGN - 1), ~(ALIGN - 1));
     this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads, minBlocksPerSm: 4 } }, (b, a) => {
-      const batch = b.let('batch_idx', int32, cast(t.blockIdx('z'), int32));
-      const head = b.let('head', int32, cast(t.blockIdx('y'), int32));
-      const m0 = b.let('m0', int32, mul(cast(t.blockIdx('x'), int32), M));
-      const group = b.let('group_mode', bool, ne(select(a.seqstart_q, 1, 0), 0));
-      const rowQ = b.declare('row_q', int32, 0, { storage: 'mutable' });
-      const seqlenQ = b.declare('sq', int32, a.seqlen_q, { storage: 'mutable' });
-      b.if(group, (g) => {
-        g.assign(rowQ, index(a.seqstart_q, batch));
-        g.assign(seqlenQ, sub(index(a.seqstart_q, add(batch, 1)), rowQ));
-      });
-      b.if(ge(m0, seqlenQ), (x) => x.return());
+      const { batch, head, m0, group, rowStart: rowQ, seqlen: seqlenQ } = emitRowTileSequence(b, t, { tileRows: M, seqlen: a.seqlen_q, seqstart: a.seqstart_q, batchName: 'batch_idx' });
       b.comment('the workspace head: int32 nsplits[], group mode int64 dq_acc offsets[batch + 1], then fp32 dq_acc');
       const perBatch = P.deterministic ? group : undefined;
       const nsplitsCount = b.let('nsplits_count', int32, perBatch === undefined ? 1 : select(perBatch, a.batch, 1));

@@ -3,7 +3,8 @@
 // tile of rows of one (batch, head): O and dO are loaded through tile windows (16-byte vectors,
 // consecutive lanes along a row), multiplied in fp32, and summed along the head dim with a block
 // tile reduction (in-thread, then a lane butterfly).
-import { add, and, bitAnd, bool, cast, eq, float32, ge, index, instanceKey, int32, int64, kernelParam, KernelSignature, lt, mul, ne, select, SourceBuilder, sm90a, sub, type InstanceKey, type Target } from '@tilekit/codegen';
+import { add, and, bitAnd, cast, eq, float32, index, instanceKey, int32, int64, kernelParam, KernelSignature, lt, mul, select, SourceBuilder, sm90a, type InstanceKey, type Target } from '@tilekit/codegen';
+import { emitRowTileSequence } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { ArgumentError, getDType } from '@tilekit/numeric';
 import { BlockEmitter, blockTileReduce, castTile, loadTile, makeDistributedTensor, makeTensorView, makeTileWindow, reduceSum, sweepTile } from '@tilekit/tile';
@@ -114,17 +115,7 @@ export class FmhaBwdDotDoOInstance {
     const oDesc = makeNaiveTensorDescriptor([rows, P.headDimV], [oStride, 1], { vectorLength: VECTOR });
     const doDesc = makeNaiveTensorDescriptor([rows, P.headDimV], [doStride, 1], { vectorLength: VECTOR });
     this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads, minBlocksPerSm: 4 } }, (b, a) => {
-      const batch = b.let('batch', int32, cast(t.blockIdx('z'), int32));
-      const head = b.let('head', int32, cast(t.blockIdx('y'), int32));
-      const m0 = b.let('m0', int32, mul(cast(t.blockIdx('x'), int32), M));
-      const group = b.let('group_mode', bool, ne(select(a.seqstart_q, 1, 0), 0));
-      const rowQ = b.declare('row_q', int32, 0, { storage: 'mutable' });
-      const seqlenQ = b.declare('sq', int32, a.seqlen_q, { storage: 'mutable' });
-      b.if(group, (g) => {
-        g.assign(rowQ, index(a.seqstart_q, batch));
-        g.assign(seqlenQ, sub(index(a.seqstart_q, add(batch, 1)), rowQ));
-      });
-      b.if(ge(m0, seqlenQ), (x) => x.return());
+      const { batch, head, m0, group, rowStart: rowQ, seqlen: seqlenQ } = emitRowTileSequence(b, t, { tileRows: M, seqlen: a.seqlen_q, seqstart: a.seqstart_q });
       const mapBatch = b.let('b_off', int64, cast(select(group, 0, batch), int64));
       const row64 = cast(rowQ, int64);
       const base = (ptr: typeof a.o, sb: typeof a.o_stride_batch, sh: typeof a.o_stride_head, sr: typeof a.o_stride_row, name: string) =>

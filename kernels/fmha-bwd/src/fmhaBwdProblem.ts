@@ -3,19 +3,19 @@
 // whether dQ must be bitwise reproducible. Validated with typed errors naming the field; turned
 // into @tilekit/fmha's FmhaBwdTraits for the pure launcher.
 import {
-  ATTENTION_LAYOUTS,
-  AttentionMaskError,
+  ATTENTION_MAX_HDIM,
+  ATTENTION_MAX_SEQLEN,
+  attentionLseStrides,
+  attentionProblemChecks,
   attentionTensorSpan,
-  checkAttentionMaskSpec,
+  FMHA_BWD_DTYPES,
   formatAttentionMaskSpec,
   isCausalMask,
-  longestSlot,
-  noMask,
-  packedAttentionStrides,
-  parseAttentionMaskSpec,
   type AttentionLayout,
   type AttentionMaskSpec,
   type AttentionTensorStrides,
+  type CheckedAttentionProblem,
+  type FmhaBwdDType,
   type FmhaBwdTraits,
 } from '@tilekit/fmha';
 import { ArgumentError } from '@tilekit/numeric';
@@ -23,12 +23,11 @@ import { ArgumentError } from '@tilekit/numeric';
 /** An FMHA backward problem field broke a rule; `argument` is `problem.<field>`. */
 export class FmhaBwdArgumentError extends ArgumentError {}
 
-/** Element types of Q, K, V, O, dO and dQ, dK, dV. */
-export const FMHA_BWD_DTYPES = ['fp16', 'bf16'] as const;
-export type FmhaBwdDType = (typeof FMHA_BWD_DTYPES)[number];
+/** Element types of Q, K, V, O, dO and dQ, dK, dV (the traits' list). */
+export { FMHA_BWD_DTYPES, type FmhaBwdDType };
 
-export const FMHA_BWD_PROBLEM_MAX_SEQLEN = 2 ** 30;
-const MAX_HEADS = 65535;
+/** The largest sequence (and group-mode total) length of a problem. */
+export const FMHA_BWD_PROBLEM_MAX_SEQLEN = ATTENTION_MAX_SEQLEN;
 
 /** The eight tensors of a backward call. */
 export const FMHA_BWD_TENSORS = ['q', 'k', 'v', 'o', 'dO', 'dQ', 'dK', 'dV'] as const;
@@ -67,30 +66,14 @@ export interface FmhaBwdProblem {
   readonly deterministic?: boolean;
 }
 
-/** A problem with every default filled in. */
-export interface CheckedFmhaBwdProblem {
+/** A problem with every default filled in (group mode: seqlenQ/seqlenK the longest slots; seqstarts empty in batch mode). */
+export interface CheckedFmhaBwdProblem extends CheckedAttentionProblem {
   readonly dtype: FmhaBwdDType;
-  readonly mode: 'batch' | 'group';
-  readonly batch: number;
-  readonly nheadQ: number;
-  readonly nheadK: number;
-  readonly hdimQ: number;
-  readonly hdimV: number;
-  /** Batch mode: rows per sequence; group mode: the longest query slot. */
-  readonly seqlenQ: number;
-  readonly seqlenK: number;
-  /** Rows of Q (and of K/V) per head in the tensors: batch mode the seqlens, group mode the totals. */
-  readonly rowsQ: number;
-  readonly rowsK: number;
   readonly seqstartQ: readonly number[];
   readonly seqstartK: readonly number[];
   readonly inputLayout: AttentionLayout;
   readonly outputLayout: AttentionLayout;
   readonly strides: Readonly<Record<FmhaBwdTensor, AttentionTensorStrides>>;
-  /** LSE and D element (b, h, row) at b·batch + h·head + row (group: row global, batch 0). */
-  readonly lseStrides: { readonly batch: number; readonly head: number };
-  readonly scale: number;
-  readonly mask: AttentionMaskSpec;
   readonly deterministic: boolean;
 }
 
@@ -98,53 +81,7 @@ function fail(field: string, rule: string, found: unknown): never {
   throw new FmhaBwdArgumentError(`problem.${field}`, rule, found);
 }
 
-function integer(field: string, v: unknown, min: number, max: number): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) fail(field, `must be an integer in [${min}, ${max}]`, v);
-  return v;
-}
-
-function seqstarts(field: string, s: unknown, batch: number): number[] {
-  if (!Array.isArray(s) || s.length !== batch + 1) fail(field, `must be an array of batch + 1 = ${batch + 1} integers`, s);
-  const out = (s as unknown[]).map((v, i) => integer(`${field}[${i}]`, v, 0, FMHA_BWD_PROBLEM_MAX_SEQLEN));
-  if (out[0] !== 0) fail(`${field}[0]`, 'must be 0', out[0]);
-  for (let i = 1; i < out.length; i++) if (out[i]! < out[i - 1]!) fail(field, `must be non-decreasing, but [${i}] = ${out[i]} < [${i - 1}] = ${out[i - 1]}`, s);
-  return out;
-}
-
-function strides(field: string, given: AttentionTensorStrides | undefined, layout: AttentionLayout, nhead: number, rows: number, hdim: number, group: boolean): AttentionTensorStrides {
-  if (given === undefined) {
-    const packed = packedAttentionStrides(layout, nhead, rows, hdim);
-    return Object.freeze({ ...packed, batch: group ? 0 : packed.batch });
-  }
-  if (typeof given !== 'object' || given === null) fail(field, 'must be { batch, head, row } element strides', given);
-  const head = integer(`${field}.head`, given.head, 0, Number.MAX_SAFE_INTEGER);
-  const row = integer(`${field}.row`, given.row, 0, Number.MAX_SAFE_INTEGER);
-  if (layout === 'bhsd') {
-    if (row < hdim) fail(`${field}.row`, `must be at least hdim = ${hdim} (bhsd: the head dim is contiguous inside a row)`, row);
-    if (head < rows * row) fail(`${field}.head`, `must be at least rows·row = ${rows * row} (bhsd)`, head);
-  } else {
-    if (head < hdim) fail(`${field}.head`, `must be at least hdim = ${hdim} (bshd: the head dim is contiguous inside a head)`, head);
-    if (row < nhead * head) fail(`${field}.row`, `must be at least nhead·head = ${nhead * head} (bshd)`, row);
-  }
-  if (group) {
-    if (given.batch !== undefined && given.batch !== 0) fail(`${field}.batch`, 'must be 0 in group mode (batches are found through seqstart)', given.batch);
-    return Object.freeze({ batch: 0, head, row });
-  }
-  const batch = integer(`${field}.batch`, given.batch, 0, Number.MAX_SAFE_INTEGER);
-  const inner = layout === 'bhsd' ? nhead * head : rows * row;
-  if (batch < inner) fail(`${field}.batch`, `must be at least ${inner} (${layout}: no overlap between batches)`, batch);
-  return Object.freeze({ batch, head, row });
-}
-
-function maskOf(given: AttentionMaskSpec | string | undefined): AttentionMaskSpec {
-  try {
-    if (given === undefined) return noMask;
-    return typeof given === 'string' ? parseAttentionMaskSpec(given) : checkAttentionMaskSpec(given, 'mask');
-  } catch (e) {
-    if (e instanceof AttentionMaskError) fail('mask', `must be a valid mask (${e.message})`, given);
-    throw e;
-  }
-}
+const checks = attentionProblemChecks(fail);
 
 /**
  * Validates a problem and returns it with defaults, frozen. Rules (each violation throws
@@ -159,44 +96,13 @@ function maskOf(given: AttentionMaskSpec | string | undefined): AttentionMaskSpe
 export function checkFmhaBwdProblem(problem: FmhaBwdProblem): CheckedFmhaBwdProblem {
   if (typeof problem !== 'object' || problem === null) throw new FmhaBwdArgumentError('problem', 'must be an object', problem);
   const p = problem;
-  if (!(FMHA_BWD_DTYPES as readonly unknown[]).includes(p.dtype)) fail('dtype', `must be one of ${FMHA_BWD_DTYPES.join(', ')}`, p.dtype);
-  const batch = integer('batch', p.batch, 1, 65535);
-  const nheadQ = integer('nheadQ', p.nheadQ, 1, MAX_HEADS);
-  const nheadK = integer('nheadK', p.nheadK ?? nheadQ, 1, MAX_HEADS);
-  if (nheadQ % nheadK !== 0) fail('nheadK', `must divide nheadQ = ${nheadQ} (GQA/MQA: nheadQ % nheadK == 0)`, nheadK);
-  const hdimQ = integer('hdimQ', p.hdimQ, 1, 1024);
-  const hdimV = integer('hdimV', p.hdimV ?? hdimQ, 1, 1024);
-  const group = p.seqstartQ !== undefined || p.seqstartK !== undefined;
-  let seqstartQ: number[] = [];
-  let seqstartK: number[] = [];
-  let seqlenQ: number;
-  let seqlenK: number;
-  let rowsQ: number;
-  let rowsK: number;
-  if (group) {
-    if (p.seqlenQ !== undefined) fail('seqlenQ', 'must be omitted in group mode (seqstartQ gives the query sequences)', p.seqlenQ);
-    if (p.seqlenK !== undefined) fail('seqlenK', 'must be omitted in group mode (seqstartK gives the key sequences)', p.seqlenK);
-    if (p.seqstartQ === undefined) fail('seqstartQ', 'is required in group mode (with seqstartK)', p.seqstartQ);
-    if (p.seqstartK === undefined) fail('seqstartK', 'is required in group mode (with seqstartQ)', p.seqstartK);
-    seqstartQ = seqstarts('seqstartQ', p.seqstartQ, batch);
-    seqstartK = seqstarts('seqstartK', p.seqstartK, batch);
-    seqlenQ = longestSlot(seqstartQ);
-    seqlenK = longestSlot(seqstartK);
-    rowsQ = seqstartQ[batch]!;
-    rowsK = seqstartK[batch]!;
-  } else {
-    seqlenQ = integer('seqlenQ', p.seqlenQ, 0, FMHA_BWD_PROBLEM_MAX_SEQLEN);
-    seqlenK = integer('seqlenK', p.seqlenK ?? seqlenQ, 0, FMHA_BWD_PROBLEM_MAX_SEQLEN);
-    rowsQ = seqlenQ;
-    rowsK = seqlenK;
-  }
-  const layout = (field: string, v: unknown): AttentionLayout => {
-    const l = v ?? 'bhsd';
-    if (!(ATTENTION_LAYOUTS as readonly unknown[]).includes(l)) fail(field, `must be one of ${ATTENTION_LAYOUTS.join(', ')}`, l);
-    return l as AttentionLayout;
-  };
-  const inputLayout = layout('inputLayout', p.inputLayout);
-  const outputLayout = layout('outputLayout', p.outputLayout);
+  const dtype = checks.oneOf('dtype', p.dtype, FMHA_BWD_DTYPES);
+  const { batch, nheadQ, nheadK } = checks.heads(p, true);
+  const hdimQ = checks.integer('hdimQ', p.hdimQ, 1, ATTENTION_MAX_HDIM);
+  const hdimV = checks.integer('hdimV', p.hdimV ?? hdimQ, 1, ATTENTION_MAX_HDIM);
+  const { mode, seqlenQ, seqlenK, rowsQ, rowsK, seqstartQ, seqstartK } = checks.sequences(p, batch, false);
+  const inputLayout = checks.layout('inputLayout', p.inputLayout);
+  const outputLayout = checks.layout('outputLayout', p.outputLayout);
   const given = p.strides ?? {};
   if (typeof given !== 'object' || given === null) fail('strides', 'must be an object of per-tensor strides', given);
   for (const key of Object.keys(given)) if (!(FMHA_BWD_TENSORS as readonly string[]).includes(key)) fail(`strides.${key}`, `is not a tensor of the backward (${FMHA_BWD_TENSORS.join(', ')})`, key);
@@ -210,17 +116,14 @@ export function checkFmhaBwdProblem(problem: FmhaBwdProblem): CheckedFmhaBwdProb
     dK: { layout: inputLayout, nhead: nheadK, rows: rowsK, hdim: hdimQ },
     dV: { layout: inputLayout, nhead: nheadK, rows: rowsK, hdim: hdimV },
   };
-  const all = Object.fromEntries(FMHA_BWD_TENSORS.map((t) => [t, strides(`strides.${t}`, given[t], shape[t].layout, shape[t].nhead, shape[t].rows, shape[t].hdim, group)])) as Record<FmhaBwdTensor, AttentionTensorStrides>;
-  const mask = maskOf(p.mask);
-  const scaleIn = p.scale ?? 1 / Math.sqrt(hdimQ);
-  if (typeof scaleIn !== 'number' || !Number.isFinite(scaleIn) || scaleIn <= 0) fail('scale', 'must be a finite number > 0', scaleIn);
-  const scale = Math.fround(scaleIn);
-  if (!Number.isFinite(scale) || scale <= 0) fail('scale', 'must be a positive number representable in fp32', scaleIn);
-  const deterministic = p.deterministic ?? false;
-  if (typeof deterministic !== 'boolean') fail('deterministic', 'must be a boolean', deterministic);
+  const group = mode === 'group';
+  const all = Object.fromEntries(FMHA_BWD_TENSORS.map((t) => [t, checks.strides(`strides.${t}`, given[t], shape[t].layout, shape[t].nhead, shape[t].rows, shape[t].hdim, group)])) as Record<FmhaBwdTensor, AttentionTensorStrides>;
+  const mask = checks.mask(p.mask);
+  const scale = checks.scale(p.scale, hdimQ);
+  const deterministic = checks.flag('deterministic', p.deterministic, false);
   return Object.freeze({
-    dtype: p.dtype,
-    mode: group ? 'group' : 'batch',
+    dtype,
+    mode,
     batch,
     nheadQ,
     nheadK,
@@ -230,12 +133,12 @@ export function checkFmhaBwdProblem(problem: FmhaBwdProblem): CheckedFmhaBwdProb
     seqlenK,
     rowsQ,
     rowsK,
-    seqstartQ: Object.freeze(seqstartQ),
-    seqstartK: Object.freeze(seqstartK),
+    seqstartQ,
+    seqstartK,
     inputLayout,
     outputLayout,
     strides: Object.freeze(all),
-    lseStrides: Object.freeze({ batch: group ? 0 : nheadQ * rowsQ, head: rowsQ }),
+    lseStrides: attentionLseStrides(mode, nheadQ, rowsQ),
     scale,
     mask,
     deterministic,

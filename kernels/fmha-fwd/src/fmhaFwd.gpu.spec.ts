@@ -8,26 +8,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import {
-  attentionFwdToleranceFor,
-  attentionLseIndex,
-  causalBottomRight,
-  causalTopLeft,
-  noMask,
-  packedAttentionStrides,
-  referenceAttentionFwd,
-  resolveAttentionFwdArgs,
-  slidingWindowMask,
-  type AttentionFwdArgs,
-  type AttentionLayout,
-  type AttentionMaskSpec,
-} from '@tilekit/fmha';
-import { decode, encode } from '@tilekit/numeric';
+import { causalBottomRight, causalTopLeft, noMask } from '@tilekit/fmha';
 import { buildOncePerInstance, Device, encodeTensorMapTiled, NvccCompiler } from '@tilekit/runtime';
 import { gpu } from '@tilekit/runtime/testing';
 import { FMHA_FWD_CATALOG } from './fmhaFwdCatalog.ts';
 import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
-import { FmhaFwdKernel, type FmhaFwdLaunchProblem } from './fmhaFwdLauncher.ts';
+import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
+import { fmhaFwdCommonGpuCases, runFmhaFwdGpuCase, type FmhaFwdGpuCase, type FmhaFwdGpuKernel } from './testing/fmhaFwdGpuCase.ts';
 
 let compiler: NvccCompiler | undefined;
 const kernelFor = buildOncePerInstance((instance: FmhaFwdInstance) => {
@@ -35,160 +22,21 @@ const kernelFor = buildOncePerInstance((instance: FmhaFwdInstance) => {
   return FmhaFwdKernel.build(instance, { device: Device.open(0), compiler });
 });
 
-function fill(count: number, dtype: 'fp16' | 'bf16', seed: number): Uint16Array {
-  const bits = new Uint16Array(count);
-  let x = (seed * 2654435761) >>> 0 || 1;
-  for (let i = 0; i < count; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    bits[i] = encode(dtype, (x / 2 ** 32) * 2 - 1);
-  }
-  return bits;
-}
-
-interface Case {
-  readonly dtype: 'fp16' | 'bf16';
-  readonly d: number;
-  readonly dv?: number;
-  readonly batch: number;
-  readonly h: number;
-  readonly hk?: number;
-  /** Batch mode: one length each; group mode: per-batch lengths. */
-  readonly sq: number | readonly number[];
-  readonly sk: number | readonly number[];
-  readonly layout: AttentionLayout;
-  readonly mask: AttentionMaskSpec;
-}
-
-function starts(lens: readonly number[]): number[] {
-  const s = [0];
-  for (const l of lens) s.push(s[s.length - 1]! + l);
-  return s;
-}
-
-function instanceFor(c: Case, split: boolean): FmhaFwdInstance {
-  const found = FMHA_FWD_CATALOG.find((i) => i.policy.dtype === c.dtype && i.policy.headDim === c.d && i.policy.headDimV === (c.dv ?? c.d) && i.policy.mask === (c.mask.kind === 'none' ? 'none' : 'window') && i.policy.splitKv === split);
+/** The catalog's non-split instance for `c`. */
+function instanceFor(c: FmhaFwdGpuCase): FmhaFwdInstance {
+  const found = FMHA_FWD_CATALOG.find((i) => i.policy.dtype === c.dtype && i.policy.headDim === c.d && i.policy.headDimV === (c.dv ?? c.d) && i.policy.mask === (c.mask.kind === 'none' ? 'none' : 'window') && !i.policy.splitKv);
   assert.ok(found, `no instance for ${JSON.stringify(c)}`);
   return found;
 }
 
-async function runCase(c: Case): Promise<string> {
-  const dv = c.dv ?? c.d;
-  const hk = c.hk ?? c.h;
-  const group = Array.isArray(c.sq);
-  const sqs = group ? (c.sq as readonly number[]) : Array<number>(c.batch).fill(c.sq as number);
-  const sks = group ? (c.sk as readonly number[]) : Array<number>(c.batch).fill(c.sk as number);
-  const rowsQ = group ? sqs.reduce((a, b) => a + b, 0) : sqs[0]!;
-  const rowsK = group ? sks.reduce((a, b) => a + b, 0) : sks[0]!;
-  const batches = group ? 1 : c.batch;
-  const qs = packedAttentionStrides(c.layout, c.h, rowsQ, c.d);
-  const ks = packedAttentionStrides(c.layout, hk, rowsK, c.d);
-  const vs = packedAttentionStrides(c.layout, hk, rowsK, dv);
-  const os = packedAttentionStrides(c.layout, c.h, rowsQ, dv);
-  const q = fill(batches * c.h * rowsQ * c.d, c.dtype, 1 + rowsQ);
-  const k = fill(batches * hk * rowsK * c.d, c.dtype, 2 + rowsK);
-  const v = fill(batches * hk * rowsK * dv, c.dtype, 3 + rowsK);
-  const args: AttentionFwdArgs = {
-    batch: c.batch,
-    nheadQ: c.h,
-    nheadK: hk,
-    hdimQ: c.d,
-    hdimV: dv,
-    ...(group ? { seqstartQ: starts(sqs), seqstartK: starts(sks) } : { seqlenQ: rowsQ, seqlenK: rowsK }),
-    q: { dtype: c.dtype, data: q, strides: qs },
-    k: { dtype: c.dtype, data: k, strides: ks },
-    v: { dtype: c.dtype, data: v, strides: vs },
-    oStrides: os,
-    mask: c.mask,
-  };
-  const resolved = resolveAttentionFwdArgs(args);
-  const ref = referenceAttentionFwd(args);
-  const tol = attentionFwdToleranceFor(args);
-  const problem: FmhaFwdLaunchProblem = {
-    dtype: c.dtype,
-    mode: group ? 'group' : 'batch',
-    batch: c.batch,
-    nheadQ: c.h,
-    nheadK: hk,
-    hdimQ: c.d,
-    hdimV: dv,
-    seqlenQ: Math.max(...sqs),
-    seqlenK: Math.max(...sks),
-    rowsQ,
-    rowsK,
-    qStrides: qs,
-    kStrides: ks,
-    vStrides: vs,
-    oStrides: os,
-    lse: true,
-    lseStrides: group ? { batch: 0, head: rowsQ } : { batch: c.h * rowsQ, head: rowsQ },
-    scale: resolved.scale,
-    mask: c.mask,
-    numSplits: 1,
-  };
-  const kernel = await kernelFor(instanceFor(c, false));
-  const device = Device.open(0);
-  const dq = device.upload(q);
-  const dk = device.upload(k);
-  const dvb = device.upload(v);
-  const oCount = batches * c.h * rowsQ * dv;
-  const lseCount = batches * c.h * rowsQ;
-  const dout = device.alloc(Math.max(1, oCount) * 2).fill(0xff);
-  const dlse = device.alloc(Math.max(1, lseCount) * 4).fill(0xff);
-  const dsq = group ? device.upload(new Int32Array(starts(sqs))) : undefined;
-  const dsk = group ? device.upload(new Int32Array(starts(sks))) : undefined;
-  try {
-    kernel.prepare(problem, { q: dq, k: dk, v: dvb, o: dout, lse: dlse, ...(dsq && dsk ? { seqstartQ: dsq, seqstartK: dsk } : {}) }, (o) => encodeTensorMapTiled(device, o)).launch();
-    const out = new Uint16Array(dout.copyToHost().buffer);
-    const lse = new Float32Array(dlse.copyToHost().buffer);
-    let worstO = 0;
-    let worstL = 0;
-    let bad = 0;
-    let first = '';
-    for (let b = 0; b < c.batch; b++) {
-      for (let h = 0; h < c.h; h++) {
-        for (let r = 0; r < sqs[b]!; r++) {
-          const base = group ? (resolved.rowStartsQ[b]! + r) * os.row + h * os.head : b * os.batch + h * os.head + r * os.row;
-          for (let j = 0; j < dv; j++) {
-            const got = decode(c.dtype, out[base + j]!);
-            const want = ref.o[base + j]!;
-            const err = Math.abs(got - want);
-            const lim = tol.o.atol + tol.o.rtol * Math.abs(want);
-            worstO = Math.max(worstO, err);
-            if (!(err <= lim)) {
-              bad++;
-              first ||= `O[b${b} h${h} r${r} d${j}] = ${got}, reference ${want} (|err| ${err.toExponential(2)} > ${lim.toExponential(2)})`;
-            }
-          }
-          const li = attentionLseIndex(resolved, b, h, r);
-          const gotL = lse[li]!;
-          const wantL = ref.lse[li]!;
-          const okL = wantL === -Infinity ? gotL === -Infinity : Math.abs(gotL - wantL) <= tol.lse.atol + tol.lse.rtol * Math.abs(wantL);
-          if (wantL !== -Infinity) worstL = Math.max(worstL, Math.abs(gotL - wantL));
-          if (!okL) {
-            bad++;
-            first ||= `LSE[b${b} h${h} r${r}] = ${gotL}, reference ${wantL}`;
-          }
-        }
-      }
-    }
-    assert.equal(bad, 0, `${kernel.instance.name}: ${bad} elements off; first: ${first}`);
-    return `${kernel.instance.name}: max |err| O ${worstO.toExponential(2)} (atol ${tol.o.atol.toExponential(2)}), LSE ${worstL.toExponential(2)}`;
-  } finally {
-    for (const buf of [dq, dk, dvb, dout, dlse, dsq, dsk]) buf?.dispose();
-  }
+/** The kernel of `instanceFor(c)`, launched with tensor maps encoded by the driver. */
+async function kernelForCase(c: FmhaFwdGpuCase): Promise<FmhaFwdGpuKernel> {
+  const kernel = await kernelFor(instanceFor(c));
+  return { name: kernel.instance.name, launch: (problem, buffers, device) => kernel.prepare(problem, buffers, (o) => encodeTensorMapTiled(device, o)).launch() };
 }
 
-const cases: readonly (Case & { readonly label: string })[] = [
-  { label: 'fp16 d128 no mask, b2 h2 s259, bhsd', dtype: 'fp16', d: 128, batch: 2, h: 2, sq: 259, sk: 259, layout: 'bhsd', mask: noMask },
-  { label: 'fp16 d128 causal top-left, s1000, bshd', dtype: 'fp16', d: 128, batch: 1, h: 2, sq: 1000, sk: 1000, layout: 'bshd', mask: causalTopLeft },
-  { label: 'bf16 d128 causal bottom-right sq259 < sk1000 (GQA 4:2)', dtype: 'bf16', d: 128, batch: 2, h: 4, hk: 2, sq: 259, sk: 1000, layout: 'bhsd', mask: causalBottomRight },
-  { label: 'fp16 d128 causal bottom-right sq259 > sk100: the first 159 rows fully masked', dtype: 'fp16', d: 128, batch: 1, h: 2, sq: 259, sk: 100, layout: 'bhsd', mask: causalBottomRight },
-  { label: 'fp16 d128 sliding window t:17,5 s127', dtype: 'fp16', d: 128, batch: 1, h: 2, sq: 127, sk: 127, layout: 'bshd', mask: slidingWindowMask(17, 5) },
-  { label: 'bf16 d128 varlen q 1,17,0,127,259 k 17,1,5,127,300, bshd, GQA 4:1', dtype: 'bf16', d: 128, batch: 5, h: 4, hk: 1, sq: [1, 17, 0, 127, 259], sk: [17, 1, 5, 127, 300], layout: 'bshd', mask: noMask },
+const cases: readonly FmhaFwdGpuCase[] = [
+  ...fmhaFwdCommonGpuCases,
   { label: 'fp16 d128 varlen causal bottom-right q 17,259 k 259,17', dtype: 'fp16', d: 128, batch: 2, h: 2, sq: [17, 259], sk: [259, 17], layout: 'bhsd', mask: causalBottomRight },
   { label: 'fp16 d64 no mask s1 sk4097', dtype: 'fp16', d: 64, batch: 1, h: 2, sq: 1, sk: 4097, layout: 'bhsd', mask: noMask },
   { label: 'fp16 d64 causal s259', dtype: 'fp16', d: 64, batch: 2, h: 2, sq: 259, sk: 259, layout: 'bshd', mask: causalTopLeft },
@@ -202,6 +50,6 @@ const cases: readonly (Case & { readonly label: string })[] = [
 
 for (const c of cases) {
   test(`kernel-fmha-fwd/gpu: ${c.label}`, gpu.options, async () => {
-    console.log(await runCase(c));
+    console.log(await runFmhaFwdGpuCase(c, await kernelForCase(c)));
   });
 }

@@ -4,7 +4,8 @@
 // head): the block first turns the splits' LSEs of its rows into weights exp(lse_s − lse) in shared
 // memory, then sums the weighted partial O tiles, loaded through a tile window whose distribution
 // puts consecutive lanes on consecutive 16-byte vectors of a row.
-import { add, and, bool, cast, exp2Approx, log2Approx, div, float32, ge, index, infinity, instanceKey, int32, int64, kernelParam, KernelSignature, lit, lt, maxOf, mod, mul, ne, select, SourceBuilder, sm90a, sub, type Expr, type InstanceKey, type Target } from '@tilekit/codegen';
+import { add, and, bool, cast, exp2Approx, log2Approx, div, float32, index, infinity, instanceKey, int32, int64, kernelParam, KernelSignature, lit, lt, maxOf, mod, mul, ne, select, SourceBuilder, sm90a, sub, type Expr, type InstanceKey, type Target } from '@tilekit/codegen';
+import { emitRowTileSequence } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { ArgumentError, getDType, TilekitError } from '@tilekit/numeric';
 import { BlockEmitter, castTile, clearTile, hRef, loadTile, makeDistributedTensor, makeTensorView, makeTileWindow, storeTile, sweepTile, TileDistributionEncoding } from '@tilekit/tile';
@@ -156,17 +157,7 @@ export class FmhaFwdCombineInstance {
     const logf = (x: Expr): Expr => mul(log2Approx(t, x), lit(Math.LN2, float32));
     const negInf = infinity(float32, { negative: true });
     this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads, minBlocksPerSm: this.minBlocksPerSm } }, (b, a) => {
-      const batch = b.let('batch', int32, cast(t.blockIdx('z'), int32));
-      const head = b.let('head', int32, cast(t.blockIdx('y'), int32));
-      const m0 = b.let('m0', int32, mul(cast(t.blockIdx('x'), int32), P.tileM));
-      const group = b.let('group_mode', bool, ne(select(a.seqstart_q, 1, 0), 0));
-      const rowQ = b.declare('row_q', int32, 0, { storage: 'mutable' });
-      const seqlenQ = b.declare('sq', int32, a.seqlen_q, { storage: 'mutable' });
-      b.if(group, (g) => {
-        g.assign(rowQ, index(a.seqstart_q, batch));
-        g.assign(seqlenQ, sub(index(a.seqstart_q, add(batch, 1)), rowQ));
-      });
-      b.if(ge(m0, seqlenQ), (x) => x.return());
+      const { batch, head, m0, rowStart: rowQ, seqlen: seqlenQ } = emitRowTileSequence(b, t, { tileRows: P.tileM, seqlen: a.seqlen_q, seqstart: a.seqstart_q });
       const row64 = cast(rowQ, int64);
       const oAcc = b.let('o_acc_base', a.o_acc.type, add(a.o_acc, add(add(mul(cast(batch, int64), a.o_acc_stride_batch), mul(cast(head, int64), a.o_acc_stride_head)), mul(row64, P.headDimV))));
       const lseAcc = b.let('lse_acc_base', a.lse_acc.type, add(a.lse_acc, add(add(mul(cast(batch, int64), a.lse_acc_stride_batch), mul(cast(head, int64), a.lse_acc_stride_head)), row64)));

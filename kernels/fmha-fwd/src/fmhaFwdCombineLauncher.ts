@@ -3,9 +3,10 @@
 // arguments; FmhaFwdCombineKernel compiles and loads an instance.
 import type { PackedArguments } from '@tilekit/codegen';
 import { ArgumentError, getDType } from '@tilekit/numeric';
-import { loadInstance, type CompileResult, type Compiler, type CudaModule, type Device, type Kernel, type KernelResources, type Stream } from '@tilekit/runtime';
+import { type Compiler, type Device, type Stream } from '@tilekit/runtime';
+import { FmhaFwdLoadedKernel } from './fmhaFwdLoadedKernel.ts';
 import type { FmhaFwdCombineInstance, FmhaFwdCombineLaunch } from './fmhaFwdCombine.ts';
-import { FMHA_FWD_COMPILE_FLAGS, fmhaFwdWorkspace, type DeviceRange, type FmhaFwdLaunchProblem } from './fmhaFwdLauncher.ts';
+import { fmhaFwdWorkspace, type DeviceRange, type FmhaFwdLaunchProblem } from './fmhaFwdLauncher.ts';
 
 /** Device memory of a combine launch: the split workspace (read) and O / LSE (written). */
 export interface FmhaFwdCombineBuffers {
@@ -91,38 +92,14 @@ export function prepareFmhaFwdCombineLaunch(instance: FmhaFwdCombineInstance, p:
 }
 
 /** One combine instance compiled and loaded on a device. */
-export class FmhaFwdCombineKernel {
-  readonly instance: FmhaFwdCombineInstance;
-  readonly compiled: CompileResult;
-  readonly module: CudaModule;
-  readonly kernel: Kernel;
-
-  private constructor(instance: FmhaFwdCombineInstance, compiled: CompileResult, module: CudaModule, kernel: Kernel) {
-    this.instance = instance;
-    this.compiled = compiled;
-    this.module = module;
-    this.kernel = kernel;
-  }
-
+export class FmhaFwdCombineKernel extends FmhaFwdLoadedKernel<FmhaFwdCombineInstance> {
   /** Compiles and loads `instance` (the runtime's arch and parameter-layout checks). */
   static async build(instance: FmhaFwdCombineInstance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<FmhaFwdCombineKernel> {
-    const loaded = await loadInstance(instance, { ...options, flags: FMHA_FWD_COMPILE_FLAGS });
-    return new FmhaFwdCombineKernel(instance, loaded.compiled, loaded.module, loaded.kernel);
-  }
-
-  get resources(): KernelResources {
-    return this.compiled.resources;
+    return new FmhaFwdCombineKernel(instance, await FmhaFwdLoadedKernel.loadOn(instance, options), options.device);
   }
 
   /** Validates and packs once; `launch` only enqueues. */
   prepare(p: FmhaFwdLaunchProblem, buffers: FmhaFwdCombineBuffers): { readonly prepared: PreparedFmhaFwdCombineLaunch; launch(): void } {
-    const prepared = prepareFmhaFwdCombineLaunch(this.instance, p, buffers);
-    const { launch, args } = prepared;
-    const config = { grid: launch.grid, block: launch.block, sharedBytes: 0, ...(buffers.stream ? { stream: buffers.stream } : {}) };
-    return { prepared, launch: () => this.kernel.launch(config, args) };
-  }
-
-  dispose(): void {
-    this.module.dispose();
+    return this.enqueuer(prepareFmhaFwdCombineLaunch(this.instance, p, buffers), buffers.stream);
   }
 }

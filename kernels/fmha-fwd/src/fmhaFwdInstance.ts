@@ -1,11 +1,12 @@
 // Kernel instances of the attention forward operator: a Policy bound to the sm_90a warp-specialized
 // TMA + wgmma pipeline of @tilekit/fmha, with a deterministic key (= entry point), the launch
 // constants the host asks for, and the kernel parameters. Host code never re-derives these.
-import { add, bool, cast, div, float32, select, ge, index, instanceKey, int32, int64, kernelParam, KernelSignature, mul, ne, SourceBuilder, sm90a, sub, type InstanceKey, type Target } from '@tilekit/codegen';
-import { emitGenericAttentionMask, FmhaFwdWsPipeline, GenericAttentionMaskCode, type FmhaFwdWsPolicy } from '@tilekit/fmha';
+import { add, cast, div, float32, select, instanceKey, int32, int64, kernelParam, KernelSignature, mul, SourceBuilder, sm90a, sub, type InstanceKey, type Target } from '@tilekit/codegen';
+import { FmhaFwdWsPipeline, type FmhaFwdWsPolicy } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { getDType } from '@tilekit/numeric';
 import { makeTensorView } from '@tilekit/tile';
+import { emitFmhaFwdBase, emitFmhaFwdLseBase, emitFmhaFwdMask, emitFmhaFwdSequence } from './fmhaFwdSequence.ts';
 
 /** Batch mode (every sequence the same length) or group mode (varlen: `seqstartQ`/`seqstartK`). */
 export type FmhaFwdMode = 'batch' | 'group';
@@ -123,37 +124,13 @@ export class FmhaFwdInstance {
       // Masked kernels start with the query tiles that see the most keys (the last ones under a causal mask).
       const tile = b.let('q_tile', int32, P.mask === 'none' ? cast(t.blockIdx('x'), int32) : sub(sub(cast(t.gridDim('x'), int32), 1), cast(t.blockIdx('x'), int32)));
       const m0 = b.let('m0', int32, mul(tile, P.tileM));
-      // Group (varlen) mode is a runtime fact: seqstart_q is given. Its sequences are rows
-      // [seqstart[b], seqstart[b + 1]) of one "batch"; a per-batch seqlen_k array overrides the key count.
-      const group = b.let('group_mode', bool, ne(select(a.seqstart_q, 1, 0), 0));
-      const rowQ = b.declare('row_q', int32, 0, { storage: 'mutable' });
-      const rowK = b.declare('row_k', int32, 0, { storage: 'mutable' });
-      const seqlenQ = b.declare('sq', int32, a.seqlen_q, { storage: 'mutable' });
-      const seqlenK = b.declare('sk', int32, a.seqlen_k, { storage: 'mutable' });
-      b.if(group, (g) => {
-        g.assign(rowQ, index(a.seqstart_q, batch));
-        g.assign(rowK, index(a.seqstart_k, batch));
-        g.assign(seqlenQ, sub(index(a.seqstart_q, add(batch, 1)), rowQ));
-        g.assign(seqlenK, sub(index(a.seqstart_k, add(batch, 1)), rowK));
-        g.if(a.seqlen_k_ptr, (x) => x.assign(seqlenK, index(a.seqlen_k_ptr, batch)));
-      });
-      b.if(ge(m0, seqlenQ), (x) => x.return());
+      const seq = emitFmhaFwdSequence(b, a, batch, m0);
+      const { group, rowQ, rowK, seqlenQ, seqlenK } = seq;
       const mapBatch = b.let('map_batch', int32, select(group, 0, batch));
-      const mask = emitGenericAttentionMask(
-        P.mask === 'none' ? { kind: 'none' } : { kind: 'window', alignment: ne(a.mask_top_left, 0), left: a.mask_left, right: a.mask_right },
-        seqlenQ,
-        seqlenK,
-      );
-      // The window's (y, x) once, as locals: every edge test and element predicate reads them.
-      const maskCode = mask.masking ? new GenericAttentionMaskCode({ masking: true, y: b.let('mask_y', int32, mask.y), x: b.let('mask_x', int32, mask.x), seqlenQ, seqlenK }) : mask;
-      const oBase = b.let(
-        'o_base',
-        a.o.type,
-        add(a.o, add(add(mul(cast(batch, int64), a.o_stride_batch), mul(cast(head, int64), a.o_stride_head)), add(mul(cast(rowQ, int64), cast(a.o_stride_row, int64)), split !== undefined ? mul(cast(split, int64), a.o_split_stride) : cast(0, int64)))),
-      );
-      // LSE is optional: a null lse stays null (the pipeline skips its stores then).
-      const lseOffset = add(add(mul(cast(batch, int64), a.lse_stride_batch), mul(cast(head, int64), a.lse_stride_head)), add(cast(rowQ, int64), split !== undefined ? mul(cast(split, int64), a.lse_split_stride) : cast(0, int64)));
-      const lseBase = b.let('lse_base', a.lse.type, select(a.lse, add(a.lse, lseOffset), a.lse));
+      const maskCode = emitFmhaFwdMask(b, P.mask, a, seq);
+      const splitOffset = (stride: typeof a.o_split_stride) => (split !== undefined ? mul(cast(split, int64), stride) : cast(0, int64));
+      const oBase = emitFmhaFwdBase(b, 'o_base', a.o, { batch, batchStride: a.o_stride_batch, head, headStride: a.o_stride_head, rowOffset: add(mul(cast(rowQ, int64), cast(a.o_stride_row, int64)), splitOffset(a.o_split_stride)) });
+      const lseBase = emitFmhaFwdLseBase(b, a.lse, { batch, batchStride: a.lse_stride_batch, head, headStride: a.lse_stride_head, rowOffset: add(cast(rowQ, int64), splitOffset(a.lse_split_stride)) });
       this.pipeline.emit(b, t, {
         qMap: a.q_map,
         kMap: a.k_map,

@@ -2,13 +2,13 @@
 // arguments and the grid, from a checked problem and device buffers — all validated before
 // anything reaches the GPU (ArgumentError naming the argument and the rule).
 import type { PackedArguments } from '@tilekit/codegen';
-import type { AttentionMaskSpec, AttentionTensorStrides } from '@tilekit/fmha';
+import type { AttentionTensorStrides, CheckedAttentionProblem } from '@tilekit/fmha';
 import { ArgumentError, getDType } from '@tilekit/numeric';
-import { checkTiledTensorMap, loadInstance, type CompileResult, type CudaModule, type Device, type Kernel, type KernelResources, type LoadedInstance, type Stream, type TiledTensorMapOptions, type Compiler } from '@tilekit/runtime';
+import { checkTiledTensorMap, type Device, type Stream, type TiledTensorMapOptions, type Compiler } from '@tilekit/runtime';
+import { FmhaFwdLoadedKernel } from './fmhaFwdLoadedKernel.ts';
 import type { FmhaFwdInstance, FmhaFwdLaunch, FmhaFwdMode } from './fmhaFwdInstance.ts';
 
-/** Flags every attention kernel is compiled with. */
-export const FMHA_FWD_COMPILE_FLAGS: readonly string[] = Object.freeze(['-std=c++17', '-lineinfo']);
+export { FMHA_FWD_COMPILE_FLAGS } from './fmhaFwdLoadedKernel.ts';
 
 /** A range of device memory: a `DeviceBuffer` or a view of one. */
 export interface DeviceRange {
@@ -21,29 +21,15 @@ export interface DeviceRange {
  * strides of Q/K/V/O (`AttentionTensorStrides`: batch, head, row; the head dim contiguous), the LSE
  * layout (per batch and head, rows contiguous), the mask and the scale.
  */
-export interface FmhaFwdLaunchProblem {
+export interface FmhaFwdLaunchProblem extends CheckedAttentionProblem {
   readonly dtype: 'fp16' | 'bf16';
   readonly mode: FmhaFwdMode;
-  readonly batch: number;
-  readonly nheadQ: number;
-  readonly nheadK: number;
-  readonly hdimQ: number;
-  readonly hdimV: number;
-  /** Batch mode: rows per sequence. Group mode: the longest query sequence (grid size) — and the key rows are read from `seqstartK`. */
-  readonly seqlenQ: number;
-  readonly seqlenK: number;
-  /** Rows of Q and of K/V per head in the tensors: batch mode the seqlens, group mode the totals. */
-  readonly rowsQ: number;
-  readonly rowsK: number;
   readonly qStrides: AttentionTensorStrides;
   readonly kStrides: AttentionTensorStrides;
   readonly vStrides: AttentionTensorStrides;
   readonly oStrides: AttentionTensorStrides;
-  /** Writes LSE (fp32, natural log) at lse[b·lseStrides.batch + h·lseStrides.head + row]. */
+  /** Writes LSE (fp32, natural log) at lse[b·lseStrides.batch + h·lseStrides.head + row]; group mode reads the key rows from `seqstartK`. */
   readonly lse: boolean;
-  readonly lseStrides: { readonly batch: number; readonly head: number };
-  readonly scale: number;
-  readonly mask: AttentionMaskSpec;
   /** Key splits (1: no split-KV). */
   readonly numSplits: number;
 }
@@ -212,41 +198,14 @@ export function prepareFmhaFwdLaunch(instance: FmhaFwdInstance, p: FmhaFwdLaunch
 }
 
 /** One instance compiled and loaded on a device. */
-export class FmhaFwdKernel {
-  readonly instance: FmhaFwdInstance;
-  readonly compiled: CompileResult;
-  readonly module: CudaModule;
-  readonly kernel: Kernel;
-  readonly device: Device;
-
-  private constructor(instance: FmhaFwdInstance, loaded: LoadedInstance, device: Device) {
-    this.instance = instance;
-    this.compiled = loaded.compiled;
-    this.module = loaded.module;
-    this.kernel = loaded.kernel;
-    this.device = device;
-  }
-
+export class FmhaFwdKernel extends FmhaFwdLoadedKernel<FmhaFwdInstance> {
   /** Compiles and loads `instance` (arch and parameter-layout checks of the runtime's `loadInstance`) and opts in to its shared memory. */
   static async build(instance: FmhaFwdInstance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<FmhaFwdKernel> {
-    const built = new FmhaFwdKernel(instance, await loadInstance(instance, { ...options, flags: FMHA_FWD_COMPILE_FLAGS }), options.device);
-    built.kernel.setMaxDynamicSharedMemory(instance.sharedBytes);
-    return built;
-  }
-
-  get resources(): KernelResources {
-    return this.compiled.resources;
+    return new FmhaFwdKernel(instance, await FmhaFwdLoadedKernel.loadOn(instance, options), options.device);
   }
 
   /** Validates and encodes once; `launch` only enqueues (timing loops call it repeatedly). */
   prepare(p: FmhaFwdLaunchProblem, buffers: FmhaFwdBuffers, encode: TensorMapEncoder): { readonly prepared: PreparedFmhaFwdLaunch; launch(): void } {
-    const prepared = prepareFmhaFwdLaunch(this.instance, p, buffers, encode);
-    const { launch, args } = prepared;
-    const config = { grid: launch.grid, block: launch.block, sharedBytes: launch.sharedBytes, ...(buffers.stream ? { stream: buffers.stream } : {}) };
-    return { prepared, launch: () => this.kernel.launch(config, args) };
-  }
-
-  dispose(): void {
-    this.module.dispose();
+    return this.enqueuer(prepareFmhaFwdLaunch(this.instance, p, buffers, encode), buffers.stream);
   }
 }

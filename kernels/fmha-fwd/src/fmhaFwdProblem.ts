@@ -1,18 +1,21 @@
 import {
-  ATTENTION_LAYOUTS,
-  AttentionMaskError,
-  checkAttentionMaskSpec,
+  ATTENTION_MAX_BATCH,
+  ATTENTION_MAX_HDIM,
+  ATTENTION_MAX_HEADS,
+  ATTENTION_MAX_SEQLEN,
+  attentionLseStrides,
+  attentionProblemChecks,
+  attentionTensorSpan,
   formatAttentionMaskSpec,
   isCausalMask,
-  noMask,
-  packedAttentionStrides,
-  parseAttentionMaskSpec,
   type AttentionFwdArgs,
   type AttentionLayout,
   type AttentionMaskSpec,
+  type AttentionProblemMode,
   type AttentionTensorStrides,
 } from '@tilekit/fmha';
 import { ArgumentError } from '@tilekit/numeric';
+import type { FmhaFwdLaunchProblem } from './fmhaFwdLauncher.ts';
 
 /** An FMHA forward argument broke a rule; `argument` is `problem.<field>`. */
 export class FmhaFwdArgumentError extends ArgumentError {}
@@ -34,10 +37,10 @@ export const FMHA_FWD_HEAD_DIMS: readonly { readonly hdimQ: number; readonly hdi
 );
 
 /** The largest sequence (and group-mode total) length: the kernels' int32 index arithmetic stays exact below it. */
-export const FMHA_FWD_MAX_SEQLEN = 2 ** 30;
+export const FMHA_FWD_MAX_SEQLEN = ATTENTION_MAX_SEQLEN;
 /** The largest batch and head counts (grid dimensions). */
-export const FMHA_FWD_MAX_BATCH = 65535;
-export const FMHA_FWD_MAX_HEADS = 65535;
+export const FMHA_FWD_MAX_BATCH = ATTENTION_MAX_BATCH;
+export const FMHA_FWD_MAX_HEADS = ATTENTION_MAX_HEADS;
 /** The most key splits of split-KV (CK's kMaxSplits = 2^7). */
 export const FMHA_FWD_MAX_SPLITS = 128;
 
@@ -84,24 +87,11 @@ export interface FmhaFwdProblem {
 }
 
 /** Batch or group (varlen) mode. */
-export type FmhaFwdProblemMode = 'batch' | 'group';
+export type FmhaFwdProblemMode = AttentionProblemMode;
 
-/** A problem with every default filled in (assignable to the launcher's problem). */
-export interface CheckedFmhaFwdProblem {
+/** A problem with every default filled in: the launcher's problem plus the group-mode sequences, layouts and the split choice. */
+export interface CheckedFmhaFwdProblem extends FmhaFwdLaunchProblem {
   readonly dtype: FmhaFwdDType;
-  readonly mode: FmhaFwdProblemMode;
-  readonly batch: number;
-  readonly nheadQ: number;
-  readonly nheadK: number;
-  readonly hdimQ: number;
-  readonly hdimV: number;
-  /** Batch mode: rows per sequence; group mode: the longest query sequence. */
-  readonly seqlenQ: number;
-  /** Batch mode: keys per sequence; group mode: the longest key sequence used. */
-  readonly seqlenK: number;
-  /** Rows of Q and of K/V per head in the tensors: batch mode the seqlens, group mode the totals. */
-  readonly rowsQ: number;
-  readonly rowsK: number;
   /** Group mode only (else empty): seqstartQ, seqstartK, and the keys used per batch. */
   readonly seqstartQ: readonly number[];
   readonly seqstartK: readonly number[];
@@ -110,77 +100,13 @@ export interface CheckedFmhaFwdProblem {
   readonly hasSeqlenK: boolean;
   readonly inputLayout: AttentionLayout;
   readonly outputLayout: AttentionLayout;
-  readonly qStrides: AttentionTensorStrides;
-  readonly kStrides: AttentionTensorStrides;
-  readonly vStrides: AttentionTensorStrides;
-  readonly oStrides: AttentionTensorStrides;
-  readonly lse: boolean;
-  /** LSE element (b, h, row) at b·batch + h·head + row (group: row is global, batch stride unused). */
-  readonly lseStrides: { readonly batch: number; readonly head: number };
-  readonly scale: number;
-  readonly mask: AttentionMaskSpec;
-  /** Key splits (1 until the runner resolves 'auto'). */
-  readonly numSplits: number;
   /** The caller asked for splitKv 'auto': the runner replaces numSplits by `chooseFmhaFwdSplits`. */
   readonly splitKvAuto: boolean;
 }
 
-function fail(field: string, rule: string, found: unknown): never {
+const checks = attentionProblemChecks((field, rule, found) => {
   throw new FmhaFwdArgumentError(`problem.${field}`, rule, found);
-}
-
-function integer(field: string, v: unknown, min: number, max: number): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) fail(field, `must be an integer in [${min}, ${max}]`, v);
-  return v;
-}
-
-function seqstarts(field: string, s: unknown, batch: number): number[] {
-  if (!Array.isArray(s) || s.length !== batch + 1) fail(field, `must be an array of batch + 1 = ${batch + 1} integers`, s);
-  const out = (s as unknown[]).map((v, i) => integer(`${field}[${i}]`, v, 0, FMHA_FWD_MAX_SEQLEN));
-  if (out[0] !== 0) fail(`${field}[0]`, 'must be 0', out[0]);
-  for (let i = 1; i < out.length; i++) if (out[i]! < out[i - 1]!) fail(field, `must be non-decreasing, but [${i}] = ${out[i]} < [${i - 1}] = ${out[i - 1]}`, s);
-  return out;
-}
-
-/**
- * Explicit strides must keep the layout's order with no overlap: each dimension's stride at least
- * the packed extent of the dimensions inside it (bhsd: row ≥ hdim, head ≥ rows·row, batch ≥
- * nhead·head; bshd: head ≥ hdim, row ≥ nhead·head, batch ≥ rows·row); batch unused in group mode.
- */
-function strides(field: string, given: AttentionTensorStrides | undefined, layout: AttentionLayout, nhead: number, rows: number, hdim: number, group: boolean): AttentionTensorStrides {
-  if (given === undefined) {
-    const packed = packedAttentionStrides(layout, nhead, rows, hdim);
-    return Object.freeze({ ...packed, batch: group ? 0 : packed.batch });
-  }
-  if (typeof given !== 'object' || given === null) fail(field, 'must be { batch, head, row } element strides', given);
-  const { head, row } = given;
-  for (const [k, v] of [['head', head], ['row', row]] as const) integer(`${field}.${k}`, v, 0, Number.MAX_SAFE_INTEGER);
-  if (layout === 'bhsd') {
-    if (row < hdim) fail(`${field}.row`, `must be at least hdim = ${hdim} (bhsd: the head dim is contiguous inside a row)`, row);
-    if (head < rows * row) fail(`${field}.head`, `must be at least rows·row = ${rows}·${row} = ${rows * row} (bhsd)`, head);
-  } else {
-    if (head < hdim) fail(`${field}.head`, `must be at least hdim = ${hdim} (bshd: the head dim is contiguous inside a head)`, head);
-    if (row < nhead * head) fail(`${field}.row`, `must be at least nhead·head = ${nhead}·${head} = ${nhead * head} (bshd)`, row);
-  }
-  if (group) {
-    if (given.batch !== undefined && given.batch !== 0) fail(`${field}.batch`, 'must be 0 in group mode (batches are found through seqstart)', given.batch);
-    return Object.freeze({ batch: 0, head, row });
-  }
-  const batch = integer(`${field}.batch`, given.batch, 0, Number.MAX_SAFE_INTEGER);
-  const inner = layout === 'bhsd' ? nhead * head : rows * row;
-  if (batch < inner) fail(`${field}.batch`, `must be at least ${layout === 'bhsd' ? 'nhead·head' : 'rows·row'} = ${inner} (${layout})`, batch);
-  return Object.freeze({ batch, head, row });
-}
-
-function maskOf(given: AttentionMaskSpec | string | undefined): AttentionMaskSpec {
-  try {
-    if (given === undefined) return noMask;
-    return typeof given === 'string' ? parseAttentionMaskSpec(given) : checkAttentionMaskSpec(given, 'mask');
-  } catch (e) {
-    if (e instanceof AttentionMaskError) fail('mask', `must be a valid mask (${e.message})`, given);
-    throw e;
-  }
-}
+});
 
 /**
  * Validates a problem and returns it with defaults, frozen. Rules (each violation throws
@@ -189,87 +115,36 @@ function maskOf(given: AttentionMaskSpec | string | undefined): AttentionMaskSpe
  * 128/128, 192/128, 256/256; batch mode: seqlens in [0, 2^30], no seqstart; group mode: seqstartQ
  * and seqstartK with batch + 1 entries from 0, non-decreasing, totals ≤ 2^30, per-batch seqlenK
  * (optional) at most its slot; layouts bhsd | bshd; explicit strides keep the layout's order
- * without overlap (see `strides`); a valid mask (spec or CK string); lse boolean; scale finite > 0
- * (default 1/√hdimQ, rounded to fp32); splitKv an integer in [1, 128] or 'auto' (numSplits 1,
- * `splitKvAuto` true).
+ * without overlap (see `AttentionProblemChecks.strides`); a valid mask (spec or CK string); lse
+ * boolean; scale finite > 0 (default 1/√hdimQ, rounded to fp32); splitKv an integer in [1, 128]
+ * or 'auto' (numSplits 1, `splitKvAuto` true).
  */
 export function checkFmhaFwdProblem(problem: FmhaFwdProblem): CheckedFmhaFwdProblem {
   if (typeof problem !== 'object' || problem === null) throw new FmhaFwdArgumentError('problem', 'must be an object', problem);
   const p = problem;
-  if (!(FMHA_FWD_DTYPES as readonly string[]).includes(p.dtype)) fail('dtype', `must be one of ${FMHA_FWD_DTYPES.join(', ')}`, p.dtype);
-  const batch = integer('batch', p.batch, 1, FMHA_FWD_MAX_BATCH);
-  const nheadQ = integer('nheadQ', p.nheadQ, 1, FMHA_FWD_MAX_HEADS);
-  const nheadK = integer('nheadK', p.nheadK ?? nheadQ, 1, FMHA_FWD_MAX_HEADS);
-  if (nheadQ % nheadK !== 0) fail('nheadK', `must divide nheadQ = ${nheadQ} (GQA/MQA: nheadQ % nheadK == 0)`, nheadK);
-  const hdimQ = integer('hdimQ', p.hdimQ, 1, 1024);
+  const dtype = checks.oneOf('dtype', p.dtype, FMHA_FWD_DTYPES);
+  const { batch, nheadQ, nheadK } = checks.heads(p, true);
+  const hdimQ = checks.integer('hdimQ', p.hdimQ, 1, ATTENTION_MAX_HDIM);
   const pairs = FMHA_FWD_HEAD_DIMS.filter((d) => d.hdimQ === hdimQ);
-  if (pairs.length === 0) fail('hdimQ', `must be one of ${[...new Set(FMHA_FWD_HEAD_DIMS.map((d) => d.hdimQ))].join(', ')}`, hdimQ);
-  const hdimV = integer('hdimV', p.hdimV ?? pairs[0]!.hdimV, 1, 1024);
-  if (!pairs.some((d) => d.hdimV === hdimV)) fail('hdimV', `must be ${pairs.map((d) => d.hdimV).join(' or ')} with hdimQ = ${hdimQ}`, hdimV);
-
-  const group = p.seqstartQ !== undefined || p.seqstartK !== undefined;
-  let seqlenQ: number;
-  let seqlenK: number;
-  let rowsQ: number;
-  let rowsK: number;
-  let seqstartQ: number[] = [];
-  let seqstartK: number[] = [];
-  let seqlensK: number[] = [];
-  let hasSeqlenK = false;
-  if (group) {
-    if (p.seqlenQ !== undefined) fail('seqlenQ', 'must be omitted in group mode (seqstartQ gives the query sequences)', p.seqlenQ);
-    if (p.seqstartQ === undefined) fail('seqstartQ', 'is required in group mode (with seqstartK)', p.seqstartQ);
-    if (p.seqstartK === undefined) fail('seqstartK', 'is required in group mode (with seqstartQ)', p.seqstartK);
-    seqstartQ = seqstarts('seqstartQ', p.seqstartQ, batch);
-    seqstartK = seqstarts('seqstartK', p.seqstartK, batch);
-    const slots = seqstartK.slice(1).map((e, b) => e - seqstartK[b]!);
-    if (p.seqlenK === undefined) seqlensK = slots;
-    else {
-      if (!Array.isArray(p.seqlenK) || p.seqlenK.length !== batch) fail('seqlenK', `in group mode must be an array of batch = ${batch} integers`, p.seqlenK);
-      hasSeqlenK = true;
-      seqlensK = (p.seqlenK as readonly number[]).map((v, b) => {
-        const n = integer(`seqlenK[${b}]`, v, 0, FMHA_FWD_MAX_SEQLEN);
-        if (n > slots[b]!) fail(`seqlenK[${b}]`, `must be at most seqstartK[${b + 1}] − seqstartK[${b}] = ${slots[b]}`, n);
-        return n;
-      });
-    }
-    seqlenQ = Math.max(0, ...seqstartQ.slice(1).map((e, b) => e - seqstartQ[b]!));
-    seqlenK = Math.max(0, ...seqlensK);
-    rowsQ = seqstartQ[batch]!;
-    rowsK = seqstartK[batch]!;
-  } else {
-    seqlenQ = integer('seqlenQ', p.seqlenQ, 0, FMHA_FWD_MAX_SEQLEN);
-    if (Array.isArray(p.seqlenK)) fail('seqlenK', 'must be a number in batch mode (per-batch keys need group mode)', p.seqlenK);
-    seqlenK = integer('seqlenK', p.seqlenK ?? seqlenQ, 0, FMHA_FWD_MAX_SEQLEN);
-    rowsQ = seqlenQ;
-    rowsK = seqlenK;
-  }
-
-  const layout = (field: string, v: unknown): AttentionLayout => {
-    const l = v ?? 'bhsd';
-    if (!(ATTENTION_LAYOUTS as readonly unknown[]).includes(l)) fail(field, `must be one of ${ATTENTION_LAYOUTS.join(', ')}`, l);
-    return l as AttentionLayout;
-  };
-  const inputLayout = layout('inputLayout', p.inputLayout);
-  const outputLayout = layout('outputLayout', p.outputLayout);
-  const qStrides = strides('qStrides', p.qStrides, inputLayout, nheadQ, rowsQ, hdimQ, group);
-  const kStrides = strides('kStrides', p.kStrides, inputLayout, nheadK, rowsK, hdimQ, group);
-  const vStrides = strides('vStrides', p.vStrides, inputLayout, nheadK, rowsK, hdimV, group);
-  const oStrides = strides('oStrides', p.oStrides, outputLayout, nheadQ, rowsQ, hdimV, group);
-
-  const mask = maskOf(p.mask);
-  const lse = p.lse ?? false;
-  if (typeof lse !== 'boolean') fail('lse', 'must be a boolean', lse);
-  const scaleIn = p.scale ?? 1 / Math.sqrt(hdimQ);
-  if (typeof scaleIn !== 'number' || !Number.isFinite(scaleIn) || scaleIn <= 0) fail('scale', 'must be a finite number > 0', scaleIn);
-  const scale = Math.fround(scaleIn);
-  if (!Number.isFinite(scale) || scale <= 0) fail('scale', 'must be a positive number representable in fp32', scaleIn);
+  if (pairs.length === 0) checks.oneOf('hdimQ', hdimQ, [...new Set(FMHA_FWD_HEAD_DIMS.map((d) => d.hdimQ))]);
+  const hdimV = checks.integer('hdimV', p.hdimV ?? pairs[0]!.hdimV, 1, ATTENTION_MAX_HDIM);
+  if (!pairs.some((d) => d.hdimV === hdimV)) throw new FmhaFwdArgumentError('problem.hdimV', `must be ${pairs.map((d) => d.hdimV).join(' or ')} with hdimQ = ${hdimQ}`, hdimV);
+  const { mode, seqlenQ, seqlenK, rowsQ, rowsK, seqstartQ, seqstartK, seqlensK, hasSeqlenK } = checks.sequences(p, batch, true);
+  const group = mode === 'group';
+  const inputLayout = checks.layout('inputLayout', p.inputLayout);
+  const outputLayout = checks.layout('outputLayout', p.outputLayout);
+  const qStrides = checks.strides('qStrides', p.qStrides, inputLayout, nheadQ, rowsQ, hdimQ, group);
+  const kStrides = checks.strides('kStrides', p.kStrides, inputLayout, nheadK, rowsK, hdimQ, group);
+  const vStrides = checks.strides('vStrides', p.vStrides, inputLayout, nheadK, rowsK, hdimV, group);
+  const oStrides = checks.strides('oStrides', p.oStrides, outputLayout, nheadQ, rowsQ, hdimV, group);
+  const mask = checks.mask(p.mask);
+  const lse = checks.flag('lse', p.lse, false);
+  const scale = checks.scale(p.scale, hdimQ);
   const splitKvAuto = p.splitKv === 'auto';
-  const numSplits = splitKvAuto ? 1 : integer('splitKv', p.splitKv ?? 1, 1, FMHA_FWD_MAX_SPLITS);
-
+  const numSplits = splitKvAuto ? 1 : checks.integer('splitKv', p.splitKv ?? 1, 1, FMHA_FWD_MAX_SPLITS);
   return Object.freeze({
-    dtype: p.dtype,
-    mode: group ? 'group' : 'batch',
+    dtype,
+    mode,
     batch,
     nheadQ,
     nheadK,
@@ -279,9 +154,9 @@ export function checkFmhaFwdProblem(problem: FmhaFwdProblem): CheckedFmhaFwdProb
     seqlenK,
     rowsQ,
     rowsK,
-    seqstartQ: Object.freeze(seqstartQ),
-    seqstartK: Object.freeze(seqstartK),
-    seqlensK: Object.freeze(seqlensK),
+    seqstartQ,
+    seqstartK,
+    seqlensK,
     hasSeqlenK,
     inputLayout,
     outputLayout,
@@ -290,7 +165,7 @@ export function checkFmhaFwdProblem(problem: FmhaFwdProblem): CheckedFmhaFwdProb
     vStrides,
     oStrides,
     lse,
-    lseStrides: Object.freeze({ batch: group ? 0 : nheadQ * rowsQ, head: rowsQ }),
+    lseStrides: attentionLseStrides(mode, nheadQ, rowsQ),
     scale,
     mask,
     numSplits,
@@ -316,8 +191,7 @@ export function fmhaFwdProblemFlops(p: CheckedFmhaFwdProblem): number {
 /** Elements each tensor spans (Q, K, V, O in their strides; LSE per (batch, head, row)). */
 export function fmhaFwdOperandElements(p: CheckedFmhaFwdProblem): { readonly q: number; readonly k: number; readonly v: number; readonly o: number; readonly lse: number } {
   const batches = p.mode === 'group' ? 1 : p.batch;
-  const span = (s: AttentionTensorStrides, nhead: number, rows: number, hdim: number): number =>
-    nhead === 0 || rows === 0 ? 0 : (batches - 1) * s.batch + (nhead - 1) * s.head + (rows - 1) * s.row + hdim;
+  const span = (s: AttentionTensorStrides, nhead: number, rows: number, hdim: number): number => attentionTensorSpan(s, batches, nhead, rows, hdim);
   return {
     q: span(p.qStrides, p.nheadQ, p.rowsQ, p.hdimQ),
     k: span(p.kStrides, p.nheadK, p.rowsK, p.hdimQ),

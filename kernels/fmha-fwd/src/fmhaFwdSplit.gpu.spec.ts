@@ -8,8 +8,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { attentionFwdToleranceFor, attentionLseIndex, referenceAttentionFwd, resolveAttentionFwdArgs } from '@tilekit/fmha';
-import { decode, encode } from '@tilekit/numeric';
+import { referenceAttentionFwd } from '@tilekit/fmha';
+import { randomBits16 } from '@tilekit/host';
+import { decode } from '@tilekit/numeric';
 import { buildOncePerInstance, Device, NvccCompiler } from '@tilekit/runtime';
 import { gpu } from '@tilekit/runtime/testing';
 import type { FmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
@@ -18,25 +19,12 @@ import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
 import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
 import { checkFmhaFwdProblem, fmhaFwdOperandElements, fmhaFwdReferenceArgs, formatFmhaFwdProblem, type FmhaFwdProblem } from './fmhaFwdProblem.ts';
 import { FmhaFwdRunner } from './fmhaFwdRunner.ts';
+import { checkFmhaFwdOutputs } from './testing/fmhaFwdGpuCase.ts';
 
 let compiler: NvccCompiler | undefined;
 const compilerOf = (): NvccCompiler => (compiler ??= new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), 'tilekit-fmha-split-gpu-')) }));
 const buildKernel = buildOncePerInstance((i: FmhaFwdInstance) => FmhaFwdKernel.build(i, { device: Device.open(0), compiler: compilerOf() }));
 const buildCombine = buildOncePerInstance((i: FmhaFwdCombineInstance) => FmhaFwdCombineKernel.build(i, { device: Device.open(0), compiler: compilerOf() }));
-
-function fill(count: number, dtype: 'fp16' | 'bf16', seed: number): Uint16Array {
-  const bits = new Uint16Array(count);
-  let x = (seed * 2654435761) >>> 0 || 1;
-  for (let i = 0; i < count; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    bits[i] = encode(dtype, (x / 2 ** 32) * 2 - 1);
-  }
-  return bits;
-}
 
 interface Outcome {
   readonly o: Float64Array;
@@ -77,42 +65,12 @@ async function runOnGpu(problem: FmhaFwdProblem, data: { q: Uint16Array; k: Uint
 async function check(problem: FmhaFwdProblem, options: { readonly compareWithOneSplit?: boolean } = {}): Promise<string> {
   const p = checkFmhaFwdProblem(problem);
   const elems = fmhaFwdOperandElements(p);
-  const data = { q: fill(elems.q, p.dtype, 1 + p.rowsQ), k: fill(elems.k, p.dtype, 2 + p.rowsK), v: fill(elems.v, p.dtype, 3 + p.rowsK) };
+  const data = { q: randomBits16(p.dtype, elems.q, 1 + p.rowsQ), k: randomBits16(p.dtype, elems.k, 2 + p.rowsK), v: randomBits16(p.dtype, elems.v, 3 + p.rowsK) };
   const args = fmhaFwdReferenceArgs(p, data);
-  const resolved = resolveAttentionFwdArgs(args);
   const ref = referenceAttentionFwd(args);
-  const tol = attentionFwdToleranceFor(args);
   const got = await runOnGpu(problem, data);
   assert.ok(got.numSplits > 1 || problem.splitKv === 1, `expected a split run, got ${got.numSplits} split(s)`);
-  let bad = 0;
-  let first = '';
-  let worstO = 0;
-  let worstL = 0;
-  for (let b = 0; b < p.batch; b++) {
-    for (let h = 0; h < p.nheadQ; h++) {
-      for (let r = 0; r < resolved.seqlensQ[b]!; r++) {
-        const base = p.mode === 'group' ? (resolved.rowStartsQ[b]! + r) * p.oStrides.row + h * p.oStrides.head : b * p.oStrides.batch + h * p.oStrides.head + r * p.oStrides.row;
-        for (let j = 0; j < p.hdimV; j++) {
-          const want = ref.o[base + j]!;
-          const err = Math.abs(got.o[base + j]! - want);
-          worstO = Math.max(worstO, Number.isNaN(err) ? Infinity : err);
-          if (!(err <= tol.o.atol + tol.o.rtol * Math.abs(want))) {
-            bad++;
-            first ||= `O[b${b} h${h} r${r} d${j}] = ${got.o[base + j]}, reference ${want}`;
-          }
-        }
-        const li = attentionLseIndex(resolved, b, h, r);
-        const wantL = ref.lse[li]!;
-        const gotL = got.lse[li]!;
-        const okL = wantL === -Infinity ? gotL === -Infinity : Math.abs(gotL - wantL) <= tol.lse.atol + tol.lse.rtol * Math.abs(wantL);
-        if (wantL !== -Infinity) worstL = Math.max(worstL, Math.abs(gotL - wantL));
-        if (!okL) {
-          bad++;
-          first ||= `LSE[b${b} h${h} r${r}] = ${gotL}, reference ${wantL}`;
-        }
-      }
-    }
-  }
+  const { bad, first, worstO, worstL, tol } = checkFmhaFwdOutputs(args, ref, got);
   assert.equal(bad, 0, `${got.instances} (${got.numSplits} splits): ${bad} elements off; first: ${first}`);
   let agreement = '';
   if (options.compareWithOneSplit === true) {

@@ -7,12 +7,16 @@ export * from './fmhaFwdProblem.ts';
 export * from './fmhaFwdInstance.ts';
 export * from './fmhaFwdCatalog.ts';
 export * from './fmhaFwdLauncher.ts';
+export * from './fmhaFwdLoadedKernel.ts';
 export * from './fmhaFwdDispatch.ts';
 
 // Split-KV: the split heuristic, the combine kernel and its launcher.
 export * from './fmhaFwdSplit.ts';
 export * from './fmhaFwdCombine.ts';
 export * from './fmhaFwdCombineLauncher.ts';
+
+// The flags the attention examples share (shape, layouts, mask, precision, scale).
+export * from './attentionExampleFlags.ts';
 
 // The operator-level runner (plan, kernels, workspace, launches).
 export * from './fmhaFwdRunner.ts';

@@ -5,3 +5,5 @@ export * from './errors.ts';
 export * from './softmax/index.ts';
 export * from './pipeline/index.ts';
 export * from './bwd/index.ts';
+export * from './problem/index.ts';
+export * from './varlen/index.ts';

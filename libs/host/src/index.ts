@@ -1,5 +1,6 @@
 export { ArgParseError, ArgParser, ParsedArgs, runCli } from './argParser.ts';
 export type { CliIo, FlagKind, FlagSpec } from './argParser.ts';
+export { flagErrorOf } from './flagErrorOf.ts';
 export { checkErr } from './checkErr.ts';
 export type { CheckErrFailure, CheckErrOptions, CheckErrResult } from './checkErr.ts';
 export { fillDefaults, fillTensor, fillValues, formatFillSpec, parseFillSpec } from './fill.ts';
@@ -8,6 +9,7 @@ export { HostTensor, NonContiguousError } from './hostTensor.ts';
 export type { FromStorageOptions, HostTensorOptions } from './hostTensor.ts';
 export { DEFAULT_SEED, Prng, SplitMix64, seedToUint64 } from './prng.ts';
 export type { Seed } from './prng.ts';
+export { randomBits16 } from './randomBits16.ts';
 export {
   checkIndex,
   checkPermutation,

@@ -4,12 +4,13 @@
 // (batch/group mode, per-batch seqlen_k, GQA, window masks, LSE, layouts through strides), with
 // global pointers and element strides in place of TMA maps. Compiled for sm_80 (A100) or, with the
 // sm_90a target, for Hopper (an sm_80 cubin does not load on sm_90).
-import { add, bool, cast, div, float32, ge, index, instanceKey, int32, int64, kernelParam, KernelSignature, mul, ne, select, SourceBuilder, sm80, sub, type InstanceKey, type Target } from '@tilekit/codegen';
-import { emitGenericAttentionMask, FmhaFwdSm80Pipeline, GenericAttentionMaskCode, type FmhaFwdSm80Policy } from '@tilekit/fmha';
+import { cast, div, float32, instanceKey, int32, int64, kernelParam, KernelSignature, mul, SourceBuilder, sm80, sub, type InstanceKey, type Target } from '@tilekit/codegen';
+import { FmhaFwdSm80Pipeline, type FmhaFwdSm80Policy } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { getDType } from '@tilekit/numeric';
 import { makeTensorView } from '@tilekit/tile';
 import { FMHA_MAX_SEQLEN, type FmhaFwdLaunch, type FmhaFwdMaskKind } from '../fmhaFwdInstance.ts';
+import { emitFmhaFwdBase, emitFmhaFwdLseBase, emitFmhaFwdMask, emitFmhaFwdSequence } from '../fmhaFwdSequence.ts';
 
 /** The Policy of one sm_80 attention-forward instance. */
 export interface FmhaFwdSm80InstancePolicy extends FmhaFwdSm80Policy {
@@ -119,39 +120,16 @@ export class FmhaFwdSm80Instance {
       // Masked kernels start with the query tiles that see the most keys (the last ones under a causal mask).
       const tile = b.let('q_tile_index', int32, P.mask === 'none' ? cast(t.blockIdx('x'), int32) : sub(sub(cast(t.gridDim('x'), int32), 1), cast(t.blockIdx('x'), int32)));
       const m0 = b.let('m0', int32, mul(tile, P.tileM));
-      // Group (varlen) mode is a runtime fact: seqstart_q is given. Its sequences are rows
-      // [seqstart[b], seqstart[b + 1]) of one "batch" (the launcher passes batch strides 0); a
-      // per-batch seqlen_k array overrides the key count.
-      const group = b.let('group_mode', bool, ne(select(a.seqstart_q, 1, 0), 0));
-      const rowQ = b.declare('row_q', int32, 0, { storage: 'mutable' });
-      const rowK = b.declare('row_k', int32, 0, { storage: 'mutable' });
-      const seqlenQ = b.declare('sq', int32, a.seqlen_q, { storage: 'mutable' });
-      const seqlenK = b.declare('sk', int32, a.seqlen_k, { storage: 'mutable' });
-      b.if(group, (g) => {
-        g.assign(rowQ, index(a.seqstart_q, batch));
-        g.assign(rowK, index(a.seqstart_k, batch));
-        g.assign(seqlenQ, sub(index(a.seqstart_q, add(batch, 1)), rowQ));
-        g.assign(seqlenK, sub(index(a.seqstart_k, add(batch, 1)), rowK));
-        g.if(a.seqlen_k_ptr, (x) => x.assign(seqlenK, index(a.seqlen_k_ptr, batch)));
-      });
-      b.if(ge(m0, seqlenQ), (x) => x.return());
-      const mask = emitGenericAttentionMask(
-        P.mask === 'none' ? { kind: 'none' } : { kind: 'window', alignment: ne(a.mask_top_left, 0), left: a.mask_left, right: a.mask_right },
-        seqlenQ,
-        seqlenK,
-      );
-      // The window's (y, x) once, as locals: every edge test and element predicate reads them.
-      const maskCode = mask.masking ? new GenericAttentionMaskCode({ masking: true, y: b.let('mask_y', int32, mask.y), x: b.let('mask_x', int32, mask.x), seqlenQ, seqlenK }) : mask;
-      const wide = (x: Parameters<typeof cast>[0]) => cast(x, int64);
-      const base = (name: string, ptr: typeof a.q, bStride: typeof a.q_stride_batch, h: typeof head, hStride: typeof a.q_stride_head, row: typeof rowQ, rStride: typeof a.q_stride_row) =>
-        b.let(name, ptr.type, add(ptr, add(add(mul(wide(batch), bStride), mul(wide(h), hStride)), mul(wide(row), wide(rStride)))));
-      const qBase = base('q_base', a.q, a.q_stride_batch, head, a.q_stride_head, rowQ, a.q_stride_row);
-      const kBase = base('k_base', a.k, a.k_stride_batch, headK, a.k_stride_head, rowK, a.k_stride_row);
-      const vBase = base('v_base', a.v, a.v_stride_batch, headK, a.v_stride_head, rowK, a.v_stride_row);
-      const oBase = base('o_base', a.o, a.o_stride_batch, head, a.o_stride_head, rowQ, a.o_stride_row);
-      // LSE is optional: a null lse stays null (the pipeline skips its stores then).
-      const lseOffset = add(add(mul(wide(batch), a.lse_stride_batch), mul(wide(head), a.lse_stride_head)), wide(rowQ));
-      const lseBase = b.let('lse_base', a.lse.type, select(a.lse, add(a.lse, lseOffset), a.lse));
+      // Group mode: the launcher passes batch strides 0 (a sequence's rows are rows of one "batch").
+      const seq = emitFmhaFwdSequence(b, a, batch, m0);
+      const { rowQ, rowK, seqlenQ, seqlenK } = seq;
+      const maskCode = emitFmhaFwdMask(b, P.mask, a, seq);
+      const rowOffset = (row: typeof rowQ, stride: typeof a.q_stride_row) => mul(cast(row, int64), cast(stride, int64));
+      const qBase = emitFmhaFwdBase(b, 'q_base', a.q, { batch, batchStride: a.q_stride_batch, head, headStride: a.q_stride_head, rowOffset: rowOffset(rowQ, a.q_stride_row) });
+      const kBase = emitFmhaFwdBase(b, 'k_base', a.k, { batch, batchStride: a.k_stride_batch, head: headK, headStride: a.k_stride_head, rowOffset: rowOffset(rowK, a.k_stride_row) });
+      const vBase = emitFmhaFwdBase(b, 'v_base', a.v, { batch, batchStride: a.v_stride_batch, head: headK, headStride: a.v_stride_head, rowOffset: rowOffset(rowK, a.v_stride_row) });
+      const oBase = emitFmhaFwdBase(b, 'o_base', a.o, { batch, batchStride: a.o_stride_batch, head, headStride: a.o_stride_head, rowOffset: rowOffset(rowQ, a.o_stride_row) });
+      const lseBase = emitFmhaFwdLseBase(b, a.lse, { batch, batchStride: a.lse_stride_batch, head, headStride: a.lse_stride_head, rowOffset: cast(rowQ, int64) });
       this.pipeline.emit(b, t, {
         q: makeTensorView(qBase, qDesc, { elementBytes: e }),
         k: makeTensorView(kBase, kDesc, { elementBytes: e }),

@@ -4,9 +4,10 @@
 import type { PackedArguments } from '@tilekit/codegen';
 import type { AttentionTensorStrides } from '@tilekit/fmha';
 import { ArgumentError, getDType } from '@tilekit/numeric';
-import { loadInstance, type CompileResult, type Compiler, type CudaModule, type Device, type Kernel, type KernelResources, type LoadedInstance } from '@tilekit/runtime';
+import type { Compiler, Device } from '@tilekit/runtime';
+import { FmhaFwdLoadedKernel } from '../fmhaFwdLoadedKernel.ts';
 import type { FmhaFwdLaunch } from '../fmhaFwdInstance.ts';
-import { FMHA_FWD_COMPILE_FLAGS, type DeviceRange, type FmhaFwdBuffers, type FmhaFwdLaunchProblem } from '../fmhaFwdLauncher.ts';
+import type { DeviceRange, FmhaFwdBuffers, FmhaFwdLaunchProblem } from '../fmhaFwdLauncher.ts';
 import { FMHA_SM80_COPY_ELEMENTS, FMHA_SM80_MAX_ROW_STRIDE, type FmhaFwdSm80Instance } from './fmhaFwdSm80Instance.ts';
 
 /** A validated sm_80 launch. */
@@ -123,41 +124,14 @@ export function prepareFmhaFwdSm80Launch(instance: FmhaFwdSm80Instance, p: FmhaF
 }
 
 /** One sm_80 instance compiled and loaded on a device (built for the device's arch: sm_80, or sm_90a on Hopper). */
-export class FmhaFwdSm80Kernel {
-  readonly instance: FmhaFwdSm80Instance;
-  readonly compiled: CompileResult;
-  readonly module: CudaModule;
-  readonly kernel: Kernel;
-  readonly device: Device;
-
-  private constructor(instance: FmhaFwdSm80Instance, loaded: LoadedInstance, device: Device) {
-    this.instance = instance;
-    this.compiled = loaded.compiled;
-    this.module = loaded.module;
-    this.kernel = loaded.kernel;
-    this.device = device;
-  }
-
+export class FmhaFwdSm80Kernel extends FmhaFwdLoadedKernel<FmhaFwdSm80Instance> {
   /** Compiles and loads `instance` (arch and parameter-layout checks of the runtime's `loadInstance`) and opts in to its shared memory. */
   static async build(instance: FmhaFwdSm80Instance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<FmhaFwdSm80Kernel> {
-    const built = new FmhaFwdSm80Kernel(instance, await loadInstance(instance, { ...options, flags: FMHA_FWD_COMPILE_FLAGS }), options.device);
-    built.kernel.setMaxDynamicSharedMemory(instance.sharedBytes);
-    return built;
-  }
-
-  get resources(): KernelResources {
-    return this.compiled.resources;
+    return new FmhaFwdSm80Kernel(instance, await FmhaFwdLoadedKernel.loadOn(instance, options), options.device);
   }
 
   /** Validates once; `launch` only enqueues (timing loops call it repeatedly). */
   prepare(p: FmhaFwdLaunchProblem, buffers: FmhaFwdSm80Buffers): { readonly prepared: PreparedFmhaFwdSm80Launch; launch(): void } {
-    const prepared = prepareFmhaFwdSm80Launch(this.instance, p, buffers);
-    const { launch, args } = prepared;
-    const config = { grid: launch.grid, block: launch.block, sharedBytes: launch.sharedBytes, ...(buffers.stream ? { stream: buffers.stream } : {}) };
-    return { prepared, launch: () => this.kernel.launch(config, args) };
-  }
-
-  dispose(): void {
-    this.module.dispose();
+    return this.enqueuer(prepareFmhaFwdSm80Launch(this.instance, p, buffers), buffers.stream);
   }
 }

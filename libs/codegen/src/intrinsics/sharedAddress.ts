@@ -1,7 +1,9 @@
-import { pointer, uint32, uint64, voidType } from '../cType.ts';
+import { ArgumentError } from '@tilekit/numeric';
+import type { BlockBuilder } from '../blockBuilder.ts';
+import { pointer, uint8, uint32, uint64, voidType } from '../cType.ts';
 import { makeCall } from '../expr.ts';
 import type { Expr } from '../expr.ts';
-import { cast } from '../ops.ts';
+import { add, bitAnd, cast, sub, variable } from '../ops.ts';
 import type { Target } from '../target.ts';
 import { callHelper, defineDeviceHelper, requireAddress, requireIntrinsic } from './deviceHelper.ts';
 
@@ -31,4 +33,28 @@ export function sharedAddress(target: Target, ptr: Expr): Expr {
   requireIntrinsic(target, 'shared-memory', 'shared-memory address conversion (__cvta_generic_to_shared)');
   requireAddress('ptr', ptr);
   return callHelper(sharedAddressHelper, [ptr]);
+}
+
+/** What {@link declareAlignedDynamicShared} declares: the aligned base as a generic pointer and as a 32-bit shared address. */
+export interface AlignedDynamicShared {
+  /** `unsigned char*` to the first `alignment`-aligned byte of the dynamic shared memory. */
+  readonly smem: Expr;
+  /** The same byte as a shared-window address (what TMA, mbarrier and wgmma descriptors take). */
+  readonly smemAddr: Expr;
+}
+
+/**
+ * Declares the kernel's dynamic shared memory (`extern __shared__ __align__(A) unsigned char
+ * name[]`, the one declaration without a builder form) and rounds its start up to `alignment`
+ * bytes at run time: the toolchain does not promise the requested alignment for the dynamic
+ * window, while 128B-swizzled TMA/wgmma tiles need 1024. The launch must request `alignment` bytes
+ * of slack. Emits locals `smem_raw`, `smem_pad`, `smem`, `smem_addr`.
+ */
+export function declareAlignedDynamicShared(b: BlockBuilder, target: Target, name: string, alignment = 1024): AlignedDynamicShared {
+  if (!Number.isSafeInteger(alignment) || alignment < 16 || (alignment & (alignment - 1)) !== 0) throw new ArgumentError('alignment', 'must be a power of two ≥ 16', alignment);
+  b.verbatim(`extern __shared__ __align__(${alignment}) unsigned char ${name}[];`);
+  const raw = variable(name, pointer(uint8));
+  const rawAddr = b.let('smem_raw', uint32, sharedAddress(target, raw));
+  const pad = b.let('smem_pad', uint32, bitAnd(sub(alignment, bitAnd(rawAddr, alignment - 1)), alignment - 1));
+  return { smem: b.let('smem', pointer(uint8), add(raw, pad)), smemAddr: b.let('smem_addr', uint32, add(rawAddr, pad)) };
 }

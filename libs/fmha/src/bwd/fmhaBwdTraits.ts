@@ -1,5 +1,6 @@
 import { ArgumentError } from '@tilekit/numeric';
-import { AttentionMaskError, checkAttentionMaskSpec, noMask, parseAttentionMaskSpec, type AttentionMaskSpec } from '../mask/attentionMaskSpec.ts';
+import type { AttentionMaskSpec } from '../mask/attentionMaskSpec.ts';
+import { ATTENTION_MAX_BATCH, ATTENTION_MAX_HDIM, ATTENTION_MAX_HEADS, ATTENTION_MAX_SEQLEN, attentionProblemChecks, longestSlot } from '../problem/attentionProblemChecks.ts';
 
 /** An FMHA backward trait broke a rule; `argument` is `traits.<field>`. */
 export class FmhaBwdTraitsError extends ArgumentError {}
@@ -13,12 +14,12 @@ export const FMHA_BWD_BIAS_KINDS = ['none', 'elementwise', 'alibi'] as const;
 export type FmhaBwdBiasKind = (typeof FMHA_BWD_BIAS_KINDS)[number];
 
 /** The largest sequence (and group-mode total) length: int32 index arithmetic in the kernels stays exact below it. */
-export const FMHA_BWD_MAX_SEQLEN = 2 ** 30;
+export const FMHA_BWD_MAX_SEQLEN = ATTENTION_MAX_SEQLEN;
 /** The largest batch and head counts (grid dimensions). */
-export const FMHA_BWD_MAX_BATCH = 65535;
-export const FMHA_BWD_MAX_HEADS = 65535;
+export const FMHA_BWD_MAX_BATCH = ATTENTION_MAX_BATCH;
+export const FMHA_BWD_MAX_HEADS = ATTENTION_MAX_HEADS;
 /** The largest head dims a trait may name (instances decide what is supported). */
-export const FMHA_BWD_MAX_HDIM = 1024;
+export const FMHA_BWD_MAX_HDIM = ATTENTION_MAX_HDIM;
 
 /**
  * CK-tile's `fmha_bwd_traits` (unified-workspace revision): everything the launcher needs to pick
@@ -60,67 +61,15 @@ export interface FmhaBwdTraits {
 }
 
 /** Traits with every default filled in, validated and frozen (seqstarts empty in batch mode). */
-export interface CheckedFmhaBwdTraits {
-  readonly seqlenQ: number;
-  readonly seqlenK: number;
-  readonly batch: number;
-  readonly maxSeqlenQ: number;
-  readonly maxSeqlenK: number;
-  readonly hdimQ: number;
-  readonly hdimV: number;
-  readonly nheadQ: number;
-  readonly nheadK: number;
-  readonly dtype: FmhaBwdDType;
-  readonly groupMode: boolean;
+export interface CheckedFmhaBwdTraits extends Required<Omit<FmhaBwdTraits, 'mask'>> {
   readonly mask: AttentionMaskSpec;
-  readonly bias: FmhaBwdBiasKind;
-  readonly hasDbias: boolean;
-  readonly hasDropout: boolean;
-  readonly storeRandval: boolean;
-  readonly deterministic: boolean;
-  readonly seqstartQ: readonly number[];
-  readonly seqstartK: readonly number[];
 }
 
 function fail(field: string, rule: string, found: unknown): never {
   throw new FmhaBwdTraitsError(`traits.${field}`, rule, found);
 }
 
-function integer(field: string, v: unknown, min: number, max: number): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) fail(field, `must be an integer in [${min}, ${max}]`, v);
-  return v;
-}
-
-function flag(field: string, v: unknown, fallback: boolean): boolean {
-  const b = v ?? fallback;
-  if (typeof b !== 'boolean') fail(field, 'must be a boolean', v);
-  return b;
-}
-
-function seqstarts(field: string, s: unknown, batch: number): number[] {
-  if (!Array.isArray(s) || s.length !== batch + 1) fail(field, `must be an array of batch + 1 = ${batch + 1} integers`, s);
-  const out = (s as unknown[]).map((v, i) => integer(`${field}[${i}]`, v, 0, FMHA_BWD_MAX_SEQLEN));
-  if (out[0] !== 0) fail(`${field}[0]`, 'must be 0', out[0]);
-  for (let i = 1; i < out.length; i++) if (out[i]! < out[i - 1]!) fail(field, `must be non-decreasing, but [${i}] = ${out[i]} < [${i - 1}] = ${out[i - 1]}`, s);
-  return out;
-}
-
-function maskOf(given: AttentionMaskSpec | string | undefined): AttentionMaskSpec {
-  try {
-    if (given === undefined) return noMask;
-    return typeof given === 'string' ? parseAttentionMaskSpec(given) : checkAttentionMaskSpec(given, 'mask');
-  } catch (e) {
-    if (e instanceof AttentionMaskError) fail('mask', `must be a valid mask (${e.message})`, given);
-    throw e;
-  }
-}
-
-/** Longest slot of cumulative starts: max over b of s[b + 1] − s[b] (0 without batches). */
-export function longestSlot(starts: readonly number[]): number {
-  let best = 0;
-  for (let b = 0; b + 1 < starts.length; b++) best = Math.max(best, starts[b + 1]! - starts[b]!);
-  return best;
-}
+const checks = attentionProblemChecks(fail);
 
 /**
  * Validates backward traits and returns them with defaults, frozen. Rules (each violation throws
@@ -135,26 +84,23 @@ export function longestSlot(starts: readonly number[]): number {
 export function checkFmhaBwdTraits(traits: FmhaBwdTraits): CheckedFmhaBwdTraits {
   if (typeof traits !== 'object' || traits === null) throw new FmhaBwdTraitsError('traits', 'must be an object', traits);
   const t = traits;
-  if (!(FMHA_BWD_DTYPES as readonly unknown[]).includes(t.dtype)) fail('dtype', `must be one of ${FMHA_BWD_DTYPES.join(', ')}`, t.dtype);
-  const batch = integer('batch', t.batch, 1, FMHA_BWD_MAX_BATCH);
-  const nheadQ = integer('nheadQ', t.nheadQ, 1, FMHA_BWD_MAX_HEADS);
-  const nheadK = integer('nheadK', t.nheadK, 1, FMHA_BWD_MAX_HEADS);
-  if (nheadQ % nheadK !== 0) fail('nheadK', `must divide nheadQ = ${nheadQ} (GQA/MQA: nheadQ % nheadK == 0)`, nheadK);
-  const hdimQ = integer('hdimQ', t.hdimQ, 1, FMHA_BWD_MAX_HDIM);
-  const hdimV = integer('hdimV', t.hdimV, 1, FMHA_BWD_MAX_HDIM);
+  const dtype = checks.oneOf('dtype', t.dtype, FMHA_BWD_DTYPES);
+  const { batch, nheadQ, nheadK } = checks.heads(t, false);
+  const hdimQ = checks.integer('hdimQ', t.hdimQ, 1, FMHA_BWD_MAX_HDIM);
+  const hdimV = checks.integer('hdimV', t.hdimV, 1, FMHA_BWD_MAX_HDIM);
   if (typeof t.groupMode !== 'boolean') fail('groupMode', 'must be a boolean', t.groupMode);
   if (typeof t.deterministic !== 'boolean') fail('deterministic', 'must be a boolean', t.deterministic);
-  const seqlenQ = integer('seqlenQ', t.seqlenQ, 0, FMHA_BWD_MAX_SEQLEN);
-  const seqlenK = integer('seqlenK', t.seqlenK, 0, FMHA_BWD_MAX_SEQLEN);
-  const maxSeqlenQ = integer('maxSeqlenQ', t.maxSeqlenQ, 0, FMHA_BWD_MAX_SEQLEN);
-  const maxSeqlenK = integer('maxSeqlenK', t.maxSeqlenK, 0, FMHA_BWD_MAX_SEQLEN);
+  const seqlenQ = checks.integer('seqlenQ', t.seqlenQ, 0, FMHA_BWD_MAX_SEQLEN);
+  const seqlenK = checks.integer('seqlenK', t.seqlenK, 0, FMHA_BWD_MAX_SEQLEN);
+  const maxSeqlenQ = checks.integer('maxSeqlenQ', t.maxSeqlenQ, 0, FMHA_BWD_MAX_SEQLEN);
+  const maxSeqlenK = checks.integer('maxSeqlenK', t.maxSeqlenK, 0, FMHA_BWD_MAX_SEQLEN);
   let seqstartQ: number[] = [];
   let seqstartK: number[] = [];
   if (t.groupMode) {
     if (t.seqstartQ === undefined) fail('seqstartQ', 'is required in group mode (cumulative physical query rows, batch + 1 entries)', t.seqstartQ);
     if (t.seqstartK === undefined) fail('seqstartK', 'is required in group mode (cumulative physical key rows, batch + 1 entries)', t.seqstartK);
-    seqstartQ = seqstarts('seqstartQ', t.seqstartQ, batch);
-    seqstartK = seqstarts('seqstartK', t.seqstartK, batch);
+    seqstartQ = checks.seqstarts('seqstartQ', t.seqstartQ, batch);
+    seqstartK = checks.seqstarts('seqstartK', t.seqstartK, batch);
     if (seqlenQ !== seqstartQ[batch]) fail('seqlenQ', `must be the total physical query rows seqstartQ[${batch}] = ${seqstartQ[batch]} in group mode`, seqlenQ);
     if (seqlenK !== seqstartK[batch]) fail('seqlenK', `must be the total physical key rows seqstartK[${batch}] = ${seqstartK[batch]} in group mode`, seqlenK);
     const slotQ = longestSlot(seqstartQ);
@@ -167,12 +113,11 @@ export function checkFmhaBwdTraits(traits: FmhaBwdTraits): CheckedFmhaBwdTraits 
     if (maxSeqlenQ !== seqlenQ) fail('maxSeqlenQ', `must equal seqlenQ = ${seqlenQ} in batch mode`, maxSeqlenQ);
     if (maxSeqlenK !== seqlenK) fail('maxSeqlenK', `must equal seqlenK = ${seqlenK} in batch mode`, maxSeqlenK);
   }
-  const mask = maskOf(t.mask);
-  const bias = t.bias ?? 'none';
-  if (!(FMHA_BWD_BIAS_KINDS as readonly unknown[]).includes(bias)) fail('bias', `must be one of ${FMHA_BWD_BIAS_KINDS.join(', ')}`, bias);
-  const hasDbias = flag('hasDbias', t.hasDbias, false);
-  const hasDropout = flag('hasDropout', t.hasDropout, false);
-  const storeRandval = flag('storeRandval', t.storeRandval, false);
+  const mask = checks.mask(t.mask);
+  const bias = checks.oneOf('bias', t.bias ?? 'none', FMHA_BWD_BIAS_KINDS);
+  const hasDbias = checks.flag('hasDbias', t.hasDbias, false);
+  const hasDropout = checks.flag('hasDropout', t.hasDropout, false);
+  const storeRandval = checks.flag('storeRandval', t.storeRandval, false);
   if (hasDbias && bias !== 'elementwise') fail('hasDbias', 'needs bias = elementwise (dBias is the gradient of a bias tensor)', bias);
   if (storeRandval && !hasDropout) fail('storeRandval', 'needs hasDropout (there are no random values without dropout)', storeRandval);
   return Object.freeze({
@@ -185,7 +130,7 @@ export function checkFmhaBwdTraits(traits: FmhaBwdTraits): CheckedFmhaBwdTraits 
     hdimV,
     nheadQ,
     nheadK,
-    dtype: t.dtype,
+    dtype,
     groupMode: t.groupMode,
     mask,
     bias,

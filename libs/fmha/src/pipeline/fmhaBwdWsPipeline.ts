@@ -1,5 +1,6 @@
 import {
   add,
+  declareAlignedDynamicShared,
   and,
   bitAnd,
   bitXor,
@@ -34,16 +35,15 @@ import {
   bulkReduceAddF32,
   bulkStoreF32,
   bulkWaitGroup,
+  reduceAddF32,
   minOf,
   select,
   setMaxNReg,
-  sharedAddress,
   sub,
   tmaLoad,
   uint8,
   uint32,
   uint64,
-  variable,
   type BlockBuilder,
   type Expr,
   type Target,
@@ -145,6 +145,8 @@ export class FmhaBwdWsPipeline {
   readonly dvGemm: WgmmaBlockGemmRs;
   readonly dkGemm: WgmmaBlockGemmRs;
   readonly dqGemm: WgmmaBlockGemmSs;
+  /** Head dim 256: the warpgroups share their key rows and split dK, dV, dQ along the head dim. */
+  readonly wide: boolean;
   /** How the two consumer warpgroups share dQ = dS·K: by query rows (M), head-dim slabs (N) or key chunks (K). */
   readonly dqSplit: 'M' | 'N' | 'K';
   readonly consumerThreads: number;
@@ -170,16 +172,25 @@ export class FmhaBwdWsPipeline {
     const bad = (what: string, rule: string, found: unknown): never => {
       throw new BlockGemmPolicyError(`FmhaBwdWsPipeline ${what}`, rule, String(found));
     };
-    for (const [what, d] of [['headDim', headDim], ['headDimV', headDimV]] as const) if (![64, 128].includes(d)) bad(what, 'must be 64 or 128 (dK and dV are held in registers)', d);
-    if (tileN !== 128) bad('tileN', 'must be 128 (two consumer warpgroups of 64 key rows)', tileN);
+    for (const [what, d] of [['headDim', headDim], ['headDimV', headDimV]] as const) if (![64, 128, 256].includes(d)) bad(what, 'must be 64, 128 or 256', d);
+    // Head dim 256: dK and dV of 64 key rows take 128 registers each, too many for one warpgroup.
+    // Both consumer warpgroups then share 64 key rows: Sᵀ and dPᵀ computed by both (replicas),
+    // dK, dV and dQ split over them along the head dim; dQ goes to dq_acc by red.global (the
+    // staging tile would not fit next to Q and dO).
+    this.wide = headDim > 128 || headDimV > 128;
+    if (this.wide) {
+      if (tileN !== 64 || tileM !== 64) bad('tiles', 'must be 64 key rows × 64 query rows at head dim 256', `${tileN}×${tileM}`);
+      if (policy.dqMode !== 'atomic') bad('dqMode', 'must be atomic at head dim 256 (no deterministic instance yet)', policy.dqMode);
+    } else if (tileN !== 128) bad('tileN', 'must be 128 (two consumer warpgroups of 64 key rows)', tileN);
     if (![64, 128].includes(tileM)) bad('tileM', 'must be 64 or 128', tileM);
     if (![2, 3].includes(stages)) bad('stages', 'must be 2 or 3', stages);
     if (policy.dqMode !== 'atomic' && policy.dqMode !== 'split') bad('dqMode', 'must be atomic or split', policy.dqMode);
     this.policy = Object.freeze({ ...policy });
-    this.sT = new WgmmaBlockGemmSs({ dtype, tileM: tileN, tileN: tileM, tileK: SLAB });
+    this.sT = new WgmmaBlockGemmSs({ dtype, tileM: tileN, tileN: tileM, tileK: SLAB, ...(this.wide ? { warpgroupsK: 2 } : {}) });
     this.dpT = this.sT;
-    this.dvGemm = new WgmmaBlockGemmRs({ dtype, tileM: tileN, tileN: headDimV, tileK: tileM, bMajor: 'MN' });
-    this.dkGemm = new WgmmaBlockGemmRs({ dtype, tileM: tileN, tileN: headDim, tileK: tileM, bMajor: 'MN' });
+    const split = this.wide ? { warpgroupsN: 2 } : {};
+    this.dvGemm = new WgmmaBlockGemmRs({ dtype, tileM: tileN, tileN: headDimV, tileK: tileM, bMajor: 'MN', ...split });
+    this.dkGemm = new WgmmaBlockGemmRs({ dtype, tileM: tileN, tileN: headDim, tileK: tileM, bMajor: 'MN', ...split });
     // dQ (tileM × headDim) over the two consumer warpgroups: along M for 128 query rows; for 64,
     // along N when the head dim makes two 64-wide slabs, else along K (each warpgroup its own
     // 64-key-row chunk of dS and K; both add their partial dQ into dq_acc).
@@ -208,7 +219,7 @@ export class FmhaBwdWsPipeline {
     // Deterministic dQ with a key split: the second warpgroup's partial goes through shared memory.
     const dqStage = lse + stages * 2 * this.rowStageBytes;
     // dQ tiles staged for the TMA bulk store / reduce-add (atomic with a key split: one per replica).
-    this.dqStageBytes = (policy.dqMode === 'atomic' && this.dqSplit === 'K' ? 2 : 1) * tileM * headDim * 4;
+    this.dqStageBytes = this.wide ? 0 : (policy.dqMode === 'atomic' && this.dqSplit === 'K' ? 2 : 1) * tileM * headDim * 4;
     const bars = dqStage + this.dqStageBytes;
     this.offsets = Object.freeze({ k, v, q, dO, ds, lse, dqStage, bars });
     this.usedBytes = bars + 8 * (2 + 2 * stages);
@@ -223,12 +234,7 @@ export class FmhaBwdWsPipeline {
     const O = this.offsets;
     const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, this.threads - 1] });
     b.comment(`dynamic shared memory (1024-aligned): K ${this.kBytes} B, V ${this.vBytes} B, ${S}× Q ${this.qStageBytes} B, ${S}× dO ${this.doStageBytes} B, dSᵀ ${this.dsBytes} B, barriers`);
-    b.verbatim(`extern __shared__ __align__(1024) unsigned char ${FMHA_BWD_DYNAMIC_SMEM}[];`);
-    const raw = variable(FMHA_BWD_DYNAMIC_SMEM, pointer(uint8));
-    const rawAddr = b.let('smem_raw', uint32, sharedAddress(target, raw));
-    const pad = b.let('smem_pad', uint32, bitAnd(sub(1024, bitAnd(rawAddr, 1023)), 1023));
-    const smem = b.let('smem', pointer(uint8), add(raw, pad));
-    const smemAddr = b.let('smem_addr', uint32, add(rawAddr, pad));
+    const { smem, smemAddr } = declareAlignedDynamicShared(b, target, FMHA_BWD_DYNAMIC_SMEM);
     const bars = b.let('bars', pointer(uint64), cast(add(smem, O.bars), pointer(uint64)));
     const kvFull = bars;
     const kvEmpty = add(bars, 1);
@@ -376,8 +382,10 @@ export class FmhaBwdWsPipeline {
       l.assign(tiles, add(tiles, 1));
       l.expr(mbarrierWaitParity(target, ctx.kvFull, kvParity));
       const { start, nq, iters } = ctx.qRange(l, j0);
-      const kChunk = l.let('k_chunk', uint32, add(smemAddr, cast(add(O.k, mul(wg, this.slabsQK * SLAB_BYTES)), uint32)));
-      const vChunk = l.let('v_chunk', uint32, add(smemAddr, cast(add(O.v, mul(wg, this.slabsV * SLAB_BYTES)), uint32)));
+      // This warpgroup's 64 key rows (at head dim 256 both share the block's only chunk).
+      const chunkOf = this.wide ? lit(0, int32) : wg;
+      const kChunk = l.let('k_chunk', uint32, add(smemAddr, cast(add(O.k, mul(chunkOf, this.slabsQK * SLAB_BYTES)), uint32)));
+      const vChunk = l.let('v_chunk', uint32, add(smemAddr, cast(add(O.v, mul(chunkOf, this.slabsV * SLAB_BYTES)), uint32)));
       l.forRange({ name: 'it', to: iters }, (li, it) => {
         const { s, parity } = ctx.stageOf(li, done, P.stages);
         li.assign(done, add(done, 1));
@@ -407,7 +415,7 @@ export class FmhaBwdWsPipeline {
           for (let r = 0; r < this.dvGemm.aRegisters; r++) t.b.assign(pFrag.at(t, r), packFloat2(target, P.dtype, sAcc.at(t, 2 * r), sAcc.at(t, 2 * r + 1)));
         });
         li.comment('dV += Pᵀ·dO and dPᵀ = V·dOᵀ (issued after the softmax: the mask then has registers to spare)');
-        this.dvGemm.emitMma(li, target, dvAcc, pFrag, { bTile: doTile, accumulate: firstIt });
+        this.dvGemm.emitMma(li, target, dvAcc, pFrag, { bTile: doTile, accumulate: firstIt, warpgroup: wg });
         for (let c = 0; c < this.slabsV; c++) this.dpT.emitMma(li, target, dpAcc, { aTile: add(vChunk, c * SLAB_BYTES), bTile: add(doTile, c * P.tileM * 128), warpgroup: lit(0, int32), accumulate: lit(c === 0 ? 0 : 1, int32) });
         this.dpT.emitWait(li, target, dpAcc, 0);
         this.dvGemm.emitWait(li, target, dvAcc, 0, pFrag);
@@ -420,18 +428,24 @@ export class FmhaBwdWsPipeline {
         });
         li.comment('dSᵀ pairs to shared memory once both warpgroups finished the previous dQ');
         li.expr(namedBarrierSync(target, 1, this.consumerThreads));
-        inner.threads((t) =>
-          sweepTile(t, dpAcc, (e) => {
-            // Elements 2r, 2r + 1 are adjacent queries of one key row: one 32-bit store of packed register r.
-            if (e.d % 2 !== 0) return;
-            const row = e.b.let('ds_r', int32, bitAnd(e.x[0]!, 63));
-            const chunk = e.b.let('ds_c', int32, div(e.x[0]!, 64));
-            const { offset } = emitCalculateOffset(e.b, dsLayout.descriptor, [e.x[1]!, row], block.indexEmitter);
-            e.b.assign(index(dsPairs, div(add(mul(chunk, dsChunkBytes / 2), offset), 2)), dsFrag.at(t, e.d / 2));
-          }),
-        );
+        const storeDs = (bb: BlockBuilder): void =>
+          new BlockEmitter(bb, target, { numThreads: this.consumerThreads, index: index0 }, block).threads((t) =>
+            sweepTile(t, dpAcc, (e) => {
+              // Elements 2r, 2r + 1 are adjacent queries of one key row: one 32-bit store of packed register r.
+              if (e.d % 2 !== 0) return;
+              const row = e.b.let('ds_r', int32, bitAnd(e.x[0]!, 63));
+              const chunk = e.b.let('ds_c', int32, div(e.x[0]!, 64));
+              const { offset } = emitCalculateOffset(e.b, dsLayout.descriptor, [e.x[1]!, row], block.indexEmitter);
+              e.b.assign(index(dsPairs, div(add(mul(chunk, dsChunkBytes / 2), offset), 2)), dsFrag.at(t, e.d / 2));
+            }),
+          );
+        // At head dim 256 both warpgroups hold the same dSᵀ: the first one writes it.
+        if (this.wide) li.if(eq(wg, 0), storeDs);
+        else storeDs(li);
         li.comment('dK += dSᵀ·Q, then dQ = dS·K (dS M-major from shared memory, K N-major)');
-        this.dkGemm.emitMma(li, target, dkAcc, dsFrag, { bTile: qTile, accumulate: firstIt });
+        this.dkGemm.emitMma(li, target, dkAcc, dsFrag, { bTile: qTile, accumulate: firstIt, warpgroup: wg });
+        // Head dim 256: dK done (dSᵀ registers free) before dQ's accumulator comes alive.
+        if (this.wide) this.dkGemm.emitWait(li, target, dkAcc, 0, dsFrag);
         li.expr(fenceProxyAsyncShared(target));
         li.expr(namedBarrierSync(target, 2, this.consumerThreads));
         if (this.dqSplit === 'K') {
@@ -452,9 +466,19 @@ export class FmhaBwdWsPipeline {
           }
         }
         this.dqGemm.emitWait(li, target, dqAcc, 0);
-        this.dkGemm.emitWait(li, target, dkAcc, 0, dsFrag);
+        if (!this.wide) this.dkGemm.emitWait(li, target, dkAcc, 0, dsFrag);
         li.if(lane0, (r) => r.expr(mbarrierArrive(target, ctx.qEmpty(s))));
         const dqRow = args.dqAcc(li, head);
+        if (this.wide) {
+          li.comment('head dim 256: each warpgroup adds its half of the dQ columns with red.global');
+          inner.threads((t) =>
+            sweepTile(t, dqAcc, (e) => {
+              const row = e.b.let('dq_row', int32, add(i0, e.x[0]!));
+              e.b.if(lt(row, args.seqlenQ), (st) => st.expr(reduceAddF32(target, add(dqRow, add(mul(row, P.headDim), e.x[1]!)), e.value)));
+            }),
+          );
+          return;
+        }
         // dQ into dq_acc by the TMA unit: the tile (row-major fp32) goes to shared memory, then an
         // issuing thread moves the rows inside the sequence with one bulk operation. atomic: a
         // reduce-add per key-split replica (two buffers with a key split). split (deterministic):
@@ -508,6 +532,6 @@ export class FmhaBwdWsPipeline {
       });
     });
     cons.comment('the last bulk operations must finish reading shared memory (and land) before the block exits');
-    cons.if(P.dqMode === 'atomic' && this.dqSplit === 'K' ? eq(bitAnd(tid, 127), 0) : eq(tid, 0), (x) => x.expr(bulkWaitGroup(target, 0)));
+    if (!this.wide) cons.if(P.dqMode === 'atomic' && this.dqSplit === 'K' ? eq(bitAnd(tid, 127), 0) : eq(tid, 0), (x) => x.expr(bulkWaitGroup(target, 0)));
   }
 }

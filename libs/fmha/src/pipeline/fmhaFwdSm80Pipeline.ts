@@ -1,5 +1,6 @@
 import {
   add,
+  declareAlignedDynamicShared,
   addressOf,
   and,
   array,
@@ -24,11 +25,9 @@ import {
   ne,
   pointer,
   select,
-  sharedAddress,
   sub,
   uint8,
   uint32,
-  variable,
   type BlockBuilder,
   type Expr,
   type Target,
@@ -54,8 +53,8 @@ import {
   type TileDistributionEncoding,
   type TileWindow,
 } from '@tilekit/tile';
-import type { GenericAttentionMaskCode } from '../mask/genericAttentionMaskCode.ts';
 import { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
+import type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 import { FMHA_DYNAMIC_SMEM } from './fmhaFwdWsPipeline.ts';
 
 /** Policy of {@link FmhaFwdSm80Pipeline}: tile shape and where Q lives during the key loop. */
@@ -80,7 +79,7 @@ export interface FmhaFwdSm80Policy {
 }
 
 /** What the kernel hands the pipeline: its values as expressions. */
-export interface FmhaFwdSm80Args {
+export interface FmhaFwdSm80Args extends FmhaFwdTileArgs {
   /**
    * Q as a [seqlenQ, headDim] view and K, V as [seqlenK, headDim(V)] views of this block's (batch,
    * head) sequences: head dim contiguous, row stride a multiple of 8 elements, pointer 16-byte aligned
@@ -89,23 +88,6 @@ export interface FmhaFwdSm80Args {
   readonly q: TensorView;
   readonly k: TensorView;
   readonly v: TensorView;
-  /** `int` lengths of this block's sequences. */
-  readonly seqlenQ: Expr;
-  readonly seqlenK: Expr;
-  /** `int` first query row of the block's tile. */
-  readonly m0: Expr;
-  /** `float` softmax scale · log2 e. */
-  readonly scaleLog2: Expr;
-  /** The mask over this block's sequences (key range, edge tiles and the per-element predicate). */
-  readonly mask: GenericAttentionMaskCode;
-  /** Restricts the key range to split `index` of `count` (split-KV); default: all keys. */
-  readonly split?: { readonly count: Expr; readonly index: Expr };
-  /** O as a [seqlenQ, headDimV] view (already offset to this batch and head). */
-  readonly o: TensorView;
-  /** Kernel symbols the views' descriptors use (name → `int` expression). */
-  readonly symbols: Readonly<Record<string, Expr>>;
-  /** `float*` of this (batch, head)'s LSE row 0 (stride 1): written where it is not null. */
-  readonly lse?: Expr;
 }
 
 /** Head dims whose rows are whole swizzle rows and whose 16-byte copies of a row fit one warp. */
@@ -248,10 +230,7 @@ export class FmhaFwdSm80Pipeline {
     const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, this.threads - 1] });
 
     b.comment(`dynamic shared memory, aligned up to 1024 bytes: Q (${this.qBytes} B), 2 K stages (${this.kStageBytes} B), 2 V stages (${this.vStageBytes} B)`);
-    b.verbatim(`extern __shared__ __align__(1024) unsigned char ${FMHA_DYNAMIC_SMEM}[];`);
-    const raw = variable(FMHA_DYNAMIC_SMEM, pointer(uint8));
-    const rawAddr = b.let('smem_raw', uint32, sharedAddress(target, raw));
-    const smem = b.let('smem', pointer(uint8), add(raw, bitAnd(sub(1024, bitAnd(rawAddr, 1023)), 1023)));
+    const { smem } = declareAlignedDynamicShared(b, target, FMHA_DYNAMIC_SMEM);
     const stage = (bb: BlockBuilder, offset: number, bytes: number, s: Expr | number, name: string): Expr => bb.let(name, pointer(uint8), add(smem, add(offset, mul(s, bytes))));
 
     const block = new BlockEmitter(b, target, { numThreads: this.threads, index: { symbols: args.symbols } });

@@ -1,5 +1,6 @@
 import {
   add,
+  declareAlignedDynamicShared,
   and,
   bitAnd,
   bitXor,
@@ -28,21 +29,19 @@ import {
   prefetchTensorMap,
   select,
   setMaxNReg,
-  sharedAddress,
   sub,
   tmaLoad,
   uint8,
   uint32,
   uint64,
-  variable,
   type BlockBuilder,
   type Expr,
   type Target,
 } from '@tilekit/codegen';
 import { BlockGemmPolicyError, WgmmaBlockGemmRs, WgmmaBlockGemmSs } from '@tilekit/gemm';
-import { BlockEmitter, clearTile, makeDistributedTensor, makeTileWindow, storeTile, sweepTile, type TensorView } from '@tilekit/tile';
-import type { GenericAttentionMaskCode } from '../mask/genericAttentionMaskCode.ts';
+import { BlockEmitter, clearTile, makeDistributedTensor, makeTileWindow, storeTile, sweepTile } from '@tilekit/tile';
 import { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
+import type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 
 /** Policy of {@link FmhaFwdWsPipeline}: tile shape, ring depth and register split. */
 export interface FmhaFwdWsPolicy {
@@ -65,7 +64,7 @@ export interface FmhaFwdWsPolicy {
 }
 
 /** What the kernel hands the pipeline: its values as expressions. */
-export interface FmhaFwdWsArgs {
+export interface FmhaFwdWsArgs extends FmhaFwdTileArgs {
   /** TMA maps of Q, K and V: boxes of [64 head-dim elements, rows, 1…] with the 128B swizzle and zero fill. */
   readonly qMap: Expr;
   readonly kMap: Expr;
@@ -75,22 +74,6 @@ export interface FmhaFwdWsArgs {
   /** The same for K and V rows (V's d0 runs over headDimV). */
   kCoords(d0: number, row: Expr): readonly Expr[];
   vCoords(d0: number, row: Expr): readonly Expr[];
-  /** `int` lengths of this block's sequences. */
-  readonly seqlenQ: Expr;
-  readonly seqlenK: Expr;
-  /** `int` first query row of the block's tile. */
-  readonly m0: Expr;
-  /** `float` softmax scale · log2 e. */
-  readonly scaleLog2: Expr;
-  /** The mask over this block's sequences (the key range, edge tiles and the per-element predicate come from it). */
-  readonly mask: GenericAttentionMaskCode;
-  /** Restricts the key range to split `index` of `count` (split-KV); default: all keys. */
-  readonly split?: { readonly count: Expr; readonly index: Expr };
-  /** O as a [seqlenQ, headDimV] view (already offset to this batch and head) and the symbols its descriptor uses. */
-  readonly o: TensorView;
-  readonly symbols: Readonly<Record<string, Expr>>;
-  /** `float*` of this (batch, head)'s LSE row 0 (stride 1): the kernel writes LSE where it is not null. */
-  readonly lse?: Expr;
 }
 
 /** Name of the kernel's dynamic shared-memory array. */
@@ -176,12 +159,7 @@ export class FmhaFwdWsPipeline {
     const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, this.threads - 1] });
 
     b.comment(`dynamic shared memory, aligned up to 1024 bytes: Q (${this.qBytes} B), ${S} K stages (${this.kStageBytes} B), ${S} V stages (${this.vStageBytes} B), barriers`);
-    b.verbatim(`extern __shared__ __align__(1024) unsigned char ${FMHA_DYNAMIC_SMEM}[];`);
-    const raw = variable(FMHA_DYNAMIC_SMEM, pointer(uint8));
-    const rawAddr = b.let('smem_raw', uint32, sharedAddress(target, raw));
-    const pad = b.let('smem_pad', uint32, bitAnd(sub(1024, bitAnd(rawAddr, 1023)), 1023));
-    const smem = b.let('smem', pointer(uint8), add(raw, pad));
-    const smemAddr = b.let('smem_addr', uint32, add(rawAddr, pad));
+    const { smem, smemAddr } = declareAlignedDynamicShared(b, target, FMHA_DYNAMIC_SMEM);
     const bars = b.let('bars', pointer(uint64), cast(add(smem, this.barrierOffset), pointer(uint64)));
     const qFull = bars;
     const kFull = (s: Expr | number): Expr => add(bars, add(1, s));

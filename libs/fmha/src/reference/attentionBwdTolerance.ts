@@ -1,6 +1,6 @@
 import { ArgumentError, getDType, type Tolerance } from '@tilekit/numeric';
 import type { AttentionBwdArgs } from './attentionBwdArgs.ts';
-import { valueTable16, type AttentionOperand } from './attentionFwdArgs.ts';
+import { attentionOperandMaxAbs } from './attentionFwdArgs.ts';
 import type { AttentionBwdResult } from './referenceAttentionBwd.ts';
 
 /** What the error of a backward kernel against `referenceAttentionBwd` depends on. */
@@ -105,17 +105,6 @@ export function attentionBwdTolerance(m: AttentionBwdErrorModel): AttentionBwdTo
   });
 }
 
-function maxAbs(op: AttentionOperand): number {
-  let best = 0;
-  if (op.dtype === 'fp32') {
-    for (const v of op.data) best = Math.max(best, Math.abs(v));
-    return best;
-  }
-  const table = valueTable16(op.dtype);
-  for (const bits of op.data) best = Math.max(best, Math.abs(table[bits]!));
-  return best;
-}
-
 /**
  * `attentionBwdTolerance` for a concrete problem and its reference result: the largest |q|, |k|,
  * |v|, |o|, |dO| stored (every element of the arrays, a safe over-estimate), the longest
@@ -134,11 +123,11 @@ export function attentionBwdToleranceFor(args: AttentionBwdArgs, ref: AttentionB
     hdimV: a.hdimV,
     groupSize: a.nheadQ / a.nheadK,
     scale: a.scale,
-    maxAbsQ: maxAbs(args.q),
-    maxAbsK: maxAbs(args.k),
-    maxAbsV: maxAbs(args.v),
-    maxAbsO: maxAbs(args.o),
-    maxAbsDo: maxAbs(args.dO),
+    maxAbsQ: attentionOperandMaxAbs(args.q),
+    maxAbsK: attentionOperandMaxAbs(args.k),
+    maxAbsV: attentionOperandMaxAbs(args.v),
+    maxAbsO: attentionOperandMaxAbs(args.o),
+    maxAbsDo: attentionOperandMaxAbs(args.dO),
     maxKeyWeight: ref.maxKeyWeight,
     maxAbsDpMinusD: ref.maxAbsDpMinusD,
   });

@@ -193,3 +193,15 @@ export function valueTable16(dtype: 'fp16' | 'bf16'): Float64Array {
   }
   return t;
 }
+
+/** The largest |value| stored in an operand's array (every element, a safe over-estimate of the tensor's). */
+export function attentionOperandMaxAbs(op: AttentionOperand): number {
+  let best = 0;
+  if (op.dtype === 'fp32') {
+    for (const v of op.data) best = Math.max(best, Math.abs(v));
+    return best;
+  }
+  const table = valueTable16(op.dtype);
+  for (const bits of op.data) best = Math.max(best, Math.abs(table[bits]!));
+  return best;
+}

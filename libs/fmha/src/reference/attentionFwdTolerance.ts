@@ -1,5 +1,5 @@
 import { ArgumentError, getDType, type Tolerance } from '@tilekit/numeric';
-import { resolveAttentionFwdArgs, valueTable16, type AttentionFwdArgs, type AttentionOperand } from './attentionFwdArgs.ts';
+import { attentionOperandMaxAbs, resolveAttentionFwdArgs, type AttentionFwdArgs } from './attentionFwdArgs.ts';
 
 /** What the error of a forward kernel against `referenceAttentionFwd` depends on. */
 export interface AttentionFwdErrorModel {
@@ -66,17 +66,6 @@ export function attentionFwdTolerance(m: AttentionFwdErrorModel): AttentionFwdTo
   });
 }
 
-function maxAbs(op: AttentionOperand): number {
-  let best = 0;
-  if (op.dtype === 'fp32') {
-    for (const v of op.data) best = Math.max(best, Math.abs(v));
-    return best;
-  }
-  const table = valueTable16(op.dtype);
-  for (const bits of op.data) best = Math.max(best, Math.abs(table[bits]!));
-  return best;
-}
-
 /**
  * `attentionFwdTolerance` for a concrete problem: the largest |q|, |k|, |v| stored (every element of
  * the arrays, a safe over-estimate), the longest key sequence, the scale and dims of `args`.
@@ -91,8 +80,8 @@ export function attentionFwdToleranceFor(args: AttentionFwdArgs): AttentionFwdTo
     seqlenK: Math.max(0, ...a.seqlensK),
     hdimQ: a.hdimQ,
     scale: a.scale,
-    maxAbsQ: maxAbs(args.q),
-    maxAbsK: maxAbs(args.k),
-    maxAbsV: maxAbs(args.v),
+    maxAbsQ: attentionOperandMaxAbs(args.q),
+    maxAbsK: attentionOperandMaxAbs(args.k),
+    maxAbsV: attentionOperandMaxAbs(args.v),
   });
 }

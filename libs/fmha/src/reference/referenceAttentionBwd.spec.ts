@@ -1,68 +1,21 @@
 import fc from 'fast-check';
-import { ArgumentError, decode, encode } from '@tilekit/numeric';
+import { ArgumentError, decode } from '@tilekit/numeric';
 import { describe, expect, it } from 'vitest';
-import { causalBottomRight, causalTopLeft, noMask, type AttentionMaskSpec } from '../mask/attentionMaskSpec.ts';
+import { causalBottomRight, causalTopLeft, noMask } from '../mask/attentionMaskSpec.ts';
 import type { AttentionBwdArgs } from './attentionBwdArgs.ts';
 import { attentionBwdTolerance, attentionBwdToleranceFor } from './attentionBwdTolerance.ts';
 import { attentionLseIndex, type AttentionFwdArgs, type AttentionOperand, type AttentionStorageDType } from './attentionFwdArgs.ts';
-import { attentionTensorSpan, packedAttentionStrides, type AttentionLayout, type AttentionTensorStrides } from './attentionTensorLayout.ts';
+import { packedAttentionStrides, type AttentionLayout, type AttentionTensorStrides } from './attentionTensorLayout.ts';
 import { naiveAttentionFwd } from './naiveAttentionFwd.ts';
 import { referenceAttentionBwd } from './referenceAttentionBwd.ts';
 import { referenceAttentionFwd } from './referenceAttentionFwd.ts';
+import { attentionTestHash as hashValue, attentionTestOperand as operand, attentionMaskArb, type AttentionTestShape, type AttentionTestDims as Dims } from './testing/attentionTestTensors.ts';
 
-interface Dims {
-  readonly batches: number;
-  readonly nhead: number;
-  readonly rows: number;
-  readonly hdim: number;
-}
+const maskArb = attentionMaskArb(3);
 
-/** Storage of a tensor in `strides` from a value function (values exactly representable in the dtype). */
-function operand(dtype: AttentionStorageDType, strides: AttentionTensorStrides, dims: Dims, value: (b: number, h: number, r: number, d: number) => number): AttentionOperand {
-  const span = attentionTensorSpan(strides, dims.batches, dims.nhead, dims.rows, dims.hdim);
-  const data = dtype === 'fp32' ? new Float32Array(span) : new Uint16Array(span);
-  for (let b = 0; b < dims.batches; b++)
-    for (let h = 0; h < dims.nhead; h++)
-      for (let r = 0; r < dims.rows; r++)
-        for (let d = 0; d < dims.hdim; d++) {
-          const at = b * strides.batch + h * strides.head + r * strides.row + d;
-          data[at] = dtype === 'fp32' ? value(b, h, r, d) : encode(dtype, value(b, h, r, d));
-        }
-  return { dtype, data, strides };
-}
-
-/** Deterministic pseudo-random values in [−2, 2) on a 1/64 grid (exact in fp16, bf16, fp32). */
-function hashValue(seed: number): (b: number, h: number, r: number, d: number) => number {
-  return (b, h, r, d) => {
-    let x = (seed ^ Math.imul(b + 1, 0x9e3779b1) ^ Math.imul(h + 7, 0x85ebca6b) ^ Math.imul(r + 13, 0xc2b2ae35) ^ Math.imul(d + 29, 0x27d4eb2f)) >>> 0;
-    x ^= x >>> 15;
-    x = Math.imul(x, 0x2c1b3c6d) >>> 0;
-    x ^= x >>> 12;
-    return ((x & 255) - 128) / 64;
-  };
-}
-
-const maskArb: fc.Arbitrary<AttentionMaskSpec> = fc.oneof(
-  fc.constantFrom(noMask, causalTopLeft, causalBottomRight),
-  fc.record({ kind: fc.constant('window' as const), alignment: fc.constantFrom('topLeft' as const, 'bottomRight' as const), left: fc.integer({ min: -1, max: 3 }), right: fc.integer({ min: -1, max: 3 }) }),
-  fc.record({ kind: fc.constant('generic' as const), y: fc.integer({ min: -2, max: 6 }), x: fc.integer({ min: -2, max: 6 }) }),
-);
-
-interface Shape {
-  readonly dtype: AttentionStorageDType;
-  readonly batch: number;
-  readonly nheadK: number;
-  readonly ratio: number;
-  readonly hdimQ: number;
-  readonly hdimV: number;
-  readonly group: boolean;
-  readonly seqlensQ: readonly number[];
-  readonly seqlensK: readonly number[];
-  readonly padK: readonly number[];
+interface Shape extends AttentionTestShape {
   readonly layout: AttentionLayout;
-  readonly mask: AttentionMaskSpec;
   readonly scale: number;
-  readonly seed: number;
 }
 
 const shapeArb = (dtypes: readonly AttentionStorageDType[], maxLen: number): fc.Arbitrary<Shape> =>

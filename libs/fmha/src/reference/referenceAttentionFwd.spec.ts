@@ -1,65 +1,22 @@
 import fc from 'fast-check';
-import { ArgumentError, defaultTolerance, encode } from '@tilekit/numeric';
+import { ArgumentError, defaultTolerance } from '@tilekit/numeric';
 import { describe, expect, it } from 'vitest';
-import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask, type AttentionMaskSpec } from '../mask/attentionMaskSpec.ts';
-import { attentionLseIndex, type AttentionFwdArgs, type AttentionOperand, type AttentionStorageDType } from './attentionFwdArgs.ts';
+import { causalBottomRight, causalTopLeft, slidingWindowMask } from '../mask/attentionMaskSpec.ts';
+import { attentionLseIndex, type AttentionFwdArgs, type AttentionOperand } from './attentionFwdArgs.ts';
 import { attentionFwdTolerance, attentionFwdToleranceFor } from './attentionFwdTolerance.ts';
-import { attentionTensorSpan, packedAttentionStrides, type AttentionLayout, type AttentionTensorStrides } from './attentionTensorLayout.ts';
+import { packedAttentionStrides, type AttentionLayout, type AttentionTensorStrides } from './attentionTensorLayout.ts';
 import { naiveAttentionFwd } from './naiveAttentionFwd.ts';
 import { referenceAttentionFwd } from './referenceAttentionFwd.ts';
+import { attentionTestHash as hashValue, attentionTestOperand as operand, attentionMaskArb, type AttentionTestShape } from './testing/attentionTestTensors.ts';
 
-/** A tensor's storage from a value function of (b, h, r, d), decoded values exactly representable. */
-function operand(dtype: AttentionStorageDType, strides: AttentionTensorStrides, dims: { batches: number; nhead: number; rows: number; hdim: number }, value: (b: number, h: number, r: number, d: number) => number, spare = 0): AttentionOperand {
-  const span = attentionTensorSpan(strides, dims.batches, dims.nhead, dims.rows, dims.hdim) + spare;
-  const data = dtype === 'fp32' ? new Float32Array(span) : new Uint16Array(span).fill(0x7e00); // NaN in unused slots (fp16)
-  if (dtype === 'bf16') data.fill(0x7fc0);
-  if (dtype === 'fp32') data.fill(NaN);
-  for (let b = 0; b < dims.batches; b++)
-    for (let h = 0; h < dims.nhead; h++)
-      for (let r = 0; r < dims.rows; r++)
-        for (let d = 0; d < dims.hdim; d++) {
-          const at = b * strides.batch + h * strides.head + r * strides.row + d;
-          data[at] = dtype === 'fp32' ? value(b, h, r, d) : encode(dtype, value(b, h, r, d));
-        }
-  return { dtype, data, strides };
-}
-
-/** Deterministic pseudo-random values in [−2, 2) on a 1/64 grid (exact in fp16 and bf16). */
-function hashValue(seed: number): (b: number, h: number, r: number, d: number) => number {
-  return (b, h, r, d) => {
-    let x = (seed ^ Math.imul(b + 1, 0x9e3779b1) ^ Math.imul(h + 7, 0x85ebca6b) ^ Math.imul(r + 13, 0xc2b2ae35) ^ Math.imul(d + 29, 0x27d4eb2f)) >>> 0;
-    x ^= x >>> 15;
-    x = Math.imul(x, 0x2c1b3c6d) >>> 0;
-    x ^= x >>> 12;
-    return ((x & 255) - 128) / 64;
-  };
-}
-
-interface Shape {
-  readonly dtype: AttentionStorageDType;
-  readonly batch: number;
-  readonly nheadK: number;
-  readonly ratio: number;
-  readonly hdimQ: number;
-  readonly hdimV: number;
-  readonly group: boolean;
-  readonly seqlensQ: readonly number[];
-  readonly seqlensK: readonly number[];
-  /** Group mode: extra K rows per batch slot beyond the keys used (the per-batch seqlenK). */
-  readonly padK: readonly number[];
+interface Shape extends AttentionTestShape {
   readonly layoutIn: AttentionLayout;
   readonly layoutOut: AttentionLayout;
   readonly rowPad: number;
-  readonly mask: AttentionMaskSpec;
   readonly scale?: number;
-  readonly seed: number;
 }
 
-const maskArb: fc.Arbitrary<AttentionMaskSpec> = fc.oneof(
-  fc.constantFrom(noMask, causalTopLeft, causalBottomRight),
-  fc.record({ kind: fc.constant('window' as const), alignment: fc.constantFrom('topLeft' as const, 'bottomRight' as const), left: fc.integer({ min: -1, max: 6 }), right: fc.integer({ min: -1, max: 6 }) }),
-  fc.record({ kind: fc.constant('generic' as const), y: fc.integer({ min: -4, max: 12 }), x: fc.integer({ min: -4, max: 12 }) }),
-);
+const maskArb = attentionMaskArb(6);
 
 const shapeArb: fc.Arbitrary<Shape> = fc
   .record({

@@ -1,5 +1,6 @@
 import {
   add,
+  declareAlignedDynamicShared,
   and,
   assignStmt,
   bitAnd,
@@ -21,13 +22,10 @@ import {
   pointer,
   prefetchTensorMap,
   setMaxNReg,
-  sharedAddress,
   sub,
   tmaLoad,
-  uint8,
   uint32,
   uint64,
-  variable,
   type BlockBuilder,
   type Expr,
   type Target,
@@ -245,13 +243,7 @@ export class WsTmaWgmmaPipeline {
     const kTiles = b.let('k_tiles', int32, div(add(args.k, P.tileK - 1), P.tileK));
 
     b.comment(`dynamic shared memory, aligned up to 1024 bytes: ${S} A stages, ${S} B stages, full[${S}], empty[${S}]`);
-    // The one declaration without a builder form: an unsized `extern __shared__` array (dynamic shared memory).
-    b.verbatim(`extern __shared__ __align__(1024) unsigned char ${GEMM_DYNAMIC_SMEM}[];`);
-    const raw = variable(GEMM_DYNAMIC_SMEM, pointer(uint8));
-    const rawAddr = b.let('smem_raw', uint32, sharedAddress(target, raw));
-    const pad = b.let('smem_pad', uint32, bitAnd(sub(1024, bitAnd(rawAddr, 1023)), 1023));
-    const smem = b.let('smem', pointer(uint8), add(raw, pad));
-    const smemAddr = b.let('smem_addr', uint32, add(rawAddr, pad));
+    const { smem, smemAddr } = declareAlignedDynamicShared(b, target, GEMM_DYNAMIC_SMEM);
     const full = b.let('full_bar', pointer(uint64), cast(add(smem, this.barrierOffset), pointer(uint64)));
     const empty = b.let('empty_bar', pointer(uint64), cast(add(smem, this.barrierOffset + 8 * S), pointer(uint64)));
 

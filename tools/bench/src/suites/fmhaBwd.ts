@@ -6,14 +6,15 @@
 // to atomic); one varlen batch. Inputs: Q, K, V, dO on a 1/128 grid in [-1, 1); O and LSE from our
 // forward (kernel-fmha-fwd). Validation: sampled query rows of dQ and sampled keys of dK/dV against
 // an fp64 computation from the same inputs and the forward's LSE.
-import { attentionBwdTolerance, causalBottomRight, makeGenericAttentionMask, noMask } from '@tilekit/fmha';
+import { attentionBwdTolerance, causalBottomRight, makeGenericAttentionMask, noMask, seqstartsOf } from '@tilekit/fmha';
 import { summarizeTimes } from '@tilekit/host';
 import { FmhaFwdRunner } from '@tilekit/kernel-fmha-fwd';
 import { checkFmhaBwdProblem, FmhaBwdKernel, FmhaBwdRunner, fmhaBwdOperandElements, fmhaBwdProblemFlops, formatFmhaBwdProblem, type CheckedFmhaBwdProblem, type FmhaBwdAnyInstance } from '@tilekit/kernel-fmha-bwd';
-import { decode, encode } from '@tilekit/numeric';
+import { decode } from '@tilekit/numeric';
 import { buildOncePerInstance, Device, NvccCompiler, timeLaunches, type Compiler } from '@tilekit/runtime';
 import { tflopsOf } from '../flops.ts';
 import type { BenchSuite, OurCaseResult, SuiteCase } from '../runSuite.ts';
+import { randomBits } from './randomBits.ts';
 
 const WARMUP = 5;
 const REPEAT = 25;
@@ -46,16 +47,10 @@ export const FMHA_BWD_BENCH_SHAPES: readonly FmhaBwdBenchShape[] = Object.freeze
   ...[false, true].map((deterministic): FmhaBwdBenchShape => ({ dtype: 'fp16', b: FMHA_BWD_VARLEN_SEQLENS.length, h: 16, d: 128, causal: true, deterministic, seqlens: FMHA_BWD_VARLEN_SEQLENS })),
 ]);
 
-function prefixSums(lens: readonly number[]): number[] {
-  const out = [0];
-  for (const l of lens) out.push(out[out.length - 1]! + l);
-  return out;
-}
-
 /** The operator problem of a shape: bhsd, bottom-right causal (= top-left where sq = sk). */
 export function fmhaBwdBenchProblem(s: FmhaBwdBenchShape): CheckedFmhaBwdProblem {
   const common = { dtype: s.dtype, batch: s.b, nheadQ: s.h, hdimQ: s.d, mask: s.causal ? causalBottomRight : noMask, deterministic: s.deterministic } as const;
-  if (s.seqlens !== undefined) return checkFmhaBwdProblem({ ...common, seqstartQ: prefixSums(s.seqlens), seqstartK: prefixSums(s.seqlens) });
+  if (s.seqlens !== undefined) return checkFmhaBwdProblem({ ...common, seqstartQ: seqstartsOf(s.seqlens), seqstartK: seqstartsOf(s.seqlens) });
   return checkFmhaBwdProblem({ ...common, seqlenQ: s.s!, seqlenK: s.s! });
 }
 
@@ -65,22 +60,6 @@ export function fmhaBwdSuiteCase(s: FmhaBwdBenchShape): SuiteCase {
   const params = s.seqlens !== undefined ? { ...common, seqlens: s.seqlens.join(',') } : { ...common, s: s.s! };
   const torch = s.seqlens !== undefined ? { ...common, seqlens: [...s.seqlens] } : { ...common, sq: s.s!, sk: s.s! };
   return { name: fmhaBwdBenchName(s), params, torch: { op: 'sdpa_bwd', params: torch } };
-}
-
-function randomBits(dtype: 'fp16' | 'bf16', count: number, seed: number): Uint16Array {
-  const table = new Uint16Array(256);
-  for (let i = 0; i < 256; i++) table[i] = encode(dtype, (i - 128) / 128);
-  const out = new Uint16Array(Math.max(1, count));
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < out.length; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    out[i] = table[x & 255]!;
-  }
-  return out;
 }
 
 interface HostData {

@@ -7,7 +7,7 @@
 // first and last included) against an fp64 softmax of the same fp16/bf16 inputs; timed with CUDA
 // events around each run, median of 25 after 5 warm-ups, as torch_reference.py times torch.
 import { summarizeTimes } from '@tilekit/host';
-import { attentionFwdTolerance, causalBottomRight, makeGenericAttentionMask, noMask } from '@tilekit/fmha';
+import { attentionFwdTolerance, causalBottomRight, makeGenericAttentionMask, noMask, seqstartsOf } from '@tilekit/fmha';
 import {
   checkFmhaFwdProblem,
   FmhaFwdCombineKernel,
@@ -20,10 +20,11 @@ import {
   type FmhaFwdCombineInstance,
   type FmhaFwdInstance,
 } from '@tilekit/kernel-fmha-fwd';
-import { decode, encode } from '@tilekit/numeric';
+import { decode } from '@tilekit/numeric';
 import { buildOncePerInstance, Device, NvccCompiler, timeLaunches, type Compiler } from '@tilekit/runtime';
 import { tflopsOf } from '../flops.ts';
 import type { BenchSuite, OurCaseResult, SuiteCase } from '../runSuite.ts';
+import { randomBits } from './randomBits.ts';
 import { FMHA_FWD_BENCH_CASES, type FmhaFwdBenchCase, type FmhaFwdBenchShape } from './fmhaFwdCases.ts';
 
 const WARMUP = 5;
@@ -31,39 +32,16 @@ const REPEAT = 25;
 /** Query rows checked per (sequence, head). */
 const ROWS_PER_HEAD = 3;
 
-function prefixSums(lens: readonly number[]): number[] {
-  const out = [0];
-  for (const l of lens) out.push(out[out.length - 1]! + l);
-  return out;
-}
-
 /** The operator problem of a bench shape: bhsd, bottom-right causal (= top-left where sq = sk), split-KV 'auto'. */
 export function fmhaFwdBenchProblem(s: FmhaFwdBenchShape): CheckedFmhaFwdProblem {
   const common = { dtype: s.dtype, batch: s.b, nheadQ: s.h, nheadK: s.hk, hdimQ: s.d, hdimV: s.dv, mask: s.causal ? causalBottomRight : noMask, splitKv: 'auto' } as const;
-  if (s.seqlensQ !== undefined && s.seqlensK !== undefined) return checkFmhaFwdProblem({ ...common, seqstartQ: prefixSums(s.seqlensQ), seqstartK: prefixSums(s.seqlensK) });
+  if (s.seqlensQ !== undefined && s.seqlensK !== undefined) return checkFmhaFwdProblem({ ...common, seqstartQ: seqstartsOf(s.seqlensQ), seqstartK: seqstartsOf(s.seqlensK) });
   return checkFmhaFwdProblem({ ...common, seqlenQ: s.sq!, seqlenK: s.sk! });
 }
 
 /** The suite case: our params, and torch's `fmha_fwd` of the same shape. */
 export function fmhaFwdSuiteCase(c: FmhaFwdBenchCase): SuiteCase {
   return { name: c.name, params: c.params, torch: c.torch };
-}
-
-/** Values in [-1, 1) on a 1/128 grid, exactly representable in `dtype` (xorshift, seeded). */
-function randomBits(dtype: 'fp16' | 'bf16', count: number, seed: number): Uint16Array {
-  const table = new Uint16Array(256);
-  for (let i = 0; i < 256; i++) table[i] = encode(dtype, (i - 128) / 128);
-  const out = new Uint16Array(Math.max(1, count));
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < out.length; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    out[i] = table[x & 255]!;
-  }
-  return out;
 }
 
 /**

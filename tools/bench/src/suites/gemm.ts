@@ -30,10 +30,11 @@ import {
   type GemmLayoutName,
   type GemmProblem,
 } from '@tilekit/kernel-gemm';
-import { absoluteThreshold, ArgumentError, decode, encode, relativeThreshold } from '@tilekit/numeric';
+import { absoluteThreshold, ArgumentError, decode, relativeThreshold } from '@tilekit/numeric';
 import { buildOncePerInstance, Device, NvccCompiler, timeLaunches, type Compiler } from '@tilekit/runtime';
 import { tflopsOf } from '../flops.ts';
 import type { BenchSuite, OurCaseResult, SuiteCase } from '../runSuite.ts';
+import { randomBits } from './randomBits.ts';
 
 const WARMUP = 5;
 const REPEAT = 25;
@@ -122,23 +123,6 @@ function problemOf(c: SuiteCase): CheckedGemmProblem {
     ldb: p['ldb'] as number,
     ldc: p['ldc'] as number,
   });
-}
-
-/** `count` elements of `dtype` drawn (xorshift, seeded) from 256 values in [-1, 1) exactly representable in it. */
-function randomBits(dtype: GemmDType, count: number, seed: number): Uint16Array {
-  const table = new Uint16Array(256);
-  for (let i = 0; i < 256; i++) table[i] = encode(dtype, (i - 128) / 128);
-  const out = new Uint16Array(count);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < count; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    out[i] = table[x & 255]!;
-  }
-  return out;
 }
 
 /** Sample positions of C: the four corners, then pseudo-random (i, j). */

@@ -1,0 +1,61 @@
+// The body every `*.bench.ts` entry shares (bundled by tools/device/pack.mjs as
+// .device/bench-<name>.mjs and run on the GPU machine by run-on-gpu.sh): read `--out` / `--torch`,
+// take the commit from the pack manifest, run the suite, print each case against its baselines, and
+// exit non-zero when any case failed validation.
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Device } from '@tilekit/runtime';
+import { suiteMetric, type BenchCase, type BenchSuiteResult, type Metric } from './benchResult.ts';
+import { runSuite, type BenchSuite } from './runSuite.ts';
+
+/** A baseline a bench entry prints our ratio against: its key in the result, and how to call it. */
+export interface EntryBaseline {
+  readonly key: string;
+  readonly label: string;
+}
+
+/**
+ * The commit the packed tree came from (`.device/manifest.json` under `root`), `+uncommitted` when
+ * the tree was dirty, `unknown` without a manifest.
+ */
+export function packedCommit(root: string): string {
+  const manifestPath = join(root, '.device', 'manifest.json');
+  const manifest = existsSync(manifestPath) ? (JSON.parse(readFileSync(manifestPath, 'utf8')) as { commit?: string; dirty?: boolean }) : {};
+  return `${manifest.commit ?? 'unknown'}${manifest.dirty ? '+uncommitted' : ''}`;
+}
+
+/**
+ * One line per case: our figure (TFLOP/s or GB/s, as `metric`) and its ratio to each baseline
+ * (`n/a` where the baseline has no such figure, e.g. it errored), then whether it validated.
+ */
+export function formatEntryCase(c: BenchCase, metric: Metric, baselines: readonly EntryBaseline[]): string {
+  const ours = c.ours[metric];
+  const ratios = baselines.map(({ key, label }) => {
+    const base = c.baselines[key];
+    const theirs = base !== undefined && metric in base ? (base as Record<Metric, number | undefined>)[metric] : undefined;
+    return theirs !== undefined && ours !== undefined ? `${(ours / theirs).toFixed(3)} of ${label}` : `${label} n/a`;
+  });
+  const figure = metric === 'tflops' ? `${ours?.toFixed(1)} TFLOP/s` : `${ours?.toFixed(0)} GB/s`;
+  return `${c.name}: ours ${figure} = ${ratios.join(', ')}; valid ${c.valid}`;
+}
+
+/**
+ * Runs `suite` as a bench entry: `--out DIR` (default .device/out) receives `<suite>.json`,
+ * `--torch` overrides the reference script; prints `formatEntryCase` per case and sets the exit
+ * code to 1 when any case is invalid. Returns the suite's result.
+ */
+export async function runBenchEntry(suite: BenchSuite, baselines: readonly EntryBaseline[]): Promise<BenchSuiteResult> {
+  const { values } = parseArgs({ options: { out: { type: 'string' }, torch: { type: 'string' } } });
+  const root = process.cwd();
+  const result = await runSuite(suite, {
+    outDir: resolve(values.out ?? join(root, '.device', 'out')),
+    device: Device.open(0).name,
+    commit: packedCommit(root),
+    torchScript: values.torch ?? join(root, 'tools', 'bench', 'python', 'torch_reference.py'),
+  });
+  const metric = suiteMetric(result);
+  for (const c of result.cases) console.log(formatEntryCase(c, metric, baselines));
+  process.exitCode = result.cases.every((c) => c.valid) ? 0 : 1;
+  return result;
+}
