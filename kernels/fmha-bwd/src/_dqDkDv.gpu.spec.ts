@@ -3,9 +3,6 @@
 // modes; LSE from the forward reference and D = rowsum(dO ∘ O) given. Skipped (loudly, by the
 // runner) without a GPU.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import {
   attentionBwdToleranceFor,
@@ -17,34 +14,24 @@ import {
   referenceAttentionFwd,
   slidingWindowMask,
   type AttentionBwdArgs,
-  type AttentionMaskSpec,
   type AttentionTensorStrides,
 } from '@tilekit/fmha';
 import { randomBits16 } from '@tilekit/host';
 import { decode, encode, getDType } from '@tilekit/numeric';
-import { buildOncePerInstance, checkTiledTensorMap, Device, encodeTensorMapTiled, loadInstance, NvccCompiler, type TiledTensorMapOptions } from '@tilekit/runtime';
-import { gpu } from '@tilekit/runtime/testing';
+import { buildOncePerInstance, checkTiledTensorMap, Device, encodeTensorMapTiled, loadInstance, type TiledTensorMapOptions } from '@tilekit/runtime';
+import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { fmhaBwdTile } from './fmhaBwdCatalog.ts';
 import { dqAccHeadBytes, FmhaBwdDqDkDvInstance, type FmhaBwdDqDkDvPolicy } from './fmhaBwdDqDkDvInstance.ts';
+import type { FmhaBwdGpuCase } from './testing/fmhaBwdGpuCase.ts';
 
-let compiler: NvccCompiler | undefined;
 const kernelFor = buildOncePerInstance(async (instance: FmhaBwdDqDkDvInstance) => {
-  compiler ??= new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), 'tilekit-fmha-bwd-gpu-')) });
+  const compiler = gpuTestCompiler('fmha-bwd-gpu');
   const loaded = await loadInstance(instance, { device: Device.open(0), compiler, flags: ['-std=c++17', '-lineinfo'] });
   loaded.kernel.setMaxDynamicSharedMemory(instance.sharedBytes);
   return loaded;
 });
 
-interface Case {
-  readonly label: string;
-  readonly dtype: 'fp16' | 'bf16';
-  readonly d: number;
-  readonly batch: number;
-  readonly h: number;
-  readonly hk?: number;
-  readonly sq: number | readonly number[];
-  readonly sk: number | readonly number[];
-  readonly mask: AttentionMaskSpec;
+interface Case extends FmhaBwdGpuCase {
   readonly dqMode: 'atomic' | 'split';
   /** Split mode, batch mode: splits (blocks along the keys), each looping over its key tiles. */
   readonly splits?: number;

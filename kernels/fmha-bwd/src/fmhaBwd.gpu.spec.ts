@@ -4,21 +4,18 @@
 // masks of both alignments, a sliding window, GQA, d 64/128, fp16/bf16, atomic and deterministic
 // dQ; deterministic dQ is bitwise identical over 5 runs. Skipped (loudly, by the runner) without a GPU.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask, type AttentionLayout, type AttentionMaskSpec } from '@tilekit/fmha';
+import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask, type AttentionLayout } from '@tilekit/fmha';
 import { randomBits16 } from '@tilekit/host';
-import { buildOncePerInstance, Device, NvccCompiler } from '@tilekit/runtime';
-import { gpu } from '@tilekit/runtime/testing';
+import { buildOncePerInstance, Device } from '@tilekit/runtime';
+import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { checkFmhaBwdProblem, fmhaBwdOperandElements, formatFmhaBwdProblem, type CheckedFmhaBwdProblem } from './fmhaBwdProblem.ts';
 import { compareFmhaBwd, fmhaBwdReference } from './fmhaBwdReference.ts';
 import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdAnyInstance } from './fmhaBwdRunner.ts';
+import type { FmhaBwdGpuCase } from './testing/fmhaBwdGpuCase.ts';
 
-let compiler: NvccCompiler | undefined;
 const buildKernel = buildOncePerInstance((instance: FmhaBwdAnyInstance) => {
-  compiler ??= new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), 'tilekit-fmha-bwd-gpu-')) });
+  const compiler = gpuTestCompiler('fmha-bwd-gpu');
   return FmhaBwdKernel.build(instance, { device: Device.open(0), compiler });
 }) as <I extends FmhaBwdAnyInstance>(instance: I) => Promise<FmhaBwdKernel<I>>;
 
@@ -28,17 +25,8 @@ function starts(lens: readonly number[]): number[] {
   return s;
 }
 
-interface Case {
-  readonly label: string;
-  readonly dtype: 'fp16' | 'bf16';
-  readonly d: number;
-  readonly batch: number;
-  readonly h: number;
-  readonly hk?: number;
-  readonly sq: number | readonly number[];
-  readonly sk: number | readonly number[];
+interface Case extends FmhaBwdGpuCase {
   readonly layout?: AttentionLayout;
-  readonly mask: AttentionMaskSpec;
   readonly deterministic: boolean;
   /** Deterministic cases: runs whose dQ must be bitwise identical. */
   readonly repeats?: number;
@@ -58,7 +46,7 @@ async function runCase(c: Case): Promise<string> {
   const data = { q: fill(elems.q, 1 + elems.q), k: fill(elems.k, 2 + elems.k), v: fill(elems.v, 3 + elems.v), dO: fill(elems.dO, 4 + elems.dO) };
   const ref = fmhaBwdReference(p, data);
   const device = Device.open(0);
-  const runner = await FmhaBwdRunner.create(p, { device, compiler: (compiler ??= new NvccCompiler()), buildKernel });
+  const runner = await FmhaBwdRunner.create(p, { device, compiler: gpuTestCompiler('fmha-bwd-gpu'), buildKernel });
   const bufs = {
     q: device.upload(data.q),
     k: device.upload(data.k),

@@ -3,18 +3,16 @@
 // fp16/bf16 and stored with dQ's strides. It reads nsplits (and in group mode the dq_acc offsets)
 // from the head of the workspace, so it knows nothing of the dq_dk_dv instance's key tile (kN0):
 // one convert_dq instance serves every dq_dk_dv tile size.
-import { add, bitAnd, cast, float32, index, instanceKey, int32, int64, kernelParam, KernelSignature, mul, pointer, select, SourceBuilder, sm90a, uint8, type InstanceKey, type Target } from '@tilekit/codegen';
+import { add, bitAnd, cast, float32, index, int32, int64, kernelParam, mul, pointer, select, sm90a, uint8, type SourceBuilder, type Target } from '@tilekit/codegen';
 import { emitRowTileSequence } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { ArgumentError, getDType } from '@tilekit/numeric';
 import { BlockEmitter, castTile, clearTile, loadTile, makeDistributedTensor, makeTensorView, makeTileWindow, storeTile, sweepTile } from '@tilekit/tile';
-import { FMHA_BWD_KERNEL_DTYPES, type FmhaBwdKernelDType, type FmhaBwdRowLaunch } from './fmhaBwdDotDoO.ts';
-import { fmhaBwdRowTile, type FmhaBwdRowTile } from './fmhaBwdRowTileEncoding.ts';
+import { FMHA_BWD_ROW_MAX_ROWS, FmhaBwdRowKernel, fmhaBwdRowSequenceParams, type FmhaBwdRowKernelPolicy } from './fmhaBwdRowKernel.ts';
 
 /** Head dims (of Q) the convert_dq instances cover. */
 export const FMHA_BWD_CONVERT_DQ_HEAD_DIMS: readonly number[] = Object.freeze([64, 128, 256]);
 
-const MAX_ROWS = 2 ** 30;
 /** fp32 elements per 16-byte vector of dq_acc. */
 const ACC_VECTOR = 4;
 /** dQ elements per store vector: the runner checks dQ's strides are multiples of it. */
@@ -24,10 +22,8 @@ const ELEMENTS_PER_THREAD = 16;
 const ALIGN = 16;
 
 /** The Policy of one convert_dq instance. */
-export interface FmhaBwdConvertDqPolicy {
-  readonly dtype: FmhaBwdKernelDType;
+export interface FmhaBwdConvertDqPolicy extends FmhaBwdRowKernelPolicy {
   readonly headDim: number;
-  readonly threads: number;
   /**
    * Deterministic dQ: in group mode the workspace head holds one nsplits entry per batch
    * (deterministic batch mode and atomic mode: one entry). The only thing it changes is where the
@@ -48,8 +44,7 @@ function convertParams(policy: FmhaBwdConvertDqPolicy, target: Target) {
     dq_stride_batch: kernelParam.i64(big),
     batch: kernelParam.i32({ range: [1, 65535] }),
     nhead_q: kernelParam.i32({ range: [1, 65535] }),
-    seqlen_q: kernelParam.i32({ range: [0, MAX_ROWS] }),
-    seqstart_q: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
+    ...fmhaBwdRowSequenceParams(),
   };
 }
 
@@ -64,40 +59,20 @@ type ConvertParams = ReturnType<typeof convertParams>;
  * Σ_{s = 0 … nsplits_b − 1} dq_acc[h][s][row] in that order (0 splits: dQ = 0), cast and stored.
  * The softmax scale is NOT applied: the dq_dk_dv kernel scales dS, so the partials are already dQ's.
  */
-export class FmhaBwdConvertDqInstance {
-  readonly key: InstanceKey;
-  readonly name: string;
-  readonly policy: FmhaBwdConvertDqPolicy;
-  readonly tile: FmhaBwdRowTile;
-  readonly signature: KernelSignature<ConvertParams>;
-  readonly target: Target;
-  readonly threads: number;
-  readonly sharedBytes = 0;
-  readonly staticSharedBytes = 0;
-
+export class FmhaBwdConvertDqInstance extends FmhaBwdRowKernel<FmhaBwdConvertDqPolicy, ConvertParams> {
   constructor(policy: FmhaBwdConvertDqPolicy, target: Target = sm90a) {
-    if (!(FMHA_BWD_KERNEL_DTYPES as readonly string[]).includes(policy.dtype)) throw new ArgumentError('policy.dtype', `must be one of ${FMHA_BWD_KERNEL_DTYPES.join(', ')}`, policy.dtype);
-    if (typeof policy.deterministic !== 'boolean') throw new ArgumentError('policy.deterministic', 'must be a boolean', policy.deterministic);
-    this.policy = Object.freeze({ ...policy });
-    this.target = target;
-    this.tile = fmhaBwdRowTile({ cols: policy.headDim, vectorLength: ACC_VECTOR, threads: policy.threads, elementsPerThread: ELEMENTS_PER_THREAD });
-    this.threads = policy.threads;
-    this.key = instanceKey(
-      'fmha_bwd_convert_dq_sm90',
-      { dtype: policy.dtype, hdim: policy.headDim, rows: this.tile.rows, threads: policy.threads, det: policy.deterministic ? 1 : 0, target: target.name },
-      { tags: { dtype: '', hdim: 'd', rows: 'm', threads: 't', det: 'det' } },
-    );
-    this.name = this.key.name;
-    this.signature = new KernelSignature(this.name, target, convertParams(this.policy, target));
-  }
-
-  get tileM(): number {
-    return this.tile.rows;
-  }
-
-  /** Grid for `batch` sequences of at most `maxSeqlenQ` physical rows and `nheadQ` heads. */
-  launch(batch: number, nheadQ: number, maxSeqlenQ: number): FmhaBwdRowLaunch {
-    return { grid: [Math.max(1, Math.ceil(maxSeqlenQ / this.tile.rows)), nheadQ, batch], block: [this.threads, 1, 1], sharedBytes: 0 };
+    super(policy, target, {
+      family: 'fmha_bwd_convert_dq_sm90',
+      label: 'convert_dq',
+      headDim: { key: 'hdim', tag: 'd', value: policy.headDim },
+      vectorLength: ACC_VECTOR,
+      elementsPerThread: ELEMENTS_PER_THREAD,
+      extraKey: { config: { det: policy.deterministic ? 1 : 0 }, tags: { det: 'det' } },
+      check: (p) => {
+        if (typeof p.deterministic !== 'boolean') throw new ArgumentError('policy.deterministic', 'must be a boolean', p.deterministic);
+      },
+      params: convertParams,
+    });
   }
 
   emit(src: SourceBuilder): void {
@@ -105,7 +80,7 @@ export class FmhaBwdConvertDqInstance {
     const t = this.target;
     const M = this.tile.rows;
     const enc = this.tile.encoding;
-    const rows = symbol('seqlen_q', { max: MAX_ROWS });
+    const rows = symbol('seqlen_q', { max: FMHA_BWD_ROW_MAX_ROWS });
     const dqStride = symbol('dq_stride_row', { max: 2 ** 31 - 1 });
     const accDesc = makeNaiveTensorDescriptor([rows, P.headDim], [P.headDim, 1], { vectorLength: ACC_VECTOR });
     const dqDesc = makeNaiveTensorDescriptor([rows, P.headDim], [dqStride, 1], { vectorLength: FMHA_BWD_DQ_STORE_VECTOR });
@@ -145,11 +120,5 @@ export class FmhaBwdConvertDqInstance {
         storeTile(th, dqWindow, out);
       });
     });
-  }
-
-  source(): string {
-    const src = new SourceBuilder({ dialect: this.target, header: [`tilekit fmha backward convert_dq: ${this.name}`, 'generated by @tilekit/kernel-fmha-bwd; do not edit'] });
-    this.emit(src);
-    return src.render();
   }
 }

@@ -3,40 +3,26 @@
 // tile of rows of one (batch, head): O and dO are loaded through tile windows (16-byte vectors,
 // consecutive lanes along a row), multiplied in fp32, and summed along the head dim with a block
 // tile reduction (in-thread, then a lane butterfly).
-import { add, and, bitAnd, cast, eq, float32, index, instanceKey, int32, int64, kernelParam, KernelSignature, lt, mul, select, SourceBuilder, sm90a, type InstanceKey, type Target } from '@tilekit/codegen';
+import { add, and, bitAnd, cast, eq, float32, index, int32, int64, kernelParam, lt, mul, select, sm90a, type SourceBuilder, type Target } from '@tilekit/codegen';
 import { emitRowTileSequence } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
-import { ArgumentError, getDType } from '@tilekit/numeric';
+import { getDType } from '@tilekit/numeric';
 import { BlockEmitter, blockTileReduce, castTile, loadTile, makeDistributedTensor, makeTensorView, makeTileWindow, reduceSum, sweepTile } from '@tilekit/tile';
-import { fmhaBwdRowTile, type FmhaBwdRowTile } from './fmhaBwdRowTileEncoding.ts';
+import { FMHA_BWD_ROW_MAX_ROWS, FmhaBwdRowKernel, fmhaBwdRowSequenceParams, type FmhaBwdRowKernelPolicy } from './fmhaBwdRowKernel.ts';
 
-/** Element types of O and dO. */
-export const FMHA_BWD_KERNEL_DTYPES = ['fp16', 'bf16'] as const;
-export type FmhaBwdKernelDType = (typeof FMHA_BWD_KERNEL_DTYPES)[number];
+export { FMHA_BWD_KERNEL_DTYPES, type FmhaBwdKernelDType, type FmhaBwdRowLaunch } from './fmhaBwdRowKernel.ts';
 
 /** Value head dims the dot_do_o instances cover. */
 export const FMHA_BWD_DOT_DO_O_HEAD_DIMS: readonly number[] = Object.freeze([64, 128, 256]);
 
-/** Largest sequence length a parameter may carry (as the dq_dk_dv kernel). */
-const MAX_ROWS = 2 ** 30;
 /** O/dO elements per 16-byte vector (fp16/bf16). */
 const VECTOR = 8;
 /** O and dO elements each thread holds (sizes the rows per block). */
 const ELEMENTS_PER_THREAD = 32;
 
 /** The Policy of one dot_do_o instance. */
-export interface FmhaBwdDotDoOPolicy {
-  readonly dtype: FmhaBwdKernelDType;
+export interface FmhaBwdDotDoOPolicy extends FmhaBwdRowKernelPolicy {
   readonly headDimV: number;
-  /** Threads per block (whole warps). */
-  readonly threads: number;
-}
-
-/** The launch of a row kernel: grid (row tiles, query heads, batch), threads, no dynamic shared memory. */
-export interface FmhaBwdRowLaunch {
-  readonly grid: readonly [number, number, number];
-  readonly block: readonly [number, number, number];
-  readonly sharedBytes: number;
 }
 
 function dotParams(policy: FmhaBwdDotDoOPolicy, target: Target) {
@@ -55,8 +41,7 @@ function dotParams(policy: FmhaBwdDotDoOPolicy, target: Target) {
     do_stride_batch: kernelParam.i64(big),
     d_stride_head: kernelParam.i64(big),
     d_stride_batch: kernelParam.i64(big),
-    seqlen_q: kernelParam.i32({ range: [0, MAX_ROWS] }),
-    seqstart_q: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
+    ...fmhaBwdRowSequenceParams(),
   };
 }
 
@@ -71,36 +56,16 @@ type DotParams = ReturnType<typeof dotParams>;
  * vectors); the runner checks that. Postcondition (GPU spec, through the runner): dQ/dK/dV match
  * the CPU reference, which needs D exact to fp32 rounding.
  */
-export class FmhaBwdDotDoOInstance {
-  readonly key: InstanceKey;
-  readonly name: string;
-  readonly policy: FmhaBwdDotDoOPolicy;
-  readonly tile: FmhaBwdRowTile;
-  readonly signature: KernelSignature<DotParams>;
-  readonly target: Target;
-  readonly threads: number;
-  readonly sharedBytes = 0;
-  readonly staticSharedBytes = 0;
-
+export class FmhaBwdDotDoOInstance extends FmhaBwdRowKernel<FmhaBwdDotDoOPolicy, DotParams> {
   constructor(policy: FmhaBwdDotDoOPolicy, target: Target = sm90a) {
-    if (!(FMHA_BWD_KERNEL_DTYPES as readonly string[]).includes(policy.dtype)) throw new ArgumentError('policy.dtype', `must be one of ${FMHA_BWD_KERNEL_DTYPES.join(', ')}`, policy.dtype);
-    this.policy = Object.freeze({ ...policy });
-    this.target = target;
-    this.tile = fmhaBwdRowTile({ cols: policy.headDimV, vectorLength: VECTOR, threads: policy.threads, elementsPerThread: ELEMENTS_PER_THREAD });
-    this.threads = policy.threads;
-    this.key = instanceKey('fmha_bwd_dot_do_o_sm90', { dtype: policy.dtype, hdimv: policy.headDimV, rows: this.tile.rows, threads: policy.threads, target: target.name }, { tags: { dtype: '', hdimv: 'dv', rows: 'm', threads: 't' } });
-    this.name = this.key.name;
-    this.signature = new KernelSignature(this.name, target, dotParams(this.policy, target));
-  }
-
-  /** Query rows per block. */
-  get tileM(): number {
-    return this.tile.rows;
-  }
-
-  /** Grid for `batch` sequences of at most `maxSeqlenQ` (physical) rows and `nheadQ` heads. */
-  launch(batch: number, nheadQ: number, maxSeqlenQ: number): FmhaBwdRowLaunch {
-    return { grid: [Math.max(1, Math.ceil(maxSeqlenQ / this.tile.rows)), nheadQ, batch], block: [this.threads, 1, 1], sharedBytes: 0 };
+    super(policy, target, {
+      family: 'fmha_bwd_dot_do_o_sm90',
+      label: 'dot_do_o',
+      headDim: { key: 'hdimv', tag: 'dv', value: policy.headDimV },
+      vectorLength: VECTOR,
+      elementsPerThread: ELEMENTS_PER_THREAD,
+      params: dotParams,
+    });
   }
 
   emit(src: SourceBuilder): void {
@@ -108,7 +73,7 @@ export class FmhaBwdDotDoOInstance {
     const t = this.target;
     const M = this.tile.rows;
     const enc = this.tile.encoding;
-    const rows = symbol('seqlen_q', { max: MAX_ROWS });
+    const rows = symbol('seqlen_q', { max: FMHA_BWD_ROW_MAX_ROWS });
     const oStride = symbol('o_stride_row', { max: 2 ** 31 - 1 });
     const doStride = symbol('do_stride_row', { max: 2 ** 31 - 1 });
     const e = getDType(P.dtype).bytes;
@@ -151,11 +116,5 @@ export class FmhaBwdDotDoOInstance {
         });
       });
     });
-  }
-
-  source(): string {
-    const src = new SourceBuilder({ dialect: this.target, header: [`tilekit fmha backward dot_do_o: ${this.name}`, 'generated by @tilekit/kernel-fmha-bwd; do not edit'] });
-    this.emit(src);
-    return src.render();
   }
 }

@@ -5,14 +5,15 @@
 import {
   ATTENTION_MAX_HDIM,
   ATTENTION_MAX_SEQLEN,
-  attentionLseStrides,
   attentionProblemChecks,
   attentionTensorSpan,
+  checkedAttentionProblem,
   FMHA_BWD_DTYPES,
   formatAttentionMaskSpec,
   isCausalMask,
   type AttentionLayout,
   type AttentionMaskSpec,
+  type AttentionProblemFields,
   type AttentionTensorStrides,
   type CheckedAttentionProblem,
   type FmhaBwdDType,
@@ -41,20 +42,10 @@ export type FmhaBwdTensor = (typeof FMHA_BWD_TENSORS)[number];
  * (CK -iperm), `outputLayout` that of O and dO (CK -operm); explicit strides override them (the head
  * dim always contiguous). LSE and D are fp32 [batch][nheadQ][seqlenQ] (group mode [nheadQ][total rows]).
  */
-export interface FmhaBwdProblem {
+export interface FmhaBwdProblem extends AttentionProblemFields {
   readonly dtype: FmhaBwdDType;
-  readonly batch: number;
-  readonly nheadQ: number;
-  /** Default nheadQ; must divide it. */
-  readonly nheadK?: number;
-  readonly hdimQ: number;
-  /** Default hdimQ. */
-  readonly hdimV?: number;
-  readonly seqlenQ?: number;
-  /** Batch mode; default seqlenQ. */
+  /** Batch mode only (no per-batch keys in group mode); default seqlenQ. */
   readonly seqlenK?: number;
-  readonly seqstartQ?: readonly number[];
-  readonly seqstartK?: readonly number[];
   readonly inputLayout?: AttentionLayout;
   readonly outputLayout?: AttentionLayout;
   readonly strides?: Partial<Readonly<Record<FmhaBwdTensor, AttentionTensorStrides>>>;
@@ -97,10 +88,12 @@ export function checkFmhaBwdProblem(problem: FmhaBwdProblem): CheckedFmhaBwdProb
   if (typeof problem !== 'object' || problem === null) throw new FmhaBwdArgumentError('problem', 'must be an object', problem);
   const p = problem;
   const dtype = checks.oneOf('dtype', p.dtype, FMHA_BWD_DTYPES);
-  const { batch, nheadQ, nheadK } = checks.heads(p, true);
+  const heads = checks.heads(p, true);
+  const { nheadQ, nheadK } = heads;
   const hdimQ = checks.integer('hdimQ', p.hdimQ, 1, ATTENTION_MAX_HDIM);
   const hdimV = checks.integer('hdimV', p.hdimV ?? hdimQ, 1, ATTENTION_MAX_HDIM);
-  const { mode, seqlenQ, seqlenK, rowsQ, rowsK, seqstartQ, seqstartK } = checks.sequences(p, batch, false);
+  const sequences = checks.sequences(p, heads.batch, false);
+  const { rowsQ, rowsK } = sequences;
   const inputLayout = checks.layout('inputLayout', p.inputLayout);
   const outputLayout = checks.layout('outputLayout', p.outputLayout);
   const given = p.strides ?? {};
@@ -116,31 +109,19 @@ export function checkFmhaBwdProblem(problem: FmhaBwdProblem): CheckedFmhaBwdProb
     dK: { layout: inputLayout, nhead: nheadK, rows: rowsK, hdim: hdimQ },
     dV: { layout: inputLayout, nhead: nheadK, rows: rowsK, hdim: hdimV },
   };
-  const group = mode === 'group';
+  const group = sequences.mode === 'group';
   const all = Object.fromEntries(FMHA_BWD_TENSORS.map((t) => [t, checks.strides(`strides.${t}`, given[t], shape[t].layout, shape[t].nhead, shape[t].rows, shape[t].hdim, group)])) as Record<FmhaBwdTensor, AttentionTensorStrides>;
   const mask = checks.mask(p.mask);
   const scale = checks.scale(p.scale, hdimQ);
   const deterministic = checks.flag('deterministic', p.deterministic, false);
   return Object.freeze({
     dtype,
-    mode,
-    batch,
-    nheadQ,
-    nheadK,
-    hdimQ,
-    hdimV,
-    seqlenQ,
-    seqlenK,
-    rowsQ,
-    rowsK,
-    seqstartQ,
-    seqstartK,
+    ...checkedAttentionProblem(heads, { hdimQ, hdimV }, sequences, { scale, mask }),
+    seqstartQ: sequences.seqstartQ,
+    seqstartK: sequences.seqstartK,
     inputLayout,
     outputLayout,
     strides: Object.freeze(all),
-    lseStrides: attentionLseStrides(mode, nheadQ, rowsQ),
-    scale,
-    mask,
     deterministic,
   });
 }

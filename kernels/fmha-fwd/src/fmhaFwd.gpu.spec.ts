@@ -4,21 +4,17 @@
 // sequences, both layouts, LSE; split-KV partials merged by the combine kernel. Skipped (loudly,
 // by the runner) without a GPU.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { causalBottomRight, causalTopLeft, noMask } from '@tilekit/fmha';
-import { buildOncePerInstance, Device, encodeTensorMapTiled, NvccCompiler } from '@tilekit/runtime';
-import { gpu } from '@tilekit/runtime/testing';
+import { buildOncePerInstance, Device, encodeTensorMapTiled } from '@tilekit/runtime';
+import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { FMHA_FWD_CATALOG } from './fmhaFwdCatalog.ts';
 import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
 import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
 import { fmhaFwdCommonGpuCases, runFmhaFwdGpuCase, type FmhaFwdGpuCase, type FmhaFwdGpuKernel } from './testing/fmhaFwdGpuCase.ts';
 
-let compiler: NvccCompiler | undefined;
 const kernelFor = buildOncePerInstance((instance: FmhaFwdInstance) => {
-  compiler ??= new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), 'tilekit-fmha-gpu-')) });
+  const compiler = gpuTestCompiler('fmha-gpu');
   return FmhaFwdKernel.build(instance, { device: Device.open(0), compiler });
 });
 

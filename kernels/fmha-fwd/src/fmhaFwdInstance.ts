@@ -6,6 +6,9 @@ import { FmhaFwdWsPipeline, type FmhaFwdWsPolicy } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { getDType } from '@tilekit/numeric';
 import { makeTensorView } from '@tilekit/tile';
+import { FMHA_MAX_SEQLEN, fmhaFwdTileParams } from './fmhaFwdParams.ts';
+// The seqlen bound lives with the shared parameter list; it stays exported here for existing importers.
+export { FMHA_MAX_SEQLEN } from './fmhaFwdParams.ts';
 import { emitFmhaFwdBase, emitFmhaFwdLseBase, emitFmhaFwdMask, emitFmhaFwdSequence } from './fmhaFwdSequence.ts';
 
 /** Batch mode (every sequence the same length) or group mode (varlen: `seqstartQ`/`seqstartK`). */
@@ -25,9 +28,6 @@ export interface FmhaFwdPolicy extends FmhaFwdWsPolicy {
   readonly splitKv: boolean;
 }
 
-/** Largest sequence length and head count a kernel parameter may carry. */
-export const FMHA_MAX_SEQLEN = 2 ** 30;
-
 /** The launch of one instance: grid (query tiles, heads, batch · splits), threads, dynamic shared memory. */
 export interface FmhaFwdLaunch {
   readonly grid: readonly [number, number, number];
@@ -38,30 +38,13 @@ export interface FmhaFwdLaunch {
 function fmhaParams(policy: FmhaFwdPolicy, target: Target) {
   const element = target.dtypeType(policy.dtype);
   const e = getDType(policy.dtype).bytes;
-  const count = { range: [0, FMHA_MAX_SEQLEN] as const };
   const big = { range: [0, 2 ** 50] as const };
   return {
     q_map: kernelParam.tensorMap(),
     k_map: kernelParam.tensorMap(),
     v_map: kernelParam.tensorMap(),
     // Split-KV writes fp32 partial O and LSE to the workspace instead of O.
-    o: policy.splitKv ? kernelParam.pointer(float32, { align: 8 }) : kernelParam.pointer(element, { align: 2 * e }),
-    o_stride_row: kernelParam.i32({ range: [1, 2 ** 31 - 1] }),
-    o_stride_head: kernelParam.i64(big),
-    o_stride_batch: kernelParam.i64(big),
-    lse: kernelParam.pointer(float32, { align: 4, nullable: true }),
-    lse_stride_head: kernelParam.i64(big),
-    lse_stride_batch: kernelParam.i64(big),
-    seqlen_q: kernelParam.i32(count),
-    seqlen_k: kernelParam.i32(count),
-    seqstart_q: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
-    seqstart_k: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
-    seqlen_k_ptr: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
-    nhead_ratio: kernelParam.i32({ range: [1, 1 << 16] }),
-    scale_log2: kernelParam.f32(),
-    mask_left: kernelParam.i32({ range: [-1, FMHA_MAX_SEQLEN] }),
-    mask_right: kernelParam.i32({ range: [-1, FMHA_MAX_SEQLEN] }),
-    mask_top_left: kernelParam.i32({ range: [0, 1] }),
+    ...fmhaFwdTileParams(policy.splitKv ? kernelParam.pointer(float32, { align: 8 }) : kernelParam.pointer(element, { align: 2 * e })),
     num_splits: kernelParam.i32({ range: [1, 1024] }),
     o_split_stride: kernelParam.i64(big),
     lse_split_stride: kernelParam.i64(big),

@@ -3,14 +3,15 @@ import {
   ATTENTION_MAX_HDIM,
   ATTENTION_MAX_HEADS,
   ATTENTION_MAX_SEQLEN,
-  attentionLseStrides,
   attentionProblemChecks,
   attentionTensorSpan,
+  checkedAttentionProblem,
   formatAttentionMaskSpec,
   isCausalMask,
   type AttentionFwdArgs,
   type AttentionLayout,
   type AttentionMaskSpec,
+  type AttentionProblemFields,
   type AttentionProblemMode,
   type AttentionTensorStrides,
 } from '@tilekit/fmha';
@@ -48,22 +49,11 @@ export const FMHA_FWD_MAX_SPLITS = 128;
  * The Problem of the FMHA forward operator (CK-tile's fmha_fwd arguments, what to compute):
  * O = softmax(scale·Q·Kᵀ + mask)·V, optional LSE. Batch mode: `seqlenQ`/`seqlenK`. Group (varlen)
  * mode: `seqstartQ`/`seqstartK` (batch + 1 entries from 0, non-decreasing) and optionally `seqlenK`
- * per batch (keys used at the start of each slot). Query head h reads kv head ⌊h / (nheadQ / nheadK)⌋.
+ * per batch (keys used at the start of each slot; batch mode: default seqlenQ). Query head h reads kv
+ * head ⌊h / (nheadQ / nheadK)⌋. hdimV defaults to hdimQ (128 with hdimQ 192).
  */
-export interface FmhaFwdProblem {
+export interface FmhaFwdProblem extends AttentionProblemFields {
   readonly dtype: FmhaFwdDType;
-  readonly batch: number;
-  readonly nheadQ: number;
-  /** Default nheadQ (GQA/MQA when smaller; must divide nheadQ). */
-  readonly nheadK?: number;
-  readonly hdimQ: number;
-  /** Default hdimQ; 128 with hdimQ 192. */
-  readonly hdimV?: number;
-  readonly seqlenQ?: number;
-  /** Batch mode: keys per batch (default seqlenQ). Group mode: optional keys used per batch. */
-  readonly seqlenK?: number | readonly number[];
-  readonly seqstartQ?: readonly number[];
-  readonly seqstartK?: readonly number[];
   /** Layout of Q, K and V (CK -iperm: 1 bhsd, 0 bshd; default bhsd). */
   readonly inputLayout?: AttentionLayout;
   /** Layout of O (CK -operm; default bhsd). */
@@ -123,14 +113,16 @@ export function checkFmhaFwdProblem(problem: FmhaFwdProblem): CheckedFmhaFwdProb
   if (typeof problem !== 'object' || problem === null) throw new FmhaFwdArgumentError('problem', 'must be an object', problem);
   const p = problem;
   const dtype = checks.oneOf('dtype', p.dtype, FMHA_FWD_DTYPES);
-  const { batch, nheadQ, nheadK } = checks.heads(p, true);
+  const heads = checks.heads(p, true);
+  const { batch, nheadQ, nheadK } = heads;
   const hdimQ = checks.integer('hdimQ', p.hdimQ, 1, ATTENTION_MAX_HDIM);
   const pairs = FMHA_FWD_HEAD_DIMS.filter((d) => d.hdimQ === hdimQ);
   if (pairs.length === 0) checks.oneOf('hdimQ', hdimQ, [...new Set(FMHA_FWD_HEAD_DIMS.map((d) => d.hdimQ))]);
   const hdimV = checks.integer('hdimV', p.hdimV ?? pairs[0]!.hdimV, 1, ATTENTION_MAX_HDIM);
   if (!pairs.some((d) => d.hdimV === hdimV)) throw new FmhaFwdArgumentError('problem.hdimV', `must be ${pairs.map((d) => d.hdimV).join(' or ')} with hdimQ = ${hdimQ}`, hdimV);
-  const { mode, seqlenQ, seqlenK, rowsQ, rowsK, seqstartQ, seqstartK, seqlensK, hasSeqlenK } = checks.sequences(p, batch, true);
-  const group = mode === 'group';
+  const sequences = checks.sequences(p, batch, true);
+  const { rowsQ, rowsK } = sequences;
+  const group = sequences.mode === 'group';
   const inputLayout = checks.layout('inputLayout', p.inputLayout);
   const outputLayout = checks.layout('outputLayout', p.outputLayout);
   const qStrides = checks.strides('qStrides', p.qStrides, inputLayout, nheadQ, rowsQ, hdimQ, group);
@@ -144,20 +136,11 @@ export function checkFmhaFwdProblem(problem: FmhaFwdProblem): CheckedFmhaFwdProb
   const numSplits = splitKvAuto ? 1 : checks.integer('splitKv', p.splitKv ?? 1, 1, FMHA_FWD_MAX_SPLITS);
   return Object.freeze({
     dtype,
-    mode,
-    batch,
-    nheadQ,
-    nheadK,
-    hdimQ,
-    hdimV,
-    seqlenQ,
-    seqlenK,
-    rowsQ,
-    rowsK,
-    seqstartQ,
-    seqstartK,
-    seqlensK,
-    hasSeqlenK,
+    ...checkedAttentionProblem(heads, { hdimQ, hdimV }, sequences, { scale, mask }),
+    seqstartQ: sequences.seqstartQ,
+    seqstartK: sequences.seqstartK,
+    seqlensK: sequences.seqlensK,
+    hasSeqlenK: sequences.hasSeqlenK,
     inputLayout,
     outputLayout,
     qStrides,
@@ -165,9 +148,6 @@ export function checkFmhaFwdProblem(problem: FmhaFwdProblem): CheckedFmhaFwdProb
     vStrides,
     oStrides,
     lse,
-    lseStrides: attentionLseStrides(mode, nheadQ, rowsQ),
-    scale,
-    mask,
     numSplits,
     splitKvAuto,
   });

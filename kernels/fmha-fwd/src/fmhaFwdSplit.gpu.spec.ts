@@ -4,15 +4,12 @@
 // whole splits without keys, varlen with empty sequences, both layouts; LSE checked; and one split
 // vs many agreeing. Skipped (loudly, by the runner) without a GPU.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { referenceAttentionFwd } from '@tilekit/fmha';
 import { randomBits16 } from '@tilekit/host';
 import { decode } from '@tilekit/numeric';
-import { buildOncePerInstance, Device, NvccCompiler } from '@tilekit/runtime';
-import { gpu } from '@tilekit/runtime/testing';
+import { buildOncePerInstance, Device } from '@tilekit/runtime';
+import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import type { FmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
 import { FmhaFwdCombineKernel } from './fmhaFwdCombineLauncher.ts';
 import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
@@ -21,10 +18,8 @@ import { checkFmhaFwdProblem, fmhaFwdOperandElements, fmhaFwdReferenceArgs, form
 import { FmhaFwdRunner } from './fmhaFwdRunner.ts';
 import { checkFmhaFwdOutputs } from './testing/fmhaFwdGpuCase.ts';
 
-let compiler: NvccCompiler | undefined;
-const compilerOf = (): NvccCompiler => (compiler ??= new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), 'tilekit-fmha-split-gpu-')) }));
-const buildKernel = buildOncePerInstance((i: FmhaFwdInstance) => FmhaFwdKernel.build(i, { device: Device.open(0), compiler: compilerOf() }));
-const buildCombine = buildOncePerInstance((i: FmhaFwdCombineInstance) => FmhaFwdCombineKernel.build(i, { device: Device.open(0), compiler: compilerOf() }));
+const buildKernel = buildOncePerInstance((i: FmhaFwdInstance) => FmhaFwdKernel.build(i, { device: Device.open(0), compiler: gpuTestCompiler('fmha-split-gpu') }));
+const buildCombine = buildOncePerInstance((i: FmhaFwdCombineInstance) => FmhaFwdCombineKernel.build(i, { device: Device.open(0), compiler: gpuTestCompiler('fmha-split-gpu') }));
 
 interface Outcome {
   readonly o: Float64Array;
@@ -36,7 +31,7 @@ interface Outcome {
 /** Runs `problem` through the runner; returns O (decoded, in O's strides) and LSE. */
 async function runOnGpu(problem: FmhaFwdProblem, data: { q: Uint16Array; k: Uint16Array; v: Uint16Array }): Promise<Outcome> {
   const device = Device.open(0);
-  const runner = await FmhaFwdRunner.create(problem, { device, compiler: compilerOf(), buildKernel, buildCombine });
+  const runner = await FmhaFwdRunner.create(problem, { device, compiler: gpuTestCompiler('fmha-split-gpu'), buildKernel, buildCombine });
   const p = runner.problem;
   const elems = fmhaFwdOperandElements(p);
   const starts = (s: readonly number[]) => device.upload(new Int32Array(s));

@@ -6,14 +6,11 @@
 // Skipped (loudly, by the runner) without a GPU.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { isIdentityEpilogue, referenceGemm, type GemmActivation } from '@tilekit/gemm';
 import { absoluteThreshold, ArgumentError, decode, relativeThreshold } from '@tilekit/numeric';
-import { buildOncePerInstance, Device, NvccCompiler } from '@tilekit/runtime';
-import { gpu } from '@tilekit/runtime/testing';
+import { buildOncePerInstance, Device } from '@tilekit/runtime';
+import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { GEMM_CATALOG } from './gemmCatalog.ts';
 import { selectGemmInstance } from './gemmDispatch.ts';
 import type { GemmInstance } from './gemmInstance.ts';
@@ -21,9 +18,8 @@ import { GemmKernel } from './gemmLauncher.ts';
 import { checkGemmProblem, formatGemmProblem, GEMM_LAYOUTS, gemmOperandElements, gemmOperandStorage, gemmReferenceArgs, type CheckedGemmProblem, type GemmDType, type GemmLayoutName, type GemmProblem } from './gemmProblem.ts';
 import { gemmTestValues } from './testing/gemmTestValues.ts';
 
-let compiler: NvccCompiler | undefined;
 const kernelFor = buildOncePerInstance((instance: GemmInstance) => {
-  compiler ??= new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), 'tilekit-gemm-gpu-')) });
+  const compiler = gpuTestCompiler('gemm-gpu');
   return GemmKernel.build(instance, { device: Device.open(0), compiler });
 });
 

@@ -3,7 +3,7 @@
 // argument and the rule) and encoding the two TMA tensor maps, before anything reaches the GPU.
 import type { PackedArguments } from '@tilekit/codegen';
 import { ArgumentError, getDType } from '@tilekit/numeric';
-import { checkTiledTensorMap, compileInstance, type CompilableInstance, encodeTensorMapTiled, loadInstance, type CompileResult, type Compiler, type CudaModule, type Device, type Kernel, type KernelResources, type LoadedInstance, type Stream, type TiledTensorMapOptions } from '@tilekit/runtime';
+import { checkTiledTensorMap, compileInstance, type CompilableInstance, encodeTensorMapTiled, LoadedKernel, type CompileResult, type Compiler, type Device, type LoadableInstance, type LoadedInstance, type Stream, type TiledTensorMapOptions } from '@tilekit/runtime';
 import type { GemmEpilogue } from '@tilekit/gemm';
 import { addressAlignment, type GemmAlignment, type GemmInstance, type GemmLaunch } from './gemmInstance.ts';
 import { checkGemmProblem, formatGemmProblem, gemmOperandElements, gemmOperandStorage, type CheckedGemmProblem, type GemmProblem } from './gemmProblem.ts';
@@ -137,11 +137,8 @@ export function compileGemmInstance(instance: CompilableInstance, compiler: Comp
   return compileInstance(instance, compiler, GEMM_COMPILE_FLAGS);
 }
 
-/** What loading needs of an instance of either GEMM family. */
-export interface LoadableGemmInstance extends CompilableInstance {
-  /** Dynamic shared memory per block (bytes) the kernel is opted in to. */
-  readonly sharedBytes: number;
-}
+/** What loading needs of an instance of either GEMM family: compilable, with the dynamic shared memory (bytes per block) the kernel is opted in to. */
+export type LoadableGemmInstance = LoadableInstance;
 
 /**
  * An instance of either family compiled and loaded on a device (the runtime's `loadInstance`: arch
@@ -149,42 +146,15 @@ export interface LoadableGemmInstance extends CompilableInstance {
  * with the declared layout) and opted in to its dynamic shared memory. The families' kernels
  * (`GemmKernel`, `GemmSm80Kernel`) add their validated `prepare` / `run`.
  */
-export class LoadedGemmKernel<I extends LoadableGemmInstance> {
-  readonly instance: I;
-  readonly compiled: CompileResult;
-  readonly module: CudaModule;
-  readonly kernel: Kernel;
-  readonly device: Device;
-
-  protected constructor(instance: I, loaded: LoadedInstance, device: Device) {
-    this.instance = instance;
-    this.compiled = loaded.compiled;
-    this.module = loaded.module;
-    this.kernel = loaded.kernel;
-    this.device = device;
-  }
-
+export class LoadedGemmKernel<I extends LoadableGemmInstance> extends LoadedKernel<I> {
   /** Compiles and loads `instance` on `options.device` with the GEMM flags, opting in to its dynamic shared memory. */
-  protected static async load(instance: LoadableGemmInstance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<LoadedInstance> {
-    const loaded = await loadInstance(instance, { ...options, flags: GEMM_COMPILE_FLAGS });
-    loaded.kernel.setMaxDynamicSharedMemory(instance.sharedBytes);
-    return loaded;
-  }
-
-  /** Registers, spills and shared memory as ptxas reported them. */
-  get resources(): KernelResources {
-    return this.compiled.resources;
+  protected static load(instance: LoadableGemmInstance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<LoadedInstance> {
+    return LoadedKernel.loadWith(instance, { ...options, flags: GEMM_COMPILE_FLAGS });
   }
 
   /** A closure that only enqueues the prepared launch (on `stream`, default the null stream). */
   protected enqueuer(launch: GemmLaunch, args: PackedArguments, stream: Stream | undefined): () => void {
-    const config = { grid: launch.grid, block: launch.block, sharedBytes: launch.sharedBytes, ...(stream ? { stream } : {}) };
-    return () => this.kernel.launch(config, args);
-  }
-
-  /** Unloads the module (queued launches must have finished). */
-  dispose(): void {
-    this.module.dispose();
+    return this.enqueue(launch, args, stream);
   }
 }
 

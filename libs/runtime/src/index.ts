@@ -21,6 +21,7 @@ export { DeviceBuffer } from './deviceBuffer.ts';
 export type { CopyOptions } from './deviceBuffer.ts';
 export { collectedWithoutDispose, DisposedError } from './disposal.ts';
 export { Kernel } from './kernel.ts';
+export { LoadedKernel, type KernelLaunchGeometry, type LoadableInstance } from './loadedKernel.ts';
 export { buildOncePerInstance, compileInstance, loadInstance, ParamLayoutMismatchError } from './kernelInstance.ts';
 export type { CompilableInstance, InstanceBuilder, LoadedInstance } from './kernelInstance.ts';
 export type { KernelAttributes } from './kernel.ts';

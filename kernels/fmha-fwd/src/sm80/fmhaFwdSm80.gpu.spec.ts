@@ -6,22 +6,18 @@
 // a run without LSE). O is filled with a NaN sentinel first, so a row the kernel skips fails. Skipped
 // (loudly, by the runner) without a GPU.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { sm80, sm90a } from '@tilekit/codegen';
 import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask } from '@tilekit/fmha';
-import { buildOncePerInstance, Device, NvccCompiler } from '@tilekit/runtime';
-import { gpu } from '@tilekit/runtime/testing';
+import { buildOncePerInstance, Device } from '@tilekit/runtime';
+import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { fmhaFwdCommonGpuCases, runFmhaFwdGpuCase, type FmhaFwdGpuCase, type FmhaFwdGpuKernel } from '../testing/fmhaFwdGpuCase.ts';
 import { FMHA_FWD_SM80_CATALOG, fmhaFwdSm80CatalogFor } from './fmhaFwdSm80Catalog.ts';
 import { FmhaFwdSm80Instance, type FmhaFwdSm80InstancePolicy } from './fmhaFwdSm80Instance.ts';
 import { FmhaFwdSm80Kernel } from './fmhaFwdSm80Launcher.ts';
 
-let compiler: NvccCompiler | undefined;
 const kernelFor = buildOncePerInstance((instance: FmhaFwdSm80Instance) => {
-  compiler ??= new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), 'tilekit-fmha-sm80-gpu-')) });
+  const compiler = gpuTestCompiler('fmha-sm80-gpu');
   return FmhaFwdSm80Kernel.build(instance, { device: Device.open(0), compiler });
 });
 

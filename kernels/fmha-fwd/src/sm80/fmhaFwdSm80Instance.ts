@@ -4,12 +4,13 @@
 // (batch/group mode, per-batch seqlen_k, GQA, window masks, LSE, layouts through strides), with
 // global pointers and element strides in place of TMA maps. Compiled for sm_80 (A100) or, with the
 // sm_90a target, for Hopper (an sm_80 cubin does not load on sm_90).
-import { cast, div, float32, instanceKey, int32, int64, kernelParam, KernelSignature, mul, SourceBuilder, sm80, sub, type InstanceKey, type Target } from '@tilekit/codegen';
+import { cast, div, instanceKey, int32, int64, kernelParam, KernelSignature, mul, SourceBuilder, sm80, sub, type InstanceKey, type Target } from '@tilekit/codegen';
 import { FmhaFwdSm80Pipeline, type FmhaFwdSm80Policy } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { getDType } from '@tilekit/numeric';
 import { makeTensorView } from '@tilekit/tile';
-import { FMHA_MAX_SEQLEN, type FmhaFwdLaunch, type FmhaFwdMaskKind } from '../fmhaFwdInstance.ts';
+import type { FmhaFwdLaunch, FmhaFwdMaskKind } from '../fmhaFwdInstance.ts';
+import { FMHA_MAX_SEQLEN, fmhaFwdTileParams } from '../fmhaFwdParams.ts';
 import { emitFmhaFwdBase, emitFmhaFwdLseBase, emitFmhaFwdMask, emitFmhaFwdSequence } from '../fmhaFwdSequence.ts';
 
 /** The Policy of one sm_80 attention-forward instance. */
@@ -26,7 +27,6 @@ export const FMHA_SM80_MAX_ROW_STRIDE = 2 ** 31 - 1;
 function params(policy: FmhaFwdSm80InstancePolicy, target: Target) {
   const element = target.dtypeType(policy.dtype);
   const e = getDType(policy.dtype).bytes;
-  const count = { range: [0, FMHA_MAX_SEQLEN] as const };
   const big = { range: [0, 2 ** 50] as const };
   const rowStride = { range: [0, FMHA_SM80_MAX_ROW_STRIDE] as const };
   return {
@@ -42,23 +42,7 @@ function params(policy: FmhaFwdSm80InstancePolicy, target: Target) {
     v_stride_row: kernelParam.i32(rowStride),
     v_stride_head: kernelParam.i64(big),
     v_stride_batch: kernelParam.i64(big),
-    o: kernelParam.pointer(element, { align: 2 * e }),
-    o_stride_row: kernelParam.i32({ range: [1, FMHA_SM80_MAX_ROW_STRIDE] }),
-    o_stride_head: kernelParam.i64(big),
-    o_stride_batch: kernelParam.i64(big),
-    lse: kernelParam.pointer(float32, { align: 4, nullable: true }),
-    lse_stride_head: kernelParam.i64(big),
-    lse_stride_batch: kernelParam.i64(big),
-    seqlen_q: kernelParam.i32(count),
-    seqlen_k: kernelParam.i32(count),
-    seqstart_q: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
-    seqstart_k: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
-    seqlen_k_ptr: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
-    nhead_ratio: kernelParam.i32({ range: [1, 1 << 16] }),
-    scale_log2: kernelParam.f32(),
-    mask_left: kernelParam.i32({ range: [-1, FMHA_MAX_SEQLEN] }),
-    mask_right: kernelParam.i32({ range: [-1, FMHA_MAX_SEQLEN] }),
-    mask_top_left: kernelParam.i32({ range: [0, 1] }),
+    ...fmhaFwdTileParams(kernelParam.pointer(element, { align: 2 * e })),
   };
 }
 

@@ -7,15 +7,12 @@
 // Every launch goes through the typed launcher (GemmSm80Kernel: checkGemmBuffers, packed pointers),
 // and dispatch by target (selectGemmInstanceFor with the device's arch) picks the same build.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { sm80, sm90a } from '@tilekit/codegen';
 import { referenceGemm } from '@tilekit/gemm';
 import { absoluteThreshold, decode, relativeThreshold } from '@tilekit/numeric';
-import { buildOncePerInstance, Device, NvccCompiler } from '@tilekit/runtime';
-import { gpu } from '@tilekit/runtime/testing';
+import { buildOncePerInstance, Device } from '@tilekit/runtime';
+import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { selectGemmInstanceFor } from '../gemmDispatch.ts';
 import { checkGemmProblem, formatGemmProblem, gemmOperandElements, gemmOperandStorage, gemmReferenceArgs, type GemmDType, type GemmLayoutName, type GemmProblem } from '../gemmProblem.ts';
 import { GEMM_SM80_CATALOG, GEMM_SM80_TILE, gemmSm80CatalogFor } from './gemmSm80Catalog.ts';
@@ -23,9 +20,8 @@ import { GemmSm80Instance } from './gemmSm80Instance.ts';
 import { GemmSm80Kernel } from './gemmSm80Launcher.ts';
 import { gemmTestValues } from '../testing/gemmTestValues.ts';
 
-let compiler: NvccCompiler | undefined;
 const build = buildOncePerInstance(async (instance: GemmSm80Instance) => {
-  compiler ??= new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), 'tilekit-gemm-sm80-gpu-')) });
+  const compiler = gpuTestCompiler('gemm-sm80-gpu');
   return GemmSm80Kernel.build(instance, { device: Device.open(0), compiler });
 });
 

@@ -2,7 +2,6 @@ import {
   add,
   declareAlignedDynamicShared,
   addressOf,
-  and,
   array,
   bitAnd,
   bool,
@@ -12,7 +11,6 @@ import {
   cpAsyncCommitGroup,
   cpAsyncWaitGroup,
   div,
-  eq,
   float32,
   gt,
   index,
@@ -22,7 +20,6 @@ import {
   lt,
   maxOf,
   mul,
-  ne,
   pointer,
   select,
   sub,
@@ -45,7 +42,6 @@ import {
   makeTileWindow,
   makeVectorLoadEncoding,
   moveTileWindow,
-  storeTile,
   sweepTile,
   type DistributedTensor,
   type TensorView,
@@ -54,6 +50,7 @@ import {
   type TileWindow,
 } from '@tilekit/tile';
 import { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
+import { emitFmhaFwdEpilogue } from './fmhaFwdEpilogue.ts';
 import type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 import { FMHA_DYNAMIC_SMEM } from './fmhaFwdWsPipeline.ts';
 
@@ -325,20 +322,7 @@ export class FmhaFwdSm80Pipeline {
     b.expr(cpAsyncWaitGroup(target, 0));
 
     b.comment('epilogue: O /= l (0 for rows with nothing unmasked), LSE, predicated store');
-    const w = makeTileWindow(block, { view: args.o, lengths: [P.tileM, P.headDimV], origin: [args.m0, 0], encoding: this.pv.cEncoding, originAlignment: [P.tileM, P.headDimV] });
-    block.threads((t) => {
-      const lse = softmax.emitFinalize(t, oAcc, { lse: args.lse !== undefined });
-      storeTile(t, w, oAcc);
-      if (args.lse !== undefined && lse !== undefined) {
-        const lseOut = args.lse;
-        // One lane of the lanes that share a row writes its LSE.
-        const replicaBits = softmax.laneMasks.reduce((a, m) => a | m, 0);
-        sweepTile(t, lse, (e) => {
-          const row = e.b.let('lse_row', int32, add(args.m0, e.x[0]!));
-          e.b.if(and(and(ne(select(lseOut, 1, 0), 0), eq(bitAnd(t.tid, replicaBits), 0)), lt(row, args.seqlenQ)), (st) => st.assign(index(lseOut, row), e.value));
-        });
-      }
-    });
+    emitFmhaFwdEpilogue(block, softmax, oAcc, args, { tileM: P.tileM, headDimV: P.headDimV, oEncoding: this.pv.cEncoding });
   }
 
   /**

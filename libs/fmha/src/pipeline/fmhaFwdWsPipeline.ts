@@ -1,7 +1,6 @@
 import {
   add,
   declareAlignedDynamicShared,
-  and,
   bitAnd,
   bitXor,
   bool,
@@ -12,22 +11,18 @@ import {
   float32,
   ge,
   gt,
-  index,
   infinity,
   int32,
   lit,
-  lt,
   maxOf,
   mbarrierArrive,
   mbarrierArriveExpectTx,
   mbarrierInit,
   mbarrierWaitParity,
   mul,
-  ne,
   packFloat2,
   pointer,
   prefetchTensorMap,
-  select,
   setMaxNReg,
   sub,
   tmaLoad,
@@ -39,8 +34,9 @@ import {
   type Target,
 } from '@tilekit/codegen';
 import { BlockGemmPolicyError, WgmmaBlockGemmRs, WgmmaBlockGemmSs } from '@tilekit/gemm';
-import { BlockEmitter, clearTile, makeDistributedTensor, makeTileWindow, storeTile, sweepTile } from '@tilekit/tile';
+import { BlockEmitter, clearTile, makeDistributedTensor, sweepTile } from '@tilekit/tile';
 import { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
+import { emitFmhaFwdEpilogue } from './fmhaFwdEpilogue.ts';
 import type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 
 /** Policy of {@link FmhaFwdWsPipeline}: tile shape, ring depth and register split. */
@@ -266,20 +262,7 @@ export class FmhaFwdWsPipeline {
         });
         cons.comment('epilogue: O /= l (0 for rows with nothing unmasked), LSE, predicated store');
         cons.if(eq(iters, 0), (z) => new BlockEmitter(z, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block).threads((t) => clearTile(t, oAcc)));
-        const w = makeTileWindow(block, { view: args.o, lengths: [P.tileM, P.headDimV], origin: [args.m0, 0], encoding: this.pv.cEncoding, originAlignment: [P.tileM, P.headDimV] });
-        block.threads((t) => {
-          const lse = softmax.emitFinalize(t, oAcc, { lse: args.lse !== undefined });
-          storeTile(t, w, oAcc);
-          if (args.lse !== undefined && lse !== undefined) {
-            const lseOut = args.lse;
-            // One lane of the lanes that share a row writes its LSE.
-            const replicaBits = softmax.laneMasks.reduce((a, m) => a | m, 0);
-            sweepTile(t, lse, (e) => {
-              const row = e.b.let('lse_row', int32, add(args.m0, e.x[0]!));
-              e.b.if(and(and(ne(select(lseOut, 1, 0), 0), eq(bitAnd(t.tid, replicaBits), 0)), lt(row, args.seqlenQ)), (st) => st.assign(index(lseOut, row), e.value));
-            });
-          }
-        });
+        emitFmhaFwdEpilogue(block, softmax, oAcc, args, { tileM: P.tileM, headDimV: P.headDimV, oEncoding: this.pv.cEncoding });
       },
     );
   }

@@ -2,3 +2,4 @@ export { FMHA_DYNAMIC_SMEM, FmhaFwdWsPipeline, type FmhaFwdWsArgs, type FmhaFwdW
 export { FmhaFwdSm80Pipeline, type FmhaFwdSm80Args, type FmhaFwdSm80Policy } from './fmhaFwdSm80Pipeline.ts';
 export { FMHA_BWD_DYNAMIC_SMEM, FmhaBwdWsPipeline, type FmhaBwdWsArgs, type FmhaBwdWsPolicy } from './fmhaBwdWsPipeline.ts';
 export type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
+export { emitFmhaFwdEpilogue, type FmhaFwdEpilogueTile } from './fmhaFwdEpilogue.ts';

@@ -2,6 +2,7 @@
 // launch problem): one definition, so the kernels agree on what "rows", "seqlen" and the LSE
 // layout mean.
 import type { AttentionMaskSpec } from '../mask/attentionMaskSpec.ts';
+import type { AttentionSequences } from './attentionProblemChecks.ts';
 
 /** Batch (equal sequences) or group (varlen, cumulative seqstart) mode. */
 export type AttentionProblemMode = 'batch' | 'group';
@@ -36,4 +37,21 @@ export interface CheckedAttentionProblem {
 /** LSE rows contiguous per (batch, head): head stride rowsQ, batch stride nheadQ·rowsQ (0 in group mode). */
 export function attentionLseStrides(mode: AttentionProblemMode, nheadQ: number, rowsQ: number): AttentionLseStrides {
   return Object.freeze({ batch: mode === 'group' ? 0 : nheadQ * rowsQ, head: rowsQ });
+}
+
+/**
+ * The shared part of a checked problem from its checked pieces: the heads, the head dims, the
+ * resolved sequences (only mode, seqlens and rows are taken) and the softmax's scale and mask; the
+ * LSE strides follow from them (`attentionLseStrides`). Each operator spreads it into its own
+ * frozen problem.
+ */
+export function checkedAttentionProblem(
+  heads: { readonly batch: number; readonly nheadQ: number; readonly nheadK: number },
+  hdims: { readonly hdimQ: number; readonly hdimV: number },
+  sequences: AttentionSequences,
+  softmax: { readonly scale: number; readonly mask: AttentionMaskSpec },
+): CheckedAttentionProblem {
+  const { mode, seqlenQ, seqlenK, rowsQ, rowsK } = sequences;
+  const { batch, nheadQ, nheadK } = heads;
+  return { mode, batch, nheadQ, nheadK, hdimQ: hdims.hdimQ, hdimV: hdims.hdimV, seqlenQ, seqlenK, rowsQ, rowsK, lseStrides: attentionLseStrides(mode, nheadQ, rowsQ), scale: softmax.scale, mask: softmax.mask };
 }

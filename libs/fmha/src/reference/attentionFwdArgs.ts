@@ -1,5 +1,6 @@
 import { ArgumentError, decode } from '@tilekit/numeric';
 import { checkAttentionMaskSpec, noMask, type AttentionMaskSpec } from '../mask/attentionMaskSpec.ts';
+import type { AttentionProblemFields } from '../problem/attentionProblemFields.ts';
 import { attentionTensorSpan, packedAttentionStrides, type AttentionTensorStrides } from './attentionTensorLayout.ts';
 
 /** Storage dtypes the references read: fp16/bf16 bit patterns (Uint16Array) or fp32 values (Float32Array). */
@@ -19,20 +20,7 @@ export interface AttentionOperand {
  * at most the slot seqstartK[b + 1] − seqstartK[b]). Query head h reads key/value head
  * ⌊h / (nheadQ / nheadK)⌋ (GQA/MQA).
  */
-export interface AttentionFwdArgs {
-  readonly batch: number;
-  readonly nheadQ: number;
-  /** Default nheadQ; must divide it. */
-  readonly nheadK?: number;
-  readonly hdimQ: number;
-  /** Default hdimQ. */
-  readonly hdimV?: number;
-  /** Batch mode: rows of Q per batch. */
-  readonly seqlenQ?: number;
-  /** Batch mode: rows of K/V per batch. Group mode: optional keys used per batch. */
-  readonly seqlenK?: number | readonly number[];
-  readonly seqstartQ?: readonly number[];
-  readonly seqstartK?: readonly number[];
+export interface AttentionFwdArgs extends AttentionProblemFields {
   readonly q: AttentionOperand;
   readonly k: AttentionOperand;
   readonly v: AttentionOperand;
