@@ -57,6 +57,11 @@ describe('LoadedKernel', () => {
   it('compiles with the given flags for the device arch, opts in to the dynamic shared memory it uses, and enqueues only when called', async () => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 0, max: 200_000 }), fc.integer({ min: 1, max: 1024 }), async (sharedBytes, gridX) => {
+        // A fresh fake driver per run: a kernel attribute set by an earlier run must not leak into this one.
+        uninstallFakeAddon();
+        fake = installFakeAddon();
+        fake.kernels.set('probe', { params: [{ offset: 0, size: 4 }] });
+        device = Device.open(0);
         const requests: CompileRequest[] = [];
         const kernel = await ProbeKernel.build(instance(device.arch, sharedBytes), device, fakeCompiler(requests));
         expect(requests.map((r) => [r.name, r.arch, r.flags])).toEqual([['probe', device.arch, ['-lineinfo']]]);
