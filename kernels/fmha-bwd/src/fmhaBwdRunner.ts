@@ -14,6 +14,7 @@ import {
   type FmhaBwdStageLaunch,
   type FmhaBwdWorkspace,
   type FmhaBwdWorkspaceSize,
+  type FmhaBwdDeviceRange,
 } from '@tilekit/fmha';
 import { ArgumentError, getDType, TilekitError } from '@tilekit/numeric';
 import { checkTiledTensorMap, encodeTensorMapTiled, loadInstance, type CompileResult, type Compiler, type CudaModule, type Device, type DeviceBuffer, type Kernel, type KernelResources, type Stream, type TiledTensorMapOptions } from '@tilekit/runtime';
@@ -268,10 +269,6 @@ export class FmhaBwdCudaExecutor implements FmhaBwdExecutor<Stream | undefined> 
 }
 
 /** A range of device memory. */
-export interface FmhaBwdDeviceRange {
-  readonly ptr: bigint;
-  readonly bytes: number;
-}
 
 /** Device memory of one backward run: the inputs (Q, K, V, O, dO, the forward's LSE), the outputs, group-mode int32 seqstarts. */
 export interface FmhaBwdRunnerBuffers {

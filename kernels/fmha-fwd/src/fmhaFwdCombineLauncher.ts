@@ -3,10 +3,10 @@
 // arguments; FmhaFwdCombineKernel compiles and loads an instance.
 import type { PackedArguments } from '@tilekit/codegen';
 import { ArgumentError, getDType } from '@tilekit/numeric';
-import { type Compiler, type Device, type Stream } from '@tilekit/runtime';
+import { checkDeviceRange, type Compiler, type Device, type DeviceRange, type Stream } from '@tilekit/runtime';
 import { FmhaFwdLoadedKernel } from './fmhaFwdLoadedKernel.ts';
 import type { FmhaFwdCombineInstance, FmhaFwdCombineLaunch } from './fmhaFwdCombine.ts';
-import { fmhaFwdWorkspace, type DeviceRange, type FmhaFwdLaunchProblem } from './fmhaFwdLauncher.ts';
+import { fmhaFwdWorkspace, type FmhaFwdLaunchProblem } from './fmhaFwdLauncher.ts';
 
 /** Device memory of a combine launch: the split workspace (read) and O / LSE (written). */
 export interface FmhaFwdCombineBuffers {
@@ -26,15 +26,6 @@ export interface FmhaFwdCombineBuffers {
 export interface PreparedFmhaFwdCombineLaunch {
   readonly launch: FmhaFwdCombineLaunch;
   readonly args: PackedArguments;
-}
-
-function checkRange(name: string, range: DeviceRange | undefined, needed: number, align: number): DeviceRange {
-  if (typeof range !== 'object' || range === null || typeof range.ptr !== 'bigint' || !Number.isSafeInteger(range.bytes)) {
-    throw new ArgumentError(name, 'must be a device buffer (an object with a bigint ptr and a byte count)', range);
-  }
-  if (range.bytes < needed) throw new ArgumentError(name, `must hold at least ${needed} bytes`, range.bytes);
-  if (range.ptr % BigInt(align) !== 0n) throw new ArgumentError(name, `address must be aligned to ${align} bytes`, `0x${range.ptr.toString(16)}`);
-  return range;
 }
 
 /** Why `instance` cannot combine for `p` (one line per broken predicate); empty when it can. */
@@ -61,13 +52,13 @@ export function prepareFmhaFwdCombineLaunch(instance: FmhaFwdCombineInstance, p:
   const group = p.mode === 'group';
   const batches = group ? 1 : p.batch;
   const ws = fmhaFwdWorkspace(p);
-  const oAcc = checkRange('oAcc', buffers.oAcc, ws.oElements * 4, 16);
-  const lseAcc = checkRange('lseAcc', buffers.lseAcc, ws.lseElements * 4, 4);
+  const oAcc = checkDeviceRange('oAcc', buffers.oAcc, ws.oElements * 4, 16);
+  const lseAcc = checkDeviceRange('lseAcc', buffers.lseAcc, ws.lseElements * 4, 4);
   const rows = p.rowsQ;
   const oSpan = rows === 0 ? 0 : (batches - 1) * p.oStrides.batch + (p.nheadQ - 1) * p.oStrides.head + (rows - 1) * p.oStrides.row + p.hdimV;
-  const o = checkRange('o', buffers.o, oSpan * e, 2 * e);
-  const lse = p.lse ? checkRange('lse', buffers.lse, ((batches - 1) * p.lseStrides.batch + (p.nheadQ - 1) * p.lseStrides.head + rows) * 4, 4) : undefined;
-  const seqstartQ = group ? checkRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1), 4).ptr : 0n;
+  const o = checkDeviceRange('o', buffers.o, oSpan * e, 2 * e);
+  const lse = p.lse ? checkDeviceRange('lse', buffers.lse, ((batches - 1) * p.lseStrides.batch + (p.nheadQ - 1) * p.lseStrides.head + rows) * 4, 4) : undefined;
+  const seqstartQ = group ? checkDeviceRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1), 4).ptr : 0n;
   const args = instance.signature.pack({
     o_acc: oAcc.ptr,
     lse_acc: lseAcc.ptr,

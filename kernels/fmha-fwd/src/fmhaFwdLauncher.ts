@@ -2,19 +2,16 @@
 // arguments and the grid, from a checked problem and device buffers — all validated before
 // anything reaches the GPU (ArgumentError naming the argument and the rule).
 import type { PackedArguments } from '@tilekit/codegen';
-import type { AttentionTensorStrides, CheckedAttentionProblem } from '@tilekit/fmha';
+import { attentionTensorSpan, type AttentionTensorStrides, type CheckedAttentionProblem } from '@tilekit/fmha';
 import { ArgumentError, getDType } from '@tilekit/numeric';
-import { checkTiledTensorMap, type Device, type Stream, type TiledTensorMapOptions, type Compiler } from '@tilekit/runtime';
+import { checkTiledTensorMap, type Device, type Stream, type TiledTensorMapOptions, type Compiler, checkDeviceRange, type DeviceRange } from '@tilekit/runtime';
 import { FmhaFwdLoadedKernel } from './fmhaFwdLoadedKernel.ts';
 import type { FmhaFwdInstance, FmhaFwdLaunch, FmhaFwdMode } from './fmhaFwdInstance.ts';
 
 export { FMHA_FWD_COMPILE_FLAGS } from './fmhaFwdLoadedKernel.ts';
 
-/** A range of device memory: a `DeviceBuffer` or a view of one. */
-export interface DeviceRange {
-  readonly ptr: bigint;
-  readonly bytes: number;
-}
+/** A range of device memory (the runtime's `DeviceRange`, re-exported for this launcher's users). */
+export type { DeviceRange } from '@tilekit/runtime';
 
 /**
  * What a launch needs to know of the problem (every default already filled in): shapes, element
@@ -57,19 +54,6 @@ export interface PreparedFmhaFwdLaunch {
   readonly launch: FmhaFwdLaunch;
   readonly args: PackedArguments;
   readonly maps: { readonly q: TiledTensorMapOptions; readonly k: TiledTensorMapOptions; readonly v: TiledTensorMapOptions };
-}
-
-function span(s: AttentionTensorStrides, batches: number, heads: number, rows: number, hdim: number): number {
-  if (batches <= 0 || heads <= 0 || rows <= 0 || hdim <= 0) return 0;
-  return (batches - 1) * s.batch + (heads - 1) * s.head + (rows - 1) * s.row + hdim;
-}
-
-function checkRange(name: string, range: DeviceRange | undefined, needed: number): DeviceRange {
-  if (typeof range !== 'object' || range === null || typeof range.ptr !== 'bigint' || !Number.isSafeInteger(range.bytes)) {
-    throw new ArgumentError(name, 'must be a device buffer (an object with a bigint ptr and a byte count)', range);
-  }
-  if (range.bytes < needed) throw new ArgumentError(name, `must hold at least ${needed} bytes`, range.bytes);
-  return range;
 }
 
 /**
@@ -144,25 +128,25 @@ export function prepareFmhaFwdLaunch(instance: FmhaFwdInstance, p: FmhaFwdLaunch
   if (reasons.length > 0) throw new ArgumentError('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
   const e = getDType(p.dtype).bytes;
   const batches = p.mode === 'group' ? 1 : p.batch;
-  const q = checkRange('q', buffers.q, span(p.qStrides, batches, p.nheadQ, p.rowsQ, p.hdimQ) * e);
-  const k = checkRange('k', buffers.k, span(p.kStrides, batches, p.nheadK, p.rowsK, p.hdimQ) * e);
-  const v = checkRange('v', buffers.v, span(p.vStrides, batches, p.nheadK, p.rowsK, p.hdimV) * e);
+  const q = checkDeviceRange('q', buffers.q, attentionTensorSpan(p.qStrides, batches, p.nheadQ, p.rowsQ, p.hdimQ) * e);
+  const k = checkDeviceRange('k', buffers.k, attentionTensorSpan(p.kStrides, batches, p.nheadK, p.rowsK, p.hdimQ) * e);
+  const v = checkDeviceRange('v', buffers.v, attentionTensorSpan(p.vStrides, batches, p.nheadK, p.rowsK, p.hdimV) * e);
   const split = instance.policy.splitKv;
   const ws = fmhaFwdWorkspace(p);
   const oStrides = split ? ws.oStrides : p.oStrides;
   const lseStrides = split ? ws.lseStrides : p.lseStrides;
-  const o = checkRange('o', buffers.o, split ? ws.oElements * 4 : span(p.oStrides, batches, p.nheadQ, p.rowsQ, p.hdimV) * e);
+  const o = checkDeviceRange('o', buffers.o, split ? ws.oElements * 4 : attentionTensorSpan(p.oStrides, batches, p.nheadQ, p.rowsQ, p.hdimV) * e);
   const writesLse = split || p.lse;
-  const lse = writesLse ? checkRange('lse', buffers.lse, (split ? ws.lseElements : (batches - 1) * lseStrides.batch + (p.nheadQ - 1) * lseStrides.head + p.rowsQ) * 4) : undefined;
+  const lse = writesLse ? checkDeviceRange('lse', buffers.lse, (split ? ws.lseElements : (batches - 1) * lseStrides.batch + (p.nheadQ - 1) * lseStrides.head + p.rowsQ) * 4) : undefined;
   for (const [name, r] of [['q', q], ['k', k], ['v', v]] as const) if (r.ptr % 16n !== 0n) throw new ArgumentError(name, 'address must be aligned to 16 bytes (TMA)', `0x${r.ptr.toString(16)}`);
   if (o.ptr % BigInt(split ? 8 : 2 * e) !== 0n) throw new ArgumentError('o', `address must be aligned to ${split ? 8 : 2 * e} bytes`, `0x${o.ptr.toString(16)}`);
   let seqstartQ = 0n;
   let seqstartK = 0n;
   let seqlenK = 0n;
   if (p.mode === 'group') {
-    seqstartQ = checkRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1)).ptr;
-    seqstartK = checkRange('seqstartK', buffers.seqstartK, 4 * (p.batch + 1)).ptr;
-    if (buffers.seqlenK !== undefined) seqlenK = checkRange('seqlenK', buffers.seqlenK, 4 * p.batch).ptr;
+    seqstartQ = checkDeviceRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1)).ptr;
+    seqstartK = checkDeviceRange('seqstartK', buffers.seqstartK, 4 * (p.batch + 1)).ptr;
+    if (buffers.seqlenK !== undefined) seqlenK = checkDeviceRange('seqlenK', buffers.seqlenK, 4 * p.batch).ptr;
   }
   const maps = fmhaFwdTensorMaps(instance, p, q.ptr, k.ptr, v.ptr);
   checkTiledTensorMap(maps.q);

@@ -3,7 +3,7 @@
 // argument and the rule) and encoding the two TMA tensor maps, before anything reaches the GPU.
 import type { PackedArguments } from '@tilekit/codegen';
 import { ArgumentError, getDType } from '@tilekit/numeric';
-import { checkTiledTensorMap, compileInstance, type CompilableInstance, encodeTensorMapTiled, LoadedKernel, type CompileResult, type Compiler, type Device, type LoadableInstance, type LoadedInstance, type Stream, type TiledTensorMapOptions } from '@tilekit/runtime';
+import { checkTiledTensorMap, compileInstance, type CompilableInstance, encodeTensorMapTiled, LoadedKernel, type CompileResult, type Compiler, type Device, type LoadableInstance, type LoadedInstance, type Stream, type TiledTensorMapOptions, checkDeviceRange, type DeviceRange } from '@tilekit/runtime';
 import type { GemmEpilogue } from '@tilekit/gemm';
 import { addressAlignment, type GemmAlignment, type GemmInstance, type GemmLaunch } from './gemmInstance.ts';
 import { checkGemmProblem, formatGemmProblem, gemmOperandElements, gemmOperandStorage, type CheckedGemmProblem, type GemmProblem } from './gemmProblem.ts';
@@ -11,11 +11,8 @@ import { checkGemmProblem, formatGemmProblem, gemmOperandElements, gemmOperandSt
 /** Flags every GEMM kernel is compiled with. */
 export const GEMM_COMPILE_FLAGS: readonly string[] = Object.freeze(['-std=c++17', '-lineinfo']);
 
-/** A range of device memory: a `DeviceBuffer` or a view of one. */
-export interface DeviceRange {
-  readonly ptr: bigint;
-  readonly bytes: number;
-}
+/** A range of device memory (the runtime's `DeviceRange`, re-exported for this launcher's users). */
+export type { DeviceRange } from '@tilekit/runtime';
 
 /** What one launch reads and writes, and where it is queued. */
 export interface GemmBuffers {
@@ -40,13 +37,6 @@ export interface PreparedGemmLaunch {
   readonly args: PackedArguments;
   readonly aMap: TiledTensorMapOptions;
   readonly bMap: TiledTensorMapOptions;
-}
-
-function checkRange(name: string, range: DeviceRange, needed: number): void {
-  if (typeof range !== 'object' || range === null || typeof range.ptr !== 'bigint' || !Number.isSafeInteger(range.bytes)) {
-    throw new ArgumentError(name, 'must be a device buffer (an object with a bigint ptr and a byte count)', range);
-  }
-  if (range.bytes < needed) throw new ArgumentError(name, `must hold at least ${needed} bytes`, range.bytes);
 }
 
 function overlaps(x: DeviceRange, xBytes: number, y: DeviceRange, yBytes: number): boolean {
@@ -97,16 +87,16 @@ export function checkGemmBuffers(instance: GemmLaunchRules, problem: GemmProblem
   const checked = checkGemmProblem(problem);
   const e = getDType(checked.dtype).bytes;
   const elems = gemmOperandElements(checked);
-  checkRange('a', buffers.a, elems.a * e);
-  checkRange('b', buffers.b, elems.b * e);
-  checkRange('c', buffers.c, elems.c * e);
+  checkDeviceRange('a', buffers.a, elems.a * e);
+  checkDeviceRange('b', buffers.b, elems.b * e);
+  checkDeviceRange('c', buffers.c, elems.c * e);
   const ep = instance.epilogue;
   if (checked.activation !== ep.activation) throw new ArgumentError('activation', `must be ${ep.activation}: ${instance.name} applies ${ep.activation}`, checked.activation);
   if (!ep.bias && (checked.bias || buffers.bias !== undefined)) throw new ArgumentError('bias', `must be absent: ${instance.name} adds no bias`, checked.bias ? 'problem.bias true' : 'a bias buffer');
   if (ep.bias) {
     if (!checked.bias) throw new ArgumentError('bias', `problem.bias must be true: ${instance.name} adds a bias`, checked.bias);
     if (buffers.bias === undefined) throw new ArgumentError('bias', `must be a device buffer of n = ${checked.n} elements: ${instance.name} adds a bias`, undefined);
-    checkRange('bias', buffers.bias, checked.n * e);
+    checkDeviceRange('bias', buffers.bias, checked.n * e);
     if (addressAlignment(buffers.bias.ptr) % e !== 0) throw new ArgumentError('bias', `address must be aligned to ${e} bytes`, `0x${buffers.bias.ptr.toString(16)}`);
     if (overlaps(buffers.c, elems.c * e, buffers.bias, checked.n * e)) throw new ArgumentError('bias', 'must not overlap c', { bias: `0x${buffers.bias.ptr.toString(16)}`, c: `0x${buffers.c.ptr.toString(16)}` });
   }

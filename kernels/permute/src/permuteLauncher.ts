@@ -3,18 +3,15 @@
 // anything reaches the GPU).
 import type { PackedArguments } from '@tilekit/codegen';
 import { ArgumentError } from '@tilekit/numeric';
-import { compileInstance, loadInstance, type CompileResult, type Compiler, type CudaModule, type Device, type Kernel, type KernelResources, type LoadedInstance, type Stream } from '@tilekit/runtime';
+import { compileInstance, loadInstance, type CompileResult, type Compiler, type CudaModule, type Device, type Kernel, type KernelResources, type LoadedInstance, type Stream, checkDeviceRange, type DeviceRange } from '@tilekit/runtime';
 import { addressAlignment, type PermuteInstance, type PermuteLaunch } from './permuteInstance.ts';
 import { checkPermuteProblem, formatPermuteProblem, permuteBytesMoved, type PermuteProblem } from './permuteProblem.ts';
 
 /** Flags every permute kernel is compiled with (line info lets compute-sanitizer name source lines). */
 export const PERMUTE_COMPILE_FLAGS: readonly string[] = Object.freeze(['-std=c++17', '-lineinfo']);
 
-/** A range of device memory: a `DeviceBuffer` or a view of one. */
-export interface DeviceRange {
-  readonly ptr: bigint;
-  readonly bytes: number;
-}
+/** A range of device memory (the runtime's `DeviceRange`, re-exported for this launcher's users). */
+export type { DeviceRange } from '@tilekit/runtime';
 
 /** What one launch reads and writes, and where it is queued. */
 export interface PermuteBuffers {
@@ -29,13 +26,6 @@ export interface PreparedPermuteLaunch {
   readonly args: PackedArguments;
 }
 
-function checkRange(name: string, range: DeviceRange, needed: number): void {
-  if (typeof range !== 'object' || range === null || typeof range.ptr !== 'bigint' || !Number.isSafeInteger(range.bytes)) {
-    throw new ArgumentError(name, 'must be a device buffer (an object with a bigint ptr and a byte count)', range);
-  }
-  if (range.bytes < needed) throw new ArgumentError(name, `must hold at least ${needed} bytes`, range.bytes);
-}
-
 /**
  * Validates a launch of `instance` on `problem` with `buffers` and prepares it, touching no GPU.
  * Throws `ArgumentError` naming the argument: `problem.<field>` for a malformed problem; `problem`
@@ -46,8 +36,8 @@ function checkRange(name: string, range: DeviceRange, needed: number): void {
 export function preparePermuteLaunch(instance: PermuteInstance, problem: PermuteProblem, buffers: PermuteBuffers): PreparedPermuteLaunch {
   const checked = checkPermuteProblem(problem);
   const bytes = permuteBytesMoved(checked) / 2;
-  checkRange('src', buffers.src, bytes);
-  checkRange('dst', buffers.dst, bytes);
+  checkDeviceRange('src', buffers.src, bytes);
+  checkDeviceRange('dst', buffers.dst, bytes);
   const reasons = instance.unsupported(checked, { src: addressAlignment(buffers.src.ptr), dst: addressAlignment(buffers.dst.ptr) });
   if (reasons.length > 0) {
     throw new ArgumentError('problem', `${instance.name} cannot run ${formatPermuteProblem(checked)}: ${reasons.join('; ')}`);

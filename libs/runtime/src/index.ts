@@ -59,3 +59,4 @@ export type {
   TensorMapSwizzle,
   TiledTensorMapOptions,
 } from './tensorMap.ts';
+export { checkDeviceRange, type DeviceRange } from './deviceRange.ts';

@@ -2,12 +2,12 @@
 // pointers and element strides) and the grid, from a checked problem and device buffers — all
 // validated before anything reaches the GPU (ArgumentError naming the argument and the rule).
 import type { PackedArguments } from '@tilekit/codegen';
-import type { AttentionTensorStrides } from '@tilekit/fmha';
+import { attentionTensorSpan } from '@tilekit/fmha';
 import { ArgumentError, getDType } from '@tilekit/numeric';
-import type { Compiler, Device } from '@tilekit/runtime';
+import { checkDeviceRange, type Compiler, type Device } from '@tilekit/runtime';
 import { FmhaFwdLoadedKernel } from '../fmhaFwdLoadedKernel.ts';
 import type { FmhaFwdLaunch } from '../fmhaFwdInstance.ts';
-import type { DeviceRange, FmhaFwdBuffers, FmhaFwdLaunchProblem } from '../fmhaFwdLauncher.ts';
+import type { FmhaFwdBuffers, FmhaFwdLaunchProblem } from '../fmhaFwdLauncher.ts';
 import { FMHA_SM80_COPY_ELEMENTS, FMHA_SM80_MAX_ROW_STRIDE, type FmhaFwdSm80Instance } from './fmhaFwdSm80Instance.ts';
 
 /** A validated sm_80 launch. */
@@ -18,19 +18,6 @@ export interface PreparedFmhaFwdSm80Launch {
 
 /** Device memory of one sm_80 launch: the one-pass buffers of `FmhaFwdBuffers` (Q, K, V 16-byte aligned). */
 export type FmhaFwdSm80Buffers = FmhaFwdBuffers;
-
-function span(s: AttentionTensorStrides, batches: number, heads: number, rows: number, hdim: number): number {
-  if (batches <= 0 || heads <= 0 || rows <= 0 || hdim <= 0) return 0;
-  return (batches - 1) * s.batch + (heads - 1) * s.head + (rows - 1) * s.row + hdim;
-}
-
-function checkRange(name: string, range: DeviceRange | undefined, needed: number): DeviceRange {
-  if (typeof range !== 'object' || range === null || typeof range.ptr !== 'bigint' || !Number.isSafeInteger(range.bytes)) {
-    throw new ArgumentError(name, 'must be a device buffer (an object with a bigint ptr and a byte count)', range);
-  }
-  if (range.bytes < needed) throw new ArgumentError(name, `must hold at least ${needed} bytes`, range.bytes);
-  return range;
-}
 
 /**
  * Why `instance` cannot run `p` (one line per broken predicate); empty when it can. The sm_80
@@ -70,11 +57,11 @@ export function prepareFmhaFwdSm80Launch(instance: FmhaFwdSm80Instance, p: FmhaF
   if (reasons.length > 0) throw new ArgumentError('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
   const e = getDType(p.dtype).bytes;
   const batches = p.mode === 'group' ? 1 : p.batch;
-  const q = checkRange('q', buffers.q, span(p.qStrides, batches, p.nheadQ, p.rowsQ, p.hdimQ) * e);
-  const k = checkRange('k', buffers.k, span(p.kStrides, batches, p.nheadK, p.rowsK, p.hdimQ) * e);
-  const v = checkRange('v', buffers.v, span(p.vStrides, batches, p.nheadK, p.rowsK, p.hdimV) * e);
-  const o = checkRange('o', buffers.o, span(p.oStrides, batches, p.nheadQ, p.rowsQ, p.hdimV) * e);
-  const lse = p.lse ? checkRange('lse', buffers.lse, ((batches - 1) * p.lseStrides.batch + (p.nheadQ - 1) * p.lseStrides.head + p.rowsQ) * 4) : undefined;
+  const q = checkDeviceRange('q', buffers.q, attentionTensorSpan(p.qStrides, batches, p.nheadQ, p.rowsQ, p.hdimQ) * e);
+  const k = checkDeviceRange('k', buffers.k, attentionTensorSpan(p.kStrides, batches, p.nheadK, p.rowsK, p.hdimQ) * e);
+  const v = checkDeviceRange('v', buffers.v, attentionTensorSpan(p.vStrides, batches, p.nheadK, p.rowsK, p.hdimV) * e);
+  const o = checkDeviceRange('o', buffers.o, attentionTensorSpan(p.oStrides, batches, p.nheadQ, p.rowsQ, p.hdimV) * e);
+  const lse = p.lse ? checkDeviceRange('lse', buffers.lse, ((batches - 1) * p.lseStrides.batch + (p.nheadQ - 1) * p.lseStrides.head + p.rowsQ) * 4) : undefined;
   for (const [name, r] of [['q', q], ['k', k], ['v', v]] as const) if (r.ptr % 16n !== 0n) throw new ArgumentError(name, 'address must be aligned to 16 bytes (cp.async)', `0x${r.ptr.toString(16)}`);
   if (o.ptr % BigInt(2 * e) !== 0n) throw new ArgumentError('o', `address must be aligned to ${2 * e} bytes`, `0x${o.ptr.toString(16)}`);
   if (lse !== undefined && lse.ptr % 4n !== 0n) throw new ArgumentError('lse', 'address must be aligned to 4 bytes', `0x${lse.ptr.toString(16)}`);
@@ -82,9 +69,9 @@ export function prepareFmhaFwdSm80Launch(instance: FmhaFwdSm80Instance, p: FmhaF
   let seqstartK = 0n;
   let seqlenK = 0n;
   if (p.mode === 'group') {
-    seqstartQ = checkRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1)).ptr;
-    seqstartK = checkRange('seqstartK', buffers.seqstartK, 4 * (p.batch + 1)).ptr;
-    if (buffers.seqlenK !== undefined) seqlenK = checkRange('seqlenK', buffers.seqlenK, 4 * p.batch).ptr;
+    seqstartQ = checkDeviceRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1)).ptr;
+    seqstartK = checkDeviceRange('seqstartK', buffers.seqstartK, 4 * (p.batch + 1)).ptr;
+    if (buffers.seqlenK !== undefined) seqlenK = checkDeviceRange('seqlenK', buffers.seqlenK, 4 * p.batch).ptr;
   }
   // Group mode: one "batch" holds every sequence's rows (the kernel adds seqstart · row stride).
   const batchStride = (s: number): number => (p.mode === 'group' ? 0 : s);
