@@ -119,6 +119,44 @@ export function fmhaFwdWorkspace(p: FmhaFwdLaunchProblem): { readonly oElements:
 }
 
 /**
+ * The values of the parameters every forward kernel shares (`fmhaFwdTileParams`, same names and
+ * order): O and LSE (pointers and strides; batch strides 0 in group mode, where one "batch" holds
+ * every sequence's rows), the sequences (group mode: `seqstartQ`/`seqstartK` checked and passed,
+ * `seqlenK` when given), GQA, scale·log2 e and the window. Throws ArgumentError for a missing or
+ * short seqstart buffer.
+ */
+export function fmhaFwdTileArgValues(
+  p: FmhaFwdLaunchProblem,
+  buffers: Pick<FmhaFwdBuffers, 'seqstartQ' | 'seqstartK' | 'seqlenK'>,
+  out: { readonly o: bigint; readonly oStrides: AttentionTensorStrides; readonly lse: bigint; readonly lseStrides: { readonly batch: number; readonly head: number } },
+) {
+  const group = p.mode === 'group';
+  const seqstartQ = group ? checkDeviceRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1)).ptr : 0n;
+  const seqstartK = group ? checkDeviceRange('seqstartK', buffers.seqstartK, 4 * (p.batch + 1)).ptr : 0n;
+  const seqlenK = group && buffers.seqlenK !== undefined ? checkDeviceRange('seqlenK', buffers.seqlenK, 4 * p.batch).ptr : 0n;
+  const window = p.mask.kind === 'window' ? p.mask : undefined;
+  return {
+    o: out.o,
+    o_stride_row: out.oStrides.row,
+    o_stride_head: out.oStrides.head,
+    o_stride_batch: group ? 0 : out.oStrides.batch,
+    lse: out.lse,
+    lse_stride_head: out.lseStrides.head,
+    lse_stride_batch: group ? 0 : out.lseStrides.batch,
+    seqlen_q: p.seqlenQ,
+    seqlen_k: p.seqlenK,
+    seqstart_q: seqstartQ,
+    seqstart_k: seqstartK,
+    seqlen_k_ptr: seqlenK,
+    nhead_ratio: p.nheadQ / p.nheadK,
+    scale_log2: p.scale * Math.LOG2E,
+    mask_left: window?.left ?? -1,
+    mask_right: window?.right ?? -1,
+    mask_top_left: window === undefined || window.alignment === 'topLeft' ? 1 : 0,
+  };
+}
+
+/**
  * Validates a launch of `instance` on `p` with `buffers` and packs it. Throws `ArgumentError`
  * naming `problem` (the instance's predicates, listed), `q`/`k`/`v`/`o`/`lse` (too small or
  * misaligned), `seqstartQ`/`seqstartK` (missing in group mode).
@@ -140,40 +178,15 @@ export function prepareFmhaFwdLaunch(instance: FmhaFwdInstance, p: FmhaFwdLaunch
   const lse = writesLse ? checkDeviceRange('lse', buffers.lse, (split ? ws.lseElements : (batches - 1) * lseStrides.batch + (p.nheadQ - 1) * lseStrides.head + p.rowsQ) * 4) : undefined;
   for (const [name, r] of [['q', q], ['k', k], ['v', v]] as const) if (r.ptr % 16n !== 0n) throw new ArgumentError(name, 'address must be aligned to 16 bytes (TMA)', `0x${r.ptr.toString(16)}`);
   if (o.ptr % BigInt(split ? 8 : 2 * e) !== 0n) throw new ArgumentError('o', `address must be aligned to ${split ? 8 : 2 * e} bytes`, `0x${o.ptr.toString(16)}`);
-  let seqstartQ = 0n;
-  let seqstartK = 0n;
-  let seqlenK = 0n;
-  if (p.mode === 'group') {
-    seqstartQ = checkDeviceRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1)).ptr;
-    seqstartK = checkDeviceRange('seqstartK', buffers.seqstartK, 4 * (p.batch + 1)).ptr;
-    if (buffers.seqlenK !== undefined) seqlenK = checkDeviceRange('seqlenK', buffers.seqlenK, 4 * p.batch).ptr;
-  }
   const maps = fmhaFwdTensorMaps(instance, p, q.ptr, k.ptr, v.ptr);
   checkTiledTensorMap(maps.q);
   checkTiledTensorMap(maps.k);
   checkTiledTensorMap(maps.v);
-  const window = p.mask.kind === 'window' ? p.mask : undefined;
   const args = instance.signature.pack({
     q_map: encode(maps.q),
     k_map: encode(maps.k),
     v_map: encode(maps.v),
-    o: o.ptr,
-    o_stride_row: oStrides.row,
-    o_stride_head: oStrides.head,
-    o_stride_batch: p.mode === 'group' ? 0 : oStrides.batch,
-    lse: lse?.ptr ?? 0n,
-    lse_stride_head: lseStrides.head,
-    lse_stride_batch: p.mode === 'group' ? 0 : lseStrides.batch,
-    seqlen_q: p.seqlenQ,
-    seqlen_k: p.seqlenK,
-    seqstart_q: seqstartQ,
-    seqstart_k: seqstartK,
-    seqlen_k_ptr: seqlenK,
-    nhead_ratio: p.nheadQ / p.nheadK,
-    scale_log2: p.scale * Math.LOG2E,
-    mask_left: window?.left ?? -1,
-    mask_right: window?.right ?? -1,
-    mask_top_left: window === undefined || window.alignment === 'topLeft' ? 1 : 0,
+    ...fmhaFwdTileArgValues(p, buffers, { o: o.ptr, oStrides, lse: lse?.ptr ?? 0n, lseStrides }),
     num_splits: p.numSplits,
     o_split_stride: split ? ws.oSplit : 0,
     lse_split_stride: split ? ws.lseSplit : 0,

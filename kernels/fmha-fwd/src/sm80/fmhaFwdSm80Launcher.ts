@@ -7,7 +7,7 @@ import { ArgumentError, getDType } from '@tilekit/numeric';
 import { checkDeviceRange, type Compiler, type Device } from '@tilekit/runtime';
 import { FmhaFwdLoadedKernel } from '../fmhaFwdLoadedKernel.ts';
 import type { FmhaFwdLaunch } from '../fmhaFwdInstance.ts';
-import type { FmhaFwdBuffers, FmhaFwdLaunchProblem } from '../fmhaFwdLauncher.ts';
+import { fmhaFwdTileArgValues, type FmhaFwdBuffers, type FmhaFwdLaunchProblem } from '../fmhaFwdLauncher.ts';
 import { FMHA_SM80_COPY_ELEMENTS, FMHA_SM80_MAX_ROW_STRIDE, type FmhaFwdSm80Instance } from './fmhaFwdSm80Instance.ts';
 
 /** A validated sm_80 launch. */
@@ -65,17 +65,8 @@ export function prepareFmhaFwdSm80Launch(instance: FmhaFwdSm80Instance, p: FmhaF
   for (const [name, r] of [['q', q], ['k', k], ['v', v]] as const) if (r.ptr % 16n !== 0n) throw new ArgumentError(name, 'address must be aligned to 16 bytes (cp.async)', `0x${r.ptr.toString(16)}`);
   if (o.ptr % BigInt(2 * e) !== 0n) throw new ArgumentError('o', `address must be aligned to ${2 * e} bytes`, `0x${o.ptr.toString(16)}`);
   if (lse !== undefined && lse.ptr % 4n !== 0n) throw new ArgumentError('lse', 'address must be aligned to 4 bytes', `0x${lse.ptr.toString(16)}`);
-  let seqstartQ = 0n;
-  let seqstartK = 0n;
-  let seqlenK = 0n;
-  if (p.mode === 'group') {
-    seqstartQ = checkDeviceRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1)).ptr;
-    seqstartK = checkDeviceRange('seqstartK', buffers.seqstartK, 4 * (p.batch + 1)).ptr;
-    if (buffers.seqlenK !== undefined) seqlenK = checkDeviceRange('seqlenK', buffers.seqlenK, 4 * p.batch).ptr;
-  }
   // Group mode: one "batch" holds every sequence's rows (the kernel adds seqstart · row stride).
   const batchStride = (s: number): number => (p.mode === 'group' ? 0 : s);
-  const window = p.mask.kind === 'window' ? p.mask : undefined;
   const args = instance.signature.pack({
     q: q.ptr,
     k: k.ptr,
@@ -89,23 +80,7 @@ export function prepareFmhaFwdSm80Launch(instance: FmhaFwdSm80Instance, p: FmhaF
     v_stride_row: p.vStrides.row,
     v_stride_head: p.vStrides.head,
     v_stride_batch: batchStride(p.vStrides.batch),
-    o: o.ptr,
-    o_stride_row: p.oStrides.row,
-    o_stride_head: p.oStrides.head,
-    o_stride_batch: batchStride(p.oStrides.batch),
-    lse: lse?.ptr ?? 0n,
-    lse_stride_head: p.lseStrides.head,
-    lse_stride_batch: batchStride(p.lseStrides.batch),
-    seqlen_q: p.seqlenQ,
-    seqlen_k: p.seqlenK,
-    seqstart_q: seqstartQ,
-    seqstart_k: seqstartK,
-    seqlen_k_ptr: seqlenK,
-    nhead_ratio: p.nheadQ / p.nheadK,
-    scale_log2: p.scale * Math.LOG2E,
-    mask_left: window?.left ?? -1,
-    mask_right: window?.right ?? -1,
-    mask_top_left: window === undefined || window.alignment === 'topLeft' ? 1 : 0,
+    ...fmhaFwdTileArgValues(p, buffers, { o: o.ptr, oStrides: p.oStrides, lse: lse?.ptr ?? 0n, lseStrides: p.lseStrides }),
   });
   return { launch: instance.launch(p.batch, p.nheadQ, p.seqlenQ), args };
 }
