@@ -6,7 +6,7 @@ import { attentionTensorSpan, type AttentionTensorStrides, type CheckedAttention
 import { ArgumentError, getDType } from '@tilekit/numeric';
 import { checkTiledTensorMap, type Device, type Stream, type TiledTensorMapOptions, type Compiler, checkDeviceRange, type DeviceRange } from '@tilekit/runtime';
 import { FmhaFwdLoadedKernel } from './fmhaFwdLoadedKernel.ts';
-import type { FmhaFwdInstance, FmhaFwdLaunch, FmhaFwdMode } from './fmhaFwdInstance.ts';
+import type { FmhaFwdInstance, FmhaFwdLaunch, FmhaFwdMode, FmhaFwdPolicy } from './fmhaFwdInstance.ts';
 
 export { FMHA_FWD_COMPILE_FLAGS } from './fmhaFwdLoadedKernel.ts';
 
@@ -62,7 +62,7 @@ export interface PreparedFmhaFwdLaunch {
  * swizzle row; a head dim that is not a multiple of 64 reads zeros past its end). Group mode has
  * one "batch" holding every sequence's rows.
  */
-export function fmhaFwdTensorMaps(instance: FmhaFwdInstance, p: FmhaFwdLaunchProblem, q: bigint, k: bigint, v: bigint): PreparedFmhaFwdLaunch['maps'] {
+export function fmhaFwdTensorMaps(instance: Pick<FmhaFwdInstance, 'tmaBoxes'>, p: FmhaFwdLaunchProblem, q: bigint, k: bigint, v: bigint): PreparedFmhaFwdLaunch['maps'] {
   const e = getDType(p.dtype).bytes;
   const dtype = p.dtype === 'fp16' ? 'float16' : 'bfloat16';
   const batches = p.mode === 'group' ? 1 : p.batch;
@@ -86,7 +86,7 @@ export function fmhaFwdTensorMaps(instance: FmhaFwdInstance, p: FmhaFwdLaunchPro
 }
 
 /** Why `instance` cannot run `p` (one line per broken predicate); empty when it can. */
-export function fmhaFwdUnsupported(instance: FmhaFwdInstance, p: FmhaFwdLaunchProblem): string[] {
+export function fmhaFwdUnsupported(instance: { readonly policy: Pick<FmhaFwdPolicy, 'dtype' | 'headDim' | 'headDimV' | 'mask' | 'splitKv'> }, p: FmhaFwdLaunchProblem): string[] {
   const P = instance.policy;
   const out: string[] = [];
   const e = getDType(p.dtype).bytes;

@@ -3,6 +3,11 @@
 // Problem: what to compute, validated with every default filled in.
 export * from './fmhaFwdProblem.ts';
 
+// The parameters and the per-block prologue (sequence, mask, bases) every forward kernel shares,
+// the sparse attention kernels of @tilekit/kernel-sparge included.
+export * from './fmhaFwdParams.ts';
+export * from './fmhaFwdSequence.ts';
+
 // Instances, the catalog and the launcher.
 export * from './fmhaFwdInstance.ts';
 export * from './fmhaFwdCatalog.ts';

@@ -241,3 +241,94 @@ describe('wgmma shared-memory layouts (PTX ISA 9.7.15.5.1.2)', () => {
     expect(() => wgmmaOperandDescriptor(l, { tileAddress: 0, mn0: 128 })).toThrow(SmemLayoutError);
   });
 });
+
+describe('int8 K-major wgmma tiles as TMA writes them (box [k, rows], CU_TENSOR_MAP_SWIZZLE_128B / _64B)', () => {
+  /**
+   * What TMA stores for a box of `rows` × `k` int8 (inner extent k bytes = the swizzle span, the
+   * tile base aligned to the 8-row repeat): row r at r·k bytes, and inside it the 16-byte chunk q
+   * moved to q XOR (r mod 8) for 128B, to q XOR (⌊r/2⌋ mod 4) for 64B (CUDA Programming Guide,
+   * "TMA Swizzle" patterns; PTX ISA 9.7.15.5.1.2 swizzle figures for 1-byte K-major atoms).
+   */
+  function tmaByte(k: 64 | 128, r: number, c: number): number {
+    const q = c >> 4;
+    const swizzledChunk = k === 128 ? q ^ (r % 8) : q ^ ((r >> 1) % 4);
+    return r * k + (swizzledChunk << 4) + (c % 16);
+  }
+
+  const int8Arb = fc.record({ k: fc.constantFrom(64 as const, 128 as const), rows: fc.integer({ min: 1, max: 16 }).map((x) => 8 * x) });
+
+  it('the offset function is a bijection onto the tile bytes and equals the TMA placement cell by cell', () => {
+    fc.assert(
+      fc.property(int8Arb, ({ k, rows }) => {
+        const l = makeWgmmaSmemLayout({ swizzle: k === 128 ? '128B' : '64B', dtype: 'int8', mn: rows, k });
+        expect(l.elementBytes).toBe(1);
+        expect(l.bytes).toBe(rows * k);
+        const seen = new Set<number>();
+        for (let r = 0; r < rows; r++)
+          for (let c = 0; c < k; c++) {
+            const off = l.descriptor.calculateOffset([r, c]);
+            expect(off).toBe(tmaByte(k, r, c));
+            seen.add(off);
+          }
+        expect(seen.size).toBe(rows * k);
+        expect(Math.min(...seen)).toBe(0);
+        expect(Math.max(...seen)).toBe(rows * k - 1);
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  it('golden cells: 128B row 1 swaps chunk pairs, 64B rows 2–3 swap chunk pairs and rows 6–7 reverse the four chunks', () => {
+    const l128 = makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'int8', mn: 64, k: 128 });
+    expect([0, 1, 2, 3, 4, 5, 6, 7].map((q) => (l128.descriptor.calculateOffset([1, 16 * q]) - 128) / 16)).toEqual([1, 0, 3, 2, 5, 4, 7, 6]);
+    expect(l128.descriptor.calculateOffset([7, 5])).toBe(7 * 128 + 7 * 16 + 5);
+    const l64 = makeWgmmaSmemLayout({ swizzle: '64B', dtype: 'int8', mn: 64, k: 64 });
+    expect([0, 1, 2, 3].map((q) => (l64.descriptor.calculateOffset([1, 16 * q]) - 64) / 16)).toEqual([0, 1, 2, 3]);
+    expect([0, 1, 2, 3].map((q) => (l64.descriptor.calculateOffset([2, 16 * q]) - 128) / 16)).toEqual([1, 0, 3, 2]);
+    expect([0, 1, 2, 3].map((q) => (l64.descriptor.calculateOffset([7, 16 * q]) - 448) / 16)).toEqual([3, 2, 1, 0]);
+    expect(l64.descriptor.calculateOffset([8, 0])).toBe(512); // the 64B pattern repeats every 8 rows = 512 bytes
+  });
+
+  it('descriptor fields: LBO 16 (unused inside the atom), SBO = 8 rows (1024 / 512 bytes), swizzle code 1 / 2; k32 steps move 32 bytes', () => {
+    const l128 = makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'int8', mn: 128, k: 128 });
+    const l64 = makeWgmmaSmemLayout({ swizzle: '64B', dtype: 'int8', mn: 128, k: 64 });
+    expect([l128.leadingByteOffset, l128.strideByteOffset, l128.repeatBytes]).toEqual([16, 1024, 1024]);
+    expect([l64.leadingByteOffset, l64.strideByteOffset, l64.repeatBytes]).toEqual([16, 512, 512]);
+    const at = (l: WgmmaSmemLayout, mn0: number, k0: number): number => wgmmaOperandDescriptor(l, { tileAddress: 0, mn0, k0, k: 32 }).startAddress;
+    expect([0, 32, 64, 96].map((k0) => at(l128, 0, k0))).toEqual([0, 32, 64, 96]);
+    expect([0, 32].map((k0) => at(l64, 0, k0))).toEqual([0, 32]);
+    expect(at(l128, 64, 0)).toBe(64 * 128);
+    expect(at(l64, 64, 32)).toBe(64 * 64 + 32);
+    // Bits: start >> 4 at 0, LBO >> 4 = 1 at 16, SBO >> 4 at 32, swizzle at 62 (PTX ISA 9.7.15.5.1.2.2).
+    expect(encodeWgmmaDescriptor(wgmmaOperandDescriptor(l128, { tileAddress: 2048, k0: 32, k: 32 }))).toBe((BigInt((2048 + 32) >> 4)) | (1n << 16n) | (64n << 32n) | (1n << 62n));
+    expect(encodeWgmmaDescriptor(wgmmaOperandDescriptor(l64, { tileAddress: 1024, k0: 32, k: 32 }))).toBe((BigInt((1024 + 32) >> 4)) | (1n << 16n) | (32n << 32n) | (2n << 62n));
+    // A k32 slice must stay inside one atom: k0 = 48 would straddle the 64-byte row.
+    expect(() => wgmmaOperandDescriptor(l64, { tileAddress: 0, k0: 48, k: 32 })).toThrow(/inside one 64B atom/);
+    expect(() => makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'int8', mn: 64, k: 64 })).toThrow(/multiple of 128 int8 elements \(128 bytes\)/);
+  });
+
+  it('wgmmaOperandDescriptor (int8, k32): the address wgmma derives for every element of a 64-row × 32 sub-tile is the layout\'s', () => {
+    fc.assert(
+      fc.property(
+        int8Arb.chain(({ k, rows }) =>
+          fc.record({
+            l: fc.constant(makeWgmmaSmemLayout({ swizzle: k === 128 ? '128B' : '64B', dtype: 'int8', mn: rows, k })),
+            mn0: fc.integer({ min: 0, max: rows / 8 - 1 }).map((x) => 8 * x),
+            k0: fc.integer({ min: 0, max: k / 32 - 1 }).map((x) => 32 * x),
+            base: fc.integer({ min: 0, max: 8 }),
+          }),
+        ),
+        ({ l, mn0, k0, base }) => {
+          const tileAddress = base * l.repeatBytes;
+          const f = wgmmaOperandDescriptor(l, { tileAddress, mn0, k0, k: 32 });
+          for (let i = 0; i < Math.min(64, l.mn - mn0); i++)
+            for (let j = 0; j < 32; j++) {
+              const hw = swizzleAddress(l.swizzle, f.startAddress + Math.floor(i / 8) * f.strideByteOffset + (i % 8) * l.swizzleBytes + j);
+              expect(hw).toBe(tileAddress + l.descriptor.calculateOffset([mn0 + i, k0 + j]));
+            }
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+});

@@ -16,6 +16,8 @@ export interface OurCaseResult {
   readonly valid: boolean;
   readonly maxAbsErr?: number;
   readonly note?: string;
+  /** References our side measured itself in the same run (e.g. our dense kernel beside a sparse one), listed before torch's. */
+  readonly baselines?: Readonly<Record<string, BaselineMeasurement>>;
 }
 
 /** A named benchmark suite; operators register one each (tools/bench/src/suites). */
@@ -61,8 +63,9 @@ export async function runSuite(suite: BenchSuite, options: RunSuiteOptions): Pro
   }
   const cases: BenchCase[] = [];
   for (const [i, c] of suite.cases.entries()) {
-    const mine = await suite.runOurs(c);
-    const baselines = torchCases[c.name] ?? { torch: { error: `torch reference did not run (exit ${torchRun.status})` } };
+    const { baselines: ownBaselines, ...mine } = await suite.runOurs(c);
+    const torch = torchCases[c.name] ?? { torch: { error: `torch reference did not run (exit ${torchRun.status})` } };
+    const baselines = { ...ownBaselines, ...torch };
     cases.push({ name: c.name, params: c.params, ...mine, baselines });
     const figure = mine.ours.tflops !== undefined ? `${mine.ours.tflops.toFixed(1)} TFLOP/s` : `${mine.ours.gbps?.toFixed(0)} GB/s`;
     log(`[${i + 1}/${suite.cases.length}] ${c.name}: ours ${mine.ours.ms.toFixed(4)} ms, ${figure}, valid=${mine.valid}`);

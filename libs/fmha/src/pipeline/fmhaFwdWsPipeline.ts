@@ -4,6 +4,7 @@ import {
   bitAnd,
   bitXor,
   bool,
+  call,
   cast,
   div,
   eq,
@@ -14,15 +15,16 @@ import {
   infinity,
   int32,
   lit,
-  maxOf,
   mbarrierArrive,
   mbarrierArriveExpectTx,
   mbarrierInit,
   mbarrierWaitParity,
   mul,
+  ne,
   packFloat2,
   pointer,
   prefetchTensorMap,
+  select,
   setMaxNReg,
   sub,
   tmaLoad,
@@ -36,6 +38,8 @@ import {
 import { BlockGemmPolicyError, WgmmaBlockGemmRs, WgmmaBlockGemmSs } from '@tilekit/gemm';
 import { BlockEmitter, clearTile, makeDistributedTensor, sweepTile } from '@tilekit/tile';
 import { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
+import { DenseKeyTileWalk, type FmhaFwdKeyTileWalk } from './fmhaFwdKeyTiles.ts';
+import { FmhaFwdPvSkipVote } from './fmhaFwdPvSkipVote.ts';
 import { emitFmhaFwdEpilogue } from './fmhaFwdEpilogue.ts';
 import type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 
@@ -57,6 +61,43 @@ export interface FmhaFwdWsPolicy {
   readonly producerRegisters: number;
   /** Register budget of each consumer warpgroup after `setmaxnreg.inc`. */
   readonly consumerRegisters: number;
+  /**
+   * Emit the PV-skip vote (Sparge, digest §2.2; default false): per visited key tile but the last,
+   * a group of rows skips P·V when max over its rows of (m_loc − m_prev) + threshold ≤ 0; the mode
+   * (none, warp, block) and threshold are runtime arguments ({@link FmhaFwdPvSkipArgs}).
+   */
+  readonly pvSkip?: boolean;
+  /** Shared memory reserved for the key-tile walk ({@link FmhaFwdKeyTileWalk.sharedBytes}; default 0). */
+  readonly keyTileSharedBytes?: number;
+  /**
+   * `int8`: Q and K arrive as int8 with one dequantization scale per query tile and per key tile
+   * (SageAttention's per-block quantization, Sparge's int8 path); S = Q8·K8ᵀ is an s8 wgmma with an
+   * int32 accumulator over the whole head dim (64 or 128, one swizzle row), converted to float and
+   * scaled by q_scale·k_scale with the softmax scale. Default: Q and K have `dtype`.
+   */
+  readonly qkDtype?: 'int8';
+}
+
+/** The per-tile dequantization scales of the int8 Q·Kᵀ (policy `qkDtype: 'int8'`). */
+export interface FmhaFwdInt8Scales {
+  /** `float` scale of this block's query tile. */
+  readonly q: Expr;
+  /** `float` scale of the key tile whose first row is `row` (emitted in the consumer loop). */
+  k(l: BlockBuilder, row: Expr): Expr;
+}
+
+/**
+ * The runtime side of the PV skip. `mode` (`int`): 0 none (never skip), 1 warp (each warp's 16 rows
+ * vote; a warp that votes skip zeroes its P and adds nothing to l; its warpgroup issues the P·V
+ * wgmma unless all four warps skip), 2 block (all query rows of the block vote together, upstream's
+ * kPerBlock). `threshold` (`float`, log2 units; +∞ never skips). `stats` (nullable `unsigned
+ * long long*`): when set, each consumer warpgroup adds its computed and skipped P·V tiles to
+ * stats[0] and stats[1].
+ */
+export interface FmhaFwdPvSkipArgs {
+  readonly mode: Expr;
+  readonly threshold: Expr;
+  readonly stats: Expr;
 }
 
 /** What the kernel hands the pipeline: its values as expressions. */
@@ -70,6 +111,12 @@ export interface FmhaFwdWsArgs extends FmhaFwdTileArgs {
   /** The same for K and V rows (V's d0 runs over headDimV). */
   kCoords(d0: number, row: Expr): readonly Expr[];
   vCoords(d0: number, row: Expr): readonly Expr[];
+  /** The key tiles to visit (default: the dense walk over the mask's range, or its split). */
+  readonly keyTiles?: FmhaFwdKeyTileWalk;
+  /** The PV-skip vote's runtime values (required with the policy's `pvSkip`). */
+  readonly pvSkip?: FmhaFwdPvSkipArgs;
+  /** The dequantization scales (required with the policy's `qkDtype: 'int8'`; Q/K maps then carry int8 boxes [headDim, rows]). */
+  readonly int8Scales?: FmhaFwdInt8Scales;
 }
 
 /** Name of the kernel's dynamic shared-memory array. */
@@ -108,6 +155,8 @@ export class FmhaFwdWsPipeline {
   readonly kOffset: number;
   readonly vOffset: number;
   readonly barrierOffset: number;
+  /** Where the key-tile walk's shared memory starts (after the barriers). */
+  readonly keyTileOffset: number;
   readonly usedBytes: number;
   /** Dynamic shared memory to request (used + 1024 bytes of alignment slack). */
   readonly sharedBytes: number;
@@ -124,12 +173,15 @@ export class FmhaFwdWsPipeline {
       if (!Number.isSafeInteger(r) || r < 24 || r > 256 || r % 8 !== 0) bad(what, 'must be a multiple of 8 in [24, 256]', r);
     }
     this.policy = Object.freeze({ ...policy });
-    this.qk = new WgmmaBlockGemmSs({ dtype, tileM, tileN, tileK: SLAB });
+    const int8 = policy.qkDtype === 'int8';
+    if (int8 && headDim !== 64 && headDim !== 128) bad('headDim', 'must be 64 or 128 with int8 Q·Kᵀ (one swizzle row of int8)', headDim);
+    if (policy.qkDtype !== undefined && !int8) bad('qkDtype', 'must be int8 or left out', policy.qkDtype);
+    this.qk = new WgmmaBlockGemmSs({ dtype: int8 ? 'int8' : dtype, tileM, tileN, tileK: int8 ? headDim : SLAB });
     this.pv = new WgmmaBlockGemmRs({ dtype, tileM, tileN: headDimV, tileK: tileN, bMajor: 'MN' });
     this.consumerThreads = this.qk.threads;
     this.threads = this.consumerThreads + 128;
     if (pr * 128 + cr * this.consumerThreads > 65536) bad('registers', 'producer + consumer budgets must fit the 64K-register file', `${pr}·128 + ${cr}·${this.consumerThreads}`);
-    this.slabsQK = Math.ceil(headDim / SLAB);
+    this.slabsQK = int8 ? 1 : Math.ceil(headDim / SLAB);
     this.slabsV = Math.ceil(headDimV / SLAB);
     this.qBytes = this.slabsQK * this.qk.aTileBytes;
     this.kStageBytes = this.slabsQK * this.qk.bTileBytes;
@@ -138,7 +190,10 @@ export class FmhaFwdWsPipeline {
     this.kOffset = this.qBytes;
     this.vOffset = this.kOffset + stages * this.kStageBytes;
     this.barrierOffset = this.vOffset + stages * this.vStageBytes;
-    this.usedBytes = this.barrierOffset + 8 * (1 + 4 * stages);
+    this.keyTileOffset = this.barrierOffset + 8 * (1 + 4 * stages);
+    const walkBytes = policy.keyTileSharedBytes ?? 0;
+    if (!Number.isSafeInteger(walkBytes) || walkBytes < 0) bad('keyTileSharedBytes', 'must be an integer ≥ 0', walkBytes);
+    this.usedBytes = this.keyTileOffset + walkBytes;
     this.sharedBytes = this.usedBytes + 1024;
     if (this.sharedBytes > 232448) bad('shared memory', 'must fit the 227 KiB an sm_90 block may use', this.sharedBytes);
   }
@@ -174,12 +229,16 @@ export class FmhaFwdWsPipeline {
       });
       t.expr(fenceMbarrierInit(target));
     });
+    const walk = args.keyTiles ?? new DenseKeyTileWalk(args.mask, args.split);
+    if (walk.sharedBytes > (P.keyTileSharedBytes ?? 0)) {
+      throw new BlockGemmPolicyError('FmhaFwdWsPipeline keyTiles', `the walk needs ${walk.sharedBytes} bytes of shared memory: set keyTileSharedBytes`, String(P.keyTileSharedBytes ?? 0));
+    }
+    if ((P.pvSkip === true) !== (args.pvSkip !== undefined)) throw new BlockGemmPolicyError('FmhaFwdWsPipeline pvSkip', 'runtime PV-skip arguments are given exactly when the policy has pvSkip', String(P.pvSkip));
+    const walkCtx = { target, tid, shared: add(smem, this.keyTileOffset), m0: args.m0, tileM: P.tileM, tileN: P.tileN };
+    walk.emitBeforeSync(b, walkCtx);
     b.push(target.syncThreads());
 
-    b.comment('the key tiles this query tile visits (the mask decides)');
-    const range = args.split === undefined ? args.mask.getTileRangeAlongX(args.m0, P.tileM, P.tileN) : args.mask.getTileRangeAlongXForSplit(args.m0, P.tileM, P.tileN, args.split.count, args.split.index);
-    const kStart = b.let('k_start', int32, range.start);
-    const iters = b.let('k_iters', int32, maxOf(div(sub(range.end, kStart), P.tileN), 0));
+    const iters = walk.emitIters(b, walkCtx);
     const stageOf = (bb: BlockBuilder, it: Expr): { s: Expr; parity: Expr } => ({
       s: bb.let('s', int32, S === 2 || S === 4 ? bitAnd(it, S - 1) : sub(it, mul(div(it, S), S))),
       parity: bb.let('parity', uint32, cast(bitAnd(div(it, S), 1), uint32)),
@@ -196,9 +255,10 @@ export class FmhaFwdWsPipeline {
           for (let c = 0; c < this.slabsQK; c++) {
             one.expr(tmaLoad(target, { dst: add(smem, c * this.qk.aTileBytes), map: args.qMap, bar: qFull, coords: args.qCoords(c * SLAB, args.m0) }));
           }
+          const cursor = walk.emitCursor(one, walkCtx);
           one.forRange({ name: 'it', to: iters }, (l, it) => {
             const { s, parity } = stageOf(l, it);
-            const row = l.let('k_row', int32, add(kStart, mul(it, P.tileN)));
+            const row = cursor.row(l, it, 'k_row');
             l.expr(mbarrierWaitParity(target, kEmpty(s), bitXor(parity, 1)));
             l.expr(mbarrierArriveExpectTx(target, kFull(s), this.kStageBytes));
             const kStage = l.let('k_stage', pointer(uint8), add(smem, add(this.kOffset, mul(s, this.kStageBytes))));
@@ -214,7 +274,10 @@ export class FmhaFwdWsPipeline {
         cons.comment(`${this.qk.warpgroups} consumer warpgroup(s) of 64 query rows: registers up to ${P.consumerRegisters}`);
         cons.expr(setMaxNReg(target, 'inc', P.consumerRegisters));
         const block = new BlockEmitter(cons, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } });
+        const int8 = P.qkDtype === 'int8';
+        if (int8 !== (args.int8Scales !== undefined)) throw new BlockGemmPolicyError('FmhaFwdWsPipeline int8Scales', 'are given exactly when the policy has qkDtype int8', String(P.qkDtype));
         const sAcc = makeDistributedTensor(block, 's_acc', this.qk.cEncoding, float32);
+        const sAccInt = int8 ? makeDistributedTensor(block, 's_acc_i32', this.qk.cEncoding, int32) : undefined;
         const oAcc = makeDistributedTensor(block, 'o_acc', this.pv.cEncoding, float32);
         const pFrag = block.registers('p_frag', uint32, this.pv.aRegisters);
         const softmax = new BlockOnlineSoftmax(block, this.qk.cEncoding);
@@ -223,19 +286,33 @@ export class FmhaFwdWsPipeline {
         const lane0 = cons.let('warp_leader', bool, eq(bitAnd(tid, 31), 0));
         cons.expr(mbarrierWaitParity(target, qFull, 0));
         const qAddr = smemAddr;
+        const cursor = walk.emitCursor(cons, walkCtx);
+        const vote = args.pvSkip === undefined ? undefined : new FmhaFwdPvSkipVote(cons, target, block, softmax, { ...args.pvSkip, iters, m0: args.m0, seqlenQ: args.seqlenQ, warpgroup: wg, consumerThreads: this.consumerThreads });
         cons.forRange({ name: 'it', to: iters }, (l, it) => {
           const { s, parity } = stageOf(l, it);
-          const j0 = l.let('j0', int32, add(kStart, mul(it, P.tileN)));
+          const j0 = cursor.row(l, it, 'j0');
           const kAddr = l.let('k_tile', uint32, add(smemAddr, cast(add(this.kOffset, mul(s, this.kStageBytes)), uint32)));
           const vAddr = l.let('v_tile', uint32, add(smemAddr, cast(add(this.vOffset, mul(s, this.vStageBytes)), uint32)));
           l.comment('S = Q·Kᵀ over the head dim, one 64-wide slab per wgmma group');
           l.expr(mbarrierWaitParity(target, kFull(s), parity));
           for (let c = 0; c < this.slabsQK; c++) {
-            this.qk.emitMma(l, target, sAcc, { aTile: add(qAddr, c * this.qk.aTileBytes), bTile: add(kAddr, c * this.qk.bTileBytes), warpgroup: wg, accumulate: lit(c === 0 ? 0 : 1, int32) });
+            this.qk.emitMma(l, target, sAccInt ?? sAcc, { aTile: add(qAddr, c * this.qk.aTileBytes), bTile: add(kAddr, c * this.qk.bTileBytes), warpgroup: wg, accumulate: lit(c === 0 ? 0 : 1, int32) });
           }
-          this.qk.emitWait(l, target, sAcc, 0);
+          this.qk.emitWait(l, target, sAccInt ?? sAcc, 0);
           l.if(lane0, (r) => r.expr(mbarrierArrive(target, kEmpty(s))));
           const inner = new BlockEmitter(l, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block);
+          let scaleLog2 = args.scaleLog2;
+          if (sAccInt !== undefined && args.int8Scales !== undefined) {
+            l.comment('int8 S to float; the tile\'s dequantization scales join the softmax scale');
+            inner.threads((t) => {
+              // |S| ≤ 128·128·128 < 2^22, so the float with S added to the mantissa of 1.5·2^23 is exact:
+              // an integer add and a float subtract instead of the quarter-rate I2F conversion.
+              for (let e = 0; e < sAcc.size; e++) {
+                t.b.assign(sAcc.at(t, e), sub(call('__int_as_float', [add(sAccInt.at(t, e), lit(0x4b400000, int32))], float32, { pure: true }), lit(12582912, float32)));
+              }
+            });
+            scaleLog2 = l.let('scale_log2_tile', float32, mul(args.scaleLog2, mul(args.int8Scales.q, args.int8Scales.k(l, j0))));
+          }
           l.comment('the mask, on the tiles that need it');
           l.if(args.mask.isEdgeTile(args.m0, j0, P.tileM, P.tileN), (mb) => {
             const masked = new BlockEmitter(mb, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block);
@@ -245,23 +322,35 @@ export class FmhaFwdWsPipeline {
               }),
             );
           });
+          vote?.emitBeginTile(l, it);
           inner.threads((t) => {
             t.b.comment('online softmax: S becomes P = 2^(S·scale·log2 e − m); O *= 2^(m_old − m_new)');
-            const corr = softmax.emitUpdate(t, sAcc, args.scaleLog2)!;
-            t.b.if(gt(it, 0), (r) => softmax.emitRescale({ ...t, b: r }, oAcc, corr));
+            const corr = softmax.emitUpdate(t, sAcc, scaleLog2, vote === undefined ? {} : { gate: (delta) => vote.emitVote(t, delta) })!;
+            t.b.if(vote === undefined ? gt(it, 0) : ne(vote.oLive, 0), (r) => softmax.emitRescale({ ...t, b: r }, oAcc, corr));
             t.b.comment('P to fp16/bf16 pairs: accumulator element 8·kk + i is A-fragment element i of k step kk');
             for (let r = 0; r < this.pv.aRegisters; r++) {
-              t.b.assign(pFrag.at(t, r), packFloat2(target, P.dtype, sAcc.at(t, 2 * r), sAcc.at(t, 2 * r + 1)));
+              const packed = packFloat2(target, P.dtype, sAcc.at(t, 2 * r), sAcc.at(t, 2 * r + 1));
+              t.b.assign(pFrag.at(t, r), vote === undefined ? packed : select(vote.keep, packed, lit(0, uint32)));
             }
           });
           l.comment('O += P·V (V as an MN-major B operand)');
           l.expr(mbarrierWaitParity(target, vFull(s), parity));
-          this.pv.emitMma(l, target, oAcc, pFrag, { bTile: vAddr, accumulate: cast(gt(it, 0), int32) });
-          this.pv.emitWait(l, target, oAcc, 0, pFrag);
+          if (vote === undefined) {
+            this.pv.emitMma(l, target, oAcc, pFrag, { bTile: vAddr, accumulate: cast(gt(it, 0), int32) });
+            this.pv.emitWait(l, target, oAcc, 0, pFrag);
+          } else {
+            l.comment('the PV skip: a warpgroup whose rows all voted skip issues no P·V (V was loaded all the same)');
+            l.if(vote.compute, (c) => {
+              this.pv.emitMma(c, target, oAcc, pFrag, { bTile: vAddr, accumulate: vote.oLive });
+              this.pv.emitWait(c, target, oAcc, 0, pFrag);
+            });
+            vote.emitAfterTile(l);
+          }
           l.if(lane0, (r) => r.expr(mbarrierArrive(target, vEmpty(s))));
         });
+        if (vote !== undefined) vote.emitStats(cons, tid);
         cons.comment('epilogue: O /= l (0 for rows with nothing unmasked), LSE, predicated store');
-        cons.if(eq(iters, 0), (z) => new BlockEmitter(z, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block).threads((t) => clearTile(t, oAcc)));
+        cons.if(vote === undefined ? eq(iters, 0) : eq(vote.oLive, 0), (z) => new BlockEmitter(z, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block).threads((t) => clearTile(t, oAcc)));
         emitFmhaFwdEpilogue(block, softmax, oAcc, args, { tileM: P.tileM, headDimV: P.headDimV, oEncoding: this.pv.cEncoding });
       },
     );

@@ -74,9 +74,11 @@ export class BlockOnlineSoftmax {
    * One key tile: S (raw scores, −∞ where masked) becomes P = 2^(S·scaleLog2 − m_new) in place;
    * l becomes l·c + Σ P (thread-partial); returns c = 2^(m_old − m_new) per row, the factor for
    * the output accumulator. `first` (a compile-time fact) skips c, whose only use would be
-   * rescaling zeros.
+   * rescaling zeros. `gate` (the PV skip) receives Δ = m_loc − m_old per row of the thread (log2
+   * units; −∞ where the tile masks the whole row, +∞ on a row's first unmasked tile) and returns a
+   * `bool`: false leaves l at l·c (the tile's P is not summed; the caller does not use it either).
    */
-  emitUpdate(t: ThreadScope, s: DistributedTensor, scaleLog2: Expr, options: { readonly first?: boolean } = {}): DistributedTensor | undefined {
+  emitUpdate(t: ThreadScope, s: DistributedTensor, scaleLog2: Expr, options: { readonly first?: boolean; readonly gate?: (rowDelta: readonly Expr[]) => Expr } = {}): DistributedTensor | undefined {
     if (!s.encoding.equals(this.sEncoding)) throw new FmhaError('fmha/softmax-distribution', 'BlockOnlineSoftmax.emitUpdate: S must have the distribution the softmax was made for');
     const b = t.b;
     const rows = this.m.size;
@@ -84,14 +86,20 @@ export class BlockOnlineSoftmax {
     for (let d = 0; d < s.size; d++) b.assign(rowMax[this.rowOf[d]!]!, maxOf(rowMax[this.rowOf[d]!]!, s.at(t, d)));
     const corr = options.first ? undefined : makeDistributedTensor(this.block, 'corr', this.rowEncoding, float32);
     const shift: Expr[] = [];
+    const delta: Expr[] = [];
     for (let r = 0; r < rows; r++) {
       this.#allReduce(t, rowMax[r]!, maxOf);
+      if (options.gate !== undefined) {
+        const negInf = infinity(float32, { negative: true });
+        delta.push(b.let(`delta${r}`, float32, select(eq(rowMax[r]!, negInf), negInf, sub(mul(rowMax[r]!, scaleLog2), this.m.at(t, r)))));
+      }
       const mNew = b.let(`m_new${r}`, float32, maxOf(this.m.at(t, r), mul(rowMax[r]!, scaleLog2)));
       // A row with nothing unmasked yet subtracts 0, not −∞ (−∞ − −∞ is NaN).
       shift.push(b.let(`shift${r}`, float32, select(eq(mNew, infinity(float32, { negative: true })), lit(0, float32), mNew)));
       if (corr !== undefined) b.assign(corr.at(t, r), exp2Approx(this.block.target, sub(this.m.at(t, r), shift[r]!)));
       b.assign(this.m.at(t, r), mNew);
     }
+    const keep = options.gate === undefined ? undefined : b.let('keep_tile', bool, options.gate(delta));
     const sum = Array.from({ length: rows }, (_, r) => b.declare(`psum${r}`, float32, lit(0, float32), { storage: 'mutable' }));
     for (let d = 0; d < s.size; d++) {
       const r = this.rowOf[d]!;
@@ -99,7 +107,10 @@ export class BlockOnlineSoftmax {
       b.assign(s.at(t, d), exp2Approx(this.block.target, add(mul(s.at(t, d), scaleLog2), neg(shift[r]!))));
       b.assign(sum[r]!, add(sum[r]!, s.at(t, d)));
     }
-    for (let r = 0; r < rows; r++) b.assign(this.l.at(t, r), corr === undefined ? sum[r]! : add(mul(this.l.at(t, r), corr.at(t, r)), sum[r]!));
+    for (let r = 0; r < rows; r++) {
+      const added = keep === undefined ? sum[r]! : select(keep, sum[r]!, lit(0, float32));
+      b.assign(this.l.at(t, r), corr === undefined ? added : add(mul(this.l.at(t, r), corr.at(t, r)), added));
+    }
     return corr;
   }
 

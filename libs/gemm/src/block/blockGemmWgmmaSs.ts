@@ -1,10 +1,10 @@
-import { add, cast, div, lit, makeCall, mod, mul, renderFunction, snippet, toExpr, uint32, type BlockBuilder, type Expr, type ExprLike, type FunctionDef, type Target } from '@tilekit/codegen';
+import { add, cast, div, float32, int32, lit, makeCall, mod, mul, renderFunction, snippet, toExpr, typeToString, uint32, type BlockBuilder, type CType, type Expr, type ExprLike, type FunctionDef, type Target } from '@tilekit/codegen';
 import type { DTypeName } from '@tilekit/numeric';
 import { embedEncoding, makeWarpGridEncoding, type DistributedTensor, type TileDistributionEncoding } from '@tilekit/tile';
 import { GemmError } from '../errors.ts';
 import { makeWgmmaSmemLayout, wgmmaOperandDescriptor, type OperandMajor, type WgmmaSmemLayout } from '../smemLayouts.ts';
 import { defineWgmmaCommitGroup, defineWgmmaFence, defineWgmmaFenceOperands, defineWgmmaWaitGroup, wgmmaAtom, type WarpGemmAtom } from '../warp/warpGemmAtom.ts';
-import { defineWgmmaDescriptorEncoder, wgmmaSwizzleCode } from '../warp/wgmmaDescriptor.ts';
+import { defineWgmmaDescriptorEncoder, wgmmaSwizzleCode, type WgmmaSwizzle } from '../warp/wgmmaDescriptor.ts';
 
 /** A block GEMM policy was asked for a shape the sm_90a block GEMM cannot do. */
 export class BlockGemmPolicyError extends GemmError {
@@ -15,13 +15,19 @@ export class BlockGemmPolicyError extends GemmError {
 
 /** Shape and types of {@link WgmmaBlockGemmSs} (CK's block GEMM Problem + Policy, for sm_90a). */
 export interface WgmmaBlockGemmPolicy {
-  /** A and B element type (fp32 accumulation). */
+  /**
+   * A and B element type: fp16 or bf16 (fp32 accumulator, `wgmma m64nNk16`), or int8 (s8·s8 with an
+   * int32 accumulator, `wgmma m64nNk32.s32.s8.s8`; K-major A and B only).
+   */
   readonly dtype: DTypeName;
   /** Block tile M: a multiple of 64 (one consumer warpgroup per 64 rows), at most 256. */
   readonly tileM: number;
   /** Block tile N = the wgmma N: a multiple of 16 in [16, 256]. */
   readonly tileN: number;
-  /** Block tile K: one 128-byte swizzle row (64 for 2-byte types). */
+  /**
+   * Block tile K: one swizzle row of K-contiguous bytes. fp16/bf16: 64 (128 bytes, 128B swizzle).
+   * int8: 128 (128 bytes, 128B swizzle) or 64 (64 bytes, 64B swizzle: head dim 64 without padding).
+   */
   readonly tileK: number;
   /**
    * Contiguous dim of the A tile in shared memory (default `K`): `MN` stores it as tileK rows of M
@@ -70,7 +76,10 @@ export function callLeaf(fn: FunctionDef, args: readonly ExprLike[], options: { 
  * reading A and B through matrix descriptors whose start address steps by 32 bytes per k16 inside
  * the swizzle row for K-major operands, by 16 rows · 128 bytes = 2048 bytes for MN-major ones (two
  * 8-row K groups: 2·SBO), and by 64 · 128 bytes between warpgroups (64 rows, or one 64-wide M slab),
- * as `wgmmaOperandDescriptor` says.
+ * as `wgmmaOperandDescriptor` says. int8 (`wgmma m64nNk32.s32.s8.s8`): K-major tiles only, tileK
+ * 128 (128B swizzle) or 64 (64B swizzle, 64-byte rows), `tileK / 32` instructions per K tile whose
+ * start addresses step by 32 bytes, descriptors with the layout's swizzle code, and an int32
+ * accumulator (declare it with {@link WgmmaBlockGemmSs.accumulatorType}) in the same `cEncoding`.
  */
 export class WgmmaBlockGemmSs {
   readonly policy: WgmmaBlockGemmPolicy;
@@ -86,6 +95,8 @@ export class WgmmaBlockGemmSs {
   readonly warpgroupsK: number;
   /** Bytes between the B operands of warpgroups adjacent along N (0 with one warpgroup along N). */
   readonly bWarpgroupStride: number;
+  /** The swizzle of both shared-memory tiles (and their descriptors): 128B, or 64B for int8 with tileK 64. */
+  readonly swizzle: WgmmaSwizzle;
   /** Threads that hold the accumulator (128 per warpgroup). */
   readonly threads: number;
   /** The accumulator's distribution: P = [warpgroup, warp in warpgroup, lane]; d = the PTX element index of wgmma D. */
@@ -100,12 +111,20 @@ export class WgmmaBlockGemmSs {
 
   constructor(policy: WgmmaBlockGemmPolicy) {
     const { dtype, tileM, tileN, tileK } = policy;
-    if (dtype !== 'fp16' && dtype !== 'bf16') throw new BlockGemmPolicyError('WgmmaBlockGemmSs dtype', 'must be fp16 or bf16', String(dtype));
+    if (dtype !== 'fp16' && dtype !== 'bf16' && dtype !== 'int8') throw new BlockGemmPolicyError('WgmmaBlockGemmSs dtype', 'must be fp16 or bf16 (or int8)', String(dtype));
+    const int8 = dtype === 'int8';
     if (!Number.isSafeInteger(tileM) || tileM < 64 || tileM > 256 || tileM % 64 !== 0) throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileM', 'must be 64, 128, 192 or 256', String(tileM));
     if (!Number.isSafeInteger(tileN) || tileN < 16 || tileN > 256 || tileN % 16 !== 0) throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileN', 'must be a multiple of 16 in [16, 256]', String(tileN));
-    if (tileK !== 64) throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileK', 'must be 64 (one 128-byte swizzle row of 2-byte elements)', String(tileK));
+    if (int8 ? tileK !== 128 && tileK !== 64 : tileK !== 64) {
+      throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileK', int8 ? 'must be 128 or 64 for int8 (one 128- or 64-byte swizzle row)' : 'must be 64 (one 128-byte swizzle row of 2-byte elements)', String(tileK));
+    }
     const aMajor = policy.aMajor ?? 'K';
     const bMajor = policy.bMajor ?? 'K';
+    if (int8) {
+      for (const [what, major] of [['aMajor', aMajor], ['bMajor', bMajor]] as const) {
+        if (major !== 'K') throw new BlockGemmPolicyError(`WgmmaBlockGemmSs ${what}`, 'must be "K" for int8 (the integer wgmma has no transpose)', String(major));
+      }
+    }
     for (const [what, major] of [['aMajor', aMajor], ['bMajor', bMajor]] as const) {
       if (major !== 'K' && major !== 'MN') throw new BlockGemmPolicyError(`WgmmaBlockGemmSs ${what}`, 'must be "K" or "MN"', String(major));
     }
@@ -122,8 +141,10 @@ export class WgmmaBlockGemmSs {
     this.warpgroupsN = warpgroupsN;
     this.warpgroupsK = warpgroupsK;
     this.atom = wgmmaAtom({ n: perWarpgroupN, dtype, aMajor, bMajor });
-    this.aLayout = makeWgmmaSmemLayout({ swizzle: '128B', dtype, mn: tileM, k: tileK, major: aMajor });
-    this.bLayout = makeWgmmaSmemLayout({ swizzle: '128B', dtype, mn: tileN, k: tileK, major: bMajor });
+    // A K-major row is tileK · elementBytes bytes: 128 → 128B swizzle; int8 with tileK 64 → 64B.
+    this.swizzle = int8 && tileK === 64 ? '64B' : '128B';
+    this.aLayout = makeWgmmaSmemLayout({ swizzle: this.swizzle, dtype, mn: tileM, k: tileK, major: aMajor });
+    this.bLayout = makeWgmmaSmemLayout({ swizzle: this.swizzle, dtype, mn: tileN, k: tileK, major: bMajor });
     this.warpgroupsM = tileM / 64;
     this.warpgroups = this.warpgroupsM * warpgroupsN * warpgroupsK;
     this.threads = 128 * this.warpgroups;
@@ -139,8 +160,9 @@ export class WgmmaBlockGemmSs {
     this.bTileBytes = this.bLayout.bytes;
     const ks = Array.from({ length: this.kSteps }, (_, kk) => kk * this.atom.k);
     this.bWarpgroupStride = warpgroupsN > 1 ? wgmmaOperandDescriptor(this.bLayout, { tileAddress: 0, mn0: perWarpgroupN, k0: 0 }).startAddress - wgmmaOperandDescriptor(this.bLayout, { tileAddress: 0, mn0: 0, k0: 0 }).startAddress : 0;
-    this.aOffsets = Array.from({ length: this.warpgroupsM }, (_, g) => ks.map((k0) => wgmmaOperandDescriptor(this.aLayout, { tileAddress: 0, mn0: 64 * g, k0 }).startAddress));
-    this.bOffsets = ks.map((k0) => wgmmaOperandDescriptor(this.bLayout, { tileAddress: 0, mn0: 0, k0 }).startAddress);
+    const k = this.atom.k;
+    this.aOffsets = Array.from({ length: this.warpgroupsM }, (_, g) => ks.map((k0) => wgmmaOperandDescriptor(this.aLayout, { tileAddress: 0, mn0: 64 * g, k0, k }).startAddress));
+    this.bOffsets = ks.map((k0) => wgmmaOperandDescriptor(this.bLayout, { tileAddress: 0, mn0: 0, k0, k }).startAddress);
     // The emitted code steps warpgroups linearly: offset(g, kk) = g · aWarpgroupStride + offset(0, kk).
     for (let g = 0; g < this.warpgroupsM; g++) {
       for (let kk = 0; kk < this.kSteps; kk++) {
@@ -154,9 +176,18 @@ export class WgmmaBlockGemmSs {
     return this.warpgroupsM > 1 ? this.aOffsets[1]![0]! - this.aOffsets[0]![0]! : 0;
   }
 
-  /** Accumulator registers per thread (tileN / 2 floats). */
+  /** Accumulator registers per thread (tileN / 2 floats, or int32 for int8). */
   get accumulatorsPerThread(): number {
     return this.atom.c.elementsPerThread;
+  }
+
+  /**
+   * The C type of the accumulator tensor the caller declares with
+   * `makeDistributedTensor(block, name, cEncoding, accumulatorType)`: `float32` (fp16/bf16) or
+   * `int32` (int8). `emitMma` / `emitWait` refuse an accumulator of another type.
+   */
+  get accumulatorType(): CType {
+    return this.atom.accType === 'int32' ? int32 : float32;
   }
 
   /**
@@ -169,12 +200,12 @@ export class WgmmaBlockGemmSs {
    */
   emitMma(b: BlockBuilder, target: Target, acc: DistributedTensor, args: { readonly aTile: Expr; readonly bTile: Expr; readonly warpgroup: Expr; readonly accumulate?: Expr }): void {
     if (!acc.encoding.equals(this.cEncoding)) throw new BlockGemmPolicyError('WgmmaBlockGemmSs.emitMma acc', 'must have the block GEMM C distribution', String(acc.encoding));
+    this.#checkAccumulatorType('emitMma', acc);
     const encoder = defineWgmmaDescriptorEncoder(target);
     const wrapper = this.atom.defineWrapper(target);
-    const pin = defineWgmmaFenceOperands(target, this.accumulatorsPerThread);
+    const pin = defineWgmmaFenceOperands(target, this.accumulatorsPerThread, this.atom.accType);
     const d = acc.registers.variable;
-    const swz = wgmmaSwizzleCode('128B');
-    const desc = (start: Expr, layout: WgmmaSmemLayout): Expr => callLeaf(encoder, [start, ...[layout.leadingByteOffset, layout.strideByteOffset, 0, swz].map((x) => lit(x, uint32))]);
+    const desc = (start: Expr, layout: WgmmaSmemLayout): Expr => callLeaf(encoder, [start, ...[layout.leadingByteOffset, layout.strideByteOffset, 0, wgmmaSwizzleCode(layout.swizzle)].map((x) => lit(x, uint32))]);
     const n = this.warpgroupsN;
     const wgM = n === 1 ? args.warpgroup : div(args.warpgroup, n);
     const aBase = b.let('a_wg', uint32, add(args.aTile, cast(mul(wgM, this.aWarpgroupStride), uint32)));
@@ -192,7 +223,15 @@ export class WgmmaBlockGemmSs {
 
   /** `wgmma.wait_group pending`, with the accumulator pinned after it. */
   emitWait(b: BlockBuilder, target: Target, acc: DistributedTensor, pending: number): void {
+    this.#checkAccumulatorType('emitWait', acc);
     b.expr(callLeaf(defineWgmmaWaitGroup(target, pending), []));
-    b.expr(callLeaf(defineWgmmaFenceOperands(target, this.accumulatorsPerThread), [acc.registers.variable]));
+    b.expr(callLeaf(defineWgmmaFenceOperands(target, this.accumulatorsPerThread, this.atom.accType), [acc.registers.variable]));
+  }
+
+  #checkAccumulatorType(what: string, acc: DistributedTensor): void {
+    const want = this.accumulatorType;
+    if (typeToString(acc.type) !== typeToString(want)) {
+      throw new BlockGemmPolicyError(`WgmmaBlockGemmSs.${what} acc`, `must be a ${typeToString(want)} tensor (the ${this.policy.dtype} wgmma accumulator)`, typeToString(acc.type));
+    }
   }
 }

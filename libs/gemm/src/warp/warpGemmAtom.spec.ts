@@ -4,7 +4,8 @@ import { fragmentTableViolation } from '@tilekit/tile/testing';
 import { describe, expect, it } from 'vitest';
 import { WarpGemmAtomError, WarpGemmSelectionError } from '../errors.ts';
 import { selectWarpGemmAtom } from './selectWarpGemmAtom.ts';
-import { defineWgmmaCommitGroup, defineWgmmaFence, defineWgmmaFenceOperands, defineWgmmaWaitGroup, mfma32x32x8Atom, mmaSyncM16n8k16Atom, wgmmaAtom, wgmmaRegisterAFragment } from './warpGemmAtom.ts';
+import fc from 'fast-check';
+import { defineWgmmaCommitGroup, defineWgmmaFence, defineWgmmaFenceOperands, defineWgmmaWaitGroup, mfma32x32x8Atom, mmaSyncM16n8k16Atom, wgmmaAtom, wgmmaInt8Ns, wgmmaRegisterAFragment } from './warpGemmAtom.ts';
 
 /** The `%n` operands an asm template names, and the constraint strings of its operand lists. */
 function asmShape(text: string): { placeholders: number; constraints: string[] } {
@@ -131,6 +132,52 @@ describe('warp GEMM atoms pair an instruction with the @tilekit/tile fragments',
     expect(asmShape(pin).constraints).toEqual(Array.from({ length: 64 }, () => '+f'));
     expect(pin).toMatch(/asm volatile\(\n\s+""\n/);
     expect(() => defineWgmmaFenceOperands(sm90a, 0)).toThrow(/count/);
+  });
+});
+
+describe('wgmma m64nNk32.s32.s8.s8 (int8 · int8 → int32, A and B K-major from shared memory)', () => {
+  it('the integer shapes\' N: 8, 16, 24, then multiples of 16 up to 256 (PTX ISA "Integer type" .shape list)', () => {
+    expect(wgmmaInt8Ns).toEqual([8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256]);
+  });
+
+  it('for every valid N: k32, an int32 D laid out as the f32 D (N/2 registers), a wrapper with N/2 "+r" D operands, two descriptors and scale-d only', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...wgmmaInt8Ns), (n) => {
+        const atom = wgmmaAtom({ n, dtype: 'int8', aMajor: 'K', bMajor: 'K' });
+        expect([atom.m, atom.n, atom.k, atom.threads, atom.aType, atom.bType, atom.accType]).toEqual([64, n, 32, 128, 'int8', 'int8', 'int32']);
+        expect(atom.instruction).toBe(`wgmma.mma_async.sync.aligned.m64n${n}k32.s32.s8.s8`);
+        expect([atom.a, atom.b, atom.aSource, atom.bSource, atom.aMajor, atom.bMajor]).toEqual([null, null, 'shared', 'shared', 'K', 'K']);
+        expect(atom.c.encoding.equals(wgmmaAccumulatorAtom({ n }).encoding)).toBe(true);
+        expect([atom.c.dtype, atom.c.elementsPerThread, atom.c.registersPerThread]).toEqual(['int32', n / 2, n / 2]);
+        const text = renderFunction(atom.defineWrapper(sm90a));
+        expect(text).toContain(`void tk_wgmma_m64n${n}k32_s32_s8_s8_ss_kk(int* d, unsigned long long desc_a, unsigned long long desc_b, int scale_d)`);
+        const nd = n / 2;
+        // No imm-scale-a/b, no imm-trans-a/b: the operand list ends at the scale-d predicate.
+        expect(text).toContain(`, %${nd}, %${nd + 1}, p;`);
+        expect(text).toContain(`setp.ne.b32 p, %${nd + 2}, 0;`);
+        const sh = asmShape(text);
+        expect([sh.placeholders, count(sh.constraints, '+r'), count(sh.constraints, '+f'), count(sh.constraints, 'l'), count(sh.constraints, 'r')]).toEqual([nd + 3, nd, 0, 2, 1]);
+      }),
+      { numRuns: 18 },
+    );
+  });
+
+  it('typed errors: MN-major, A in registers, N outside the integer shapes, any target but sm_90a', () => {
+    expect(() => wgmmaAtom({ n: 64, dtype: 'int8', aMajor: 'MN' })).toThrow(WarpGemmAtomError);
+    expect(() => wgmmaAtom({ n: 64, dtype: 'int8', aMajor: 'MN' })).toThrow(/wgmma int8 aMajor: must be "K"/);
+    expect(() => wgmmaAtom({ n: 64, dtype: 'int8', bMajor: 'MN' })).toThrow(/wgmma int8 bMajor: must be "K"/);
+    expect(() => wgmmaAtom({ n: 64, dtype: 'int8', aSource: 'registers' })).toThrow(/wgmma int8 aSource: must be "shared"/);
+    for (const n of [40, 56, 72, 248, 264, 0, 12]) expect(() => wgmmaAtom({ n, dtype: 'int8' }), `N = ${n}`).toThrow(/n must be one of 8, 16, 24, 32, 48/);
+    expect(() => wgmmaAtom({ n: 64, dtype: 'int8' }).defineWrapper(sm80)).toThrow(WarpGemmAtomError);
+    expect(() => wgmmaAtom({ n: 64, dtype: 'uint8' })).toThrow(/fp16 or bf16/);
+  });
+
+  it('the int32 operand pin: tk_wgmma_fence_operands_s32_<count>(int* d) with "+r"; fp32 stays "+f" under its old name', () => {
+    const pin = renderFunction(defineWgmmaFenceOperands(sm90a, 64, 'int32'));
+    expect(pin).toContain('void tk_wgmma_fence_operands_s32_64(int* d)');
+    expect(asmShape(pin).constraints).toEqual(Array.from({ length: 64 }, () => '+r'));
+    expect(renderFunction(defineWgmmaFenceOperands(sm90a, 64, 'fp32'))).toBe(renderFunction(defineWgmmaFenceOperands(sm90a, 64)));
+    expect(() => defineWgmmaFenceOperands(sm90a, 64, 'fp16')).toThrow(/accType: must be fp32 or int32/);
   });
 });
 

@@ -210,9 +210,9 @@ export function mmaSyncM16n8k16Atom(dtype: DTypeName): WarpGemmAtom {
 
 /** Arguments of {@link wgmmaAtom}. */
 export interface WgmmaAtomSpec {
-  /** N of m64nNk16: a multiple of 8 in [8, 256]. */
+  /** N of m64nNk16: a multiple of 8 in [8, 256]; int8 (m64nNk32): one of {@link wgmmaInt8Ns}. */
   readonly n: number;
-  /** fp16 or bf16 (A and B alike). */
+  /** fp16 or bf16 (A and B alike, fp32 D), or int8 (s8·s8 → s32 D; K-major A and B from shared memory only). */
   readonly dtype: DTypeName;
   /** Contiguous dim of A in shared memory (imm-trans-a = 0 for K, 1 for M); default K. */
   readonly aMajor?: OperandMajor;
@@ -255,10 +255,12 @@ export function wgmmaRegisterAFragment(dtype: DTypeName): FragmentAtom {
  * `void tk_wgmma_m64n<N>k16_f32_<t>_<t>_ss_<aMajor><bMajor>(float* d, unsigned long long desc_a,
  * unsigned long long desc_b, int scale_d)`: D = A·B + (scale_d ? D : 0); imm-scale-a/b = 1.
  * Issue it between {@link defineWgmmaFence} and {@link defineWgmmaCommitGroup} /
- * {@link defineWgmmaWaitGroup}.
+ * {@link defineWgmmaWaitGroup}. `dtype: 'int8'` gives the integer form instead: see
+ * {@link wgmmaInt8Atom} (`m64nNk32.s32.s8.s8`, k = 32, int32 D, K-major shared A and B only).
  */
 export function wgmmaAtom(spec: WgmmaAtomSpec): WarpGemmAtom {
   const { n, dtype } = spec;
+  if (dtype === 'int8') return wgmmaInt8Atom(spec);
   const t = inputPtx('wgmma m64nNk16', dtype);
   if (!Number.isSafeInteger(n) || n < 8 || n > 256 || n % 8 !== 0) throw new WarpGemmAtomError('wgmma m64nNk16', 'n must be a multiple of 8 in [8, 256]', String(n));
   const aSource = spec.aSource ?? 'shared';
@@ -341,6 +343,77 @@ export function wgmmaAtom(spec: WgmmaAtomSpec): WarpGemmAtom {
   });
 }
 
+/**
+ * The N values of `wgmma.mma_async.sync.aligned.m64nNk32.s32.s8.s8` (PTX ISA 9.7.15.5.2, the
+ * "Integer type" `.shape` list): 8, 16, 24, then every multiple of 16 from 32 to 256.
+ */
+export const wgmmaInt8Ns: readonly number[] = Object.freeze([8, 16, 24, ...Array.from({ length: 15 }, (_, i) => 32 + 16 * i)]);
+
+/**
+ * `wgmma.mma_async.sync.aligned.m64nNk32.s32.s8.s8` (the `.dtype = .s32` integer form, PTX ISA
+ * 9.7.15.5.2) for one warpgroup: A (64×32) and B (32×N) int8 from shared memory through matrix
+ * descriptors, both K-major — the integer form has no imm-trans-a/b (transpose exists only for
+ * .f16/.bf16) and no imm-scale-a/b (negation is for the float forms), so its operand list is just
+ * `d, a-desc, b-desc, scale-d`. D is N/2 int32 registers per thread laid out like the f32 D
+ * (`wgmmaAccumulatorAtom({ n, dtype: 'int32' })`). Wrapper: `void
+ * tk_wgmma_m64n<N>k32_s32_s8_s8_ss_kk(int* d, unsigned long long desc_a, unsigned long long desc_b,
+ * int scale_d)`: D = A·B + (scale_d ? D : 0), wrapping on overflow (no `.satfinite`).
+ * Anything else (MN-major, A in registers, an N outside {@link wgmmaInt8Ns}) is a `WarpGemmAtomError`.
+ */
+function wgmmaInt8Atom(spec: WgmmaAtomSpec): WarpGemmAtom {
+  const { n } = spec;
+  if (!wgmmaInt8Ns.includes(n)) throw new WarpGemmAtomError('wgmma m64nNk32 int8', `n must be one of ${wgmmaInt8Ns.join(', ')} (the integer shapes)`, String(n));
+  const aSource = spec.aSource ?? 'shared';
+  if (aSource !== 'shared') throw new WarpGemmAtomError('wgmma int8 aSource', 'must be "shared" (tilekit models no register-A fragment of m64nNk32)', String(aSource));
+  for (const [what, major] of [['aMajor', spec.aMajor ?? 'K'], ['bMajor', spec.bMajor ?? 'K']] as const) {
+    if (major !== 'K') throw new WarpGemmAtomError(`wgmma int8 ${what}`, 'must be "K": the integer wgmma has no imm-trans (transpose is .f16/.bf16 only)', String(major));
+  }
+  const c = wgmmaAccumulatorAtom({ n, dtype: 'int32' });
+  const instruction = `wgmma.mma_async.sync.aligned.m64n${n}k32.s32.s8.s8`;
+  return new WarpGemmAtom({
+    kind: 'wgmma',
+    instruction,
+    targets: ['sm_90a'],
+    aType: 'int8',
+    bType: 'int8',
+    accType: 'int32',
+    m: 64,
+    n,
+    k: 32,
+    threads: 128,
+    aSource: 'shared',
+    bSource: 'shared',
+    a: null,
+    b: null,
+    c,
+    aMajor: 'K',
+    bMajor: 'K',
+    wrapperName: `tk_wgmma_m64n${n}k32_s32_s8_s8_ss_kk`,
+    reference: `PTX ISA 9.7.15.5.2 "wgmma.mma_async" (integer type; descriptors 9.7.15.5.1.2.2); D: ${c.reference}`,
+    define: (atom, target) => {
+      target.require('wgmma');
+      const nd = atom.c.elementsPerThread;
+      return defineFunction(
+        {
+          name: atom.wrapperName,
+          qualifiers: target.functionQualifiers('force'),
+          params: { d: pointer(int32), desc_a: uint64, desc_b: uint64, scale_d: int32 },
+        },
+        (b) => {
+          b.comment(`${instruction}: D (${nd} s32 per thread) = A[desc_a] * B[desc_b] + (scale_d ? D : 0); K-major A and B (no trans/scale immediates)`);
+          b.verbatim(
+            asmStatement(
+              ['{', '.reg .pred p;', `setp.ne.b32 p, %${nd + 2}, 0;`, `${instruction} ${regList(0, nd)}, %${nd}, %${nd + 1}, p;`, '}'],
+              operands('+r', 'd', nd),
+              ['"l"(desc_a)', '"l"(desc_b)', '"r"(scale_d)'],
+            ),
+          );
+        },
+      );
+    },
+  });
+}
+
 /** `wgmma.fence.sync.aligned` (before the first wgmma that reads registers or shared memory written since). */
 export function defineWgmmaFence(target: Target): FunctionDef {
   target.require('wgmma');
@@ -370,13 +443,17 @@ export function defineWgmmaWaitGroup(target: Target, pending: number): FunctionD
  * `tk_wgmma_fence_operands_<count>(float* d)`: an empty `asm volatile` that reads and writes every
  * accumulator register (CUTLASS's `warpgroup_fence_operand`). wgmma runs asynchronously on
  * registers the compiler believes it owns: call this on D right before `wgmma.fence` and right
- * after `wgmma.wait_group`, so no access to D is scheduled into the window in between.
+ * after `wgmma.wait_group`, so no access to D is scheduled into the window in between. With
+ * `accType` int32 (the integer wgmma's D) it is `tk_wgmma_fence_operands_s32_<count>(int* d)` with
+ * `"+r"` operands; the fp32 default emits exactly what it always did.
  */
-export function defineWgmmaFenceOperands(target: Target, count: number): FunctionDef {
+export function defineWgmmaFenceOperands(target: Target, count: number, accType: DTypeName = 'fp32'): FunctionDef {
   target.require('wgmma');
   if (!Number.isInteger(count) || count < 1 || count > 128) throw new WarpGemmAtomError('wgmma operand fence', 'count must be an integer in [1, 128] (N/2 of m64nNk16)', String(count));
-  return defineFunction({ name: `tk_wgmma_fence_operands_${count}`, qualifiers: target.functionQualifiers('force'), params: { d: pointer(float32) } }, (b) => {
-    b.verbatim(asmStatement([], operands('+f', 'd', count), [], ['memory']));
+  if (accType !== 'fp32' && accType !== 'int32') throw new WarpGemmAtomError('wgmma operand fence accType', 'must be fp32 or int32 (a 32-bit wgmma accumulator)', String(accType));
+  const s32 = accType === 'int32';
+  return defineFunction({ name: `tk_wgmma_fence_operands_${s32 ? 's32_' : ''}${count}`, qualifiers: target.functionQualifiers('force'), params: { d: pointer(s32 ? int32 : float32) } }, (b) => {
+    b.verbatim(asmStatement([], operands(s32 ? '+r' : '+f', 'd', count), [], ['memory']));
   });
 }
 

@@ -59,9 +59,28 @@ describe('wgmma m64nNk16 accumulator matches the PTX ISA cell by cell', () => {
         }
   });
 
+  it('int32 (the .s32 D of m64nNk32 s8/u8): the f32 layout cell by cell, N/2 32-bit registers, only the integer shapes\' N', () => {
+    const integerNs = [8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256];
+    for (let n = 8; n <= 256; n += 8) {
+      if (!integerNs.includes(n)) {
+        expect(() => wgmmaAccumulatorAtom({ n, dtype: 'int32' }), `N = ${n}`).toThrow(/integer shape m64nNk32/);
+        continue;
+      }
+      const atom = wgmmaAccumulatorAtom({ n, dtype: 'int32' });
+      expect(atom.elementsPerThread).toBe(n / 2);
+      expect(atom.registersPerThread).toBe(n / 2); // "N/2 .s32 registers"
+      expect(fragmentTableViolation(atom, d), `N = ${n}`).toBeUndefined();
+      expect(atom.encoding.equals(wgmmaAccumulatorAtom({ n }).encoding)).toBe(true);
+    }
+    const s32 = wgmmaAccumulatorAtom({ n: 128, dtype: 'int32' });
+    expect(s32.instruction).toBe('wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8');
+    expect(s32.name).toBe('wgmma.m64n128k32.s32.D');
+    expect(s32.dtype).toBe('int32');
+  });
+
   it('rejects bad N and dtypes', () => {
     expect(() => wgmmaAccumulatorAtom({ n: 12 })).toThrow(/multiple of 8/);
     expect(() => wgmmaAccumulatorAtom({ n: 264 })).toThrow(/multiple of 8 in \[8, 256\]/);
-    expect(() => wgmmaAccumulatorAtom({ n: 64, dtype: 'bf16' })).toThrow(/fp32 or fp16/);
+    expect(() => wgmmaAccumulatorAtom({ n: 64, dtype: 'bf16' })).toThrow(/fp32, fp16 or int32/);
   });
 });

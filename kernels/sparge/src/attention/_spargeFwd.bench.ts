@@ -1,0 +1,63 @@
+// Development probe (not the recorded suite): the sparse attention kernels alone, with seeded block
+// maps of exact per-row counts, against the dense forward instance at b2 h16 d128 fp16.
+//   node .device/bench-_spargeFwd.mjs
+import { checkFmhaFwdProblem, FMHA_FWD_CATALOG, FmhaFwdKernel } from '@tilekit/kernel-fmha-fwd';
+import { Prng, summarizeTimes } from '@tilekit/host';
+import { encode } from '@tilekit/numeric';
+import { Device, encodeTensorMapTiled, NvccCompiler, timeLaunches } from '@tilekit/runtime';
+import { encodeSpargeLut } from '../spargeLut.ts';
+import { SPARGE_FWD_CATALOG } from './spargeFwdCatalog.ts';
+import { SpargeFwdKernel } from './spargeFwdLauncher.ts';
+
+const device = Device.open(0);
+const compiler = new NvccCompiler();
+const b = 2;
+const h = 16;
+const d = 128;
+for (const s of [8192, 16384]) {
+  const problem = checkFmhaFwdProblem({ dtype: 'fp16', batch: b, nheadQ: h, hdimQ: d, seqlenQ: s, seqlenK: s });
+  const n = b * h * s * d;
+  const bits = new Uint16Array(n);
+  for (let i = 0; i < n; i++) bits[i] = encode('fp16', ((i * 2654435761) % 1000) / 1000 - 0.5);
+  const q = device.upload(bits);
+  const o = device.alloc(n * 2);
+  const encodeMap = (opts: Parameters<typeof encodeTensorMapTiled>[1]) => encodeTensorMapTiled(device, opts);
+  const dense = await FmhaFwdKernel.build(FMHA_FWD_CATALOG.find((i) => i.policy.dtype === 'fp16' && i.policy.headDim === d && i.policy.mask === 'none' && !i.policy.splitKv)!, { device, compiler });
+  const dl = dense.prepare(problem, { q, k: q, v: q, o }, encodeMap);
+  const denseMs = summarizeTimes(timeLaunches(device, () => dl.launch(), { warmup: 3, repeat: 20 })).median;
+  console.log(`s${s} dense ${dense.instance.name}: ${denseMs.toFixed(3)} ms`);
+  const qB = s / 128;
+  const kB = s / 128;
+  const thr = device.upload(new Float32Array(h).fill(50));
+  const q8 = device.alloc(n).fill(1);
+  const scales = device.upload(new Float32Array(b * h * qB).fill(1 / 64));
+  for (const topk of [1.0, 0.5, 0.4, 0.2, 0.1]) {
+    const count = Math.max(1, Math.floor(topk * kB));
+    const map = new Uint8Array(b * h * qB * kB);
+    const rng = new Prng(3);
+    for (let r = 0; r < b * h * qB; r++) {
+      map[r * kB] = 1;
+      let placed = 1;
+      while (placed < count) {
+        const j = Math.floor(rng.nextRange(0, kB));
+        if (map[r * kB + j] === 0) {
+          map[r * kB + j] = 1;
+          placed++;
+        }
+      }
+    }
+    const lut = encodeSpargeLut({ batch: b, nhead: h, qBlocks: qB, kBlocks: kB, map });
+    const dLut = device.upload(lut.lut);
+    const dValid = device.upload(lut.validBlockNum);
+    const dMap = device.upload(map);
+    for (const [pipeline, pvMode, int8] of [['vsa', 'none', false], ['vsa', 'block', false], ['vsa', 'warp', false], ['jenga', 'none', false], ['vsa', 'none', true]] as const) {
+      const inst = SPARGE_FWD_CATALOG.find((i) => i.policy.pipeline === pipeline && i.policy.dtype === 'fp16' && i.policy.headDim === d && i.policy.mask === 'none' && i.policy.pvSkip === (pvMode !== 'none') && (i.policy.qkDtype === 'int8') === int8)!;
+      const kernel = await SpargeFwdKernel.build(inst, { device, compiler });
+      const l = kernel.prepare({ ...problem, pipeline, pvMode, qBlocks: qB, kBlocks: kB }, { q, k: q, v: q, o, lut: dLut, validBlockNum: dValid, blockMap: dMap, pvThreshold: thr, ...(int8 ? { q8, k8: q8, qScale: scales, kScale: scales } : {}) }, encodeMap);
+      const ms = summarizeTimes(timeLaunches(device, () => l.launch(), { warmup: 3, repeat: 20 })).median;
+      console.log(`s${s} topk ${topk} (${count}/${kB} blocks) ${pipeline} pv=${pvMode}${int8 ? ' int8' : ''}: ${ms.toFixed(3)} ms, ${(denseMs / ms).toFixed(2)}× dense, ideal ${(kB / count).toFixed(2)}×`);
+    }
+    for (const x of [dLut, dValid, dMap]) x.dispose();
+  }
+  for (const x of [q, o, thr, q8, scales]) x.dispose();
+}

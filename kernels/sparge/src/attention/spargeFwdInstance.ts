@@ -1,0 +1,180 @@
+// Kernel instances of Sparge's sparse attention: the sm_90a warp-specialized TMA + wgmma forward
+// pipeline of @tilekit/fmha with a sparse key-tile walk (`vsa`: the LUT of the block map; `jenga`:
+// the one-hot block map compacted on chip) and the runtime PV-skip vote. The prologue (sequence,
+// mask, O/LSE bases) and the parameters O, LSE, sequences, GQA, scale and mask are the dense
+// forward's, under the same names.
+import { add, cast, div, float32, type BlockBuilder, type Expr, index, instanceKey, int32, int64, kernelParam, KernelSignature, mul, select, SourceBuilder, sm90a, sub, uint8, uint64, type InstanceKey, type Target } from '@tilekit/codegen';
+import { BlockMaskKeyTileWalk, FmhaFwdWsPipeline, LutKeyTileWalk, type FmhaFwdWsPolicy } from '@tilekit/fmha';
+import { emitFmhaFwdBase, emitFmhaFwdLseBase, emitFmhaFwdMask, emitFmhaFwdSequence, FMHA_MAX_SEQLEN, fmhaFwdTileParams, type FmhaFwdMaskKind } from '@tilekit/kernel-fmha-fwd';
+import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
+import { getDType } from '@tilekit/numeric';
+import { makeTensorView } from '@tilekit/tile';
+
+/** The sparse attention pipelines (the CK port's `-pipeline`): `vsa` walks the LUT, `jenga` the block map. */
+export const SPARGE_PIPELINES = ['vsa', 'jenga'] as const;
+export type SpargePipeline = (typeof SPARGE_PIPELINES)[number];
+
+/** Key blocks the `jenga` walk can list on chip (2 bytes each in shared memory): s ≤ 256k at 128-row blocks. */
+export const SPARGE_JENGA_MAX_KEY_BLOCKS = 2048;
+
+/** The Policy of one sparse attention instance: the dense pipeline's plus the walk. */
+export interface SpargeFwdPolicy extends FmhaFwdWsPolicy {
+  readonly mask: FmhaFwdMaskKind;
+  readonly pipeline: SpargePipeline;
+  /** Whether the kernel carries the PV-skip vote (runtime mode warp/block); without it every visited tile computes P·V. */
+  readonly pvSkip: boolean;
+}
+
+/** The launch: grid (query blocks, heads, batch), threads, dynamic shared memory. */
+export interface SpargeFwdLaunch {
+  readonly grid: readonly [number, number, number];
+  readonly block: readonly [number, number, number];
+  readonly sharedBytes: number;
+}
+
+function spargeParams(policy: SpargeFwdPolicy, target: Target) {
+  const element = target.dtypeType(policy.dtype);
+  const e = getDType(policy.dtype).bytes;
+  const blocks = { range: [1, FMHA_MAX_SEQLEN] as const };
+  return {
+    q_map: kernelParam.tensorMap(),
+    k_map: kernelParam.tensorMap(),
+    v_map: kernelParam.tensorMap(),
+    ...fmhaFwdTileParams(kernelParam.pointer(element, { align: 2 * e })),
+    // The block map's grid per (batch, head): q_blocks rows of k_blocks key blocks.
+    q_blocks: kernelParam.i32(blocks),
+    k_blocks: kernelParam.i32(blocks),
+    // vsa: the delta LUT [b][h][q_blocks][k_blocks] and valid counts [b][h][q_blocks]; jenga: the one-hot map.
+    lut: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
+    valid_block_num: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
+    block_map: kernelParam.pointer(uint8, { const: true, align: 1, nullable: true }),
+    // PV skip: 0 none, 1 warp, 2 block; per-head thresholds (log2 units); optional counters.
+    pv_mode: kernelParam.i32({ range: [0, 2] }),
+    pv_threshold: kernelParam.pointer(float32, { const: true, align: 4 }),
+    pv_stats: kernelParam.pointer(uint64, { align: 8, nullable: true }),
+    // int8 Q·Kᵀ: the dequantization scales per query block [b][h][q_blocks] and key block [b][hk][k_blocks].
+    q_scale: kernelParam.pointer(float32, { const: true, align: 4, nullable: true }),
+    k_scale: kernelParam.pointer(float32, { const: true, align: 4, nullable: true }),
+  };
+}
+
+type SpargeParams = ReturnType<typeof spargeParams>;
+
+/** One sparse attention kernel of the catalog. */
+export class SpargeFwdInstance {
+  readonly key: InstanceKey;
+  readonly name: string;
+  readonly policy: SpargeFwdPolicy;
+  readonly pipeline: FmhaFwdWsPipeline;
+  readonly signature: KernelSignature<SpargeParams>;
+  readonly target: Target;
+  readonly threads: number;
+  readonly sharedBytes: number;
+  readonly staticSharedBytes = 0;
+
+  constructor(policy: Omit<SpargeFwdPolicy, 'keyTileSharedBytes'>, target: Target = sm90a) {
+    const walkBytes = policy.pipeline === 'jenga' ? new BlockMaskKeyTileWalk(cast(0, int32), cast(0, int32), SPARGE_JENGA_MAX_KEY_BLOCKS).sharedBytes : 0;
+    this.policy = Object.freeze({ ...policy, keyTileSharedBytes: walkBytes });
+    this.target = target;
+    this.pipeline = new FmhaFwdWsPipeline(this.policy);
+    const { tileM, tileN, headDim, headDimV, pvSkip, keyTileSharedBytes: _k, qkDtype, ...rest } = this.policy;
+    this.key = instanceKey(
+      'sparge_fwd_sm90',
+      { ...rest, hdim: headDim === headDimV ? headDim : `${headDim}x${headDimV}`, qk: qkDtype ?? 'f16qk', tile: [tileM, tileN], pv: pvSkip ? 'pvskip' : 'nopvskip', target: target.name },
+      { tags: { pipeline: '', dtype: '', hdim: 'd', qk: '', mask: '', tile: '', stages: 's', pv: '' } },
+    );
+    this.name = this.key.name;
+    this.threads = this.pipeline.threads;
+    this.sharedBytes = this.pipeline.sharedBytes;
+    this.signature = new KernelSignature(this.name, target, spargeParams(this.policy, target));
+  }
+
+  /** Query rows per block of the block map (= the kernel's query tile). */
+  get blockQ(): number {
+    return this.policy.tileM;
+  }
+
+  /** Key rows per block of the block map (= the kernel's key tile). */
+  get blockK(): number {
+    return this.policy.tileN;
+  }
+
+  /** The TMA boxes of Q and of K/V (64 head-dim elements × tile rows × 1 × 1), as the dense forward's. */
+  get tmaBoxes(): { readonly q: readonly number[]; readonly kv: readonly number[] } {
+    return { q: [64, this.policy.tileM, 1, 1], kv: [64, this.policy.tileN, 1, 1] };
+  }
+
+  /** int8 instances: the boxes of int8 Q and K (the whole head dim × tile rows) and their swizzle (one swizzle row per tile row). */
+  get int8Boxes(): { readonly q: readonly number[]; readonly k: readonly number[]; readonly swizzle: '128B' | '64B' } {
+    const d = this.policy.headDim;
+    return { q: [d, this.policy.tileM, 1, 1], k: [d, this.policy.tileN, 1, 1], swizzle: d === 128 ? '128B' : '64B' };
+  }
+
+  /** Grid for `batch` sequences, `nheadQ` heads and `qBlocks` query blocks per (batch, head). */
+  launch(batch: number, nheadQ: number, qBlocks: number): SpargeFwdLaunch {
+    return { grid: [Math.max(1, qBlocks), nheadQ, batch], block: [this.threads, 1, 1], sharedBytes: this.sharedBytes };
+  }
+
+  /** Adds the kernel to a translation unit. */
+  emit(src: SourceBuilder): void {
+    const P = this.policy;
+    const t = this.target;
+    const rowsQ = symbol('seqlen_q', { max: FMHA_MAX_SEQLEN });
+    const oStride = symbol('o_stride_row', { max: 2 ** 31 - 1 });
+    const oDesc = makeNaiveTensorDescriptor([rowsQ, P.headDimV], [oStride, 1], { vectorLength: 2 });
+    this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads, minBlocksPerSm: 1 } }, (b, a) => {
+      const batch = b.let('batch', int32, cast(t.blockIdx('z'), int32));
+      const head = b.let('head', int32, cast(t.blockIdx('y'), int32));
+      const nhead = b.let('nhead', int32, cast(t.gridDim('y'), int32));
+      const headK = b.let('head_k', int32, div(head, a.nhead_ratio));
+      // Causal kernels start with the query tiles that see the most keys (the last ones).
+      const tile = b.let('q_tile', int32, P.mask === 'none' ? cast(t.blockIdx('x'), int32) : sub(sub(cast(t.gridDim('x'), int32), 1), cast(t.blockIdx('x'), int32)));
+      const m0 = b.let('m0', int32, mul(tile, P.tileM));
+      const seq = emitFmhaFwdSequence(b, a, batch, m0);
+      const { group, rowQ, rowK, seqlenQ, seqlenK } = seq;
+      const mapBatch = b.let('map_batch', int32, select(group, 0, batch));
+      const maskCode = emitFmhaFwdMask(b, P.mask, a, seq);
+      const mapRow = b.let('map_row', int64, add(mul(cast(add(mul(batch, nhead), head), int64), cast(a.q_blocks, int64)), cast(tile, int64)));
+      const walk =
+        P.pipeline === 'vsa'
+          ? new LutKeyTileWalk(b.let('lut_row', a.lut.type, add(a.lut, mul(mapRow, cast(a.k_blocks, int64)))), b.let('valid_blocks', int32, index(a.valid_block_num, mapRow)))
+          : new BlockMaskKeyTileWalk(b.let('map_row_ptr', a.block_map.type, add(a.block_map, mul(mapRow, cast(a.k_blocks, int64)))), a.k_blocks, SPARGE_JENGA_MAX_KEY_BLOCKS);
+      const kScaleRow = P.qkDtype === 'int8' ? b.let('k_scale_row', a.k_scale.type, add(a.k_scale, mul(cast(add(mul(batch, div(nhead, a.nhead_ratio)), headK), int64), cast(a.k_blocks, int64)))) : undefined;
+      const oBase = emitFmhaFwdBase(b, 'o_base', a.o, { batch, batchStride: a.o_stride_batch, head, headStride: a.o_stride_head, rowOffset: mul(cast(rowQ, int64), cast(a.o_stride_row, int64)) });
+      const lseBase = emitFmhaFwdLseBase(b, a.lse, { batch, batchStride: a.lse_stride_batch, head, headStride: a.lse_stride_head, rowOffset: cast(rowQ, int64) });
+      this.pipeline.emit(b, t, {
+        qMap: a.q_map,
+        kMap: a.k_map,
+        vMap: a.v_map,
+        qCoords: (d0, row) => [cast(d0, int32), add(rowQ, row), head, mapBatch].map((x) => cast(x, int32)),
+        kCoords: (d0, row) => [cast(d0, int32), add(rowK, row), headK, mapBatch].map((x) => cast(x, int32)),
+        vCoords: (d0, row) => [cast(d0, int32), add(rowK, row), headK, mapBatch].map((x) => cast(x, int32)),
+        seqlenQ,
+        seqlenK,
+        m0,
+        scaleLog2: a.scale_log2,
+        mask: maskCode,
+        o: makeTensorView(oBase, oDesc, { elementBytes: getDType(P.dtype).bytes }),
+        symbols: { seqlen_q: seqlenQ, o_stride_row: a.o_stride_row },
+        lse: lseBase,
+        keyTiles: walk,
+        ...(P.qkDtype === 'int8'
+          ? {
+              int8Scales: {
+                q: b.let('q_scale_tile', float32, index(a.q_scale, mapRow)),
+                k: (l: BlockBuilder, row: Expr) => l.let('k_scale_tile', float32, index(kScaleRow!, div(row, P.tileN))),
+              },
+            }
+          : {}),
+        ...(P.pvSkip ? { pvSkip: { mode: a.pv_mode, threshold: b.let('pv_threshold', float32, index(a.pv_threshold, head)), stats: a.pv_stats } } : {}),
+      });
+    });
+  }
+
+  /** The kernel alone as a translation unit. */
+  source(): string {
+    const src = new SourceBuilder({ dialect: this.target, header: [`tilekit sparge attention: ${this.name}`, 'generated by @tilekit/kernel-sparge; do not edit'] });
+    this.emit(src);
+    return src.render();
+  }
+}

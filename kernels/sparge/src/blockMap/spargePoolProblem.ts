@@ -1,0 +1,252 @@
+// The problem Sparge's block-map row kernels (K mean, pooling) run: Q and K shapes and element
+// strides, batch or group (varlen) mode, block sizes and flags; its checks (SpargeArgumentError
+// naming the argument) and the byte sizes of every output, so a caller can allocate them.
+import { SpargeArgumentError } from '../spargeArgumentError.ts';
+import type { SpargeTailBlockRule } from '../spargeHyperparameters.ts';
+import { SPARGE_KEY_MEAN_STEP_ROWS } from './spargeKeyMeanPartial.ts';
+import { SPARGE_POOL_BLOCK_ROWS, SPARGE_POOL_DTYPES, SPARGE_POOL_HEAD_DIMS, SPARGE_POOL_MAX_ROWS, SPARGE_POOL_VECTOR, type SpargePoolDType } from './spargePoolPolicy.ts';
+
+/** Element strides of a Q or K tensor (the head dim is contiguous). */
+export interface SpargePoolStrides {
+  readonly row: number;
+  readonly head: number;
+  /** Unused in group mode (one batch holds every row). */
+  readonly batch: number;
+}
+
+/** A block-map pooling problem. Exactly one of (seqlenQ, seqlenK) and (seqstartQ, seqstartK) is given. */
+export interface SpargePoolProblem {
+  readonly dtype: SpargePoolDType;
+  readonly headDim: number;
+  /** Sequences (group mode: seqstart.length − 1). */
+  readonly batch: number;
+  readonly nhead: number;
+  /** Default nhead; must divide it. */
+  readonly nheadK?: number;
+  readonly blockQ: number;
+  readonly blockK: number;
+  readonly seqlenQ?: number;
+  readonly seqlenK?: number;
+  /** Group mode: batch + 1 ascending row offsets from 0 (sequence b = rows [seqstart[b], seqstart[b + 1])). */
+  readonly seqstartQ?: readonly number[];
+  readonly seqstartK?: readonly number[];
+  /** Default: packed bhsd. */
+  readonly qStrides?: SpargePoolStrides;
+  readonly kStrides?: SpargePoolStrides;
+  /** Subtract the K mean (default true). */
+  readonly smoothK?: boolean;
+  /** Write int8 Q/K and per-block scales (default false). */
+  readonly int8?: boolean;
+  /** Default `pooled`. */
+  readonly tailBlockRule?: SpargeTailBlockRule;
+}
+
+/** The checked problem with everything the launches need. */
+export interface CheckedSpargePoolProblem {
+  readonly dtype: SpargePoolDType;
+  readonly headDim: number;
+  readonly batch: number;
+  readonly nhead: number;
+  readonly nheadK: number;
+  readonly blockQ: number;
+  readonly blockK: number;
+  readonly mode: 'batch' | 'group';
+  /** Batch mode: rows per sequence; group mode: 0 (the kernels read seqstart). */
+  readonly seqlenQ: number;
+  readonly seqlenK: number;
+  readonly seqstartQ: readonly number[] | null;
+  readonly seqstartK: readonly number[] | null;
+  /** Rows of one batch of the tensors: batch mode seqlen, group mode all rows. */
+  readonly rowsQ: number;
+  readonly rowsK: number;
+  /** Batches of the tensors: batch, or 1 in group mode. */
+  readonly batches: number;
+  readonly maxSeqlenQ: number;
+  readonly maxSeqlenK: number;
+  /** Pooled blocks per (b, h): ⌈maxSeqlen / block⌉. */
+  readonly qBlocksMax: number;
+  readonly kBlocksMax: number;
+  /** K-mean chunking: rows per chunk (a multiple of 64) and chunks per (b, hk). */
+  readonly kmChunkRows: number;
+  readonly kmChunksMax: number;
+  readonly qStrides: SpargePoolStrides;
+  readonly kStrides: SpargePoolStrides;
+  readonly smoothK: boolean;
+  readonly int8: boolean;
+  readonly tailBlockRule: SpargeTailBlockRule;
+}
+
+/** Byte sizes of the outputs (and the K-mean workspace); the int8 ones are 0 without int8. */
+export interface SpargePoolOutputBytes {
+  /** fp32 [b][h][qBlocksMax][d] and [b][h][qBlocksMax]. */
+  readonly pooledQ: number;
+  readonly simQ: number;
+  /** fp32 [b][hk][kBlocksMax][d] and [b][hk][kBlocksMax]. */
+  readonly pooledK: number;
+  readonly simK: number;
+  /** fp32 [b][hk][d]. */
+  readonly km: number;
+  /** fp32 [b][hk][kmChunksMax][d]: the K-mean partial sums (workspace). */
+  readonly kmPartial: number;
+  /** int8 [batches][h][rowsQ][d] and [batches][hk][rowsK][d] (packed bhsd). */
+  readonly q8: number;
+  readonly k8: number;
+  /** fp32 [b][h][qBlocksMax] and [b][hk][kBlocksMax]. */
+  readonly qScale: number;
+  readonly kScale: number;
+}
+
+/** Most chunks per (b, hk) of the K-mean pass (bounds the finalize pass's sequential sums). */
+export const SPARGE_KEY_MEAN_MAX_CHUNKS = 64;
+/** Fewest rows per K-mean chunk (enough work per block to hide its reduction). */
+export const SPARGE_KEY_MEAN_MIN_CHUNK_ROWS = 256;
+
+/** Packed element strides of a [batch][heads][rows][d] (bhsd) or [batch][rows][heads][d] (bshd) tensor. */
+export function spargePackedStrides(layout: 'bhsd' | 'bshd', heads: number, rows: number, headDim: number): SpargePoolStrides {
+  return layout === 'bhsd' ? { row: headDim, head: rows * headDim, batch: heads * rows * headDim } : { row: heads * headDim, head: headDim, batch: rows * heads * headDim };
+}
+
+/** Rows per K-mean chunk for the longest sequence: ≥ 256, a multiple of 64, at most 64 chunks. */
+export function spargeKeyMeanChunkRows(maxSeqlenK: number): number {
+  const rows = Math.max(SPARGE_KEY_MEAN_MIN_CHUNK_ROWS, Math.ceil(maxSeqlenK / SPARGE_KEY_MEAN_MAX_CHUNKS));
+  return Math.ceil(rows / SPARGE_KEY_MEAN_STEP_ROWS) * SPARGE_KEY_MEAN_STEP_ROWS;
+}
+
+function int(name: string, v: unknown, min: number, max = SPARGE_POOL_MAX_ROWS): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) throw new SpargeArgumentError(name, `must be an integer in [${min}, ${max}]`, v);
+  return v;
+}
+
+function flag(name: string, v: unknown, fallback: boolean): boolean {
+  if (v === undefined) return fallback;
+  if (typeof v !== 'boolean') throw new SpargeArgumentError(name, 'must be a boolean', v);
+  return v;
+}
+
+function seqstarts(name: string, v: unknown, batch: number): readonly number[] {
+  if (!Array.isArray(v)) throw new SpargeArgumentError(name, 'must be an array of batch + 1 integers', v);
+  if (v.length !== batch + 1) throw new SpargeArgumentError(name, `must have batch + 1 = ${batch + 1} entries`, v.length);
+  v.forEach((s, i) => {
+    if (typeof s !== 'number' || !Number.isSafeInteger(s) || s < 0 || s > SPARGE_POOL_MAX_ROWS) throw new SpargeArgumentError(`${name}[${i}]`, `must be an integer in [0, ${SPARGE_POOL_MAX_ROWS}]`, s);
+    if (i === 0 && s !== 0) throw new SpargeArgumentError(`${name}[0]`, 'must be 0', s);
+    if (i > 0 && s < (v[i - 1] as number)) throw new SpargeArgumentError(`${name}[${i}]`, `must be ≥ ${name}[${i - 1}] = ${v[i - 1]}`, s);
+  });
+  return Object.freeze([...(v as number[])]);
+}
+
+function strides(name: string, v: SpargePoolStrides | undefined, fallback: SpargePoolStrides, group: boolean, headDim: number): SpargePoolStrides {
+  const s = v ?? fallback;
+  if (typeof s !== 'object' || s === null) throw new SpargeArgumentError(name, 'must be an object { row, head, batch }', s);
+  for (const what of ['row', 'head', 'batch'] as const) {
+    if (what === 'batch' && group) continue;
+    const x = s[what];
+    if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 0) throw new SpargeArgumentError(`${name}.${what}`, 'must be an integer ≥ 0', x);
+    if (x % SPARGE_POOL_VECTOR !== 0) throw new SpargeArgumentError(`${name}.${what}`, `must be a multiple of ${SPARGE_POOL_VECTOR} elements (the kernels read 16-byte vectors)`, x);
+  }
+  if (s.row < headDim || s.row > SPARGE_POOL_MAX_ROWS) throw new SpargeArgumentError(`${name}.row`, `must be in [headDim = ${headDim}, 2^30] (rows must not overlap)`, s.row);
+  return Object.freeze({ row: s.row, head: s.head, batch: group ? 0 : s.batch });
+}
+
+/**
+ * Checks a pooling problem: dtype fp16/bf16, headDim 64/128, blockQ/blockK 64/128, nheadK dividing
+ * nhead, batch mode (seqlenQ/seqlenK ≥ 1) or group mode (seqstartQ/seqstartK: batch + 1 ascending
+ * offsets from 0), strides multiples of 8 elements with row ≥ headDim, boolean flags, a known
+ * tailBlockRule. A checked problem is returned as is. Postcondition: the block and chunk counts cover the longest sequence.
+ * @throws SpargeArgumentError naming the argument (`problem.headDim`, `problem.seqstartK[3]`, `problem.qStrides.row`, …).
+ */
+export function checkSpargePoolProblem(p: SpargePoolProblem | CheckedSpargePoolProblem): CheckedSpargePoolProblem {
+  if (typeof p !== 'object' || p === null) throw new SpargeArgumentError('problem', 'must be an object', p);
+  // Already checked (frozen, from this function): nothing to redo.
+  if ('kmChunkRows' in p && Object.isFrozen(p)) return p;
+  if (!(SPARGE_POOL_DTYPES as readonly string[]).includes(p.dtype)) throw new SpargeArgumentError('problem.dtype', `must be one of ${SPARGE_POOL_DTYPES.join(', ')}`, p.dtype);
+  if (!(SPARGE_POOL_HEAD_DIMS as readonly number[]).includes(p.headDim)) throw new SpargeArgumentError('problem.headDim', `must be one of ${SPARGE_POOL_HEAD_DIMS.join(', ')}`, p.headDim);
+  for (const name of ['blockQ', 'blockK'] as const) {
+    if (!(SPARGE_POOL_BLOCK_ROWS as readonly number[]).includes(p[name])) throw new SpargeArgumentError(`problem.${name}`, `must be one of ${SPARGE_POOL_BLOCK_ROWS.join(', ')}`, p[name]);
+  }
+  const batch = int('problem.batch', p.batch, 1, 65535);
+  const nhead = int('problem.nhead', p.nhead, 1, 65535);
+  const nheadK = int('problem.nheadK', p.nheadK ?? nhead, 1, 65535);
+  if (nhead % nheadK !== 0) throw new SpargeArgumentError('problem.nheadK', `must divide nhead = ${nhead}`, nheadK);
+  const group = p.seqstartQ !== undefined || p.seqstartK !== undefined;
+  let seqlenQ = 0;
+  let seqlenK = 0;
+  let startsQ: readonly number[] | null = null;
+  let startsK: readonly number[] | null = null;
+  let rowsQ: number;
+  let rowsK: number;
+  let maxQ: number;
+  let maxK: number;
+  if (group) {
+    if (p.seqlenQ !== undefined || p.seqlenK !== undefined) throw new SpargeArgumentError('problem.seqlenQ', 'must be absent in group mode (seqstartQ/seqstartK give the lengths)', p.seqlenQ ?? p.seqlenK);
+    startsQ = seqstarts('problem.seqstartQ', p.seqstartQ, batch);
+    startsK = seqstarts('problem.seqstartK', p.seqstartK, batch);
+    rowsQ = startsQ[batch]!;
+    rowsK = startsK[batch]!;
+    const longest = (s: readonly number[]) => Math.max(...s.slice(1).map((x, i) => x - s[i]!));
+    maxQ = longest(startsQ);
+    maxK = longest(startsK);
+  } else {
+    seqlenQ = int('problem.seqlenQ', p.seqlenQ, 1);
+    seqlenK = int('problem.seqlenK', p.seqlenK, 1);
+    rowsQ = maxQ = seqlenQ;
+    rowsK = maxK = seqlenK;
+  }
+  const batches = group ? 1 : batch;
+  const d = p.headDim;
+  const tailBlockRule = p.tailBlockRule ?? 'pooled';
+  if (tailBlockRule !== 'pooled' && tailBlockRule !== 'upstreamFix') throw new SpargeArgumentError('problem.tailBlockRule', 'must be pooled or upstreamFix', tailBlockRule);
+  const kmChunkRows = spargeKeyMeanChunkRows(maxK);
+  return Object.freeze({
+    dtype: p.dtype,
+    headDim: d,
+    batch,
+    nhead,
+    nheadK,
+    blockQ: p.blockQ,
+    blockK: p.blockK,
+    mode: group ? 'group' : 'batch',
+    seqlenQ,
+    seqlenK,
+    seqstartQ: startsQ,
+    seqstartK: startsK,
+    rowsQ,
+    rowsK,
+    batches,
+    maxSeqlenQ: maxQ,
+    maxSeqlenK: maxK,
+    qBlocksMax: Math.ceil(maxQ / p.blockQ),
+    kBlocksMax: Math.ceil(maxK / p.blockK),
+    kmChunkRows,
+    kmChunksMax: Math.max(1, Math.ceil(maxK / kmChunkRows)),
+    qStrides: strides('problem.qStrides', p.qStrides, spargePackedStrides('bhsd', nhead, rowsQ, d), group, d),
+    kStrides: strides('problem.kStrides', p.kStrides, spargePackedStrides('bhsd', nheadK, rowsK, d), group, d),
+    smoothK: flag('problem.smoothK', p.smoothK, true),
+    int8: flag('problem.int8', p.int8, false),
+    tailBlockRule,
+  } satisfies CheckedSpargePoolProblem);
+}
+
+/** Byte sizes of every output of the pooling stage (see {@link SpargePoolOutputBytes}). */
+export function spargePoolOutputBytes(problem: SpargePoolProblem | CheckedSpargePoolProblem): SpargePoolOutputBytes {
+  const p = 'kmChunkRows' in problem ? problem : checkSpargePoolProblem(problem);
+  const { batch, nhead: h, nheadK: hk, headDim: d, qBlocksMax: nq, kBlocksMax: nk } = p;
+  const q8 = p.int8 ? p.batches * h * p.rowsQ * d : 0;
+  const k8 = p.int8 ? p.batches * hk * p.rowsK * d : 0;
+  return Object.freeze({
+    pooledQ: batch * h * nq * d * 4,
+    simQ: batch * h * nq * 4,
+    pooledK: batch * hk * nk * d * 4,
+    simK: batch * hk * nk * 4,
+    km: batch * hk * d * 4,
+    kmPartial: batch * hk * p.kmChunksMax * d * 4,
+    q8,
+    k8,
+    qScale: p.int8 ? batch * h * nq * 4 : 0,
+    kScale: p.int8 ? batch * hk * nk * 4 : 0,
+  });
+}
+
+/** Elements a strided tensor spans (0 for no rows): the last element's offset + 1 … through the head dim. */
+export function spargeTensorSpan(s: SpargePoolStrides, batches: number, heads: number, rows: number, headDim: number): number {
+  return rows === 0 ? 0 : (batches - 1) * s.batch + (heads - 1) * s.head + (rows - 1) * s.row + headDim;
+}

@@ -1,0 +1,10 @@
+// Bench entry (bundled by tools/device/pack.mjs as .device/bench-sparge.mjs; run by run-on-gpu.sh):
+//   node .device/bench-sparge.mjs --out DIR      writes DIR/sparge.json (BENCHMARKS.md format)
+import { runBenchEntry } from '../benchEntry.ts';
+import { spargeSuite } from './sparge.ts';
+
+await runBenchEntry(spargeSuite(), [
+  { key: 'ours-dense', label: 'our dense' },
+  { key: 'torch-cudnn', label: 'torch-cudnn' },
+  { key: 'torch-flash', label: 'torch-flash' },
+]);
