@@ -1,4 +1,5 @@
 import { isBaselineError, suiteMetric, type BenchCase, type BenchSuiteResult, type Metric } from './benchResult.ts';
+import { formatSparseSummary } from './sparseSummary.ts';
 
 const metricLabel: Record<Metric, string> = { tflops: 'TFLOP/s', gbps: 'GB/s' };
 
@@ -55,5 +56,7 @@ export function formatBenchMarkdown(result: BenchSuiteResult): string {
     Object.entries(c.baselines).flatMap(([n, m]) => (isBaselineError(m) ? [`- ${c.name} / ${n}: ${m.error}`] : [])),
   );
   if (errors.length > 0) lines.push('', 'Baselines that could not run:', ...errors);
+  const sparse = formatSparseSummary(result);
+  if (sparse !== undefined) lines.push('', 'Sparse attention: the prediction stage and the attention apart (ms), the sparsity achieved, speedups over our dense forward.', '', sparse);
   return `${lines.join('\n')}\n`;
 }
