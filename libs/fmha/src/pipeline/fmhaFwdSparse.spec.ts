@@ -1,0 +1,45 @@
+// The sparse parts of the sm_90a forward pipeline: key-tile walks, the PV-skip vote and the int8
+// Q·Kᵀ policy. Their numerics are GPU-tested by @tilekit/kernel-sparge's specs; here: the rules,
+// shared-memory accounting and the code they put into a kernel.
+import { int32, lit, pointer, uint8, variable } from '@tilekit/codegen';
+import { describe, expect, it } from 'vitest';
+import { BlockMaskKeyTileWalk } from './fmhaFwdKeyTiles.ts';
+import { FMHA_PV_SKIP_MODES } from './fmhaFwdPvSkipVote.ts';
+import { FmhaFwdWsPipeline, type FmhaFwdWsPolicy } from './fmhaFwdWsPipeline.ts';
+
+const policy: FmhaFwdWsPolicy = { dtype: 'fp16', headDim: 128, headDimV: 128, tileM: 128, tileN: 128, stages: 2, producerRegisters: 24, consumerRegisters: 240 };
+
+describe('BlockMaskKeyTileWalk', () => {
+  const map = variable('map', pointer(uint8, { const: true }));
+  it('reserves 2 bytes per listable key block plus the count', () => {
+    expect(new BlockMaskKeyTileWalk(map, lit(4, int32), 2048).sharedBytes).toBe(2 * 2048 + 16);
+  });
+  it('rejects a list size that is not a multiple of 32 in [32, 32768]', () => {
+    for (const bad of [0, 16, 100, 65536]) expect(() => new BlockMaskKeyTileWalk(map, lit(4, int32), bad)).toThrow(/maxKeyBlocks/);
+  });
+});
+
+describe('FmhaFwdWsPipeline sparse options', () => {
+  it('keeps the dense layout and adds the walk’s shared memory after the barriers', () => {
+    const dense = new FmhaFwdWsPipeline(policy);
+    const sparse = new FmhaFwdWsPipeline({ ...policy, keyTileSharedBytes: 4112, pvSkip: true });
+    expect(sparse.keyTileOffset).toBe(dense.usedBytes);
+    expect(sparse.usedBytes).toBe(dense.usedBytes + 4112);
+  });
+
+  it('int8 Q·Kᵀ: one byte-wide swizzle row of Q and K per tile row, head dims 64 and 128 only', () => {
+    const fp16 = new FmhaFwdWsPipeline(policy);
+    const int8 = new FmhaFwdWsPipeline({ ...policy, qkDtype: 'int8' });
+    expect(int8.slabsQK).toBe(1);
+    expect(int8.qBytes).toBe(fp16.qBytes / 2);
+    expect(int8.kStageBytes).toBe(fp16.kStageBytes / 2);
+    expect(int8.vStageBytes).toBe(fp16.vStageBytes);
+    expect(new FmhaFwdWsPipeline({ ...policy, headDim: 64, headDimV: 64, qkDtype: 'int8' }).qBytes).toBe(128 * 64);
+    expect(() => new FmhaFwdWsPipeline({ ...policy, headDim: 96, headDimV: 96, qkDtype: 'int8' })).toThrow(/64 or 128 with int8/);
+    expect(() => new FmhaFwdWsPipeline({ ...policy, qkDtype: 'fp8' as never })).toThrow(/qkDtype/);
+  });
+
+  it('numbers the PV-skip modes as the kernels’ int argument', () => {
+    expect(FMHA_PV_SKIP_MODES).toEqual({ none: 0, warp: 1, block: 2 });
+  });
+});
