@@ -1,15 +1,13 @@
 // Kernel instances of the attention forward operator: a Policy bound to the sm_90a warp-specialized
 // TMA + wgmma pipeline of @tilekit/fmha, with a deterministic key (= entry point), the launch
 // constants the host asks for, and the kernel parameters. Host code never re-derives these.
-import { add, cast, div, float32, select, instanceKey, int32, int64, kernelParam, KernelSignature, mul, SourceBuilder, sm90a, sub, type InstanceKey, type Target } from '@tilekit/codegen';
+import { cast, div, float32, instanceKey, int32, int64, kernelParam, KernelSignature, mul, SourceBuilder, sm90a, sub, type InstanceKey, type Target } from '@tilekit/codegen';
 import { FmhaFwdWsPipeline, type FmhaFwdWsPolicy } from '@tilekit/fmha';
-import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { getDType } from '@tilekit/numeric';
-import { makeTensorView } from '@tilekit/tile';
-import { FMHA_MAX_SEQLEN, fmhaFwdTileParams } from './fmhaFwdParams.ts';
+import { fmhaFwdTileParams } from './fmhaFwdParams.ts';
 // The seqlen bound lives with the shared parameter list; it stays exported here for existing importers.
 export { FMHA_MAX_SEQLEN } from './fmhaFwdParams.ts';
-import { emitFmhaFwdBase, emitFmhaFwdLseBase, emitFmhaFwdMask, emitFmhaFwdSequence } from './fmhaFwdSequence.ts';
+import { emitFmhaFwdWsBlock } from './fmhaFwdSequence.ts';
 
 /** Batch mode (every sequence the same length) or group mode (varlen: `seqstartQ`/`seqstartK`). */
 export type FmhaFwdMode = 'batch' | 'group';
@@ -95,42 +93,26 @@ export class FmhaFwdInstance {
   emit(src: SourceBuilder): void {
     const P = this.policy;
     const t = this.target;
-    const rowsQ = symbol('seqlen_q', { max: FMHA_MAX_SEQLEN });
-    const oStride = symbol('o_stride_row', { max: 2 ** 31 - 1 });
-    const oDesc = makeNaiveTensorDescriptor([rowsQ, P.headDimV], [oStride, 1], { vectorLength: 2 });
     this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads, minBlocksPerSm: 1 } }, (b, a) => {
       const grid = b.let('splits_x_batch', int32, cast(t.blockIdx('z'), int32));
       const split = P.splitKv ? b.let('split', int32, sub(grid, mul(div(grid, a.num_splits), a.num_splits))) : undefined;
       const batch = b.let('batch', int32, P.splitKv ? div(grid, a.num_splits) : grid);
       const head = b.let('head', int32, cast(t.blockIdx('y'), int32));
       const headK = b.let('head_k', int32, div(head, a.nhead_ratio));
-      // Masked kernels start with the query tiles that see the most keys (the last ones under a causal mask).
-      const tile = b.let('q_tile', int32, P.mask === 'none' ? cast(t.blockIdx('x'), int32) : sub(sub(cast(t.gridDim('x'), int32), 1), cast(t.blockIdx('x'), int32)));
-      const m0 = b.let('m0', int32, mul(tile, P.tileM));
-      const seq = emitFmhaFwdSequence(b, a, batch, m0);
-      const { group, rowQ, rowK, seqlenQ, seqlenK } = seq;
-      const mapBatch = b.let('map_batch', int32, select(group, 0, batch));
-      const maskCode = emitFmhaFwdMask(b, P.mask, a, seq);
       const splitOffset = (stride: typeof a.o_split_stride) => (split !== undefined ? mul(cast(split, int64), stride) : cast(0, int64));
-      const oBase = emitFmhaFwdBase(b, 'o_base', a.o, { batch, batchStride: a.o_stride_batch, head, headStride: a.o_stride_head, rowOffset: add(mul(cast(rowQ, int64), cast(a.o_stride_row, int64)), splitOffset(a.o_split_stride)) });
-      const lseBase = emitFmhaFwdLseBase(b, a.lse, { batch, batchStride: a.lse_stride_batch, head, headStride: a.lse_stride_head, rowOffset: add(cast(rowQ, int64), splitOffset(a.lse_split_stride)) });
-      this.pipeline.emit(b, t, {
-        qMap: a.q_map,
-        kMap: a.k_map,
-        vMap: a.v_map,
-        qCoords: (d0, row) => [cast(d0, int32), add(rowQ, row), head, mapBatch].map((x) => cast(x, int32)),
-        kCoords: (d0, row) => [cast(d0, int32), add(rowK, row), headK, mapBatch].map((x) => cast(x, int32)),
-        vCoords: (d0, row) => [cast(d0, int32), add(rowK, row), headK, mapBatch].map((x) => cast(x, int32)),
-        seqlenQ,
-        seqlenK,
-        m0,
-        scaleLog2: a.scale_log2,
-        mask: maskCode,
-        ...(split !== undefined ? { split: { count: a.num_splits, index: split } } : {}),
-        o: makeTensorView(oBase, oDesc, { elementBytes: P.splitKv ? 4 : getDType(P.dtype).bytes }),
-        symbols: { seqlen_q: seqlenQ, o_stride_row: a.o_stride_row },
-        lse: lseBase,
+      const block = emitFmhaFwdWsBlock(b, a, {
+        target: t,
+        mask: P.mask,
+        tileM: P.tileM,
+        headDimV: P.headDimV,
+        outputBytes: P.splitKv ? 4 : getDType(P.dtype).bytes,
+        batch,
+        head,
+        headK,
+        oOffset: splitOffset(a.o_split_stride),
+        lseOffset: splitOffset(a.lse_split_stride),
       });
+      this.pipeline.emit(b, t, { ...block.args, ...(split !== undefined ? { split: { count: a.num_splits, index: split } } : {}) });
     });
   }
 

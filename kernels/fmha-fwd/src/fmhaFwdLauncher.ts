@@ -157,6 +157,33 @@ export function fmhaFwdTileArgValues(
 }
 
 /**
+ * Checks Q, K and V of a forward launch: each holds its strided span (`attentionTensorSpan`, group
+ * mode one "batch") and starts on a 16-byte boundary, which the `loader` (TMA, cp.async) needs.
+ * Throws ArgumentError naming `q`, `k` or `v`.
+ */
+export function checkFmhaFwdInputs(p: FmhaFwdLaunchProblem, buffers: Pick<FmhaFwdBuffers, 'q' | 'k' | 'v'>, loader: string): { readonly q: DeviceRange; readonly k: DeviceRange; readonly v: DeviceRange } {
+  const e = getDType(p.dtype).bytes;
+  const batches = p.mode === 'group' ? 1 : p.batch;
+  const q = checkDeviceRange('q', buffers.q, attentionTensorSpan(p.qStrides, batches, p.nheadQ, p.rowsQ, p.hdimQ) * e);
+  const k = checkDeviceRange('k', buffers.k, attentionTensorSpan(p.kStrides, batches, p.nheadK, p.rowsK, p.hdimQ) * e);
+  const v = checkDeviceRange('v', buffers.v, attentionTensorSpan(p.vStrides, batches, p.nheadK, p.rowsK, p.hdimV) * e);
+  for (const [name, r] of [['q', q], ['k', k], ['v', v]] as const) if (r.ptr % 16n !== 0n) throw new ArgumentError(name, `address must be aligned to 16 bytes (${loader})`, `0x${r.ptr.toString(16)}`);
+  return { q, k, v };
+}
+
+/**
+ * Checks O (its strided span, element pairs aligned) and, when the problem asks for it, LSE (fp32,
+ * `lseStrides`) of a one-pass forward launch. Throws ArgumentError naming `o` or `lse`.
+ */
+export function checkFmhaFwdOutputs(p: FmhaFwdLaunchProblem, buffers: Pick<FmhaFwdBuffers, 'o' | 'lse'>): { readonly o: DeviceRange; readonly lse: DeviceRange | undefined } {
+  const e = getDType(p.dtype).bytes;
+  const batches = p.mode === 'group' ? 1 : p.batch;
+  const o = checkDeviceRange('o', buffers.o, attentionTensorSpan(p.oStrides, batches, p.nheadQ, p.rowsQ, p.hdimV) * e, 2 * e);
+  const lse = p.lse ? checkDeviceRange('lse', buffers.lse, ((batches - 1) * p.lseStrides.batch + (p.nheadQ - 1) * p.lseStrides.head + p.rowsQ) * 4, 4) : undefined;
+  return { o, lse };
+}
+
+/**
  * Validates a launch of `instance` on `p` with `buffers` and packs it. Throws `ArgumentError`
  * naming `problem` (the instance's predicates, listed), `q`/`k`/`v`/`o`/`lse` (too small or
  * misaligned), `seqstartQ`/`seqstartK` (missing in group mode).
@@ -166,9 +193,7 @@ export function prepareFmhaFwdLaunch(instance: FmhaFwdInstance, p: FmhaFwdLaunch
   if (reasons.length > 0) throw new ArgumentError('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
   const e = getDType(p.dtype).bytes;
   const batches = p.mode === 'group' ? 1 : p.batch;
-  const q = checkDeviceRange('q', buffers.q, attentionTensorSpan(p.qStrides, batches, p.nheadQ, p.rowsQ, p.hdimQ) * e);
-  const k = checkDeviceRange('k', buffers.k, attentionTensorSpan(p.kStrides, batches, p.nheadK, p.rowsK, p.hdimQ) * e);
-  const v = checkDeviceRange('v', buffers.v, attentionTensorSpan(p.vStrides, batches, p.nheadK, p.rowsK, p.hdimV) * e);
+  const { q, k, v } = checkFmhaFwdInputs(p, buffers, 'TMA');
   const split = instance.policy.splitKv;
   const ws = fmhaFwdWorkspace(p);
   const oStrides = split ? ws.oStrides : p.oStrides;
@@ -176,7 +201,6 @@ export function prepareFmhaFwdLaunch(instance: FmhaFwdInstance, p: FmhaFwdLaunch
   const o = checkDeviceRange('o', buffers.o, split ? ws.oElements * 4 : attentionTensorSpan(p.oStrides, batches, p.nheadQ, p.rowsQ, p.hdimV) * e);
   const writesLse = split || p.lse;
   const lse = writesLse ? checkDeviceRange('lse', buffers.lse, (split ? ws.lseElements : (batches - 1) * lseStrides.batch + (p.nheadQ - 1) * lseStrides.head + p.rowsQ) * 4) : undefined;
-  for (const [name, r] of [['q', q], ['k', k], ['v', v]] as const) if (r.ptr % 16n !== 0n) throw new ArgumentError(name, 'address must be aligned to 16 bytes (TMA)', `0x${r.ptr.toString(16)}`);
   if (o.ptr % BigInt(split ? 8 : 2 * e) !== 0n) throw new ArgumentError('o', `address must be aligned to ${split ? 8 : 2 * e} bytes`, `0x${o.ptr.toString(16)}`);
   const maps = fmhaFwdTensorMaps(instance, p, q.ptr, k.ptr, v.ptr);
   checkTiledTensorMap(maps.q);

@@ -30,7 +30,8 @@ describe('planSparge', () => {
   });
 
   it('group mode sizes the grid by the longest sequence', () => {
-    const plan = planSparge({ ...base, seqlenQ: undefined, seqlenK: undefined, batch: 3, seqstartQ: [0, 17, 276, 1276], seqstartK: [0, 17, 276, 1276] });
+    const { seqlenQ: _q, seqlenK: _k, ...shape } = base;
+    const plan = planSparge({ ...shape, batch: 3, seqstartQ: [0, 17, 276, 1276], seqstartK: [0, 17, 276, 1276] });
     expect(plan.attention.qBlocks).toBe(8);
     expect(plan.denseBlocks).toBe(4 * (1 + 9 + 64));
   });

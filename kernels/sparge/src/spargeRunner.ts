@@ -3,9 +3,9 @@
 // validated before anything is launched, then the launches on one stream. The block map is built
 // with the attention kernel's tiles (blockQ = blockK = 128).
 import { causalTopLeft, noMask } from '@tilekit/fmha';
-import { checkFmhaFwdProblem, type CheckedFmhaFwdProblem, type FmhaFwdDType, type TensorMapEncoder } from '@tilekit/kernel-fmha-fwd';
+import { checkFmhaFwdProblem, type CheckedFmhaFwdProblem, type FmhaFwdDType, type FmhaFwdRunnerBuffers, type TensorMapEncoder } from '@tilekit/kernel-fmha-fwd';
 import type { AttentionLayout } from '@tilekit/fmha';
-import { encodeTensorMapTiled, type Compiler, type Device, type DeviceBuffer, type DeviceRange, type Stream } from '@tilekit/runtime';
+import { encodeTensorMapTiled, type Compiler, type Device, type DeviceBuffer } from '@tilekit/runtime';
 import { SpargeBlockMapKernels, type PreparedSpargeBlockMap } from './blockMap/spargeBlockMapKernels.ts';
 import { SPARGE_FWD_CATALOG, SPARGE_FWD_TILE } from './attention/spargeFwdCatalog.ts';
 import type { SpargeFwdInstance, SpargePipeline } from './attention/spargeFwdInstance.ts';
@@ -97,17 +97,8 @@ export function planSparge(problem: SpargeProblem): SpargePlan {
   return Object.freeze({ attention, params: resolved, instance, denseBlocks: denseBlocks * checked.nheadQ });
 }
 
-/** Device memory of one run: Q, K, V, O, LSE (when asked), group-mode seqstarts, the stream. */
-export interface SpargeBuffers {
-  readonly q: DeviceRange;
-  readonly k: DeviceRange;
-  readonly v: DeviceRange;
-  readonly o: DeviceRange;
-  readonly lse?: DeviceRange;
-  readonly seqstartQ?: DeviceRange;
-  readonly seqstartK?: DeviceRange;
-  readonly stream?: Stream;
-}
+/** Device memory of one run: the dense forward runner's (Q, K, V, O, LSE when asked, group-mode seqstarts, the stream) without per-batch key counts. */
+export type SpargeBuffers = Omit<FmhaFwdRunnerBuffers, 'seqlenK'>;
 
 /** A prepared run: enqueue the stages (together or apart, for timing), read what they produced. */
 export interface PreparedSparge {

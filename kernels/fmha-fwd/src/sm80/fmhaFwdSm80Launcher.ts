@@ -2,12 +2,11 @@
 // pointers and element strides) and the grid, from a checked problem and device buffers — all
 // validated before anything reaches the GPU (ArgumentError naming the argument and the rule).
 import type { PackedArguments } from '@tilekit/codegen';
-import { attentionTensorSpan } from '@tilekit/fmha';
-import { ArgumentError, getDType } from '@tilekit/numeric';
-import { checkDeviceRange, type Compiler, type Device } from '@tilekit/runtime';
+import { ArgumentError } from '@tilekit/numeric';
+import type { Compiler, Device } from '@tilekit/runtime';
 import { FmhaFwdLoadedKernel } from '../fmhaFwdLoadedKernel.ts';
 import type { FmhaFwdLaunch } from '../fmhaFwdInstance.ts';
-import { fmhaFwdTileArgValues, type FmhaFwdBuffers, type FmhaFwdLaunchProblem } from '../fmhaFwdLauncher.ts';
+import { checkFmhaFwdInputs, checkFmhaFwdOutputs, fmhaFwdTileArgValues, type FmhaFwdBuffers, type FmhaFwdLaunchProblem } from '../fmhaFwdLauncher.ts';
 import { FMHA_SM80_COPY_ELEMENTS, FMHA_SM80_MAX_ROW_STRIDE, type FmhaFwdSm80Instance } from './fmhaFwdSm80Instance.ts';
 
 /** A validated sm_80 launch. */
@@ -55,16 +54,8 @@ export function fmhaFwdSm80Unsupported(instance: FmhaFwdSm80Instance, p: FmhaFwd
 export function prepareFmhaFwdSm80Launch(instance: FmhaFwdSm80Instance, p: FmhaFwdLaunchProblem, buffers: FmhaFwdSm80Buffers): PreparedFmhaFwdSm80Launch {
   const reasons = fmhaFwdSm80Unsupported(instance, p);
   if (reasons.length > 0) throw new ArgumentError('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
-  const e = getDType(p.dtype).bytes;
-  const batches = p.mode === 'group' ? 1 : p.batch;
-  const q = checkDeviceRange('q', buffers.q, attentionTensorSpan(p.qStrides, batches, p.nheadQ, p.rowsQ, p.hdimQ) * e);
-  const k = checkDeviceRange('k', buffers.k, attentionTensorSpan(p.kStrides, batches, p.nheadK, p.rowsK, p.hdimQ) * e);
-  const v = checkDeviceRange('v', buffers.v, attentionTensorSpan(p.vStrides, batches, p.nheadK, p.rowsK, p.hdimV) * e);
-  const o = checkDeviceRange('o', buffers.o, attentionTensorSpan(p.oStrides, batches, p.nheadQ, p.rowsQ, p.hdimV) * e);
-  const lse = p.lse ? checkDeviceRange('lse', buffers.lse, ((batches - 1) * p.lseStrides.batch + (p.nheadQ - 1) * p.lseStrides.head + p.rowsQ) * 4) : undefined;
-  for (const [name, r] of [['q', q], ['k', k], ['v', v]] as const) if (r.ptr % 16n !== 0n) throw new ArgumentError(name, 'address must be aligned to 16 bytes (cp.async)', `0x${r.ptr.toString(16)}`);
-  if (o.ptr % BigInt(2 * e) !== 0n) throw new ArgumentError('o', `address must be aligned to ${2 * e} bytes`, `0x${o.ptr.toString(16)}`);
-  if (lse !== undefined && lse.ptr % 4n !== 0n) throw new ArgumentError('lse', 'address must be aligned to 4 bytes', `0x${lse.ptr.toString(16)}`);
+  const { q, k, v } = checkFmhaFwdInputs(p, buffers, 'cp.async');
+  const { o, lse } = checkFmhaFwdOutputs(p, buffers);
   // Group mode: one "batch" holds every sequence's rows (the kernel adds seqstart · row stride).
   const batchStride = (s: number): number => (p.mode === 'group' ? 0 : s);
   const args = instance.signature.pack({

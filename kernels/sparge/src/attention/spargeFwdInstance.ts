@@ -3,12 +3,10 @@
 // the one-hot block map compacted on chip) and the runtime PV-skip vote. The prologue (sequence,
 // mask, O/LSE bases) and the parameters O, LSE, sequences, GQA, scale and mask are the dense
 // forward's, under the same names.
-import { add, cast, div, float32, type BlockBuilder, type Expr, index, instanceKey, int32, int64, kernelParam, KernelSignature, mul, select, SourceBuilder, sm90a, sub, uint8, uint64, type InstanceKey, type Target } from '@tilekit/codegen';
+import { add, cast, div, float32, type BlockBuilder, type Expr, index, instanceKey, int32, int64, kernelParam, KernelSignature, mul, SourceBuilder, sm90a, uint8, uint64, type InstanceKey, type Target } from '@tilekit/codegen';
 import { BlockMaskKeyTileWalk, FmhaFwdWsPipeline, LutKeyTileWalk, type FmhaFwdWsPolicy } from '@tilekit/fmha';
-import { emitFmhaFwdBase, emitFmhaFwdLseBase, emitFmhaFwdMask, emitFmhaFwdSequence, FMHA_MAX_SEQLEN, fmhaFwdTileParams, type FmhaFwdMaskKind } from '@tilekit/kernel-fmha-fwd';
-import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
+import { emitFmhaFwdWsBlock, FMHA_MAX_SEQLEN, fmhaFwdTileParams, type FmhaFwdMaskKind } from '@tilekit/kernel-fmha-fwd';
 import { getDType } from '@tilekit/numeric';
-import { makeTensorView } from '@tilekit/tile';
 
 /** The sparse attention pipelines (the CK port's `-pipeline`): `vsa` walks the LUT, `jenga` the block map. */
 export const SPARGE_PIPELINES = ['vsa', 'jenga'] as const;
@@ -119,50 +117,27 @@ export class SpargeFwdInstance {
   emit(src: SourceBuilder): void {
     const P = this.policy;
     const t = this.target;
-    const rowsQ = symbol('seqlen_q', { max: FMHA_MAX_SEQLEN });
-    const oStride = symbol('o_stride_row', { max: 2 ** 31 - 1 });
-    const oDesc = makeNaiveTensorDescriptor([rowsQ, P.headDimV], [oStride, 1], { vectorLength: 2 });
     this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads, minBlocksPerSm: 1 } }, (b, a) => {
       const batch = b.let('batch', int32, cast(t.blockIdx('z'), int32));
       const head = b.let('head', int32, cast(t.blockIdx('y'), int32));
       const nhead = b.let('nhead', int32, cast(t.gridDim('y'), int32));
       const headK = b.let('head_k', int32, div(head, a.nhead_ratio));
-      // Causal kernels start with the query tiles that see the most keys (the last ones).
-      const tile = b.let('q_tile', int32, P.mask === 'none' ? cast(t.blockIdx('x'), int32) : sub(sub(cast(t.gridDim('x'), int32), 1), cast(t.blockIdx('x'), int32)));
-      const m0 = b.let('m0', int32, mul(tile, P.tileM));
-      const seq = emitFmhaFwdSequence(b, a, batch, m0);
-      const { group, rowQ, rowK, seqlenQ, seqlenK } = seq;
-      const mapBatch = b.let('map_batch', int32, select(group, 0, batch));
-      const maskCode = emitFmhaFwdMask(b, P.mask, a, seq);
-      const mapRow = b.let('map_row', int64, add(mul(cast(add(mul(batch, nhead), head), int64), cast(a.q_blocks, int64)), cast(tile, int64)));
+      const block = emitFmhaFwdWsBlock(b, a, { target: t, mask: P.mask, tileM: P.tileM, headDimV: P.headDimV, outputBytes: getDType(P.dtype).bytes, batch, head, headK });
+      // This query block's row of the block map (its LUT row, valid count and one-hot row).
+      const mapRow = b.let('map_row', int64, add(mul(cast(add(mul(batch, nhead), head), int64), cast(a.q_blocks, int64)), cast(block.tile, int64)));
       const walk =
         P.pipeline === 'vsa'
           ? new LutKeyTileWalk(b.let('lut_row', a.lut.type, add(a.lut, mul(mapRow, cast(a.k_blocks, int64)))), b.let('valid_blocks', int32, index(a.valid_block_num, mapRow)))
           : new BlockMaskKeyTileWalk(b.let('map_row_ptr', a.block_map.type, add(a.block_map, mul(mapRow, cast(a.k_blocks, int64)))), a.k_blocks, SPARGE_JENGA_MAX_KEY_BLOCKS);
       const kScaleRow = P.qkDtype === 'int8' ? b.let('k_scale_row', a.k_scale.type, add(a.k_scale, mul(cast(add(mul(batch, div(nhead, a.nhead_ratio)), headK), int64), cast(a.k_blocks, int64)))) : undefined;
-      const oBase = emitFmhaFwdBase(b, 'o_base', a.o, { batch, batchStride: a.o_stride_batch, head, headStride: a.o_stride_head, rowOffset: mul(cast(rowQ, int64), cast(a.o_stride_row, int64)) });
-      const lseBase = emitFmhaFwdLseBase(b, a.lse, { batch, batchStride: a.lse_stride_batch, head, headStride: a.lse_stride_head, rowOffset: cast(rowQ, int64) });
       this.pipeline.emit(b, t, {
-        qMap: a.q_map,
-        kMap: a.k_map,
-        vMap: a.v_map,
-        qCoords: (d0, row) => [cast(d0, int32), add(rowQ, row), head, mapBatch].map((x) => cast(x, int32)),
-        kCoords: (d0, row) => [cast(d0, int32), add(rowK, row), headK, mapBatch].map((x) => cast(x, int32)),
-        vCoords: (d0, row) => [cast(d0, int32), add(rowK, row), headK, mapBatch].map((x) => cast(x, int32)),
-        seqlenQ,
-        seqlenK,
-        m0,
-        scaleLog2: a.scale_log2,
-        mask: maskCode,
-        o: makeTensorView(oBase, oDesc, { elementBytes: getDType(P.dtype).bytes }),
-        symbols: { seqlen_q: seqlenQ, o_stride_row: a.o_stride_row },
-        lse: lseBase,
+        ...block.args,
         keyTiles: walk,
-        ...(P.qkDtype === 'int8'
+        ...(kScaleRow !== undefined
           ? {
               int8Scales: {
                 q: b.let('q_scale_tile', float32, index(a.q_scale, mapRow)),
-                k: (l: BlockBuilder, row: Expr) => l.let('k_scale_tile', float32, index(kScaleRow!, div(row, P.tileN))),
+                k: (l: BlockBuilder, row: Expr) => l.let('k_scale_tile', float32, index(kScaleRow, div(row, P.tileN))),
               },
             }
           : {}),

@@ -3,9 +3,8 @@
 // mode and thresholds — all validated before anything reaches the GPU.
 import type { PackedArguments } from '@tilekit/codegen';
 import { FMHA_PV_SKIP_MODES } from '@tilekit/fmha';
-import { attentionTensorSpan } from '@tilekit/fmha';
-import { fmhaFwdTensorMaps, fmhaFwdTileArgValues, fmhaFwdUnsupported, FmhaFwdLoadedKernel, type CheckedFmhaFwdProblem, type FmhaFwdBuffers, type PreparedFmhaFwdLaunch, type TensorMapEncoder } from '@tilekit/kernel-fmha-fwd';
-import { ArgumentError, getDType } from '@tilekit/numeric';
+import { checkFmhaFwdInputs, checkFmhaFwdOutputs, fmhaFwdTensorMaps, fmhaFwdTileArgValues, fmhaFwdUnsupported, FmhaFwdLoadedKernel, type CheckedFmhaFwdProblem, type FmhaFwdBuffers, type PreparedFmhaFwdLaunch, type TensorMapEncoder } from '@tilekit/kernel-fmha-fwd';
+import { ArgumentError } from '@tilekit/numeric';
 import { checkDeviceRange, checkTiledTensorMap, type Compiler, type Device, type DeviceRange, type TiledTensorMapOptions } from '@tilekit/runtime';
 import { SPARGE_PV_MODES, type SpargePvMode } from '../spargeReference.ts';
 import { SPARGE_JENGA_MAX_KEY_BLOCKS, type SpargeFwdInstance, type SpargeFwdLaunch, type SpargePipeline } from './spargeFwdInstance.ts';
@@ -87,15 +86,9 @@ export function prepareSpargeFwdLaunch(instance: SpargeFwdInstance, p: SpargeFwd
   const wantK = Math.max(1, Math.ceil(maxK / instance.blockK));
   if (p.qBlocks !== wantQ) throw new ArgumentError('qBlocks', `must be ⌈max seqlenQ / ${instance.blockQ}⌉ = ${wantQ} (the block map's rows follow the kernel's query tile)`, p.qBlocks);
   if (p.kBlocks !== wantK) throw new ArgumentError('kBlocks', `must be ⌈max seqlenK / ${instance.blockK}⌉ = ${wantK} (the block map's columns follow the kernel's key tile)`, p.kBlocks);
-  const e = getDType(p.dtype).bytes;
   const batches = p.mode === 'group' ? 1 : p.batch;
-  const q = checkDeviceRange('q', buffers.q, attentionTensorSpan(p.qStrides, batches, p.nheadQ, p.rowsQ, p.hdimQ) * e);
-  const k = checkDeviceRange('k', buffers.k, attentionTensorSpan(p.kStrides, batches, p.nheadK, p.rowsK, p.hdimQ) * e);
-  const v = checkDeviceRange('v', buffers.v, attentionTensorSpan(p.vStrides, batches, p.nheadK, p.rowsK, p.hdimV) * e);
-  const o = checkDeviceRange('o', buffers.o, attentionTensorSpan(p.oStrides, batches, p.nheadQ, p.rowsQ, p.hdimV) * e);
-  const lse = p.lse ? checkDeviceRange('lse', buffers.lse, ((batches - 1) * p.lseStrides.batch + (p.nheadQ - 1) * p.lseStrides.head + p.rowsQ) * 4) : undefined;
-  for (const [name, r] of [['q', q], ['k', k], ['v', v]] as const) if (r.ptr % 16n !== 0n) throw new ArgumentError(name, 'address must be aligned to 16 bytes (TMA)', `0x${r.ptr.toString(16)}`);
-  if (o.ptr % BigInt(2 * e) !== 0n) throw new ArgumentError('o', `address must be aligned to ${2 * e} bytes`, `0x${o.ptr.toString(16)}`);
+  const { q, k, v } = checkFmhaFwdInputs(p, buffers, 'TMA');
+  const { o, lse } = checkFmhaFwdOutputs(p, buffers);
   const rows = p.batch * p.nheadQ * p.qBlocks;
   const cells = rows * p.kBlocks;
   const lut = p.pipeline === 'vsa' ? checkDeviceRange('lut', buffers.lut, 4 * cells).ptr : 0n;
