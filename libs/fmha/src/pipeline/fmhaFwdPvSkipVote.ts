@@ -12,7 +12,11 @@ import {
   int32,
   lit,
   lt,
-  namedBarrierReduceOr,
+  namedBarrierArrive,
+  namedBarrierSync,
+  index,
+  div,
+  mul,
   ne,
   or,
   pointer,
@@ -31,8 +35,9 @@ import type { FmhaFwdPvSkipArgs } from './fmhaFwdWsPipeline.ts';
 /** PV-skip modes as the kernels' `int` argument: upstream's kPerWarp and kPerBlock, and none. */
 export const FMHA_PV_SKIP_MODES = Object.freeze({ none: 0, warp: 1, block: 2 });
 
-/** Hardware barrier of the block vote (all consumer warpgroups); warpgroup g's own vote uses 2 + g. */
+/** Hardware barriers of the votes, one per round: the block vote uses 1 … 3, warpgroup g's own vote 4 + 3g … 6 + 3g. */
 const BLOCK_VOTE_BARRIER = 1;
+const WARPGROUP_VOTE_BARRIER = 4;
 
 /** What the vote needs of the consumer loop. */
 export interface FmhaFwdPvSkipVoteArgs extends FmhaFwdPvSkipArgs {
@@ -42,8 +47,18 @@ export interface FmhaFwdPvSkipVoteArgs extends FmhaFwdPvSkipArgs {
   readonly seqlenQ: Expr;
   /** `int` consumer warpgroup of the thread. */
   readonly warpgroup: Expr;
+  /** `int` thread index (consumer threads are 0 … consumerThreads − 1). */
+  readonly tid: Expr;
   readonly consumerThreads: number;
+  /** `int*` of {@link FMHA_PV_VOTE_SHARED_BYTES} bytes of shared memory: the warps' votes of the last three tiles. */
+  readonly votes: Expr;
 }
+
+/** Vote slots rotate over three tiles: the K/V ring keeps every warp within two tiles of the slowest, so a slot is never rewritten before all its readers are done. */
+const VOTE_ROUNDS = 3;
+
+/** Shared memory of the vote: one int per consumer warp (up to 16) and round. */
+export const FMHA_PV_VOTE_SHARED_BYTES = VOTE_ROUNDS * 16 * 4;
 
 /**
  * Sparge's PV skip (digest §2.2) for the consumer warpgroups of the sm_90a forward pipeline, as
@@ -69,6 +84,7 @@ export class FmhaFwdPvSkipVote {
   #keep: VarExpr | undefined;
   #compute: VarExpr | undefined;
   #eligible: VarExpr | undefined;
+  #it: Expr | undefined;
 
   /** Declares the loop-invariant state in the consumer scope `b` (before the key loop). */
   constructor(b: BlockBuilder, target: Target, block: BlockEmitter, softmax: BlockOnlineSoftmax, args: FmhaFwdPvSkipVoteArgs) {
@@ -83,6 +99,7 @@ export class FmhaFwdPvSkipVote {
 
   /** Per key tile, before the softmax: whether this tile may skip at all, and the vote's results (default: compute). */
   emitBeginTile(l: BlockBuilder, it: Expr): void {
+    this.#it = it;
     // +∞ never skips (not even a tile that masks every row of the group).
     this.#eligible = l.let('pv_eligible', bool, and(and(ne(this.args.mode, 0), lt(this.args.threshold, infinity(float32))), lt(it, sub(this.args.iters, 1))));
     this.#keep = l.declare('pv_keep', bool, lit(true, bool), { storage: 'mutable' });
@@ -112,21 +129,44 @@ export class FmhaFwdPvSkipVote {
     const b = t.b;
     const keep = this.keep;
     const compute = this.compute;
+    const target = this.target;
     let mine: Expr = lit(false, bool);
     rowDelta.forEach((delta, r) => {
       mine = or(mine, and(ne(this.rowLive.at(t, r), 0), gt(add(delta, this.args.threshold), lit(0, float32))));
     });
     const vote = b.let('pv_vote', bool, mine);
     b.if(this.#need(this.#eligible), (e) => {
+      // A warp that votes "compute" knows the group's answer (an OR) and only arrives; a warp that
+      // votes "skip" waits for the group's warps and reads their votes. With few skips nobody waits.
+      const warpVote = e.let('pv_warp_vote', bool, target.any(vote));
+      const round = e.let('pv_round', int32, sub(this.#it!, mul(div(this.#it!, VOTE_ROUNDS), VOTE_ROUNDS)));
+      const warp = e.let('pv_warp', int32, div(this.args.tid, 32));
+      const slots = e.let('pv_slots', pointer(int32), add(this.args.votes, mul(round, 16)));
+      e.if(eq(bitAnd(this.args.tid, 31), 0), (w) => w.assign(index(slots, warp), select(warpVote, lit(1, int32), lit(0, int32))));
+      const groupVote = (g: BlockBuilder, id: Expr, threads: number, firstWarp: Expr): void => {
+        g.if(
+          warpVote,
+          (c) => {
+            c.expr(namedBarrierArrive(target, id, threads));
+            c.assign(compute, lit(true, bool));
+          },
+          (w) => {
+            w.expr(namedBarrierSync(target, id, threads));
+            let any: Expr = lit(false, bool);
+            for (let i = 0; i < threads / 32; i++) any = or(any, ne(index(slots, add(firstWarp, i)), 0));
+            w.assign(compute, any);
+          },
+        );
+      };
       e.if(
         eq(this.args.mode, 1),
         (w) => {
-          w.assign(keep, this.target.any(vote));
-          w.assign(compute, namedBarrierReduceOr(this.target, add(2, this.args.warpgroup), 128, keep));
+          w.assign(keep, warpVote);
+          groupVote(w, add(add(WARPGROUP_VOTE_BARRIER, mul(this.args.warpgroup, VOTE_ROUNDS)), round), 128, mul(this.args.warpgroup, 4));
         },
         (k) => {
-          k.assign(keep, namedBarrierReduceOr(this.target, BLOCK_VOTE_BARRIER, this.args.consumerThreads, vote));
-          k.assign(compute, keep);
+          groupVote(k, add(BLOCK_VOTE_BARRIER, round), this.args.consumerThreads, lit(0, int32));
+          k.assign(keep, compute);
         },
       );
     });

@@ -4,7 +4,7 @@
 import { int32, lit, pointer, uint8, variable } from '@tilekit/codegen';
 import { describe, expect, it } from 'vitest';
 import { BlockMaskKeyTileWalk } from './fmhaFwdKeyTiles.ts';
-import { FMHA_PV_SKIP_MODES } from './fmhaFwdPvSkipVote.ts';
+import { FMHA_PV_SKIP_MODES, FMHA_PV_VOTE_SHARED_BYTES } from './fmhaFwdPvSkipVote.ts';
 import { FmhaFwdWsPipeline, type FmhaFwdWsPolicy } from './fmhaFwdWsPipeline.ts';
 
 const policy: FmhaFwdWsPolicy = { dtype: 'fp16', headDim: 128, headDimV: 128, tileM: 128, tileN: 128, stages: 2, producerRegisters: 24, consumerRegisters: 240 };
@@ -24,7 +24,13 @@ describe('FmhaFwdWsPipeline sparse options', () => {
     const dense = new FmhaFwdWsPipeline(policy);
     const sparse = new FmhaFwdWsPipeline({ ...policy, keyTileSharedBytes: 4112, pvSkip: true });
     expect(sparse.keyTileOffset).toBe(dense.usedBytes);
-    expect(sparse.usedBytes).toBe(dense.usedBytes + 4112);
+    expect(sparse.pvVoteOffset).toBe(sparse.keyTileOffset + 4112);
+    expect(sparse.usedBytes).toBe(sparse.pvVoteOffset + FMHA_PV_VOTE_SHARED_BYTES);
+    expect(new FmhaFwdWsPipeline({ ...policy, keyTileSharedBytes: 4112 }).usedBytes).toBe(dense.usedBytes + 4112);
+  });
+
+  it('the PV-skip vote needs the two-stage ring (its slots rotate over three tiles)', () => {
+    expect(() => new FmhaFwdWsPipeline({ ...policy, stages: 3, pvSkip: true })).toThrow(/must be 2 with pvSkip/);
   });
 
   it('int8 Q·Kᵀ: one byte-wide swizzle row of Q and K per tile row, head dims 64 and 128 only', () => {

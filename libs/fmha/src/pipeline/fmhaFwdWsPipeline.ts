@@ -39,7 +39,7 @@ import { BlockGemmPolicyError, WgmmaBlockGemmRs, WgmmaBlockGemmSs } from '@tilek
 import { BlockEmitter, clearTile, makeDistributedTensor, sweepTile } from '@tilekit/tile';
 import { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
 import { DenseKeyTileWalk, type FmhaFwdKeyTileWalk } from './fmhaFwdKeyTiles.ts';
-import { FmhaFwdPvSkipVote } from './fmhaFwdPvSkipVote.ts';
+import { FMHA_PV_VOTE_SHARED_BYTES, FmhaFwdPvSkipVote } from './fmhaFwdPvSkipVote.ts';
 import { emitFmhaFwdEpilogue } from './fmhaFwdEpilogue.ts';
 import type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 
@@ -157,6 +157,8 @@ export class FmhaFwdWsPipeline {
   readonly barrierOffset: number;
   /** Where the key-tile walk's shared memory starts (after the barriers). */
   readonly keyTileOffset: number;
+  /** Where the PV-skip vote's slots start (after the walk's; used with `pvSkip`). */
+  readonly pvVoteOffset: number;
   readonly usedBytes: number;
   /** Dynamic shared memory to request (used + 1024 bytes of alignment slack). */
   readonly sharedBytes: number;
@@ -193,7 +195,9 @@ export class FmhaFwdWsPipeline {
     this.keyTileOffset = this.barrierOffset + 8 * (1 + 4 * stages);
     const walkBytes = policy.keyTileSharedBytes ?? 0;
     if (!Number.isSafeInteger(walkBytes) || walkBytes < 0) bad('keyTileSharedBytes', 'must be an integer ≥ 0', walkBytes);
-    this.usedBytes = this.keyTileOffset + walkBytes;
+    this.pvVoteOffset = this.keyTileOffset + Math.ceil(walkBytes / 16) * 16;
+    if (policy.pvSkip === true && stages !== 2) bad('stages', 'must be 2 with pvSkip (the vote rotates three rounds of slots and barriers)', stages);
+    this.usedBytes = policy.pvSkip === true ? this.pvVoteOffset + FMHA_PV_VOTE_SHARED_BYTES : this.keyTileOffset + walkBytes;
     this.sharedBytes = this.usedBytes + 1024;
     if (this.sharedBytes > 232448) bad('shared memory', 'must fit the 227 KiB an sm_90 block may use', this.sharedBytes);
   }
@@ -287,7 +291,7 @@ export class FmhaFwdWsPipeline {
         cons.expr(mbarrierWaitParity(target, qFull, 0));
         const qAddr = smemAddr;
         const cursor = walk.emitCursor(cons, walkCtx);
-        const vote = args.pvSkip === undefined ? undefined : new FmhaFwdPvSkipVote(cons, target, block, softmax, { ...args.pvSkip, iters, m0: args.m0, seqlenQ: args.seqlenQ, warpgroup: wg, consumerThreads: this.consumerThreads });
+        const vote = args.pvSkip === undefined ? undefined : new FmhaFwdPvSkipVote(cons, target, block, softmax, { ...args.pvSkip, iters, m0: args.m0, seqlenQ: args.seqlenQ, warpgroup: wg, tid, consumerThreads: this.consumerThreads, votes: cons.let('pv_votes', pointer(int32), cast(add(smem, this.pvVoteOffset), pointer(int32))) });
         cons.forRange({ name: 'it', to: iters }, (l, it) => {
           const { s, parity } = stageOf(l, it);
           const j0 = cursor.row(l, it, 'j0');
