@@ -24,7 +24,7 @@ import {
   packFloat2,
   pointer,
   prefetchTensorMap,
-  select,
+  not,
   setMaxNReg,
   sub,
   tmaLoad,
@@ -332,9 +332,12 @@ export class FmhaFwdWsPipeline {
             const corr = softmax.emitUpdate(t, sAcc, scaleLog2, vote === undefined ? {} : { gate: (delta) => vote.emitVote(t, delta) })!;
             t.b.if(vote === undefined ? gt(it, 0) : ne(vote.oLive, 0), (r) => softmax.emitRescale({ ...t, b: r }, oAcc, corr));
             t.b.comment('P to fp16/bf16 pairs: accumulator element 8·kk + i is A-fragment element i of k step kk');
-            for (let r = 0; r < this.pv.aRegisters; r++) {
-              const packed = packFloat2(target, P.dtype, sAcc.at(t, 2 * r), sAcc.at(t, 2 * r + 1));
-              t.b.assign(pFrag.at(t, r), vote === undefined ? packed : select(vote.keep, packed, lit(0, uint32)));
+            for (let r = 0; r < this.pv.aRegisters; r++) t.b.assign(pFrag.at(t, r), packFloat2(target, P.dtype, sAcc.at(t, 2 * r), sAcc.at(t, 2 * r + 1)));
+            if (vote !== undefined) {
+              t.b.comment('a warp that voted skip feeds zeros to its warpgroup\'s P·V (a uniform, rarely taken branch)');
+              t.b.if(not(vote.keep), (z) => {
+                for (let r = 0; r < this.pv.aRegisters; r++) z.assign(pFrag.at({ ...t, b: z }, r), lit(0, uint32));
+              });
             }
           });
           l.comment('O += P·V (V as an MN-major B operand)');
