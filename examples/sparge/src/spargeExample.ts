@@ -150,7 +150,8 @@ export function spargeProblemFromArgs(args: SpargeExampleArgs): SpargeProblem {
     hdimQ: args.get('d'),
     seqlenQ: args.get('s'),
     seqlenK: args.get('s_k') !== 0 ? args.get('s_k') : args.get('s'),
-    lse: true,
+    // int8 logits are relative to the smoothed K: the runner offers no LSE then (it would be off by q·km·scale).
+    lse: !(args.get('int8') && args.get('smooth_k')),
     pipeline: args.get('pipeline'),
     pvMode: args.get('pv_mode'),
     params: {
@@ -380,7 +381,7 @@ function maxAbs(x: ArrayLike<number>): number {
 }
 
 /** Compares GPU O/LSE (decoded) with a reference; tolerance attentionFwdTolerance, widened by the PV-skip slack when skipping is modeled. */
-export function compareSpargeAttention(plan: SpargePlan, values: SpargeCpuReference['attentionValues'], ref: SpargeAttentionResult, o: ArrayLike<number>, lse: ArrayLike<number>): { readonly ok: boolean; readonly message: string } {
+export function compareSpargeAttention(plan: SpargePlan, values: SpargeCpuReference['attentionValues'], ref: SpargeAttentionResult, o: ArrayLike<number>, lse: ArrayLike<number> | undefined): { readonly ok: boolean; readonly message: string } {
   const p = plan.attention;
   const sk = p.mode === 'batch' ? p.seqlenK : 0;
   const tol = attentionFwdTolerance({ dtype: p.dtype, seqlenK: sk, hdimQ: p.hdimQ, scale: p.scale, maxAbsQ: maxAbs(values.q), maxAbsK: maxAbs(values.k), maxAbsV: maxAbs(values.v) });
@@ -394,7 +395,7 @@ export function compareSpargeAttention(plan: SpargePlan, values: SpargeCpuRefere
   let worstL = 0;
   for (let r = 0; r < ref.lse.length; r++) {
     const wantL = ref.lse[r]!;
-    const gotL = lse[r]!;
+    const gotL = lse === undefined ? wantL : lse[r]!;
     const okL = wantL === -Infinity ? gotL === -Infinity : Math.abs(gotL - wantL) <= tol.lse.atol + tol.lse.rtol * Math.abs(wantL) + slack;
     if (wantL !== -Infinity) worstL = Math.max(worstL, Number.isNaN(gotL) ? Infinity : Math.abs(gotL - wantL));
     if (!okL) {
@@ -498,8 +499,9 @@ async function runOnDevice(args: SpargeExampleArgs, plan: SpargePlan, inputs: Sp
     const k = keep(device.upload(inputs.bits.k));
     const v = keep(device.upload(inputs.bits.v));
     const o = keep(device.alloc(Math.max(1, oElems) * 2).fill(0xff));
-    const lse = keep(device.alloc(Math.max(1, lseElems) * 4).fill(0xff));
-    prepared = await runner.prepare(spargeProblemFromArgs(args), { q, k, v, o, lse });
+    const problem = spargeProblemFromArgs(args);
+    const lse = problem.lse === true ? keep(device.alloc(Math.max(1, lseElems) * 4).fill(0xff)) : undefined;
+    prepared = await runner.prepare(problem, { q, k, v, o, ...(lse ? { lse } : {}) });
     // One run first: what it produced is validated, and the PV counters then hold exactly one launch.
     prepared.launch();
     device.synchronize();
@@ -508,8 +510,8 @@ async function runOnDevice(args: SpargeExampleArgs, plan: SpargePlan, inputs: Sp
     const pv = prepared.pvStats();
     const oBytes = o.copyToHost();
     const oHost = decodeArray(p.dtype, new Uint16Array(oBytes.buffer, oBytes.byteOffset, oElems));
-    const lseBytes = lse.copyToHost();
-    const lseHost = new Float32Array(lseBytes.buffer, lseBytes.byteOffset, lseElems);
+    const lseBytes = lse?.copyToHost();
+    const lseHost = lseBytes === undefined ? undefined : new Float32Array(lseBytes.buffer, lseBytes.byteOffset, lseElems);
 
     const timing = { warmup: args.get('warmup'), repeat: args.get('repeat') };
     const mapTimes = summarizeTimes(timeLaunches(device, prepared.launchBlockMap, timing));

@@ -72,7 +72,7 @@ for (const c of cases) {
       nheadQ: c.h,
       hdimQ: c.d,
       ...(group ? { seqstartQ: seqstart, seqstartK: seqstart } : { seqlenQ: rows, seqlenK: rows }),
-      lse: true,
+      lse: c.params.int8 !== true,
       params: c.params,
       pipeline: c.pipeline,
       ...(c.pvMode ? { pvMode: c.pvMode } : {}),

@@ -47,5 +47,7 @@ describe('planSparge', () => {
     expect(argumentOf({ ...base, pipeline: 'dense' as never })).toBe('pipeline');
     expect(argumentOf({ ...base, pvMode: 'row' as never })).toBe('pvMode');
     expect(argumentOf({ ...base, nheadK: 3 })).toMatch(/nheadK/);
+    expect(argumentOf({ ...base, lse: true, params: { topk: 0.4, int8: true } })).toBe('lse');
+    expect(argumentOf({ ...base, lse: true, params: { topk: 0.4, int8: true, smoothK: false } })).toBeUndefined();
   });
 });

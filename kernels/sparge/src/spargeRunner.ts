@@ -66,6 +66,10 @@ export function planSparge(problem: SpargeProblem): SpargePlan {
     if (given !== undefined && given !== want) throw new SpargeArgumentError(`params.${key}`, `must be ${want}: the block map uses the attention kernel's tile`, given);
   }
   const resolved: ResolvedSpargeParams = Object.freeze({ ...params, blockQ: SPARGE_FWD_TILE.tileM, blockK: SPARGE_FWD_TILE.tileN });
+  if (params.int8 && params.smoothK && problem.lse === true) {
+    // Q·(K − km) shifts every logit of a row by q·km: the softmax is unchanged, its normalizer is not.
+    throw new SpargeArgumentError('lse', 'is not available with int8 Q·Kᵀ and smoothK (the int8 logits are relative to the smoothed K, so LSE would be off by q·km·scale); set smoothK false or lse false', true);
+  }
   const pipeline = problem.pipeline ?? 'vsa';
   if (!SPARGE_PIPELINES.includes(pipeline)) throw new SpargeArgumentError('pipeline', `must be one of ${SPARGE_PIPELINES.join(', ')}`, pipeline);
   const pvMode = problem.pvMode ?? 'none';
