@@ -36,7 +36,7 @@ import {
   type Target,
 } from '@tilekit/codegen';
 import { BlockGemmPolicyError, WgmmaBlockGemmRs, WgmmaBlockGemmSs } from '@tilekit/gemm';
-import { BlockEmitter, clearTile, makeDistributedTensor, sweepTile } from '@tilekit/tile';
+import { BlockEmitter, clearTile, makeDistributedTensor, sweepTile, type DistributedTensor, type ThreadScope } from '@tilekit/tile';
 import { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
 import { DenseKeyTileWalk, type FmhaFwdKeyTileWalk } from './fmhaFwdKeyTiles.ts';
 import { FMHA_PV_VOTE_SHARED_BYTES, FmhaFwdPvSkipVote } from './fmhaFwdPvSkipVote.ts';
@@ -76,6 +76,12 @@ export interface FmhaFwdWsPolicy {
    * scaled by q_scale·k_scale with the softmax scale. Default: Q and K have `dtype`.
    */
   readonly qkDtype?: 'int8';
+  /**
+   * Intra-warpgroup overlap (FlashAttention-3's): P·V of key tile i − 1 is issued right after S of tile
+   * i and runs on the tensor cores while the warpgroup does tile i's mask and softmax; O is rescaled
+   * and P packed once it completes. Default false (one tile at a time).
+   */
+  readonly overlapSoftmax?: boolean;
 }
 
 /** The per-tile dequantization scales of the int8 Q·Kᵀ (policy `qkDtype: 'int8'`). */
@@ -292,19 +298,30 @@ export class FmhaFwdWsPipeline {
         const qAddr = smemAddr;
         const cursor = walk.emitCursor(cons, walkCtx);
         const vote = args.pvSkip === undefined ? undefined : new FmhaFwdPvSkipVote(cons, target, block, softmax, { ...args.pvSkip, iters, m0: args.m0, seqlenQ: args.seqlenQ, warpgroup: wg, tid, consumerThreads: this.consumerThreads, votes: cons.let('pv_votes', pointer(int32), cast(add(smem, this.pvVoteOffset), pointer(int32))) });
-        cons.forRange({ name: 'it', to: iters }, (l, it) => {
-          const { s, parity } = stageOf(l, it);
-          const j0 = cursor.row(l, it, 'j0');
-          const kAddr = l.let('k_tile', uint32, add(smemAddr, cast(add(this.kOffset, mul(s, this.kStageBytes)), uint32)));
-          const vAddr = l.let('v_tile', uint32, add(smemAddr, cast(add(this.vOffset, mul(s, this.vStageBytes)), uint32)));
+        // S = Q·Kᵀ of a tile once its K stage is full: committed, not waited.
+        const issueQk = (l: BlockBuilder, s: Expr, parity: Expr, kAddr: Expr): void => {
           l.comment('S = Q·Kᵀ over the head dim, one 64-wide slab per wgmma group');
           l.expr(mbarrierWaitParity(target, kFull(s), parity));
           for (let c = 0; c < this.slabsQK; c++) {
             this.qk.emitMma(l, target, sAccInt ?? sAcc, { aTile: add(qAddr, c * this.qk.aTileBytes), bTile: add(kAddr, c * this.qk.bTileBytes), warpgroup: wg, accumulate: lit(c === 0 ? 0 : 1, int32) });
           }
-          this.qk.emitWait(l, target, sAccInt ?? sAcc, 0);
-          l.if(lane0, (r) => r.expr(mbarrierArrive(target, kEmpty(s))));
-          const inner = new BlockEmitter(l, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block);
+        };
+        // O *= c where O holds anything yet, then P packed into the A fragment (zeros for a warp that voted skip).
+        const rescaleAndPack = (t: ThreadScope, oLive: Expr, corr: DistributedTensor): void => {
+          t.b.if(oLive, (r) => softmax.emitRescale({ ...t, b: r }, oAcc, corr));
+          t.b.comment('P to fp16/bf16 pairs: accumulator element 8·kk + i is A-fragment element i of k step kk');
+          for (let r = 0; r < this.pv.aRegisters; r++) t.b.assign(pFrag.at(t, r), packFloat2(target, P.dtype, sAcc.at(t, 2 * r), sAcc.at(t, 2 * r + 1)));
+          if (vote !== undefined) {
+            t.b.comment('a warp that voted skip feeds zeros to its warpgroup\'s P·V (a uniform, rarely taken branch)');
+            t.b.if(not(vote.keep), (z) => {
+              for (let r = 0; r < this.pv.aRegisters; r++) z.assign(pFrag.at({ ...t, b: z }, r), lit(0, uint32));
+            });
+          }
+        };
+        const threadsOf = (l: BlockBuilder): BlockEmitter => new BlockEmitter(l, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block);
+        // The mask and the online softmax of the tile in sAcc (S becomes P in place); `then` continues in the same thread scope.
+        const softmaxTile = (l: BlockBuilder, it: Expr, j0: Expr, then?: (t: ThreadScope, corr: DistributedTensor) => void): DistributedTensor => {
+          const inner = threadsOf(l);
           let scaleLog2 = args.scaleLog2;
           if (sAccInt !== undefined && args.int8Scales !== undefined) {
             l.comment('int8 S to float; the tile\'s dequantization scales join the softmax scale');
@@ -319,42 +336,103 @@ export class FmhaFwdWsPipeline {
           }
           l.comment('the mask, on the tiles that need it');
           l.if(args.mask.isEdgeTile(args.m0, j0, P.tileM, P.tileN), (mb) => {
-            const masked = new BlockEmitter(mb, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block);
-            masked.threads((t) =>
+            threadsOf(mb).threads((t) =>
               sweepTile(t, sAcc, (e) => {
                 e.b.if(args.mask.isMasked(add(args.m0, e.x[0]!), add(j0, e.x[1]!)), (z) => z.assign(e.value, infinity(float32, { negative: true })));
               }),
             );
           });
           vote?.emitBeginTile(l, it);
+          let corr: DistributedTensor | undefined;
           inner.threads((t) => {
             t.b.comment('online softmax: S becomes P = 2^(S·scale·log2 e − m); O *= 2^(m_old − m_new)');
-            const corr = softmax.emitUpdate(t, sAcc, scaleLog2, vote === undefined ? {} : { gate: (delta) => vote.emitVote(t, delta) })!;
-            t.b.if(vote === undefined ? gt(it, 0) : ne(vote.oLive, 0), (r) => softmax.emitRescale({ ...t, b: r }, oAcc, corr));
-            t.b.comment('P to fp16/bf16 pairs: accumulator element 8·kk + i is A-fragment element i of k step kk');
-            for (let r = 0; r < this.pv.aRegisters; r++) t.b.assign(pFrag.at(t, r), packFloat2(target, P.dtype, sAcc.at(t, 2 * r), sAcc.at(t, 2 * r + 1)));
-            if (vote !== undefined) {
-              t.b.comment('a warp that voted skip feeds zeros to its warpgroup\'s P·V (a uniform, rarely taken branch)');
-              t.b.if(not(vote.keep), (z) => {
-                for (let r = 0; r < this.pv.aRegisters; r++) z.assign(pFrag.at({ ...t, b: z }, r), lit(0, uint32));
-              });
-            }
+            corr = softmax.emitUpdate(t, sAcc, scaleLog2, vote === undefined ? {} : { gate: (delta) => vote.emitVote(t, delta) })!;
+            then?.(t, corr);
           });
+          return corr!;
+        };
+        // O += P·V of the tile whose V is in stage `s` once it is full; `compute` false skips it (the vote); `wait` waits for it.
+        const issuePv = (l: BlockBuilder, vAddr: Expr, s: Expr, parity: Expr, accumulate: Expr, compute: Expr | undefined, wait: boolean): void => {
           l.comment('O += P·V (V as an MN-major B operand)');
           l.expr(mbarrierWaitParity(target, vFull(s), parity));
-          if (vote === undefined) {
-            this.pv.emitMma(l, target, oAcc, pFrag, { bTile: vAddr, accumulate: cast(gt(it, 0), int32) });
-            this.pv.emitWait(l, target, oAcc, 0, pFrag);
-          } else {
+          const mma = (c: BlockBuilder): void => {
+            this.pv.emitMma(c, target, oAcc, pFrag, { bTile: vAddr, accumulate });
+            if (wait) this.pv.emitWait(c, target, oAcc, 0, pFrag);
+          };
+          if (compute === undefined) mma(l);
+          else {
             l.comment('the PV skip: a warpgroup whose rows all voted skip issues no P·V (V was loaded all the same)');
-            l.if(vote.compute, (c) => {
-              this.pv.emitMma(c, target, oAcc, pFrag, { bTile: vAddr, accumulate: vote.oLive });
-              this.pv.emitWait(c, target, oAcc, 0, pFrag);
-            });
-            vote.emitAfterTile(l);
+            l.if(compute, mma);
           }
-          l.if(lane0, (r) => r.expr(mbarrierArrive(target, vEmpty(s))));
-        });
+        };
+        // After a tile's P·V (issued or skipped by the vote): O is live once one ran; the counters.
+        const countPv = (l: BlockBuilder, computed: Expr): void => {
+          if (vote === undefined) return;
+          l.if(
+            computed,
+            (c) => {
+              c.assign(vote.oLive, 1);
+              c.assign(vote.computed, add(vote.computed, 1));
+            },
+            (k) => k.assign(vote.skipped, add(vote.skipped, 1)),
+          );
+        };
+        const kTile = (l: BlockBuilder, s: Expr): Expr => l.let('k_tile', uint32, add(smemAddr, cast(add(this.kOffset, mul(s, this.kStageBytes)), uint32)));
+        const vTile = (l: BlockBuilder, s: Expr): Expr => l.let('v_tile', uint32, add(smemAddr, cast(add(this.vOffset, mul(s, this.vStageBytes)), uint32)));
+        const oLiveNow = (it: Expr): Expr => (vote === undefined ? gt(it, 0) : ne(vote.oLive, 0));
+        if (P.overlapSoftmax !== true) {
+          cons.forRange({ name: 'it', to: iters }, (l, it) => {
+            const { s, parity } = stageOf(l, it);
+            const j0 = cursor.row(l, it, 'j0');
+            const kAddr = kTile(l, s);
+            const vAddr = vTile(l, s);
+            issueQk(l, s, parity, kAddr);
+            this.qk.emitWait(l, target, sAccInt ?? sAcc, 0);
+            l.if(lane0, (r) => r.expr(mbarrierArrive(target, kEmpty(s))));
+            softmaxTile(l, it, j0, (t, corr) => rescaleAndPack(t, oLiveNow(it), corr));
+            issuePv(l, vAddr, s, parity, vote === undefined ? cast(gt(it, 0), int32) : vote.oLive, vote?.compute, true);
+            if (vote !== undefined) countPv(l, vote.compute);
+            l.if(lane0, (r) => r.expr(mbarrierArrive(target, vEmpty(s))));
+          });
+        } else {
+          cons.comment('intra-warpgroup overlap: the previous tile\'s P·V runs while this tile\'s softmax does');
+          // The previous tile's vote, carried into the iteration that issues its P·V.
+          const pending = vote === undefined ? undefined : cons.declare('pv_pending_compute', bool, lit(true, bool), { storage: 'mutable' });
+          cons.if(gt(iters, 0), (ov) => {
+            ov.comment('the first tile alone: S, its softmax, P');
+            const first = { s: lit(0, int32), parity: lit(0, uint32) };
+            const j00 = cursor.row(ov, lit(0, int32), 'j0');
+            issueQk(ov, first.s, first.parity, kTile(ov, first.s));
+            this.qk.emitWait(ov, target, sAccInt ?? sAcc, 0);
+            ov.if(lane0, (r) => r.expr(mbarrierArrive(target, kEmpty(first.s))));
+            softmaxTile(ov, lit(0, int32), j00, (t, corr) => rescaleAndPack(t, lit(false, bool), corr));
+            if (pending !== undefined && vote !== undefined) ov.assign(pending, vote.compute);
+            ov.forRange({ name: 'it', from: 1, to: iters }, (l, it) => {
+              const { s, parity } = stageOf(l, it);
+              const j0 = cursor.row(l, it, 'j0');
+              issueQk(l, s, parity, kTile(l, s));
+              const prev = stageOf(l, l.let('it_prev', int32, sub(it, 1)));
+              issuePv(l, vTile(l, prev.s), prev.s, prev.parity, vote === undefined ? cast(gt(it, 1), int32) : vote.oLive, pending, false);
+              l.comment('this tile\'s S is done (the previous P·V may still run)');
+              this.qk.emitWait(l, target, sAccInt ?? sAcc, 1);
+              l.if(lane0, (r) => r.expr(mbarrierArrive(target, kEmpty(s))));
+              const corr = softmaxTile(l, it, j0);
+              l.comment('the previous P·V is done: its V stage is free, O may be rescaled and P overwritten');
+              this.pv.emitWait(l, target, oAcc, 0, pFrag);
+              if (pending !== undefined) countPv(l, pending);
+              l.if(lane0, (r) => r.expr(mbarrierArrive(target, vEmpty(prev.s))));
+              threadsOf(l).threads((t) => rescaleAndPack(t, oLiveNow(it), corr));
+              if (pending !== undefined && vote !== undefined) l.assign(pending, vote.compute);
+            });
+            ov.comment('the last tile\'s P·V');
+            const last = ov.let('it_last', int32, sub(iters, 1));
+            const stage = stageOf(ov, last);
+            issuePv(ov, vTile(ov, stage.s), stage.s, stage.parity, vote === undefined ? cast(gt(last, 0), int32) : vote.oLive, pending, false);
+            this.pv.emitWait(ov, target, oAcc, 0, pFrag);
+            if (pending !== undefined) countPv(ov, pending);
+            ov.if(lane0, (r) => r.expr(mbarrierArrive(target, vEmpty(stage.s))));
+          });
+        }
         if (vote !== undefined) vote.emitStats(cons, tid);
         cons.comment('epilogue: O /= l (0 for rows with nothing unmasked), LSE, predicated store');
         cons.if(vote === undefined ? eq(iters, 0) : eq(vote.oLive, 0), (z) => new BlockEmitter(z, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block).threads((t) => clearTile(t, oAcc)));
