@@ -13,7 +13,7 @@ export interface CatalogInstance extends CompilableInstance {
  * Compiles `instances` with `flags`, printing one progress line per instance (`[label i/n]`), and
  * returns one line per broken promise: a compile error, no resource report, register spills, a stack
  * frame, static shared memory other than the instance's, or one of ptxas's Hopper performance
- * diagnostics (C7515: wgmma serialized; C7508/C7510: setmaxnreg ignored). Empty when all hold.
+ * diagnostics (C7514/C7515: wgmma serialized; C7508/C7510: setmaxnreg ignored). Empty when all hold.
  */
 export async function catalogCompileProblems(label: string, instances: readonly CatalogInstance[], compiler: Compiler, flags: readonly string[], log: (line: string) => void = console.log): Promise<string[]> {
   const results = new Map<string, CompileResult>();
@@ -44,7 +44,7 @@ export async function catalogCompileProblems(label: string, instances: readonly 
     if (r.resources.spillStores > 0 || r.resources.spillLoads > 0) problems.push(`${instance.name}: spills ${r.resources.spillStores}/${r.resources.spillLoads} bytes`);
     if (r.resources.stackFrame > 0) problems.push(`${instance.name}: ${r.resources.stackFrame}-byte stack frame`);
     if (r.resources.sharedBytes !== instance.staticSharedBytes) problems.push(`${instance.name}: ${r.resources.sharedBytes} B static smem, the instance says ${instance.staticSharedBytes}`);
-    const diag = r.log.match(/C75(08|10|15)[^\n]*/g);
+    const diag = r.log.match(/C75(08|10|14|15)[^\n]*/g);
     if (diag !== null) problems.push(`${instance.name}: ${diag.join(' | ')}`);
   }
   return problems;
