@@ -2,7 +2,8 @@
 // the sequence is cut into chunks of `chunk_rows` rows, one block per (chunk, K head, batch) sums
 // its chunk's rows column by column in fp32 and writes the partial sums — no atomics, so the
 // second pass (`SpargeKeyMeanFinalizeInstance`) can add them in a fixed order.
-import { add, bool, cast, div, float32, ge, index, instanceKey, int32, int64, kernelParam, KernelSignature, minOf, mul, ne, select, sm90a, SourceBuilder, sub, type InstanceKey, type Target } from '@tilekit/codegen';
+import { add, cast, div, float32, ge, index, instanceKey, int32, int64, kernelParam, KernelSignature, minOf, mul, select, sm90a, SourceBuilder, sub, type InstanceKey, type Target } from '@tilekit/codegen';
+import { emitRowTileSequence } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { getDType } from '@tilekit/numeric';
 import { BlockEmitter, clearTile, loadTile, makeDistributedTensor, makeTensorView, makeTileWindow, moveTileWindow, reduceSum, sweepTile } from '@tilekit/tile';
@@ -92,17 +93,7 @@ export class SpargeKeyMeanPartialInstance {
     const columns = spargeColumnEncoding(tile);
     this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads, minBlocksPerSm: 4 } }, (b, a) => {
       const chunk = b.let('chunk', int32, cast(t.blockIdx('x'), int32));
-      const head = b.let('head', int32, cast(t.blockIdx('y'), int32));
-      const batch = b.let('batch', int32, cast(t.blockIdx('z'), int32));
-      const group = b.let('group_mode', bool, ne(select(a.seqstart, 1, 0), 0));
-      const rowStart = b.declare('row_start', int32, 0, { storage: 'mutable' });
-      const seqlen = b.declare('seq_rows', int32, a.seqlen, { storage: 'mutable' });
-      b.if(group, (g) => {
-        g.assign(rowStart, index(a.seqstart, batch));
-        g.assign(seqlen, sub(index(a.seqstart, add(batch, 1)), rowStart));
-      });
-      const c0 = b.let('c0', int32, mul(chunk, a.chunk_rows));
-      b.if(ge(c0, seqlen), (e) => e.return());
+      const { head, batch, group, rowStart, seqlen, m0: c0 } = emitRowTileSequence(b, t, { tileRows: a.chunk_rows, seqlen: a.seqlen, seqstart: a.seqstart });
       const left = b.let('chunk_left', int32, minOf(a.chunk_rows, sub(seqlen, c0)));
       const mapBatch = b.let('b_off', int64, cast(select(group, 0, batch), int64));
       const kBase = b.let('k_base', a.k.type, add(a.k, add(add(mul(mapBatch, a.k_stride_batch), mul(cast(head, int64), a.k_stride_head)), mul(cast(add(rowStart, c0), int64), cast(a.k_stride_row, int64)))));

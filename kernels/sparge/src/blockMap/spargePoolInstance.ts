@@ -36,6 +36,7 @@ import {
   type InstanceKey,
   type Target,
 } from '@tilekit/codegen';
+import { emitRowTileSequence } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { ArgumentError, getDType } from '@tilekit/numeric';
 import { blockTileReduce, BlockEmitter, loadTile, makeDistributedTensor, makeTensorView, makeTileWindow, reduceEncoding, reduceMax, reduceSum, storeTile, sweepTile, tileElementwise } from '@tilekit/tile';
@@ -144,16 +145,8 @@ export class SpargePoolInstance {
     const rowsRed = reduceEncoding(enc, [1]);
     this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads, minBlocksPerSm: 2 } }, (b, a) => {
       const blk = b.let('blk', int32, cast(t.blockIdx('x'), int32));
-      const head = b.let('head', int32, cast(t.blockIdx('y'), int32));
-      const batch = b.let('batch', int32, cast(t.blockIdx('z'), int32));
-      const group = b.let('group_mode', bool, ne(select(a.seqstart, 1, 0), 0));
-      const rowStart = b.declare('row_start', int32, 0, { storage: 'mutable' });
-      const seqlen = b.declare('seq_rows', int32, a.seqlen, { storage: 'mutable' });
-      b.if(group, (g) => {
-        g.assign(rowStart, index(a.seqstart, batch));
-        g.assign(seqlen, sub(index(a.seqstart, add(batch, 1)), rowStart));
-      });
-      const r0 = b.let('r0', int32, mul(blk, B));
+      // Blocks past a sequence's end still write their zeros below, so the prologue does not return.
+      const { head, batch, group, rowStart, seqlen, m0: r0 } = emitRowTileSequence(b, t, { tileRows: B, seqlen: a.seqlen, seqstart: a.seqstart, returnPastEnd: false });
       const out = b.let('out_block', int64, add(mul(add(mul(cast(batch, int64), a.heads), cast(head, int64)), cast(a.blocks_max, int64)), cast(blk, int64)));
       const quant = b.let('quantize', bool, ne(select(a.x8, 1, 0), 0));
       const tid0 = b.let('tid0', int32, cast(t.threadIdx('x'), int32), { range: [0, this.threads - 1] });

@@ -18,13 +18,16 @@ export interface RowTileSequence {
 
 /** What `emitRowTileSequence` needs: the tile's rows, the kernel's seqlen and nullable seqstart parameters. */
 export interface RowTileSequenceSpec {
-  readonly tileRows: number;
+  /** Rows per tile (a constant, or an `int` kernel parameter). */
+  readonly tileRows: number | Expr;
   /** The batch-mode rows per sequence (an int32 parameter). */
   readonly seqlen: Expr;
   /** The group-mode sequence starts (a nullable `const int32*` parameter). */
   readonly seqstart: Expr;
   /** The C name of the batch local (default `batch`). */
   readonly batchName?: string;
+  /** Return from blocks whose tile starts past the sequence's end (default true; false leaves that to the caller). */
+  readonly returnPastEnd?: boolean;
 }
 
 /**
@@ -32,7 +35,7 @@ export interface RowTileSequenceSpec {
  * dot_do_o and convert_dq), launched on a grid (row tiles, query heads, batch): declares the
  * block's batch, head and first row, resolves batch or group mode from the seqstart pointer (its
  * sequence's first physical row and length), and returns from blocks whose tile starts past the
- * sequence's end. Postcondition (checked by compiling and running the kernels): after it, rows
+ * sequence's end (unless `returnPastEnd` is false). Sparge's K-mean and pooling kernels use it too. Postcondition (checked by compiling and running the kernels): after it, rows
  * [m0, min(m0 + tileRows, seqlen)) of physical rows rowStart + … are the block's to handle.
  */
 export function emitRowTileSequence(b: BlockBuilder, target: Target, spec: RowTileSequenceSpec): RowTileSequence {
@@ -46,6 +49,6 @@ export function emitRowTileSequence(b: BlockBuilder, target: Target, spec: RowTi
     g.assign(rowStart, index(spec.seqstart, batch));
     g.assign(seqlen, sub(index(spec.seqstart, add(batch, 1)), rowStart));
   });
-  b.if(ge(m0, seqlen), (x) => x.return());
+  if (spec.returnPastEnd !== false) b.if(ge(m0, seqlen), (x) => x.return());
   return { batch, head, m0, group, rowStart, seqlen };
 }
