@@ -6,7 +6,7 @@ import type { Compiler, Device, DeviceBuffer, DeviceRange, Stream } from '@tilek
 import { SpargeArgumentError } from '../spargeArgumentError.ts';
 import { checkSpargeParams, type ResolvedSpargeParams, type SpargeParams } from '../spargeHyperparameters.ts';
 import { checkSpargePoolProblem, spargePoolOutputBytes, type CheckedSpargePoolProblem, type SpargePoolProblem } from './spargePoolProblem.ts';
-import { SpargePoolKernels } from './spargePoolKernels.ts';
+import { SpargePoolKernels, type SpargePoolOutputs } from './spargePoolKernels.ts';
 import { SPARGE_SELECT_CATALOG } from './spargeSelectCatalog.ts';
 import { checkSpargeSelectConfig, packSpargeSelect, spargeSelectBufferBytes, SpargeSelectKernel, type CheckedSpargeSelectConfig } from './spargeSelectLauncher.ts';
 
@@ -18,19 +18,8 @@ export interface SpargeBlockMapProblem extends Omit<SpargePoolProblem, 'blockQ' 
   readonly params: SpargeParams;
 }
 
-/** The intermediates between the stages (fp32, layouts of SpargePoolOutputBytes); allocated by `prepare` when absent. */
-export interface SpargeBlockMapIntermediates {
-  readonly pooledQ: DeviceRange;
-  readonly simQ: DeviceRange;
-  readonly pooledK: DeviceRange;
-  readonly simK: DeviceRange;
-  readonly km: DeviceRange;
-  readonly kmPartial?: DeviceRange;
-  readonly q8?: DeviceRange;
-  readonly k8?: DeviceRange;
-  readonly qScale?: DeviceRange;
-  readonly kScale?: DeviceRange;
-}
+/** The intermediates between the stages: the pooling stage's outputs; allocated by `prepare` when absent. */
+export type SpargeBlockMapIntermediates = SpargePoolOutputs;
 
 /**
  * Device memory of one block-map prediction: Q, K (and seqstarts in group mode), the outputs

@@ -11,14 +11,8 @@ import type { SpargePoolInstance } from './spargePoolInstance.ts';
 import type { SpargeRowKernelLaunch } from './spargePoolPolicy.ts';
 import { checkSpargePoolProblem, spargePoolOutputBytes, spargeTensorSpan, type CheckedSpargePoolProblem, type SpargePoolProblem } from './spargePoolProblem.ts';
 
-/** Device memory of the pooling stage: inputs, outputs (sizes from `spargePoolOutputBytes`), workspace, stream. */
-export interface SpargePoolBuffers {
-  /** Q and K with the problem's element strides (16-byte aligned). */
-  readonly q: DeviceRange;
-  readonly k: DeviceRange;
-  /** Group mode: int32, batch + 1 entries each. */
-  readonly seqstartQ?: DeviceRange;
-  readonly seqstartK?: DeviceRange;
+/** What the pooling stage writes (sizes from `spargePoolOutputBytes`) and its K-mean workspace: the selection and attention stages read them. */
+export interface SpargePoolOutputs {
   readonly pooledQ: DeviceRange;
   readonly simQ: DeviceRange;
   readonly pooledK: DeviceRange;
@@ -31,6 +25,16 @@ export interface SpargePoolBuffers {
   readonly k8?: DeviceRange;
   readonly qScale?: DeviceRange;
   readonly kScale?: DeviceRange;
+}
+
+/** Device memory of the pooling stage: inputs, outputs, workspace, stream. */
+export interface SpargePoolBuffers extends SpargePoolOutputs {
+  /** Q and K with the problem's element strides (16-byte aligned). */
+  readonly q: DeviceRange;
+  readonly k: DeviceRange;
+  /** Group mode: int32, batch + 1 entries each. */
+  readonly seqstartQ?: DeviceRange;
+  readonly seqstartK?: DeviceRange;
   readonly stream?: Stream;
 }
 

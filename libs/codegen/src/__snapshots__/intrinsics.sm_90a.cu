@@ -146,20 +146,6 @@ __device__ __forceinline__ void tk_named_barrier_sync(int id, int count) {
   asm volatile("bar.sync %0, %1;" : : "r"(id), "r"(count) : "memory");
 }
 
-// bar.red.or.pred p, id, count, q: bar.sync that also ORs a predicate over the participating threads.
-__device__ __forceinline__ bool tk_named_barrier_reduce_or(int id, int count, unsigned int vote) {
-  unsigned int any;
-  asm volatile(
-      "{\n"
-      "  .reg .pred vote_p, any_p;\n"
-      "  setp.ne.u32 vote_p, %3, 0;\n"
-      "  bar.red.or.pred any_p, %1, %2, vote_p;\n"
-      "  selp.u32 %0, 1, 0, any_p;\n"
-      "}\n"
-      : "=r"(any) : "r"(id), "r"(count), "r"(vote) : "memory");
-  return any != 0u;
-}
-
 // red.global.add.f32 [p], v: an atomic add whose result nobody reads (no return trip).
 __device__ __forceinline__ void tk_red_add_f32(float* p, float v) {
   asm volatile("red.global.add.f32 [%0], %1;" : : "l"(p), "f"(v) : "memory");
@@ -373,10 +359,9 @@ extern "C" __global__ void __launch_bounds__(128) tk_intrinsics_sm80(const unsig
   const unsigned int packed = tk_pack_f16x2(x, e) + tk_pack_bf16x2(e, x);
   tk_named_barrier_arrive(1, 64);
   tk_named_barrier_sync(2, 128);
-  const bool any_negative = tk_named_barrier_reduce_or(3, 128, x < 0.0f ? 1u : 0u);
   tk_red_add_f32(reinterpret_cast<float*>(out), e);
   const unsigned int sum = regs[0] + regs[1] + (regs[2] + regs[3]);
-  out[tid] = sum + packed + tk_smem_addr(tile) + static_cast<unsigned int>(any_negative);
+  out[tid] = sum + packed + tk_smem_addr(tile);
 }
 
 extern "C" __global__ void __launch_bounds__(128) tk_intrinsics_sm90(const __grid_constant__ tk_tensor_map map, unsigned int* __restrict__ out, int x) {

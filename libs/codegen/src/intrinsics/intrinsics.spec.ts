@@ -12,7 +12,7 @@ import { array, int32, pointer, uint8, uint32, uint64 } from '../cType.ts';
 import { CodegenTypeError, TargetFeatureError } from '../errors.ts';
 import type { Expr } from '../expr.ts';
 import { tensorMapType } from '../kernel/kernelParam.ts';
-import { addressOf, index, ne, variable } from '../ops.ts';
+import { addressOf, index, variable } from '../ops.ts';
 import { SourceBuilder } from '../sourceFile.ts';
 import { gfx942, host, sm80, sm90a } from '../target.ts';
 import type { Target } from '../target.ts';
@@ -24,7 +24,6 @@ import { emitAsm } from './deviceHelper.ts';
 import { electSync } from './electSync.ts';
 import { gridDependencyLaunchDependents, gridDependencyWait } from './gridDependency.ts';
 import { ldmatrix } from './ldmatrix.ts';
-import { namedBarrierReduceOr } from './namedBarrier.ts';
 import { mbarrierArrive, mbarrierArriveExpectTx, mbarrierInit, mbarrierInval, mbarrierTryWaitParity, mbarrierWaitParity } from './mbarrier.ts';
 import { setMaxNReg } from './setmaxnreg.ts';
 import { sharedAddress } from './sharedAddress.ts';
@@ -53,7 +52,6 @@ const sm80Set: Readonly<Record<string, (t: Target) => Expr>> = {
   mbarrierInit: (t) => mbarrierInit(t, bar, 1),
   mbarrierArrive: (t) => mbarrierArrive(t, bar),
   mbarrierInval: (t) => mbarrierInval(t, bar),
-  namedBarrierReduceOr: (t) => namedBarrierReduceOr(t, 1, 256, ne(variable('vote', int32), 0)),
 };
 
 /** Every sm_90a-only wrapper, called once on `t`. */

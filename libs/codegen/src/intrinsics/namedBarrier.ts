@@ -1,6 +1,6 @@
-import { bool, int32, uint32 } from '../cType.ts';
+import { int32 } from '../cType.ts';
 import type { Expr } from '../expr.ts';
-import { lit, ne, select } from '../ops.ts';
+import { lit } from '../ops.ts';
 import type { Target } from '../target.ts';
 import { callHelper, defineDeviceHelper, emitAsm, requireImmediate, requireIntrinsic } from './deviceHelper.ts';
 
@@ -32,36 +32,4 @@ export function namedBarrierArrive(target: Target, id: Expr | number, count: num
   if (typeof id === 'number') requireImmediate('id', id, 1, 15);
   requireImmediate('count', count, 32, 1024, 32);
   return callHelper(arriveHelper, [typeof id === 'number' ? lit(id, int32) : id, lit(count, int32)]);
-}
-
-const reduceOrHelper = defineDeviceHelper(
-  {
-    name: 'tk_named_barrier_reduce_or',
-    doc: 'bar.red.or.pred p, id, count, q: bar.sync that also ORs a predicate over the participating threads.',
-    returns: bool,
-    params: { id: int32, count: int32, vote: uint32 },
-  },
-  (b, { id, count, vote }) => {
-    const any = b.declare('any', uint32);
-    emitAsm(b, {
-      ptx: ['.reg .pred vote_p, any_p;', 'setp.ne.u32 vote_p, %3, 0;', 'bar.red.or.pred any_p, %1, %2, vote_p;', 'selp.u32 %0, 1, 0, any_p;'],
-      outputs: [['=r', any]],
-      inputs: [['r', id], ['r', count], ['r', vote]],
-      memory: true,
-    });
-    b.return(ne(any, 0));
-  },
-);
-
-/**
- * `bar.red.or.pred` (every CUDA target): a {@link namedBarrierSync} among `count` threads on barrier
- * `id` that returns, to each of them, whether `vote` (a `bool`) was true on any of them. One
- * instruction for a uniform decision across warps (attention's PV-skip vote of a warpgroup or of
- * all consumer warpgroups).
- */
-export function namedBarrierReduceOr(target: Target, id: Expr | number, count: number, vote: Expr): Expr {
-  requireIntrinsic(target, 'threads', 'bar.red.or');
-  if (typeof id === 'number') requireImmediate('id', id, 1, 15);
-  requireImmediate('count', count, 32, 1024, 32);
-  return callHelper(reduceOrHelper, [typeof id === 'number' ? lit(id, int32) : id, lit(count, int32), select(vote, lit(1, uint32), lit(0, uint32))]);
 }

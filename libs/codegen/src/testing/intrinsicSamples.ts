@@ -1,5 +1,5 @@
-import { array, bool, float32, int32, pointer, uint8, uint32, uint64 } from '../cType.ts';
-import { add, addressOf, cast, eq, index, lit, lt, mul, ne, shr } from '../ops.ts';
+import { array, float32, int32, pointer, uint8, uint32, uint64 } from '../cType.ts';
+import { add, addressOf, cast, eq, index, lt, mul, ne, shr } from '../ops.ts';
 import { SourceBuilder } from '../sourceFile.ts';
 import type { Target } from '../target.ts';
 import { kernelParam } from '../kernel/kernelParam.ts';
@@ -8,7 +8,7 @@ import { fenceMbarrierInit, fenceProxyAsyncShared } from '../intrinsics/asyncFen
 import { cpAsync, cpAsyncCommitGroup, cpAsyncWaitGroup } from '../intrinsics/cpAsync.ts';
 import { electSync } from '../intrinsics/electSync.ts';
 import { exp2Approx, log2Approx, packFloat2 } from '../intrinsics/fastMath.ts';
-import { namedBarrierArrive, namedBarrierReduceOr, namedBarrierSync } from '../intrinsics/namedBarrier.ts';
+import { namedBarrierArrive, namedBarrierSync } from '../intrinsics/namedBarrier.ts';
 import { reduceAddF32 } from '../intrinsics/reduceAdd.ts';
 import { gridDependencyLaunchDependents, gridDependencyWait } from '../intrinsics/gridDependency.ts';
 import { ldmatrix } from '../intrinsics/ldmatrix.ts';
@@ -69,10 +69,9 @@ export function intrinsicSamplesSource(target: Target): string {
       const packed = b.let('packed', uint32, add(packFloat2(target, 'fp16', x, e), packFloat2(target, 'bf16', e, x)));
       b.expr(namedBarrierArrive(target, 1, 64));
       b.expr(namedBarrierSync(target, 2, 128));
-      const anyNegative = b.let('any_negative', bool, namedBarrierReduceOr(target, 3, 128, lt(x, lit(0, float32))));
       b.expr(reduceAddF32(target, cast(out, pointer(float32)), e));
       const sum = b.let('sum', uint32, add(add(index(regs, 0), index(regs, 1)), add(index(regs, 2), index(regs, 3))));
-      b.assign(index(out, tid), add(add(add(sum, packed), sharedAddress(target, tile)), cast(anyNegative, uint32)));
+      b.assign(index(out, tid), add(add(sum, packed), sharedAddress(target, tile)));
     },
   );
   if (!hopper) return src.render();

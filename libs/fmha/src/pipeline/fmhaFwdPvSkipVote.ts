@@ -173,10 +173,10 @@ export class FmhaFwdPvSkipVote {
     return keep;
   }
 
-  /** After the (maybe skipped) P·V of a tile: O is live once computed; the counters. */
-  emitAfterTile(l: BlockBuilder): void {
+  /** After a tile's P·V, issued when `computed` (the tile's vote, maybe carried over a loop iteration): O is live once one ran; the counters. */
+  emitAfterTile(l: BlockBuilder, computed: Expr): void {
     l.if(
-      this.compute,
+      computed,
       (c) => {
         c.assign(this.oLive, 1);
         c.assign(this.computed, add(this.computed, 1));

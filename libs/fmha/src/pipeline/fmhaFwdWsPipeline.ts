@@ -366,17 +366,7 @@ export class FmhaFwdWsPipeline {
           }
         };
         // After a tile's P·V (issued or skipped by the vote): O is live once one ran; the counters.
-        const countPv = (l: BlockBuilder, computed: Expr): void => {
-          if (vote === undefined) return;
-          l.if(
-            computed,
-            (c) => {
-              c.assign(vote.oLive, 1);
-              c.assign(vote.computed, add(vote.computed, 1));
-            },
-            (k) => k.assign(vote.skipped, add(vote.skipped, 1)),
-          );
-        };
+        const countPv = (l: BlockBuilder, computed: Expr): void => vote?.emitAfterTile(l, computed);
         const kTile = (l: BlockBuilder, s: Expr): Expr => l.let('k_tile', uint32, add(smemAddr, cast(add(this.kOffset, mul(s, this.kStageBytes)), uint32)));
         const vTile = (l: BlockBuilder, s: Expr): Expr => l.let('v_tile', uint32, add(smemAddr, cast(add(this.vOffset, mul(s, this.vStageBytes)), uint32)));
         const oLiveNow = (it: Expr): Expr => (vote === undefined ? gt(it, 0) : ne(vote.oLive, 0));
