@@ -151,6 +151,8 @@ describe('spargePvSkipAttentionReference', () => {
     );
   });
 
+  // A seed whose draws include block-vote skips (checked by the last assertion).
+  const SKIPPING_SEED = 1;
   it('skips only tiles whose weights are ≤ 2^−pvThreshold of the row max; warp skips every (row, tile) block skips', () => {
     let runsWithSkips = 0;
     fc.assert(
@@ -168,6 +170,8 @@ describe('spargePvSkipAttentionReference', () => {
         const bound = 2 * c.map.kBlocks * args.blockK * 2 ** -pvThreshold * Math.max(...Array.from(args.v, Math.abs));
         for (const r of [warp, block]) for (let i = 0; i < exact.o.length; i++) expect(Math.abs(r.o[i]! - exact.o[i]!)).toBeLessThanOrEqual(bound + 1e-12);
       }),
+      // A fixed seed: the property holds for every input, but whether some run skips depends on the draw.
+      { seed: SKIPPING_SEED },
     );
     expect(runsWithSkips).toBeGreaterThan(0);
   });
