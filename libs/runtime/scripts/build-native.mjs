@@ -4,6 +4,7 @@
 // `install` script and by the nx target `build-native`.
 //
 //   node libs/runtime/scripts/build-native.mjs        build (or rebuild) build/Release/tilekit_runtime.node
+//   npx tilekit-build-native                           the same from a project that installed @tilekit/runtime
 //   TILEKIT_SKIP_NATIVE=1 npm ci                       skip the build (compilers still work, devices do not)
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -25,7 +26,7 @@ function fail(summary, details) {
     '  The addon is needed to run kernels on a GPU; generating and compiling kernels (nvcc)',
     '  work without it. Requirements: python3, make, a C++17 g++ and the Node headers',
     '  (<prefix>/include/node/node_api.h). No CUDA toolkit or driver is needed to build.',
-    '  Retry:  node libs/runtime/scripts/build-native.mjs   (or: npx nx run @tilekit/runtime:build-native)',
+    '  Retry:  npx tilekit-build-native   (in the tilekit workspace: node libs/runtime/scripts/build-native.mjs)',
     '  Skip:   TILEKIT_SKIP_NATIVE=1 npm ci',
     '================================================================================',
     '',
@@ -59,7 +60,9 @@ function findNodeGyp() {
   }
   const bundled = process.env['npm_config_node_gyp'];
   if (bundled && existsSync(bundled)) return bundled;
-  return undefined;
+  // npm's own copy beside the running node (npx and plain node do not always set npm_config_node_gyp).
+  const npmCopy = join(dirname(dirname(process.execPath)), 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
+  return existsSync(npmCopy) ? npmCopy : undefined;
 }
 
 if (process.env['TILEKIT_SKIP_NATIVE']) {

@@ -157,17 +157,22 @@ export class AddonLoadError extends TilekitError {
   readonly tried: readonly string[];
 
   constructor(tried: readonly string[], cause: string) {
-    super(
-      'runtime/addon-load',
-      [
-        `cannot load the tilekit native addon (${ADDON_FILE}): ${cause}`,
-        `  tried: ${tried.join(', ')}`,
-        '  build it with: node libs/runtime/scripts/build-native.mjs (or npx nx run @tilekit/runtime:build-native),',
-        '  or point TILEKIT_ADDON_PATH at a built tilekit_runtime.node',
-      ].join('\n'),
-    );
+    super('runtime/addon-load', addonLoadMessage(tried, cause));
     this.tried = tried;
   }
+}
+
+/**
+ * One line: what failed, where it looked, and how to get the addon. A missing file usually means
+ * the package's install script did not run (npm 11 runs a dependency's install script only when
+ * the project's `allowScripts` approves it).
+ */
+function addonLoadMessage(tried: readonly string[], cause: string): string {
+  const how =
+    cause === 'no such file'
+      ? 'the install script of @tilekit/runtime did not build it (npm 11 runs it only when allowScripts in your package.json approves "@tilekit/runtime"); build it now with `npx tilekit-build-native`'
+      : 'rebuild it with `npx tilekit-build-native`';
+  return `cannot load the tilekit native addon (${ADDON_FILE}): ${cause} (tried ${tried.join(', ')}); ${how}, or set TILEKIT_ADDON_PATH to a built ${ADDON_FILE}`;
 }
 
 /**
