@@ -24,7 +24,7 @@ import { emitAsm } from './deviceHelper.ts';
 import { electSync } from './electSync.ts';
 import { gridDependencyLaunchDependents, gridDependencyWait } from './gridDependency.ts';
 import { ldmatrix } from './ldmatrix.ts';
-import { mbarrierArrive, mbarrierArriveExpectTx, mbarrierInit, mbarrierInval, mbarrierTryWaitParity, mbarrierWaitParity } from './mbarrier.ts';
+import { mbarrierArrive, mbarrierArriveExpectTx, mbarrierArriveWarp, mbarrierInit, mbarrierInval, mbarrierTryWaitParity, mbarrierWaitParity } from './mbarrier.ts';
 import { setMaxNReg } from './setmaxnreg.ts';
 import { sharedAddress } from './sharedAddress.ts';
 import { bulkCommitGroup, bulkWaitGroup, prefetchTensorMap, tmaLoad, tmaStore } from './tma.ts';
@@ -51,6 +51,7 @@ const sm80Set: Readonly<Record<string, (t: Target) => Expr>> = {
   ldmatrix: (t) => ldmatrix(t, { count: 4, trans: true, dst: regs, src: smem }),
   mbarrierInit: (t) => mbarrierInit(t, bar, 1),
   mbarrierArrive: (t) => mbarrierArrive(t, bar),
+  mbarrierArriveWarp: (t) => mbarrierArriveWarp(t, bar),
   mbarrierInval: (t) => mbarrierInval(t, bar),
 };
 

@@ -31,6 +31,34 @@ const arriveHelper = defineDeviceHelper(
   },
 );
 
+// A warp releases a ring stage with one arrival (the barrier counts warps): `bar.warp.sync`
+// first, which orders every lane's earlier shared-memory accesses before lane 0's arrive (a
+// release at CTA scope), so the producer's next write into the stage cannot race a lane's read.
+const arriveWarpHelper = defineDeviceHelper(
+  {
+    name: 'tk_mbarrier_arrive_warp',
+    doc: 'Whole warp: bar.warp.sync (memory ordering among the lanes), then lane 0 arrives once on the mbarrier (release, CTA scope).',
+    params: { bar: barPtr },
+    requires: needs,
+  },
+  (b, { bar }) => {
+    const addr = b.let('addr', uint32, callHelper(sharedAddressHelper, [bar]));
+    emitAsm(b, {
+      ptx: [
+        '.reg .pred is_lane0;',
+        '.reg .u32 lane;',
+        '.reg .b64 state;',
+        'mov.u32 lane, %%laneid;',
+        'bar.warp.sync 0xffffffff;',
+        'setp.eq.u32 is_lane0, lane, 0;',
+        '@is_lane0 mbarrier.arrive.shared.b64 state, [%0];',
+      ],
+      inputs: [['r', addr]],
+      memory: true,
+    });
+  },
+);
+
 const arriveExpectTxHelper = defineDeviceHelper(
   {
     name: 'tk_mbarrier_arrive_expect_tx',
@@ -117,6 +145,17 @@ export function mbarrierArrive(target: Target, bar: Expr): Expr {
   requireIntrinsic(target, 'mbarrier', 'mbarrier.arrive');
   requireAddress('bar', bar);
   return callHelper(arriveHelper, [bar]);
+}
+
+/**
+ * A warp's release of a stage it read: every lane of the (converged) warp calls it; the lanes
+ * synchronise with `bar.warp.sync` (which orders their shared-memory accesses) and lane 0 arrives
+ * once. Use it wherever an mbarrier counts warps rather than threads.
+ */
+export function mbarrierArriveWarp(target: Target, bar: Expr): Expr {
+  requireIntrinsic(target, 'mbarrier', 'mbarrier.arrive (warp)');
+  requireAddress('bar', bar);
+  return callHelper(arriveWarpHelper, [bar]);
 }
 
 /**

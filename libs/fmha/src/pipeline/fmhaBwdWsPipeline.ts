@@ -21,6 +21,7 @@ import {
   lt,
   maxOf,
   mbarrierArrive,
+  mbarrierArriveWarp,
   mbarrierArriveExpectTx,
   mbarrierInit,
   mbarrierWaitParity,
@@ -366,7 +367,6 @@ export class FmhaBwdWsPipeline {
     const pFrag = block.registers('p_frag', uint32, this.dvGemm.aRegisters);
     const dsFrag = block.registers('ds_frag', uint32, this.dkGemm.aRegisters);
     const wg = cons.let('warpgroup', int32, div(tid, 128));
-    const lane0 = cons.let('warp_leader', bool, eq(bitAnd(tid, 31), 0));
     const done = cons.declare('q_loads', int32, 0, { storage: 'mutable' });
     const tiles = cons.declare('kv_round', int32, 0, { storage: 'mutable' });
     // The dSᵀ tile in shared memory: per 64-key-row chunk (one per consumer warpgroup) the M-major
@@ -467,7 +467,7 @@ export class FmhaBwdWsPipeline {
         }
         this.dqGemm.emitWait(li, target, dqAcc, 0);
         if (!this.wide) this.dkGemm.emitWait(li, target, dkAcc, 0, dsFrag);
-        li.if(lane0, (r) => r.expr(mbarrierArrive(target, ctx.qEmpty(s))));
+        li.expr(mbarrierArriveWarp(target, ctx.qEmpty(s)));
         const dqRow = args.dqAcc(li, head);
         if (this.wide) {
           li.comment('head dim 256: each warpgroup adds its half of the dQ columns with red.global');
@@ -515,7 +515,7 @@ export class FmhaBwdWsPipeline {
         l.comment("deterministic dQ: this key tile's stores and adds land before the next tile's adds start");
         l.if(eq(tid, 0), (x) => x.expr(bulkWaitGroup(target, 0)));
       }
-      l.if(lane0, (r) => r.expr(mbarrierArrive(target, ctx.kvEmpty)));
+      l.expr(mbarrierArriveWarp(target, ctx.kvEmpty));
       l.comment('dK and dV of this key tile (zero when no query row sees it), predicated on rows < seqlenK');
       l.if(eq(iters, 0), (z) =>
         new BlockEmitter(z, target, { numThreads: this.consumerThreads, index: index0 }, block).threads((t) => {

@@ -15,7 +15,7 @@ import {
   infinity,
   int32,
   lit,
-  mbarrierArrive,
+  mbarrierArriveWarp,
   mbarrierArriveExpectTx,
   mbarrierInit,
   mbarrierWaitParity,
@@ -293,7 +293,6 @@ export class FmhaFwdWsPipeline {
         const softmax = new BlockOnlineSoftmax(block, this.qk.cEncoding);
         block.threads((t) => softmax.emitInit(t));
         const wg = cons.let('warpgroup', int32, div(tid, 128));
-        const lane0 = cons.let('warp_leader', bool, eq(bitAnd(tid, 31), 0));
         cons.expr(mbarrierWaitParity(target, qFull, 0));
         const qAddr = smemAddr;
         const cursor = walk.emitCursor(cons, walkCtx);
@@ -378,11 +377,11 @@ export class FmhaFwdWsPipeline {
             const vAddr = vTile(l, s);
             issueQk(l, s, parity, kAddr);
             this.qk.emitWait(l, target, sAccInt ?? sAcc, 0);
-            l.if(lane0, (r) => r.expr(mbarrierArrive(target, kEmpty(s))));
+            l.expr(mbarrierArriveWarp(target, kEmpty(s)));
             softmaxTile(l, it, j0, (t, corr) => rescaleAndPack(t, oLiveNow(it), corr));
             issuePv(l, vAddr, s, parity, vote === undefined ? cast(gt(it, 0), int32) : vote.oLive, vote?.compute, true);
             if (vote !== undefined) countPv(l, vote.compute);
-            l.if(lane0, (r) => r.expr(mbarrierArrive(target, vEmpty(s))));
+            l.expr(mbarrierArriveWarp(target, vEmpty(s)));
           });
         } else {
           cons.comment('intra-warpgroup overlap: the previous tile\'s P·V runs while this tile\'s softmax does');
@@ -394,7 +393,7 @@ export class FmhaFwdWsPipeline {
             const j00 = cursor.row(ov, lit(0, int32), 'j0');
             issueQk(ov, first.s, first.parity, kTile(ov, first.s));
             this.qk.emitWait(ov, target, sAccInt ?? sAcc, 0);
-            ov.if(lane0, (r) => r.expr(mbarrierArrive(target, kEmpty(first.s))));
+            ov.expr(mbarrierArriveWarp(target, kEmpty(first.s)));
             softmaxTile(ov, lit(0, int32), j00, (t, corr) => rescaleAndPack(t, lit(false, bool), corr));
             if (pending !== undefined && vote !== undefined) ov.assign(pending, vote.compute);
             ov.forRange({ name: 'it', from: 1, to: iters }, (l, it) => {
@@ -405,12 +404,12 @@ export class FmhaFwdWsPipeline {
               issuePv(l, vTile(l, prev.s), prev.s, prev.parity, vote === undefined ? cast(gt(it, 1), int32) : vote.oLive, pending, false);
               l.comment('this tile\'s S is done (the previous P·V may still run)');
               this.qk.emitWait(l, target, sAccInt ?? sAcc, 1);
-              l.if(lane0, (r) => r.expr(mbarrierArrive(target, kEmpty(s))));
+              l.expr(mbarrierArriveWarp(target, kEmpty(s)));
               const corr = softmaxTile(l, it, j0);
               l.comment('the previous P·V is done: its V stage is free, O may be rescaled and P overwritten');
               this.pv.emitWait(l, target, oAcc, 0, pFrag);
               if (pending !== undefined) countPv(l, pending);
-              l.if(lane0, (r) => r.expr(mbarrierArrive(target, vEmpty(prev.s))));
+              l.expr(mbarrierArriveWarp(target, vEmpty(prev.s)));
               threadsOf(l).threads((t) => rescaleAndPack(t, oLiveNow(it), corr));
               if (pending !== undefined && vote !== undefined) l.assign(pending, vote.compute);
             });
@@ -420,7 +419,7 @@ export class FmhaFwdWsPipeline {
             issuePv(ov, vTile(ov, stage.s), stage.s, stage.parity, vote === undefined ? cast(gt(last, 0), int32) : vote.oLive, pending, false);
             this.pv.emitWait(ov, target, oAcc, 0, pFrag);
             if (pending !== undefined) countPv(ov, pending);
-            ov.if(lane0, (r) => r.expr(mbarrierArrive(target, vEmpty(stage.s))));
+            ov.expr(mbarrierArriveWarp(target, vEmpty(stage.s)));
           });
         }
         if (vote !== undefined) vote.emitStats(cons, tid);

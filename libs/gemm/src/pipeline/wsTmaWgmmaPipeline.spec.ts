@@ -220,7 +220,7 @@ describe('WsTmaWgmmaPipeline (warp-specialized TMA + mbarrier + wgmma main loop)
     expect(text.match(/tk_tma_load_2d\(/g)?.length).toBeGreaterThanOrEqual(2);
     expect(text).toContain('tk_mbarrier_wait_parity(full_bar + s, parity);');
     expect(text).toContain('tk_wgmma_wait_group_1();');
-    expect(text).toContain('tk_mbarrier_arrive(empty_bar + ((kt - 1) & 3));');
+    expect(text).toContain('tk_mbarrier_arrive_warp(empty_bar + ((kt - 1) & 3));');
     expect(text).toMatch(/if \(inside\w*\) \{/);
     expect(text).not.toContain('acc[0] = 0');
   });
@@ -326,8 +326,8 @@ describe('WsTmaWgmmaPipeline (warp-specialized TMA + mbarrier + wgmma main loop)
     expect(text.match(/done \+= k_tiles;/g)).toHaveLength(2);
     expect(text.match(/const int step = done \+ kt;/g)).toHaveLength(2);
     expect(text).toContain('tk_mbarrier_wait_parity(empty_bar + s, parity ^ 1u);');
-    expect(text).toContain('tk_mbarrier_arrive(empty_bar + ((step - 1) & 3));');
-    const release = text.indexOf('tk_mbarrier_arrive(empty_bar + ((done + k_tiles - 1) & 3));');
+    expect(text).toContain('tk_mbarrier_arrive_warp(empty_bar + ((step - 1) & 3));');
+    const release = text.indexOf('tk_mbarrier_arrive_warp(empty_bar + ((done + k_tiles - 1) & 3));');
     expect(release).toBeGreaterThan(text.indexOf('tk_wgmma_wait_group_0();'));
     expect(release).toBeLessThan(text.indexOf('// epilogue: fp32 accumulator'));
     expect(text).not.toContain('const int pid');

@@ -1,7 +1,6 @@
 import {
   add,
   declareAlignedDynamicShared,
-  and,
   assignStmt,
   bitAnd,
   bitXor,
@@ -14,7 +13,7 @@ import {
   gt,
   int32,
   lt,
-  mbarrierArrive,
+  mbarrierArriveWarp,
   mbarrierArriveExpectTx,
   mbarrierInit,
   mbarrierWaitParity,
@@ -327,17 +326,15 @@ export class WsTmaWgmmaPipeline {
             const bTile = l.let('b_tile', uint32, add(smemAddr, cast(add(this.bStageOffset, mul(s, blk.bTileBytes)), uint32)));
             blk.emitMma(l, target, acc, { aTile, bTile, warpgroup: wg, accumulate: cast(gt(kt, 0), int32) });
             blk.emitWait(l, target, acc, 1);
-            l.if(and(gt(kt, 0), eq(bitAnd(tid, 31), 0)), (r) => {
-              r.expr(mbarrierArrive(target, add(empty, bitAnd(sub(step, 1), S - 1))));
+            l.if(gt(kt, 0), (r) => {
+              r.expr(mbarrierArriveWarp(target, add(empty, bitAnd(sub(step, 1), S - 1))));
             });
           });
           blk.emitWait(bb, target, acc, 0);
           if (done !== null) {
             // The tile's last stage is free once its wgmmas are done: release it before the epilogue, so
             // the producer fills it with the next tile's data while this one is stored.
-            bb.if(eq(bitAnd(tid, 31), 0), (r) => {
-              r.expr(mbarrierArrive(target, add(empty, bitAnd(sub(add(done, kTiles), 1), S - 1))));
-            });
+            bb.expr(mbarrierArriveWarp(target, add(empty, bitAnd(sub(add(done, kTiles), 1), S - 1))));
           }
           const ep = args.epilogue !== undefined && !isIdentityEpilogue(args.epilogue.functor) ? args.epilogue : undefined;
           if (ep !== undefined) bb.comment(`epilogue functor: acc = ${ep.functor.activation}(alpha * acc${ep.functor.bias ? ' + bias[n] (loads predicated on n < N)' : ''}) in fp32`);
