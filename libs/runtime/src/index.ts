@@ -27,8 +27,22 @@ export type { CompilableInstance, InstanceBuilder, LoadedInstance } from './kern
 export type { KernelAttributes } from './kernel.ts';
 export { kernelArgs, KernelArgsBuilder } from './kernelArgs.ts';
 export type { HasDevicePointer, PackedKernelArgs } from './kernelArgs.ts';
-export { CACHE_FORMAT, cacheKey, defaultCacheDir, KernelCache } from './kernelCache.ts';
-export type { CacheEntry, CacheEntryMeta, CacheKeyParts } from './kernelCache.ts';
+export { CACHE_FORMAT, CachePublishError, CAP_RESCAN_STORES, cacheKey, defaultCacheDir, KernelCache } from './kernelCache.ts';
+export type { CacheEntry, CacheEntryMeta, CacheKeyParts, KernelCacheOptions } from './kernelCache.ts';
+export {
+  CACHE_EVICTION_TARGET,
+  cacheEnabled,
+  cacheMaxBytes,
+  DEFAULT_CACHE_MAX_MB,
+  kernelCacheSettings,
+} from './kernelCacheSettings.ts';
+export type { KernelCacheSettings } from './kernelCacheSettings.ts';
+export { scanKernelCache } from './kernelCacheScan.ts';
+export type { CacheItem, CacheItemKind } from './kernelCacheScan.ts';
+export { cacheUsage, kernelCacheUsage, planEviction, pruneKernelCache, TEMPORARY_GRACE_MS } from './cachePrune.ts';
+export type { CacheUsage, EvictionRule, PruneOptions, PruneResult } from './cachePrune.ts';
+export { CACHE_CLI_USAGE, CacheCliUsageError, parseCacheCliArgs, runCacheCli } from './cacheCli.ts';
+export type { CacheCliArgs, CacheCliIo } from './cacheCli.ts';
 export { checkKernelArgs, checkLaunch, dim3 } from './launch.ts';
 export type { CheckedLaunch, Dim3, KernelParamInfo, LaunchConfig, LaunchLimits } from './launch.ts';
 export { CompilerUnavailableError, NVCC_BASE_FLAGS, NvccCompiler } from './nvccCompiler.ts';
