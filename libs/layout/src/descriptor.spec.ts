@@ -5,8 +5,8 @@ import {
   makeNaiveTensorDescriptorAligned,
   makeNaiveTensorDescriptorPacked,
   padTensorDescriptor,
+  TensorDescriptor,
   transformTensorDescriptor,
-  type TensorDescriptor,
 } from './descriptor.ts';
 import { floorDivInt, modInt } from './integerMath.ts';
 import { evaluateSymInt, type Bindings } from './symbolic/evaluate.ts';
@@ -184,7 +184,7 @@ describe('builders', () => {
   });
 
   it('rejects bad input with typed errors naming the problem', () => {
-    expect(() => makeNaiveTensorDescriptor([4, -1], [1, 1])).toThrow(expect.objectContaining({ code: 'layout/invalid-length', message: expect.stringContaining('embed lengths[1]') }));
+    expect(() => makeNaiveTensorDescriptor([4, -1], [1, 1])).toThrow(expect.objectContaining({ code: 'layout/invalid-length', message: expect.stringContaining('makeNaiveTensorDescriptor lengths[1]') }));
     expect(() => passThrough(-3)).toThrow(expect.objectContaining({ code: 'layout/invalid-length', message: expect.stringContaining('-3') }));
     expect(() => merge([2, 0])).toThrow(expect.objectContaining({ code: 'layout/invalid-length' }));
     expect(() => pad(4, -1, 0)).toThrow(expect.objectContaining({ code: 'layout/invalid-parameter', message: expect.stringContaining('pad left') }));
@@ -196,6 +196,36 @@ describe('builders', () => {
     expect(() => transformTensorDescriptor(d, [unmerge([2, 2]), xor([6, 3])], [[0], [1]], [[0, 1], [2]])).toThrow(expect.objectContaining({ code: 'layout/xor-not-power-of-two' }));
     expect(() => d.calculateOffset([1, 2, 3])).toThrow(expect.objectContaining({ code: 'layout/arity-mismatch', message: expect.stringContaining('tensor index') }));
     expect(() => makeNaiveTensorDescriptor([4], [2], { vectorLength: 4, vectorStride: 1 })).toThrow(expect.objectContaining({ code: 'layout/invalid-parameter' }));
+  });
+});
+
+describe('constructor errors name the caller\'s argument and the rule', () => {
+  const named = (f: () => unknown, code: string, message: string) => expect(f).toThrow(expect.objectContaining({ code, message }));
+
+  it('lengths, strides and vector facts of the public builders', () => {
+    named(() => makeNaiveTensorDescriptorPacked([-1, 8]), 'layout/invalid-length', 'makeNaiveTensorDescriptorPacked lengths[0]: a length must be an integer ≥ 1 (got -1)');
+    named(() => makeNaiveTensorDescriptorPacked([4, 2.5]), 'layout/invalid-length', 'makeNaiveTensorDescriptorPacked lengths[1]: a length must be an integer ≥ 1 (got 2.5)');
+    named(() => makeNaiveTensorDescriptorPacked([]), 'layout/arity-mismatch', 'makeNaiveTensorDescriptorPacked lengths (at least one): expected 1 entries (got 0)');
+    named(() => makeNaiveTensorDescriptorPacked([4], 0), 'layout/invalid-parameter', 'makeNaiveTensorDescriptorPacked vectorLength: must be an integer ≥ 1 (got 0)');
+    named(() => makeNaiveTensorDescriptor([4, 0], [8, 1]), 'layout/invalid-length', 'makeNaiveTensorDescriptor lengths[1]: a length must be an integer ≥ 1 (got 0)');
+    named(() => makeNaiveTensorDescriptor([4, 8], [-8, 1]), 'layout/invalid-parameter', 'makeNaiveTensorDescriptor strides[0]: must be an integer ≥ 0 (got -8)');
+    named(() => makeNaiveTensorDescriptor([4, 8], [8, 0.5]), 'layout/invalid-parameter', 'makeNaiveTensorDescriptor strides[1]: must be an integer ≥ 0 (got 0.5)');
+    named(() => makeNaiveTensorDescriptor([4, 8], [symbol('s', { min: -4 }), 1]), 'layout/invalid-parameter', 'makeNaiveTensorDescriptor strides[0]: must be an integer ≥ 0 (got s)');
+    named(() => makeNaiveTensorDescriptor([4], [1], { vectorLength: 1.5 }), 'layout/invalid-parameter', 'makeNaiveTensorDescriptor vectorLength: must be an integer ≥ 1 (got 1.5)');
+    named(() => makeNaiveTensorDescriptorAligned([3, -5], 8), 'layout/invalid-length', 'makeNaiveTensorDescriptorAligned lengths[1]: a length must be an integer ≥ 1 (got -5)');
+    named(() => makeNaiveTensorDescriptorAligned([3, 5], 0), 'layout/invalid-length', 'makeNaiveTensorDescriptorAligned align: a length must be an integer ≥ 1 (got 0)');
+    named(() => padTensorDescriptor(makeNaiveTensorDescriptorPacked([5]), [-4], [true]), 'layout/invalid-length', 'padTensorDescriptor tileLengths[0]: a length must be an integer ≥ 1 (got -4)');
+    // A zero stride (broadcast) is a stride like any other.
+    expect(makeNaiveTensorDescriptor([4, 8], [0, 1]).calculateOffset([3, 5])).toBe(5);
+  });
+
+  it('the TensorDescriptor constructor names its own parameters', () => {
+    const a = makeNaiveTensorDescriptorPacked([4, 8]).adaptor;
+    named(() => new TensorDescriptor(a, 0), 'layout/invalid-length', 'TensorDescriptor elementSpaceSize: a length must be an integer ≥ 1 (got 0)');
+    named(() => new TensorDescriptor(a, 32, [-1, -1]), 'layout/arity-mismatch', 'TensorDescriptor guaranteedVectorLengths (one per hidden dim): expected 3 entries (got 2)');
+    named(() => new TensorDescriptor(a, 32, [-1, 0, -1]), 'layout/invalid-parameter', 'TensorDescriptor guaranteedVectorLengths[1]: must be −1 (unknown) or an integer ≥ 1 (got 0)');
+    named(() => new TensorDescriptor(a, 32, [-1, -1, 4], [-1, -1, -2]), 'layout/invalid-parameter', 'TensorDescriptor guaranteedVectorStrides[2]: must be −1 (unknown) or an integer ≥ 0 (got -2)');
+    expect(new TensorDescriptor(a, 32, [32, -1, 8], [1, -1, 1]).safeVectorLength(1)).toBe(8);
   });
 });
 

@@ -1,5 +1,6 @@
 import type { BoundTensorAdaptor} from './adaptor.ts';
 import { checkStage, formatGraph, TensorAdaptor, transformTensorAdaptor } from './adaptor.ts';
+import { checkTensorIndex } from './checkTensorIndex.ts';
 import { ArityMismatchError, HiddenGraphError, InvalidParameterError } from './errors.ts';
 import { NO_BINDINGS, type Bindings } from './symbolic/evaluate.ts';
 import { formatSymInt, type SymInt } from './symbolic/expr.ts';
@@ -8,7 +9,7 @@ import { mod, roundUp } from './symbolic/simplify.ts';
 import { embed } from './transforms/embed.ts';
 import { passThrough } from './transforms/passThrough.ts';
 import { rightPad } from './transforms/rightPad.ts';
-import { checkLength, type Transform, type VectorLengthsStrides } from './transforms/transform.ts';
+import { checkLength, checkNonNegative, type Transform, type VectorLengthsStrides } from './transforms/transform.ts';
 import { unmerge } from './transforms/unmerge.ts';
 
 /**
@@ -30,12 +31,12 @@ export class TensorDescriptor {
     if (adaptor.bottomDimHiddenIds.length !== 1 || adaptor.bottomDimHiddenIds[0] !== 0) {
       throw new HiddenGraphError(`a descriptor's bottom must be exactly hidden dim 0, the offset (got [${adaptor.bottomDimHiddenIds.join(', ')}])`);
     }
-    checkLength(elementSpaceSize, 'elementSpaceSize');
+    checkLength(elementSpaceSize, 'TensorDescriptor elementSpaceSize');
     const n = adaptor.numHiddenDims;
     const lens = guaranteedVectorLengths ?? new Array<number>(n).fill(-1);
     const strides = guaranteedVectorStrides ?? new Array<number>(n).fill(-1);
-    if (lens.length !== n) throw new ArityMismatchError('guaranteedVectorLengths (one per hidden dim)', n, lens.length);
-    if (strides.length !== n) throw new ArityMismatchError('guaranteedVectorStrides (one per hidden dim)', n, strides.length);
+    checkVectorFacts(lens, n, 'TensorDescriptor guaranteedVectorLengths', 1);
+    checkVectorFacts(strides, n, 'TensorDescriptor guaranteedVectorStrides', 0);
     this.adaptor = adaptor;
     this.elementSpaceSize = elementSpaceSize;
     this.guaranteedVectorLengths = [...lens];
@@ -71,12 +72,29 @@ export class TensorDescriptor {
     return b;
   }
 
-  /** CK's `calculate_offset`: the element offset of `index` (defined for valid indices; padding aliases). */
+  /**
+   * CK's `calculate_offset`: the element offset of `index`, unchecked (the hot path): defined for
+   * valid indices only; an index outside the lengths or in a padding gives an aliased offset.
+   */
   calculateOffset(index: readonly number[], bindings?: Bindings): number {
     return this.bind(bindings).calculateOffset(index);
   }
 
-  /** Whether `index` lies inside `lengths` and every padding predicate accepts it. */
+  /**
+   * `calculateOffset` behind CK's validity check (`checkTensorIndex`): throws
+   * `InvalidTensorIndexError` naming the dim, the entry and the length when `index` is outside the
+   * lengths or in a padding. Postcondition: equals `calculateOffset(index)` whenever
+   * `isValidIndex(index)`, and throws exactly when it is not.
+   */
+  calculateOffsetChecked(index: readonly number[], bindings?: Bindings): number {
+    return this.bind(bindings).calculateOffsetChecked(index);
+  }
+
+  /**
+   * CK's `coordinate_has_valid_offset` for a plain index: `index` lies inside `lengths` and every
+   * runtime-checked transform (the pads) accepts it; always-valid transforms (merge, unmerge,
+   * embed, …) add no condition. `calculateOffsetChecked` throws exactly when this is false.
+   */
   isValidIndex(index: readonly number[], bindings?: Bindings): boolean {
     return this.bind(bindings).isValidIndex(index);
   }
@@ -106,6 +124,14 @@ export class TensorDescriptor {
     const vec = v.lengths.map((l, i) => (l > 1 ? `${l}×${v.strides[i] ?? -1}` : '-')).join(', ');
     return formatGraph('TensorDescriptor', this.adaptor, `lengths (${this.lengths.map(formatSymInt).join(', ')}), elementSpaceSize ${formatSymInt(this.elementSpaceSize)}`, [`vectors (${vec})`]);
   }
+}
+
+/** One fact per hidden dim, each −1 (unknown) or an integer ≥ `min`. */
+function checkVectorFacts(facts: readonly number[], n: number, what: string, min: number): void {
+  if (facts.length !== n) throw new ArityMismatchError(`${what} (one per hidden dim)`, n, facts.length);
+  facts.forEach((v, i) => {
+    if (v !== -1 && (!Number.isSafeInteger(v) || v < min)) throw new InvalidParameterError(`${what}[${i}]`, `must be −1 (unknown) or an integer ≥ ${min}`, String(v));
+  });
 }
 
 function propagateVectors(desc: TensorDescriptor): VectorLengthsStrides {
@@ -148,6 +174,12 @@ export class BoundTensorDescriptor {
     return this.scratch[0]!;
   }
 
+  /** `calculateOffset` after `checkTensorIndex` (see `TensorDescriptor.calculateOffsetChecked`). */
+  calculateOffsetChecked(index: readonly number[]): number {
+    checkTensorIndex(this.adaptor, index);
+    return this.calculateOffset(index);
+  }
+
   /** Offset and validity together (one evaluation; validity assumes `index` is inside `lengths`). */
   evaluate(index: readonly number[]): { offset: number; valid: boolean } {
     if (index.length !== this.adaptor.topLengths.length) throw new ArityMismatchError('tensor index', this.adaptor.topLengths.length, index.length);
@@ -165,6 +197,17 @@ export class BoundTensorDescriptor {
 
 function checkSameLength(what: string, expected: number, found: number): void {
   if (expected !== found) throw new ArityMismatchError(what, expected, found);
+}
+
+/** Each length a safe integer ≥ 1 (or provably ≥ 1), named as the caller passed it (`<what>[i]`). */
+function checkLengths(lengths: readonly SymInt[], what: string): void {
+  if (lengths.length === 0) throw new ArityMismatchError(`${what} (at least one)`, 1, 0);
+  lengths.forEach((l, i) => checkLength(l, `${what}[${i}]`));
+}
+
+/** Each stride an integer ≥ 0 (or provably ≥ 0): offsets of in-range indices stay in [0, elementSpaceSize). */
+function checkStrides(strides: readonly SymInt[], what: string): void {
+  strides.forEach((s, i) => checkNonNegative(s, `${what}[${i}]`));
 }
 
 function checkVector(vectorLength: number | undefined, what: string): void {
@@ -187,8 +230,9 @@ export interface NaiveVectorGuarantee {
  * attached to the last dim only; it is the caller's promise (e.g. `kAlignmentQ`).
  */
 export function makeNaiveTensorDescriptor(lengths: readonly SymInt[], strides: readonly SymInt[], guarantee: NaiveVectorGuarantee = {}): TensorDescriptor {
+  checkLengths(lengths, 'makeNaiveTensorDescriptor lengths');
   checkSameLength('makeNaiveTensorDescriptor strides (one per length)', lengths.length, strides.length);
-  if (lengths.length === 0) throw new ArityMismatchError('makeNaiveTensorDescriptor lengths (at least one)', 1, 0);
+  checkStrides(strides, 'makeNaiveTensorDescriptor strides');
   checkVector(guarantee.vectorLength, 'makeNaiveTensorDescriptor vectorLength');
   const n = lengths.length;
   const lastStride = strides[n - 1]!;
@@ -219,7 +263,7 @@ export function makeNaiveTensorDescriptor(lengths: readonly SymInt[], strides: r
  * static last dim is a contiguous run; `vectorLength` is the caller's guarantee for a symbolic one.
  */
 export function makeNaiveTensorDescriptorPacked(lengths: readonly SymInt[], vectorLength?: number): TensorDescriptor {
-  if (lengths.length === 0) throw new ArityMismatchError('makeNaiveTensorDescriptorPacked lengths (at least one)', 1, 0);
+  checkLengths(lengths, 'makeNaiveTensorDescriptorPacked lengths');
   checkVector(vectorLength, 'makeNaiveTensorDescriptorPacked vectorLength');
   const n = lengths.length;
   const ids = Array.from({ length: n }, (_, i) => i + 1);
@@ -244,7 +288,7 @@ export function makeNaiveTensorDescriptorPacked(lengths: readonly SymInt[], vect
  */
 export function makeNaiveTensorDescriptorAligned(lengths: readonly SymInt[], align: SymInt): TensorDescriptor {
   const n = lengths.length;
-  if (n === 0) throw new ArityMismatchError('makeNaiveTensorDescriptorAligned lengths (at least one)', 1, 0);
+  checkLengths(lengths, 'makeNaiveTensorDescriptorAligned lengths');
   checkLength(align, 'makeNaiveTensorDescriptorAligned align');
   const strides = new Array<SymInt>(n);
   strides[n - 1] = 1;

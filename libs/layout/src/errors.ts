@@ -89,3 +89,23 @@ export class LengthMismatchError extends LayoutError {
     super('layout/length-mismatch', `${what}: the transform expects a dimension of length ${found} but the dimension has length ${expected}`);
   }
 }
+
+/**
+ * A tensor index with no valid offset, found by a checked evaluation (`calculateOffsetChecked`):
+ * `layout/index-out-of-bounds` when `index[dim]` is not an integer in [0, length) (`dim`, `index`,
+ * `length` say which), `layout/index-in-padding` when every entry is inside the lengths but a
+ * padding transform rejects it (the entry lies in the padding; `dim` is the top dim it came from,
+ * −1 when it is a hidden dim below the top).
+ */
+export class InvalidTensorIndexError extends LayoutError {
+  readonly dim: number;
+  readonly index: number;
+  readonly length: number;
+
+  constructor(code: 'layout/index-out-of-bounds' | 'layout/index-in-padding', message: string, where: { readonly dim: number; readonly index: number; readonly length: number }) {
+    super(code, message);
+    this.dim = where.dim;
+    this.index = where.index;
+    this.length = where.length;
+  }
+}

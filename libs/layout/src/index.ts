@@ -16,6 +16,7 @@ export {
   transformTensorDescriptor,
   type NaiveVectorGuarantee,
 } from './descriptor.ts';
+export { checkTensorIndex } from './checkTensorIndex.ts';
 export {
   coordinateHasValidOffset,
   coordinateHasValidOffsetAssumingTopIndexIsValid,

@@ -1,4 +1,5 @@
-export { ArgumentError, TilekitError } from './tilekitError.ts';
+export { ArgumentError, formatArgumentProblem, TilekitError, type ArgumentErrorClass, type ArgumentProblem } from './tilekitError.ts';
+export { ArgumentProblems } from './argumentProblems.ts';
 export {
   dtypeNames,
   dtypes,
