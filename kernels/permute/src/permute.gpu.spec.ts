@@ -22,7 +22,7 @@ const options = probed.driver && probed.deviceCount > 0 ? {} : { skip: 'no CUDA 
 
 let compiler: NvccCompiler | undefined;
 const kernelFor = buildOncePerInstance((instance: PermuteInstance) => {
-  compiler ??= new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), 'tilekit-permute-gpu-')) });
+  compiler ??= new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] || mkdtempSync(join(tmpdir(), 'tilekit-permute-gpu-')) });
   return PermuteKernel.build(instance, { device: Device.open(0), compiler });
 });
 

@@ -38,7 +38,7 @@ export const gpu = {
     let entry = modules.get(key);
     if (!entry) {
       compiler ??= new NvccCompiler({
-        cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), 'tilekit-gpu-tests-')),
+        cacheDir: process.env['TILEKIT_CACHE_DIR'] || mkdtempSync(join(tmpdir(), 'tilekit-gpu-tests-')),
       });
       const device = Device.open(0);
       entry = compiler.compile({ source, name, arch: device, flags }).then((result) => ({ result, module: device.loadModule(result.cubin) }));

@@ -16,7 +16,7 @@ const compilers = new Map<string, NvccCompiler>();
 export function gpuTestCompiler(name: string): NvccCompiler {
   let compiler = compilers.get(name);
   if (compiler === undefined) {
-    compiler = new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] ?? mkdtempSync(join(tmpdir(), `tilekit-${name}-`)) });
+    compiler = new NvccCompiler({ cacheDir: process.env['TILEKIT_CACHE_DIR'] || mkdtempSync(join(tmpdir(), `tilekit-${name}-`)) });
     compilers.set(name, compiler);
   }
   return compiler;
