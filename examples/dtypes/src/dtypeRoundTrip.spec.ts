@@ -40,7 +40,7 @@ describe('example_dtypes executable', () => {
   it('rejects a bad flag with a one-line error naming it, exit 2', () => {
     const result = run(['-n=abc']);
     expect(result.status).toBe(2);
-    expect(result.stderr.trim().split('\n')).toEqual(['-n=abc: expected an integer']);
+    expect(result.stderr.trim().split('\n')).toEqual(['error: -n=abc: expected an integer']);
   });
 
   it('-? lists every flag with its default', () => {

@@ -1,24 +1,27 @@
 // Example: round-trips seeded values through every dtype and prints the bits and values read back.
 //   npm run example -- -v=1 -n=8 -init=uf:-500,500
-import { ArgParseError, ArgParser, fillValues, formatTable, runCli } from '@tilekit/host';
+import { ArgParseError, ArgParser, fillValues, formatTable, parseFillSpec, runCli } from '@tilekit/host';
 import { dtypeNames, type DTypeName } from '@tilekit/numeric';
 import { roundTripTable, validateRoundTrip } from './dtypeRoundTrip.ts';
 
+/** The dtypes `-dtypes` names (`all`, or a comma-separated list of dtype names). */
+function dtypesOf(text: string): DTypeName[] {
+  if (text === 'all') return [...dtypeNames];
+  return text.split(',').map((name) => {
+    if (!(dtypeNames as readonly string[]).includes(name)) throw new ArgParseError('-dtypes', `-dtypes=${text}: unknown dtype ${JSON.stringify(name)} (valid: all, ${dtypeNames.join(', ')})`);
+    return name as DTypeName;
+  });
+}
+
 const parser = new ArgParser('example_dtypes', 'round-trips seeded values through every tilekit dtype')
-  .int('n', 8, 'how many values')
-  .string('init', 'uf:-500,500', 'fill of the inputs (uf, ui, nf, ni, tf, constant:v; with :a,b ranges)')
+  .int('n', 8, 'how many values', { min: 1 })
+  .string('init', 'uf:-500,500', 'fill of the inputs (uf, ui, nf, ni, tf, constant:v; with :a,b ranges)', (text) => void parseFillSpec(text, '-init'))
   .int('seed', 11939, 'seed of the fill')
-  .string('dtypes', 'all', 'comma-separated dtypes to show, or all')
+  .string('dtypes', 'all', 'comma-separated dtypes to show, or all', (text) => void dtypesOf(text))
   .bool('v', true, 'validate each round trip against the rounding rules');
 
 await runCli(parser, process.argv.slice(2), (args) => {
-  const wanted = args.get('dtypes') === 'all' ? [...dtypeNames] : args.get('dtypes').split(',');
-  const names = wanted.map((name) => {
-    if (!(dtypeNames as readonly string[]).includes(name)) {
-      throw new ArgParseError('-dtypes', `-dtypes: unknown dtype ${name} (valid: all, ${dtypeNames.join(', ')})`);
-    }
-    return name as DTypeName;
-  });
+  const names = dtypesOf(args.get('dtypes'));
   const inputs = [...fillValues(args.get('init'), args.get('n'), args.get('seed'))];
   const rows = roundTripTable(inputs, names);
   const columns = ['input', ...names];

@@ -3,7 +3,7 @@
 // convert_dq) triple, the workspace size and its byte layout, compiles the kernels, computes the CPU
 // reference (forward O/LSE, then dQ/dK/dV in float64), and on a GPU runs, times and validates.
 // Without a CUDA device it says so and exits 0 after the CPU part.
-import { describeFmhaBwdWorkspace, FmhaBwdLauncher, type FmhaBwdExecutor } from '@tilekit/fmha';
+import { describeFmhaBwdWorkspace, FmhaBwdLauncher, parseAttentionMaskSpec, type FmhaBwdExecutor } from '@tilekit/fmha';
 import { ArgParseError, ArgParser, fillTensor, flagErrorOf, formatTable, HostTensor, summarizeTimes, tflops, type ParsedArgs } from '@tilekit/host';
 import {
   checkFmhaBwdProblem,
@@ -20,7 +20,7 @@ import {
   formatFmhaBwdProblem,
   type FmhaBwdProblem,
 } from '@tilekit/kernel-fmha-bwd';
-import { ATTENTION_FLAG_OF, attentionShapeFromArgs, withAttentionFlags } from '@tilekit/kernel-fmha-fwd';
+import { ATTENTION_FLAG_OF, attentionShapeFromArgs, withAttentionFlags, type AttentionShape } from '@tilekit/kernel-fmha-fwd';
 import { ArgumentError, TilekitError } from '@tilekit/numeric';
 import { compileInstance, Device, NvccCompiler, probe, timeLaunches, type DeviceBuffer } from '@tilekit/runtime';
 
@@ -38,20 +38,39 @@ export const fmhaBwdParser = withAttentionFlags(
   new ArgParser('example_fmha_bwd', 'attention backward dQ, dK, dV on sm_90a (dot_do_o + TMA/wgmma dq_dk_dv + convert_dq) with the unified dq_acc workspace'),
   { seqlen: '1024', seqlenExample: '1,17,259,0', headDims: '64, 128, 256 (256: not deterministic)', headDimV: '= d', inputTensors: 'Q/K/V/dQ/dK/dV', outputTensors: 'O/dO', precTensors: 'Q, K, V, O, dO and the gradients' },
 )
+  // The shared flags' parse-time rules, as in example_fmha_fwd.
+  .restrict('b', { min: 1 })
+  .restrict('h', { min: 1 })
+  .restrict('h_k', { min: 0 })
+  .restrict('d', { min: 1 })
+  .restrict('d_v', { min: 0 })
+  .restrict('iperm', { min: 0, max: 1 })
+  .restrict('operm', { min: 0, max: 1 })
+  .restrict('mask', { check: (text) => void parseAttentionMaskSpec(text) })
+  .restrict('scale_s', { min: 0 })
   .choice('deterministic', '0', ['0', '1'], '1: dQ reduced over per-split partials in a fixed order (bitwise reproducible); 0: atomic adds')
   .bool('dbias', false, 'also compute dBias (not supported: rejected)')
   .bool('v', true, 'validate dQ, dK, dV against the CPU reference')
   .int('seed', 11939, 'seed of the input fill (uniform in [-1, 1): Q, K, V, dO from seed … seed + 3)')
-  .int('warmup', 5, 'untimed runs first')
-  .int('repeat', 20, 'timed runs (median reported)');
+  .int('warmup', 5, 'untimed runs first', { min: 0 })
+  .int('repeat', 20, 'timed runs (median reported)', { min: 1 });
 
 type FmhaBwdFlags = typeof fmhaBwdParser extends ArgParser<infer T> ? T : never;
 type FmhaBwdArgs = ParsedArgs<FmhaBwdFlags>;
 
+/** As example_fmha_fwd's: at least one query row (batch mode -s ≥ 1; group mode may list empty sequences, not only those). */
+function checkQueryRows(shape: AttentionShape, seqlens: string): void {
+  const rows = 'seqlenQ' in shape ? shape.seqlenQ : shape.seqstartQ.at(-1)!;
+  if (rows > 0) return;
+  throw new ArgParseError('-s', `-s=${seqlens}: the problem needs at least one query row (batch mode: -s ≥ 1; group mode may list empty sequences among others, e.g. -mode=1 -s=5,0)`);
+}
+
 /** The problem the flags describe. @throws FmhaBwdUnsupportedFlagError for -dbias=1; ArgParseError for flags that make no problem. */
 export function problemFromArgs(args: FmhaBwdArgs): FmhaBwdProblem {
   if (args.get('dbias')) throw new FmhaBwdUnsupportedFlagError('-dbias', 'dBias is not supported by this backward (no bias instances); run without -dbias');
-  return { ...attentionShapeFromArgs(args), deterministic: args.get('deterministic') === '1' };
+  const shape = attentionShapeFromArgs(args);
+  checkQueryRows(shape, args.get('s'));
+  return { ...shape, deterministic: args.get('deterministic') === '1' };
 }
 
 /** Above this many forward multiply-adds the example skips the CPU reference (it says so). */
@@ -62,9 +81,6 @@ export const FULL_REFERENCE_MAX_MACS = 2 ** 31;
  * without a GPU), 1 when validation fails or no instance runs the problem.
  */
 export async function runFmhaBwdExample(args: FmhaBwdArgs, log: (line: string) => void = console.log): Promise<number> {
-  for (const key of ['warmup', 'repeat'] as const) {
-    if (args.get(key) < (key === 'repeat' ? 1 : 0)) throw new ArgParseError(`-${key}`, `-${key}=${args.get(key)}: must be at least ${key === 'repeat' ? 1 : 0}`);
-  }
   let p;
   try {
     p = checkFmhaBwdProblem(problemFromArgs(args));

@@ -3,7 +3,7 @@
 // resources, computes the CPU reference (-v=1: fp32-or-better, probabilities not narrowed; sampled
 // query rows for big problems), and on a GPU runs, times and validates. Without a CUDA device it
 // says so and exits 0 after the CPU part.
-import { attentionFwdToleranceFor, makeGenericAttentionMask, referenceAttentionFwd, resolveAttentionFwdArgs, attentionLseIndex, valueTable16, type AttentionFwdArgs } from '@tilekit/fmha';
+import { attentionFwdToleranceFor, makeGenericAttentionMask, parseAttentionMaskSpec, referenceAttentionFwd, resolveAttentionFwdArgs, attentionLseIndex, valueTable16, type AttentionFwdArgs } from '@tilekit/fmha';
 import { ArgParseError, ArgParser, fillTensor, flagErrorOf, formatTable, HostTensor, Prng, summarizeTimes, tflops, type ParsedArgs } from '@tilekit/host';
 import {
   ATTENTION_FLAG_OF,
@@ -18,6 +18,7 @@ import {
   formatFmhaFwdProblem,
   NoFmhaFwdInstanceError,
   planFmhaFwd,
+  type AttentionShape,
   type CheckedFmhaFwdProblem,
   type FmhaFwdPlan,
   type FmhaFwdProblem,
@@ -31,21 +32,43 @@ export const fmhaFwdParser = withAttentionFlags(
   new ArgParser('example_fmha_fwd', 'attention forward O = softmax(scale·Q·Kᵀ + mask)·V on sm_90a (TMA + wgmma, warp specialized), optional split-KV + combine'),
   { seqlen: '3328', seqlenExample: '1,17,259,4097', headDims: '32, 64, 96, 128, 192, 256', headDimV: '= d; 128 with d = 192', inputTensors: 'Q/K/V', outputTensors: 'O', precTensors: 'Q, K, V and O' },
 )
+  // The shared flags' parse-time rules (sizes ≥ 1, 0 = "as the other" where documented, layouts 0|1, the mask grammar).
+  .restrict('b', { min: 1 })
+  .restrict('h', { min: 1 })
+  .restrict('h_k', { min: 0 })
+  .restrict('d', { min: 1 })
+  .restrict('d_v', { min: 0 })
+  .restrict('iperm', { min: 0, max: 1 })
+  .restrict('operm', { min: 0, max: 1 })
+  .restrict('mask', { check: (text) => void parseAttentionMaskSpec(text) })
+  .restrict('scale_s', { min: 0 })
   .bool('lse', false, 'also write LSE (fp32, natural log)')
-  .int('num_splits', 1, 'key splits of split-KV (1: none; 0: the heuristic picks them for the GPU)')
+  .int('num_splits', 1, 'key splits of split-KV (1: none; 0: the heuristic picks them for the GPU)', { min: 0 })
   .bool('v', true, 'validate against the CPU reference (sampled query rows for big problems)')
   .int('seed', 11939, 'seed of the input fill (uniform in [-1, 1): Q from seed, K from seed + 1, V from seed + 2)')
-  .int('warmup', 5, 'untimed runs first')
-  .int('repeat', 20, 'timed runs (median reported)');
+  .int('warmup', 5, 'untimed runs first', { min: 0 })
+  .int('repeat', 20, 'timed runs (median reported)', { min: 1 });
 
 type FmhaFwdFlags = typeof fmhaFwdParser extends ArgParser<infer T> ? T : never;
 type FmhaFwdArgs = ParsedArgs<FmhaFwdFlags>;
 
+/**
+ * The rule for `-s`: the problem needs at least one query row — batch mode `-s ≥ 1`; group mode
+ * may list empty sequences (`-s=1,0`) but not only those. An empty problem would compile and launch
+ * nothing, so it is an error rather than a silent no-op.
+ */
+function checkQueryRows(shape: AttentionShape, seqlens: string): void {
+  const rows = 'seqlenQ' in shape ? shape.seqlenQ : shape.seqstartQ.at(-1)!;
+  if (rows > 0) return;
+  throw new ArgParseError('-s', `-s=${seqlens}: the problem needs at least one query row (batch mode: -s ≥ 1; group mode may list empty sequences among others, e.g. -mode=1 -s=5,0)`);
+}
+
 /** The problem the flags describe (throws ArgParseError for flags that cannot make one). */
 export function problemFromArgs(args: FmhaFwdArgs): FmhaFwdProblem {
   const splits = args.get('num_splits');
-  if (splits < 0) throw new ArgParseError('-num_splits', `-num_splits=${splits}: must be 0 (heuristic) or a split count`);
-  return { ...attentionShapeFromArgs(args), lse: args.get('lse'), splitKv: splits === 0 ? 'auto' : splits };
+  const shape = attentionShapeFromArgs(args);
+  checkQueryRows(shape, args.get('s'));
+  return { ...shape, lse: args.get('lse'), splitKv: splits === 0 ? 'auto' : splits };
 }
 
 // The problem field an ArgumentError names -> the flag it came from.
@@ -186,9 +209,6 @@ function log2(x: number): string {
  * without a GPU), 1 when validation fails or no instance runs the problem.
  */
 export async function runFmhaFwdExample(args: FmhaFwdArgs, log: (line: string) => void = console.log): Promise<number> {
-  for (const key of ['warmup', 'repeat'] as const) {
-    if (args.get(key) < (key === 'repeat' ? 1 : 0)) throw new ArgParseError(`-${key}`, `-${key}=${args.get(key)}: must be at least ${key === 'repeat' ? 1 : 0}`);
-  }
   const probed = probe();
   const hasGpu = probed.driver && probed.deviceCount > 0;
   const device = hasGpu ? Device.open(0) : undefined;

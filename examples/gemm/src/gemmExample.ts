@@ -4,7 +4,7 @@
 // after the CPU part. `-arch` picks the kernel family: sm90a (TMA + wgmma) or sm80 (cp.async +
 // mma.sync; built for the device's arch, so it also runs on Hopper); default the device's own.
 import { referenceGemm } from '@tilekit/gemm';
-import { ArgParseError, ArgParser, checkErr, fillTensor, flagErrorOf, formatTable, HostTensor, Prng, summarizeTimes, tflops, type ParsedArgs } from '@tilekit/host';
+import { ArgParseError, ArgParser, checkErr, fillTensor, flagErrorOf, formatTable, HostTensor, parseFillSpec, Prng, summarizeTimes, tflops, type ParsedArgs } from '@tilekit/host';
 import {
   buildGemmKernel,
   checkGemmProblem,
@@ -31,24 +31,29 @@ import { Device, NvccCompiler, NvrtcCompiler, probe, timeLaunches, type Compiler
 
 /** The example's flags (CK style: `-key=value`, `-?` for help); strides of 0 mean packed. */
 export const gemmParser = new ArgParser('example_gemm', 'C = A·B on sm_90a (warp-specialized TMA + wgmma) or sm_80 (cp.async + mma.sync), fp32 accumulation; A and B row- or column-major, C row-major')
-  .int('m', 3840, 'rows of A and C')
-  .int('n', 4096, 'columns of B and C')
-  .int('k', 2048, 'the reduction dimension (columns of A, rows of B)')
-  .int('b', 1, 'batch: independent products C[i] = A[i]·B[i] (packed batch strides)')
-  .int('stride_a', 0, 'leading dimension of A in elements: row stride if R, column stride if C (0: packed)')
-  .int('stride_b', 0, 'leading dimension of B in elements: row stride if R, column stride if C (0: packed)')
-  .int('stride_c', 0, 'row stride of C in elements (0: packed)')
+  .int('m', 3840, 'rows of A and C', { min: 1 })
+  .int('n', 4096, 'columns of B and C', { min: 1 })
+  .int('k', 2048, 'the reduction dimension (columns of A, rows of B)', { min: 1 })
+  .int('b', 1, 'batch: independent products C[i] = A[i]·B[i] (packed batch strides)', { min: 1 })
+  .int('stride_a', 0, 'leading dimension of A in elements: row stride if R, column stride if C (0: packed)', { min: 0 })
+  .int('stride_b', 0, 'leading dimension of B in elements: row stride if R, column stride if C (0: packed)', { min: 0 })
+  .int('stride_c', 0, 'row stride of C in elements (0: packed)', { min: 0 })
   .choice('a_layout', 'R', ['R', 'C'], 'A storage: R row-major M×K (K contiguous), C column-major (M contiguous)')
   .choice('b_layout', 'C', ['R', 'C'], 'B storage: C column-major K×N (K contiguous, i.e. stored N×K), R row-major (N contiguous)')
   .choice('prec', 'fp16', ['fp16', 'bf16'], 'data type of A, B and C')
   .bool('v', true, 'validate against the CPU reference (sampled C elements when m·n·k·b > 2^30)')
-  .int('warmup', 10, 'untimed launches first')
-  .int('repeat', 50, 'timed launches (median reported)')
+  .int('warmup', 10, 'untimed launches first', { min: 0 })
+  .int('repeat', 50, 'timed launches (median reported)', { min: 1 })
   .int('seed', 11939, 'seed of the input fill (A from seed, B from seed + 1)')
-  .string('init', 'uf:-1,1', 'input fill (uf, ui, nf, ni, tf, constant:v; with :a,b ranges)')
-  .string('instance', '', 'run this catalog instance instead of the dispatched one (sm_90a or sm_80 family)')
+  .string('init', 'uf:-1,1', 'input fill (uf, ui, nf, ni, tf, constant:v; with :a,b ranges)', (text) => void parseFillSpec(text, '-init'))
+  .string('instance', '', 'run this catalog instance instead of the dispatched one (sm_90a or sm_80 family)', checkInstanceName)
   .choice('arch', 'device', ['device', ...GEMM_ARCHS], 'kernel family: sm90a (TMA + wgmma) or sm80 (cp.async + mma.sync, built for the device: sm_80, or sm_90a on Hopper); device: the GPU\'s own (sm90a without a GPU)')
-  .choice('compiler', 'nvcc', ['nvcc', 'nvrtc'], 'kernel compiler');
+  .choice('compiler', 'nvcc', ['nvcc', 'nvrtc'], 'kernel compiler (nvrtc: only where libnvrtc is installed)');
+
+/** `-instance`: empty (dispatch) or the name of an instance of either catalog. */
+function checkInstanceName(name: string): void {
+  if (name !== '' && findAnyGemmInstance(name) === undefined) throw new ArgParseError('-instance', `-instance=${name}: no such instance in the gemm catalogs (sm_90a, sm_80)`);
+}
 
 type GemmFlags = typeof gemmParser extends ArgParser<infer T> ? T : never;
 type GemmArgs = ParsedArgs<GemmFlags>;
@@ -112,8 +117,8 @@ function familyOf(instance: AnyGemmInstance): GemmArch {
 export function pickInstance(args: GemmArgs, deviceArch?: string): { readonly instance: AnyGemmInstance; readonly problem: CheckedGemmProblem } {
   const name = args.get('instance');
   const arch = archFlag(args);
+  checkInstanceName(name);
   const named = name === '' ? undefined : findAnyGemmInstance(name);
-  if (name !== '' && named === undefined) throw new ArgParseError('-instance', `-instance=${name}: no such instance in the gemm catalogs (sm_90a, sm_80)`);
   const options = { ...(arch === undefined ? {} : { arch }), ...(deviceArch === undefined ? {} : { deviceArch }) };
   try {
     resolveGemmArch(options);
@@ -132,6 +137,7 @@ export function pickInstance(args: GemmArgs, deviceArch?: string): { readonly in
   throw new NoGemmInstanceError(checked, [{ instance: named.name, reasons }], 0);
 }
 
+/** The compiler `-compiler` names; throws CompilerUnavailableError (typed: exit 2) before any work when it is missing. */
 function makeCompiler(kind: 'nvcc' | 'nvrtc'): Compiler {
   return kind === 'nvcc' ? new NvccCompiler() : new NvrtcCompiler();
 }
@@ -247,15 +253,11 @@ function log2(x: number): string {
 
 /**
  * Runs the example; `log` receives each output line. Returns the exit code: 0 on success (also
- * when no GPU is present), 1 when validation fails or no instance runs the problem.
+ * when no GPU is present), 1 when validation fails or no instance runs the problem. Flags that make
+ * no problem throw ArgParseError, a missing `-compiler` CompilerUnavailableError (runCli: exit 2).
  */
 export async function runGemmExample(args: GemmArgs, log: (line: string) => void = console.log): Promise<number> {
-  for (const key of ['warmup', 'repeat'] as const) {
-    if (args.get(key) < (key === 'repeat' ? 1 : 0)) throw new ArgParseError(`-${key}`, `-${key}=${args.get(key)}: must be at least ${key === 'repeat' ? 1 : 0}`);
-  }
-  for (const key of ['stride_a', 'stride_b', 'stride_c'] as const) {
-    if (args.get(key) < 0) throw new ArgParseError(`-${key}`, `-${key}=${args.get(key)}: must be 0 (packed) or a leading dimension`);
-  }
+  const compiler = makeCompiler(args.get('compiler'));
   // The device (if any) decides the default family and the sm_80 build.
   const probed = probe();
   const hasDevice = probed.driver && probed.deviceCount > 0;
@@ -288,7 +290,6 @@ export async function runGemmExample(args: GemmArgs, log: (line: string) => void
   log(`instance: ${instance.name} (key ${instance.key.hash}), tile ${policy.tileM}x${policy.tileN}x${policy.tileK}, ${policy.stages} stages, ${threads}, ${policy.cVector}-element C stores`);
   log(`launch: grid [${launch.grid.join(', ')}], block [${launch.block.join(', ')}], ${launch.sharedBytes} B dynamic shared memory`);
 
-  const compiler = makeCompiler(args.get('compiler'));
   const compiled = await compileGemmInstance(instance, compiler);
   const r = compiled.resources;
   log(

@@ -1,7 +1,7 @@
 // example_permute: generates the permute kernel the problem dispatches to, compiles it, prints the
 // instance and its resources, computes the CPU reference (-v=1), and on a GPU runs, validates and
 // times it. Without a CUDA device it says so and exits 0 after the CPU part.
-import { ArgParseError, ArgParser, checkErr, fillTensor, formatTable, gbPerSec, HostTensor, summarizeTimes, type ParsedArgs } from '@tilekit/host';
+import { ArgParseError, ArgParser, checkErr, fillTensor, flagErrorOf, formatTable, gbPerSec, HostTensor, parseFillSpec, summarizeTimes, type ParsedArgs } from '@tilekit/host';
 import {
   compilePermuteInstance,
   findPermuteInstance,
@@ -22,19 +22,24 @@ import { Device, NvccCompiler, NvrtcCompiler, probe, timeLaunches, type Compiler
 export const permuteParser = new ArgParser('example_permute', 'tensor permute: bhsd <-> bshd (16-byte vectors) and 2-D transpose (swizzled shared memory)')
   .choice('perm', 'bhsd2bshd', ['bhsd2bshd', 'bshd2bhsd', 'transpose'], 'permutation: [b,h,s,d] -> [b,s,h,d], its inverse, or [m,n] -> [n,m]')
   .choice('prec', 'fp16', ['fp16', 'bf16', 'fp32'], 'data type')
-  .int('b', 2, 'batch (bhsd2bshd, bshd2bhsd)')
-  .int('h', 8, 'heads')
-  .int('s', 1024, 'sequence length')
-  .int('d', 128, 'head dim (contiguous)')
-  .int('m', 1024, 'rows of the input (transpose)')
-  .int('n', 2048, 'columns of the input (transpose)')
+  .int('b', 2, 'batch (bhsd2bshd, bshd2bhsd)', { min: 1 })
+  .int('h', 8, 'heads', { min: 1 })
+  .int('s', 1024, 'sequence length', { min: 1 })
+  .int('d', 128, 'head dim (contiguous)', { min: 1 })
+  .int('m', 1024, 'rows of the input (transpose)', { min: 1 })
+  .int('n', 2048, 'columns of the input (transpose)', { min: 1 })
   .bool('v', true, 'validate against the CPU reference')
-  .int('warmup', 5, 'untimed launches first')
-  .int('repeat', 20, 'timed launches (median reported)')
+  .int('warmup', 5, 'untimed launches first', { min: 0 })
+  .int('repeat', 20, 'timed launches (median reported)', { min: 1 })
   .int('seed', 11939, 'seed of the input fill')
-  .string('init', 'uf:-2,2', 'input fill (uf, ui, nf, ni, tf, constant:v; with :a,b ranges)')
-  .string('instance', '', 'run this catalog instance instead of the dispatched one')
-  .choice('compiler', 'nvcc', ['nvcc', 'nvrtc'], 'kernel compiler');
+  .string('init', 'uf:-2,2', 'input fill (uf, ui, nf, ni, tf, constant:v; with :a,b ranges)', (text) => void parseFillSpec(text, '-init'))
+  .string('instance', '', 'run this catalog instance instead of the dispatched one', checkInstanceName)
+  .choice('compiler', 'nvcc', ['nvcc', 'nvrtc'], 'kernel compiler (nvrtc: only where libnvrtc is installed)');
+
+/** `-instance`: empty (dispatch) or the name of a catalog instance. */
+function checkInstanceName(name: string): void {
+  if (name !== '' && findPermuteInstance(name) === undefined) throw new ArgParseError('-instance', `-instance=${name}: no such instance in the permute catalog`);
+}
 
 type PermuteArgs = ParsedArgs<typeof permuteParser extends ArgParser<infer T> ? T : never>;
 
@@ -48,24 +53,25 @@ export function problemFromArgs(args: PermuteArgs): PermuteProblem {
 
 function pickInstance(args: PermuteArgs, problem: PermuteProblem): PermuteInstance {
   const name = args.get('instance');
-  if (name === '') return selectPermuteInstance(problem);
-  const instance = findPermuteInstance(name);
-  if (instance === undefined) throw new ArgParseError('-instance', `-instance=${name}: no such instance in the permute catalog`);
-  return instance;
+  checkInstanceName(name);
+  return name === '' ? selectPermuteInstance(problem) : findPermuteInstance(name)!;
 }
 
+// The problem field an ArgumentError names -> the flag it came from.
+const FLAG_OF = { 'problem.b': 'b', 'problem.h': 'h', 'problem.s': 's', 'problem.d': 'd', 'problem.m': 'm', 'problem.n': 'n', 'problem.dtype': 'prec' } as const;
+
+/** The compiler `-compiler` names; throws CompilerUnavailableError (typed: exit 2) before any work when it is missing. */
 function makeCompiler(kind: 'nvcc' | 'nvrtc'): Compiler {
   return kind === 'nvcc' ? new NvccCompiler() : new NvrtcCompiler();
 }
 
 /**
  * Runs the example; `log` receives each output line. Returns the exit code: 0 on success (also
- * when no GPU is present), 1 when validation fails or no instance runs the problem.
+ * when no GPU is present), 1 when validation fails or no instance runs the problem. Flags that make
+ * no problem throw ArgParseError, a missing `-compiler` CompilerUnavailableError (runCli: exit 2).
  */
 export async function runPermuteExample(args: PermuteArgs, log: (line: string) => void = console.log): Promise<number> {
-  for (const key of ['warmup', 'repeat'] as const) {
-    if (args.get(key) < (key === 'repeat' ? 1 : 0)) throw new ArgParseError(`-${key}`, `-${key}=${args.get(key)}: must be at least ${key === 'repeat' ? 1 : 0}`);
-  }
+  const compiler = makeCompiler(args.get('compiler'));
   let problem: PermuteProblem;
   let instance: PermuteInstance;
   try {
@@ -76,7 +82,7 @@ export async function runPermuteExample(args: PermuteArgs, log: (line: string) =
       log(error.message);
       return 1;
     }
-    if (error instanceof ArgumentError && !(error instanceof ArgParseError)) throw new ArgParseError(`-${error.argument.replace('problem.', '')}`, error.message);
+    if (error instanceof ArgumentError && !(error instanceof ArgParseError)) throw flagErrorOf(args, error, FLAG_OF);
     throw error;
   }
   const shapes = permuteShapes(problem);
@@ -85,7 +91,6 @@ export async function runPermuteExample(args: PermuteArgs, log: (line: string) =
   log(`instance: ${instance.name} (key ${instance.key.hash}), ${instance.vectorBytes}-byte vectors, ${instance.threads} threads`);
   log(`launch: grid [${launch.grid.join(', ')}], block [${launch.block.join(', ')}], ${instance.staticSharedBytes} B static shared memory`);
 
-  const compiler = makeCompiler(args.get('compiler'));
   const compiled = await compilePermuteInstance(instance, compiler);
   const r = compiled.resources;
   log(

@@ -39,17 +39,17 @@ import { compileInstance, Device, NvccCompiler, probe, timeLaunches, type Compil
 /** The example's flags (the CK port's spelling: `-key=value`, `-?` for help). */
 export const spargeParser = new ArgParser('example_sparge', 'Sparge attention: block-map prediction (K smoothing, pooling, self-similarity, top-k or CDF selection) + block-sparse FMHA (vsa / jenga) with optional PV skip, on sm_90a')
   .choice('pipeline', 'vsa', ['vsa', 'jenga'], 'sparse attention pipeline: vsa (delta LUT of visited key blocks) or jenga (one-hot block map)')
-  .int('b', 1, 'batch size')
-  .int('h', 2, 'query heads')
-  .int('h_k', 0, 'key/value heads (0: = h; must divide h)')
-  .int('s', 1024, 'query rows')
-  .int('s_k', 0, 'key rows (0: = s; synthetic inputs need = s)')
-  .int('d', 128, 'head dim of Q, K and V (64, 128)')
-  .string('topk', '', 'fraction of key blocks kept per query block, in (0, 1]; one value or one per head, comma-separated (default 0.4 unless -cdfthreshd is given)')
-  .string('cdfthreshd', '', 'pooled-softmax mass kept per query block, in [0, 1]; one value or one per head (exclusive with -topk)')
-  .string('simthreshd1', '', 'self-similarity threshold: blocks at or below it are always computed; one value or one per head (default -0.1 with topk, 0.6 with cdfthreshd)')
+  .int('b', 1, 'batch size', { min: 1 })
+  .int('h', 2, 'query heads', { min: 1 })
+  .int('h_k', 0, 'key/value heads (0: = h; must divide h)', { min: 0 })
+  .int('s', 1024, 'query rows', { min: 1 })
+  .int('s_k', 0, 'key rows (0: = s; synthetic inputs need = s)', { min: 0 })
+  .int('d', 128, 'head dim of Q, K and V (64, 128)', { min: 1 })
+  .string('topk', '', 'fraction of key blocks kept per query block, in (0, 1]; one value or one per head, comma-separated (default 0.4 unless -cdfthreshd is given)', perHeadCheck('topk'))
+  .string('cdfthreshd', '', 'pooled-softmax mass kept per query block, in [0, 1]; one value or one per head (exclusive with -topk)', perHeadCheck('cdfthreshd'))
+  .string('simthreshd1', '', 'self-similarity threshold: blocks at or below it are always computed; one value or one per head (default -0.1 with topk, 0.6 with cdfthreshd)', perHeadCheck('simthreshd1'))
   .choice('pv_mode', 'none', ['none', 'warp', 'block'], 'PV skip vote: none, warp (per 16 rows, the paper), block (the whole query block, upstream)')
-  .string('pv_threshold', '50', 'PV skip threshold in log2 units (≥ 0, inf: never skip); one value or one per head')
+  .string('pv_threshold', '50', 'PV skip threshold in log2 units (≥ 0, inf: never skip); one value or one per head', perHeadCheck('pv_threshold'))
   .bool('causal', false, 'top-left causal attention')
   .bool('smooth_k', true, 'subtract the mean of K before pooling')
   .bool('sink', true, 'attention sink: every query block visits key block 0')
@@ -58,8 +58,8 @@ export const spargeParser = new ArgParser('example_sparge', 'Sparge attention: b
   .bool('print_sparsity', false, 'print the achieved sparsity (per head when h ≤ 8) and the histogram of visited blocks per query block')
   .choice('prec', 'fp16', ['fp16', 'bf16'], 'data type of Q, K, V and O')
   .int('seed', 1, 'seed of the inputs')
-  .int('warmup', 5, 'untimed runs first')
-  .int('repeat', 20, 'timed runs (median reported)')
+  .int('warmup', 5, 'untimed runs first', { min: 0 })
+  .int('repeat', 20, 'timed runs (median reported)', { min: 1 })
   .choice('inputs', 'synthetic', ['synthetic', 'uniform'], 'synthetic: inputs with locality (spargeSyntheticInputs), so blocks really are sparse; uniform: uniform [-1, 1)');
 
 type SpargeFlags = typeof spargeParser extends ArgParser<infer T> ? T : never;
@@ -110,13 +110,21 @@ export class SpargeFlagError extends ArgParseError {
   }
 }
 
+/** The parse-time check of a per-head flag: its text must read as `parsePerHead` reads it (ranges are the library's, later). */
+function perHeadCheck(flag: PerHeadFlag): (text: string) => void {
+  return (text) => void parsePerHead(flag, text);
+}
+
+/** The flags that take one number or one per head. */
+type PerHeadFlag = 'topk' | 'cdfthreshd' | 'simthreshd1' | 'pv_threshold';
+
 /**
  * A per-head flag value: one number (every head) or a comma-separated list (one per head; its
  * length is checked against -h by the hyperparameter module). `inf` / `infinity` read as +∞.
  * The empty string is "not given" (undefined).
  * @throws ArgParseError naming the flag for an element that is not a number.
  */
-export function parsePerHead(flag: keyof SpargeFlags, text: string): SpargePerHead | undefined {
+export function parsePerHead(flag: PerHeadFlag, text: string): SpargePerHead | undefined {
   if (text.trim() === '') return undefined;
   const values = text.split(',').map((t) => {
     const s = t.trim().toLowerCase();
@@ -131,13 +139,9 @@ export function parsePerHead(flag: keyof SpargeFlags, text: string): SpargePerHe
  * The Sparge problem the flags describe (batch mode, packed bhsd, LSE written for validation).
  * Exactly one of -topk / -cdfthreshd is passed on; with neither written, topk = 0.4. Range and
  * per-head-length rules are the library's (planSparge throws SpargeArgumentError for them).
- * @throws ArgParseError for malformed values, -warmup < 0 or -repeat < 1.
+ * @throws ArgParseError for malformed values (the parser already rejects them, with bounds such as -repeat ≥ 1).
  */
 export function spargeProblemFromArgs(args: SpargeExampleArgs): SpargeProblem {
-  for (const key of ['warmup', 'repeat'] as const) {
-    const least = key === 'repeat' ? 1 : 0;
-    if (args.get(key) < least) throw new ArgParseError(`-${key}`, `-${key}=${args.get(key)}: must be at least ${least}`);
-  }
   const cdf = parsePerHead('cdfthreshd', args.get('cdfthreshd'));
   const topk = args.given('topk') ? parsePerHead('topk', args.get('topk')) : cdf === undefined ? SPARGE_EXAMPLE_DEFAULT_TOPK : undefined;
   const simthreshd1 = parsePerHead('simthreshd1', args.get('simthreshd1'));

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { ArgumentError, TilekitError } from '@tilekit/numeric';
+import { parseArgs } from 'node:util';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { ArgParseError, ArgParser, runCli } from './argParser.ts';
 
@@ -151,6 +152,117 @@ describe('ArgParser declarations', () => {
   });
 });
 
+describe('ArgParser bounds and checks', () => {
+  // A check in the style of the libraries': a typed ArgumentError that echoes the value.
+  const evenLength = (text: string): void => {
+    if (text.length % 2 !== 0) throw new ArgumentError('text', 'must have an even length', text);
+  };
+  const bounded = () =>
+    new ArgParser('t')
+      .int('n', 4, 'size', { min: 1 })
+      .int('p', 0, 'a bit', { min: 0, max: 1 })
+      .float('f', 0.5, 'fraction', { min: 0, max: 1 })
+      .string('s', '', 'even text', evenLength);
+
+  it('any int below the minimum (or above the maximum) is rejected naming the flag and the bound', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -1000, max: 1000 }), fc.integer({ min: -(2 ** 53) + 1, max: 2 ** 53 - 1 }), (min, value) => {
+        const p = new ArgParser('t').int('k', min, 'k', { min });
+        if (value >= min) {
+          expect(p.parse([`-k=${value}`]).get('k')).toBe(value);
+          return;
+        }
+        const error = parseError(() => p.parse([`-k=${value}`]));
+        expect([error.flag, error.message]).toEqual(['-k', `-k=${value}: must be at least ${min}`]);
+      }),
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: -1000, max: 1000 }), fc.integer({ min: 0, max: 1000 }), fc.integer({ min: -3000, max: 3000 }), (min, width, value) => {
+        const max = min + width;
+        const p = new ArgParser('t').int('k', min, 'k', { min, max });
+        const inside = value >= min && value <= max;
+        if (inside) expect(p.parse([`-k=${value}`]).get('k')).toBe(value);
+        else expect(parseError(() => p.parse([`-k=${value}`])).message).toBe(`-k=${value}: must be at ${value < min ? `least ${min}` : `most ${max}`}`);
+      }),
+    );
+  });
+
+  it('golden: bounds and checks at parse time, one line naming the flag, the value shown once', () => {
+    const p = bounded();
+    const cases: [string, string][] = [
+      ['-n=0', '-n=0: must be at least 1'],
+      ['-n=-7', '-n=-7: must be at least 1'],
+      ['-p=2', '-p=2: must be at most 1'],
+      ['-f=1.5', '-f=1.5: must be at most 1'],
+      ['-f=-0.1', '-f=-0.1: must be at least 0'],
+      ['-s=abc', '-s=abc: must have an even length'],
+    ];
+    for (const [token, message] of cases) {
+      const error = parseError(() => p.parse([token]));
+      expect(error.message).toBe(message);
+      expect(error.flag).toBe(token.slice(0, token.indexOf('=')));
+    }
+    expect(p.parse(['-n=1', '-p=1', '-f=1', '-s=ab']).toObject()).toEqual({ n: 1, p: 1, f: 1, s: 'ab' });
+  });
+
+  it("a check's own ArgParseError passes as is; an error that is not an ArgumentError is a bug and propagates", () => {
+    const own = new ArgParser('t').string('x', '', 'x', (t) => {
+      if (t === 'bad') throw new ArgParseError('-x', '-x=bad: see the manual');
+    });
+    expect(parseError(() => own.parse(['-x=bad'])).message).toBe('-x=bad: see the manual');
+    const buggy = new ArgParser('t').string('x', '', 'x', (t) => {
+      if (t === 'bad') throw new TypeError('oops');
+    });
+    expect(() => buggy.parse(['-x=bad'])).toThrow(TypeError);
+  });
+
+  it('restrict tightens a declared flag: bounds intersect (the larger minimum wins), checks chain', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -50, max: 50 }), fc.integer({ min: -50, max: 50 }), fc.integer({ min: -200, max: 200 }), (a, b, value) => {
+        const start = Math.max(a, b, 0);
+        const p = new ArgParser('t').int('k', start, 'k', { min: a }).restrict('k', { min: b });
+        expect(p.flags()[0]!.min).toBe(Math.max(a, b));
+        const ok = value >= Math.max(a, b);
+        if (ok) expect(p.parse([`-k=${value}`]).get('k')).toBe(value);
+        else expect(parseError(() => p.parse([`-k=${value}`])).flag).toBe('-k');
+      }),
+    );
+    const p = new ArgParser('t').string('s', '', 's', evenLength).restrict('s', {
+      check: (t) => {
+        if (t.includes('x')) throw new ArgumentError('s', 'must not hold x');
+      },
+    });
+    expect(parseError(() => p.parse(['-s=abc'])).message).toBe('-s=abc: must have an even length');
+    expect(parseError(() => p.parse(['-s=xy'])).message).toBe('-s=xy: must not hold x');
+    expect(p.parse(['-s=ab']).get('s')).toBe('ab');
+  });
+
+  it('reject rules that do not fit the flag with ArgumentError (programming errors)', () => {
+    expect(() => new ArgParser('t').int('n', 0, 'n', { min: 1 })).toThrow('int -n: default must be at least 1 (got 0)');
+    expect(() => new ArgParser('t').int('n', 1, 'n', { min: 1.5 })).toThrow('int -n: bounds must be safe integers');
+    expect(() => new ArgParser('t').float('f', 1, 'f', { max: Number.NaN })).toThrow('float -f: bounds must be finite');
+    expect(() => new ArgParser('t').int('n', 3, 'n', { min: 5, max: 1 })).toThrow(ArgumentError);
+    expect(() => new ArgParser('t').string('s', 'abc', 's', evenLength)).toThrow(/string -s: default must pass the flag's check/);
+    expect(() => new ArgParser('t').string('s', '', 's').restrict('s', { min: 1 })).toThrow('string -s: only int and float flags take bounds (got [1])');
+    expect(() => new ArgParser('t').int('n', 1, 'n').restrict('n', { check: evenLength })).toThrow('int -n: only string flags take a check');
+    expect(() => new ArgParser('t').int('n', 1, 'n').restrict('n', { min: 2 })).toThrow('int -n: default must be at least 2 (got 1)');
+    expect(() => (new ArgParser('t').int('n', 1, 'n') as ArgParser<{ n: number; m: number }>).restrict('m', { min: 0 })).toThrow('restrict -m: flag is not declared');
+  });
+
+  it('golden help: bounds in the type column', () => {
+    expect(bounded().help().split('\n').slice(3)).toEqual([
+      'flag  type        default  description',
+      '----  ----------  -------  ------------------------------------------',
+      '-n    int ≥ 1     4        size',
+      '-p    int 0..1    0        a bit',
+      '-f    float 0..1  0.5      fraction',
+      '-s    string      ""       even text',
+      '-?                         print this help and exit (also -h, --help)',
+    ]);
+    expect(parseError(() => bounded().parse(['-n'])).message).toBe('-n needs a value: write -n=<int ≥ 1> (default 4)');
+  });
+});
+
 describe('runCli', () => {
   function capture() {
     const io = { out: '', err: '', code: -1 };
@@ -183,19 +295,44 @@ describe('runCli', () => {
   it('prints the one-line error and exits 2 on ArgParseError, from parse or from main', async () => {
     const { io, sink } = capture();
     expect(await runCli(makeParser(), ['-b=abc'], () => 0, sink)).toBe(2);
-    expect(io.err).toBe('-b=abc: expected an integer\n');
+    expect(io.err).toBe('error: -b=abc: expected an integer\n');
     expect(io.code).toBe(2);
     const second = capture();
     const code = await runCli(makeParser(), [], () => {
       throw new ArgParseError('-h', '-h=8: must be a multiple of -h_k=3');
     }, second.sink);
-    expect([code, second.io.err]).toEqual([2, '-h=8: must be a multiple of -h_k=3\n']);
+    expect([code, second.io.err]).toEqual([2, 'error: -h=8: must be a multiple of -h_k=3\n']);
   });
 
-  it('lets other errors propagate', async () => {
-    const { sink } = capture();
+  it('lets other errors (bugs) propagate, without reporting an exit code', async () => {
+    const { io, sink } = capture();
     await expect(runCli(makeParser(), [], () => {
       throw new RangeError('boom');
     }, sink)).rejects.toThrow('boom');
+    await expect(runCli(makeParser(), [], () => Promise.reject(new Error('async boom')), sink)).rejects.toThrow('async boom');
+    expect([io.err, io.code]).toEqual(['', -1]);
+  });
+
+  it('every typed error from main is a user error: one line on stderr, exit 2 (multi-line messages joined)', async () => {
+    class CompileFailed extends TilekitError {
+      constructor() {
+        super('test/compile', 'nvcc failed to compile kernel k for sm_90a\n  k.cu:3: error: bad\n      3 | int x = ;\n  source: /tmp/k.cu');
+      }
+    }
+    for (const [thrown, line] of [
+      [new CompileFailed(), 'error: nvcc failed to compile kernel k for sm_90a; k.cu:3: error: bad; 3 | int x = ;; source: /tmp/k.cu'],
+      [new ArgumentError('fill spec', 'expected uf', 'zz'), 'error: fill spec: expected uf (got "zz")'],
+    ] as const) {
+      const { io, sink } = capture();
+      expect(await runCli(makeParser(), [], async () => Promise.reject(thrown), sink)).toBe(2);
+      expect([io.err, io.code, io.out]).toEqual([`${line}\n`, 2, '']);
+    }
+  });
+
+  it("node:util parseArgs usage errors are user errors too", async () => {
+    const { io, sink } = capture();
+    expect(await runCli(makeParser(), [], () => void parseArgs({ args: ['--bogus'], options: {} }), sink)).toBe(2);
+    expect(io.err).toMatch(/^error: Unknown option '--bogus'.*\n$/);
+    expect(io.err.trimEnd()).not.toContain('\n');
   });
 });

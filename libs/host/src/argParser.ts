@@ -1,4 +1,6 @@
 import { ArgumentError } from '@tilekit/numeric';
+import { ruleOf } from './flagMessage.ts';
+import { runCommand, type CliIo } from './runCommand.ts';
 import { formatTable } from './table.ts';
 
 /**
@@ -21,8 +23,25 @@ export class ArgParseError extends ArgumentError {
 /** The value kinds a flag can have. */
 export type FlagKind = 'int' | 'float' | 'string' | 'bool' | 'choice';
 
+/** Bounds of an `int` or `float` flag, inclusive, checked at parse time (e.g. sizes: `{ min: 1 }`). */
+export interface NumberBounds {
+  readonly min?: number;
+  readonly max?: number;
+}
+
+/**
+ * A parse-time check of a `string` flag's text (a fill spec, a mask, a list): returns when the text
+ * is well formed, throws an ArgParseError or ArgumentError stating the rule when it is not.
+ */
+export type TextCheck = (text: string) => void;
+
+/** What `ArgParser.restrict` adds to a declared flag: bounds (int, float) or a check (string). */
+export interface FlagRule extends NumberBounds {
+  readonly check?: TextCheck;
+}
+
 /** One declared flag, as listed by `ArgParser.flags()` and the help text. */
-export interface FlagSpec {
+export interface FlagSpec extends FlagRule {
   readonly key: string;
   readonly kind: FlagKind;
   readonly defaultValue: number | string | boolean;
@@ -51,11 +70,17 @@ const HELP_TOKENS = new Set(['-?', '-h', '--help']);
  * const args = parser.parse(['-m=128']);  // args.get('prec'): 'fp16' | 'bf16'
  * ```
  *
+ * Numeric flags may take bounds and string flags a check (`.int('b', 2, 'batch', { min: 1 })`,
+ * `.string('init', 'uf', 'fill', checkFill)`; `restrict` adds them to a flag declared elsewhere), so
+ * a bad value is reported at parse time, before any work: `-b=0: must be at least 1`.
+ *
  * Postconditions (tested): every declared flag parses back from `-key=<its default>` to its
  * default; a later occurrence of a flag overrides an earlier one (as in CK); every malformed
- * command line raises ArgParseError with a one-line message naming the flag; the help lists
- * every flag with its default and description. Declaring a flag twice, a key that is not an
- * identifier, or a default of the wrong kind raises ArgumentError (a programming error).
+ * command line — including an int below its minimum or above its maximum and a string its check
+ * rejects — raises ArgParseError with a one-line message naming the flag; the help lists every
+ * flag with its default, bounds and description. Declaring a flag twice, a key that is not an
+ * identifier, a default of the wrong kind or outside its bounds, or bounds of the wrong kind
+ * raises ArgumentError (a programming error).
  */
 export class ArgParser<T extends object = Empty> {
   readonly program: string;
@@ -67,22 +92,22 @@ export class ArgParser<T extends object = Empty> {
     this.description = description;
   }
 
-  /** An integer flag (safe integers, optional sign, decimal). */
-  int<K extends string>(key: K, defaultValue: number, description: string): ArgParser<With<T, K, number>> {
+  /** An integer flag (safe integers, optional sign, decimal), optionally bounded (inclusive). */
+  int<K extends string>(key: K, defaultValue: number, description: string, bounds: NumberBounds = {}): ArgParser<With<T, K, number>> {
     if (!Number.isSafeInteger(defaultValue)) throw new ArgumentError(`int -${key}`, 'default must be a safe integer', defaultValue);
-    return this.declare({ key, kind: 'int', defaultValue, description });
+    return this.declare({ key, kind: 'int', defaultValue, description, ...definedBounds(bounds) });
   }
 
-  /** A finite floating-point flag (anything JS's Number() reads as finite, e.g. `1e-3`). */
-  float<K extends string>(key: K, defaultValue: number, description: string): ArgParser<With<T, K, number>> {
+  /** A finite floating-point flag (anything JS's Number() reads as finite, e.g. `1e-3`), optionally bounded (inclusive). */
+  float<K extends string>(key: K, defaultValue: number, description: string, bounds: NumberBounds = {}): ArgParser<With<T, K, number>> {
     if (!Number.isFinite(defaultValue)) throw new ArgumentError(`float -${key}`, 'default must be finite', defaultValue);
-    return this.declare({ key, kind: 'float', defaultValue, description });
+    return this.declare({ key, kind: 'float', defaultValue, description, ...definedBounds(bounds) });
   }
 
-  /** A free-form string flag (the empty string is allowed: `-kname=`). */
-  string<K extends string>(key: K, defaultValue: string, description: string): ArgParser<With<T, K, string>> {
+  /** A free-form string flag (the empty string is allowed: `-kname=`), optionally checked at parse time. */
+  string<K extends string>(key: K, defaultValue: string, description: string, check?: TextCheck): ArgParser<With<T, K, string>> {
     if (typeof defaultValue !== 'string') throw new ArgumentError(`string -${key}`, 'default must be a string', defaultValue);
-    return this.declare({ key, kind: 'string', defaultValue, description });
+    return this.declare({ key, kind: 'string', defaultValue, description, ...(check === undefined ? {} : { check }) });
   }
 
   /** A boolean flag, written `-key=1|0|true|false`. */
@@ -105,6 +130,19 @@ export class ArgParser<T extends object = Empty> {
       throw new ArgumentError(`choice -${key}`, `default must be one of ${choices.join(', ')}`, defaultValue);
     }
     return this.declare({ key, kind: 'choice', defaultValue, description, choices: [...choices] });
+  }
+
+  /**
+   * Tightens a declared flag (one a shared declaration made, e.g. an operator's common flags):
+   * bounds intersect the ones it has, a check runs after the one it has. The default must still
+   * pass. Throws ArgumentError for an undeclared key, bounds on a non-numeric flag, or a check on
+   * a non-string flag (programming errors).
+   */
+  restrict(key: keyof T & string, rule: FlagRule): ArgParser<T> {
+    const spec = this.specs.get(key);
+    if (spec === undefined) throw new ArgumentError(`restrict -${key}`, 'flag is not declared', key);
+    this.specs.set(key, checkedRule(tightened(spec, rule)));
+    return this;
   }
 
   /** The declared flags, in declaration order. */
@@ -167,7 +205,7 @@ export class ArgParser<T extends object = Empty> {
     if (typeof spec.description !== 'string') {
       throw new ArgumentError(`${spec.kind} -${spec.key}`, 'description must be a string', spec.description);
     }
-    this.specs.set(spec.key, spec);
+    this.specs.set(spec.key, checkedRule(spec));
     return this as unknown as ArgParser<U>;
   }
 
@@ -253,26 +291,14 @@ export class ParsedArgs<T extends object> {
   }
 }
 
-/** Where runCli writes and how it ends; defaults: process.stdout, process.stderr, process.exitCode. */
-export interface CliIo {
-  stdout(text: string): void;
-  stderr(text: string): void;
-  exit(code: number): void;
-}
-
-const processIo: CliIo = {
-  stdout: (text) => void process.stdout.write(text),
-  stderr: (text) => void process.stderr.write(text),
-  // exitCode, not exit(): lets buffered output to a pipe drain before the process ends.
-  exit: (code) => void (process.exitCode = code),
-};
-
 /**
  * Runs an example's `main` with its parsed arguments, CK style: a help request prints the help
- * to stdout and exits 0 without running main; an ArgParseError (from parsing, or thrown by main
- * while cross-checking flags) prints its one-line message to stderr and exits 2; otherwise the
- * exit code is main's return value (0 when it returns nothing). Other errors propagate.
- * Returns the exit code it reported.
+ * to stdout and exits 0 without running main; a user error — an ArgParseError from parsing or
+ * thrown by main while cross-checking flags, or any other typed `TilekitError` (a shape the
+ * operator rejects, a compile error, a missing compiler or device) — prints `error: <message>` as
+ * one line on stderr and exits 2 (see `runCommand`); otherwise the exit code is main's return
+ * value (0 when it returns nothing). Other errors (bugs) propagate with their stack. Returns the
+ * exit code it reported.
  */
 export async function runCli<T extends object>(
   parser: ArgParser<T>,
@@ -280,23 +306,12 @@ export async function runCli<T extends object>(
   main: (args: ParsedArgs<T>) => void | number | Promise<void | number>,
   io: Partial<CliIo> = {},
 ): Promise<number> {
-  const out: CliIo = { ...processIo, ...io };
-  let code: number;
-  try {
+  return runCommand((out) => {
     const args = parser.parse(argv);
-    if (args.helpRequested) {
-      out.stdout(`${parser.help()}\n`);
-      code = 0;
-    } else {
-      code = (await main(args)) ?? 0;
-    }
-  } catch (error) {
-    if (!(error instanceof ArgParseError)) throw error;
-    out.stderr(`${error.message}\n`);
-    code = 2;
-  }
-  out.exit(code);
-  return code;
+    if (!args.helpRequested) return main(args);
+    out.stdout(`${parser.help()}\n`);
+    return 0;
+  }, io);
 }
 
 function convert(spec: FlagSpec, text: string, token: string): FlagValue {
@@ -304,12 +319,12 @@ function convert(spec: FlagSpec, text: string, token: string): FlagValue {
     case 'int': {
       const value = Number(text);
       if (!INT_PATTERN.test(text) || !Number.isSafeInteger(value)) throw new ArgParseError(`-${spec.key}`, `${token}: expected an integer`);
-      return value;
+      return inBounds(spec, value, token);
     }
     case 'float': {
       const value = Number(text);
       if (text.trim() === '' || !Number.isFinite(value)) throw new ArgParseError(`-${spec.key}`, `${token}: expected a number`);
-      return value;
+      return inBounds(spec, value, token);
     }
     case 'bool': {
       const lower = text.toLowerCase();
@@ -322,12 +337,84 @@ function convert(spec: FlagSpec, text: string, token: string): FlagValue {
       return text;
     }
     case 'string':
-      return text;
+      return checkedText(spec, text, token);
+  }
+}
+
+/** The rule a value outside a flag's bounds breaks, or undefined when it is inside. */
+function boundsRule(spec: FlagRule, value: number): string | undefined {
+  if (spec.min !== undefined && value < spec.min) return `must be at least ${spec.min}`;
+  if (spec.max !== undefined && value > spec.max) return `must be at most ${spec.max}`;
+  return undefined;
+}
+
+function inBounds(spec: FlagSpec, value: number, token: string): number {
+  const rule = boundsRule(spec, value);
+  if (rule !== undefined) throw new ArgParseError(`-${spec.key}`, `${token}: ${rule}`);
+  return value;
+}
+
+/** Runs a string flag's check: an ArgParseError passes as is, an ArgumentError becomes one naming the flag. */
+function checkedText(spec: FlagSpec, text: string, token: string): string {
+  try {
+    spec.check?.(text);
+  } catch (error) {
+    if (error instanceof ArgParseError || !(error instanceof ArgumentError)) throw error;
+    throw new ArgParseError(`-${spec.key}`, `${token}: ${ruleOf(error, text)}`);
+  }
+  return text;
+}
+
+function definedBounds(bounds: { readonly min?: number | undefined; readonly max?: number | undefined }): NumberBounds {
+  return { ...(bounds.min === undefined ? {} : { min: bounds.min }), ...(bounds.max === undefined ? {} : { max: bounds.max }) };
+}
+
+/** `spec` with `rule` added: bounds intersected, checks chained. */
+function tightened(spec: FlagSpec, rule: FlagRule): FlagSpec {
+  const min = rule.min === undefined || (spec.min !== undefined && spec.min >= rule.min) ? spec.min : rule.min;
+  const max = rule.max === undefined || (spec.max !== undefined && spec.max <= rule.max) ? spec.max : rule.max;
+  const [first, second] = [spec.check, rule.check];
+  const check: TextCheck | undefined =
+    first === undefined || second === undefined
+      ? (first ?? second)
+      : (text) => {
+          first(text);
+          second(text);
+        };
+  return { ...spec, ...definedBounds({ min, max }), ...(check === undefined ? {} : { check }) };
+}
+
+/** `spec` when its bounds and check fit its kind and its default; else ArgumentError (a programming error). */
+function checkedRule(spec: FlagSpec): FlagSpec {
+  const where = `${spec.kind} -${spec.key}`;
+  const numeric = spec.kind === 'int' || spec.kind === 'float';
+  const bounds = [spec.min, spec.max].filter((b) => b !== undefined);
+  if (bounds.length > 0 && !numeric) throw new ArgumentError(where, 'only int and float flags take bounds', bounds);
+  const valid = spec.kind === 'int' ? Number.isSafeInteger : Number.isFinite;
+  if (!bounds.every((b) => valid(b))) throw new ArgumentError(where, `bounds must be ${spec.kind === 'int' ? 'safe integers' : 'finite'}`, bounds);
+  if (spec.check !== undefined && spec.kind !== 'string') throw new ArgumentError(where, 'only string flags take a check');
+  if (typeof spec.defaultValue === 'number' && boundsRule(spec, spec.defaultValue) !== undefined) {
+    throw new ArgumentError(where, `default ${boundsRule(spec, spec.defaultValue)}`, spec.defaultValue);
+  }
+  if (spec.kind === 'string') defaultPassesCheck(spec, where);
+  return spec;
+}
+
+function defaultPassesCheck(spec: FlagSpec, where: string): void {
+  try {
+    spec.check?.(spec.defaultValue as string);
+  } catch (error) {
+    if (!(error instanceof ArgumentError)) throw error;
+    throw new ArgumentError(where, `default must pass the flag's check (${error.message})`, spec.defaultValue);
   }
 }
 
 function typeName(spec: FlagSpec): string {
-  return spec.kind === 'choice' ? (spec.choices ?? []).join('|') : spec.kind;
+  if (spec.kind === 'choice') return (spec.choices ?? []).join('|');
+  if (spec.min !== undefined && spec.max !== undefined) return `${spec.kind} ${spec.min}..${spec.max}`;
+  if (spec.min !== undefined) return `${spec.kind} ≥ ${spec.min}`;
+  if (spec.max !== undefined) return `${spec.kind} ≤ ${spec.max}`;
+  return spec.kind;
 }
 
 function showValue(value: FlagValue): string {

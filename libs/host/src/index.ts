@@ -1,5 +1,7 @@
 export { ArgParseError, ArgParser, ParsedArgs, runCli } from './argParser.ts';
-export type { CliIo, FlagKind, FlagSpec } from './argParser.ts';
+export type { FlagKind, FlagRule, FlagSpec, NumberBounds, TextCheck } from './argParser.ts';
+export { formatUserError, isUserError, runCommand, USER_ERROR_EXIT_CODE } from './runCommand.ts';
+export type { CliIo } from './runCommand.ts';
 export { flagErrorOf } from './flagErrorOf.ts';
 export { checkErr } from './checkErr.ts';
 export type { CheckErrFailure, CheckErrOptions, CheckErrResult } from './checkErr.ts';

@@ -5,8 +5,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { runCommand } from '@tilekit/host';
 import { Device } from '@tilekit/runtime';
-import { suiteMetric, type BenchCase, type BenchSuiteResult, type Metric } from './benchResult.ts';
+import { suiteMetric, type BenchCase, type Metric } from './benchResult.ts';
 import { runSuite, type BenchSuite } from './runSuite.ts';
 
 /** A baseline a bench entry prints our ratio against: its key in the result, and how to call it. */
@@ -40,22 +41,28 @@ export function formatEntryCase(c: BenchCase, metric: Metric, baselines: readonl
   return `${c.name}: ours ${figure} = ${ratios.join(', ')}; valid ${c.valid}`;
 }
 
+const USAGE = 'usage: node .device/bench-<suite>.mjs [--out DIR] [--torch SCRIPT]';
+
 /**
- * Runs `suite` as a bench entry: `--out DIR` (default .device/out) receives `<suite>.json`,
- * `--torch` overrides the reference script; prints `formatEntryCase` per case and sets the exit
- * code to 1 when any case is invalid. Returns the suite's result.
+ * Runs a suite as a bench entry: `--out DIR` (default .device/out) receives `<suite>.json`,
+ * `--torch` overrides the reference script, `--help` prints the usage; prints `formatEntryCase` per
+ * case. The command line is read before `makeSuite` opens the device, and errors follow the CLI
+ * contract (`runCommand`): an unknown option or a missing device is one line on stderr and exit 2.
+ * Returns (and sets) the exit code: 0 when every case validated, 1 when any did not.
  */
-export async function runBenchEntry(suite: BenchSuite, baselines: readonly EntryBaseline[]): Promise<BenchSuiteResult> {
-  const { values } = parseArgs({ options: { out: { type: 'string' }, torch: { type: 'string' } } });
-  const root = process.cwd();
-  const result = await runSuite(suite, {
-    outDir: resolve(values.out ?? join(root, '.device', 'out')),
-    device: Device.open(0).name,
-    commit: packedCommit(root),
-    torchScript: values.torch ?? join(root, 'tools', 'bench', 'python', 'torch_reference.py'),
+export function runBenchEntry(makeSuite: () => BenchSuite, baselines: readonly EntryBaseline[], argv: readonly string[] = process.argv.slice(2)): Promise<number> {
+  return runCommand(async (io) => {
+    const { values } = parseArgs({ args: [...argv], options: { out: { type: 'string' }, torch: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+    if (values.help === true) return void io.stdout(`${USAGE}\n`);
+    const root = process.cwd();
+    const result = await runSuite(makeSuite(), {
+      outDir: resolve(values.out ?? join(root, '.device', 'out')),
+      device: Device.open(0).name,
+      commit: packedCommit(root),
+      torchScript: values.torch ?? join(root, 'tools', 'bench', 'python', 'torch_reference.py'),
+    });
+    const metric = suiteMetric(result);
+    for (const c of result.cases) io.stdout(`${formatEntryCase(c, metric, baselines)}\n`);
+    return result.cases.every((c) => c.valid) ? 0 : 1;
   });
-  const metric = suiteMetric(result);
-  for (const c of result.cases) console.log(formatEntryCase(c, metric, baselines));
-  process.exitCode = result.cases.every((c) => c.valid) ? 0 : 1;
-  return result;
 }

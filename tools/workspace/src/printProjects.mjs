@@ -1,9 +1,15 @@
 // Lists every package of the nx project graph with its tags and workspace dependencies:
 //   npm run projects
+// It takes no arguments: any is a usage error (one line on stderr, exit 2).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+if (process.argv.length > 2) {
+  console.error(`error: printProjects takes no arguments (got ${JSON.stringify(process.argv.slice(2).join(' '))}; usage: npm run projects)`);
+  process.exit(2);
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'tilekit-graph-'));
 try {

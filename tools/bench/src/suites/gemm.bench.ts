@@ -3,4 +3,4 @@
 import { runBenchEntry } from '../benchEntry.ts';
 import { gemmSuite } from './gemm.ts';
 
-await runBenchEntry(gemmSuite(), [{ key: 'torch-matmul', label: 'torch.matmul' }]);
+await runBenchEntry(() => gemmSuite(), [{ key: 'torch-matmul', label: 'torch.matmul' }]);

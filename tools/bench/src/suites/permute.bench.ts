@@ -3,4 +3,4 @@
 import { runBenchEntry } from '../benchEntry.ts';
 import { permuteSuite } from './permute.ts';
 
-await runBenchEntry(permuteSuite(), [{ key: 'torch-copy', label: 'torch copy' }]);
+await runBenchEntry(() => permuteSuite(), [{ key: 'torch-copy', label: 'torch copy' }]);

@@ -3,7 +3,7 @@
 import { runBenchEntry } from '../benchEntry.ts';
 import { spargeSuite } from './sparge.ts';
 
-await runBenchEntry(spargeSuite(), [
+await runBenchEntry(() => spargeSuite(), [
   { key: 'ours-dense', label: 'our dense' },
   { key: 'torch-cudnn', label: 'torch-cudnn' },
   { key: 'torch-flash', label: 'torch-flash' },
