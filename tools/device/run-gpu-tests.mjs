@@ -13,10 +13,13 @@
 //   node tools/device/run-gpu-tests.mjs [--bundles dir | --bundle file.mjs ...] [--addon file.node] [--out dir]
 //                                       [--file-timeout seconds]
 //
-// --bundles runs every *.mjs in dir (pack.mjs writes .device/gpu-tests/); --bundle names files.
+// --bundles runs every *.mjs in dir (pack.mjs writes .device/gpu-tests/; the code they share is in
+// .device/chunks/, which they import by relative path); --bundle names files.
 // --file-timeout (default 900) stops a file's process that runs longer (a hung kernel, say) and
 // counts it as one failure, so that the later files still run and the summary still prints.
 // With neither it bundles the workspace's specs first (needs esbuild, i.e. a dev checkout).
+// The bundles carry no source maps: when tests fail, the runner says how to map their stack traces
+// back to the sources (tools/device/symbolize.mjs, with the maps pack.mjs left on the dev machine).
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -30,42 +33,67 @@ import { parseArgs } from 'node:util';
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..', '..');
 const ADDON = 'tilekit_runtime.node';
-const { values: args } = parseArgs({
-  options: {
-    bundle: { type: 'string', multiple: true },
-    bundles: { type: 'string' },
-    addon: { type: 'string' },
-    out: { type: 'string' },
-    'file-timeout': { type: 'string', default: '900' },
-  },
-});
-const fileTimeoutMs = Number(args['file-timeout']) * 1000;
-if (!(fileTimeoutMs > 0)) {
-  console.error(`run-gpu-tests: --file-timeout must be a positive number of seconds, got ${args['file-timeout']}`);
+const USAGE = `usage: node tools/device/run-gpu-tests.mjs [--bundles dir | --bundle file.mjs ...] [--addon file.node]
+                                           [--out dir] [--file-timeout seconds]
+  --bundles dir           run every *.mjs in dir (.device/gpu-tests after pack.mjs)
+  --bundle file.mjs       run this bundle (repeatable); with neither, bundle the workspace's specs first
+  --addon file.node       the native addon (default: beside the bundles, or this checkout's build)
+  --out dir               also write gpu-tests.json there
+  --file-timeout seconds  stop a spec file's process that runs longer (default 900)`;
+
+/** Exits 2 with one line on stderr: a bad command line needs no stack. */
+function usageError(problem) {
+  console.error(`run-gpu-tests: ${problem} (see --help)`);
   process.exit(2);
 }
 
+function parseCli(argv) {
+  try {
+    return parseArgs({
+      args: argv,
+      options: {
+        bundle: { type: 'string', multiple: true },
+        bundles: { type: 'string' },
+        addon: { type: 'string' },
+        out: { type: 'string' },
+        'file-timeout': { type: 'string', default: '900' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }).values;
+  } catch (error) {
+    return usageError(error.message);
+  }
+}
+
+const args = parseCli(process.argv.slice(2));
+if (args.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const fileTimeoutMs = Number(args['file-timeout']) * 1000;
+if (!(fileTimeoutMs > 0)) usageError(`--file-timeout must be a positive number of seconds, got ${args['file-timeout']}`);
+
 let bundles;
+let mapsDir; // set when this run bundled the specs itself (else .device-maps, from pack.mjs)
 if (args.bundle?.length) bundles = args.bundle.map((b) => resolve(b));
 else if (args.bundles) {
   const dir = resolve(args.bundles);
+  if (!existsSync(dir)) usageError(`no bundles folder ${dir} (run node tools/device/pack.mjs and carry .device)`);
   bundles = readdirSync(dir)
     .filter((n) => n.endsWith('.mjs'))
     .sort()
     .map((n) => join(dir, n));
 } else {
+  // A dev checkout: bundle into a temp folder laid out like .device/ (gpu-tests/ and chunks/),
+  // with the maps beside it in maps/.
   const dir = mkdtempSync(join(tmpdir(), 'tilekit-gpu-tests-'));
-  const { bundleGpuTests } = await import('./bundle.mjs');
-  const specs = await bundleGpuTests(dir);
-  bundles = specs.map((s) => join(dir, s.bundle));
+  const { bundleForDevice, GPU_TESTS_DIR } = await import('./bundle.mjs');
+  mapsDir = join(dir, 'maps');
+  const { specs } = await bundleForDevice({ outDir: dir, mapsDir });
+  bundles = specs.map((s) => join(dir, GPU_TESTS_DIR, s.bundle));
   console.log(`bundled ${specs.length} GPU spec files into ${dir}`);
 }
-for (const b of bundles) {
-  if (!existsSync(b)) {
-    console.error(`run-gpu-tests: no bundle ${b}`);
-    process.exit(2);
-  }
-}
+for (const b of bundles) if (!existsSync(b)) usageError(`no bundle ${b}`);
 
 // The addon: --addon, else beside the (first) bundle, beside its folder (.device/), or this
 // checkout's build. Every test process gets it through TILEKIT_ADDON_PATH.
@@ -154,9 +182,18 @@ const width = Math.max(...files.map((f) => f.file.length), 4);
 const breakdown = files
   .map((f) => `  ${f.file.padEnd(width)}  ${f.counts.passed} passed, ${f.counts.failed} failed, ${f.counts.skipped} skipped (of ${f.counts.total})${f.counts.failed > 0 ? '  <-- FAILED' : ''}`)
   .join('\n');
+/** How to map the failures' stack traces (bundle lines) back to the .ts sources. */
+function symbolizeHint() {
+  const command = mapsDir
+    ? `node tools/device/symbolize.mjs --maps ${mapsDir} <this output, saved to a file>`
+    : 'node tools/device/symbolize.mjs .device/out/gpu-tests.log   (or gpu-tests.json; the log run-on-gpu.sh wrote)';
+  return `stack traces point into the bundles; map them to the sources on the dev machine with:\n  ${command}`;
+}
+
+const hint = counts.failed > 0 ? `\n${symbolizeHint()}` : '';
 if (!hasDevice) {
-  console.log(`\n${line}\nSKIPPED: no CUDA device: ${probe.reason ?? 'unknown reason'} (${counts.skipped} GPU tests skipped, ${counts.total} found)\n${breakdown}\n${line}`);
+  console.log(`\n${line}\nSKIPPED: no CUDA device: ${probe.reason ?? 'unknown reason'} (${counts.skipped} GPU tests skipped, ${counts.total} found)\n${breakdown}${hint}\n${line}`);
   process.exit(counts.failed > 0 ? 1 : 0);
 }
-console.log(`\n${line}\nGPU tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped (of ${counts.total})\n${breakdown}\n${line}`);
+console.log(`\n${line}\nGPU tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped (of ${counts.total})\n${breakdown}${hint}\n${line}`);
 process.exit(counts.failed > 0 || counts.passed === 0 ? 1 : 0);
