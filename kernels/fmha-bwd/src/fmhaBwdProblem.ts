@@ -14,12 +14,13 @@ import {
   type AttentionLayout,
   type AttentionMaskSpec,
   type AttentionProblemFields,
+  type AttentionSequences,
   type AttentionTensorStrides,
   type CheckedAttentionProblem,
   type FmhaBwdDType,
   type FmhaBwdTraits,
 } from '@tilekit/fmha';
-import { ArgumentError } from '@tilekit/numeric';
+import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 
 /** An FMHA backward problem field broke a rule; `argument` is `problem.<field>`. */
 export class FmhaBwdArgumentError extends ArgumentError {}
@@ -68,38 +69,34 @@ export interface CheckedFmhaBwdProblem extends CheckedAttentionProblem {
   readonly deterministic: boolean;
 }
 
-function fail(field: string, rule: string, found: unknown): never {
-  throw new FmhaBwdArgumentError(`problem.${field}`, rule, found);
+const checks = attentionProblemChecks(FmhaBwdArgumentError, 'problem');
+
+/** The strides' given object: an object whose keys are tensors of the backward. */
+function givenStrides(p: FmhaBwdProblem): NonNullable<FmhaBwdProblem['strides']> {
+  const given = p.strides ?? {};
+  if (typeof given !== 'object' || given === null) throw new FmhaBwdArgumentError('problem.strides', 'must be an object of per-tensor strides', given);
+  const v = new ArgumentProblems(FmhaBwdArgumentError);
+  for (const key of Object.keys(given)) if (!(FMHA_BWD_TENSORS as readonly string[]).includes(key)) v.report(`problem.strides.${key}`, `is not a tensor of the backward (${FMHA_BWD_TENSORS.join(', ')})`, key);
+  v.throwIfAny();
+  return given;
 }
 
-const checks = attentionProblemChecks(fail);
+/** What the eight tensors' strides are checked against. */
+interface BwdShape {
+  readonly heads: { readonly nheadQ: number; readonly nheadK: number };
+  readonly hdimQ: number;
+  readonly hdimV: number;
+  readonly sequences: AttentionSequences;
+  readonly inputLayout: AttentionLayout;
+  readonly outputLayout: AttentionLayout;
+}
 
-/**
- * Validates a problem and returns it with defaults, frozen. Rules (each violation throws
- * `FmhaBwdArgumentError` naming `problem.<field>`): dtype fp16 | bf16; batch, nheadQ, nheadK in
- * [1, 65535] with nheadQ % nheadK = 0; hdimQ, hdimV in [1, 1024] (which ones run is the catalog's
- * business: an unsupported one gives an unsupported launcher); batch mode: seqlens in [0, 2^30], no
- * seqstart; group mode: seqstartQ and seqstartK (both) with batch + 1 entries from 0,
- * non-decreasing, no seqlenQ/seqlenK; layouts bhsd | bshd; explicit strides keep the layout's order
- * without overlap (batch 0 in group mode); a valid mask; scale finite > 0 (default 1/√hdimQ, rounded
- * to fp32); deterministic boolean.
- */
-export function checkFmhaBwdProblem(problem: FmhaBwdProblem): CheckedFmhaBwdProblem {
-  if (typeof problem !== 'object' || problem === null) throw new FmhaBwdArgumentError('problem', 'must be an object', problem);
-  const p = problem;
-  const dtype = checks.oneOf('dtype', p.dtype, FMHA_BWD_DTYPES);
-  const heads = checks.heads(p, true);
-  const { nheadQ, nheadK } = heads;
-  const hdimQ = checks.integer('hdimQ', p.hdimQ, 1, ATTENTION_MAX_HDIM);
-  const hdimV = checks.integer('hdimV', p.hdimV ?? hdimQ, 1, ATTENTION_MAX_HDIM);
-  const sequences = checks.sequences(p, heads.batch, false);
-  const { rowsQ, rowsK } = sequences;
-  const inputLayout = checks.layout('inputLayout', p.inputLayout);
-  const outputLayout = checks.layout('outputLayout', p.outputLayout);
-  const given = p.strides ?? {};
-  if (typeof given !== 'object' || given === null) fail('strides', 'must be an object of per-tensor strides', given);
-  for (const key of Object.keys(given)) if (!(FMHA_BWD_TENSORS as readonly string[]).includes(key)) fail(`strides.${key}`, `is not a tensor of the backward (${FMHA_BWD_TENSORS.join(', ')})`, key);
-  const shape: Record<FmhaBwdTensor, { layout: AttentionLayout; nhead: number; rows: number; hdim: number }> = {
+/** Layout, heads, rows and head dim of each tensor. */
+function tensorShapes(s: BwdShape): Record<FmhaBwdTensor, { layout: AttentionLayout; nhead: number; rows: number; hdim: number }> {
+  const { nheadQ, nheadK } = s.heads;
+  const { rowsQ, rowsK } = s.sequences;
+  const { hdimQ, hdimV, inputLayout, outputLayout } = s;
+  return {
     q: { layout: inputLayout, nhead: nheadQ, rows: rowsQ, hdim: hdimQ },
     k: { layout: inputLayout, nhead: nheadK, rows: rowsK, hdim: hdimQ },
     v: { layout: inputLayout, nhead: nheadK, rows: rowsK, hdim: hdimV },
@@ -109,20 +106,60 @@ export function checkFmhaBwdProblem(problem: FmhaBwdProblem): CheckedFmhaBwdProb
     dK: { layout: inputLayout, nhead: nheadK, rows: rowsK, hdim: hdimQ },
     dV: { layout: inputLayout, nhead: nheadK, rows: rowsK, hdim: hdimV },
   };
-  const group = sequences.mode === 'group';
-  const all = Object.fromEntries(FMHA_BWD_TENSORS.map((t) => [t, checks.strides(`strides.${t}`, given[t], shape[t].layout, shape[t].nhead, shape[t].rows, shape[t].hdim, group)])) as Record<FmhaBwdTensor, AttentionTensorStrides>;
-  const mask = checks.mask(p.mask);
-  const scale = checks.scale(p.scale, hdimQ);
-  const deterministic = checks.flag('deterministic', p.deterministic, false);
+}
+
+/** Every tensor's strides, each checked on its own (every broken one reported to `v`). */
+function allStrides(v: ArgumentProblems, given: NonNullable<FmhaBwdProblem['strides']> | undefined, s: BwdShape | undefined): Record<FmhaBwdTensor, AttentionTensorStrides> | undefined {
+  if (given === undefined || s === undefined) return undefined;
+  const shape = tensorShapes(s);
+  const group = s.sequences.mode === 'group';
+  const checked = FMHA_BWD_TENSORS.map((t) => [t, v.check(() => checks.strides(`strides.${t}`, given[t], shape[t].layout, shape[t].nhead, shape[t].rows, shape[t].hdim, group))] as const);
+  return checked.every(([, st]) => st !== undefined) ? (Object.fromEntries(checked) as Record<FmhaBwdTensor, AttentionTensorStrides>) : undefined;
+}
+
+/** The shape the strides need, or undefined when one of its fields was invalid. */
+function bwdShape(heads: BwdShape['heads'] | undefined, hdimQ: number | undefined, hdimV: number | undefined, sequences: AttentionSequences | undefined, layouts: readonly [AttentionLayout | undefined, AttentionLayout | undefined]): BwdShape | undefined {
+  const [inputLayout, outputLayout] = layouts;
+  if (heads === undefined || hdimQ === undefined || hdimV === undefined || sequences === undefined || inputLayout === undefined || outputLayout === undefined) return undefined;
+  return { heads, hdimQ, hdimV, sequences, inputLayout, outputLayout };
+}
+
+/**
+ * Validates a problem and returns it with defaults, frozen. Rules (every violation found is
+ * reported in one `FmhaBwdArgumentError` naming `problem.<field>`, the first one's as `argument`;
+ * rules comparing fields are checked once those fields are valid): dtype fp16 | bf16; batch,
+ * nheadQ, nheadK in [1, 65535] with nheadQ % nheadK = 0; hdimQ, hdimV in [1, 1024] (which ones run
+ * is the catalog's business: an unsupported one gives an unsupported launcher); batch mode: seqlens
+ * in [0, 2^30], no seqstart; group mode: seqstartQ and seqstartK (both) with batch + 1 entries from
+ * 0, non-decreasing, no seqlenQ/seqlenK; layouts bhsd | bshd; explicit strides keep the layout's
+ * order without overlap (batch 0 in group mode); a valid mask; scale finite > 0 (default 1/√hdimQ,
+ * rounded to fp32); deterministic boolean.
+ */
+export function checkFmhaBwdProblem(problem: FmhaBwdProblem): CheckedFmhaBwdProblem {
+  if (typeof problem !== 'object' || problem === null) throw new FmhaBwdArgumentError('problem', 'must be an object', problem);
+  const p = problem;
+  const v = new ArgumentProblems(FmhaBwdArgumentError);
+  const dtype = v.check(() => checks.oneOf('dtype', p.dtype, FMHA_BWD_DTYPES));
+  const heads = v.check(() => checks.heads(p, true));
+  const hdimQ = v.check(() => checks.integer('hdimQ', p.hdimQ, 1, ATTENTION_MAX_HDIM));
+  const hdimV = p.hdimV === undefined ? hdimQ : v.check(() => checks.integer('hdimV', p.hdimV, 1, ATTENTION_MAX_HDIM));
+  const sequences = v.check(() => checks.sequences(p, heads?.batch, false));
+  const layouts = [v.check(() => checks.layout('inputLayout', p.inputLayout)), v.check(() => checks.layout('outputLayout', p.outputLayout))] as const;
+  const strides = allStrides(v, v.check(() => givenStrides(p)), bwdShape(heads, hdimQ, hdimV, sequences, layouts));
+  const mask = v.check(() => checks.mask(p.mask));
+  // The default scale needs hdimQ; a given one is checked on its own.
+  const scale = p.scale === undefined && hdimQ === undefined ? undefined : v.check(() => checks.scale(p.scale, hdimQ ?? 1));
+  const deterministic = v.check(() => checks.flag('deterministic', p.deterministic, false));
+  v.throwIfAny();
   return Object.freeze({
-    dtype,
-    ...checkedAttentionProblem(heads, { hdimQ, hdimV }, sequences, { scale, mask }),
-    seqstartQ: sequences.seqstartQ,
-    seqstartK: sequences.seqstartK,
-    inputLayout,
-    outputLayout,
-    strides: Object.freeze(all),
-    deterministic,
+    dtype: dtype!,
+    ...checkedAttentionProblem(heads!, { hdimQ: hdimQ!, hdimV: hdimV! }, sequences!, { scale: scale!, mask: mask! }),
+    seqstartQ: sequences!.seqstartQ,
+    seqstartK: sequences!.seqstartK,
+    inputLayout: layouts[0]!,
+    outputLayout: layouts[1]!,
+    strides: Object.freeze(strides!),
+    deterministic: deterministic!,
   });
 }
 

@@ -99,6 +99,45 @@ describe('checkFmhaFwdProblem', () => {
     }
   });
 
+  it('reports every independent violation in one error: k violations give k problems (fast-check)', () => {
+    const shape = ['problem.batch', 'problem.nheadQ', 'problem.nheadK', 'problem.hdimQ', 'problem.seqlenQ', 'problem.seqlenK', 'problem.inputLayout', 'problem.outputLayout'];
+    // [argument, change, the arguments whose violation skips this check (it compares against them)]
+    const violations: readonly (readonly [string, Partial<Record<keyof FmhaFwdProblem, unknown>>, readonly string[]])[] = [
+      ['problem.dtype', { dtype: 'fp32' }, []],
+      ['problem.batch', { batch: 0 }, []],
+      ['problem.nheadQ', { nheadQ: 0 }, []],
+      ['problem.nheadK', { nheadK: 0 }, []],
+      ['problem.hdimQ', { hdimQ: 80 }, []],
+      ['problem.seqlenQ', { seqlenQ: -1 }, []],
+      ['problem.seqlenK', { seqlenK: 2 ** 31 }, []],
+      ['problem.inputLayout', { inputLayout: 'sbhd' }, []],
+      ['problem.outputLayout', { outputLayout: 1 }, []],
+      ['problem.qStrides.row', { qStrides: { batch: 1e6, head: 100 * 128, row: 127 } }, shape],
+      ['problem.oStrides.batch', { oStrides: { batch: -1, head: 1e4 * 128, row: 128 } }, shape],
+      ['problem.mask', { mask: 'q' }, []],
+      ['problem.lse', { lse: 1 }, []],
+      ['problem.scale', { scale: -1 }, []],
+      ['problem.splitKv', { splitKv: 0 }, []],
+    ];
+    fc.assert(
+      fc.property(fc.subarray([...violations]), (chosen) => {
+        const broken = new Set(chosen.map(([argument]) => argument));
+        const expected = chosen.filter(([, , needs]) => needs.every((n) => !broken.has(n))).map(([argument]) => argument);
+        const p = Object.assign({}, base, ...chosen.map(([, change]) => change)) as FmhaFwdProblem;
+        let problems: readonly { argument: string }[] = [];
+        try {
+          checkFmhaFwdProblem(p);
+        } catch (e) {
+          expect(e).toBeInstanceOf(FmhaFwdArgumentError);
+          problems = (e as ArgumentError).problems;
+          expect((e as ArgumentError).argument).toBe(problems[0]!.argument);
+          if (problems.length > 1) expect((e as Error).message.startsWith(`${problems.length} problems: `)).toBe(true);
+        }
+        expect(problems.map((x) => x.argument)).toEqual(expected);
+      }),
+    );
+  });
+
   it('packed default strides: operand spans equal the element counts; explicit strides never overlap (fast-check)', () => {
     fc.assert(
       fc.property(

@@ -13,9 +13,10 @@ import {
   type AttentionMaskSpec,
   type AttentionProblemFields,
   type AttentionProblemMode,
+  type AttentionSequences,
   type AttentionTensorStrides,
 } from '@tilekit/fmha';
-import { ArgumentError } from '@tilekit/numeric';
+import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 import type { FmhaFwdLaunchProblem } from './fmhaFwdLauncher.ts';
 
 /** An FMHA forward argument broke a rule; `argument` is `problem.<field>`. */
@@ -94,61 +95,90 @@ export interface CheckedFmhaFwdProblem extends FmhaFwdLaunchProblem {
   readonly splitKvAuto: boolean;
 }
 
-const checks = attentionProblemChecks((field, rule, found) => {
-  throw new FmhaFwdArgumentError(`problem.${field}`, rule, found);
-});
+const checks = attentionProblemChecks(FmhaFwdArgumentError, 'problem');
 
-/**
- * Validates a problem and returns it with defaults, frozen. Rules (each violation throws
- * `FmhaFwdArgumentError` naming `problem.<field>` and the rule): dtype fp16 | bf16; batch, nheadQ,
- * nheadK in [1, 65535] with nheadQ % nheadK = 0; (hdimQ, hdimV) one of 32/32, 64/64, 96/96,
- * 128/128, 192/128, 256/256; batch mode: seqlens in [0, 2^30], no seqstart; group mode: seqstartQ
- * and seqstartK with batch + 1 entries from 0, non-decreasing, totals ≤ 2^30, per-batch seqlenK
- * (optional) at most its slot; layouts bhsd | bshd; explicit strides keep the layout's order
- * without overlap (see `AttentionProblemChecks.strides`); a valid mask (spec or CK string); lse
- * boolean; scale finite > 0 (default 1/√hdimQ, rounded to fp32); splitKv an integer in [1, 128]
- * or 'auto' (numSplits 1, `splitKvAuto` true).
- */
-export function checkFmhaFwdProblem(problem: FmhaFwdProblem): CheckedFmhaFwdProblem {
-  if (typeof problem !== 'object' || problem === null) throw new FmhaFwdArgumentError('problem', 'must be an object', problem);
-  const p = problem;
-  const dtype = checks.oneOf('dtype', p.dtype, FMHA_FWD_DTYPES);
-  const heads = checks.heads(p, true);
-  const { batch, nheadQ, nheadK } = heads;
+/** hdimQ one the catalog knows, hdimV (default: the first pair's) one of its pairs. */
+function headDims(p: FmhaFwdProblem): { readonly hdimQ: number; readonly hdimV: number } {
   const hdimQ = checks.integer('hdimQ', p.hdimQ, 1, ATTENTION_MAX_HDIM);
   const pairs = FMHA_FWD_HEAD_DIMS.filter((d) => d.hdimQ === hdimQ);
   if (pairs.length === 0) checks.oneOf('hdimQ', hdimQ, [...new Set(FMHA_FWD_HEAD_DIMS.map((d) => d.hdimQ))]);
   const hdimV = checks.integer('hdimV', p.hdimV ?? pairs[0]!.hdimV, 1, ATTENTION_MAX_HDIM);
   if (!pairs.some((d) => d.hdimV === hdimV)) throw new FmhaFwdArgumentError('problem.hdimV', `must be ${pairs.map((d) => d.hdimV).join(' or ')} with hdimQ = ${hdimQ}`, hdimV);
-  const sequences = checks.sequences(p, batch, true);
-  const { rowsQ, rowsK } = sequences;
-  const group = sequences.mode === 'group';
-  const inputLayout = checks.layout('inputLayout', p.inputLayout);
-  const outputLayout = checks.layout('outputLayout', p.outputLayout);
-  const qStrides = checks.strides('qStrides', p.qStrides, inputLayout, nheadQ, rowsQ, hdimQ, group);
-  const kStrides = checks.strides('kStrides', p.kStrides, inputLayout, nheadK, rowsK, hdimQ, group);
-  const vStrides = checks.strides('vStrides', p.vStrides, inputLayout, nheadK, rowsK, hdimV, group);
-  const oStrides = checks.strides('oStrides', p.oStrides, outputLayout, nheadQ, rowsQ, hdimV, group);
-  const mask = checks.mask(p.mask);
-  const lse = checks.flag('lse', p.lse, false);
-  const scale = checks.scale(p.scale, hdimQ);
+  return { hdimQ, hdimV };
+}
+
+/** What the strides of Q, K, V and O are checked against. */
+interface FwdShape {
+  readonly heads: { readonly nheadQ: number; readonly nheadK: number };
+  readonly hdims: { readonly hdimQ: number; readonly hdimV: number };
+  readonly sequences: AttentionSequences;
+  readonly inputLayout: AttentionLayout;
+  readonly outputLayout: AttentionLayout;
+}
+
+/** The four tensors' strides, each checked on its own (every broken one reported to `v`). */
+function tensorStrides(v: ArgumentProblems, p: FmhaFwdProblem, s: FwdShape | undefined) {
+  if (s === undefined) return undefined;
+  const { nheadQ, nheadK } = s.heads;
+  const { hdimQ, hdimV } = s.hdims;
+  const { rowsQ, rowsK, mode } = s.sequences;
+  const group = mode === 'group';
+  const qStrides = v.check(() => checks.strides('qStrides', p.qStrides, s.inputLayout, nheadQ, rowsQ, hdimQ, group));
+  const kStrides = v.check(() => checks.strides('kStrides', p.kStrides, s.inputLayout, nheadK, rowsK, hdimQ, group));
+  const vStrides = v.check(() => checks.strides('vStrides', p.vStrides, s.inputLayout, nheadK, rowsK, hdimV, group));
+  const oStrides = v.check(() => checks.strides('oStrides', p.oStrides, s.outputLayout, nheadQ, rowsQ, hdimV, group));
+  return qStrides && kStrides && vStrides && oStrides && { qStrides, kStrides, vStrides, oStrides };
+}
+
+/** The shape the strides need, or undefined when one of its fields was invalid. */
+function fwdShape(heads: FwdShape['heads'] | undefined, hdims: FwdShape['hdims'] | undefined, sequences: AttentionSequences | undefined, inputLayout: AttentionLayout | undefined, outputLayout: AttentionLayout | undefined): FwdShape | undefined {
+  if (heads === undefined || hdims === undefined || sequences === undefined || inputLayout === undefined || outputLayout === undefined) return undefined;
+  return { heads, hdims, sequences, inputLayout, outputLayout };
+}
+
+/**
+ * Validates a problem and returns it with defaults, frozen. Rules (every violation found is
+ * reported in one `FmhaFwdArgumentError` naming `problem.<field>` and the rule, the first one's
+ * field as `argument`; rules comparing fields are checked once those fields are valid): dtype
+ * fp16 | bf16; batch, nheadQ, nheadK in [1, 65535] with nheadQ % nheadK = 0; (hdimQ, hdimV) one of
+ * 32/32, 64/64, 96/96, 128/128, 192/128, 256/256; batch mode: seqlens in [0, 2^30], no seqstart;
+ * group mode: seqstartQ and seqstartK with batch + 1 entries from 0, non-decreasing, totals ≤ 2^30,
+ * per-batch seqlenK (optional) at most its slot; layouts bhsd | bshd; explicit strides keep the
+ * layout's order without overlap (see `AttentionProblemChecks.strides`); a valid mask (spec or CK
+ * string); lse boolean; scale finite > 0 (default 1/√hdimQ, rounded to fp32); splitKv an integer in
+ * [1, 128] or 'auto' (numSplits 1, `splitKvAuto` true).
+ */
+export function checkFmhaFwdProblem(problem: FmhaFwdProblem): CheckedFmhaFwdProblem {
+  if (typeof problem !== 'object' || problem === null) throw new FmhaFwdArgumentError('problem', 'must be an object', problem);
+  const p = problem;
+  const v = new ArgumentProblems(FmhaFwdArgumentError);
+  const dtype = v.check(() => checks.oneOf('dtype', p.dtype, FMHA_FWD_DTYPES));
+  const heads = v.check(() => checks.heads(p, true));
+  const hdims = v.check(() => headDims(p));
+  const sequences = v.check(() => checks.sequences(p, heads?.batch, true));
+  const inputLayout = v.check(() => checks.layout('inputLayout', p.inputLayout));
+  const outputLayout = v.check(() => checks.layout('outputLayout', p.outputLayout));
+  const strides = tensorStrides(v, p, fwdShape(heads, hdims, sequences, inputLayout, outputLayout));
+  const mask = v.check(() => checks.mask(p.mask));
+  const lse = v.check(() => checks.flag('lse', p.lse, false));
+  // The default scale needs hdimQ; a given one is checked on its own.
+  const scale = p.scale === undefined && hdims === undefined ? undefined : v.check(() => checks.scale(p.scale, hdims?.hdimQ ?? 1));
   const splitKvAuto = p.splitKv === 'auto';
-  const numSplits = splitKvAuto ? 1 : checks.integer('splitKv', p.splitKv ?? 1, 1, FMHA_FWD_MAX_SPLITS);
+  const numSplits = splitKvAuto ? 1 : v.check(() => checks.integer('splitKv', p.splitKv ?? 1, 1, FMHA_FWD_MAX_SPLITS));
+  v.throwIfAny();
+  const seq = sequences!;
   return Object.freeze({
-    dtype,
-    ...checkedAttentionProblem(heads, { hdimQ, hdimV }, sequences, { scale, mask }),
-    seqstartQ: sequences.seqstartQ,
-    seqstartK: sequences.seqstartK,
-    seqlensK: sequences.seqlensK,
-    hasSeqlenK: sequences.hasSeqlenK,
-    inputLayout,
-    outputLayout,
-    qStrides,
-    kStrides,
-    vStrides,
-    oStrides,
-    lse,
-    numSplits,
+    dtype: dtype!,
+    ...checkedAttentionProblem(heads!, hdims!, seq, { scale: scale!, mask: mask! }),
+    seqstartQ: seq.seqstartQ,
+    seqstartK: seq.seqstartK,
+    seqlensK: seq.seqlensK,
+    hasSeqlenK: seq.hasSeqlenK,
+    inputLayout: inputLayout!,
+    outputLayout: outputLayout!,
+    ...strides!,
+    lse: lse!,
+    numSplits: numSplits!,
     splitKvAuto,
   });
 }

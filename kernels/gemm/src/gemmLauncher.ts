@@ -2,7 +2,7 @@
 // shared memory), and launches it after validating every argument (typed ArgumentError naming the
 // argument and the rule) and encoding the two TMA tensor maps, before anything reaches the GPU.
 import type { PackedArguments } from '@tilekit/codegen';
-import { ArgumentError, getDType } from '@tilekit/numeric';
+import { ArgumentError, ArgumentProblems, getDType } from '@tilekit/numeric';
 import { checkTiledTensorMap, compileInstance, type CompilableInstance, encodeTensorMapTiled, LoadedKernel, type CompileResult, type Compiler, type Device, type LoadableInstance, type LoadedInstance, type Stream, type TiledTensorMapOptions, checkDeviceRange, type DeviceRange } from '@tilekit/runtime';
 import type { GemmEpilogue } from '@tilekit/gemm';
 import { addressAlignment, type GemmAlignment, type GemmInstance, type GemmLaunch } from './gemmInstance.ts';
@@ -74,36 +74,51 @@ export interface GemmLaunchRules {
   unsupported(problem: CheckedGemmProblem, alignment: GemmAlignment): string[];
 }
 
+/** The activation and bias rules of `instance`'s epilogue, every broken one reported to `v` (`c`: the checked C buffer, if valid). */
+function checkEpilogueBuffers(v: ArgumentProblems, instance: GemmLaunchRules, checked: CheckedGemmProblem, buffers: GemmBuffers, c: { range: DeviceRange; bytes: number } | undefined): void {
+  const ep = instance.epilogue;
+  const e = getDType(checked.dtype).bytes;
+  if (checked.activation !== ep.activation) v.report('activation', `must be ${ep.activation}: ${instance.name} applies ${ep.activation}`, checked.activation);
+  if (!ep.bias) {
+    if (checked.bias || buffers.bias !== undefined) v.report('bias', `must be absent: ${instance.name} adds no bias`, checked.bias ? 'problem.bias true' : 'a bias buffer');
+    return;
+  }
+  if (!checked.bias) v.report('bias', `problem.bias must be true: ${instance.name} adds a bias`, checked.bias);
+  if (buffers.bias === undefined) return v.report('bias', `must be a device buffer of n = ${checked.n} elements: ${instance.name} adds a bias`, undefined);
+  const bias = v.check(() => checkDeviceRange('bias', buffers.bias, checked.n * e));
+  if (bias === undefined) return;
+  if (addressAlignment(bias.ptr) % e !== 0) v.report('bias', `address must be aligned to ${e} bytes`, `0x${bias.ptr.toString(16)}`);
+  if (c !== undefined && overlaps(c.range, c.bytes, bias, checked.n * e)) v.report('bias', 'must not overlap c', { bias: `0x${bias.ptr.toString(16)}`, c: `0x${c.range.ptr.toString(16)}` });
+}
+
 /**
  * The launch checks every GEMM family shares: checks `problem` and `buffers` against `instance`
- * and returns the checked problem. Throws `ArgumentError` naming the argument: `problem.<field>`
- * for a malformed problem; `a` / `b` / `c` for a buffer too small for its strided extent (`c` also
- * when it overlaps A or B); `activation` when the problem's activation is not the instance's;
- * `bias` when a bias buffer is missing, unexpected (the problem or instance adds none), smaller than
- * N elements, misaligned or overlapping C; `problem` when the instance's predicates (given the
- * buffers' address alignment) reject it, listing them.
+ * and returns the checked problem. A malformed problem throws its own `ArgumentError` (naming
+ * `problem.<field>`) first, as the buffer sizes follow from it; then every buffer problem found is
+ * reported in one `ArgumentError` (the first one's name as `argument`): `a` / `b` / `c` for a buffer
+ * too small for its strided extent (`c` also when it overlaps A or B); `activation` when the
+ * problem's activation is not the instance's; `bias` when a bias buffer is missing, unexpected (the
+ * problem or instance adds none), smaller than N elements, misaligned or overlapping C; `problem`
+ * when the instance's predicates (given the buffers' address alignment) reject it, listing them.
  */
 export function checkGemmBuffers(instance: GemmLaunchRules, problem: GemmProblem, buffers: GemmBuffers): CheckedGemmProblem {
   const checked = checkGemmProblem(problem);
   const e = getDType(checked.dtype).bytes;
   const elems = gemmOperandElements(checked);
-  checkDeviceRange('a', buffers.a, elems.a * e);
-  checkDeviceRange('b', buffers.b, elems.b * e);
-  checkDeviceRange('c', buffers.c, elems.c * e);
-  const ep = instance.epilogue;
-  if (checked.activation !== ep.activation) throw new ArgumentError('activation', `must be ${ep.activation}: ${instance.name} applies ${ep.activation}`, checked.activation);
-  if (!ep.bias && (checked.bias || buffers.bias !== undefined)) throw new ArgumentError('bias', `must be absent: ${instance.name} adds no bias`, checked.bias ? 'problem.bias true' : 'a bias buffer');
-  if (ep.bias) {
-    if (!checked.bias) throw new ArgumentError('bias', `problem.bias must be true: ${instance.name} adds a bias`, checked.bias);
-    if (buffers.bias === undefined) throw new ArgumentError('bias', `must be a device buffer of n = ${checked.n} elements: ${instance.name} adds a bias`, undefined);
-    checkDeviceRange('bias', buffers.bias, checked.n * e);
-    if (addressAlignment(buffers.bias.ptr) % e !== 0) throw new ArgumentError('bias', `address must be aligned to ${e} bytes`, `0x${buffers.bias.ptr.toString(16)}`);
-    if (overlaps(buffers.c, elems.c * e, buffers.bias, checked.n * e)) throw new ArgumentError('bias', 'must not overlap c', { bias: `0x${buffers.bias.ptr.toString(16)}`, c: `0x${buffers.c.ptr.toString(16)}` });
+  const v = new ArgumentProblems(ArgumentError);
+  const range = (name: 'a' | 'b' | 'c') => {
+    const r = v.check(() => checkDeviceRange(name, buffers[name], elems[name] * e));
+    return r === undefined ? undefined : { range: r, bytes: elems[name] * e };
+  };
+  const [a, b, c] = [range('a'), range('b'), range('c')];
+  checkEpilogueBuffers(v, instance, checked, buffers, c);
+  if (a !== undefined && b !== undefined && c !== undefined) {
+    const reasons = instance.unsupported(checked, { a: addressAlignment(a.range.ptr), b: addressAlignment(b.range.ptr), c: addressAlignment(c.range.ptr) });
+    if (reasons.length > 0) v.report('problem', `${instance.name} cannot run ${formatGemmProblem(checked)}: ${reasons.join('; ')}`);
   }
-  const reasons = instance.unsupported(checked, { a: addressAlignment(buffers.a.ptr), b: addressAlignment(buffers.b.ptr), c: addressAlignment(buffers.c.ptr) });
-  if (reasons.length > 0) throw new ArgumentError('problem', `${instance.name} cannot run ${formatGemmProblem(checked)}: ${reasons.join('; ')}`);
-  if (overlaps(buffers.c, elems.c * e, buffers.a, elems.a * e)) throw new ArgumentError('c', 'must not overlap a', { a: `0x${buffers.a.ptr.toString(16)}`, c: `0x${buffers.c.ptr.toString(16)}` });
-  if (overlaps(buffers.c, elems.c * e, buffers.b, elems.b * e)) throw new ArgumentError('c', 'must not overlap b', { b: `0x${buffers.b.ptr.toString(16)}`, c: `0x${buffers.c.ptr.toString(16)}` });
+  if (a !== undefined && c !== undefined && overlaps(c.range, c.bytes, a.range, a.bytes)) v.report('c', 'must not overlap a', { a: `0x${a.range.ptr.toString(16)}`, c: `0x${c.range.ptr.toString(16)}` });
+  if (b !== undefined && c !== undefined && overlaps(c.range, c.bytes, b.range, b.bytes)) v.report('c', 'must not overlap b', { b: `0x${b.range.ptr.toString(16)}`, c: `0x${c.range.ptr.toString(16)}` });
+  v.throwIfAny();
   return checked;
 }
 

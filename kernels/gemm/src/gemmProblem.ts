@@ -1,5 +1,5 @@
 import { GEMM_ACTIVATIONS, type GemmActivation, type ReferenceGemmArgs } from '@tilekit/gemm';
-import { ArgumentError } from '@tilekit/numeric';
+import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 
 /** The element types of A, B and C (fp32 accumulation). */
 export const GEMM_DTYPES = ['fp16', 'bf16'] as const;
@@ -98,49 +98,107 @@ function positiveInt(where: string, v: unknown, max = GEMM_MAX_DIM): number {
   return v;
 }
 
+function member<T>(where: string, v: unknown, allowed: readonly T[]): T {
+  if (!(allowed as readonly unknown[]).includes(v)) throw new ArgumentError(where, `must be one of ${allowed.join(', ')}`, v);
+  return v as T;
+}
+
+/** The sizes and layout as checked so far (undefined: that field was invalid, rules that need it are skipped). */
+interface GemmDims {
+  readonly layout: GemmLayoutName | undefined;
+  readonly m: number | undefined;
+  readonly n: number | undefined;
+  readonly k: number | undefined;
+}
+
+/** A leading dimension in [1, 2^20] (default `fallback`) and at least `min` (checked when known); undefined when broken. */
+function leadingDim(v: ArgumentProblems, name: string, given: number | undefined, fallback: number | undefined, min: { readonly value: number | undefined; readonly rule: () => string }): number | undefined {
+  const x = given ?? fallback;
+  if (x === undefined) return undefined;
+  const ld = v.check(() => positiveInt(`problem.${name}`, x));
+  if (ld === undefined || min.value === undefined || ld >= min.value) return ld;
+  v.report(`problem.${name}`, min.rule(), ld);
+  return undefined;
+}
+
+/** lda, ldb, ldc with their defaults and minimums (the contiguous extent of each operand). */
+function leadingDims(v: ArgumentProblems, p: GemmProblem, d: GemmDims): { lda: number | undefined; ldb: number | undefined; ldc: number | undefined } {
+  const { layout, m, n, k } = d;
+  const store = layout === undefined ? undefined : gemmOperandStorage(layout);
+  const aMin = store === undefined ? undefined : store.a === 'row' ? k : m;
+  const bMin = store === undefined ? undefined : store.b === 'col' ? k : n;
+  const lda = leadingDim(v, 'lda', p.lda, aMin, {
+    value: aMin,
+    rule: () => (store!.a === 'row' ? `must be at least k = ${k} (A is row-major M×K in layout ${layout})` : `must be at least m = ${m} (A is column-major M×K in layout ${layout})`),
+  });
+  const ldb = leadingDim(v, 'ldb', p.ldb, bMin, {
+    value: bMin,
+    rule: () => (store!.b === 'col' ? `must be at least k = ${k} (B is column-major K×N, stored N×K, in layout ${layout})` : `must be at least n = ${n} (B is row-major K×N in layout ${layout})`),
+  });
+  const ldc = leadingDim(v, 'ldc', p.ldc, n, { value: n, rule: () => `must be at least n = ${n} (C is row-major M×N)` });
+  return { lda, ldb, ldc };
+}
+
+/** A batch stride ≥ 0 (default `packed`), at least one matrix (`extent`) when batch > 1 (checked when known). */
+function batchStride(v: ArgumentProblems, name: string, given: number | undefined, matrix: { readonly packed: number; readonly extent: number } | undefined, batch: number | undefined): number | undefined {
+  const s = given ?? matrix?.packed;
+  if (s === undefined) return undefined;
+  if (typeof s !== 'number' || !Number.isSafeInteger(s) || s < 0) {
+    v.report(`problem.${name}`, 'must be a non-negative integer', s);
+    return undefined;
+  }
+  if (batch !== undefined && batch > 1 && matrix !== undefined && s < matrix.extent) v.report(`problem.${name}`, `must be at least ${matrix.extent} (one matrix) when batch > 1`, s);
+  return s;
+}
+
+/** The packed size and extent of one matrix of A, B and C, where the fields they need are valid. */
+function matrixSizes(d: GemmDims, ld: { lda: number | undefined; ldb: number | undefined; ldc: number | undefined }) {
+  const { layout, m, n, k } = d;
+  const { lda, ldb, ldc } = ld;
+  const known = (...xs: (number | undefined)[]) => layout !== undefined && xs.every((x) => x !== undefined);
+  const store = layout === undefined ? undefined : gemmOperandStorage(layout);
+  const a = !known(m, k, lda) ? undefined : store!.a === 'row' ? { packed: m! * lda!, extent: (m! - 1) * lda! + k! } : { packed: k! * lda!, extent: (k! - 1) * lda! + m! };
+  const b = !known(n, k, ldb) ? undefined : store!.b === 'col' ? { packed: n! * ldb!, extent: (n! - 1) * ldb! + k! } : { packed: k! * ldb!, extent: (k! - 1) * ldb! + n! };
+  const c = m === undefined || n === undefined || ldc === undefined ? undefined : { packed: m * ldc, extent: (m - 1) * ldc + n };
+  return { a, b, c };
+}
+
+/** alpha (finite fp32, default 1), bias (boolean, default false), activation (default none). */
+function epilogue(v: ArgumentProblems, p: GemmProblem): { alpha: number | undefined; bias: boolean | undefined; activation: GemmActivation | undefined } {
+  const alpha = p.alpha ?? 1;
+  const alphaOk = typeof alpha === 'number' && Number.isFinite(alpha) && Math.fround(alpha) === alpha;
+  if (!alphaOk) v.report('problem.alpha', 'must be a finite number exactly representable in fp32', alpha);
+  const bias = p.bias ?? false;
+  if (typeof bias !== 'boolean') v.report('problem.bias', 'must be a boolean', bias);
+  const activation = v.check(() => member('problem.activation', p.activation ?? 'none', GEMM_ACTIVATIONS));
+  return { alpha: alphaOk ? alpha : undefined, bias: typeof bias === 'boolean' ? bias : undefined, activation };
+}
+
 /**
  * Validates a problem and returns it with defaults, frozen: known dtype and layout, sizes in
  * [1, 2^20], leading dimensions at least the contiguous extent (row-major A: lda ≥ k, column-major
- * A: lda ≥ m; column-major B: ldb ≥ k, row-major B: ldb ≥ n; ldc ≥ n); alpha a
- * finite fp32 value (default 1), bias a boolean (default false), a known activation (default none). Throws
- * `ArgumentError` naming `problem.<field>`.
+ * A: lda ≥ m; column-major B: ldb ≥ k, row-major B: ldb ≥ n; ldc ≥ n); batch strides ≥ 0 and, when
+ * batch > 1, at least one matrix; alpha a finite fp32 value (default 1), bias a boolean (default
+ * false), a known activation (default none). Every violation found is reported in one
+ * `ArgumentError` naming `problem.<field>` (the first one's as `argument`); a rule comparing fields
+ * is checked once those fields are valid.
  */
 export function checkGemmProblem(problem: GemmProblem): CheckedGemmProblem {
   if (typeof problem !== 'object' || problem === null) throw new ArgumentError('problem', 'must be an object', problem);
-  if (!(GEMM_DTYPES as readonly string[]).includes(problem.dtype)) throw new ArgumentError('problem.dtype', `must be one of ${GEMM_DTYPES.join(', ')}`, problem.dtype);
-  const layout = problem.layout ?? 'tn';
-  if (!(GEMM_LAYOUTS as readonly string[]).includes(layout)) throw new ArgumentError('problem.layout', `must be one of ${GEMM_LAYOUTS.join(', ')}`, layout);
-  const m = positiveInt('problem.m', problem.m);
-  const n = positiveInt('problem.n', problem.n);
-  const k = positiveInt('problem.k', problem.k);
-  const store = gemmOperandStorage(layout);
-  const aRow = store.a === 'row';
-  const bCol = store.b === 'col';
-  const lda = positiveInt('problem.lda', problem.lda ?? (aRow ? k : m));
-  const ldb = positiveInt('problem.ldb', problem.ldb ?? (bCol ? k : n));
-  const ldc = positiveInt('problem.ldc', problem.ldc ?? n);
-  if (aRow && lda < k) throw new ArgumentError('problem.lda', `must be at least k = ${k} (A is row-major M×K in layout ${layout})`, lda);
-  if (!aRow && lda < m) throw new ArgumentError('problem.lda', `must be at least m = ${m} (A is column-major M×K in layout ${layout})`, lda);
-  if (bCol && ldb < k) throw new ArgumentError('problem.ldb', `must be at least k = ${k} (B is column-major K×N, stored N×K, in layout ${layout})`, ldb);
-  if (!bCol && ldb < n) throw new ArgumentError('problem.ldb', `must be at least n = ${n} (B is row-major K×N in layout ${layout})`, ldb);
-  if (ldc < n) throw new ArgumentError('problem.ldc', `must be at least n = ${n} (C is row-major M×N)`, ldc);
-  const batch = positiveInt('problem.batch', problem.batch ?? 1, GEMM_MAX_BATCH);
-  const stride = (name: string, v: number | undefined, packed: number, extent: number): number => {
-    const s = v ?? packed;
-    if (typeof s !== 'number' || !Number.isSafeInteger(s) || s < 0) throw new ArgumentError(`problem.${name}`, 'must be a non-negative integer', s);
-    if (batch > 1 && s < extent) throw new ArgumentError(`problem.${name}`, `must be at least ${extent} (one matrix) when batch > 1`, s);
-    return s;
-  };
-  const batchStrideA = aRow ? stride('batchStrideA', problem.batchStrideA, m * lda, (m - 1) * lda + k) : stride('batchStrideA', problem.batchStrideA, k * lda, (k - 1) * lda + m);
-  const batchStrideB = bCol ? stride('batchStrideB', problem.batchStrideB, n * ldb, (n - 1) * ldb + k) : stride('batchStrideB', problem.batchStrideB, k * ldb, (k - 1) * ldb + n);
-  const batchStrideC = stride('batchStrideC', problem.batchStrideC, m * ldc, (m - 1) * ldc + n);
-  const alpha = problem.alpha ?? 1;
-  if (typeof alpha !== 'number' || !Number.isFinite(alpha) || Math.fround(alpha) !== alpha) throw new ArgumentError('problem.alpha', 'must be a finite number exactly representable in fp32', alpha);
-  const bias = problem.bias ?? false;
-  if (typeof bias !== 'boolean') throw new ArgumentError('problem.bias', 'must be a boolean', bias);
-  const activation = problem.activation ?? 'none';
-  if (!(GEMM_ACTIVATIONS as readonly string[]).includes(activation)) throw new ArgumentError('problem.activation', `must be one of ${GEMM_ACTIVATIONS.join(', ')}`, activation);
-  return Object.freeze({ dtype: problem.dtype, m, n, k, layout, lda, ldb, ldc, batch, batchStrideA, batchStrideB, batchStrideC, alpha, bias, activation });
+  const p = problem;
+  const v = new ArgumentProblems(ArgumentError);
+  const dtype = v.check(() => member('problem.dtype', p.dtype, GEMM_DTYPES));
+  const layout = v.check(() => member('problem.layout', p.layout ?? 'tn', GEMM_LAYOUTS));
+  const dims: GemmDims = { layout, m: v.check(() => positiveInt('problem.m', p.m)), n: v.check(() => positiveInt('problem.n', p.n)), k: v.check(() => positiveInt('problem.k', p.k)) };
+  const ld = leadingDims(v, p, dims);
+  const batch = v.check(() => positiveInt('problem.batch', p.batch ?? 1, GEMM_MAX_BATCH));
+  const sizes = matrixSizes(dims, ld);
+  const batchStrideA = batchStride(v, 'batchStrideA', p.batchStrideA, sizes.a, batch);
+  const batchStrideB = batchStride(v, 'batchStrideB', p.batchStrideB, sizes.b, batch);
+  const batchStrideC = batchStride(v, 'batchStrideC', p.batchStrideC, sizes.c, batch);
+  const { alpha, bias, activation } = epilogue(v, p);
+  v.throwIfAny();
+  return Object.freeze({ dtype: dtype!, m: dims.m!, n: dims.n!, k: dims.k!, layout: layout!, lda: ld.lda!, ldb: ld.ldb!, ldc: ld.ldc!, batch: batch!, batchStrideA: batchStrideA!, batchStrideB: batchStrideB!, batchStrideC: batchStrideC!, alpha: alpha!, bias: bias!, activation: activation! });
 }
 
 /**

@@ -2,7 +2,7 @@
 // after validating every argument (typed ArgumentError naming the argument and the rule, before
 // anything reaches the GPU).
 import type { PackedArguments } from '@tilekit/codegen';
-import { ArgumentError } from '@tilekit/numeric';
+import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 import { compileInstance, loadInstance, type CompileResult, type Compiler, type CudaModule, type Device, type Kernel, type KernelResources, type LoadedInstance, type Stream, checkDeviceRange, type DeviceRange } from '@tilekit/runtime';
 import { addressAlignment, type PermuteInstance, type PermuteLaunch } from './permuteInstance.ts';
 import { checkPermuteProblem, formatPermuteProblem, permuteBytesMoved, type PermuteProblem } from './permuteProblem.ts';
@@ -28,23 +28,26 @@ export interface PreparedPermuteLaunch {
 
 /**
  * Validates a launch of `instance` on `problem` with `buffers` and prepares it, touching no GPU.
- * Throws `ArgumentError` naming the argument: `problem.<field>` for a malformed problem; `problem`
- * when the instance's predicates reject it (listing them); `src` / `dst` for a buffer that is too
- * small, misaligned for the instance's vectors, or overlapping the other (the kernel reads src
- * while writing dst).
+ * A malformed problem throws its own `ArgumentError` (naming `problem.<field>`) first, as the
+ * buffer sizes follow from it; then every buffer problem found is reported in one `ArgumentError`
+ * (the first one's name as `argument`): `src` / `dst` for a buffer that is too small, or
+ * overlapping the other (the kernel reads src while writing dst); `problem` when the instance's
+ * predicates reject it given the buffers' alignment (listing them).
  */
 export function preparePermuteLaunch(instance: PermuteInstance, problem: PermuteProblem, buffers: PermuteBuffers): PreparedPermuteLaunch {
   const checked = checkPermuteProblem(problem);
   const bytes = permuteBytesMoved(checked) / 2;
-  checkDeviceRange('src', buffers.src, bytes);
-  checkDeviceRange('dst', buffers.dst, bytes);
-  const reasons = instance.unsupported(checked, { src: addressAlignment(buffers.src.ptr), dst: addressAlignment(buffers.dst.ptr) });
-  if (reasons.length > 0) {
-    throw new ArgumentError('problem', `${instance.name} cannot run ${formatPermuteProblem(checked)}: ${reasons.join('; ')}`);
+  const v = new ArgumentProblems(ArgumentError);
+  const src = v.check(() => checkDeviceRange('src', buffers.src, bytes));
+  const dst = v.check(() => checkDeviceRange('dst', buffers.dst, bytes));
+  if (src !== undefined && dst !== undefined) {
+    const reasons = instance.unsupported(checked, { src: addressAlignment(src.ptr), dst: addressAlignment(dst.ptr) });
+    if (reasons.length > 0) v.report('problem', `${instance.name} cannot run ${formatPermuteProblem(checked)}: ${reasons.join('; ')}`);
+    const n = BigInt(bytes);
+    if (src.ptr < dst.ptr + n && dst.ptr < src.ptr + n) v.report('dst', 'must not overlap src (the permute is not in place)', { src: `0x${src.ptr.toString(16)}`, dst: `0x${dst.ptr.toString(16)}`, bytes });
   }
+  v.throwIfAny();
   const [s, d] = [buffers.src.ptr, buffers.dst.ptr];
-  const n = BigInt(bytes);
-  if (s < d + n && d < s + n) throw new ArgumentError('dst', 'must not overlap src (the permute is not in place)', { src: `0x${s.toString(16)}`, dst: `0x${d.toString(16)}`, bytes });
   return { launch: instance.launch(checked), args: instance.signature.pack(instance.args(checked, s, d)) };
 }
 

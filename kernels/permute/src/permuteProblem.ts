@@ -1,4 +1,4 @@
-import { ArgumentError, getDType } from '@tilekit/numeric';
+import { ArgumentError, ArgumentProblems, getDType } from '@tilekit/numeric';
 
 /** The permutations this operator performs. */
 export const PERMUTE_KINDS = ['bhsd2bshd', 'bshd2bhsd', 'transpose'] as const;
@@ -44,32 +44,32 @@ function positiveInt(where: string, v: unknown): number {
   return v;
 }
 
+function member<T>(where: string, v: unknown, allowed: readonly T[]): T {
+  if (!(allowed as readonly unknown[]).includes(v)) throw new ArgumentError(where, `must be one of ${allowed.join(', ')}`, v);
+  return v as T;
+}
+
+/** The sizes of the problem's kind, each checked on its own (every broken one reported to `v`). */
+function checkSizes(v: ArgumentProblems, problem: PermuteProblem, kind: PermuteKind): Record<string, number | undefined> {
+  const names = kind === 'transpose' ? (['m', 'n'] as const) : (['b', 'h', 's', 'd'] as const);
+  const given = problem as unknown as Record<string, unknown>;
+  return Object.fromEntries(names.map((name) => [name, v.check(() => positiveInt(`problem.${name}`, given[name]))]));
+}
+
 /**
  * Validates a problem and returns it frozen: a known kind and dtype, positive integer sizes, and
- * tensors that fit in 2^53 bytes. Throws `ArgumentError` naming `problem.<field>`.
+ * tensors that fit in 2^53 bytes. Every violation found is reported in one `ArgumentError` naming
+ * `problem.<field>` (the first one's as `argument`); the sizes are checked once the kind is known,
+ * the byte count once every field is valid.
  */
 export function checkPermuteProblem(problem: PermuteProblem): PermuteProblem {
   if (typeof problem !== 'object' || problem === null) throw new ArgumentError('problem', 'must be an object', problem);
-  if (!(PERMUTE_KINDS as readonly string[]).includes(problem.kind)) {
-    throw new ArgumentError('problem.kind', `must be one of ${PERMUTE_KINDS.join(', ')}`, problem.kind);
-  }
-  if (!(PERMUTE_DTYPES as readonly string[]).includes(problem.dtype)) {
-    throw new ArgumentError('problem.dtype', `must be one of ${PERMUTE_DTYPES.join(', ')}`, problem.dtype);
-  }
-  let checked: PermuteProblem;
-  if (problem.kind === 'transpose') {
-    checked = { kind: problem.kind, dtype: problem.dtype, m: positiveInt('problem.m', problem.m), n: positiveInt('problem.n', problem.n) };
-  } else {
-    const p = problem;
-    checked = {
-      kind: p.kind,
-      dtype: p.dtype,
-      b: positiveInt('problem.b', p.b),
-      h: positiveInt('problem.h', p.h),
-      s: positiveInt('problem.s', p.s),
-      d: positiveInt('problem.d', p.d),
-    };
-  }
+  const v = new ArgumentProblems(ArgumentError);
+  const kind = v.check(() => member('problem.kind', problem.kind, PERMUTE_KINDS));
+  const dtype = v.check(() => member('problem.dtype', problem.dtype, PERMUTE_DTYPES));
+  const sizes = kind === undefined ? undefined : checkSizes(v, problem, kind);
+  v.throwIfAny();
+  const checked = { kind, dtype, ...sizes } as PermuteProblem;
   const bytes = permuteElements(checked) * elementBytes(checked);
   if (!Number.isSafeInteger(bytes)) throw new ArgumentError('problem', 'the tensor must have fewer than 2^53 bytes', bytes);
   return Object.freeze(checked);

@@ -1,4 +1,4 @@
-import { ArgumentError } from '@tilekit/numeric';
+import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 import type { AttentionMaskSpec } from '../mask/attentionMaskSpec.ts';
 import { ATTENTION_MAX_BATCH, ATTENTION_MAX_HDIM, ATTENTION_MAX_HEADS, ATTENTION_MAX_SEQLEN, attentionProblemChecks, longestSlot } from '../problem/attentionProblemChecks.ts';
 
@@ -69,77 +69,110 @@ function fail(field: string, rule: string, found: unknown): never {
   throw new FmhaBwdTraitsError(`traits.${field}`, rule, found);
 }
 
-const checks = attentionProblemChecks(fail);
+const checks = attentionProblemChecks(FmhaBwdTraitsError, 'traits');
+
+function requireBoolean(field: string, v: unknown): boolean {
+  if (typeof v !== 'boolean') fail(field, 'must be a boolean', v);
+  return v;
+}
+
+/** The four sequence lengths of the traits, each undefined when it broke its range. */
+interface TraitLengths {
+  readonly seqlenQ: number | undefined;
+  readonly seqlenK: number | undefined;
+  readonly maxSeqlenQ: number | undefined;
+  readonly maxSeqlenK: number | undefined;
+}
+
+/** The traits' seqstarts (empty in batch mode), every problem of the mode's rules reported to `v`. */
+function traitSeqstarts(v: ArgumentProblems, t: FmhaBwdTraits, batch: number | undefined, lengths: TraitLengths): { q: readonly number[]; k: readonly number[] } | undefined {
+  if (!t.groupMode) {
+    if (t.seqstartQ !== undefined) v.report('traits.seqstartQ', 'is only for group mode', t.seqstartQ);
+    if (t.seqstartK !== undefined) v.report('traits.seqstartK', 'is only for group mode', t.seqstartK);
+    if (lengths.maxSeqlenQ !== undefined && lengths.seqlenQ !== undefined && lengths.maxSeqlenQ !== lengths.seqlenQ) v.report('traits.maxSeqlenQ', `must equal seqlenQ = ${lengths.seqlenQ} in batch mode`, lengths.maxSeqlenQ);
+    if (lengths.maxSeqlenK !== undefined && lengths.seqlenK !== undefined && lengths.maxSeqlenK !== lengths.seqlenK) v.report('traits.maxSeqlenK', `must equal seqlenK = ${lengths.seqlenK} in batch mode`, lengths.maxSeqlenK);
+    return { q: [], k: [] };
+  }
+  const q = groupStarts(v, 'Q', t.seqstartQ, batch, lengths.seqlenQ, lengths.maxSeqlenQ);
+  const k = groupStarts(v, 'K', t.seqstartK, batch, lengths.seqlenK, lengths.maxSeqlenK);
+  return q === undefined || k === undefined ? undefined : { q, k };
+}
+
+/** One side's group-mode starts and the total and longest length they imply. */
+function groupStarts(v: ArgumentProblems, side: 'Q' | 'K', given: readonly number[] | undefined, batch: number | undefined, seqlen: number | undefined, maxSeqlen: number | undefined): readonly number[] | undefined {
+  const what = side === 'Q' ? 'query' : 'key';
+  if (given === undefined) {
+    v.report(`traits.seqstart${side}`, `is required in group mode (cumulative physical ${what} rows, batch + 1 entries)`, given);
+    return undefined;
+  }
+  // An invalid batch leaves the count unchecked; the other rules still hold.
+  const starts = v.check(() => checks.seqstarts(`seqstart${side}`, given, batch));
+  if (starts === undefined) return undefined;
+  const last = starts.length - 1;
+  if (seqlen !== undefined && seqlen !== starts[last]) v.report(`traits.seqlen${side}`, `must be the total physical ${what} rows seqstart${side}[${last}] = ${starts[last]} in group mode`, seqlen);
+  const slot = longestSlot(starts);
+  if (maxSeqlen !== undefined && maxSeqlen > slot) v.report(`traits.maxSeqlen${side}`, `must be at most the longest physical ${what} slot ${slot}`, maxSeqlen);
+  return starts;
+}
+
+/** bias, hasDbias, hasDropout, storeRandval with their defaults and the rules between them. */
+function traitOptions(v: ArgumentProblems, t: FmhaBwdTraits): { bias: FmhaBwdBiasKind | undefined; hasDbias: boolean | undefined; hasDropout: boolean | undefined; storeRandval: boolean | undefined } {
+  const bias = v.check(() => checks.oneOf('bias', t.bias ?? 'none', FMHA_BWD_BIAS_KINDS));
+  const hasDbias = v.check(() => checks.flag('hasDbias', t.hasDbias, false));
+  const hasDropout = v.check(() => checks.flag('hasDropout', t.hasDropout, false));
+  const storeRandval = v.check(() => checks.flag('storeRandval', t.storeRandval, false));
+  if (hasDbias === true && bias !== undefined && bias !== 'elementwise') v.report('traits.hasDbias', 'needs bias = elementwise (dBias is the gradient of a bias tensor)', bias);
+  if (storeRandval === true && hasDropout === false) v.report('traits.storeRandval', 'needs hasDropout (there are no random values without dropout)', storeRandval);
+  return { bias, hasDbias, hasDropout, storeRandval };
+}
 
 /**
- * Validates backward traits and returns them with defaults, frozen. Rules (each violation throws
- * `FmhaBwdTraitsError` naming `traits.<field>`): dtype fp16 | bf16; batch, nheadQ, nheadK in
- * [1, 65535] with nheadQ % nheadK = 0; hdimQ, hdimV in [1, 1024]; groupMode and deterministic
- * booleans; batch mode: seqlens in [0, 2^30], maxSeqlenQ = seqlenQ, maxSeqlenK = seqlenK, no
- * seqstart arrays; group mode: seqstartQ and seqstartK with batch + 1 entries from 0,
- * non-decreasing, seqlenQ = seqstartQ[batch], seqlenK = seqstartK[batch], maxSeqlenQ/K in
- * [0, longest physical slot]; a valid mask (spec or CK string); bias none | elementwise | alibi;
- * hasDbias only with an elementwise bias; storeRandval only with dropout.
+ * Validates backward traits and returns them with defaults, frozen. Rules (every violation found
+ * is reported in one `FmhaBwdTraitsError` naming `traits.<field>`, the first one's as `argument`):
+ * dtype fp16 | bf16; batch, nheadQ, nheadK in [1, 65535] with nheadQ % nheadK = 0; hdimQ, hdimV in
+ * [1, 1024]; groupMode and deterministic booleans; batch mode: seqlens in [0, 2^30], maxSeqlenQ =
+ * seqlenQ, maxSeqlenK = seqlenK, no seqstart arrays; group mode: seqstartQ and seqstartK with
+ * batch + 1 entries from 0, non-decreasing, seqlenQ = seqstartQ[batch], seqlenK =
+ * seqstartK[batch], maxSeqlenQ/K in [0, longest physical slot]; a valid mask (spec or CK string);
+ * bias none | elementwise | alibi; hasDbias only with an elementwise bias; storeRandval only with
+ * dropout. Rules that compare fields are checked once those fields are valid.
  */
 export function checkFmhaBwdTraits(traits: FmhaBwdTraits): CheckedFmhaBwdTraits {
   if (typeof traits !== 'object' || traits === null) throw new FmhaBwdTraitsError('traits', 'must be an object', traits);
   const t = traits;
-  const dtype = checks.oneOf('dtype', t.dtype, FMHA_BWD_DTYPES);
-  const { batch, nheadQ, nheadK } = checks.heads(t, false);
-  const hdimQ = checks.integer('hdimQ', t.hdimQ, 1, FMHA_BWD_MAX_HDIM);
-  const hdimV = checks.integer('hdimV', t.hdimV, 1, FMHA_BWD_MAX_HDIM);
-  if (typeof t.groupMode !== 'boolean') fail('groupMode', 'must be a boolean', t.groupMode);
-  if (typeof t.deterministic !== 'boolean') fail('deterministic', 'must be a boolean', t.deterministic);
-  const seqlenQ = checks.integer('seqlenQ', t.seqlenQ, 0, FMHA_BWD_MAX_SEQLEN);
-  const seqlenK = checks.integer('seqlenK', t.seqlenK, 0, FMHA_BWD_MAX_SEQLEN);
-  const maxSeqlenQ = checks.integer('maxSeqlenQ', t.maxSeqlenQ, 0, FMHA_BWD_MAX_SEQLEN);
-  const maxSeqlenK = checks.integer('maxSeqlenK', t.maxSeqlenK, 0, FMHA_BWD_MAX_SEQLEN);
-  let seqstartQ: number[] = [];
-  let seqstartK: number[] = [];
-  if (t.groupMode) {
-    if (t.seqstartQ === undefined) fail('seqstartQ', 'is required in group mode (cumulative physical query rows, batch + 1 entries)', t.seqstartQ);
-    if (t.seqstartK === undefined) fail('seqstartK', 'is required in group mode (cumulative physical key rows, batch + 1 entries)', t.seqstartK);
-    seqstartQ = checks.seqstarts('seqstartQ', t.seqstartQ, batch);
-    seqstartK = checks.seqstarts('seqstartK', t.seqstartK, batch);
-    if (seqlenQ !== seqstartQ[batch]) fail('seqlenQ', `must be the total physical query rows seqstartQ[${batch}] = ${seqstartQ[batch]} in group mode`, seqlenQ);
-    if (seqlenK !== seqstartK[batch]) fail('seqlenK', `must be the total physical key rows seqstartK[${batch}] = ${seqstartK[batch]} in group mode`, seqlenK);
-    const slotQ = longestSlot(seqstartQ);
-    const slotK = longestSlot(seqstartK);
-    if (maxSeqlenQ > slotQ) fail('maxSeqlenQ', `must be at most the longest physical query slot ${slotQ}`, maxSeqlenQ);
-    if (maxSeqlenK > slotK) fail('maxSeqlenK', `must be at most the longest physical key slot ${slotK}`, maxSeqlenK);
-  } else {
-    if (t.seqstartQ !== undefined) fail('seqstartQ', 'is only for group mode', t.seqstartQ);
-    if (t.seqstartK !== undefined) fail('seqstartK', 'is only for group mode', t.seqstartK);
-    if (maxSeqlenQ !== seqlenQ) fail('maxSeqlenQ', `must equal seqlenQ = ${seqlenQ} in batch mode`, maxSeqlenQ);
-    if (maxSeqlenK !== seqlenK) fail('maxSeqlenK', `must equal seqlenK = ${seqlenK} in batch mode`, maxSeqlenK);
-  }
-  const mask = checks.mask(t.mask);
-  const bias = checks.oneOf('bias', t.bias ?? 'none', FMHA_BWD_BIAS_KINDS);
-  const hasDbias = checks.flag('hasDbias', t.hasDbias, false);
-  const hasDropout = checks.flag('hasDropout', t.hasDropout, false);
-  const storeRandval = checks.flag('storeRandval', t.storeRandval, false);
-  if (hasDbias && bias !== 'elementwise') fail('hasDbias', 'needs bias = elementwise (dBias is the gradient of a bias tensor)', bias);
-  if (storeRandval && !hasDropout) fail('storeRandval', 'needs hasDropout (there are no random values without dropout)', storeRandval);
+  const v = new ArgumentProblems(FmhaBwdTraitsError);
+  const dtype = v.check(() => checks.oneOf('dtype', t.dtype, FMHA_BWD_DTYPES));
+  const heads = v.check(() => checks.heads(t, false));
+  const hdimQ = v.check(() => checks.integer('hdimQ', t.hdimQ, 1, FMHA_BWD_MAX_HDIM));
+  const hdimV = v.check(() => checks.integer('hdimV', t.hdimV, 1, FMHA_BWD_MAX_HDIM));
+  const groupMode = v.check(() => requireBoolean('groupMode', t.groupMode));
+  const deterministic = v.check(() => requireBoolean('deterministic', t.deterministic));
+  const length = (field: 'seqlenQ' | 'seqlenK' | 'maxSeqlenQ' | 'maxSeqlenK') => v.check(() => checks.integer(field, t[field], 0, FMHA_BWD_MAX_SEQLEN));
+  const lengths: TraitLengths = { seqlenQ: length('seqlenQ'), seqlenK: length('seqlenK'), maxSeqlenQ: length('maxSeqlenQ'), maxSeqlenK: length('maxSeqlenK') };
+  const starts = groupMode === undefined ? undefined : traitSeqstarts(v, { ...t, groupMode }, heads?.batch, lengths);
+  const mask = v.check(() => checks.mask(t.mask));
+  const options = traitOptions(v, t);
+  v.throwIfAny();
   return Object.freeze({
-    seqlenQ,
-    seqlenK,
-    batch,
-    maxSeqlenQ,
-    maxSeqlenK,
-    hdimQ,
-    hdimV,
-    nheadQ,
-    nheadK,
-    dtype,
-    groupMode: t.groupMode,
-    mask,
-    bias,
-    hasDbias,
-    hasDropout,
-    storeRandval,
-    deterministic: t.deterministic,
-    seqstartQ: Object.freeze(seqstartQ),
-    seqstartK: Object.freeze(seqstartK),
+    seqlenQ: lengths.seqlenQ!,
+    seqlenK: lengths.seqlenK!,
+    batch: heads!.batch,
+    maxSeqlenQ: lengths.maxSeqlenQ!,
+    maxSeqlenK: lengths.maxSeqlenK!,
+    hdimQ: hdimQ!,
+    hdimV: hdimV!,
+    nheadQ: heads!.nheadQ,
+    nheadK: heads!.nheadK,
+    dtype: dtype!,
+    groupMode: groupMode!,
+    mask: mask!,
+    bias: options.bias!,
+    hasDbias: options.hasDbias!,
+    hasDropout: options.hasDropout!,
+    storeRandval: options.storeRandval!,
+    deterministic: deterministic!,
+    seqstartQ: Object.freeze([...starts!.q]),
+    seqstartK: Object.freeze([...starts!.k]),
   });
 }
 

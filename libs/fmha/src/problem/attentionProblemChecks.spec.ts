@@ -7,9 +7,7 @@ import { ATTENTION_MAX_SEQLEN, attentionProblemChecks, longestSlot } from './att
 import { attentionLseStrides } from './checkedAttentionProblem.ts';
 
 class TestProblemError extends ArgumentError {}
-const checks = attentionProblemChecks((field, rule, found) => {
-  throw new TestProblemError(`test.${field}`, rule, found);
-});
+const checks = attentionProblemChecks(TestProblemError, 'test');
 
 /** The thrown error's argument and message. */
 function errorOf(f: () => unknown): { argument: string; message: string } {
@@ -116,6 +114,34 @@ describe('attention problem checks', () => {
     expect(errorOf(() => checks.heads({ batch: 2, nheadQ: 8 }, false)).argument).toBe('test.nheadK');
     expect(errorOf(() => checks.heads({ batch: 2, nheadQ: 8, nheadK: 3 }, true)).message).toMatch(/must divide nheadQ = 8/);
     expect(errorOf(() => checks.heads({ batch: 65536, nheadQ: 8 }, true)).argument).toBe('test.batch');
+  });
+
+  it('compound checks report every independent problem in one error (the first one as argument)', () => {
+    const all = (f: () => unknown): string[] => {
+      try {
+        f();
+      } catch (e) {
+        expect(e).toBeInstanceOf(TestProblemError);
+        return (e as ArgumentError).problems.map((p) => p.argument);
+      }
+      return [];
+    };
+    fc.assert(
+      fc.property(fc.boolean(), fc.boolean(), fc.boolean(), (badBatch, badQ, badK) => {
+        const p = { batch: badBatch ? 0 : 2, nheadQ: badQ ? 1.5 : 8, nheadK: badK ? 70000 : 2 };
+        expect(all(() => checks.heads(p, false))).toEqual([badBatch && 'test.batch', badQ && 'test.nheadQ', badK && 'test.nheadK'].filter(Boolean));
+      }),
+    );
+    expect(all(() => checks.heads({ batch: 2, nheadQ: 8, nheadK: 3 }, false))).toEqual(['test.nheadK']);
+    expect(all(() => checks.seqstarts('s', [0, -1, 'x', 5], 3))).toEqual(['test.s[1]', 'test.s[2]']);
+    expect(all(() => checks.seqstarts('s', [0, 4, 3, 5, 2], 4))).toEqual(['test.s', 'test.s']);
+    expect(all(() => checks.strides('st', { batch: -1, head: 0.5, row: 8 }, 'bhsd', 2, 4, 16, false))).toEqual(['test.st.head', 'test.st.row', 'test.st.batch']);
+    expect(all(() => checks.strides('st', { batch: 5, head: 4, row: 2 }, 'bshd', 2, 4, 16, true))).toEqual(['test.st.head', 'test.st.row', 'test.st.batch']);
+    expect(all(() => checks.sequences({ seqlenQ: -1, seqlenK: -2 }, 1, false))).toEqual(['test.seqlenQ', 'test.seqlenK']);
+    expect(all(() => checks.sequences({ seqlenQ: 3, seqlenK: 4, seqstartQ: [1, 2] }, 1, false))).toEqual(['test.seqlenQ', 'test.seqlenK', 'test.seqstartQ[0]', 'test.seqstartK']);
+    // An invalid batch (undefined) leaves the starts' count unchecked but every other rule in force.
+    expect(checks.sequences({ seqstartQ: [0, 2, 5], seqstartK: [0, 1, 1] }, undefined, false)).toMatchObject({ mode: 'group', rowsQ: 5, rowsK: 1, seqlenQ: 3 });
+    expect(all(() => checks.sequences({ seqstartQ: [0, 2, 1], seqstartK: [3] }, undefined, false))).toEqual(['test.seqstartQ', 'test.seqstartK[0]']);
   });
 
   it('scale: the result is an fp32 value > 0, default 1/√hdimQ', () => {

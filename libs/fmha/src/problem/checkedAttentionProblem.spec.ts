@@ -5,9 +5,7 @@ import { causalTopLeft, noMask } from '../mask/attentionMaskSpec.ts';
 import { attentionProblemChecks } from './attentionProblemChecks.ts';
 import { attentionLseStrides, checkedAttentionProblem } from './checkedAttentionProblem.ts';
 
-const checks = attentionProblemChecks((field, rule, found) => {
-  throw new ArgumentError(`test.${field}`, rule, found);
-});
+const checks = attentionProblemChecks(ArgumentError, 'test');
 
 const lengthsArb = fc.array(fc.integer({ min: 0, max: 40 }), { minLength: 1, maxLength: 5 });
 
