@@ -21,7 +21,6 @@ import {
   lt,
   maxOf,
   mbarrierArrive,
-  mbarrierArriveWarp,
   mbarrierArriveExpectTx,
   mbarrierInit,
   mbarrierWaitParity,
@@ -241,14 +240,17 @@ export class FmhaBwdWsPipeline {
     const kvEmpty = add(bars, 1);
     const qFull = (s: Expr | number): Expr => add(bars, add(2, s));
     const qEmpty = (s: Expr | number): Expr => add(bars, add(2 + S, s));
-    const consumerWarps = this.consumerThreads / 32;
+    // The empty barriers count consumer threads: each thread's arrive releases its own reads of
+    // the stage (the LSE/D rows are read with ordinary loads), so no lane's read can race the
+    // producer's next write into it.
+    const consumers = this.consumerThreads;
     b.if(eq(tid, 0), (t) => {
       t.expr(mbarrierInit(target, kvFull, 1));
-      t.expr(mbarrierInit(target, kvEmpty, consumerWarps));
+      t.expr(mbarrierInit(target, kvEmpty, consumers));
       t.forRange({ name: 's', to: S, unroll: true }, (l, s) => {
         // The TMA lane's expect_tx plus one arrival per producer-warp lane once its LSE/D rows are staged.
         l.expr(mbarrierInit(target, qFull(s), 1 + 32));
-        l.expr(mbarrierInit(target, qEmpty(s), consumerWarps));
+        l.expr(mbarrierInit(target, qEmpty(s), consumers));
       });
       t.expr(fenceMbarrierInit(target));
     });
@@ -467,7 +469,7 @@ export class FmhaBwdWsPipeline {
         }
         this.dqGemm.emitWait(li, target, dqAcc, 0);
         if (!this.wide) this.dkGemm.emitWait(li, target, dkAcc, 0, dsFrag);
-        li.expr(mbarrierArriveWarp(target, ctx.qEmpty(s)));
+        li.expr(mbarrierArrive(target, ctx.qEmpty(s)));
         const dqRow = args.dqAcc(li, head);
         if (this.wide) {
           li.comment('head dim 256: each warpgroup adds its half of the dQ columns with red.global');
@@ -515,7 +517,7 @@ export class FmhaBwdWsPipeline {
         l.comment("deterministic dQ: this key tile's stores and adds land before the next tile's adds start");
         l.if(eq(tid, 0), (x) => x.expr(bulkWaitGroup(target, 0)));
       }
-      l.expr(mbarrierArriveWarp(target, ctx.kvEmpty));
+      l.expr(mbarrierArrive(target, ctx.kvEmpty));
       l.comment('dK and dV of this key tile (zero when no query row sees it), predicated on rows < seqlenK');
       l.if(eq(iters, 0), (z) =>
         new BlockEmitter(z, target, { numThreads: this.consumerThreads, index: index0 }, block).threads((t) => {
