@@ -27,6 +27,7 @@ export * from './target.ts';
 // Kernel entry points: signatures (parameters, argument layouts, packing) and instance keys.
 export * from './kernel/kernelParam.ts';
 export * from './kernel/kernelSignature.ts';
+export * from './kernel/cubinKernelParams.ts';
 export * from './kernel/instanceKey.ts';
 export * from './kernel/instanceDispatch.ts';
 export * from './kernel/sha256.ts';

@@ -1,8 +1,10 @@
+import { cubinKernelParams } from '@tilekit/codegen';
 import { ArgumentError } from '@tilekit/numeric';
 import { loadAddon, type ModuleHandle } from './addon.ts';
 import type { Device } from './device.ts';
 import { DisposedError, track, untrack } from './disposal.ts';
 import { Kernel } from './kernel.ts';
+import type { KernelParamInfo } from './launch.ts';
 
 /** What a module image holds, from its first bytes. */
 export type ModuleImageKind = 'cubin' | 'fatbin' | 'ptx';
@@ -34,11 +36,22 @@ export class CudaModule {
   readonly kind: ModuleImageKind;
   #handle: ModuleHandle | undefined;
   readonly #kernels = new Map<string, Kernel>();
+  /** The image, kept for cubins: their kernels' parameter layouts are read from it. */
+  readonly #cubin: Uint8Array | undefined;
 
-  private constructor(device: Device, handle: ModuleHandle, kind: ModuleImageKind) {
+  private constructor(device: Device, handle: ModuleHandle, kind: ModuleImageKind, image: Uint8Array) {
     this.device = device;
     this.#handle = handle;
     this.kind = kind;
+    this.#cubin = kind === 'cubin' ? image : undefined;
+  }
+
+  /**
+   * The parameter layout of kernel `name` as the cubin records it (see `cubinKernelParams`);
+   * undefined for a fatbin or PTX image, or when the cubin does not say.
+   */
+  imageParams(name: string): KernelParamInfo[] | undefined {
+    return this.#cubin === undefined ? undefined : cubinKernelParams(this.#cubin, name);
   }
 
   /**
@@ -66,7 +79,7 @@ export class CudaModule {
       bytes = terminated;
     }
     const handle = loadAddon().moduleLoad(device.ordinal, bytes);
-    const module = new CudaModule(device, handle, kind);
+    const module = new CudaModule(device, handle, kind, bytes);
     track(module, `CudaModule(device ${device.ordinal})`, () => loadAddon().moduleUnload(handle));
     return module;
   }

@@ -1,3 +1,8 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { toolAvailable } from '@tilekit/codegen/testing';
 import { ArgumentError } from '@tilekit/numeric';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CudaError } from './cudaError.ts';
@@ -73,6 +78,26 @@ describe('CudaModule and Kernel (fake addon)', () => {
     const wrongSize = kernelArgs((b) => b.f32(2).pointer(1n).pointer(2n).u64(3n));
     expect(() => kernel.launch({ grid: 1, block: 1 }, wrongSize)).toThrow(/args\[3\]: kernel axpy parameter 3 is 4 bytes/);
     expect(fake.launches).toHaveLength(0);
+  });
+
+  it.runIf(toolAvailable(process.env['TILEKIT_NVCC'] ?? 'nvcc'))('reads a cubin kernel\'s parameters from the image, never from the driver', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tilekit-kernel-params-'));
+    try {
+      writeFileSync(join(dir, 'k.cu'), 'extern "C" __global__ void axpy(float a, const float* x, float* y, int n) { if (n) y[0] = a * x[0]; }\n');
+      const nvcc = spawnSync(process.env['TILEKIT_NVCC'] ?? 'nvcc', ['-cubin', '-arch=sm_90a', '-o', join(dir, 'k.cubin'), join(dir, 'k.cu')], { encoding: 'utf8' });
+      expect(nvcc.status, nvcc.stderr).toBe(0);
+      // The fake driver would report a different layout: the image's must win.
+      fake.kernels.set('axpy', { params: [{ offset: 0, size: 4 }] });
+      const kernel = device.loadModule(new Uint8Array(readFileSync(join(dir, 'k.cubin')))).getKernel('axpy');
+      expect(kernel.params).toEqual([
+        { offset: 0, size: 4 },
+        { offset: 8, size: 8 },
+        { offset: 16, size: 8 },
+        { offset: 24, size: 4 },
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('checks the launch against device and kernel limits', () => {

@@ -56,11 +56,13 @@ export class Kernel {
   }
 
   /**
-   * The kernel's parameters (offset and size in the parameter block) when the driver can report
-   * them (CUDA 12.4+), else undefined. Launch arguments are checked against them.
+   * The kernel's parameters (offset and size in the parameter block), else undefined. A cubin
+   * records them (read without asking the driver); for a fatbin or PTX image the driver is asked
+   * (CUDA 12.4+, `cuFuncGetParamInfo` until it reports the index past the last parameter, which
+   * compute-sanitizer lists as an API error). Launch arguments are checked against them.
    */
   get params(): readonly KernelParamInfo[] | undefined {
-    if (this.#params === undefined) this.#params = loadAddon().funcGetParamInfo(this.handle);
+    if (this.#params === undefined) this.#params = this.module.imageParams(this.name) ?? loadAddon().funcGetParamInfo(this.handle);
     return this.#params ?? undefined;
   }
 
