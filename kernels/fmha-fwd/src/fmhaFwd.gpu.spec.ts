@@ -42,6 +42,9 @@ const cases: readonly FmhaFwdGpuCase[] = [
   { label: 'bf16 d96 causal s259', dtype: 'bf16', d: 96, batch: 1, h: 2, sq: 259, sk: 259, layout: 'bhsd', mask: causalTopLeft },
   { label: 'fp16 d192/dv128 causal s259', dtype: 'fp16', d: 192, dv: 128, batch: 1, h: 2, sq: 259, sk: 259, layout: 'bhsd', mask: causalTopLeft },
   { label: 'fp16 d128 causal s4097', dtype: 'fp16', d: 128, batch: 1, h: 1, sq: 4097, sk: 4097, layout: 'bhsd', mask: causalTopLeft },
+  // NaN inputs propagate to exactly the rows that read them, and never hang the kernel.
+  { label: 'NaN in Q row 37: that row is NaN, the rest exact (fp16 d64 s259)', dtype: 'fp16', d: 64, batch: 1, h: 2, sq: 259, sk: 259, layout: 'bhsd', mask: noMask, poison: { tensor: 'q', row: 37 } },
+  { label: 'NaN in K row 100, causal: rows ≥ 100 of its GQA group are NaN, the rest exact (bf16 d128 s259)', dtype: 'bf16', d: 128, batch: 1, h: 4, hk: 2, sq: 259, sk: 259, layout: 'bshd', mask: causalTopLeft, poison: { tensor: 'k', row: 100 } },
 ];
 
 for (const c of cases) {

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TilekitError } from '@tilekit/numeric';
-import { CudaError } from './cudaError.ts';
+import { cudaErrorFromDriver } from './cudaError.ts';
 
 /** File name of the compiled addon (binding.gyp target `tilekit_runtime`). */
 export const ADDON_FILE = 'tilekit_runtime.node';
@@ -191,7 +191,7 @@ let loadFailure: AddonLoadError | undefined;
 
 /**
  * Loads the addon once (later calls return the same object, or rethrow the same failure) and
- * registers the CudaError factory. Loading touches no CUDA library.
+ * registers the error factory (CudaError, or DeviceFaultError for sticky faults). Loading touches no CUDA library.
  */
 export function loadAddon(): NativeAddon {
   if (loaded) return loaded;
@@ -204,7 +204,7 @@ export function loadAddon(): NativeAddon {
   }
   try {
     const native = createRequire(import.meta.url)(path) as NativeAddon;
-    native.setErrorFactory((call, code, name, text, detail) => new CudaError(call, code, name, text, detail));
+    native.setErrorFactory(cudaErrorFromDriver);
     loaded = native;
     return native;
   } catch (error) {

@@ -3,6 +3,7 @@ import { loadAddon, onAddonReset, type NativeDeviceInfo } from './addon.ts';
 import { archForComputeCapability, type ComputeCapability, type CudaArch } from './arch.ts';
 import { requireIntegerIn } from './argumentChecks.ts';
 import { CudaUnavailableError } from './cudaError.ts';
+import { launchesSettled } from './launchJournal.ts';
 import { CudaEvent, type CudaEventOptions } from './cudaEvent.ts';
 import { CudaModule } from './cudaModule.ts';
 import { DeviceBuffer } from './deviceBuffer.ts';
@@ -104,11 +105,15 @@ export class Device {
   /** Waits for all work on the device's primary context (`cuCtxSynchronize`). */
   synchronize(): void {
     loadAddon().contextSynchronize(this.ordinal);
+    launchesSettled();
   }
 
-  /** Allocates `bytes` of device memory (0 is allowed and allocates nothing). */
-  alloc(bytes: number): DeviceBuffer {
-    return DeviceBuffer.alloc(this, bytes);
+  /**
+   * Allocates `bytes` of device memory (0 is allowed and allocates nothing). `label` names the
+   * allocation in a `DeviceOutOfMemoryError`.
+   */
+  alloc(bytes: number, label?: string): DeviceBuffer {
+    return DeviceBuffer.alloc(this, bytes, label);
   }
 
   /** Allocates a buffer of `host.byteLength` bytes and copies `host` into it. */

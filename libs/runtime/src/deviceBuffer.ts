@@ -1,6 +1,7 @@
 import { ArgumentError } from '@tilekit/numeric';
 import { loadAddon } from './addon.ts';
 import { bytesOf, requireByteCount, requireIntegerIn, requireRange, type HostBytes } from './argumentChecks.ts';
+import { CudaError, DeviceOutOfMemoryError } from './cudaError.ts';
 import type { Device } from './device.ts';
 import { DisposedError, track, untrack } from './disposal.ts';
 import type { Stream } from './stream.ts';
@@ -46,10 +47,10 @@ export class DeviceBuffer {
   }
 
   /** Allocates `bytes` on `device` (`cuMemAlloc`); 0 bytes gives an empty buffer at address 0. */
-  static alloc(device: Device, bytes: number): DeviceBuffer {
+  static alloc(device: Device, bytes: number, label?: string): DeviceBuffer {
     requireByteCount('bytes', bytes);
     const ordinal = device.ordinal;
-    const ptr = bytes === 0 ? 0n : loadAddon().memAlloc(ordinal, bytes);
+    const ptr = bytes === 0 ? 0n : allocOrExplain(device, bytes, label);
     const allocation: Allocation = { ordinal, ptr, bytes, freed: false };
     if (bytes > 0) {
       track(allocation, `DeviceBuffer(${bytes} bytes on device ${ordinal})`, () => loadAddon().memFree(ordinal, ptr));
@@ -188,5 +189,21 @@ export class DeviceBuffer {
       throw new ArgumentError('stream', `must belong to device ${this.device.ordinal}`, stream.device.ordinal);
     }
     return stream.handle;
+  }
+}
+
+/** cuMemAlloc, with an out-of-memory failure turned into a `DeviceOutOfMemoryError` naming the allocation. */
+function allocOrExplain(device: Device, bytes: number, label: string | undefined): bigint {
+  try {
+    return loadAddon().memAlloc(device.ordinal, bytes);
+  } catch (error) {
+    if (!(error instanceof CudaError) || error.cudaName !== 'CUDA_ERROR_OUT_OF_MEMORY') throw error;
+    let free: number | undefined;
+    try {
+      free = device.memoryInfo().free;
+    } catch {
+      free = undefined;
+    }
+    throw new DeviceOutOfMemoryError(error, bytes, label, free);
   }
 }

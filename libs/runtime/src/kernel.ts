@@ -3,6 +3,7 @@ import { loadAddon, type FunctionHandle } from './addon.ts';
 import type { CudaModule } from './cudaModule.ts';
 import { DisposedError } from './disposal.ts';
 import type { PackedKernelArgs } from './kernelArgs.ts';
+import { recordLaunch } from './launchJournal.ts';
 import { checkKernelArgs, checkLaunch, type KernelParamInfo, type LaunchConfig, type LaunchLimits } from './launch.ts';
 
 /** Per-kernel facts from the driver (`cuFuncGetAttribute`). */
@@ -104,6 +105,7 @@ export class Kernel {
       args.bytes,
       args.offsets,
     );
+    recordLaunch(this.name);
   }
 
   #launchLimits(): LaunchLimits {

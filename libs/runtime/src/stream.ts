@@ -1,6 +1,7 @@
 import { loadAddon, type StreamHandle } from './addon.ts';
 import type { Device } from './device.ts';
 import { DisposedError, track, untrack } from './disposal.ts';
+import { launchesSettled } from './launchJournal.ts';
 
 export interface StreamOptions {
   /**
@@ -50,6 +51,7 @@ export class Stream {
   /** Blocks the JS thread until all queued work is done. */
   synchronize(): void {
     loadAddon().streamSynchronize(this.handle);
+    launchesSettled();
   }
 
   /** Resolves when all work queued so far is done, without blocking the JS thread. */
@@ -58,6 +60,7 @@ export class Stream {
     this.#pendingWaits += 1;
     try {
       await loadAddon().streamSynchronizeAsync(handle);
+      launchesSettled();
     } finally {
       this.#pendingWaits -= 1;
       if (this.#disposeRequested && this.#pendingWaits === 0) this.#destroy();

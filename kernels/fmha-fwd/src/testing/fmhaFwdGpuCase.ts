@@ -8,6 +8,7 @@ import {
   attentionRowOffset,
   causalBottomRight,
   causalTopLeft,
+  makeGenericAttentionMask,
   noMask,
   packedAttentionStrides,
   referenceAttentionFwd,
@@ -42,6 +43,40 @@ export interface FmhaFwdGpuCase {
   readonly mask: AttentionMaskSpec;
   /** Whether the kernel writes LSE (then checked); default true. */
   readonly lse?: boolean;
+  /** A NaN written into Q (query row) or K (key row) of batch 0, (key/value) head 0, dim 0. */
+  readonly poison?: FmhaFwdPoison;
+}
+
+/**
+ * Where a case plants a NaN. The documented behaviour: the kernel finishes (never hangs), every O
+ * element and the LSE of each row that reads the NaN (the poisoned query row; every row of the
+ * heads sharing the poisoned key's head that sees that key) is non-finite, and every other row is
+ * exact as usual.
+ */
+export interface FmhaFwdPoison {
+  readonly tensor: 'q' | 'k';
+  readonly row: number;
+}
+
+/** The rows (batch b, query head h, row r) that read a poisoned element of case `c`. */
+function poisonedRows(c: FmhaFwdGpuCase, args: AttentionFwdArgs): ((b: number, h: number, r: number) => boolean) | undefined {
+  const p = c.poison;
+  if (p === undefined) return undefined;
+  if (p.tensor === 'q') return (b, h, r) => b === 0 && h === 0 && r === p.row;
+  const group = c.h / (c.hk ?? c.h);
+  const sq = Array.isArray(c.sq) ? (c.sq as readonly number[])[0]! : (c.sq as number);
+  const sk = Array.isArray(c.sk) ? (c.sk as readonly number[])[0]! : (c.sk as number);
+  const mask = makeGenericAttentionMask(args.mask ?? noMask, sq, sk);
+  return (b, h, r) => {
+    if (b !== 0 || Math.floor(h / group) !== 0) return false;
+    const [lo, hi] = mask.keyRangeOfRow(r);
+    return p.row >= lo && p.row < hi;
+  };
+}
+
+/** Writes a NaN (the dtype's quiet NaN bits) into batch 0, head 0, `row`, dim 0 of a packed operand. */
+function plantNaN(bits: Uint16Array, dtype: 'fp16' | 'bf16', strides: { row: number }, row: number): void {
+  bits[row * strides.row] = dtype === 'fp16' ? 0x7e00 : 0x7fc0;
 }
 
 /**
@@ -81,7 +116,12 @@ export interface FmhaFwdOutputCheck {
  * `attentionFwdToleranceFor(args)`: every element of every row of every (batch, head); elements
  * between rows are not read. A fully masked row (reference LSE −∞) must give LSE −∞; NaN never passes.
  */
-export function checkFmhaFwdOutputs(args: AttentionFwdArgs, ref: AttentionFwdResult, got: { readonly o: ArrayLike<number>; readonly lse?: ArrayLike<number> }): FmhaFwdOutputCheck {
+export function checkFmhaFwdOutputs(
+  args: AttentionFwdArgs,
+  ref: AttentionFwdResult,
+  got: { readonly o: ArrayLike<number>; readonly lse?: ArrayLike<number> },
+  poisoned?: (b: number, h: number, r: number) => boolean,
+): FmhaFwdOutputCheck {
   const a = ref.args;
   const tol = attentionFwdToleranceFor(args);
   let worstO = 0;
@@ -92,6 +132,15 @@ export function checkFmhaFwdOutputs(args: AttentionFwdArgs, ref: AttentionFwdRes
     for (let h = 0; h < a.nheadQ; h++) {
       for (let r = 0; r < a.seqlensQ[b]!; r++) {
         const base = attentionRowOffset(a, a.oStrides, a.rowStartsQ, b, h, r);
+        if (poisoned?.(b, h, r)) {
+          const finite = Array.from({ length: a.hdimV }, (_, j) => got.o[base + j]!).filter(Number.isFinite).length;
+          const lseFinite = got.lse !== undefined && Number.isFinite(got.lse[attentionLseIndex(a, b, h, r)]!);
+          if (finite > 0 || lseFinite) {
+            bad++;
+            first ||= `row b${b} h${h} r${r} reads a NaN but ${finite} O elements${lseFinite ? ' and its LSE' : ''} are finite`;
+          }
+          continue;
+        }
         for (let j = 0; j < a.hdimV; j++) {
           const value = got.o[base + j]!;
           const want = ref.o[base + j]!;
@@ -149,6 +198,7 @@ export async function runFmhaFwdGpuCase(c: FmhaFwdGpuCase, kernel: FmhaFwdGpuKer
   const q = randomBits16(c.dtype, batches * c.h * rowsQ * c.d, 1 + rowsQ);
   const k = randomBits16(c.dtype, batches * hk * rowsK * c.d, 2 + rowsK);
   const v = randomBits16(c.dtype, batches * hk * rowsK * dv, 3 + rowsK);
+  if (c.poison) plantNaN(c.poison.tensor === 'q' ? q : k, c.dtype, c.poison.tensor === 'q' ? qs : ks, c.poison.row);
   const args: AttentionFwdArgs = {
     batch: c.batch,
     nheadQ: c.h,
@@ -199,7 +249,7 @@ export async function runFmhaFwdGpuCase(c: FmhaFwdGpuCase, kernel: FmhaFwdGpuKer
     kernel.launch(problem, { q: dq, k: dk, v: dvb, o: dout, ...(dlse ? { lse: dlse } : {}), ...(dsq && dsk ? { seqstartQ: dsq, seqstartK: dsk } : {}) }, device);
     const o = decodeArray(c.dtype, new Uint16Array(dout.copyToHost().buffer));
     const lse = dlse ? new Float32Array(dlse.copyToHost().buffer) : undefined;
-    const found = checkFmhaFwdOutputs(args, ref, { o, ...(lse ? { lse } : {}) });
+    const found = checkFmhaFwdOutputs(args, ref, { o, ...(lse ? { lse } : {}) }, poisonedRows(c, args));
     assert.equal(found.bad, 0, `${kernel.name}: ${found.bad} elements off; first: ${found.first}`);
     return `${kernel.name}: max |err| O ${found.worstO.toExponential(2)} (atol ${found.tol.o.atol.toExponential(2)})${lse ? `, LSE ${found.worstL.toExponential(2)}` : ', no LSE'}`;
   } finally {

@@ -182,14 +182,18 @@ export function valueTable16(dtype: 'fp16' | 'bf16'): Float64Array {
   return t;
 }
 
-/** The largest |value| stored in an operand's array (every element, a safe over-estimate of the tensor's). */
+/** The largest finite |value| stored in an operand's array (every element, a safe over-estimate of the tensor's; NaN and ±∞ are skipped). */
 export function attentionOperandMaxAbs(op: AttentionOperand): number {
+  // Non-finite elements are skipped: a tolerance derived from NaN would accept or reject everything.
   let best = 0;
+  const take = (v: number): void => {
+    if (Number.isFinite(v)) best = Math.max(best, Math.abs(v));
+  };
   if (op.dtype === 'fp32') {
-    for (const v of op.data) best = Math.max(best, Math.abs(v));
+    for (const v of op.data) take(v);
     return best;
   }
   const table = valueTable16(op.dtype);
-  for (const bits of op.data) best = Math.max(best, Math.abs(table[bits]!));
+  for (const bits of op.data) take(table[bits]!);
   return best;
 }
