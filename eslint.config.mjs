@@ -1,4 +1,4 @@
-// Flat ESLint config. The layering of ARCHITECTURE.md is enforced here through nx project tags:
+// Flat ESLint config. The layering of docs/architecture.md is enforced here through nx project tags:
 // a package may import only from packages whose layer is below (or equal to) its own.
 import js from '@eslint/js';
 import nx from '@nx/eslint-plugin';
@@ -32,11 +32,11 @@ export const layerRules = [
 
 const nodeBuiltinBan = {
   patterns: [
-    { group: ['node:*'], message: 'Pure libraries may not import node built-ins (ARCHITECTURE.md: pure TS layers).' },
+    { group: ['node:*'], message: 'Pure libraries may not import node built-ins (docs/architecture.md: pure TS layers).' },
   ],
   paths: ['fs', 'path', 'os', 'child_process', 'crypto', 'url', 'util', 'worker_threads', 'module'].map((name) => ({
     name,
-    message: 'Pure libraries may not import node built-ins (ARCHITECTURE.md: pure TS layers).',
+    message: 'Pure libraries may not import node built-ins (docs/architecture.md: pure TS layers).',
   })),
 };
 

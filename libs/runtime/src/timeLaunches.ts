@@ -14,7 +14,7 @@ export interface TimeLaunchesOptions {
 
 /**
  * The GPU time of `repeat` launches, one CUDA-event pair around each, after `warmup` untimed
- * ones — the measurement shared/design/BENCHMARKS.md prescribes. `launch` must only enqueue
+ * ones — the measurement docs/benchmarks.md prescribes. `launch` must only enqueue
  * (validate before, so host work is not timed). Returns milliseconds in launch order.
  */
 export function timeLaunches(device: Device, launch: () => void, options: TimeLaunchesOptions): number[] {

@@ -1,7 +1,7 @@
 import { ArgumentError } from '@tilekit/numeric';
 
 /**
- * One suite's results, in the format of shared/design/BENCHMARKS.md: our kernel and each reference
+ * One suite's results, in the format of docs/benchmarks.md: our kernel and each reference
  * measured in the same device command, every case validated. `gbps` is added for memory-bound suites
  * (copies, permutes) where bandwidth, not FLOPs, is the figure of merit.
  */

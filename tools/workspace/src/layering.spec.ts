@@ -12,7 +12,7 @@ async function lintAs(filePath: string, code: string): Promise<string[]> {
   return (result?.messages ?? []).map((m) => `${m.ruleId ?? 'fatal'}: ${m.message}`);
 }
 
-describe('layering (ARCHITECTURE.md) enforced by lint', () => {
+describe('layering (docs/architecture.md) enforced by lint', () => {
   beforeAll(() => ensureProjectGraph(), 60_000);
 
   it('rejects an import from a layer above: host (layer:host) importing codegen', async () => {

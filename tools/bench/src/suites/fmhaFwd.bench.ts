@@ -1,5 +1,5 @@
 // Bench entry (bundled by tools/device/pack.mjs as .device/bench-fmha-fwd.mjs; run by run-on-gpu.sh):
-//   node .device/bench-fmha-fwd.mjs --out DIR      writes DIR/fmha-fwd.json (BENCHMARKS.md format)
+//   node .device/bench-fmha-fwd.mjs --out DIR      writes DIR/fmha-fwd.json (docs/benchmarks.md format)
 import { runBenchEntry } from '../benchEntry.ts';
 import { fmhaFwdSuite } from './fmhaFwd.ts';
 

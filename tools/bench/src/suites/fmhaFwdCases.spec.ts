@@ -3,7 +3,7 @@ import { attentionForwardFlops } from '../flops.ts';
 import { FMHA_FWD_BENCH_CASES, FMHA_FWD_VARLEN_SEQLENS, fmhaFwdBenchCase, fmhaFwdBenchFlops } from './fmhaFwdCases.ts';
 
 describe('fmha-fwd bench cases', () => {
-  it("cover the issue's shapes with unique names in BENCHMARKS.md's style", () => {
+  it("cover the issue's shapes with unique names in docs/benchmarks.md's style", () => {
     const names = FMHA_FWD_BENCH_CASES.map((c) => c.name);
     expect(new Set(names).size).toBe(names.length);
     for (const dtype of ['fp16', 'bf16']) for (const d of [64, 128, 256]) for (const causal of ['', '_causal']) expect(names).toContain(`fmha_fwd_b2_h16_s8192_d${d}${causal}_${dtype}`);

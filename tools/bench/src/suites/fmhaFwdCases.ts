@@ -31,7 +31,7 @@ export interface FmhaFwdBenchCase {
 }
 
 /**
- * FLOPs by BENCHMARKS.md's rule, per sequence: 2·h·sq·sk·(d + dv), halved for causal when sq = sk;
+ * FLOPs by docs/benchmarks.md's rule, per sequence: 2·h·sq·sk·(d + dv), halved for causal when sq = sk;
  * summed over the batch (varlen: over its sequences).
  */
 export function fmhaFwdBenchFlops(s: FmhaFwdBenchShape): number {

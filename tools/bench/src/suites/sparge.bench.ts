@@ -1,5 +1,5 @@
 // Bench entry (bundled by tools/device/pack.mjs as .device/bench-sparge.mjs; run by run-on-gpu.sh):
-//   node .device/bench-sparge.mjs --out DIR      writes DIR/sparge.json (BENCHMARKS.md format)
+//   node .device/bench-sparge.mjs --out DIR      writes DIR/sparge.json (docs/benchmarks.md format)
 import { runBenchEntry } from '../benchEntry.ts';
 import { spargeSuite } from './sparge.ts';
 

@@ -72,7 +72,7 @@ export function spargeBenchName(c: SpargeBenchSpec): string {
   return `sparge_b${c.b}_h${c.h}_s${c.s}_d${c.d}_topk${c.topk}${c.causal ? '_causal' : ''}${c.int8 ? '_int8' : ''}${pv}_fp16`;
 }
 
-/** Dense-equivalent FLOPs (BENCHMARKS.md): 4·b·h·s²·d, halved for causal. */
+/** Dense-equivalent FLOPs (docs/benchmarks.md): 4·b·h·s²·d, halved for causal. */
 export function spargeDenseFlops(c: SpargeBenchSpec): number {
   return attentionForwardFlops({ b: c.b, h: c.h, sq: c.s, sk: c.s, dQk: c.d, causal: c.causal });
 }
