@@ -2,7 +2,7 @@
 // against a launch problem (ArgumentError naming the argument and the rule) and packs the
 // arguments; FmhaFwdCombineKernel compiles and loads an instance.
 import type { PackedArguments } from '@tilekit/codegen';
-import { ArgumentError, getDType } from '@tilekit/numeric';
+import { ArgumentError, ArgumentProblems, getDType } from '@tilekit/numeric';
 import { checkDeviceRange, type Compiler, type Device, type DeviceRange, type Stream } from '@tilekit/runtime';
 import { FmhaFwdLoadedKernel } from './fmhaFwdLoadedKernel.ts';
 import type { FmhaFwdCombineInstance, FmhaFwdCombineLaunch } from './fmhaFwdCombine.ts';
@@ -41,28 +41,30 @@ export function fmhaFwdCombineUnsupported(instance: FmhaFwdCombineInstance, p: F
 
 /**
  * Validates a combine launch of `instance` for `p` (the workspace laid out by `fmhaFwdWorkspace`)
- * and packs it. Throws `ArgumentError` naming `problem` (the predicates, listed), `oAcc`/`lseAcc`
- * (too small or misaligned), `o`, `lse` (missing when the problem asks for LSE), `seqstartQ`
- * (missing in group mode).
+ * and packs it. Throws one `ArgumentError` naming every problem found: `problem` (the predicates,
+ * listed), `oAcc`/`lseAcc` (too small or misaligned), `o`, `lse` (missing when the problem asks for
+ * LSE), `seqstartQ` (missing in group mode); the first one's name is its `argument`.
  */
 export function prepareFmhaFwdCombineLaunch(instance: FmhaFwdCombineInstance, p: FmhaFwdLaunchProblem, buffers: FmhaFwdCombineBuffers): PreparedFmhaFwdCombineLaunch {
+  const problems = new ArgumentProblems(ArgumentError);
   const reasons = fmhaFwdCombineUnsupported(instance, p);
-  if (reasons.length > 0) throw new ArgumentError('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
+  if (reasons.length > 0) problems.report('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
   const e = getDType(p.dtype).bytes;
   const group = p.mode === 'group';
   const batches = group ? 1 : p.batch;
   const ws = fmhaFwdWorkspace(p);
-  const oAcc = checkDeviceRange('oAcc', buffers.oAcc, ws.oElements * 4, 16);
-  const lseAcc = checkDeviceRange('lseAcc', buffers.lseAcc, ws.lseElements * 4, 4);
+  const oAcc = problems.check(() => checkDeviceRange('oAcc', buffers.oAcc, ws.oElements * 4, 16));
+  const lseAcc = problems.check(() => checkDeviceRange('lseAcc', buffers.lseAcc, ws.lseElements * 4, 4));
   const rows = p.rowsQ;
   const oSpan = rows === 0 ? 0 : (batches - 1) * p.oStrides.batch + (p.nheadQ - 1) * p.oStrides.head + (rows - 1) * p.oStrides.row + p.hdimV;
-  const o = checkDeviceRange('o', buffers.o, oSpan * e, 2 * e);
-  const lse = p.lse ? checkDeviceRange('lse', buffers.lse, ((batches - 1) * p.lseStrides.batch + (p.nheadQ - 1) * p.lseStrides.head + rows) * 4, 4) : undefined;
-  const seqstartQ = group ? checkDeviceRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1), 4).ptr : 0n;
+  const o = problems.check(() => checkDeviceRange('o', buffers.o, oSpan * e, 2 * e));
+  const lse = p.lse ? problems.check(() => checkDeviceRange('lse', buffers.lse, ((batches - 1) * p.lseStrides.batch + (p.nheadQ - 1) * p.lseStrides.head + rows) * 4, 4)) : undefined;
+  const seqstartQ = group ? problems.check(() => checkDeviceRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1), 4).ptr) : 0n;
+  problems.throwIfAny();
   const args = instance.signature.pack({
-    o_acc: oAcc.ptr,
-    lse_acc: lseAcc.ptr,
-    o: o.ptr,
+    o_acc: oAcc!.ptr,
+    lse_acc: lseAcc!.ptr,
+    o: o!.ptr,
     lse: lse?.ptr ?? 0n,
     o_stride_row: p.oStrides.row,
     o_stride_head: p.oStrides.head,
@@ -76,7 +78,7 @@ export function prepareFmhaFwdCombineLaunch(instance: FmhaFwdCombineInstance, p:
     lse_acc_stride_batch: group ? 0 : ws.lseStrides.batch,
     lse_acc_split_stride: ws.lseSplit,
     seqlen_q: p.seqlenQ,
-    seqstart_q: seqstartQ,
+    seqstart_q: seqstartQ!,
     num_splits: p.numSplits,
   });
   return { launch: instance.launch(p.batch, p.nheadQ, p.seqlenQ), args };

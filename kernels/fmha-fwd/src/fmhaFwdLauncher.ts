@@ -3,7 +3,7 @@
 // anything reaches the GPU (ArgumentError naming the argument and the rule).
 import type { PackedArguments } from '@tilekit/codegen';
 import { attentionTensorSpan, type AttentionTensorStrides, type CheckedAttentionProblem } from '@tilekit/fmha';
-import { ArgumentError, getDType } from '@tilekit/numeric';
+import { ArgumentError, ArgumentProblems, getDType } from '@tilekit/numeric';
 import { checkTiledTensorMap, type Device, type Stream, type TiledTensorMapOptions, type Compiler, checkDeviceRange, type DeviceRange } from '@tilekit/runtime';
 import { FmhaFwdLoadedKernel } from './fmhaFwdLoadedKernel.ts';
 import type { FmhaFwdInstance, FmhaFwdLaunch, FmhaFwdMode, FmhaFwdPolicy } from './fmhaFwdInstance.ts';
@@ -131,9 +131,7 @@ export function fmhaFwdTileArgValues(
   out: { readonly o: bigint; readonly oStrides: AttentionTensorStrides; readonly lse: bigint; readonly lseStrides: { readonly batch: number; readonly head: number } },
 ) {
   const group = p.mode === 'group';
-  const seqstartQ = group ? checkDeviceRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1)).ptr : 0n;
-  const seqstartK = group ? checkDeviceRange('seqstartK', buffers.seqstartK, 4 * (p.batch + 1)).ptr : 0n;
-  const seqlenK = group && buffers.seqlenK !== undefined ? checkDeviceRange('seqlenK', buffers.seqlenK, 4 * p.batch).ptr : 0n;
+  const { seqstartQ, seqstartK, seqlenK } = checkFmhaFwdSequenceBuffers(p, buffers);
   const window = p.mask.kind === 'window' ? p.mask : undefined;
   return {
     o: out.o,
@@ -157,51 +155,89 @@ export function fmhaFwdTileArgValues(
 }
 
 /**
+ * Checks the group-mode sequence buffers (`seqstartQ`/`seqstartK` of batch + 1 int32, optional
+ * `seqlenK` of batch) and returns their addresses (0 in batch mode). Throws one ArgumentError
+ * naming every missing or short buffer.
+ */
+export function checkFmhaFwdSequenceBuffers(p: FmhaFwdLaunchProblem, buffers: Pick<FmhaFwdBuffers, 'seqstartQ' | 'seqstartK' | 'seqlenK'>): { readonly seqstartQ: bigint; readonly seqstartK: bigint; readonly seqlenK: bigint } {
+  if (p.mode !== 'group') return { seqstartQ: 0n, seqstartK: 0n, seqlenK: 0n };
+  const v = new ArgumentProblems(ArgumentError);
+  const seqstartQ = v.check(() => checkDeviceRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1)).ptr);
+  const seqstartK = v.check(() => checkDeviceRange('seqstartK', buffers.seqstartK, 4 * (p.batch + 1)).ptr);
+  const seqlenK = buffers.seqlenK === undefined ? 0n : v.check(() => checkDeviceRange('seqlenK', buffers.seqlenK, 4 * p.batch).ptr);
+  v.throwIfAny();
+  return { seqstartQ: seqstartQ!, seqstartK: seqstartK!, seqlenK: seqlenK! };
+}
+
+/** One buffer holding `bytes` and starting on an `align`-byte boundary (the alignment message names `why`). */
+function alignedRange(name: string, range: DeviceRange | undefined, bytes: number, align: number, why: string): DeviceRange {
+  const r = checkDeviceRange(name, range, bytes);
+  if (r.ptr % BigInt(align) !== 0n) throw new ArgumentError(name, `address must be aligned to ${align} bytes${why}`, `0x${r.ptr.toString(16)}`);
+  return r;
+}
+
+/**
  * Checks Q, K and V of a forward launch: each holds its strided span (`attentionTensorSpan`, group
  * mode one "batch") and starts on a 16-byte boundary, which the `loader` (TMA, cp.async) needs.
- * Throws ArgumentError naming `q`, `k` or `v`.
+ * Throws one ArgumentError naming every broken one of `q`, `k` and `v`.
  */
 export function checkFmhaFwdInputs(p: FmhaFwdLaunchProblem, buffers: Pick<FmhaFwdBuffers, 'q' | 'k' | 'v'>, loader: string): { readonly q: DeviceRange; readonly k: DeviceRange; readonly v: DeviceRange } {
   const e = getDType(p.dtype).bytes;
   const batches = p.mode === 'group' ? 1 : p.batch;
-  const q = checkDeviceRange('q', buffers.q, attentionTensorSpan(p.qStrides, batches, p.nheadQ, p.rowsQ, p.hdimQ) * e);
-  const k = checkDeviceRange('k', buffers.k, attentionTensorSpan(p.kStrides, batches, p.nheadK, p.rowsK, p.hdimQ) * e);
-  const v = checkDeviceRange('v', buffers.v, attentionTensorSpan(p.vStrides, batches, p.nheadK, p.rowsK, p.hdimV) * e);
-  for (const [name, r] of [['q', q], ['k', k], ['v', v]] as const) if (r.ptr % 16n !== 0n) throw new ArgumentError(name, `address must be aligned to 16 bytes (${loader})`, `0x${r.ptr.toString(16)}`);
-  return { q, k, v };
+  const problems = new ArgumentProblems(ArgumentError);
+  const why = ` (${loader})`;
+  const q = problems.check(() => alignedRange('q', buffers.q, attentionTensorSpan(p.qStrides, batches, p.nheadQ, p.rowsQ, p.hdimQ) * e, 16, why));
+  const k = problems.check(() => alignedRange('k', buffers.k, attentionTensorSpan(p.kStrides, batches, p.nheadK, p.rowsK, p.hdimQ) * e, 16, why));
+  const v = problems.check(() => alignedRange('v', buffers.v, attentionTensorSpan(p.vStrides, batches, p.nheadK, p.rowsK, p.hdimV) * e, 16, why));
+  problems.throwIfAny();
+  return { q: q!, k: k!, v: v! };
 }
 
 /**
  * Checks O (its strided span, element pairs aligned) and, when the problem asks for it, LSE (fp32,
- * `lseStrides`) of a one-pass forward launch. Throws ArgumentError naming `o` or `lse`.
+ * `lseStrides`) of a one-pass forward launch. Throws one ArgumentError naming every broken one of
+ * `o` and `lse`.
  */
 export function checkFmhaFwdOutputs(p: FmhaFwdLaunchProblem, buffers: Pick<FmhaFwdBuffers, 'o' | 'lse'>): { readonly o: DeviceRange; readonly lse: DeviceRange | undefined } {
   const e = getDType(p.dtype).bytes;
   const batches = p.mode === 'group' ? 1 : p.batch;
-  const o = checkDeviceRange('o', buffers.o, attentionTensorSpan(p.oStrides, batches, p.nheadQ, p.rowsQ, p.hdimV) * e, 2 * e);
-  const lse = p.lse ? checkDeviceRange('lse', buffers.lse, ((batches - 1) * p.lseStrides.batch + (p.nheadQ - 1) * p.lseStrides.head + p.rowsQ) * 4, 4) : undefined;
-  return { o, lse };
+  const problems = new ArgumentProblems(ArgumentError);
+  const o = problems.check(() => checkDeviceRange('o', buffers.o, attentionTensorSpan(p.oStrides, batches, p.nheadQ, p.rowsQ, p.hdimV) * e, 2 * e));
+  const lse = p.lse ? problems.check(() => checkDeviceRange('lse', buffers.lse, ((batches - 1) * p.lseStrides.batch + (p.nheadQ - 1) * p.lseStrides.head + p.rowsQ) * 4, 4)) : undefined;
+  problems.throwIfAny();
+  return { o: o!, lse };
 }
 
-/**
- * Validates a launch of `instance` on `p` with `buffers` and packs it. Throws `ArgumentError`
- * naming `problem` (the instance's predicates, listed), `q`/`k`/`v`/`o`/`lse` (too small or
- * misaligned), `seqstartQ`/`seqstartK` (missing in group mode).
- */
-export function prepareFmhaFwdLaunch(instance: FmhaFwdInstance, p: FmhaFwdLaunchProblem, buffers: FmhaFwdBuffers, encode: TensorMapEncoder): PreparedFmhaFwdLaunch {
-  const reasons = fmhaFwdUnsupported(instance, p);
-  if (reasons.length > 0) throw new ArgumentError('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
+/** O and LSE of a launch of `instance`: the problem's (one pass) or the fp32 split workspace's, each checked (every problem reported to `problems`). */
+function checkLaunchOutputs(problems: ArgumentProblems, instance: FmhaFwdInstance, p: FmhaFwdLaunchProblem, buffers: FmhaFwdBuffers) {
   const e = getDType(p.dtype).bytes;
   const batches = p.mode === 'group' ? 1 : p.batch;
-  const { q, k, v } = checkFmhaFwdInputs(p, buffers, 'TMA');
   const split = instance.policy.splitKv;
   const ws = fmhaFwdWorkspace(p);
   const oStrides = split ? ws.oStrides : p.oStrides;
   const lseStrides = split ? ws.lseStrides : p.lseStrides;
-  const o = checkDeviceRange('o', buffers.o, split ? ws.oElements * 4 : attentionTensorSpan(p.oStrides, batches, p.nheadQ, p.rowsQ, p.hdimV) * e);
+  const o = problems.check(() => alignedRange('o', buffers.o, split ? ws.oElements * 4 : attentionTensorSpan(p.oStrides, batches, p.nheadQ, p.rowsQ, p.hdimV) * e, split ? 8 : 2 * e, ''));
   const writesLse = split || p.lse;
-  const lse = writesLse ? checkDeviceRange('lse', buffers.lse, (split ? ws.lseElements : (batches - 1) * lseStrides.batch + (p.nheadQ - 1) * lseStrides.head + p.rowsQ) * 4) : undefined;
-  if (o.ptr % BigInt(split ? 8 : 2 * e) !== 0n) throw new ArgumentError('o', `address must be aligned to ${split ? 8 : 2 * e} bytes`, `0x${o.ptr.toString(16)}`);
+  const lse = writesLse ? problems.check(() => checkDeviceRange('lse', buffers.lse, (split ? ws.lseElements : (batches - 1) * lseStrides.batch + (p.nheadQ - 1) * lseStrides.head + p.rowsQ) * 4)) : undefined;
+  return { o, oStrides, lse, lseStrides, ws };
+}
+
+/**
+ * Validates a launch of `instance` on `p` with `buffers` and packs it. Throws one `ArgumentError`
+ * naming every problem found: `problem` (the instance's predicates, listed), `q`/`k`/`v`/`o`/`lse`
+ * (too small or misaligned), `seqstartQ`/`seqstartK`/`seqlenK` (missing or short in group mode);
+ * the first one's name is its `argument`.
+ */
+export function prepareFmhaFwdLaunch(instance: FmhaFwdInstance, p: FmhaFwdLaunchProblem, buffers: FmhaFwdBuffers, encode: TensorMapEncoder): PreparedFmhaFwdLaunch {
+  const problems = new ArgumentProblems(ArgumentError);
+  const reasons = fmhaFwdUnsupported(instance, p);
+  if (reasons.length > 0) problems.report('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
+  const inputs = problems.check(() => checkFmhaFwdInputs(p, buffers, 'TMA'));
+  const { o, oStrides, lse, lseStrides, ws } = checkLaunchOutputs(problems, instance, p, buffers);
+  problems.check(() => checkFmhaFwdSequenceBuffers(p, buffers));
+  problems.throwIfAny();
+  const { q, k, v } = inputs!;
+  const split = instance.policy.splitKv;
   const maps = fmhaFwdTensorMaps(instance, p, q.ptr, k.ptr, v.ptr);
   checkTiledTensorMap(maps.q);
   checkTiledTensorMap(maps.k);
@@ -210,7 +246,7 @@ export function prepareFmhaFwdLaunch(instance: FmhaFwdInstance, p: FmhaFwdLaunch
     q_map: encode(maps.q),
     k_map: encode(maps.k),
     v_map: encode(maps.v),
-    ...fmhaFwdTileArgValues(p, buffers, { o: o.ptr, oStrides, lse: lse?.ptr ?? 0n, lseStrides }),
+    ...fmhaFwdTileArgValues(p, buffers, { o: o!.ptr, oStrides, lse: lse?.ptr ?? 0n, lseStrides }),
     num_splits: p.numSplits,
     o_split_stride: split ? ws.oSplit : 0,
     lse_split_stride: split ? ws.lseSplit : 0,

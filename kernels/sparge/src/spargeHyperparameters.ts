@@ -1,3 +1,4 @@
+import { ArgumentProblems } from '@tilekit/numeric';
 import { SpargeArgumentError } from './spargeArgumentError.ts';
 import { SPARGE_HEAD_DIMS } from './spargeShape.ts';
 
@@ -97,10 +98,12 @@ function perHead(name: string, value: SpargePerHead, nhead: number, check: (v: n
     if (value.length !== nhead) throw new SpargeArgumentError(name, `as a per-head array must have nhead = ${nhead} entries`, value.length);
     values = Array.from(value as ArrayLike<number>);
   } else throw new SpargeArgumentError(name, 'must be a number or a per-head array of numbers', value);
-  values.forEach((v, h) => {
+  const problems = new ArgumentProblems(SpargeArgumentError);
+  for (const [h, v] of (typeof value === 'number' ? values.slice(0, 1) : values).entries()) {
     const broken = typeof v === 'number' ? check(v) : 'must be a number';
-    if (broken !== undefined) throw new SpargeArgumentError(typeof value === 'number' ? name : `${name}[${h}]`, broken, v);
-  });
+    if (broken !== undefined) problems.report(typeof value === 'number' ? name : `${name}[${h}]`, broken, v);
+  }
+  problems.throwIfAny();
   return Object.freeze(values);
 }
 
@@ -116,53 +119,71 @@ function blockSize(name: string, value: unknown, fallback: number): number {
   return value as number;
 }
 
+/** nhead an integer ≥ 1, headDim one of upstream's. */
+function checkContext(v: ArgumentProblems, context: SpargeParamsContext): { nhead: number | undefined; headDim: number | undefined } {
+  const { nhead, headDim } = context;
+  const nheadOk = Number.isSafeInteger(nhead) && nhead >= 1;
+  if (!nheadOk) v.report('nhead', 'must be an integer ≥ 1', nhead);
+  const headDimOk = (SPARGE_HEAD_DIMS as readonly number[]).includes(headDim);
+  if (!headDimOk) v.report('headDim', `must be one of ${SPARGE_HEAD_DIMS.join(', ')} (upstream's supported head dims)`, headDim);
+  return { nhead: nheadOk ? nhead : undefined, headDim: headDimOk ? headDim : undefined };
+}
+
+/** The selection (exactly one of topk and cdfthreshd) and the per-head values, which need nhead. */
+function perHeadParams(v: ArgumentProblems, params: SpargeParams, nhead: number | undefined) {
+  const hasTopk = params.topk !== undefined;
+  const hasCdf = params.cdfthreshd !== undefined;
+  if (hasTopk === hasCdf) v.report('topk/cdfthreshd', 'exactly one of topk and cdfthreshd must be given', hasTopk ? 'both' : 'neither');
+  const each = (name: string, value: SpargePerHead | undefined, check: (x: number) => string | undefined) =>
+    nhead === undefined || value === undefined ? undefined : v.check(() => perHead(name, value, nhead, check));
+  const selection: SpargeSelection = hasTopk ? 'topk' : 'cdf';
+  const selectionValue =
+    hasTopk === hasCdf
+      ? undefined
+      : hasTopk
+        ? each('topk', params.topk, (x) => (x > 0 && x <= 1 ? undefined : 'must be in (0, 1]'))
+        : each('cdfthreshd', params.cdfthreshd, (x) => (x >= 0 && x <= 1 ? undefined : 'must be in [0, 1]'));
+  const simDefault = hasTopk ? SPARGE_DEFAULTS.simthreshd1WithTopk : SPARGE_DEFAULTS.simthreshd1WithCdf;
+  const simthreshd1 = each('simthreshd1', params.simthreshd1 ?? simDefault, (x) => (Number.isFinite(x) ? undefined : 'must be a finite number'));
+  const pvThreshold = each('pvThreshold', params.pvThreshold ?? SPARGE_DEFAULTS.pvThreshold, (x) => (x >= 0 ? undefined : 'must be ≥ 0 (log2 units; +Infinity disables PV skipping)'));
+  return { selection, selectionValue, simthreshd1, pvThreshold };
+}
+
 /**
  * Checks Sparge's hyperparameters against the problem and resolves them: exactly one of topk /
  * cdfthreshd; topk ∈ (0, 1]; cdfthreshd ∈ [0, 1]; simthreshd1 finite; pvThreshold ≥ 0 or +∞; per-head
  * arrays of length nhead; headDim ∈ {64, 128}; block sizes in `SPARGE_BLOCK_SIZES`; flags boolean.
  * Postcondition: every per-head array of the result has nhead entries.
- * @throws SpargeArgumentError naming the argument (`topk`, `cdfthreshd[2]`, `headDim`, …) and the rule.
+ * @throws SpargeArgumentError naming the argument (`topk`, `cdfthreshd[2]`, `headDim`, …) and the rule,
+ * every problem found in one error (the first one's name as `argument`; per-head values once nhead is valid).
  */
 export function checkSpargeParams(params: SpargeParams, context: SpargeParamsContext): ResolvedSpargeParams {
   if (typeof params !== 'object' || params === null) throw new SpargeArgumentError('params', 'must be an object', params);
-  const { nhead, headDim } = context;
-  if (!Number.isSafeInteger(nhead) || nhead < 1) throw new SpargeArgumentError('nhead', 'must be an integer ≥ 1', nhead);
-  if (!(SPARGE_HEAD_DIMS as readonly number[]).includes(headDim)) {
-    throw new SpargeArgumentError('headDim', `must be one of ${SPARGE_HEAD_DIMS.join(', ')} (upstream's supported head dims)`, headDim);
-  }
-  const hasTopk = params.topk !== undefined;
-  const hasCdf = params.cdfthreshd !== undefined;
-  if (hasTopk === hasCdf) {
-    throw new SpargeArgumentError('topk/cdfthreshd', 'exactly one of topk and cdfthreshd must be given', hasTopk ? 'both' : 'neither');
-  }
-  const selection: SpargeSelection = hasTopk ? 'topk' : 'cdf';
-  const selectionValue = hasTopk
-    ? perHead('topk', params.topk!, nhead, (v) => (v > 0 && v <= 1 ? undefined : 'must be in (0, 1]'))
-    : perHead('cdfthreshd', params.cdfthreshd!, nhead, (v) => (v >= 0 && v <= 1 ? undefined : 'must be in [0, 1]'));
-  const simthreshd1 = perHead(
-    'simthreshd1',
-    params.simthreshd1 ?? (hasTopk ? SPARGE_DEFAULTS.simthreshd1WithTopk : SPARGE_DEFAULTS.simthreshd1WithCdf),
-    nhead,
-    (v) => (Number.isFinite(v) ? undefined : 'must be a finite number'),
-  );
-  const pvThreshold = perHead('pvThreshold', params.pvThreshold ?? SPARGE_DEFAULTS.pvThreshold, nhead, (v) =>
-    v >= 0 ? undefined : 'must be ≥ 0 (log2 units; +Infinity disables PV skipping)',
-  );
+  const v = new ArgumentProblems(SpargeArgumentError);
+  const { nhead, headDim } = checkContext(v, context);
+  const { selection, selectionValue, simthreshd1, pvThreshold } = perHeadParams(v, params, nhead);
   const tailBlockRule = params.tailBlockRule ?? SPARGE_DEFAULTS.tailBlockRule;
-  if (tailBlockRule !== 'pooled' && tailBlockRule !== 'upstreamFix') throw new SpargeArgumentError('tailBlockRule', 'must be pooled or upstreamFix', tailBlockRule);
+  if (tailBlockRule !== 'pooled' && tailBlockRule !== 'upstreamFix') v.report('tailBlockRule', 'must be pooled or upstreamFix', tailBlockRule);
+  const smoothK = v.check(() => flag('smoothK', params.smoothK, SPARGE_DEFAULTS.smoothK));
+  const attentionSink = v.check(() => flag('attentionSink', params.attentionSink, SPARGE_DEFAULTS.attentionSink));
+  const isCausal = v.check(() => flag('isCausal', params.isCausal, SPARGE_DEFAULTS.isCausal));
+  const blockQ = v.check(() => blockSize('blockQ', params.blockQ, SPARGE_DEFAULTS.blockQ));
+  const blockK = v.check(() => blockSize('blockK', params.blockK, SPARGE_DEFAULTS.blockK));
+  const int8 = v.check(() => flag('int8', params.int8, SPARGE_DEFAULTS.int8));
+  v.throwIfAny();
   return Object.freeze({
-    nhead,
-    headDim,
+    nhead: nhead!,
+    headDim: headDim!,
     selection,
-    selectionValue,
-    simthreshd1,
-    pvThreshold,
-    smoothK: flag('smoothK', params.smoothK, SPARGE_DEFAULTS.smoothK),
-    attentionSink: flag('attentionSink', params.attentionSink, SPARGE_DEFAULTS.attentionSink),
-    isCausal: flag('isCausal', params.isCausal, SPARGE_DEFAULTS.isCausal),
-    blockQ: blockSize('blockQ', params.blockQ, SPARGE_DEFAULTS.blockQ),
-    blockK: blockSize('blockK', params.blockK, SPARGE_DEFAULTS.blockK),
-    int8: flag('int8', params.int8, SPARGE_DEFAULTS.int8),
+    selectionValue: selectionValue!,
+    simthreshd1: simthreshd1!,
+    pvThreshold: pvThreshold!,
+    smoothK: smoothK!,
+    attentionSink: attentionSink!,
+    isCausal: isCausal!,
+    blockQ: blockQ!,
+    blockK: blockK!,
+    int8: int8!,
     tailBlockRule,
   });
 }

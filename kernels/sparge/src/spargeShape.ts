@@ -1,3 +1,4 @@
+import { ArgumentProblems } from '@tilekit/numeric';
 import { SpargeArgumentError } from './spargeArgumentError.ts';
 
 /** Head dims Sparge supports (upstream asserts D ∈ {64, 128}). */
@@ -33,21 +34,23 @@ function positive(where: string, v: unknown, min: number): number {
 /**
  * Checks a shape: batch, heads and lengths are integers ≥ 1, nheadK divides nhead, headDim ∈ {64, 128}
  * (or any integer ≥ 1 with `anyHeadDim`, for small-shape tests of the pure math).
- * @throws SpargeArgumentError naming `shape.<field>`.
+ * @throws SpargeArgumentError naming `shape.<field>`, every problem found in one error (the first one's name as `argument`).
  */
 export function resolveSpargeShape(shape: SpargeShape, options: { readonly anyHeadDim?: boolean } = {}): ResolvedSpargeShape {
   if (typeof shape !== 'object' || shape === null) throw new SpargeArgumentError('shape', 'must be an object { batch, nhead, seqlenQ, seqlenK, headDim }', shape);
-  const batch = positive('shape.batch', shape.batch, 1);
-  const nhead = positive('shape.nhead', shape.nhead, 1);
-  const nheadK = positive('shape.nheadK', shape.nheadK ?? nhead, 1);
-  if (nhead % nheadK !== 0) throw new SpargeArgumentError('shape.nheadK', `must divide nhead = ${nhead}`, nheadK);
-  const seqlenQ = positive('shape.seqlenQ', shape.seqlenQ, 1);
-  const seqlenK = positive('shape.seqlenK', shape.seqlenK, 1);
-  const headDim = positive('shape.headDim', shape.headDim, 1);
-  if (options.anyHeadDim !== true && !(SPARGE_HEAD_DIMS as readonly number[]).includes(headDim)) {
-    throw new SpargeArgumentError('shape.headDim', `must be one of ${SPARGE_HEAD_DIMS.join(', ')} (upstream's supported head dims)`, headDim);
+  const v = new ArgumentProblems(SpargeArgumentError);
+  const batch = v.check(() => positive('shape.batch', shape.batch, 1));
+  const nhead = v.check(() => positive('shape.nhead', shape.nhead, 1));
+  const nheadK = shape.nheadK === undefined ? nhead : v.check(() => positive('shape.nheadK', shape.nheadK, 1));
+  if (nhead !== undefined && nheadK !== undefined && nhead % nheadK !== 0) v.report('shape.nheadK', `must divide nhead = ${nhead}`, nheadK);
+  const seqlenQ = v.check(() => positive('shape.seqlenQ', shape.seqlenQ, 1));
+  const seqlenK = v.check(() => positive('shape.seqlenK', shape.seqlenK, 1));
+  const headDim = v.check(() => positive('shape.headDim', shape.headDim, 1));
+  if (headDim !== undefined && options.anyHeadDim !== true && !(SPARGE_HEAD_DIMS as readonly number[]).includes(headDim)) {
+    v.report('shape.headDim', `must be one of ${SPARGE_HEAD_DIMS.join(', ')} (upstream's supported head dims)`, headDim);
   }
-  return Object.freeze({ batch, nhead, nheadK, seqlenQ, seqlenK, headDim });
+  v.throwIfAny();
+  return Object.freeze({ batch: batch!, nhead: nhead!, nheadK: nheadK!, seqlenQ: seqlenQ!, seqlenK: seqlenK!, headDim: headDim! });
 }
 
 /**

@@ -79,6 +79,17 @@ describe('prepareFmhaFwdSm80Launch', () => {
     const { lse: _lse, ...noLse } = buffers();
     expect(argumentOf(() => prepareFmhaFwdSm80Launch(d128, p, noLse))).toBe('lse');
     expect(argumentOf(() => prepareFmhaFwdSm80Launch(d128, p, buffers({ o: { ptr: 0x4000_0001n, bytes: 2 ** 28 } })))).toBe('o');
+    // Every problem at once, in one error: the predicates, then each broken buffer.
+    const all = (() => {
+      try {
+        prepareFmhaFwdSm80Launch(d128, odd, { ...noLse, q: { ptr: 0x1000_0008n, bytes: 2 ** 28 }, k: { ptr: 0x2000_0000n, bytes: 100 }, o: { ptr: 0x4000_0001n, bytes: 2 ** 28 } });
+      } catch (e) {
+        return e as ArgumentError;
+      }
+      return undefined;
+    })();
+    expect(all?.problems.map((x) => x.argument)).toEqual(['problem', 'q', 'k', 'o', 'lse']);
+    expect(all?.message).toMatch(/^5 problems: problem: .*; q: address must be aligned to 16 bytes \(cp\.async\)/);
   });
 
   it('a strided problem runs exactly when every Q/K/V stride is a multiple of 8 elements and every O stride is even', () => {

@@ -2,11 +2,11 @@
 // pointers and element strides) and the grid, from a checked problem and device buffers — all
 // validated before anything reaches the GPU (ArgumentError naming the argument and the rule).
 import type { PackedArguments } from '@tilekit/codegen';
-import { ArgumentError } from '@tilekit/numeric';
+import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 import type { Compiler, Device } from '@tilekit/runtime';
 import { FmhaFwdLoadedKernel } from '../fmhaFwdLoadedKernel.ts';
 import type { FmhaFwdLaunch } from '../fmhaFwdInstance.ts';
-import { checkFmhaFwdInputs, checkFmhaFwdOutputs, fmhaFwdTileArgValues, type FmhaFwdBuffers, type FmhaFwdLaunchProblem } from '../fmhaFwdLauncher.ts';
+import { checkFmhaFwdInputs, checkFmhaFwdOutputs, checkFmhaFwdSequenceBuffers, fmhaFwdTileArgValues, type FmhaFwdBuffers, type FmhaFwdLaunchProblem } from '../fmhaFwdLauncher.ts';
 import { FMHA_SM80_COPY_ELEMENTS, FMHA_SM80_MAX_ROW_STRIDE, type FmhaFwdSm80Instance } from './fmhaFwdSm80Instance.ts';
 
 /** A validated sm_80 launch. */
@@ -47,15 +47,21 @@ export function fmhaFwdSm80Unsupported(instance: FmhaFwdSm80Instance, p: FmhaFwd
 }
 
 /**
- * Validates a launch of `instance` on `p` with `buffers` and packs it. Throws `ArgumentError`
- * naming `problem` (the instance's predicates, listed), `q`/`k`/`v`/`o`/`lse` (too small or
- * misaligned), `seqstartQ`/`seqstartK` (missing in group mode).
+ * Validates a launch of `instance` on `p` with `buffers` and packs it. Throws one `ArgumentError`
+ * naming every problem found: `problem` (the instance's predicates, listed), `q`/`k`/`v`/`o`/`lse`
+ * (too small or misaligned), `seqstartQ`/`seqstartK`/`seqlenK` (missing or short in group mode);
+ * the first one's name is its `argument`.
  */
 export function prepareFmhaFwdSm80Launch(instance: FmhaFwdSm80Instance, p: FmhaFwdLaunchProblem, buffers: FmhaFwdSm80Buffers): PreparedFmhaFwdSm80Launch {
+  const problems = new ArgumentProblems(ArgumentError);
   const reasons = fmhaFwdSm80Unsupported(instance, p);
-  if (reasons.length > 0) throw new ArgumentError('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
-  const { q, k, v } = checkFmhaFwdInputs(p, buffers, 'cp.async');
-  const { o, lse } = checkFmhaFwdOutputs(p, buffers);
+  if (reasons.length > 0) problems.report('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
+  const inputs = problems.check(() => checkFmhaFwdInputs(p, buffers, 'cp.async'));
+  const outputs = problems.check(() => checkFmhaFwdOutputs(p, buffers));
+  problems.check(() => checkFmhaFwdSequenceBuffers(p, buffers));
+  problems.throwIfAny();
+  const { q, k, v } = inputs!;
+  const { o, lse } = outputs!;
   // Group mode: one "batch" holds every sequence's rows (the kernel adds seqstart · row stride).
   const batchStride = (s: number): number => (p.mode === 'group' ? 0 : s);
   const args = instance.signature.pack({

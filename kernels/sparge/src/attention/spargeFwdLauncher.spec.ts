@@ -94,6 +94,14 @@ describe('prepareSpargeFwdLaunch', () => {
     expect(argumentOf(() => prepareSpargeFwdLaunch(int8, problem, { ...buffers, kScale: { ptr: 0x100n, bytes: 4 } }, encode))).toBe('kScale');
     expect(argumentOf(() => prepareSpargeFwdLaunch(int8, problem, { ...buffers, q8: { ptr: 0x101n, bytes: 1 << 30 } }, encode))).toBe('q8');
     expect(argumentOf(() => prepareSpargeFwdLaunch(vsa, { ...problem, pvMode: 'warp' }, buffers, encode))).toBe('problem');
+    // Every problem at once, in one error, in the order checked.
+    let all: ArgumentError | undefined;
+    try {
+      prepareSpargeFwdLaunch(int8, { ...problem, qBlocks: 7 }, { ...noLut, q: { ptr: buffers.q.ptr + 2n, bytes: buffers.q.bytes }, kScale: { ptr: 0x100n, bytes: 4 }, q8: { ptr: 0x101n, bytes: 1 << 30 } }, encode);
+    } catch (e) {
+      all = e as ArgumentError;
+    }
+    expect(all?.problems.map((x) => x.argument)).toEqual(['qBlocks', 'q', 'lut', 'q8', 'kScale']);
   });
 });
 

@@ -3,8 +3,8 @@
 // mode and thresholds — all validated before anything reaches the GPU.
 import type { PackedArguments } from '@tilekit/codegen';
 import { FMHA_PV_SKIP_MODES } from '@tilekit/fmha';
-import { checkFmhaFwdInputs, checkFmhaFwdOutputs, fmhaFwdTensorMaps, fmhaFwdTileArgValues, fmhaFwdUnsupported, FmhaFwdLoadedKernel, type CheckedFmhaFwdProblem, type FmhaFwdBuffers, type PreparedFmhaFwdLaunch, type TensorMapEncoder } from '@tilekit/kernel-fmha-fwd';
-import { ArgumentError } from '@tilekit/numeric';
+import { checkFmhaFwdInputs, checkFmhaFwdOutputs, checkFmhaFwdSequenceBuffers, fmhaFwdTensorMaps, fmhaFwdTileArgValues, fmhaFwdUnsupported, FmhaFwdLoadedKernel, type CheckedFmhaFwdProblem, type FmhaFwdBuffers, type PreparedFmhaFwdLaunch, type TensorMapEncoder } from '@tilekit/kernel-fmha-fwd';
+import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 import { checkDeviceRange, checkTiledTensorMap, type Compiler, type Device, type DeviceRange, type TiledTensorMapOptions } from '@tilekit/runtime';
 import { SPARGE_PV_MODES, type SpargePvMode } from '../spargeReference.ts';
 import { SPARGE_JENGA_MAX_KEY_BLOCKS, type SpargeFwdInstance, type SpargeFwdLaunch, type SpargePipeline } from './spargeFwdInstance.ts';
@@ -72,41 +72,61 @@ export function spargeFwdUnsupported(instance: SpargeFwdInstance, p: SpargeFwdLa
   return out;
 }
 
+/** A device buffer's address after its size and alignment checks (undefined, reported to `problems`, when broken). */
+function checkedPtr(problems: ArgumentProblems, name: string, range: DeviceRange | undefined, bytes: number, align = 1, why = ''): bigint | undefined {
+  return problems.check(() => {
+    const r = checkDeviceRange(name, range, bytes);
+    if (r.ptr % BigInt(align) !== 0n) throw new ArgumentError(name, `address must be aligned to ${align} bytes${why}`, `0x${r.ptr.toString(16)}`);
+    return r.ptr;
+  });
+}
+
+/** The block-map, PV-skip and int8 buffers the instance reads (0 where it reads none), every problem reported to `problems`. */
+function spargeOnlyBuffers(problems: ArgumentProblems, instance: SpargeFwdInstance, p: SpargeFwdLaunchProblem, buffers: SpargeFwdBuffers) {
+  const batches = p.mode === 'group' ? 1 : p.batch;
+  const rows = p.batch * p.nheadQ * p.qBlocks;
+  const cells = rows * p.kBlocks;
+  const vsa = p.pipeline === 'vsa';
+  const int8 = instance.policy.qkDtype === 'int8';
+  return {
+    lut: vsa ? checkedPtr(problems, 'lut', buffers.lut, 4 * cells) : 0n,
+    valid: vsa ? checkedPtr(problems, 'validBlockNum', buffers.validBlockNum, 4 * rows) : 0n,
+    blockMap: p.pipeline === 'jenga' ? checkedPtr(problems, 'blockMap', buffers.blockMap, cells) : 0n,
+    pvThreshold: checkedPtr(problems, 'pvThreshold', buffers.pvThreshold, 4 * p.nheadQ),
+    pvStats: buffers.pvStats === undefined ? 0n : checkedPtr(problems, 'pvStats', buffers.pvStats, 16, 8),
+    q8: int8 ? checkedPtr(problems, 'q8', buffers.q8, batches * p.nheadQ * p.rowsQ * p.hdimQ, 16, ' (TMA)') : 0n,
+    k8: int8 ? checkedPtr(problems, 'k8', buffers.k8, batches * p.nheadK * p.rowsK * p.hdimQ, 16, ' (TMA)') : 0n,
+    qScale: int8 ? checkedPtr(problems, 'qScale', buffers.qScale, 4 * rows) : 0n,
+    kScale: int8 ? checkedPtr(problems, 'kScale', buffers.kScale, 4 * p.batch * p.nheadK * p.kBlocks) : 0n,
+  };
+}
+
 /**
- * Validates a launch of `instance` on `p` with `buffers` and packs it. Throws `ArgumentError`
- * naming `problem` (the instance's predicates, listed), a buffer (`q`, `lut`, `blockMap`,
- * `pvThreshold`, …: missing, too small or misaligned) or `qBlocks`/`kBlocks` (not the grid the
- * instance's tiles give the problem).
+ * Validates a launch of `instance` on `p` with `buffers` and packs it. Throws one `ArgumentError`
+ * naming every problem found (the first one's name as `argument`): `problem` (the instance's
+ * predicates, listed), `qBlocks`/`kBlocks` (not the grid the instance's tiles give the problem) or
+ * a buffer (`q`, `lut`, `blockMap`, `pvThreshold`, …: missing, too small or misaligned).
  */
 export function prepareSpargeFwdLaunch(instance: SpargeFwdInstance, p: SpargeFwdLaunchProblem, buffers: SpargeFwdBuffers, encode: TensorMapEncoder): PreparedSpargeFwdLaunch {
+  const problems = new ArgumentProblems(ArgumentError);
   const reasons = spargeFwdUnsupported(instance, p);
-  if (reasons.length > 0) throw new ArgumentError('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
+  if (reasons.length > 0) problems.report('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
   const { maxQ, maxK } = spargeMaxSeqlens(p);
   const wantQ = Math.max(1, Math.ceil(maxQ / instance.blockQ));
   const wantK = Math.max(1, Math.ceil(maxK / instance.blockK));
-  if (p.qBlocks !== wantQ) throw new ArgumentError('qBlocks', `must be ⌈max seqlenQ / ${instance.blockQ}⌉ = ${wantQ} (the block map's rows follow the kernel's query tile)`, p.qBlocks);
-  if (p.kBlocks !== wantK) throw new ArgumentError('kBlocks', `must be ⌈max seqlenK / ${instance.blockK}⌉ = ${wantK} (the block map's columns follow the kernel's key tile)`, p.kBlocks);
+  if (p.qBlocks !== wantQ) problems.report('qBlocks', `must be ⌈max seqlenQ / ${instance.blockQ}⌉ = ${wantQ} (the block map's rows follow the kernel's query tile)`, p.qBlocks);
+  if (p.kBlocks !== wantK) problems.report('kBlocks', `must be ⌈max seqlenK / ${instance.blockK}⌉ = ${wantK} (the block map's columns follow the kernel's key tile)`, p.kBlocks);
   const batches = p.mode === 'group' ? 1 : p.batch;
-  const { q, k, v } = checkFmhaFwdInputs(p, buffers, 'TMA');
-  const { o, lse } = checkFmhaFwdOutputs(p, buffers);
-  const rows = p.batch * p.nheadQ * p.qBlocks;
-  const cells = rows * p.kBlocks;
-  const lut = p.pipeline === 'vsa' ? checkDeviceRange('lut', buffers.lut, 4 * cells).ptr : 0n;
-  const valid = p.pipeline === 'vsa' ? checkDeviceRange('validBlockNum', buffers.validBlockNum, 4 * rows).ptr : 0n;
-  const blockMap = p.pipeline === 'jenga' ? checkDeviceRange('blockMap', buffers.blockMap, cells).ptr : 0n;
-  const pvThreshold = checkDeviceRange('pvThreshold', buffers.pvThreshold, 4 * p.nheadQ).ptr;
-  const pvStats = buffers.pvStats === undefined ? 0n : checkDeviceRange('pvStats', buffers.pvStats, 16).ptr;
-  if (pvStats % 8n !== 0n) throw new ArgumentError('pvStats', 'address must be aligned to 8 bytes', `0x${pvStats.toString(16)}`);
-  const int8 = instance.policy.qkDtype === 'int8';
-  let qScale = 0n;
-  let kScale = 0n;
+  const inputs = problems.check(() => checkFmhaFwdInputs(p, buffers, 'TMA'));
+  const outputs = problems.check(() => checkFmhaFwdOutputs(p, buffers));
+  problems.check(() => checkFmhaFwdSequenceBuffers(p, buffers));
+  const extra = spargeOnlyBuffers(problems, instance, p, buffers);
+  problems.throwIfAny();
+  const { q, k, v } = inputs!;
+  const { o, lse } = outputs!;
+  const { lut, valid, blockMap, pvThreshold, pvStats, q8, k8, qScale, kScale } = extra as { [K in keyof typeof extra]: bigint };
   let maps = fmhaFwdTensorMaps(instance, p, q.ptr, k.ptr, v.ptr);
-  if (int8) {
-    const q8 = checkDeviceRange('q8', buffers.q8, batches * p.nheadQ * p.rowsQ * p.hdimQ);
-    const k8 = checkDeviceRange('k8', buffers.k8, batches * p.nheadK * p.rowsK * p.hdimQ);
-    for (const [name, r] of [['q8', q8], ['k8', k8]] as const) if (r.ptr % 16n !== 0n) throw new ArgumentError(name, 'address must be aligned to 16 bytes (TMA)', `0x${r.ptr.toString(16)}`);
-    qScale = checkDeviceRange('qScale', buffers.qScale, 4 * rows).ptr;
-    kScale = checkDeviceRange('kScale', buffers.kScale, 4 * p.batch * p.nheadK * p.kBlocks).ptr;
+  if (instance.policy.qkDtype === 'int8') {
     const boxes = instance.int8Boxes;
     const int8Map = (address: bigint, heads: number, rowCount: number, box: readonly number[]): TiledTensorMapOptions => ({
       dtype: 'uint8',
@@ -118,7 +138,7 @@ export function prepareSpargeFwdLaunch(instance: SpargeFwdInstance, p: SpargeFwd
       globalStrides: [p.hdimQ, (heads === 1 ? p.hdimQ : rowCount * p.hdimQ), batches === 1 ? p.hdimQ : heads * rowCount * p.hdimQ],
       boxDims: [...box],
     });
-    maps = { ...maps, q: int8Map(q8.ptr, p.nheadQ, p.rowsQ, boxes.q), k: int8Map(k8.ptr, p.nheadK, p.rowsK, boxes.k) };
+    maps = { ...maps, q: int8Map(q8, p.nheadQ, p.rowsQ, boxes.q), k: int8Map(k8, p.nheadK, p.rowsK, boxes.k) };
   }
   checkTiledTensorMap(maps.q);
   checkTiledTensorMap(maps.k);

@@ -1,6 +1,7 @@
 // The problem Sparge's block-map row kernels (K mean, pooling) run: Q and K shapes and element
 // strides, batch or group (varlen) mode, block sizes and flags; its checks (SpargeArgumentError
 // naming the argument) and the byte sizes of every output, so a caller can allocate them.
+import { ArgumentProblems } from '@tilekit/numeric';
 import { SpargeArgumentError } from '../spargeArgumentError.ts';
 import type { SpargeTailBlockRule } from '../spargeHyperparameters.ts';
 import { SPARGE_KEY_MEAN_STEP_ROWS } from './spargeKeyMeanPartial.ts';
@@ -117,34 +118,94 @@ function int(name: string, v: unknown, min: number, max = SPARGE_POOL_MAX_ROWS):
   return v;
 }
 
+function member<T>(name: string, v: unknown, allowed: readonly T[]): T {
+  if (!(allowed as readonly unknown[]).includes(v)) throw new SpargeArgumentError(name, `must be one of ${allowed.join(', ')}`, v);
+  return v as T;
+}
+
 function flag(name: string, v: unknown, fallback: boolean): boolean {
   if (v === undefined) return fallback;
   if (typeof v !== 'boolean') throw new SpargeArgumentError(name, 'must be a boolean', v);
   return v;
 }
 
-function seqstarts(name: string, v: unknown, batch: number): readonly number[] {
+/** batch + 1 ascending offsets from 0 (any count when `batch` is undefined: the caller found it invalid); every broken entry reported. */
+function seqstarts(name: string, v: unknown, batch: number | undefined): readonly number[] {
   if (!Array.isArray(v)) throw new SpargeArgumentError(name, 'must be an array of batch + 1 integers', v);
-  if (v.length !== batch + 1) throw new SpargeArgumentError(name, `must have batch + 1 = ${batch + 1} entries`, v.length);
+  if (batch !== undefined && v.length !== batch + 1) throw new SpargeArgumentError(name, `must have batch + 1 = ${batch + 1} entries`, v.length);
+  const problems = new ArgumentProblems(SpargeArgumentError);
   v.forEach((s, i) => {
-    if (typeof s !== 'number' || !Number.isSafeInteger(s) || s < 0 || s > SPARGE_POOL_MAX_ROWS) throw new SpargeArgumentError(`${name}[${i}]`, `must be an integer in [0, ${SPARGE_POOL_MAX_ROWS}]`, s);
-    if (i === 0 && s !== 0) throw new SpargeArgumentError(`${name}[0]`, 'must be 0', s);
-    if (i > 0 && s < (v[i - 1] as number)) throw new SpargeArgumentError(`${name}[${i}]`, `must be ≥ ${name}[${i - 1}] = ${v[i - 1]}`, s);
+    if (typeof s !== 'number' || !Number.isSafeInteger(s) || s < 0 || s > SPARGE_POOL_MAX_ROWS) return problems.report(`${name}[${i}]`, `must be an integer in [0, ${SPARGE_POOL_MAX_ROWS}]`, s);
+    if (i === 0 && s !== 0) problems.report(`${name}[0]`, 'must be 0', s);
+    const before = v[i - 1] as unknown;
+    if (i > 0 && typeof before === 'number' && s < before) problems.report(`${name}[${i}]`, `must be ≥ ${name}[${i - 1}] = ${before}`, s);
   });
+  problems.throwIfAny();
   return Object.freeze([...(v as number[])]);
 }
 
-function strides(name: string, v: SpargePoolStrides | undefined, fallback: SpargePoolStrides, group: boolean, headDim: number): SpargePoolStrides {
-  const s = v ?? fallback;
+/** Element strides: each an integer ≥ 0 and a multiple of 8 (batch unused in group mode), row in [headDim, 2^30] once headDim is valid. */
+function strides(name: string, s: SpargePoolStrides | undefined, group: boolean, headDim: number | undefined): SpargePoolStrides {
   if (typeof s !== 'object' || s === null) throw new SpargeArgumentError(name, 'must be an object { row, head, batch }', s);
+  const problems = new ArgumentProblems(SpargeArgumentError);
   for (const what of ['row', 'head', 'batch'] as const) {
     if (what === 'batch' && group) continue;
     const x = s[what];
-    if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 0) throw new SpargeArgumentError(`${name}.${what}`, 'must be an integer ≥ 0', x);
-    if (x % SPARGE_POOL_VECTOR !== 0) throw new SpargeArgumentError(`${name}.${what}`, `must be a multiple of ${SPARGE_POOL_VECTOR} elements (the kernels read 16-byte vectors)`, x);
+    if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 0) problems.report(`${name}.${what}`, 'must be an integer ≥ 0', x);
+    else if (x % SPARGE_POOL_VECTOR !== 0) problems.report(`${name}.${what}`, `must be a multiple of ${SPARGE_POOL_VECTOR} elements (the kernels read 16-byte vectors)`, x);
   }
-  if (s.row < headDim || s.row > SPARGE_POOL_MAX_ROWS) throw new SpargeArgumentError(`${name}.row`, `must be in [headDim = ${headDim}, 2^30] (rows must not overlap)`, s.row);
+  if (headDim !== undefined && typeof s.row === 'number' && (s.row < headDim || s.row > SPARGE_POOL_MAX_ROWS)) problems.report(`${name}.row`, `must be in [headDim = ${headDim}, 2^30] (rows must not overlap)`, s.row);
+  problems.throwIfAny();
   return Object.freeze({ row: s.row, head: s.head, batch: group ? 0 : s.batch });
+}
+
+/** The sequences of a problem: mode, seqlens (batch mode), starts (group mode), rows and longest sequences. */
+interface PoolSequences {
+  readonly group: boolean;
+  readonly seqlenQ: number;
+  readonly seqlenK: number;
+  readonly startsQ: readonly number[] | null;
+  readonly startsK: readonly number[] | null;
+  readonly rowsQ: number;
+  readonly rowsK: number;
+  readonly maxQ: number;
+  readonly maxK: number;
+}
+
+/** Batch mode (seqlenQ/seqlenK ≥ 1) or group mode (seqstartQ/seqstartK), every independent problem reported. */
+function poolSequences(p: SpargePoolProblem, batch: number | undefined): PoolSequences {
+  const problems = new ArgumentProblems(SpargeArgumentError);
+  if (p.seqstartQ === undefined && p.seqstartK === undefined) {
+    const seqlenQ = problems.check(() => int('problem.seqlenQ', p.seqlenQ, 1));
+    const seqlenK = problems.check(() => int('problem.seqlenK', p.seqlenK, 1));
+    problems.throwIfAny();
+    return { group: false, seqlenQ: seqlenQ!, seqlenK: seqlenK!, startsQ: null, startsK: null, rowsQ: seqlenQ!, rowsK: seqlenK!, maxQ: seqlenQ!, maxK: seqlenK! };
+  }
+  if (p.seqlenQ !== undefined || p.seqlenK !== undefined) problems.report('problem.seqlenQ', 'must be absent in group mode (seqstartQ/seqstartK give the lengths)', p.seqlenQ ?? p.seqlenK);
+  const startsQ = problems.check(() => seqstarts('problem.seqstartQ', p.seqstartQ, batch));
+  const startsK = problems.check(() => seqstarts('problem.seqstartK', p.seqstartK, batch));
+  problems.throwIfAny();
+  const longest = (s: readonly number[]) => Math.max(...s.slice(1).map((x, i) => x - s[i]!));
+  return { group: true, seqlenQ: 0, seqlenK: 0, startsQ: startsQ!, startsK: startsK!, rowsQ: startsQ!.at(-1)!, rowsK: startsK!.at(-1)!, maxQ: longest(startsQ!), maxK: longest(startsK!) };
+}
+
+/** batch, nhead in [1, 65535]; nheadK (default nhead) in [1, 65535] dividing nhead. */
+function poolHeads(v: ArgumentProblems, p: SpargePoolProblem): { batch: number | undefined; nhead: number | undefined; nheadK: number | undefined } {
+  const batch = v.check(() => int('problem.batch', p.batch, 1, 65535));
+  const nhead = v.check(() => int('problem.nhead', p.nhead, 1, 65535));
+  const nheadK = p.nheadK === undefined ? nhead : v.check(() => int('problem.nheadK', p.nheadK, 1, 65535));
+  if (nhead !== undefined && nheadK !== undefined && nhead % nheadK !== 0) v.report('problem.nheadK', `must divide nhead = ${nhead}`, nheadK);
+  return { batch, nhead, nheadK };
+}
+
+/** Q and K strides (default packed bhsd, which needs the heads and rows). */
+function poolStrides(v: ArgumentProblems, p: SpargePoolProblem, headDim: number | undefined, heads: { nhead: number | undefined; nheadK: number | undefined }, seqs: PoolSequences | undefined) {
+  const group = p.seqstartQ !== undefined || p.seqstartK !== undefined;
+  const one = (name: string, given: SpargePoolStrides | undefined, h: number | undefined, rows: number | undefined) => {
+    if (given !== undefined) return v.check(() => strides(name, given, group, headDim));
+    return headDim === undefined || h === undefined || rows === undefined ? undefined : v.check(() => strides(name, spargePackedStrides('bhsd', h, rows, headDim), group, headDim));
+  };
+  return { qStrides: one('problem.qStrides', p.qStrides, heads.nhead, seqs?.rowsQ), kStrides: one('problem.kStrides', p.kStrides, heads.nheadK, seqs?.rowsK) };
 }
 
 /**
@@ -152,77 +213,55 @@ function strides(name: string, v: SpargePoolStrides | undefined, fallback: Sparg
  * nhead, batch mode (seqlenQ/seqlenK ≥ 1) or group mode (seqstartQ/seqstartK: batch + 1 ascending
  * offsets from 0), strides multiples of 8 elements with row ≥ headDim, boolean flags, a known
  * tailBlockRule. A checked problem is returned as is. Postcondition: the block and chunk counts cover the longest sequence.
- * @throws SpargeArgumentError naming the argument (`problem.headDim`, `problem.seqstartK[3]`, `problem.qStrides.row`, …).
+ * @throws SpargeArgumentError naming the argument (`problem.headDim`, `problem.seqstartK[3]`, `problem.qStrides.row`, …),
+ * every problem found in one error (the first one's name as `argument`; rules comparing fields once they are valid).
  */
-export function checkSpargePoolProblem(p: SpargePoolProblem | CheckedSpargePoolProblem): CheckedSpargePoolProblem {
-  if (typeof p !== 'object' || p === null) throw new SpargeArgumentError('problem', 'must be an object', p);
+export function checkSpargePoolProblem(problem: SpargePoolProblem | CheckedSpargePoolProblem): CheckedSpargePoolProblem {
+  if (typeof problem !== 'object' || problem === null) throw new SpargeArgumentError('problem', 'must be an object', problem);
   // Already checked (frozen, from this function): nothing to redo.
-  if ('kmChunkRows' in p && Object.isFrozen(p)) return p;
-  if (!(SPARGE_POOL_DTYPES as readonly string[]).includes(p.dtype)) throw new SpargeArgumentError('problem.dtype', `must be one of ${SPARGE_POOL_DTYPES.join(', ')}`, p.dtype);
-  if (!(SPARGE_POOL_HEAD_DIMS as readonly number[]).includes(p.headDim)) throw new SpargeArgumentError('problem.headDim', `must be one of ${SPARGE_POOL_HEAD_DIMS.join(', ')}`, p.headDim);
-  for (const name of ['blockQ', 'blockK'] as const) {
-    if (!(SPARGE_POOL_BLOCK_ROWS as readonly number[]).includes(p[name])) throw new SpargeArgumentError(`problem.${name}`, `must be one of ${SPARGE_POOL_BLOCK_ROWS.join(', ')}`, p[name]);
-  }
-  const batch = int('problem.batch', p.batch, 1, 65535);
-  const nhead = int('problem.nhead', p.nhead, 1, 65535);
-  const nheadK = int('problem.nheadK', p.nheadK ?? nhead, 1, 65535);
-  if (nhead % nheadK !== 0) throw new SpargeArgumentError('problem.nheadK', `must divide nhead = ${nhead}`, nheadK);
-  const group = p.seqstartQ !== undefined || p.seqstartK !== undefined;
-  let seqlenQ = 0;
-  let seqlenK = 0;
-  let startsQ: readonly number[] | null = null;
-  let startsK: readonly number[] | null = null;
-  let rowsQ: number;
-  let rowsK: number;
-  let maxQ: number;
-  let maxK: number;
-  if (group) {
-    if (p.seqlenQ !== undefined || p.seqlenK !== undefined) throw new SpargeArgumentError('problem.seqlenQ', 'must be absent in group mode (seqstartQ/seqstartK give the lengths)', p.seqlenQ ?? p.seqlenK);
-    startsQ = seqstarts('problem.seqstartQ', p.seqstartQ, batch);
-    startsK = seqstarts('problem.seqstartK', p.seqstartK, batch);
-    rowsQ = startsQ[batch]!;
-    rowsK = startsK[batch]!;
-    const longest = (s: readonly number[]) => Math.max(...s.slice(1).map((x, i) => x - s[i]!));
-    maxQ = longest(startsQ);
-    maxK = longest(startsK);
-  } else {
-    seqlenQ = int('problem.seqlenQ', p.seqlenQ, 1);
-    seqlenK = int('problem.seqlenK', p.seqlenK, 1);
-    rowsQ = maxQ = seqlenQ;
-    rowsK = maxK = seqlenK;
-  }
-  const batches = group ? 1 : batch;
-  const d = p.headDim;
-  const tailBlockRule = p.tailBlockRule ?? 'pooled';
-  if (tailBlockRule !== 'pooled' && tailBlockRule !== 'upstreamFix') throw new SpargeArgumentError('problem.tailBlockRule', 'must be pooled or upstreamFix', tailBlockRule);
-  const kmChunkRows = spargeKeyMeanChunkRows(maxK);
+  if ('kmChunkRows' in problem && Object.isFrozen(problem)) return problem;
+  const p = problem as SpargePoolProblem;
+  const v = new ArgumentProblems(SpargeArgumentError);
+  const dtype = v.check(() => member('problem.dtype', p.dtype, SPARGE_POOL_DTYPES));
+  const headDim = v.check(() => member('problem.headDim', p.headDim, SPARGE_POOL_HEAD_DIMS));
+  const blockQ = v.check(() => member('problem.blockQ', p.blockQ, SPARGE_POOL_BLOCK_ROWS));
+  const blockK = v.check(() => member('problem.blockK', p.blockK, SPARGE_POOL_BLOCK_ROWS));
+  const heads = poolHeads(v, p);
+  const seqs = v.check(() => poolSequences(p, heads.batch));
+  const { qStrides, kStrides } = poolStrides(v, p, headDim, heads, seqs);
+  const smoothK = v.check(() => flag('problem.smoothK', p.smoothK, true));
+  const int8 = v.check(() => flag('problem.int8', p.int8, false));
+  const tailBlockRule = v.check(() => member('problem.tailBlockRule', p.tailBlockRule ?? 'pooled', ['pooled', 'upstreamFix'] as const));
+  v.throwIfAny();
+  const q = seqs!;
+  const kmChunkRows = spargeKeyMeanChunkRows(q.maxK);
   return Object.freeze({
-    dtype: p.dtype,
-    headDim: d,
-    batch,
-    nhead,
-    nheadK,
-    blockQ: p.blockQ,
-    blockK: p.blockK,
-    mode: group ? 'group' : 'batch',
-    seqlenQ,
-    seqlenK,
-    seqstartQ: startsQ,
-    seqstartK: startsK,
-    rowsQ,
-    rowsK,
-    batches,
-    maxSeqlenQ: maxQ,
-    maxSeqlenK: maxK,
-    qBlocksMax: Math.ceil(maxQ / p.blockQ),
-    kBlocksMax: Math.ceil(maxK / p.blockK),
+    dtype: dtype!,
+    headDim: headDim!,
+    batch: heads.batch!,
+    nhead: heads.nhead!,
+    nheadK: heads.nheadK!,
+    blockQ: blockQ!,
+    blockK: blockK!,
+    mode: q.group ? 'group' : 'batch',
+    seqlenQ: q.seqlenQ,
+    seqlenK: q.seqlenK,
+    seqstartQ: q.startsQ,
+    seqstartK: q.startsK,
+    rowsQ: q.rowsQ,
+    rowsK: q.rowsK,
+    batches: q.group ? 1 : heads.batch!,
+    maxSeqlenQ: q.maxQ,
+    maxSeqlenK: q.maxK,
+    qBlocksMax: Math.ceil(q.maxQ / blockQ!),
+    kBlocksMax: Math.ceil(q.maxK / blockK!),
     kmChunkRows,
-    kmChunksMax: Math.max(1, Math.ceil(maxK / kmChunkRows)),
-    qStrides: strides('problem.qStrides', p.qStrides, spargePackedStrides('bhsd', nhead, rowsQ, d), group, d),
-    kStrides: strides('problem.kStrides', p.kStrides, spargePackedStrides('bhsd', nheadK, rowsK, d), group, d),
-    smoothK: flag('problem.smoothK', p.smoothK, true),
-    int8: flag('problem.int8', p.int8, false),
-    tailBlockRule,
+    kmChunksMax: Math.max(1, Math.ceil(q.maxK / kmChunkRows)),
+    qStrides: qStrides!,
+    kStrides: kStrides!,
+    smoothK: smoothK!,
+    int8: int8!,
+    tailBlockRule: tailBlockRule!,
   } satisfies CheckedSpargePoolProblem);
 }
 

@@ -1,7 +1,7 @@
 // The host side of the selection kernel: checks the problem and the device buffers (naming each),
 // picks the catalog instance, packs the arguments and launches on a stream.
 import type { PackedArguments } from '@tilekit/codegen';
-import { ArgumentError } from '@tilekit/numeric';
+import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 import { checkDeviceRange, loadInstance, type CompileResult, type Compiler, type CudaModule, type Device, type DeviceRange, type Kernel, type Stream } from '@tilekit/runtime';
 import { SpargeArgumentError } from '../spargeArgumentError.ts';
 import { SPARGE_BLOCK_SIZES, type SpargeSelection } from '../spargeHyperparameters.ts';
@@ -64,13 +64,31 @@ function flag(name: string, v: unknown): boolean {
   return v;
 }
 
-function starts(name: string, v: unknown, batch: number): readonly number[] {
-  if (!Array.isArray(v) || v.length !== batch + 1) throw new SpargeArgumentError(name, `must be an array of batch + 1 = ${batch + 1} offsets`, Array.isArray(v) ? v.length : v);
+/** batch + 1 non-decreasing int32 offsets (any count when `batch` is undefined: the caller found it invalid); every broken entry reported. */
+function starts(name: string, v: unknown, batch: number | undefined): readonly number[] {
+  if (!Array.isArray(v) || (batch !== undefined && v.length !== batch + 1)) {
+    throw new SpargeArgumentError(name, batch === undefined ? 'must be an array of batch + 1 offsets' : `must be an array of batch + 1 = ${batch + 1} offsets`, Array.isArray(v) ? v.length : v);
+  }
+  const problems = new ArgumentProblems(SpargeArgumentError);
   v.forEach((x: unknown, b) => {
-    if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 0 || x > 2 ** 31 - 1) throw new SpargeArgumentError(`${name}[${b}]`, 'must be an int32 ≥ 0', x);
-    if (b > 0 && x < (v[b - 1] as number)) throw new SpargeArgumentError(`${name}[${b}]`, `must be ≥ ${name}[${b - 1}] (sequences do not overlap backwards)`, x);
+    if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 0 || x > 2 ** 31 - 1) return problems.report(`${name}[${b}]`, 'must be an int32 ≥ 0', x);
+    const before = v[b - 1] as unknown;
+    if (b > 0 && typeof before === 'number' && x < before) problems.report(`${name}[${b}]`, `must be ≥ ${name}[${b - 1}] (sequences do not overlap backwards)`, x);
   });
+  problems.throwIfAny();
   return v as readonly number[];
+}
+
+/** Batch mode (seqlenQ, seqlenK ≥ 0) or group mode (seqstartQ, seqstartK), never both; every independent problem reported to `v`. */
+function checkSequences(v: ArgumentProblems, config: SpargeSelectConfig, batch: number | undefined, group: boolean): void {
+  if (!group) {
+    v.check(() => integer('seqlenQ', config.seqlenQ, 0));
+    v.check(() => integer('seqlenK', config.seqlenK, 0));
+    return;
+  }
+  if (config.seqlenQ !== undefined || config.seqlenK !== undefined) v.report('seqlenQ/seqstartQ', 'give either seqlenQ and seqlenK (batch mode) or seqstartQ and seqstartK (group mode)', 'both');
+  v.check(() => starts('seqstartQ', config.seqstartQ, batch));
+  v.check(() => starts('seqstartK', config.seqstartK, batch));
 }
 
 /**
@@ -78,30 +96,26 @@ function starts(name: string, v: unknown, batch: number): readonly number[] {
  * and blockK in SPARGE_BLOCK_SIZES, either seqlenQ and seqlenK (batch mode, ≥ 0) or seqstartQ and
  * seqstartK (group mode, batch + 1 non-decreasing int32 offsets) but not both, selection topk/cdf,
  * boolean flags, and at most SPARGE_SELECT_MAX_KEY_BLOCKS key blocks in the longest sequence.
- * @throws SpargeArgumentError naming the field and the rule.
+ * @throws SpargeArgumentError naming the field and the rule, every problem found in one error (the
+ * first one's name as `argument`; the key-block limit once everything else is valid).
  */
 export function checkSpargeSelectConfig(config: SpargeSelectConfig): CheckedSpargeSelectConfig {
   if (typeof config !== 'object' || config === null) throw new SpargeArgumentError('config', 'must be an object', config);
-  const batch = integer('batch', config.batch, 1);
-  const nhead = integer('nhead', config.nhead, 1);
-  const nheadK = integer('nheadK', config.nheadK, 1);
-  if (nhead % nheadK !== 0) throw new SpargeArgumentError('nheadK', `must divide nhead = ${nhead}`, nheadK);
-  if (!(SPARGE_HEAD_DIMS as readonly number[]).includes(config.headDim)) throw new SpargeArgumentError('headDim', `must be one of ${SPARGE_HEAD_DIMS.join(', ')}`, config.headDim);
+  const v = new ArgumentProblems(SpargeArgumentError);
+  const batch = v.check(() => integer('batch', config.batch, 1));
+  const nhead = v.check(() => integer('nhead', config.nhead, 1));
+  const nheadK = v.check(() => integer('nheadK', config.nheadK, 1));
+  if (nhead !== undefined && nheadK !== undefined && nhead % nheadK !== 0) v.report('nheadK', `must divide nhead = ${nhead}`, nheadK);
+  if (!(SPARGE_HEAD_DIMS as readonly number[]).includes(config.headDim)) v.report('headDim', `must be one of ${SPARGE_HEAD_DIMS.join(', ')}`, config.headDim);
   for (const key of ['blockQ', 'blockK'] as const) {
-    if (!(SPARGE_BLOCK_SIZES as readonly number[]).includes(config[key])) throw new SpargeArgumentError(key, `must be one of ${SPARGE_BLOCK_SIZES.join(', ')}`, config[key]);
+    if (!(SPARGE_BLOCK_SIZES as readonly number[]).includes(config[key])) v.report(key, `must be one of ${SPARGE_BLOCK_SIZES.join(', ')}`, config[key]);
   }
   const group = config.seqstartQ !== undefined || config.seqstartK !== undefined;
-  if (group) {
-    if (config.seqlenQ !== undefined || config.seqlenK !== undefined) throw new SpargeArgumentError('seqlenQ/seqstartQ', 'give either seqlenQ and seqlenK (batch mode) or seqstartQ and seqstartK (group mode)', 'both');
-    starts('seqstartQ', config.seqstartQ, batch);
-    starts('seqstartK', config.seqstartK, batch);
-  } else {
-    integer('seqlenQ', config.seqlenQ, 0);
-    integer('seqlenK', config.seqlenK, 0);
-  }
-  if (config.selection !== 'topk' && config.selection !== 'cdf') throw new SpargeArgumentError('selection', 'must be topk or cdf', config.selection as SpargeSelection);
-  flag('isCausal', config.isCausal);
-  flag('attentionSink', config.attentionSink);
+  checkSequences(v, config, batch, group);
+  if (config.selection !== 'topk' && config.selection !== 'cdf') v.report('selection', 'must be topk or cdf', config.selection as SpargeSelection);
+  v.check(() => flag('isCausal', config.isCausal));
+  v.check(() => flag('attentionSink', config.attentionSink));
+  v.throwIfAny();
   const grid = spargeSelectGrid({ ...config, selectionValue: [], simthreshd1: [] });
   if (grid.kBlocksMax > SPARGE_SELECT_MAX_KEY_BLOCKS) {
     throw new SpargeArgumentError(group ? 'seqstartK' : 'seqlenK', `gives ${grid.kBlocksMax} key blocks of ${config.blockK}; the selection kernel sorts at most ${SPARGE_SELECT_MAX_KEY_BLOCKS} per row`, grid.kBlocksMax);
@@ -131,20 +145,23 @@ export function spargeSelectBufferBytes(c: CheckedSpargeSelectConfig): Readonly<
 /**
  * Checks the buffers against a checked config (each at least its size, aligned to its element)
  * and packs the launch of the catalog instance for the head dim and key-block count.
- * @throws ArgumentError naming the buffer (`buffers.lut`, …) and the rule.
+ * @throws ArgumentError naming the buffer (`buffers.lut`, …) and the rule, every broken buffer in
+ * one error (the first one's name as `argument`).
  */
 export function packSpargeSelect(c: CheckedSpargeSelectConfig, buffers: SpargeSelectBuffers): SpargeSelectPackedLaunch {
   if (typeof buffers !== 'object' || buffers === null) throw new ArgumentError('buffers', 'must be an object of device buffers', buffers);
   const bytes = spargeSelectBufferBytes(c);
   const align = { pooledQ: 4, simQ: 4, pooledK: 4, simK: 4, simthreshd1: 8, selectionValue: 8, blockMap: 1, lut: 4, validBlockNum: 4, visited: 4 } as const;
+  const v = new ArgumentProblems(ArgumentError);
   for (const key of Object.keys(align) as (keyof typeof align)[]) {
     if (key === 'visited' && buffers.visited === undefined) continue;
-    checkDeviceRange(`buffers.${key}`, buffers[key], bytes[key], align[key]);
+    v.check(() => checkDeviceRange(`buffers.${key}`, buffers[key], bytes[key], align[key]));
   }
   if (c.groupMode) {
-    checkDeviceRange('buffers.seqstartQ', buffers.seqstartQ, (c.batch + 1) * 4, 4);
-    checkDeviceRange('buffers.seqstartK', buffers.seqstartK, (c.batch + 1) * 4, 4);
+    v.check(() => checkDeviceRange('buffers.seqstartQ', buffers.seqstartQ, (c.batch + 1) * 4, 4));
+    v.check(() => checkDeviceRange('buffers.seqstartK', buffers.seqstartK, (c.batch + 1) * 4, 4));
   }
+  v.throwIfAny();
   const instance = spargeSelectInstanceFor(c.headDim, c.grid.kBlocksMax);
   const { qBlocksMax, kBlocksMax } = c.grid;
   const args = instance.signature.pack({
