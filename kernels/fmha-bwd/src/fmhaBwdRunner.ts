@@ -16,7 +16,7 @@ import {
   type FmhaBwdWorkspaceSize,
   type FmhaBwdDeviceRange,
 } from '@tilekit/fmha';
-import { ArgumentError, getDType, TilekitError } from '@tilekit/numeric';
+import { ArgumentError, ArgumentProblems, getDType, TilekitError } from '@tilekit/numeric';
 import { checkTiledTensorMap, encodeTensorMapTiled, loadInstance, type CompileResult, type Compiler, type CudaModule, type Device, type DeviceBuffer, type Kernel, type KernelResources, type Stream, type TiledTensorMapOptions } from '@tilekit/runtime';
 import { FMHA_BWD_COMPILE_FLAGS, FMHA_BWD_CONVERT_DQ_CATALOG, FMHA_BWD_DOT_DO_O_CATALOG, FMHA_BWD_DQ_DK_DV_CATALOG, FMHA_BWD_TRIPLES, fmhaBwdKernelsOf, type FmhaBwdKernelSet } from './fmhaBwdCatalog.ts';
 import { FMHA_BWD_DQ_STORE_VECTOR, type FmhaBwdConvertDqInstance } from './fmhaBwdConvertDq.ts';
@@ -327,6 +327,14 @@ export interface FmhaBwdRunnerOptions {
   readonly warn?: (message: string) => void;
 }
 
+/** A device buffer's address: a `{ ptr: bigint, bytes }` of at least `bytes`, aligned to `align` (typed `ArgumentError` naming `name` otherwise). */
+function checkedAddress(name: string, r: FmhaBwdDeviceRange | undefined, bytes: number, align: number): bigint {
+  if (typeof r !== 'object' || r === null || typeof r.ptr !== 'bigint' || !Number.isSafeInteger(r.bytes)) throw new ArgumentError(name, 'must be a device buffer (an object with a bigint ptr and a byte count)', r);
+  if (r.bytes < bytes) throw new ArgumentError(name, `must hold at least ${bytes} bytes`, r.bytes);
+  if (r.ptr % BigInt(align) !== 0n) throw new ArgumentError(name, `address must be aligned to ${align} bytes`, `0x${r.ptr.toString(16)}`);
+  return r.ptr;
+}
+
 /**
  * Runs one attention-backward problem on a device through @tilekit/fmha's `FmhaBwdLauncher`:
  * `create` checks the problem (`FmhaBwdArgumentError`), its layout (`ArgumentError` naming
@@ -443,27 +451,30 @@ export class FmhaBwdRunner {
     this.#workspace = buffer;
   }
 
-  /** The launcher's args for `buffers` (the runner's D buffer and workspace filled in). */
+  /**
+   * The launcher's args for `buffers` (the runner's D buffer and workspace filled in). Throws one
+   * `ArgumentError` naming every missing, short or misaligned buffer (the first one's name as
+   * `argument`).
+   */
   args(buffers: FmhaBwdRunnerBuffers): FmhaBwdArgs {
     const p = this.problem;
     const e = getDType(p.dtype).bytes;
     const elems = fmhaBwdOperandElements(p);
-    const range = (name: string, r: FmhaBwdDeviceRange | undefined, bytes: number, align: number): bigint => {
-      if (typeof r !== 'object' || r === null || typeof r.ptr !== 'bigint' || !Number.isSafeInteger(r.bytes)) throw new ArgumentError(name, 'must be a device buffer (an object with a bigint ptr and a byte count)', r);
-      if (r.bytes < bytes) throw new ArgumentError(name, `must hold at least ${bytes} bytes`, r.bytes);
-      if (r.ptr % BigInt(align) !== 0n) throw new ArgumentError(name, `address must be aligned to ${align} bytes`, `0x${r.ptr.toString(16)}`);
-      return r.ptr;
-    };
+    const problems = new ArgumentProblems(ArgumentError);
+    const range = (name: string, r: FmhaBwdDeviceRange | undefined, bytes: number, align: number): bigint => problems.check(() => checkedAddress(name, r, bytes, align)) ?? 0n;
     const align: Record<FmhaBwdTensor, number> = { q: 16, k: 16, v: 16, dO: 16, o: 16, dQ: FMHA_BWD_DQ_STORE_VECTOR * e, dK: 2 * e, dV: 2 * e };
     const tensor = (name: FmhaBwdTensor) => ({ ptr: range(name, buffers[name], elems[name] * e, align[name]), strides: p.strides[name] });
     const t = Object.fromEntries(FMHA_BWD_TENSORS.map((n) => [n, tensor(n)])) as Record<FmhaBwdTensor, ReturnType<typeof tensor>>;
     const group = p.mode === 'group';
     const ws = this.#workspace;
+    const lse = range('lse', buffers.lse, elems.lse * 4, 4);
+    const starts = group ? { seqstartQ: range('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1), 4), seqstartK: range('seqstartK', buffers.seqstartK, 4 * (p.batch + 1), 4) } : {};
+    problems.throwIfAny();
     return {
       ...t,
-      lse: { ptr: range('lse', buffers.lse, elems.lse * 4, 4), strides: p.lseStrides },
+      lse: { ptr: lse, strides: p.lseStrides },
       d: { ptr: this.#d.ptr, strides: p.lseStrides },
-      ...(group ? { seqstartQ: range('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1), 4), seqstartK: range('seqstartK', buffers.seqstartK, 4 * (p.batch + 1), 4) } : {}),
+      ...starts,
       scale: p.scale,
       workspace: this.workspaceSize.total > 0 && ws !== undefined ? ws.ptr : 0n,
     };
