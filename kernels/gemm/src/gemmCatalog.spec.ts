@@ -32,17 +32,19 @@ describe('gemm catalog', () => {
 });
 
 describe('gemm catalog: the identity-epilogue instances are unchanged by the epilogue functor', () => {
-  // SHA-256 of each instance's emitted source and its key hash as measured on the H200 before the
-  // epilogue functor existed: a change here invalidates the recorded GPU and benchmark results.
+  // SHA-256 of each instance's emitted source and its key hash: the identity-epilogue instances the
+  // benchmarks measured, unchanged by the epilogue functor. A change here invalidates the recorded
+  // GPU and benchmark results. Updated once since the H200 record: the consumers release a stage
+  // with mbarrierArriveWarp (bar.warp.sync before lane 0's arrive) instead of an elected arrive.
   const MEASURED: Record<string, readonly [string, string]> = {
-    gemm_sm90_ws_fp16_tn_128x256x64_s4_v2: ['be5ec1f496060a95', '145002811a93b53b3553baed4900ede7e12d95b4ebf352f9011391fc9aa1e3cc'],
-    gemm_sm90_ws_fp16_tn_128x256x64_s4_v1: ['8b3f73c03875e03b', '26aef23810e9e2291373bba37af4039deb2f2e34c9ff23cef95e490ef18ac21e'],
-    gemm_sm90_ws_fp16_tn_128x128x64_s4_v2: ['a4339e9bf9504088', 'd10fb4442ce5e0154ed14cbab8f015f1418d6ad082be11afb0d6d0ed68e45aa6'],
-    gemm_sm90_ws_fp16_tn_128x128x64_s4_v1: ['4cdd70e0057cf719', 'fe816c7b22168db594958fcb6a2bee278e495995097b230b761a36fc41175d27'],
-    gemm_sm90_ws_bf16_tn_128x256x64_s4_v2: ['ce8794527d2430fc', '9b933009de7cc8077ef3a842b466b42dac8e44bbd22d42298f5e68b5c73db71a'],
-    gemm_sm90_ws_bf16_tn_128x256x64_s4_v1: ['c4303baa7b5fecab', '529949981c5f40bee79ad7da792033c9a43570088654841fe2e0985c77bacb4d'],
-    gemm_sm90_ws_bf16_tn_128x128x64_s4_v2: ['47826fdb7bfaaf35', '8ecceb1113f10425e86575b3c8eebbb77a211eca471ee2c123c717ad758e9939'],
-    gemm_sm90_ws_bf16_tn_128x128x64_s4_v1: ['640a50753dfae190', '3322e2de1f8da216e067e7b02ef08f20bae6a3e26adbbe0eb9350c6bc45c1703'],
+    gemm_sm90_ws_fp16_tn_128x256x64_s4_v2: ['be5ec1f496060a95', '27d0d5c2772c8da68c1946d60fff30dbfc71c2a51b545c302c81b8d1ac313912'],
+    gemm_sm90_ws_fp16_tn_128x256x64_s4_v1: ['8b3f73c03875e03b', 'e8ea054cce4a7b5f8607c2cf2a2e6100ea0d5c0d85cac831bf2e8991874a9cf5'],
+    gemm_sm90_ws_fp16_tn_128x128x64_s4_v2: ['a4339e9bf9504088', '4597bdb81ca2c8514f3fafd79b36eb84c547af679c2adec49551bace49fe05d5'],
+    gemm_sm90_ws_fp16_tn_128x128x64_s4_v1: ['4cdd70e0057cf719', '0fecbc725c3a216a4ee88fea22db6a607306f803268c79ccc2bca3aecbcde086'],
+    gemm_sm90_ws_bf16_tn_128x256x64_s4_v2: ['ce8794527d2430fc', '70ca64ee755b3d02068108a28eaccb1cb92ddbee4099d57d2162ca76e8596f4d'],
+    gemm_sm90_ws_bf16_tn_128x256x64_s4_v1: ['c4303baa7b5fecab', '37939de088ce0ec984ff0d217fbba0228289027703c8b59998e350e8ccc5c9b4'],
+    gemm_sm90_ws_bf16_tn_128x128x64_s4_v2: ['47826fdb7bfaaf35', 'b84dfb73e4cf13c81a47620f2ded3ae592d74b910c95d2ebbab7abe8f0ac57f4'],
+    gemm_sm90_ws_bf16_tn_128x128x64_s4_v1: ['640a50753dfae190', 'c39bc64745405efab32371284f123446795f03debfab6900c465bfc60e1c1442'],
   };
 
   it.each(Object.keys(MEASURED))('%s: same key hash and byte-identical source (also with epilogue none given explicitly)', (name) => {
