@@ -72,6 +72,8 @@ const TOOL_CASES: readonly (readonly [string, readonly string[], string])[] = [
   ['printTestTotals not a report', ['tools/workspace/src/printTestTotals.mjs', 'package.json'], 'is not a vitest JSON report'],
   ['device pack unknown option', ['tools/device/pack.mjs', '--bogus'], '--bogus'],
   ['device symbolize without a file', ['tools/device/symbolize.mjs'], ''],
+  ['tilekit-cache unknown option', [...TSX, 'libs/runtime/bin/tilekit-cache.mjs', '--bogus'], 'unknown option --bogus'],
+  ['consumer test unknown option', ['tools/workspace/src/consumerInstall.mjs', '--bogus'], "Unknown option '--bogus'"],
 ];
 
 describe.concurrent('command-line programs given bad input: exit 2, one line on stderr, no stack', () => {
