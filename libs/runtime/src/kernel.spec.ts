@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { toolAvailable } from '@tilekit/codegen/testing';
@@ -111,6 +111,32 @@ describe('CudaModule and Kernel (fake addon)', () => {
     kernel.launch({ grid: 1, block: 128, sharedBytes: 60_000 }, none);
     expect(fake.launches).toHaveLength(1);
     expect(() => kernel.setMaxDynamicSharedMemory(232_448)).toThrow(/bytes: must be an integer in \[0, 231424\]/);
+  });
+
+  it('appends one line per accepted launch to TILEKIT_LAUNCH_LOG, nothing for a rejected one, and nothing when unset', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tilekit-launch-log-'));
+    const log = join(dir, 'launches.log');
+    const before = process.env['TILEKIT_LAUNCH_LOG'];
+    try {
+      const module = device.loadModule(ELF);
+      const axpy = module.getKernel('axpy');
+      const bounded = module.getKernel('bounded');
+      const args = kernelArgs((b) => b.f32(2).pointer(0x1000n).pointer(0x2000n).i32(100));
+      delete process.env['TILEKIT_LAUNCH_LOG'];
+      axpy.launch({ grid: 1, block: 32 }, args);
+      expect(existsSync(log)).toBe(false);
+      process.env['TILEKIT_LAUNCH_LOG'] = log;
+      axpy.launch({ grid: 1, block: 32 }, args);
+      bounded.launch({ grid: 1, block: 1 }, kernelArgs(() => undefined));
+      expect(() => bounded.launch({ grid: 1, block: 256 }, kernelArgs(() => undefined))).toThrow(ArgumentError);
+      axpy.launch({ grid: 2, block: 32 }, args);
+      expect(readFileSync(log, 'utf8')).toBe('axpy\nbounded\naxpy\n');
+      expect(fake.launches).toHaveLength(4);
+    } finally {
+      if (before === undefined) delete process.env['TILEKIT_LAUNCH_LOG'];
+      else process.env['TILEKIT_LAUNCH_LOG'] = before;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('kernels of an unloaded module refuse to launch', () => {
