@@ -1,6 +1,7 @@
 // GPU tests of split-KV attention forward through the runner (node:test; run on the GPU machine):
 // split partials merged by the combine kernel against the fp32 CPU reference (probabilities not
-// narrowed) on decode shapes (sq 1, 16, 64 over sk 4097 and 32768, GQA), masks whose windows leave
+// narrowed) on decode shapes (sq 1, 16, 64 over sk 4097 and 32768, GQA; and over sk 259 and 300, small
+// enough for compute-sanitizer), masks whose windows leave
 // whole splits without keys, varlen with empty sequences, both layouts; LSE checked; and one split
 // vs many agreeing. Skipped (loudly, by the runner) without a GPU.
 import assert from 'node:assert/strict';
@@ -101,6 +102,14 @@ const cases: readonly (readonly [string, FmhaFwdProblem, { readonly compareWithO
     { compareWithOneSplit: true },
   ],
   ['varlen causal bottom-right q 1,64 k 32768,17, auto splits', { dtype: 'fp16', batch: 2, nheadQ: 2, hdimQ: 128, seqstartQ: [0, 1, 65], seqstartK: [0, 32768, 32785], splitKv: 'auto', lse: true, mask: 'b' }],
+  // Small shapes (keys in the hundreds) with the same paths: what compute-sanitizer can afford (tools/device/sanitizeCases.mjs).
+  [
+    'small: varlen q 1,0,17 k 300,40,0 (an empty query and an empty key sequence), GQA 2:1, 3 splits, bshd',
+    { dtype: 'fp16', batch: 3, nheadQ: 2, nheadK: 1, hdimQ: 128, seqstartQ: [0, 1, 1, 18], seqstartK: [0, 300, 340, 340], splitKv: 3, lse: true, inputLayout: 'bshd', outputLayout: 'bshd' },
+    { compareWithOneSplit: true },
+  ],
+  ['small: window t:17,5 sq17 sk300, 3 splits: only the first split has keys', { ...decodeBase, seqlenQ: 17, seqlenK: 300, splitKv: 3, mask: 't:17,5' }],
+  ['small: bf16 d64 GQA 4:1 causal bottom-right sq16 sk259, 2 splits', { ...decodeBase, dtype: 'bf16', hdimQ: 64, nheadQ: 4, seqlenQ: 16, seqlenK: 259, splitKv: 2, mask: 'b' }],
 ];
 
 for (const [label, problem, options] of cases) {

@@ -2,7 +2,8 @@
 // every catalog instance against the CPU reference (referenceGemm, fp32 accumulation) on aligned,
 // ragged and strided shapes, within @tilekit/numeric's CK-style thresholds for K accumulations;
 // every C element outside the product left untouched; dispatch end to end; typed errors before any
-// launch; the driver's parameter layout; and HGMMA in the SASS (cuobjdump, when the machine has it).
+// launch; the driver's parameter layout; HGMMA in the SASS (cuobjdump, when the machine has it); and
+// small shapes on one instance of each kind (what compute-sanitizer runs).
 // Skipped (loudly, by the runner) without a GPU.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -261,6 +262,44 @@ test('gemm/gpu: the persistent instances, with few blocks each looping over many
       const launch = instance.launch(checkGemmProblem(problem), { smCount });
       const note = runAndCheck(kernel, problem, smCount);
       t.diagnostic(`${instance.name} ${formatGemmProblem(problem)} on ${launch.grid[0]} block(s) per matrix: ok, ${note}`);
+    }
+  }
+});
+
+/**
+ * One instance of each kind (both tiles and vector widths of tn, every other layout, both dtypes,
+ * an epilogue functor, the persistent loop) on ragged, m = 1 and batched shapes of at most 257 × 511 × 200:
+ * the GEMM cases of the compute-sanitizer plan (tools/device/sanitizeCases.mjs), which slows
+ * kernels 10–1000×; the tests above cover the catalog and the large shapes.
+ */
+function smallRepresentatives(): GemmInstance[] {
+  const identity = GEMM_CATALOG.filter((i) => isIdentityEpilogue(i.epilogue) && !i.persistent);
+  const picks = [
+    identity.find((i) => i.policy.layout === 'tn' && i.name.includes('_128x256x64_') && i.name.endsWith('_v2')),
+    identity.find((i) => i.policy.layout === 'tn' && i.dtype === 'bf16' && i.name.includes('_128x128x64_') && i.name.endsWith('_v1')),
+    ...(['nn', 'nt', 'tt'] as const).map((layout) => identity.find((i) => i.policy.layout === layout && i.dtype === (layout === 'nt' ? 'bf16' : 'fp16'))),
+    GEMM_CATALOG.find((i) => !isIdentityEpilogue(i.epilogue)),
+    GEMM_CATALOG.find((i) => i.persistent),
+  ];
+  assert.ok(picks.every((i) => i !== undefined), 'the catalog lacks a kind the small test picks');
+  return picks as GemmInstance[];
+}
+
+test('gemm/gpu: small shapes (sanitizer size) on one instance per tile, vector width, layout, epilogue and the persistent loop', gpu.options, async (t) => {
+  for (const instance of smallRepresentatives()) {
+    const kernel = await kernelFor(instance);
+    const { dtype, epilogue } = instance;
+    const functor = isIdentityEpilogue(epilogue) ? {} : { bias: epilogue.bias, activation: epilogue.activation, alpha: 0.75 };
+    // Ragged (257 × 511 or 257 × 130; tn also 257 × 510 for 2-element stores), m = 1, batched; the
+    // persistent instance on 3 and 1 blocks, so that a block loops over several tiles.
+    const layout = instance.policy.layout;
+    const shapes = [...problemsFor(dtype, layout).filter((_, k) => k === 1 || k === 2 || k === 7), ...(layout === 'tn' ? [{ dtype, m: 257, n: 510, k: 72 }] : [])];
+    const runs = shapes.map((p): [GemmProblem, number | undefined] => [{ ...p, ...functor }, instance.persistent ? (p.batch === undefined ? 3 : 1) : undefined]);
+    const supported = runs.filter(([p]) => instance.unsupported(checkGemmProblem(p)).length === 0);
+    assert.ok(supported.length >= 2, `${instance.name} runs only ${supported.length} of the small problems`);
+    for (const [problem, smCount] of supported) {
+      const note = runAndCheck(kernel, problem, smCount);
+      t.diagnostic(`${instance.name} ${formatGemmProblem(problem)}${smCount === undefined ? '' : ` on ${smCount} SMs`}: ok, ${note}`);
     }
   }
 });

@@ -134,6 +134,17 @@ test('gemm sm80/gpu: the B-row-major layouts (nt, tt: B N-major, ldmatrix .trans
   }
 });
 
+test('gemm sm80/gpu: small shapes (sanitizer size): every catalog instance and nt/tt on ragged K = 77, m = 1 and batched problems', gpu.options, async (t) => {
+  // The compute-sanitizer plan's cases (tools/device/sanitizeCases.mjs): the catalog test's shapes without the deep K = 1000 one.
+  const extra = (['nt', 'tt'] as const).map((layout) => new GemmSm80Instance({ dtype: 'fp16', layout, ...GEMM_SM80_TILE, cVector: 1 }));
+  for (const base of [...GEMM_SM80_CATALOG, ...extra]) {
+    const instance = forDevice(base);
+    for (const problem of problemsFor(instance.dtype, instance.policy.layout).filter((_, k) => k === 1 || k === 3 || k === 5)) {
+      t.diagnostic(`${instance.name} ${formatGemmProblem(problem)}: ok, ${await runAndCheck(instance, problem)}`);
+    }
+  }
+});
+
 test('gemm sm80/gpu: K = 77 with packed rows (lda = 77) is rejected with its reason; with lda = 80 it runs', gpu.options, async () => {
   const instance = forDevice(GEMM_SM80_CATALOG[0]!);
   const packed = checkGemmProblem({ dtype: instance.dtype, layout: 'tn', m: 257, n: 129, k: 77 });

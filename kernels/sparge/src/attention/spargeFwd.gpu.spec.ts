@@ -33,6 +33,9 @@ for (const pipeline of ['vsa', 'jenga'] as const) {
     { label: `${pipeline} fp16 d64 b1 h4 hk2 s127 every block (dense), block mode with +∞`, dtype: 'fp16', d: 64, batch: 1, h: 4, hk: 2, s: 127, causal: false, pipeline, pvMode: 'block', pvThreshold: inf, density: 1 },
     { label: `${pipeline} fp16 d128 b1 h2 s1000 causal, empty query blocks 0 and 3`, dtype: 'fp16', d: 128, batch: 1, h: 2, s: 1000, causal: true, pipeline, pvMode: 'none', pvThreshold: inf, density: 0.5, emptyRows: [0, 3] },
     { label: `${pipeline} bf16 d128 varlen 1,17,0,259,1000 causal density 0.5`, dtype: 'bf16', d: 128, batch: 5, h: 2, s: [1, 17, 0, 259, 1000], causal: true, pipeline, pvMode: 'block', pvThreshold: inf, density: 0.5 },
+    // Small versions of the s1000 shapes above (compute-sanitizer's cases: tools/device/sanitizeCases.mjs).
+    { label: `${pipeline} fp16 d128 b1 h2 s259 causal, empty query block 1, no skip`, dtype: 'fp16', d: 128, batch: 1, h: 2, s: 259, causal: true, pipeline, pvMode: 'none', pvThreshold: inf, density: 0.5, emptyRows: [1] },
+    { label: `${pipeline} bf16 d128 varlen 1,17,0,259 causal density 0.5, block mode with +∞`, dtype: 'bf16', d: 128, batch: 4, h: 2, s: [1, 17, 0, 259], causal: true, pipeline, pvMode: 'block', pvThreshold: inf, density: 0.5 },
   );
 }
 // int8 Q·Kᵀ (per-block scales, K smoothed), both head dims and pipelines.
@@ -40,12 +43,18 @@ cases.push(
   { label: 'vsa fp16 d128 b2 h2 s1000 int8 Q·Kᵀ density 0.5', dtype: 'fp16', d: 128, batch: 2, h: 2, s: 1000, causal: false, pipeline: 'vsa', pvMode: 'none', pvThreshold: inf, density: 0.5, int8: true },
   { label: 'jenga bf16 d64 b1 h4 hk2 s259 causal int8 Q·Kᵀ, block mode with +∞', dtype: 'bf16', d: 64, batch: 1, h: 4, hk: 2, s: 259, causal: true, pipeline: 'jenga', pvMode: 'block', pvThreshold: inf, density: 0.7, int8: true },
   { label: 'vsa fp16 d64 b1 h2 s2048 synthetic int8 Q·Kᵀ, warp vote, pvThreshold 8', dtype: 'fp16', d: 64, batch: 1, h: 2, s: 2048, causal: false, pipeline: 'vsa', pvMode: 'warp', pvThreshold: 8, density: 1, synthetic: true, int8: true },
+  { label: 'vsa fp16 d128 b1 h2 s259 int8 Q·Kᵀ density 0.5', dtype: 'fp16', d: 128, batch: 1, h: 2, s: 259, causal: false, pipeline: 'vsa', pvMode: 'none', pvThreshold: inf, density: 0.5, int8: true },
 );
 // The PV skip firing: structured inputs whose later tiles fall far below the running row maxima.
 for (const pvMode of ['warp', 'block'] as const) {
   cases.push({ label: `vsa fp16 d128 b1 h2 s2048 synthetic, ${pvMode} vote, pvThreshold 6 / 10`, dtype: 'fp16', d: 128, batch: 1, h: 2, s: 2048, causal: false, pipeline: 'vsa', pvMode, pvThreshold: [6, 10], density: 1, synthetic: true });
   cases.push({ label: `jenga fp16 d64 b1 h2 s2048 synthetic causal, ${pvMode} vote, pvThreshold 8`, dtype: 'fp16', d: 64, batch: 1, h: 2, s: 2048, causal: true, pipeline: 'jenga', pvMode, pvThreshold: 8, density: 1, synthetic: true });
 }
+// The skip firing at s512 (the CPU model skips 160 rows in the warp case, 768 in the block case): small enough for compute-sanitizer.
+cases.push(
+  { label: 'vsa fp16 d128 b1 h2 s512 synthetic, warp vote, pvThreshold 6 / 10', dtype: 'fp16', d: 128, batch: 1, h: 2, s: 512, causal: false, pipeline: 'vsa', pvMode: 'warp', pvThreshold: [6, 10], density: 1, synthetic: true },
+  { label: 'jenga fp16 d64 b1 h2 s512 synthetic causal, block vote, pvThreshold 8', dtype: 'fp16', d: 64, batch: 1, h: 2, s: 512, causal: true, pipeline: 'jenga', pvMode: 'block', pvThreshold: 8, density: 1, synthetic: true },
+);
 
 for (const c of cases) {
   test(`kernel-sparge/gpu attention: ${c.label}`, gpu.options, async () => {

@@ -138,6 +138,8 @@ const CASES: readonly Case[] = [
   { name: 'bf16 d128 bshd no smoothK', layout: 'bshd', problem: { dtype: 'bf16', headDim: 128, blockQ: 64, blockK: 64, batch: 1, nhead: 2, seqlenQ: 1000, seqlenK: 777, smoothK: false, int8: true } },
   { name: 'fp16 d128 upstreamFix', problem: { ...d128, batch: 1, nhead: 2, seqlenQ: 259, seqlenK: 300, tailBlockRule: 'upstreamFix' } },
   { name: 'fp16 d128 group', problem: { ...d128, batch: 4, nhead: 4, nheadK: 2, seqstartQ: starts([17, 0, 1000, 259]), seqstartK: starts([127, 1, 0, 600]), int8: true } },
+  // The group case without its s1000 sequence: small enough for compute-sanitizer (tools/device/sanitizeCases.mjs).
+  { name: 'fp16 d128 group small: q 17,0,259 k 127,1,0 (empty sequences), GQA 2:1', problem: { ...d128, batch: 3, nhead: 4, nheadK: 2, seqstartQ: starts([17, 0, 259]), seqstartK: starts([127, 1, 0]), int8: true } },
   { name: 'bf16 d64 group bshd no smoothK upstreamFix', layout: 'bshd', problem: { dtype: 'bf16', headDim: 64, blockQ: 64, blockK: 128, batch: 3, nhead: 2, seqstartQ: starts([1, 300, 64]), seqstartK: starts([259, 128, 5]), smoothK: false, tailBlockRule: 'upstreamFix', int8: true } },
   { name: 'fp16 d128 long K (many K-mean chunks)', problem: { ...d128, batch: 1, nhead: 1, seqlenQ: 128, seqlenK: 20000 } },
 ];
