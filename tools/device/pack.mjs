@@ -9,11 +9,15 @@
 //   bench-<name>.mjs        one entry per src/**/<name>.bench.ts
 //   chunks/*.mjs            the code the entries share (one esbuild build with splitting: bundle.mjs)
 //   manifest.json           what was packed, sizes, node version, git commit
+//   kernel-cache.tar.xz     with --kernel-cache FILE: compiled kernels from an earlier GPU run
+//                           (run-on-gpu.sh with TILEKIT_EXPORT_CACHE=1 wrote it), which
+//                           run-on-gpu.sh extracts into the kernel cache so they are not compiled again
 // The source maps go to .device-maps/ (git-ignored, stays here): map a GPU log's stack traces back
 // to the .ts sources with `node tools/device/symbolize.mjs <log>`. Checks that the pack plus the
 // work tree stays under LIMIT: a device run carries at most 64 MiB, and 48 leaves room to grow.
 //
 //   node tools/device/pack.mjs [--out dir] [--maps dir] [--bench name=path/to/entry.ts ...] [--no-node]
+//                              [--kernel-cache file.tar.xz]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -22,11 +26,14 @@ import { bundleForDevice, CHUNKS_DIR, findBenchEntries, GPU_TESTS_DIR, repoRoot 
 
 const LIMIT = 48 * 1024 * 1024;
 const ADDON = 'tilekit_runtime.node';
-const USAGE = `usage: node tools/device/pack.mjs [--out dir] [--maps dir] [--bench name=path ...] [--no-node]
-  --out dir          where the pack goes (default .device; carry it with the device run)
-  --maps dir         where the source maps go (default <out>-maps, i.e. .device-maps; stays here)
-  --bench name=path  one more bench entry, bundled as bench-<name>.mjs (repeatable)
-  --no-node          skip compressing node into node.xz (an existing one is kept)
+const KERNEL_CACHE = 'kernel-cache.tar.xz';
+const USAGE = `usage: node tools/device/pack.mjs [--out dir] [--maps dir] [--bench name=path ...] [--no-node] [--kernel-cache file]
+  --out dir            where the pack goes (default .device; carry it with the device run)
+  --maps dir           where the source maps go (default <out>-maps, i.e. .device-maps; stays here)
+  --bench name=path    one more bench entry, bundled as bench-<name>.mjs (repeatable)
+  --no-node            skip compressing node into node.xz (an existing one is kept)
+  --kernel-cache file  copy this kernel-cache.tar.xz (from a GPU run with TILEKIT_EXPORT_CACHE=1) into the pack,
+                       for run-on-gpu.sh to extract (an earlier pack's copy is kept when not given)
 Fails (exit 1) when the pack plus the git work tree exceeds ${LIMIT / 1024 / 1024} MiB.`;
 
 const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
@@ -48,6 +55,7 @@ function parseCli(argv) {
         maps: { type: 'string' },
         bench: { type: 'string', multiple: true },
         'no-node': { type: 'boolean' },
+        'kernel-cache': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -66,7 +74,9 @@ function parseCli(argv) {
     if (!existsSync(path)) usageError(`--bench ${name}: no file ${path}`);
     benches[name] = resolve(path);
   }
-  return { out, maps: resolve(values.maps ?? `${out}-maps`), benches, node: !values['no-node'] };
+  const kernelCache = values['kernel-cache'];
+  if (kernelCache !== undefined && !existsSync(kernelCache)) usageError(`--kernel-cache: no file ${kernelCache}`);
+  return { out, maps: resolve(values.maps ?? `${out}-maps`), benches, node: !values['no-node'], kernelCache: kernelCache === undefined ? undefined : resolve(kernelCache) };
 }
 
 /** Copies the native addon (building it first if this checkout has not) to the pack and its chunks. */
@@ -140,7 +150,7 @@ function groupOf(path) {
   if (path.startsWith(`${GPU_TESTS_DIR}/`)) return `${GPU_TESTS_DIR}/*.mjs`;
   if (path.startsWith(`${CHUNKS_DIR}/`) && path.endsWith('.mjs')) return `${CHUNKS_DIR}/*.mjs`;
   if (/^bench-.*\.mjs$/.test(path)) return 'bench-*.mjs';
-  if (path === 'node.xz' || path.endsWith(ADDON) || path === 'manifest.json') return path;
+  if (path === 'node.xz' || path.endsWith(ADDON) || path === 'manifest.json' || path === KERNEL_CACHE) return path;
   return 'other files (they travel too)';
 }
 
@@ -155,7 +165,7 @@ function printSizes(files) {
 }
 
 async function main() {
-  const { out, maps, benches, node } = parseCli(process.argv.slice(2));
+  const { out, maps, benches, node, kernelCache } = parseCli(process.argv.slice(2));
   mkdirSync(out, { recursive: true });
   rmSync(join(out, 'gpu-tests.mjs'), { force: true }); // the single bundle of an older layout
   let bundled;
@@ -167,6 +177,8 @@ async function main() {
   }
   packAddon(out);
   if (node) await packNode(out);
+  // Counted in the size check like every file of the pack: it travels with the run.
+  if (kernelCache !== undefined && kernelCache !== join(out, KERNEL_CACHE)) copyFileSync(kernelCache, join(out, KERNEL_CACHE));
 
   const files = filesUnder(out);
   delete files['manifest.json'];
@@ -190,6 +202,7 @@ async function main() {
   console.log(`pack: ${bundled.specs.length} GPU spec files, ${Object.keys(benches).length} bench entries, ${bundled.chunks.length} shared chunks in ${where}`);
   console.log(`pack: source maps in ${relative(repoRoot, maps) || maps} (map a GPU log with: node tools/device/symbolize.mjs <log>)`);
   if (!files['node.xz']) console.log('pack: no node.xz (--no-node): the total below leaves it out');
+  if (files[KERNEL_CACHE] !== undefined) console.log(`pack: ${KERNEL_CACHE} ${kernelCache === undefined ? 'kept from an earlier pack' : `from ${kernelCache}`} (run-on-gpu.sh extracts it into the kernel cache)`);
   console.log(`pack: ${where} ${mib(packed)} + work tree ${mib(tree)} = ${mib(packed + tree)} of ${mib(LIMIT)}`);
   if (packed + tree > LIMIT) {
     console.error(`pack: TOO LARGE: ${mib(packed + tree)} is over the ${mib(LIMIT)} limit for the pack plus the work tree (a device run carries at most 64 MiB)`);
