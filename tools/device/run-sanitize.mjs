@@ -370,6 +370,8 @@ async function checkPlan(config, families) {
   const reports = [];
   for (const entry of families) reports.push(await planReport(entry, bundles, scratch));
   rmSync(scratch, { recursive: true, force: true });
+  // Bundles made here only for the listing have no further use (the sanitizer runs keep theirs, with the maps for symbolize.mjs).
+  if (config.bundles === undefined) rmSync(dirname(bundles), { recursive: true, force: true });
   for (const r of reports) {
     const picked = Object.values(r.bundles).reduce((s, b) => s + b.selected.length, 0);
     console.log(`plan: ${r.family}: ${picked} tests — ${r.covers}`);
