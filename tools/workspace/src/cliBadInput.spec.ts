@@ -72,6 +72,7 @@ const TOOL_CASES: readonly (readonly [string, readonly string[], string])[] = [
   ['printTestTotals not a report', ['tools/workspace/src/printTestTotals.mjs', 'package.json'], 'is not a vitest JSON report'],
   ['device pack unknown option', ['tools/device/pack.mjs', '--bogus'], '--bogus'],
   ['device symbolize without a file', ['tools/device/symbolize.mjs'], ''],
+  ['device run-sanitize unknown option', ['tools/device/run-sanitize.mjs', '--bogus'], '--bogus'],
   ['tilekit-cache unknown option', [...TSX, 'libs/runtime/bin/tilekit-cache.mjs', '--bogus'], 'unknown option --bogus'],
   ['consumer test unknown option', ['tools/workspace/src/consumerInstall.mjs', '--bogus'], "Unknown option '--bogus'"],
 ];
