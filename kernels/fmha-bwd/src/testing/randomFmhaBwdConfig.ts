@@ -1,0 +1,159 @@
+// Random valid attention-backward problems for the randomized GPU spec (fmhaBwdRandom.gpu.spec.ts):
+// a fast-check arbitrary of small ragged shapes with every runtime option of the operator, kept
+// cheap for the float64 CPU reference, drawn reproducibly from a seed, replayable from one JSON line;
+// and the kernels the runner would select for a problem, found without a GPU.
+import { causalBottomRight, causalTopLeft, FmhaBwdLauncher, noMask, type AttentionLayout, type AttentionMaskSpec, type FmhaBwdExecutor } from '@tilekit/fmha';
+import { ArgumentError } from '@tilekit/numeric';
+import fc from 'fast-check';
+import { FMHA_BWD_HEAD_DIMS, FMHA_BWD_TRIPLES, fmhaBwdDqModes, fmhaBwdKernelsOf, type FmhaBwdKernelSet } from '../fmhaBwdCatalog.ts';
+import { checkFmhaBwdProblem, FMHA_BWD_DTYPES, fmhaBwdTraitsOf, type FmhaBwdProblem } from '../fmhaBwdProblem.ts';
+import { fmhaBwdLayoutProblems, NoFmhaBwdInstanceError } from '../fmhaBwdRunner.ts';
+
+/** Sequence lengths the draws pick from (0 only in group mode): around the 64/128-row tiles, and a ragged 259. */
+export const FMHA_BWD_RANDOM_SEQLENS: readonly number[] = Object.freeze([0, 1, 2, 17, 63, 64, 65, 127, 128, 129, 259]);
+
+/**
+ * The most forward multiply-adds per case (Σ heads·sq·sk·(hdimQ + hdimV)): the float64 backward
+ * reference (forward, then dP, dS, dQ, dK, dV) takes ~20 ns each in node, so ~40 ms at the bound.
+ */
+export const FMHA_BWD_RANDOM_MAX_COST = 2_000_000;
+
+/** The seed of the GPU spec's draw when TILEKIT_RANDOM_SEED is not set. */
+export const FMHA_BWD_RANDOM_DEFAULT_SEED = 20261126;
+
+/** Cases of the GPU spec when TILEKIT_RANDOM_RUNS is not set. */
+export const FMHA_BWD_RANDOM_DEFAULT_RUNS = 200;
+
+/** Sequences as drawn: batch mode one (sq, sk) for every batch, group mode one per batch. */
+export interface FmhaBwdRandomSequences {
+  readonly group: boolean;
+  readonly batch: number;
+  readonly sq: readonly number[];
+  readonly sk: readonly number[];
+}
+
+const lengthArb = (withZero: boolean): fc.Arbitrary<number> => fc.constantFrom(...FMHA_BWD_RANDOM_SEQLENS.filter((l) => withZero || l > 0));
+
+/** Batch mode (1–3 batches of one length pair) and group mode (1–4 sequences, empty ones included). */
+export const fmhaBwdRandomSequencesArb: fc.Arbitrary<FmhaBwdRandomSequences> = fc.oneof(
+  fc.record({ batch: fc.integer({ min: 1, max: 3 }), sq: lengthArb(false), sk: lengthArb(false) }).map(({ batch, sq, sk }) => ({ group: false, batch, sq: [sq], sk: [sk] })),
+  fc.array(fc.tuple(lengthArb(true), lengthArb(true)), { minLength: 1, maxLength: 4 }).map((pairs) => ({ group: true, batch: pairs.length, sq: pairs.map((p) => p[0]), sk: pairs.map((p) => p[1]) })),
+);
+
+const windowSizeArb = fc.constantFrom(-1, 0, 1, 16, 63, 130);
+
+/** No mask, causal from either corner, or a (left, right) window from either corner (−1 = unbounded). */
+export const fmhaBwdRandomMaskArb: fc.Arbitrary<AttentionMaskSpec> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(noMask) },
+  { weight: 2, arbitrary: fc.constantFrom(causalTopLeft, causalBottomRight) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('window' as const), alignment: fc.constantFrom('topLeft' as const, 'bottomRight' as const), left: windowSizeArb, right: windowSizeArb }) },
+);
+
+/** Forward multiply-adds of drawn sequences: Σ over batches of heads·sq·sk·(hdimQ + hdimV). */
+function sequencesCost(s: FmhaBwdRandomSequences, nheadQ: number, dims: number): number {
+  return (s.group ? 1 : s.batch) * nheadQ * dims * s.sq.reduce((sum, sq, b) => sum + sq * s.sk[b]!, 0);
+}
+
+/** Shortens the longest length to the next shorter one of the set until the cost is at most `maxCost` (all lengths 1 always fit). */
+export function fitBwdSequencesToCost(s: FmhaBwdRandomSequences, nheadQ: number, dims: number, maxCost: number): FmhaBwdRandomSequences {
+  let fitted = s;
+  while (sequencesCost(fitted, nheadQ, dims) > maxCost && Math.max(...fitted.sq, ...fitted.sk) > 1) {
+    const longest = Math.max(...fitted.sq, ...fitted.sk);
+    const shorter = [...FMHA_BWD_RANDOM_SEQLENS].reverse().find((l) => l > 0 && l < longest) ?? 1;
+    const side = fitted.sq.includes(longest) ? 'sq' : 'sk';
+    const i = fitted[side].indexOf(longest);
+    fitted = { ...fitted, [side]: fitted[side].map((l, j) => (j === i ? shorter : l)) };
+  }
+  return fitted;
+}
+
+/** Prefix sums from 0: the seqstart array of group mode. */
+function seqstartOf(lens: readonly number[]): number[] {
+  const out = [0];
+  for (const l of lens) out.push(out[out.length - 1]! + l);
+  return out;
+}
+
+/** The forward multiply-adds of a problem drawn here (the CPU reference's work is proportional). */
+export function fmhaBwdRandomCost(p: FmhaBwdProblem): number {
+  const dims = p.hdimQ + (p.hdimV ?? p.hdimQ);
+  const lens = (s: readonly number[]): number[] => s.slice(1).map((e, b) => e - s[b]!);
+  const group = p.seqstartQ !== undefined && p.seqstartK !== undefined;
+  const s = group ? { group, batch: p.batch, sq: lens(p.seqstartQ!), sk: lens(p.seqstartK!) } : { group, batch: p.batch, sq: [p.seqlenQ ?? 0], sk: [p.seqlenK ?? p.seqlenQ ?? 0] };
+  return sequencesCost(s, p.nheadQ, dims);
+}
+
+interface DrawnBwd {
+  readonly dtype: FmhaBwdProblem['dtype'];
+  readonly d: number;
+  readonly nheadK: number;
+  readonly ratio: number;
+  readonly sequences: FmhaBwdRandomSequences;
+  readonly inputLayout: AttentionLayout;
+  readonly outputLayout: AttentionLayout;
+  readonly mask: AttentionMaskSpec;
+  readonly deterministic: boolean;
+}
+
+/** The problem of a draw (deterministic only where the head dim has a deterministic instance), within the cost bound. */
+function problemOf(d: DrawnBwd): FmhaBwdProblem {
+  const nheadQ = d.nheadK * d.ratio;
+  const s = fitBwdSequencesToCost(d.sequences, nheadQ, 2 * d.d, FMHA_BWD_RANDOM_MAX_COST);
+  return {
+    dtype: d.dtype,
+    batch: s.batch,
+    nheadQ,
+    nheadK: d.nheadK,
+    hdimQ: d.d,
+    ...(s.group ? { seqstartQ: seqstartOf(s.sq), seqstartK: seqstartOf(s.sk) } : { seqlenQ: s.sq[0]!, seqlenK: s.sk[0]! }),
+    inputLayout: d.inputLayout,
+    outputLayout: d.outputLayout,
+    mask: d.mask,
+    deterministic: d.deterministic && fmhaBwdDqModes(d.d).includes('split'),
+  };
+}
+
+/**
+ * Valid backward problems: fp16/bf16, d ∈ {64, 128, 256} (d = d_v), GQA (nheadK 1–2, ratio 1–4),
+ * batch mode (1–3 batches) or group mode (1–4 sequences, empty ones included), lengths from
+ * `FMHA_BWD_RANDOM_SEQLENS`, both layouts for Q/K/V/dQ/dK/dV and for O/dO, masks of every kind the
+ * kernels take, atomic or deterministic dQ (deterministic only for d ≤ 128, the instances there are).
+ * Postconditions (randomFmhaBwdConfig.spec.ts): each passes `checkFmhaBwdProblem` and the runner's
+ * layout rules, selects kernels (`fmhaBwdRandomKernelSet`), costs at most `FMHA_BWD_RANDOM_MAX_COST`
+ * and survives a JSON round trip.
+ */
+export const fmhaBwdRandomProblemArb: fc.Arbitrary<FmhaBwdProblem> = fc
+  .record({
+    dtype: fc.constantFrom(...FMHA_BWD_DTYPES),
+    d: fc.constantFrom(...FMHA_BWD_HEAD_DIMS),
+    nheadK: fc.integer({ min: 1, max: 2 }),
+    ratio: fc.integer({ min: 1, max: 4 }),
+    sequences: fmhaBwdRandomSequencesArb,
+    inputLayout: fc.constantFrom<AttentionLayout>('bhsd', 'bshd'),
+    outputLayout: fc.constantFrom<AttentionLayout>('bhsd', 'bshd'),
+    mask: fmhaBwdRandomMaskArb,
+    deterministic: fc.boolean(),
+  })
+  .map(problemOf);
+
+/** `runs` problems drawn from `seed` (the same list for the same arguments). */
+export function fmhaBwdRandomProblems(seed: number, runs: number): FmhaBwdProblem[] {
+  return fc.sample(fmhaBwdRandomProblemArb, { seed, numRuns: runs });
+}
+
+const NO_EXECUTOR: FmhaBwdExecutor<undefined> = { copyToDevice: () => {}, fillZero: () => {}, launch: () => {} };
+
+/**
+ * The compiled instances `FmhaBwdRunner.create` selects for `problem` on a device of `smCount` SMs,
+ * found without one: the problem and layout checks, then the launcher's first matching triple.
+ * @throws FmhaBwdArgumentError / ArgumentError (layout) / NoFmhaBwdInstanceError as `create` would.
+ */
+export function fmhaBwdRandomKernelSet(problem: FmhaBwdProblem, smCount: number): FmhaBwdKernelSet {
+  const p = checkFmhaBwdProblem(problem);
+  const layout = fmhaBwdLayoutProblems(p);
+  if (layout.length > 0) throw new ArgumentError('problem', `the backward kernels cannot take this layout: ${layout.join('; ')}`);
+  let warning = '';
+  const launcher = new FmhaBwdLauncher(fmhaBwdTraitsOf(p), { catalog: FMHA_BWD_TRIPLES, executor: NO_EXECUTOR, smCount, warn: (m) => (warning = m) });
+  if (launcher.triple === null) throw new NoFmhaBwdInstanceError(warning);
+  return fmhaBwdKernelsOf(launcher.triple);
+}

@@ -1,0 +1,157 @@
+// Random valid attention-forward problems for the randomized GPU spec (fmhaFwdRandom.gpu.spec.ts):
+// a fast-check arbitrary of small ragged shapes with every runtime option of the operator, kept
+// cheap for the CPU reference, drawn reproducibly from a seed, and replayable from one JSON line.
+import { causalBottomRight, causalTopLeft, noMask, type AttentionLayout, type AttentionMaskSpec } from '@tilekit/fmha';
+import fc from 'fast-check';
+import { FMHA_FWD_DTYPES, FMHA_FWD_HEAD_DIMS, type FmhaFwdProblem } from '../fmhaFwdProblem.ts';
+
+/** Sequence lengths the draws pick from (0 only in group mode): around the 64/128-row tiles, and a ragged 259. */
+export const FMHA_FWD_RANDOM_SEQLENS: readonly number[] = Object.freeze([0, 1, 2, 17, 63, 64, 65, 127, 128, 129, 259]);
+
+/** The most multiply-adds of the CPU reference per case (Σ heads·sq·sk·(hdimQ + hdimV)): ~25 ms in node. */
+export const FMHA_FWD_RANDOM_MAX_COST = 16_000_000;
+
+/** The seed of the GPU spec's draw when TILEKIT_RANDOM_SEED is not set. */
+export const FMHA_FWD_RANDOM_DEFAULT_SEED = 20261126;
+
+/** Cases of the GPU spec when TILEKIT_RANDOM_RUNS is not set. */
+export const FMHA_FWD_RANDOM_DEFAULT_RUNS = 200;
+
+/** Sequences as drawn: batch mode one (sq, sk) for every batch, group mode one per batch. */
+export interface FmhaFwdRandomSequences {
+  readonly group: boolean;
+  readonly batch: number;
+  readonly sq: readonly number[];
+  readonly sk: readonly number[];
+}
+
+const lengthArb = (withZero: boolean): fc.Arbitrary<number> => fc.constantFrom(...FMHA_FWD_RANDOM_SEQLENS.filter((l) => withZero || l > 0));
+
+const batchSequencesArb: fc.Arbitrary<FmhaFwdRandomSequences> = fc
+  .record({ batch: fc.integer({ min: 1, max: 3 }), sq: lengthArb(false), sk: lengthArb(false) })
+  .map(({ batch, sq, sk }) => ({ group: false, batch, sq: [sq], sk: [sk] }));
+
+const groupSequencesArb: fc.Arbitrary<FmhaFwdRandomSequences> = fc
+  .array(fc.tuple(lengthArb(true), lengthArb(true)), { minLength: 1, maxLength: 4 })
+  .map((pairs) => ({ group: true, batch: pairs.length, sq: pairs.map((p) => p[0]), sk: pairs.map((p) => p[1]) }));
+
+/** Batch and group (varlen, empty sequences included) sequences. */
+export const fmhaFwdRandomSequencesArb: fc.Arbitrary<FmhaFwdRandomSequences> = fc.oneof(batchSequencesArb, groupSequencesArb);
+
+const windowSizeArb = fc.constantFrom(-1, 0, 1, 16, 63, 130);
+
+/** No mask, causal from either corner, or a (left, right) window from either corner (−1 = unbounded). */
+export const fmhaFwdRandomMaskArb: fc.Arbitrary<AttentionMaskSpec> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(noMask) },
+  { weight: 2, arbitrary: fc.constantFrom(causalTopLeft, causalBottomRight) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('window' as const), alignment: fc.constantFrom('topLeft' as const, 'bottomRight' as const), left: windowSizeArb, right: windowSizeArb }) },
+);
+
+const layoutArb: fc.Arbitrary<AttentionLayout> = fc.constantFrom('bhsd', 'bshd');
+
+/** CPU reference multiply-adds of drawn sequences: Σ over batches of heads·sq·sk·(hdimQ + hdimV). */
+function sequencesCost(s: FmhaFwdRandomSequences, nheadQ: number, dims: number): number {
+  const perBatch = s.sq.reduce((sum, sq, b) => sum + sq * s.sk[b]!, 0);
+  return (s.group ? 1 : s.batch) * nheadQ * dims * perBatch;
+}
+
+/** `s` with its longest length replaced by the next shorter length of the set (never below 1). */
+function shortenLongest(s: FmhaFwdRandomSequences): FmhaFwdRandomSequences {
+  const longest = Math.max(...s.sq, ...s.sk);
+  const shorter = [...FMHA_FWD_RANDOM_SEQLENS].reverse().find((l) => l > 0 && l < longest) ?? 1;
+  const inQ = s.sq.includes(longest);
+  const replace = (lens: readonly number[]): number[] => {
+    const i = lens.indexOf(longest);
+    return lens.map((l, j) => (j === i ? shorter : l));
+  };
+  return inQ ? { ...s, sq: replace(s.sq) } : { ...s, sk: replace(s.sk) };
+}
+
+/** Shortens the longest sequence until the CPU reference costs at most `maxCost` (all lengths 1 always fit). */
+export function fitSequencesToCost(s: FmhaFwdRandomSequences, nheadQ: number, dims: number, maxCost: number): FmhaFwdRandomSequences {
+  let fitted = s;
+  while (sequencesCost(fitted, nheadQ, dims) > maxCost && Math.max(...fitted.sq, ...fitted.sk) > 1) fitted = shortenLongest(fitted);
+  return fitted;
+}
+
+/** Prefix sums from 0: the seqstart array of group mode. */
+export function seqstartOf(lens: readonly number[]): number[] {
+  const out = [0];
+  for (const l of lens) out.push(out[out.length - 1]! + l);
+  return out;
+}
+
+/** The CPU reference's multiply-adds for a problem drawn here (group mode: the slots, an upper bound when seqlenK trims them). */
+export function fmhaFwdRandomCost(p: FmhaFwdProblem): number {
+  const dims = p.hdimQ + (p.hdimV ?? p.hdimQ);
+  const lens = (s: readonly number[]): number[] => s.slice(1).map((e, b) => e - s[b]!);
+  const group = p.seqstartQ !== undefined && p.seqstartK !== undefined;
+  const s = group ? { group, batch: p.batch, sq: lens(p.seqstartQ!), sk: lens(p.seqstartK!) } : { group, batch: p.batch, sq: [p.seqlenQ ?? 0], sk: [Number(p.seqlenK ?? p.seqlenQ ?? 0)] };
+  return sequencesCost(s, p.nheadQ, dims);
+}
+
+interface DrawnFwd {
+  readonly dtype: FmhaFwdProblem['dtype'];
+  readonly dims: { readonly hdimQ: number; readonly hdimV: number };
+  readonly nheadK: number;
+  readonly ratio: number;
+  readonly sequences: FmhaFwdRandomSequences;
+  readonly trimKeys: boolean;
+  readonly inputLayout: AttentionLayout;
+  readonly outputLayout: AttentionLayout;
+  readonly mask: AttentionMaskSpec;
+  readonly lse: boolean;
+  readonly splitKv: number | 'auto';
+}
+
+/** The problem of a draw, its sequences shortened to `FMHA_FWD_RANDOM_MAX_COST`; only the fields it sets (a stable JSON line). */
+function problemOf(d: DrawnFwd): FmhaFwdProblem {
+  const nheadQ = d.nheadK * d.ratio;
+  const s = fitSequencesToCost(d.sequences, nheadQ, d.dims.hdimQ + d.dims.hdimV, FMHA_FWD_RANDOM_MAX_COST);
+  const sequences = s.group
+    ? { seqstartQ: seqstartOf(s.sq), seqstartK: seqstartOf(s.sk), ...(d.trimKeys ? { seqlenK: s.sk.map((l) => Math.floor(l / 2)) } : {}) }
+    : { seqlenQ: s.sq[0]!, seqlenK: s.sk[0]! };
+  return {
+    dtype: d.dtype,
+    batch: s.batch,
+    nheadQ,
+    nheadK: d.nheadK,
+    hdimQ: d.dims.hdimQ,
+    hdimV: d.dims.hdimV,
+    ...sequences,
+    inputLayout: d.inputLayout,
+    outputLayout: d.outputLayout,
+    mask: d.mask,
+    lse: d.lse,
+    splitKv: d.splitKv,
+  };
+}
+
+/**
+ * Valid forward problems: fp16/bf16, every (hdimQ, hdimV) pair of the catalog, GQA (nheadK 1–2,
+ * ratio 1–4), batch mode (1–3 batches) or group mode (1–4 sequences, empty ones included; keys
+ * sometimes trimmed by per-batch seqlenK), lengths from `FMHA_FWD_RANDOM_SEQLENS`, both layouts for
+ * input and output, masks of every kind the kernels take, LSE on/off, split-KV off, 'auto' or 2–7
+ * splits. Postconditions (randomFmhaFwdConfig.spec.ts): each passes `checkFmhaFwdProblem`, plans to
+ * an instance (`planFmhaFwd`), costs at most `FMHA_FWD_RANDOM_MAX_COST`, and survives a JSON round trip.
+ */
+export const fmhaFwdRandomProblemArb: fc.Arbitrary<FmhaFwdProblem> = fc
+  .record({
+    dtype: fc.constantFrom(...FMHA_FWD_DTYPES),
+    dims: fc.constantFrom(...FMHA_FWD_HEAD_DIMS),
+    nheadK: fc.integer({ min: 1, max: 2 }),
+    ratio: fc.integer({ min: 1, max: 4 }),
+    sequences: fmhaFwdRandomSequencesArb,
+    trimKeys: fc.boolean(),
+    inputLayout: layoutArb,
+    outputLayout: layoutArb,
+    mask: fmhaFwdRandomMaskArb,
+    lse: fc.boolean(),
+    splitKv: fc.constantFrom<number | 'auto'>(1, 1, 1, 'auto', 'auto', 2, 3, 7),
+  })
+  .map(problemOf);
+
+/** `runs` problems drawn from `seed` (the same list for the same arguments). */
+export function fmhaFwdRandomProblems(seed: number, runs: number): FmhaFwdProblem[] {
+  return fc.sample(fmhaFwdRandomProblemArb, { seed, numRuns: runs });
+}

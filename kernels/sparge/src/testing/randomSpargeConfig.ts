@@ -1,0 +1,212 @@
+// Random valid Sparge problems for the randomized GPU spec (spargeRandom.gpu.spec.ts): a fast-check
+// arbitrary of small ragged shapes with the operator's hyperparameters, pipelines and PV modes, kept
+// cheap for the CPU references, drawn reproducibly from a seed, and replayable from one JSON line.
+import type { AttentionLayout } from '@tilekit/fmha';
+import { formatFmhaFwdProblem } from '@tilekit/kernel-fmha-fwd';
+import { ArgumentError } from '@tilekit/numeric';
+import fc from 'fast-check';
+import { SPARGE_PIPELINES } from '../attention/spargeFwdInstance.ts';
+import { spargeFwdUnsupported } from '../attention/spargeFwdLauncher.ts';
+import { checkSpargePoolProblem } from '../blockMap/spargePoolProblem.ts';
+import { checkSpargeSelectConfig } from '../blockMap/spargeSelectLauncher.ts';
+import type { SpargeParams } from '../spargeHyperparameters.ts';
+import { SPARGE_PV_MODES } from '../spargeReference.ts';
+import { planSparge, type SpargePlan, type SpargeProblem } from '../spargeRunner.ts';
+import { SPARGE_HEAD_DIMS } from '../spargeShape.ts';
+
+/** Sequence lengths the draws pick from (0 only in group mode): around the 128-row blocks, and a ragged 259. */
+export const SPARGE_RANDOM_SEQLENS: readonly number[] = Object.freeze([0, 1, 2, 17, 63, 64, 65, 127, 128, 129, 259]);
+
+/** The most multiply-adds of the attention reference per case (Σ heads·sq·sk·2d). */
+export const SPARGE_RANDOM_MAX_COST = 8_000_000;
+
+/** The seed of the GPU spec's draw when TILEKIT_RANDOM_SEED is not set. */
+export const SPARGE_RANDOM_DEFAULT_SEED = 20261126;
+
+/** Cases of the GPU spec when TILEKIT_RANDOM_RUNS is not set. */
+export const SPARGE_RANDOM_DEFAULT_RUNS = 200;
+
+/** Sequences as drawn: batch mode one (sq, sk) for every batch, group mode one per batch. */
+export interface SpargeRandomSequences {
+  readonly group: boolean;
+  readonly batch: number;
+  readonly sq: readonly number[];
+  readonly sk: readonly number[];
+}
+
+const lengthArb = (withZero: boolean): fc.Arbitrary<number> => fc.constantFrom(...SPARGE_RANDOM_SEQLENS.filter((l) => withZero || l > 0));
+
+/** Batch mode (1–3 batches of one length pair) and group mode (1–4 sequences, empty ones included). */
+export const spargeRandomSequencesArb: fc.Arbitrary<SpargeRandomSequences> = fc.oneof(
+  fc.record({ batch: fc.integer({ min: 1, max: 3 }), sq: lengthArb(false), sk: lengthArb(false) }).map(({ batch, sq, sk }) => ({ group: false, batch, sq: [sq], sk: [sk] })),
+  fc.array(fc.tuple(lengthArb(true), lengthArb(true)), { minLength: 1, maxLength: 4 }).map((pairs) => ({ group: true, batch: pairs.length, sq: pairs.map((p) => p[0]), sk: pairs.map((p) => p[1]) })),
+);
+
+/** Σ over batches of heads·sq·sk·dims. */
+function sequencesCost(s: SpargeRandomSequences, nheadQ: number, dims: number): number {
+  return (s.group ? 1 : s.batch) * nheadQ * dims * s.sq.reduce((sum, sq, b) => sum + sq * s.sk[b]!, 0);
+}
+
+/** Shortens the longest length to the next shorter one of the set until the cost is at most `maxCost` (all lengths 1 always fit). */
+export function fitSpargeSequencesToCost(s: SpargeRandomSequences, nheadQ: number, dims: number, maxCost: number): SpargeRandomSequences {
+  let fitted = s;
+  while (sequencesCost(fitted, nheadQ, dims) > maxCost && Math.max(...fitted.sq, ...fitted.sk) > 1) {
+    const longest = Math.max(...fitted.sq, ...fitted.sk);
+    const shorter = [...SPARGE_RANDOM_SEQLENS].reverse().find((l) => l > 0 && l < longest) ?? 1;
+    const side = fitted.sq.includes(longest) ? 'sq' : 'sk';
+    const i = fitted[side].indexOf(longest);
+    fitted = { ...fitted, [side]: fitted[side].map((l, j) => (j === i ? shorter : l)) };
+  }
+  return fitted;
+}
+
+/** Prefix sums from 0: the seqstart array of group mode. */
+function seqstartOf(lens: readonly number[]): number[] {
+  const out = [0];
+  for (const l of lens) out.push(out[out.length - 1]! + l);
+  return out;
+}
+
+/** The attention reference's multiply-adds for a problem drawn here. */
+export function spargeRandomCost(p: SpargeProblem): number {
+  const lens = (s: readonly number[]): number[] => s.slice(1).map((e, b) => e - s[b]!);
+  const group = p.seqstartQ !== undefined && p.seqstartK !== undefined;
+  const s = group ? { group, batch: p.batch, sq: lens(p.seqstartQ!), sk: lens(p.seqstartK!) } : { group, batch: p.batch, sq: [p.seqlenQ ?? 0], sk: [p.seqlenK ?? p.seqlenQ ?? 0] };
+  return sequencesCost(s, p.nheadQ, 2 * p.hdimQ);
+}
+
+/** Per-head values drawn for the most heads (8); a problem keeps the first nheadQ. */
+const perHeadArb = (values: readonly number[]) => fc.array(fc.constantFrom(...values), { minLength: 8, maxLength: 8 });
+
+interface DrawnSelection {
+  readonly topk: boolean;
+  readonly perHead: boolean;
+  readonly topkValues: readonly number[];
+  readonly cdfValues: readonly number[];
+}
+
+/** Hyperparameters as drawn (undefined = the operator's default). */
+interface DrawnParams {
+  readonly selection: DrawnSelection;
+  readonly simthreshd1: number | undefined;
+  readonly isCausal: boolean;
+  readonly int8: boolean;
+  readonly smoothK: boolean | undefined;
+  readonly attentionSink: boolean | undefined;
+  readonly tailBlockRule: 'pooled' | 'upstreamFix' | undefined;
+  readonly pvThreshold: number | undefined;
+}
+
+const paramsArb: fc.Arbitrary<DrawnParams> = fc.record({
+  selection: fc.record({ topk: fc.boolean(), perHead: fc.boolean(), topkValues: perHeadArb([0.1, 0.3, 0.5, 0.75, 1]), cdfValues: perHeadArb([0, 0.3, 0.6, 0.9, 0.99, 1]) }),
+  // Block self-similarities lie in [0, 1]: ~1/rows for random rows, 1 for a one-row block.
+  simthreshd1: fc.constantFrom(undefined, -0.1, 0.005, 0.05, 0.6),
+  isCausal: fc.boolean(),
+  int8: fc.boolean(),
+  smoothK: fc.constantFrom(undefined, true, false),
+  attentionSink: fc.constantFrom(undefined, true, false),
+  tailBlockRule: fc.constantFrom(undefined, 'pooled' as const, 'upstreamFix' as const),
+  pvThreshold: fc.constantFrom(undefined, 8, 12),
+});
+
+/** SpargeParams of a draw for `nhead` heads (a PV threshold only with a PV-skip vote); only the fields it sets. */
+function paramsOf(d: DrawnParams, nhead: number, voting: boolean): SpargeParams {
+  const s = d.selection;
+  const values = (s.topk ? s.topkValues : s.cdfValues).slice(0, nhead);
+  const selection = s.perHead ? values : values[0]!;
+  const optional = { simthreshd1: d.simthreshd1, smoothK: d.smoothK, attentionSink: d.attentionSink, tailBlockRule: d.tailBlockRule, pvThreshold: voting ? d.pvThreshold : undefined };
+  const given = Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined));
+  return { ...(s.topk ? { topk: selection } : { cdfthreshd: selection }), ...given, isCausal: d.isCausal, int8: d.int8 };
+}
+
+interface DrawnSparge {
+  readonly dtype: SpargeProblem['dtype'];
+  readonly d: number;
+  readonly nheadK: number;
+  readonly ratio: number;
+  readonly sequences: SpargeRandomSequences;
+  readonly inputLayout: AttentionLayout;
+  readonly outputLayout: AttentionLayout;
+  readonly lse: boolean;
+  readonly params: DrawnParams;
+  readonly pipeline: (typeof SPARGE_PIPELINES)[number];
+  readonly pvMode: (typeof SPARGE_PV_MODES)[number];
+}
+
+/** The problem of a draw (LSE only without int8, as the runner spec), within the cost bound. */
+function problemOf(d: DrawnSparge): SpargeProblem {
+  const nheadQ = d.nheadK * d.ratio;
+  const s = fitSpargeSequencesToCost(d.sequences, nheadQ, 2 * d.d, SPARGE_RANDOM_MAX_COST);
+  return {
+    dtype: d.dtype,
+    batch: s.batch,
+    nheadQ,
+    nheadK: d.nheadK,
+    hdimQ: d.d,
+    ...(s.group ? { seqstartQ: seqstartOf(s.sq), seqstartK: seqstartOf(s.sk) } : { seqlenQ: s.sq[0]!, seqlenK: s.sk[0]! }),
+    inputLayout: d.inputLayout,
+    outputLayout: d.outputLayout,
+    lse: d.lse && !d.params.int8,
+    params: paramsOf(d.params, nheadQ, d.pvMode !== 'none'),
+    pipeline: d.pipeline,
+    pvMode: d.pvMode,
+  };
+}
+
+/**
+ * Valid Sparge problems: fp16/bf16, d 64/128, GQA (nheadK 1–2, ratio 1–4), batch mode (1–3 batches)
+ * or group mode (1–4 sequences, empty ones included), lengths from `SPARGE_RANDOM_SEQLENS` (sq ≠ sk
+ * allowed), both layouts for input and output, topk or cdf selection (one value or per head),
+ * simthreshd1, causal, int8 Q·Kᵀ, smoothK, the attention sink, the tail-block rule, pipeline vsa or
+ * jenga, PV vote none/warp/block with its threshold, LSE (not with int8). Postconditions
+ * (randomSpargeConfig.spec.ts): each plans (`planSparge`), its block-map stage passes its checks, the
+ * attention instance takes it, it costs at most `SPARGE_RANDOM_MAX_COST`, and survives a JSON round trip.
+ */
+export const spargeRandomProblemArb: fc.Arbitrary<SpargeProblem> = fc
+  .record({
+    dtype: fc.constantFrom('fp16' as const, 'bf16' as const),
+    d: fc.constantFrom(...SPARGE_HEAD_DIMS),
+    nheadK: fc.integer({ min: 1, max: 2 }),
+    ratio: fc.integer({ min: 1, max: 4 }),
+    sequences: spargeRandomSequencesArb,
+    inputLayout: fc.constantFrom<AttentionLayout>('bhsd', 'bshd'),
+    outputLayout: fc.constantFrom<AttentionLayout>('bhsd', 'bshd'),
+    lse: fc.boolean(),
+    params: paramsArb,
+    pipeline: fc.constantFrom(...SPARGE_PIPELINES),
+    pvMode: fc.constantFrom(...SPARGE_PV_MODES),
+  })
+  .map(problemOf);
+
+/** `runs` problems drawn from `seed` (the same list for the same arguments). */
+export function spargeRandomProblems(seed: number, runs: number): SpargeProblem[] {
+  return fc.sample(spargeRandomProblemArb, { seed, numRuns: runs });
+}
+
+/**
+ * Every check `SpargeRunner.prepare` makes before it allocates, without a GPU: the plan
+ * (`planSparge`: problem, hyperparameters, pipeline, PV mode, attention instance), the block-map
+ * stage's pooling problem and selection config (as `SpargeBlockMapKernels.prepare` builds them),
+ * and the attention instance's predicates. Returns the plan.
+ * @throws SpargeArgumentError / FmhaFwdArgumentError naming the broken rule; ArgumentError `problem` listing the instance's unmet predicates.
+ */
+export function checkSpargeRandomProblem(problem: SpargeProblem): SpargePlan {
+  const plan = planSparge(problem);
+  const p = plan.attention;
+  const r = plan.params;
+  const group = p.mode === 'group';
+  const sequences = group ? { seqstartQ: p.seqstartQ, seqstartK: p.seqstartK } : { seqlenQ: p.seqlenQ, seqlenK: p.seqlenK };
+  const pool = checkSpargePoolProblem({ dtype: p.dtype, headDim: p.hdimQ, batch: p.batch, nhead: p.nheadQ, nheadK: p.nheadK, ...sequences, qStrides: p.qStrides, kStrides: p.kStrides, blockQ: r.blockQ, blockK: r.blockK, smoothK: r.smoothK, int8: r.int8, tailBlockRule: r.tailBlockRule });
+  checkSpargeSelectConfig({ batch: pool.batch, nhead: pool.nhead, nheadK: pool.nheadK, headDim: pool.headDim, blockQ: r.blockQ, blockK: r.blockK, ...sequences, selection: r.selection, isCausal: r.isCausal, attentionSink: r.attentionSink });
+  const unmet = spargeFwdUnsupported(plan.instance, p);
+  if (unmet.length > 0) throw new ArgumentError('problem', `${plan.instance.name} cannot run it: ${unmet.join('; ')}`);
+  return plan;
+}
+
+/** `fp16 group 2x4/2h sq[17,0] sk[65,0] d64/64 bhsd>bshd lse vsa pv=warp topk 0.3/0.5 θ=0.05 int8 no-sink` — a test name. */
+export function spargeRandomLabel(problem: SpargeProblem): string {
+  const { attention: a, params: r } = planSparge(problem);
+  const distinct = (xs: readonly number[]): string => [...new Set(xs)].join('/');
+  const flags = [r.int8 ? 'int8' : '', r.smoothK ? '' : 'no-smoothK', r.attentionSink ? '' : 'no-sink', r.tailBlockRule === 'pooled' ? '' : r.tailBlockRule, a.pvMode === 'none' ? '' : `pv≥${distinct(r.pvThreshold)}`];
+  return [formatFmhaFwdProblem(a), a.pipeline, `pv=${a.pvMode}`, `${r.selection} ${distinct(r.selectionValue)}`, `θ=${distinct(r.simthreshd1)}`, ...flags.filter(Boolean)].join(' ');
+}
