@@ -48,7 +48,12 @@ export interface FmhaBwdPackedLaunch {
   readonly args: PackedArguments;
 }
 
-/** The element strides of a tensor argument must be 16-byte multiples for TMA; its address 16-byte aligned. */
+/**
+ * The element strides of a tensor argument must be 16-byte multiples for TMA; its address 16-byte
+ * aligned. A tensor of 0 rows (every query or every key sequence empty: its head and batch strides
+ * are 0, which TMA rejects) gets a placeholder map [hdim, 1, 1, 1] with the row stride everywhere;
+ * dq_dk_dv never loads from it (no key tiles: no blocks; no query rows: no query tile is loaded).
+ */
 function tmaMap(dtype: 'fp16' | 'bf16', address: bigint, s: AttentionTensorStrides, heads: number, rows: number, hdim: number, batches: number, box: readonly number[]): TiledTensorMapOptions {
   const e = getDType(dtype).bytes;
   return {
@@ -57,9 +62,9 @@ function tmaMap(dtype: 'fp16' | 'bf16', address: bigint, s: AttentionTensorStrid
     oobFill: 'zero',
     l2Promotion: '128B',
     address,
-    globalDims: [hdim, Math.max(rows, 1), heads, batches],
+    globalDims: rows === 0 ? [hdim, 1, 1, 1] : [hdim, rows, heads, batches],
     // A unit dimension's stride is never used: any valid one (the row stride) will do.
-    globalStrides: [s.row * e, (heads === 1 ? s.row : s.head) * e, (batches === 1 ? s.row : s.batch) * e],
+    globalStrides: rows === 0 ? [s.row * e, s.row * e, s.row * e] : [s.row * e, (heads === 1 ? s.row : s.head) * e, (batches === 1 ? s.row : s.batch) * e],
     boxDims: [...box],
   };
 }
@@ -194,7 +199,9 @@ export class FmhaBwdKernel<I extends FmhaBwdAnyInstance = FmhaBwdAnyInstance> {
     return this.compiled.resources;
   }
 
+  /** Enqueues `p`; a grid without blocks (no key tiles, no query rows) has nothing to compute and is skipped. */
   launch(p: FmhaBwdPackedLaunch, stream: Stream | undefined): void {
+    if (p.grid.some((n) => n === 0)) return;
     this.kernel.launch({ grid: p.grid, block: p.block, sharedBytes: p.sharedBytes, ...(stream ? { stream } : {}) }, p.args);
   }
 

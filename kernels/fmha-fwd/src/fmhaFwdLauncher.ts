@@ -60,7 +60,10 @@ export interface PreparedFmhaFwdLaunch {
  * The TMA maps (dimension 0 innermost): X is [hdim, rows, heads, batches] with byte strides
  * (row, head, batch)·e and the box [64, tile rows, 1, 1] (64 head-dim elements = one 128-byte
  * swizzle row; a head dim that is not a multiple of 64 reads zeros past its end). Group mode has
- * one "batch" holding every sequence's rows.
+ * one "batch" holding every sequence's rows. A tensor of 0 rows (every query or every key sequence
+ * empty) gets a placeholder map [hdim, 1, 1, 1] with the row stride everywhere: its head and batch
+ * strides are 0, which TMA rejects, and the kernels never load from it (a block whose query tile
+ * lies past its sequence returns before any load; with no keys it issues no K/V loads).
  */
 export function fmhaFwdTensorMaps(instance: Pick<FmhaFwdInstance, 'tmaBoxes'>, p: FmhaFwdLaunchProblem, q: bigint, k: bigint, v: bigint): PreparedFmhaFwdLaunch['maps'] {
   const e = getDType(p.dtype).bytes;
@@ -73,9 +76,10 @@ export function fmhaFwdTensorMaps(instance: Pick<FmhaFwdInstance, 'tmaBoxes'>, p
     oobFill: 'zero',
     l2Promotion: '128B',
     address,
-    globalDims: [hdim, Math.max(rows, 1), heads, batches],
+    // 0 rows: a placeholder of one row, one head, one batch (see above).
+    globalDims: rows === 0 ? [hdim, 1, 1, 1] : [hdim, rows, heads, batches],
     // A unit dimension's stride is never used: any valid one (the row stride) will do.
-    globalStrides: [s.row * e, (heads === 1 ? s.row : s.head) * e, (batches === 1 ? s.row : s.batch) * e],
+    globalStrides: rows === 0 ? [s.row * e, s.row * e, s.row * e] : [s.row * e, (heads === 1 ? s.row : s.head) * e, (batches === 1 ? s.row : s.batch) * e],
     boxDims: [...box],
   });
   return {

@@ -79,10 +79,10 @@ export interface CheckedSpargePoolProblem {
 
 /** Byte sizes of the outputs (and the K-mean workspace); the int8 ones are 0 without int8. */
 export interface SpargePoolOutputBytes {
-  /** fp32 [b][h][qBlocksMax][d] and [b][h][qBlocksMax]. */
+  /** fp32 [b][h][max(1, qBlocksMax)][d] and [b][h][max(1, qBlocksMax)] (`spargePooledBytes`). */
   readonly pooledQ: number;
   readonly simQ: number;
-  /** fp32 [b][hk][kBlocksMax][d] and [b][hk][kBlocksMax]. */
+  /** fp32 [b][hk][max(1, kBlocksMax)][d] and [b][hk][max(1, kBlocksMax)]. */
   readonly pooledK: number;
   readonly simK: number;
   /** fp32 [b][hk][d]. */
@@ -92,7 +92,7 @@ export interface SpargePoolOutputBytes {
   /** int8 [batches][h][rowsQ][d] and [batches][hk][rowsK][d] (packed bhsd). */
   readonly q8: number;
   readonly k8: number;
-  /** fp32 [b][h][qBlocksMax] and [b][hk][kBlocksMax]. */
+  /** fp32 [b][h][max(1, qBlocksMax)] and [b][hk][max(1, kBlocksMax)]. */
   readonly qScale: number;
   readonly kScale: number;
 }
@@ -265,23 +265,36 @@ export function checkSpargePoolProblem(problem: SpargePoolProblem | CheckedSparg
   } satisfies CheckedSpargePoolProblem);
 }
 
-/** Byte sizes of every output of the pooling stage (see {@link SpargePoolOutputBytes}). */
+/**
+ * Byte sizes of the pooled blocks and their self-similarity flags — fp32 [b][h][QM][d], [b][h][QM],
+ * [b][hk][KM][d], [b][hk][KM] — over the padded block grid QM = max(1, qBlocksMax), KM = max(1,
+ * kBlocksMax) that the selection kernel walks (it covers every (b, h) row even when every query or
+ * every key sequence is empty). The one size of these buffers: the pooling stage's outputs
+ * (`spargePoolOutputBytes`, what `SpargeBlockMapKernels.prepare` allocates) and the selection's
+ * inputs (`spargeSelectBufferBytes`) both come from here.
+ */
+export function spargePooledBytes(shape: { readonly batch: number; readonly nhead: number; readonly nheadK: number; readonly headDim: number; readonly qBlocksMax: number; readonly kBlocksMax: number }): { readonly pooledQ: number; readonly simQ: number; readonly pooledK: number; readonly simK: number } {
+  const rowsQ = shape.batch * shape.nhead * Math.max(1, shape.qBlocksMax);
+  const rowsK = shape.batch * shape.nheadK * Math.max(1, shape.kBlocksMax);
+  return { pooledQ: rowsQ * shape.headDim * 4, simQ: rowsQ * 4, pooledK: rowsK * shape.headDim * 4, simK: rowsK * 4 };
+}
+
+/** Byte sizes of every output of the pooling stage (see {@link SpargePoolOutputBytes}; the pooled ones from `spargePooledBytes`). */
 export function spargePoolOutputBytes(problem: SpargePoolProblem | CheckedSpargePoolProblem): SpargePoolOutputBytes {
   const p = 'kmChunkRows' in problem ? problem : checkSpargePoolProblem(problem);
-  const { batch, nhead: h, nheadK: hk, headDim: d, qBlocksMax: nq, kBlocksMax: nk } = p;
+  const { batch, nhead: h, nheadK: hk, headDim: d } = p;
   const q8 = p.int8 ? p.batches * h * p.rowsQ * d : 0;
   const k8 = p.int8 ? p.batches * hk * p.rowsK * d : 0;
+  const pooled = spargePooledBytes(p);
   return Object.freeze({
-    pooledQ: batch * h * nq * d * 4,
-    simQ: batch * h * nq * 4,
-    pooledK: batch * hk * nk * d * 4,
-    simK: batch * hk * nk * 4,
+    ...pooled,
     km: batch * hk * d * 4,
     kmPartial: batch * hk * p.kmChunksMax * d * 4,
     q8,
     k8,
-    qScale: p.int8 ? batch * h * nq * 4 : 0,
-    kScale: p.int8 ? batch * hk * nk * 4 : 0,
+    // One fp32 scale per pooled block, over the same padded grid as the similarity flags.
+    qScale: p.int8 ? pooled.simQ : 0,
+    kScale: p.int8 ? pooled.simK : 0,
   });
 }
 

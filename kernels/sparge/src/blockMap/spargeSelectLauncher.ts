@@ -6,6 +6,7 @@ import { checkDeviceRange, loadInstance, type CompileResult, type Compiler, type
 import { SpargeArgumentError } from '../spargeArgumentError.ts';
 import { SPARGE_BLOCK_SIZES, type SpargeSelection } from '../spargeHyperparameters.ts';
 import { SPARGE_HEAD_DIMS } from '../spargeShape.ts';
+import { spargePooledBytes } from './spargePoolProblem.ts';
 import { SPARGE_SELECT_COMPILE_FLAGS, spargeSelectInstanceFor } from './spargeSelectCatalog.ts';
 import { spargeSelectSharedBytes, type SpargeSelectInstance } from './spargeSelectInstance.ts';
 import { spargeSelectGrid, type SpargeSelectGrid, type SpargeSelectProblem } from './spargeSelectReference.ts';
@@ -127,12 +128,9 @@ export function checkSpargeSelectConfig(config: SpargeSelectConfig): CheckedSpar
 export function spargeSelectBufferBytes(c: CheckedSpargeSelectConfig): Readonly<Record<Exclude<keyof SpargeSelectBuffers, 'seqstartQ' | 'seqstartK'>, number>> {
   const { qBlocksMax: QM, kBlocksMax: KM } = c.grid;
   const rowsQ = c.batch * c.nhead * QM;
-  const rowsK = c.batch * c.nheadK * KM;
   return {
-    pooledQ: rowsQ * c.headDim * 4,
-    simQ: rowsQ * 4,
-    pooledK: rowsK * c.headDim * 4,
-    simK: rowsK * 4,
+    // The pooling stage's outputs: one size function for both stages (and the allocation).
+    ...spargePooledBytes({ batch: c.batch, nhead: c.nhead, nheadK: c.nheadK, headDim: c.headDim, qBlocksMax: QM, kBlocksMax: KM }),
     simthreshd1: c.nhead * 8,
     selectionValue: c.nhead * 8,
     blockMap: rowsQ * KM,

@@ -1,0 +1,114 @@
+// Group mode where every query or every key sequence is empty (0 physical rows), through the
+// backward runner with the fake addon: a valid problem that must prepare and launch without a
+// launch-time error. A 0-row tensor's TMA map is a placeholder (the kernels never load from it);
+// a stage whose grid would have no blocks is not launched (nothing to compute), and dQ / dK / dV
+// still end up zero: dq_acc is zeroed by the workspace preparation and convert_dq still runs.
+import { checkTiledTensorMap, Device, NO_RESOURCES, type CompileResult, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
+import { createFakeAddon } from '@tilekit/runtime/testing';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { checkFmhaBwdProblem, fmhaBwdOperandElements, type FmhaBwdProblem } from './fmhaBwdProblem.ts';
+import { FmhaBwdKernel, FmhaBwdRunner, packFmhaBwdConvertDq, packFmhaBwdDotDoO, packFmhaBwdDqDkDv, type FmhaBwdAnyInstance } from './fmhaBwdRunner.ts';
+
+/** The shapes of the failing randomized cases (TILEKIT_RANDOM_FMHA_BWD_CASE), with the backward's head dims. */
+const MASK = { kind: 'window', alignment: 'topLeft', left: -1, right: 0 } as const;
+const ALL_KEYS_EMPTY: FmhaBwdProblem = { dtype: 'fp16', batch: 1, nheadQ: 8, nheadK: 2, hdimQ: 128, seqstartQ: [0, 64], seqstartK: [0, 0], inputLayout: 'bhsd', outputLayout: 'bhsd', mask: MASK, deterministic: true };
+const ALL_QUERIES_EMPTY: FmhaBwdProblem = { dtype: 'fp16', batch: 1, nheadQ: 3, nheadK: 1, hdimQ: 64, seqstartQ: [0, 0], seqstartK: [0, 2], inputLayout: 'bhsd', outputLayout: 'bshd', mask: MASK, deterministic: true };
+const CASES: readonly [string, FmhaBwdProblem][] = [
+  ['all key sequences empty, deterministic', ALL_KEYS_EMPTY],
+  ['all query sequences empty, deterministic', ALL_QUERIES_EMPTY],
+  ['all key sequences empty, atomic', { ...ALL_KEYS_EMPTY, deterministic: false }],
+  ['all query sequences empty, atomic', { ...ALL_QUERIES_EMPTY, deterministic: false }],
+  ['all key sequences empty, d64 bshd', { ...ALL_KEYS_EMPTY, hdimQ: 64, inputLayout: 'bshd' }],
+  ['all query sequences empty, d128', { ...ALL_QUERIES_EMPTY, hdimQ: 128 }],
+  ['all key sequences empty, d256 atomic, batch 2', { ...ALL_KEYS_EMPTY, hdimQ: 256, deterministic: false, batch: 2, seqstartQ: [0, 64, 100], seqstartK: [0, 0, 0] }],
+  ['all query sequences empty, d256 atomic, batch 3', { ...ALL_QUERIES_EMPTY, hdimQ: 256, deterministic: false, batch: 3, seqstartQ: [0, 0, 0, 0], seqstartK: [0, 2, 130, 130] }],
+];
+
+// The runtime loads its addon from $TILEKIT_ADDON_PATH on first use: point it (before any import
+// runs) at a shim forwarding every call to the fake this spec installs on globalThis ("no device" until then:
+// the runtime's test fixture probes the addon as it loads).
+const addonPath = vi.hoisted(() => {
+  const fs = process.getBuiltinModule('node:fs');
+  const path = process.getBuiltinModule('node:path');
+  const os = process.getBuiltinModule('node:os');
+  const shim = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tilekit-bwd-empty-rows-')), 'addon.cjs');
+  const shimSource = [
+    "'use strict';",
+    "const none = { abiVersion: 1, setErrorFactory() {}, probe: () => ({ driver: false, deviceCount: 0, nvrtc: false, reason: 'no fake addon yet' }) };",
+    'module.exports = new Proxy({}, { get(_, key) { const t = globalThis.__tilekitBwdEmptyRowsAddon ?? none; const v = t[key]; return typeof v === "function" ? v.bind(t) : v; } });',
+  ].join('\n');
+  fs.writeFileSync(shim, shimSource);
+  const previous = process.env['TILEKIT_ADDON_PATH'];
+  process.env['TILEKIT_ADDON_PATH'] = shim;
+  return { previous };
+});
+
+let fake: ReturnType<typeof createFakeAddon>;
+let device: Device;
+
+beforeAll(() => {
+  fake = createFakeAddon({ totalMemory: 2 ** 32 });
+  (globalThis as { __tilekitBwdEmptyRowsAddon?: unknown }).__tilekitBwdEmptyRowsAddon = fake;
+  device = Device.open(0);
+});
+afterAll(() => {
+  if (addonPath.previous === undefined) delete process.env['TILEKIT_ADDON_PATH'];
+  else process.env['TILEKIT_ADDON_PATH'] = addonPath.previous;
+});
+
+/** Compiles nothing: makes the fake driver know the entry name. */
+const compiler: Compiler = {
+  kind: 'nvcc',
+  version: () => Promise.resolve('fake'),
+  compile: (request) => {
+    fake.kernels.set(request.name, { params: null });
+    return Promise.resolve({ cubin: new Uint8Array([0x7f, 0x45, 0x4c, 0x46]), log: '', resources: NO_RESOURCES, functions: { [request.name]: NO_RESOURCES }, resourcesReported: false } as unknown as CompileResult);
+  },
+};
+const stub = <I extends { source(): string }>(i: I): I => Object.create(i, { source: { value: () => '// not compiled' } }) as I;
+
+describe('fmha bwd with every query or every key sequence empty (group mode)', () => {
+  it.each(CASES)('%s: the runner prepares and launches without error', async (_what, problem) => {
+    const p = checkFmhaBwdProblem(problem);
+    const buildKernel = <I extends FmhaBwdAnyInstance>(i: I): Promise<FmhaBwdKernel<I>> => FmhaBwdKernel.build(stub(i), { device, compiler });
+    const runner = await FmhaBwdRunner.create(p, { device, compiler, buildKernel });
+    const e = 2;
+    const elems = fmhaBwdOperandElements(p);
+    const owned: DeviceBuffer[] = [];
+    const alloc = (bytes: number) => {
+      // At least 64 bytes: a 0-row tensor still has a (never read) 16-byte-aligned address.
+      const b = device.alloc(Math.max(64, bytes));
+      owned.push(b);
+      return b;
+    };
+    const int32 = (xs: readonly number[]) => {
+      const b = device.upload(new Int32Array(xs));
+      owned.push(b);
+      return b;
+    };
+    const before = fake.launches.length;
+    try {
+      const buffers = {
+        q: alloc(elems.q * e), k: alloc(elems.k * e), v: alloc(elems.v * e), o: alloc(elems.o * e), dO: alloc(elems.dO * e), lse: alloc(elems.lse * 4),
+        dQ: alloc(elems.dQ * e), dK: alloc(elems.dK * e), dV: alloc(elems.dV * e), seqstartQ: int32(p.seqstartQ), seqstartK: int32(p.seqstartK),
+      };
+      const prepared = runner.prepare(buffers);
+      // Every stage packs (valid TMA maps included) whether or not it launches.
+      const t = runner.launcher.traits;
+      const k = runner.kernels;
+      const packs = [packFmhaBwdDotDoO(k.dotDoO.instance, t, prepared.args), packFmhaBwdDqDkDv(k.dqDkDv.instance, t, runner.workspaceLayout, prepared.args, (m) => { checkTiledTensorMap(m); return new Uint8Array(128); }), ...(k.convertDq ? [packFmhaBwdConvertDq(k.convertDq.instance, t, prepared.args)] : [])];
+      prepared.launch();
+      const launches = fake.launches.slice(before);
+      // The stages with blocks are launched, in order; none with an empty grid.
+      const expected = runner.instances.filter((_, i) => Math.min(...packs[i]!.grid) > 0).map((i) => i.name);
+      expect(launches.map((l) => l.kernel)).toEqual(expected);
+      for (const l of launches) expect(Math.min(...l.grid)).toBeGreaterThan(0);
+      // dQ is written by convert_dq (from a zeroed dq_acc when no key tile adds to it); dK/dV by dq_dk_dv.
+      if (p.rowsQ > 0 && k.convertDq) expect(launches.map((l) => l.kernel)).toContain(k.convertDq.instance.name);
+      if (p.rowsK > 0) expect(launches.map((l) => l.kernel)).toContain(k.dqDkDv.instance.name);
+    } finally {
+      runner.dispose();
+      owned.forEach((b) => b.dispose());
+    }
+  });
+});

@@ -1,0 +1,125 @@
+// Group mode where every query or every key sequence is empty (0 physical rows): a valid problem,
+// which the runner must prepare and launch without a launch-time error. The kernels never touch a
+// 0-row tensor (a block whose query tile lies past its sequence returns before any TMA load; with no
+// keys k_iters is 0 and the epilogue writes O = 0, LSE = −∞), so its TMA map is a placeholder.
+import { checkTiledTensorMap, Device, NO_RESOURCES, type CompileResult, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
+import { createFakeAddon } from '@tilekit/runtime/testing';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { FmhaFwdCombineKernel } from './fmhaFwdCombineLauncher.ts';
+import { FmhaFwdKernel, fmhaFwdTensorMaps } from './fmhaFwdLauncher.ts';
+import { checkFmhaFwdProblem, type FmhaFwdProblem } from './fmhaFwdProblem.ts';
+import { FmhaFwdRunner, planFmhaFwd } from './fmhaFwdRunner.ts';
+
+/** The failing cases of the randomized GPU spec (TILEKIT_RANDOM_FMHA_FWD_CASE), verbatim. */
+const ALL_KEYS_EMPTY: FmhaFwdProblem = { dtype: 'fp16', batch: 1, nheadQ: 8, nheadK: 2, hdimQ: 192, hdimV: 128, seqstartQ: [0, 64], seqstartK: [0, 0], inputLayout: 'bhsd', outputLayout: 'bhsd', mask: { kind: 'window', alignment: 'topLeft', left: -1, right: 0 }, lse: true, splitKv: 1 };
+const ALL_QUERIES_EMPTY: FmhaFwdProblem = { dtype: 'fp16', batch: 1, nheadQ: 3, nheadK: 1, hdimQ: 64, hdimV: 64, seqstartQ: [0, 0], seqstartK: [0, 2], inputLayout: 'bhsd', outputLayout: 'bshd', mask: { kind: 'window', alignment: 'topLeft', left: -1, right: 0 }, lse: true, splitKv: 1 };
+const CASES: readonly [string, FmhaFwdProblem][] = [
+  ['all key sequences empty', ALL_KEYS_EMPTY],
+  ['all query sequences empty', ALL_QUERIES_EMPTY],
+  ['all key sequences empty, split-KV', { ...ALL_KEYS_EMPTY, splitKv: 3 }],
+  ['all query sequences empty, split-KV', { ...ALL_QUERIES_EMPTY, splitKv: 2 }],
+  ['batch 2, all keys empty, bshd', { ...ALL_KEYS_EMPTY, batch: 2, seqstartQ: [0, 64, 65], seqstartK: [0, 0, 0], inputLayout: 'bshd' }],
+  ['batch 3, all queries empty, auto splits', { ...ALL_QUERIES_EMPTY, batch: 3, seqstartQ: [0, 0, 0, 0], seqstartK: [0, 2, 2, 300], splitKv: 'auto' }],
+];
+
+/** Elements a strided tensor spans (0 without rows): group mode has one "batch". */
+function span(s: { readonly row: number; readonly head: number; readonly batch: number }, heads: number, rows: number, hdim: number): number {
+  return rows === 0 ? 0 : (heads - 1) * s.head + (rows - 1) * s.row + hdim;
+}
+
+/** Bytes of Q, K, V, O and LSE of a checked group-mode forward problem. */
+function fwdBytes(p: { readonly dtype: string; readonly nheadQ: number; readonly nheadK: number; readonly rowsQ: number; readonly rowsK: number; readonly hdimQ: number; readonly hdimV: number; readonly qStrides: { row: number; head: number; batch: number }; readonly kStrides: { row: number; head: number; batch: number }; readonly vStrides: { row: number; head: number; batch: number }; readonly oStrides: { row: number; head: number; batch: number } }) {
+  const e = 2;
+  return { q: span(p.qStrides, p.nheadQ, p.rowsQ, p.hdimQ) * e, k: span(p.kStrides, p.nheadK, p.rowsK, p.hdimQ) * e, v: span(p.vStrides, p.nheadK, p.rowsK, p.hdimV) * e, o: span(p.oStrides, p.nheadQ, p.rowsQ, p.hdimV) * e, lse: p.nheadQ * p.rowsQ * 4 };
+}
+
+// The runtime loads its addon from $TILEKIT_ADDON_PATH on first use: point it (before any import
+// runs) at a shim forwarding every call to the fake this spec installs on globalThis ("no device" until then:
+// the runtime's test fixture probes the addon as it loads).
+const addonPath = vi.hoisted(() => {
+  const fs = process.getBuiltinModule('node:fs');
+  const path = process.getBuiltinModule('node:path');
+  const os = process.getBuiltinModule('node:os');
+  const shim = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tilekit-empty-rows-')), 'addon.cjs');
+  const shimSource = [
+    "'use strict';",
+    "const none = { abiVersion: 1, setErrorFactory() {}, probe: () => ({ driver: false, deviceCount: 0, nvrtc: false, reason: 'no fake addon yet' }) };",
+    'module.exports = new Proxy({}, { get(_, key) { const t = globalThis.__tilekitEmptyRowsAddon ?? none; const v = t[key]; return typeof v === "function" ? v.bind(t) : v; } });',
+  ].join('\n');
+  fs.writeFileSync(shim, shimSource);
+  const previous = process.env['TILEKIT_ADDON_PATH'];
+  process.env['TILEKIT_ADDON_PATH'] = shim;
+  return { previous };
+});
+
+let fake: ReturnType<typeof createFakeAddon>;
+let device: Device;
+
+beforeAll(() => {
+  fake = createFakeAddon({ totalMemory: 2 ** 32 });
+  (globalThis as { __tilekitEmptyRowsAddon?: unknown }).__tilekitEmptyRowsAddon = fake;
+  device = Device.open(0);
+});
+afterAll(() => {
+  if (addonPath.previous === undefined) delete process.env['TILEKIT_ADDON_PATH'];
+  else process.env['TILEKIT_ADDON_PATH'] = addonPath.previous;
+});
+
+/** Compiles nothing: makes the fake driver know the entry name. */
+const compiler: Compiler = {
+  kind: 'nvcc',
+  version: () => Promise.resolve('fake'),
+  compile: (request) => {
+    fake.kernels.set(request.name, { params: null });
+    return Promise.resolve({ cubin: new Uint8Array([0x7f, 0x45, 0x4c, 0x46]), log: '', resources: NO_RESOURCES, functions: { [request.name]: NO_RESOURCES }, resourcesReported: false } as unknown as CompileResult);
+  },
+};
+const stub = <I extends { source(): string }>(i: I): I => Object.create(i, { source: { value: () => '// not compiled' } }) as I;
+
+describe('fmha fwd with every query or every key sequence empty (group mode)', () => {
+  it.each(CASES)('%s: the TMA maps of 0-row tensors are valid placeholders', (_what, problem) => {
+    const plan = planFmhaFwd(problem);
+    const p = plan.problem;
+    const maps = fmhaFwdTensorMaps(plan.instance, p, 0x7f0000000000n, 0x7f0000100000n, 0x7f0000200000n);
+    for (const m of [maps.q, maps.k, maps.v]) expect(() => checkTiledTensorMap(m)).not.toThrow();
+    const rows = { q: p.rowsQ, k: p.rowsK, v: p.rowsK };
+    for (const name of ['q', 'k', 'v'] as const) {
+      if (rows[name] === 0) expect(maps[name].globalDims.slice(1)).toEqual([1, 1, 1]);
+    }
+  });
+
+  it.each(CASES)('%s: the runner prepares and launches without error', async (_what, problem) => {
+    const p = checkFmhaFwdProblem(problem);
+    const runner = await FmhaFwdRunner.create(p, {
+      device,
+      compiler,
+      buildKernel: (i) => FmhaFwdKernel.build(stub(i), { device, compiler }),
+      buildCombine: (i) => FmhaFwdCombineKernel.build(stub(i), { device, compiler }),
+    });
+    const inputs = fwdBytes(p);
+    const outputs = inputs;
+    const owned: DeviceBuffer[] = [];
+    const alloc = (bytes: number) => {
+      // At least 64 bytes: a 0-row tensor still has a (never read) 16-byte-aligned address.
+      const b = device.alloc(Math.max(64, bytes));
+      owned.push(b);
+      return b;
+    };
+    const int32 = (xs: readonly number[]) => {
+      const b = device.upload(new Int32Array(xs));
+      owned.push(b);
+      return b;
+    };
+    const before = fake.launches.length;
+    try {
+      const launch = runner.prepare({ q: alloc(inputs.q), k: alloc(inputs.k), v: alloc(inputs.v), o: alloc(outputs.o), lse: alloc(outputs.lse), seqstartQ: int32(p.seqstartQ!), seqstartK: int32(p.seqstartK!) });
+      launch.launch();
+      const launches = fake.launches.slice(before);
+      expect(launches.map((l) => l.kernel)).toEqual(runner.instances.map((i) => i.name));
+      for (const l of launches) expect(Math.min(...l.grid)).toBeGreaterThan(0);
+    } finally {
+      runner.dispose();
+      owned.forEach((b) => b.dispose());
+    }
+  });
+});
