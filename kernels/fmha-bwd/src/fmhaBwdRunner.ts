@@ -22,7 +22,7 @@ import { FMHA_BWD_COMPILE_FLAGS, FMHA_BWD_CONVERT_DQ_CATALOG, FMHA_BWD_DOT_DO_O_
 import { FMHA_BWD_DQ_STORE_VECTOR, type FmhaBwdConvertDqInstance } from './fmhaBwdConvertDq.ts';
 import type { FmhaBwdDotDoOInstance, FmhaBwdRowLaunch } from './fmhaBwdDotDoO.ts';
 import type { FmhaBwdDqDkDvInstance } from './fmhaBwdDqDkDvInstance.ts';
-import { checkFmhaBwdProblem, FMHA_BWD_TENSORS, fmhaBwdOperandElements, fmhaBwdTraitsOf, type CheckedFmhaBwdProblem, type FmhaBwdProblem, type FmhaBwdTensor } from './fmhaBwdProblem.ts';
+import { checkFmhaBwdProblem, FmhaBwdArgumentError, FMHA_BWD_TENSORS, fmhaBwdOperandElements, fmhaBwdTraitsOf, type CheckedFmhaBwdProblem, type FmhaBwdProblem, type FmhaBwdTensor } from './fmhaBwdProblem.ts';
 
 /** SMs of an H200 (the planning default without a device). */
 export const FMHA_BWD_DEFAULT_SM_COUNT = 132;
@@ -319,6 +319,26 @@ export function fmhaBwdLayoutProblems(p: CheckedFmhaBwdProblem): string[] {
   return out;
 }
 
+/**
+ * The problem's traits that no triple of `triples` has, as argument errors rather than a missing
+ * instance: head dims (hdimQ/hdimV pairs of the catalog), the mask kind for those head dims (no
+ * generic (y, x) mask), a deterministic dQ for those head dims. Throws one `FmhaBwdArgumentError`
+ * naming every broken `problem.hdimQ` / `problem.mask` / `problem.deterministic`.
+ */
+export function checkFmhaBwdCatalogTraits(p: CheckedFmhaBwdProblem, triples: readonly FmhaBwdInstanceTriple[]): void {
+  const v = new ArgumentProblems(FmhaBwdArgumentError);
+  const ofDtype = triples.map((t) => t.dqDkDv).filter((r) => r.dtype === p.dtype);
+  const dims = ofDtype.filter((r) => r.hdimQ === p.hdimQ && r.hdimV === p.hdimV);
+  if (dims.length === 0) {
+    const pairs = [...new Set(ofDtype.map((r) => `${r.hdimQ}/${r.hdimV}`))].join(', ');
+    v.report('problem.hdimQ', `with hdimV must be one of the backward kernels' head dims (${pairs})`, `${p.hdimQ}/${p.hdimV}`);
+  } else {
+    if (!dims.some((r) => r.masks.includes(p.mask.kind))) v.report('problem.mask', `must be ${[...new Set(dims.flatMap((r) => r.masks))].join(' or ')}: the backward kernels take no ${p.mask.kind} mask`, p.mask.kind);
+    if (p.deterministic && dims.every((r) => r.dqAccumulation === 'atomic')) v.report('problem.deterministic', `must be false at head dim ${p.hdimQ}: no deterministic backward kernel for it`, true);
+  }
+  v.throwIfAny();
+}
+
 /** How the runner gets its kernels (e.g. `buildOncePerInstance` memos) and its workspace. */
 export interface FmhaBwdRunnerOptions {
   readonly device: Device;
@@ -342,11 +362,31 @@ function checkedAddress(name: string, r: FmhaBwdDeviceRange | undefined, bytes: 
   return r.ptr;
 }
 
+/** The written tensors of a backward call: the others are read while they are written. */
+const FMHA_BWD_OUTPUTS: readonly string[] = ['dQ', 'dK', 'dV'];
+
+/**
+ * Reports to `problems` every output (dQ, dK, dV) whose extent [ptr, ptr + bytes) overlaps another
+ * tensor's (rule `must not overlap <other>`): blocks read Q, K, V, O, dO and LSE while others write
+ * the gradients, and dK and dV are written by the same blocks at once. Empty extents overlap nothing.
+ */
+function reportOutputOverlaps(problems: ArgumentProblems, extents: readonly { readonly name: string; readonly ptr: bigint; readonly bytes: number }[]): void {
+  const meets = (x: (typeof extents)[number], y: (typeof extents)[number]) => x.bytes > 0 && y.bytes > 0 && x.ptr < y.ptr + BigInt(y.bytes) && y.ptr < x.ptr + BigInt(x.bytes);
+  extents.forEach((out, i) => {
+    if (!FMHA_BWD_OUTPUTS.includes(out.name)) return;
+    for (const [j, other] of extents.entries()) {
+      if (j !== i && (!FMHA_BWD_OUTPUTS.includes(other.name) || j < i) && meets(out, other)) problems.report(out.name, `must not overlap ${other.name} (the kernels read or write it while writing ${out.name})`, { [out.name]: `0x${out.ptr.toString(16)}`, [other.name]: `0x${other.ptr.toString(16)}` });
+    }
+  });
+}
+
 /**
  * Runs one attention-backward problem on a device through @tilekit/fmha's `FmhaBwdLauncher`:
  * `create` checks the problem (`FmhaBwdArgumentError`), its layout (`ArgumentError` naming
- * `problem`), builds the launcher over the triples (`NoFmhaBwdInstanceError` when none matches,
- * with the launcher's unmatched traits), compiles the selected kernels, allocates D and — unless
+ * `problem`), the traits the catalog has (`checkFmhaBwdCatalogTraits`: head dims, mask kind,
+ * determinism), builds the launcher over the triples (`NoFmhaBwdInstanceError` when none matches,
+ * with the launcher's unmatched traits), checks a caller's `options.workspace` (size, 16-byte
+ * alignment), compiles the selected kernels, allocates D and — unless
  * one is given — the workspace (`workspaceSize.total` bytes), and prepares the workspace.
  * `prepare(buffers)` validates the buffers and returns `launch()` (dot_do_o, dq_dk_dv, convert_dq on
  * `buffers.stream`, re-zeroing dq_acc first when the layout needs it); `run` = prepare + launch.
@@ -381,6 +421,7 @@ export class FmhaBwdRunner {
     const p = 'rowsQ' in problem ? problem : checkFmhaBwdProblem(problem);
     const layout = fmhaBwdLayoutProblems(p);
     if (layout.length > 0) throw new ArgumentError('problem', `the backward kernels cannot take this layout: ${layout.join('; ')}`);
+    checkFmhaBwdCatalogTraits(p, options.triples ?? FMHA_BWD_TRIPLES);
     const { device } = options;
     let warning = '';
     const executorRef: { current?: FmhaBwdCudaExecutor } = {};
@@ -399,6 +440,8 @@ export class FmhaBwdRunner {
       },
     });
     if (!launcher.supported || launcher.triple === null) throw new NoFmhaBwdInstanceError(warning || 'fmha bwd: no instance for these traits');
+    // A caller's workspace is checked before anything is compiled.
+    if (options.workspace !== undefined && launcher.workspaceSize.total > 0) checkedAddress('options.workspace', options.workspace, launcher.workspaceSize.total, 16);
     const set: FmhaBwdKernelSet = fmhaBwdKernelsOf(launcher.triple, { dqDkDv: FMHA_BWD_DQ_DK_DV_CATALOG, dotDoO: FMHA_BWD_DOT_DO_O_CATALOG, convertDq: FMHA_BWD_CONVERT_DQ_CATALOG });
     const owned: { dispose(): void }[] = [];
     const build = async <I extends FmhaBwdAnyInstance>(instance: I): Promise<FmhaBwdKernel<I>> => {
@@ -461,7 +504,7 @@ export class FmhaBwdRunner {
   /**
    * The launcher's args for `buffers` (the runner's D buffer and workspace filled in). Throws one
    * `ArgumentError` naming every missing, short or misaligned buffer (the first one's name as
-   * `argument`).
+   * `argument`); then one naming every output (dQ, dK, dV) that overlaps an input or another output.
    */
   args(buffers: FmhaBwdRunnerBuffers): FmhaBwdArgs {
     const p = this.problem;
@@ -476,6 +519,8 @@ export class FmhaBwdRunner {
     const ws = this.#workspace;
     const lse = range('lse', buffers.lse, elems.lse * 4, 4);
     const starts = group ? { seqstartQ: range('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1), 4), seqstartK: range('seqstartK', buffers.seqstartK, 4 * (p.batch + 1), 4) } : {};
+    problems.throwIfAny();
+    reportOutputOverlaps(problems, [...FMHA_BWD_TENSORS.map((n) => ({ name: n, ptr: t[n].ptr, bytes: elems[n] * e })), { name: 'lse', ptr: lse, bytes: elems.lse * 4 }]);
     problems.throwIfAny();
     return {
       ...t,

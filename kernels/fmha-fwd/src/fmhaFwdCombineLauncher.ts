@@ -6,7 +6,7 @@ import { ArgumentError, ArgumentProblems, getDType } from '@tilekit/numeric';
 import { checkDeviceRange, type Compiler, type Device, type DeviceRange, type Stream } from '@tilekit/runtime';
 import { FmhaFwdLoadedKernel } from './fmhaFwdLoadedKernel.ts';
 import type { FmhaFwdCombineInstance, FmhaFwdCombineLaunch } from './fmhaFwdCombine.ts';
-import { fmhaFwdWorkspace, type FmhaFwdLaunchProblem } from './fmhaFwdLauncher.ts';
+import { fmhaFwdWorkspace, reportFmhaFwdOverlaps, type FmhaFwdLaunchProblem } from './fmhaFwdLauncher.ts';
 
 /** Device memory of a combine launch: the split workspace (read) and O / LSE (written). */
 export interface FmhaFwdCombineBuffers {
@@ -43,7 +43,8 @@ export function fmhaFwdCombineUnsupported(instance: FmhaFwdCombineInstance, p: F
  * Validates a combine launch of `instance` for `p` (the workspace laid out by `fmhaFwdWorkspace`)
  * and packs it. Throws one `ArgumentError` naming every problem found: `problem` (the predicates,
  * listed), `oAcc`/`lseAcc` (too small or misaligned), `o`, `lse` (missing when the problem asks for
- * LSE), `seqstartQ` (missing in group mode); the first one's name is its `argument`.
+ * LSE; either overlapping the workspace or the other), `seqstartQ` (missing in group mode); the
+ * first one's name is its `argument`.
  */
 export function prepareFmhaFwdCombineLaunch(instance: FmhaFwdCombineInstance, p: FmhaFwdLaunchProblem, buffers: FmhaFwdCombineBuffers): PreparedFmhaFwdCombineLaunch {
   const problems = new ArgumentProblems(ArgumentError);
@@ -58,8 +59,11 @@ export function prepareFmhaFwdCombineLaunch(instance: FmhaFwdCombineInstance, p:
   const rows = p.rowsQ;
   const oSpan = rows === 0 ? 0 : (batches - 1) * p.oStrides.batch + (p.nheadQ - 1) * p.oStrides.head + (rows - 1) * p.oStrides.row + p.hdimV;
   const o = problems.check(() => checkDeviceRange('o', buffers.o, oSpan * e, 2 * e));
-  const lse = p.lse ? problems.check(() => checkDeviceRange('lse', buffers.lse, ((batches - 1) * p.lseStrides.batch + (p.nheadQ - 1) * p.lseStrides.head + rows) * 4, 4)) : undefined;
+  const lseBytes = p.lse ? ((batches - 1) * p.lseStrides.batch + (p.nheadQ - 1) * p.lseStrides.head + rows) * 4 : 0;
+  const lse = p.lse ? problems.check(() => checkDeviceRange('lse', buffers.lse, lseBytes, 4)) : undefined;
   const seqstartQ = group ? problems.check(() => checkDeviceRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1), 4).ptr) : 0n;
+  const reads = [{ name: 'oAcc', range: oAcc, bytes: ws.oElements * 4 }, { name: 'lseAcc', range: lseAcc, bytes: ws.lseElements * 4 }];
+  reportFmhaFwdOverlaps(problems, [{ name: 'o', range: o, bytes: oSpan * e }, { name: 'lse', range: lse, bytes: lseBytes }], reads);
   problems.throwIfAny();
   const args = instance.signature.pack({
     o_acc: oAcc!.ptr,

@@ -159,16 +159,20 @@ export function fmhaFwdTileArgValues(
 }
 
 /**
- * Checks the group-mode sequence buffers (`seqstartQ`/`seqstartK` of batch + 1 int32, optional
- * `seqlenK` of batch) and returns their addresses (0 in batch mode). Throws one ArgumentError
- * naming every missing or short buffer.
+ * Checks the group-mode sequence buffers (`seqstartQ`/`seqstartK` of batch + 1 int32, `seqlenK` of
+ * batch — required when a checked problem has per-batch keys (`hasSeqlenK`), else optional; each
+ * 4-byte aligned) and returns their addresses (0 in batch mode). Throws one ArgumentError naming
+ * every missing, short or misaligned buffer.
  */
 export function checkFmhaFwdSequenceBuffers(p: FmhaFwdLaunchProblem, buffers: Pick<FmhaFwdBuffers, 'seqstartQ' | 'seqstartK' | 'seqlenK'>): { readonly seqstartQ: bigint; readonly seqstartK: bigint; readonly seqlenK: bigint } {
   if (p.mode !== 'group') return { seqstartQ: 0n, seqstartK: 0n, seqlenK: 0n };
   const v = new ArgumentProblems(ArgumentError);
-  const seqstartQ = v.check(() => checkDeviceRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1)).ptr);
-  const seqstartK = v.check(() => checkDeviceRange('seqstartK', buffers.seqstartK, 4 * (p.batch + 1)).ptr);
-  const seqlenK = buffers.seqlenK === undefined ? 0n : v.check(() => checkDeviceRange('seqlenK', buffers.seqlenK, 4 * p.batch).ptr);
+  const seqstartQ = v.check(() => checkDeviceRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1), 4).ptr);
+  const seqstartK = v.check(() => checkDeviceRange('seqstartK', buffers.seqstartK, 4 * (p.batch + 1), 4).ptr);
+  // A checked problem with per-batch keys (`hasSeqlenK`) is computed with them: without the buffer the kernel would use whole slots.
+  const required = 'hasSeqlenK' in p && p.hasSeqlenK === true;
+  if (required && buffers.seqlenK === undefined) v.report('seqlenK', 'is required: the problem gives per-batch seqlenK', undefined);
+  const seqlenK = buffers.seqlenK === undefined ? 0n : v.check(() => checkDeviceRange('seqlenK', buffers.seqlenK, 4 * p.batch, 4).ptr);
   v.throwIfAny();
   return { seqstartQ: seqstartQ!, seqstartK: seqstartK!, seqlenK: seqlenK! };
 }
@@ -186,15 +190,50 @@ function alignedRange(name: string, range: DeviceRange | undefined, bytes: numbe
  * Throws one ArgumentError naming every broken one of `q`, `k` and `v`.
  */
 export function checkFmhaFwdInputs(p: FmhaFwdLaunchProblem, buffers: Pick<FmhaFwdBuffers, 'q' | 'k' | 'v'>, loader: string): { readonly q: DeviceRange; readonly k: DeviceRange; readonly v: DeviceRange } {
-  const e = getDType(p.dtype).bytes;
-  const batches = p.mode === 'group' ? 1 : p.batch;
+  const bytes = fmhaFwdInputBytes(p);
   const problems = new ArgumentProblems(ArgumentError);
   const why = ` (${loader})`;
-  const q = problems.check(() => alignedRange('q', buffers.q, attentionTensorSpan(p.qStrides, batches, p.nheadQ, p.rowsQ, p.hdimQ) * e, 16, why));
-  const k = problems.check(() => alignedRange('k', buffers.k, attentionTensorSpan(p.kStrides, batches, p.nheadK, p.rowsK, p.hdimQ) * e, 16, why));
-  const v = problems.check(() => alignedRange('v', buffers.v, attentionTensorSpan(p.vStrides, batches, p.nheadK, p.rowsK, p.hdimV) * e, 16, why));
+  const q = problems.check(() => alignedRange('q', buffers.q, bytes.q, 16, why));
+  const k = problems.check(() => alignedRange('k', buffers.k, bytes.k, 16, why));
+  const v = problems.check(() => alignedRange('v', buffers.v, bytes.v, 16, why));
   problems.throwIfAny();
   return { q: q!, k: k!, v: v! };
+}
+
+/** Bytes of Q, K and V a launch reads: their strided spans (group mode one "batch"). */
+export function fmhaFwdInputBytes(p: FmhaFwdLaunchProblem): { readonly q: number; readonly k: number; readonly v: number } {
+  const e = getDType(p.dtype).bytes;
+  const batches = p.mode === 'group' ? 1 : p.batch;
+  return {
+    q: attentionTensorSpan(p.qStrides, batches, p.nheadQ, p.rowsQ, p.hdimQ) * e,
+    k: attentionTensorSpan(p.kStrides, batches, p.nheadK, p.rowsK, p.hdimQ) * e,
+    v: attentionTensorSpan(p.vStrides, batches, p.nheadK, p.rowsK, p.hdimV) * e,
+  };
+}
+
+/** A buffer as far as a launch touches it: `bytes` from its address (0: nothing). */
+export interface FmhaFwdExtent {
+  readonly name: string;
+  readonly range: DeviceRange | undefined;
+  readonly bytes: number;
+}
+
+function overlap(x: FmhaFwdExtent, y: FmhaFwdExtent): boolean {
+  if (x.range === undefined || y.range === undefined || x.bytes === 0 || y.bytes === 0) return false;
+  return x.range.ptr < y.range.ptr + BigInt(y.bytes) && y.range.ptr < x.range.ptr + BigInt(x.bytes);
+}
+
+/**
+ * Reports to `problems` every output whose extent overlaps an input's or an earlier output's (rule
+ * `must not overlap <other>`): other blocks still read the inputs while one writes, so an output
+ * over an input (O over Q, say) races. Extents that were not checked (undefined) are skipped.
+ */
+export function reportFmhaFwdOverlaps(problems: ArgumentProblems, outputs: readonly FmhaFwdExtent[], inputs: readonly FmhaFwdExtent[]): void {
+  outputs.forEach((out, i) => {
+    for (const other of [...inputs, ...outputs.slice(0, i)]) {
+      if (overlap(out, other)) problems.report(out.name, `must not overlap ${other.name} (the kernel reads it while writing ${out.name})`, { [out.name]: `0x${out.range!.ptr.toString(16)}`, [other.name]: `0x${other.range!.ptr.toString(16)}` });
+    }
+  });
 }
 
 /**
@@ -204,12 +243,32 @@ export function checkFmhaFwdInputs(p: FmhaFwdLaunchProblem, buffers: Pick<FmhaFw
  */
 export function checkFmhaFwdOutputs(p: FmhaFwdLaunchProblem, buffers: Pick<FmhaFwdBuffers, 'o' | 'lse'>): { readonly o: DeviceRange; readonly lse: DeviceRange | undefined } {
   const e = getDType(p.dtype).bytes;
-  const batches = p.mode === 'group' ? 1 : p.batch;
+  const bytes = fmhaFwdOutputBytes(p);
   const problems = new ArgumentProblems(ArgumentError);
-  const o = problems.check(() => checkDeviceRange('o', buffers.o, attentionTensorSpan(p.oStrides, batches, p.nheadQ, p.rowsQ, p.hdimV) * e, 2 * e));
-  const lse = p.lse ? problems.check(() => checkDeviceRange('lse', buffers.lse, ((batches - 1) * p.lseStrides.batch + (p.nheadQ - 1) * p.lseStrides.head + p.rowsQ) * 4, 4)) : undefined;
+  const o = problems.check(() => checkDeviceRange('o', buffers.o, bytes.o, 2 * e));
+  const lse = p.lse ? problems.check(() => checkDeviceRange('lse', buffers.lse, bytes.lse, 4)) : undefined;
   problems.throwIfAny();
   return { o: o!, lse };
+}
+
+/** Bytes of O (its strided span) and LSE (fp32, `lseStrides`; 0 when the problem writes none) a one-pass launch writes. */
+export function fmhaFwdOutputBytes(p: FmhaFwdLaunchProblem): { readonly o: number; readonly lse: number } {
+  const e = getDType(p.dtype).bytes;
+  const batches = p.mode === 'group' ? 1 : p.batch;
+  const lse = p.lse ? ((batches - 1) * p.lseStrides.batch + (p.nheadQ - 1) * p.lseStrides.head + p.rowsQ) * 4 : 0;
+  return { o: attentionTensorSpan(p.oStrides, batches, p.nheadQ, p.rowsQ, p.hdimV) * e, lse };
+}
+
+/**
+ * Reports to `problems` O or LSE overlapping Q, K, V or each other (see `reportFmhaFwdOverlaps`),
+ * for the buffers of a one-pass launch that passed their own checks.
+ */
+export function reportFmhaFwdOutputOverlaps(problems: ArgumentProblems, p: FmhaFwdLaunchProblem, inputs: { readonly q: DeviceRange; readonly k: DeviceRange; readonly v: DeviceRange } | undefined, outputs: { readonly o: DeviceRange; readonly lse: DeviceRange | undefined } | undefined): void {
+  if (inputs === undefined || outputs === undefined) return;
+  const read = fmhaFwdInputBytes(p);
+  const written = fmhaFwdOutputBytes(p);
+  const ins = (['q', 'k', 'v'] as const).map((name) => ({ name, range: inputs[name], bytes: read[name] }));
+  reportFmhaFwdOverlaps(problems, [{ name: 'o', range: outputs.o, bytes: written.o }, { name: 'lse', range: outputs.lse, bytes: written.lse }], ins);
 }
 
 /** O and LSE of a launch of `instance`: the problem's (one pass) or the fp32 split workspace's, each checked (every problem reported to `problems`). */
@@ -220,24 +279,31 @@ function checkLaunchOutputs(problems: ArgumentProblems, instance: FmhaFwdInstanc
   const ws = fmhaFwdWorkspace(p);
   const oStrides = split ? ws.oStrides : p.oStrides;
   const lseStrides = split ? ws.lseStrides : p.lseStrides;
-  const o = problems.check(() => alignedRange('o', buffers.o, split ? ws.oElements * 4 : attentionTensorSpan(p.oStrides, batches, p.nheadQ, p.rowsQ, p.hdimV) * e, split ? 8 : 2 * e, ''));
+  const oBytes = split ? ws.oElements * 4 : attentionTensorSpan(p.oStrides, batches, p.nheadQ, p.rowsQ, p.hdimV) * e;
+  const o = problems.check(() => alignedRange('o', buffers.o, oBytes, split ? 8 : 2 * e, ''));
   const writesLse = split || p.lse;
-  const lse = writesLse ? problems.check(() => checkDeviceRange('lse', buffers.lse, (split ? ws.lseElements : (batches - 1) * lseStrides.batch + (p.nheadQ - 1) * lseStrides.head + p.rowsQ) * 4)) : undefined;
-  return { o, oStrides, lse, lseStrides, ws };
+  const lseBytes = writesLse ? (split ? ws.lseElements : (batches - 1) * lseStrides.batch + (p.nheadQ - 1) * lseStrides.head + p.rowsQ) * 4 : 0;
+  const lse = writesLse ? problems.check(() => checkDeviceRange('lse', buffers.lse, lseBytes, 4)) : undefined;
+  return { o, oStrides, lse, lseStrides, ws, extents: [{ name: 'o', range: o, bytes: oBytes }, { name: 'lse', range: lse, bytes: lseBytes }] };
 }
 
 /**
  * Validates a launch of `instance` on `p` with `buffers` and packs it. Throws one `ArgumentError`
  * naming every problem found: `problem` (the instance's predicates, listed), `q`/`k`/`v`/`o`/`lse`
- * (too small or misaligned), `seqstartQ`/`seqstartK`/`seqlenK` (missing or short in group mode);
- * the first one's name is its `argument`.
+ * (too small or misaligned; `o`/`lse` also when overlapping Q, K, V or each other),
+ * `seqstartQ`/`seqstartK`/`seqlenK` (missing, short or misaligned in group mode); the first one's
+ * name is its `argument`.
  */
 export function prepareFmhaFwdLaunch(instance: FmhaFwdInstance, p: FmhaFwdLaunchProblem, buffers: FmhaFwdBuffers, encode: TensorMapEncoder): PreparedFmhaFwdLaunch {
   const problems = new ArgumentProblems(ArgumentError);
   const reasons = fmhaFwdUnsupported(instance, p);
   if (reasons.length > 0) problems.report('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
   const inputs = problems.check(() => checkFmhaFwdInputs(p, buffers, 'TMA'));
-  const { o, oStrides, lse, lseStrides, ws } = checkLaunchOutputs(problems, instance, p, buffers);
+  const { o, oStrides, lse, lseStrides, ws, extents } = checkLaunchOutputs(problems, instance, p, buffers);
+  if (inputs !== undefined) {
+    const read = fmhaFwdInputBytes(p);
+    reportFmhaFwdOverlaps(problems, extents, (['q', 'k', 'v'] as const).map((name) => ({ name, range: inputs[name], bytes: read[name] })));
+  }
   problems.check(() => checkFmhaFwdSequenceBuffers(p, buffers));
   problems.throwIfAny();
   const { q, k, v } = inputs!;

@@ -1,14 +1,15 @@
 // The operator-level runner of attention forward: from a problem to the kernel(s) that compute it —
 // the dispatched attention instance and, with split-KV, the combine instance and the fp32 workspace
 // between them — validated before anything is launched, then one or two launches on one stream.
-import { ArgumentError } from '@tilekit/numeric';
+import { ArgumentError, ArgumentProblems, getDType } from '@tilekit/numeric';
+import { formatAttentionMaskSpec } from '@tilekit/fmha';
 import { encodeTensorMapTiled, type Compiler, type Device, type DeviceBuffer, type KernelResources, type Stream } from '@tilekit/runtime';
 import type { FmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
 import { FmhaFwdCombineKernel } from './fmhaFwdCombineLauncher.ts';
 import { selectFmhaFwdCombineInstance, selectFmhaFwdInstance } from './fmhaFwdDispatch.ts';
 import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
-import { FmhaFwdKernel, fmhaFwdWorkspace, type DeviceRange, type TensorMapEncoder } from './fmhaFwdLauncher.ts';
-import { checkFmhaFwdProblem, type CheckedFmhaFwdProblem, type FmhaFwdProblem } from './fmhaFwdProblem.ts';
+import { FmhaFwdKernel, fmhaFwdWorkspace, reportFmhaFwdOutputOverlaps, type DeviceRange, type TensorMapEncoder } from './fmhaFwdLauncher.ts';
+import { checkFmhaFwdProblem, FmhaFwdArgumentError, type CheckedFmhaFwdProblem, type FmhaFwdProblem } from './fmhaFwdProblem.ts';
 import { chooseFmhaFwdSplits, withFmhaFwdSplits } from './fmhaFwdSplit.ts';
 
 /** SMs of an H200 (the planning default when no device is at hand). */
@@ -35,13 +36,15 @@ function alignUp(n: number, a: number): number {
 }
 
 /**
- * Plans `problem` (no GPU needed): checks it, resolves splitKv 'auto' for `smCount` SMs with the
- * dispatched instance's tiles, dispatches the attention instance (and the combine instance when
- * there is more than one split) and sizes the workspace (`fmhaFwdWorkspace`). Throws
- * `FmhaFwdArgumentError` for a bad problem and `NoFmhaFwdInstanceError` when no instance fits.
+ * Plans `problem` (no GPU needed): checks it (and `checkFmhaFwdKernelRules`), resolves splitKv
+ * 'auto' for `smCount` SMs with the dispatched instance's tiles, dispatches the attention instance
+ * (and the combine instance when there is more than one split) and sizes the workspace
+ * (`fmhaFwdWorkspace`). Throws `FmhaFwdArgumentError` for a bad problem and `NoFmhaFwdInstanceError`
+ * when no instance fits (a custom catalog).
  */
 export function planFmhaFwd(problem: FmhaFwdProblem | CheckedFmhaFwdProblem, options: { readonly smCount?: number; readonly catalog?: readonly FmhaFwdInstance[]; readonly combineCatalog?: readonly FmhaFwdCombineInstance[] } = {}): FmhaFwdPlan {
   let checked = 'rowsQ' in problem ? problem : checkFmhaFwdProblem(problem);
+  checkFmhaFwdKernelRules(checked);
   const catalog = options.catalog !== undefined ? { catalog: options.catalog } : {};
   if (checked.splitKvAuto) {
     // The tiles of the one-pass instance (the split instance of the same head dims has the same).
@@ -54,6 +57,28 @@ export function planFmhaFwd(problem: FmhaFwdProblem | CheckedFmhaFwdProblem, opt
   const ws = fmhaFwdWorkspace(checked);
   const lseOffset = alignUp(Math.max(1, ws.oElements * 4), WORKSPACE_ALIGN);
   return { problem: checked, instance, combine, workspaceBytes: lseOffset + alignUp(Math.max(1, ws.lseElements * 4), WORKSPACE_ALIGN), workspaceLseOffset: lseOffset };
+}
+
+/**
+ * The rules every forward kernel puts on a valid problem (the predicates all instances share, so
+ * that a problem breaking one is an argument error, not a missing instance): a window mask or none
+ * (no generic (y, x) mask); Q, K and V strides whose bytes are multiples of 16 below 2^40 (TMA and
+ * cp.async rows); an even O row stride below 2^31 (element-pair stores). Throws one
+ * `FmhaFwdArgumentError` naming every broken `problem.mask` / `problem.<x>Strides.<dim>`.
+ */
+export function checkFmhaFwdKernelRules(p: CheckedFmhaFwdProblem): void {
+  const v = new ArgumentProblems(FmhaFwdArgumentError);
+  const e = getDType(p.dtype).bytes;
+  if (p.mask.kind === 'generic') v.report('problem.mask', 'must be a window mask or none: the forward kernels take no generic (y, x) mask', formatAttentionMaskSpec(p.mask));
+  for (const [name, s] of [['qStrides', p.qStrides], ['kStrides', p.kStrides], ['vStrides', p.vStrides]] as const) {
+    for (const dim of ['row', 'head', 'batch'] as const) {
+      if ((s[dim] * e) % 16 !== 0) v.report(`problem.${name}.${dim}`, `times the element size (${e} bytes) must be a multiple of 16 bytes (the kernels load 16-byte rows)`, s[dim]);
+      else if (s[dim] * e >= 2 ** 40) v.report(`problem.${name}.${dim}`, 'times the element size must stay below 2^40 bytes (TMA)', s[dim]);
+    }
+  }
+  if (p.oStrides.row % 2 !== 0) v.report('problem.oStrides.row', 'must be even (the kernels store O in element pairs)', p.oStrides.row);
+  else if (p.oStrides.row > 2 ** 31 - 2) v.report('problem.oStrides.row', 'must fit in int32', p.oStrides.row);
+  v.throwIfAny();
 }
 
 /** Device memory of one run: inputs, O, LSE (when the problem asks for it), group-mode arrays (int32). */
@@ -158,7 +183,8 @@ export class FmhaFwdRunner {
 
   /**
    * Validates `buffers` for both launches (ArgumentError naming the buffer or `problem`; `lse`
-   * is required when the problem asks for LSE) and returns `launch`, which enqueues the attention
+   * is required when the problem asks for LSE; `o`/`lse` must not overlap Q, K or V, with split-KV
+   * too) and returns `launch`, which enqueues the attention
    * kernel and, with split-KV, the combine kernel on `buffers.stream`.
    */
   prepare(buffers: FmhaFwdRunnerBuffers): { launch(): void } {
@@ -179,6 +205,10 @@ export class FmhaFwdRunner {
     const lseAcc = ws.view(this.plan.workspaceLseOffset);
     const main = this.kernel.prepare(p, { q: buffers.q, k: buffers.k, v: buffers.v, o: oAcc, lse: lseAcc, ...group, ...stream }, this.#encode);
     const combine = this.combineKernel.prepare(p, { oAcc, lseAcc, o: buffers.o, ...(p.lse && buffers.lse ? { lse: buffers.lse } : {}), ...(buffers.seqstartQ ? { seqstartQ: buffers.seqstartQ } : {}), ...stream });
+    // Each launch checked its own buffers; the final O and LSE must not overlap Q, K or V either.
+    const overlaps = new ArgumentProblems(ArgumentError);
+    reportFmhaFwdOutputOverlaps(overlaps, p, { q: buffers.q, k: buffers.k, v: buffers.v }, { o: buffers.o, lse: p.lse ? buffers.lse : undefined });
+    overlaps.throwIfAny();
     return {
       launch: () => {
         main.launch();

@@ -6,11 +6,13 @@ import { causalTopLeft, noMask } from '@tilekit/fmha';
 import { checkFmhaFwdProblem, type CheckedFmhaFwdProblem, type FmhaFwdDType, type FmhaFwdRunnerBuffers, type TensorMapEncoder } from '@tilekit/kernel-fmha-fwd';
 import type { AttentionLayout } from '@tilekit/fmha';
 import { encodeTensorMapTiled, type Compiler, type Device, type DeviceBuffer } from '@tilekit/runtime';
-import { SpargeBlockMapKernels, type PreparedSpargeBlockMap } from './blockMap/spargeBlockMapKernels.ts';
+import { SpargeBlockMapKernels, type PreparedSpargeBlockMap, type SpargeBlockMapProblem } from './blockMap/spargeBlockMapKernels.ts';
+import { checkSpargePoolProblem } from './blockMap/spargePoolProblem.ts';
+import { checkSpargeSelectConfig } from './blockMap/spargeSelectLauncher.ts';
 import { SPARGE_FWD_CATALOG, SPARGE_FWD_TILE } from './attention/spargeFwdCatalog.ts';
 import type { SpargeFwdInstance, SpargePipeline } from './attention/spargeFwdInstance.ts';
 import { SPARGE_PIPELINES } from './attention/spargeFwdInstance.ts';
-import { spargeMaxSeqlens, SpargeFwdKernel, type SpargeFwdLaunchProblem, type SpargePvModeName } from './attention/spargeFwdLauncher.ts';
+import { spargeFwdUnsupported, spargeMaxSeqlens, SpargeFwdKernel, type SpargeFwdLaunchProblem, type SpargePvModeName } from './attention/spargeFwdLauncher.ts';
 import { SpargeArgumentError } from './spargeArgumentError.ts';
 import { checkSpargeParams, type ResolvedSpargeParams, type SpargeParams } from './spargeHyperparameters.ts';
 import { SPARGE_PV_MODES } from './spargeReference.ts';
@@ -51,10 +53,40 @@ export interface SpargePlan {
   readonly denseBlocks: number;
 }
 
+/** The block-map problem of an attention problem: its shape, Q/K strides and sequences, the hyperparameters with the kernels' blocks. */
+function spargeBlockMapProblemOf(p: SpargeFwdLaunchProblem, params: SpargeParams, resolved: ResolvedSpargeParams): SpargeBlockMapProblem {
+  return {
+    dtype: p.dtype,
+    headDim: p.hdimQ,
+    batch: p.batch,
+    nhead: p.nheadQ,
+    nheadK: p.nheadK,
+    ...(p.mode === 'group' ? { seqstartQ: p.seqstartQ, seqstartK: p.seqstartK } : { seqlenQ: p.seqlenQ, seqlenK: p.seqlenK }),
+    qStrides: p.qStrides,
+    kStrides: p.kStrides,
+    params: { ...params, blockQ: resolved.blockQ, blockK: resolved.blockK },
+  };
+}
+
+/**
+ * The block map's own rules on the shape (what the dense forward allows and it does not: batch-mode
+ * sequences of at least one row, at most 4096 key blocks per row), checked while planning so that a
+ * problem the block map rejects is rejected before any kernel is built.
+ * @throws SpargeArgumentError naming the field.
+ */
+function checkSpargeBlockMapShape(b: SpargeBlockMapProblem, params: ResolvedSpargeParams): void {
+  const { params: _params, ...shape } = b;
+  const pool = checkSpargePoolProblem({ ...shape, blockQ: params.blockQ, blockK: params.blockK, smoothK: params.smoothK, int8: params.int8, tailBlockRule: params.tailBlockRule });
+  const sequences = pool.mode === 'group' ? { seqstartQ: pool.seqstartQ!, seqstartK: pool.seqstartK! } : { seqlenQ: pool.seqlenQ, seqlenK: pool.seqlenK };
+  checkSpargeSelectConfig({ batch: pool.batch, nhead: pool.nhead, nheadK: pool.nheadK, headDim: pool.headDim, blockQ: pool.blockQ, blockK: pool.blockK, ...sequences, selection: params.selection, isCausal: params.isCausal, attentionSink: params.attentionSink });
+}
+
 /**
  * Checks a problem and plans it: the attention problem (checkFmhaFwdProblem, mask = top-left causal
  * when params.isCausal), the hyperparameters (checkSpargeParams; blockQ/blockK, when given, must be
- * the kernels' 128), the pipeline and PV mode, and the attention instance.
+ * the kernels' 128), the pipeline and PV mode, the attention instance (and its predicates: jenga's
+ * key-block limit, say), and the block map's rules on the shape (sequences of at least one row in
+ * batch mode, at most 4096 key blocks).
  * @throws SpargeArgumentError / FmhaFwdArgumentError naming the argument and the rule.
  */
 export function planSparge(problem: SpargeProblem): SpargePlan {
@@ -90,6 +122,9 @@ export function planSparge(problem: SpargeProblem): SpargePlan {
       (i.policy.qkDtype === 'int8') === params.int8,
   );
   if (instance === undefined) throw new SpargeArgumentError('problem', 'has no sparse attention instance (dtype fp16/bf16, d 64/128)', `${checked.dtype} d${checked.hdimQ}`);
+  const reasons = spargeFwdUnsupported(instance, attention);
+  if (reasons.length > 0) throw new SpargeArgumentError('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`, `${checked.dtype} d${checked.hdimQ} ${pipeline}`);
+  checkSpargeBlockMapShape(spargeBlockMapProblemOf(attention, problem.params, resolved), resolved);
   let denseBlocks = 0;
   for (let b = 0; b < checked.batch; b++) {
     const sq = checked.mode === 'batch' ? checked.seqlenQ : checked.seqstartQ[b + 1]! - checked.seqstartQ[b]!;
@@ -190,20 +225,7 @@ export class SpargeRunner {
       owned.push(pvThreshold);
       const seqstarts = p.mode === 'group' ? { seqstartQ: buffers.seqstartQ!, seqstartK: buffers.seqstartK! } : {};
       const stream = buffers.stream === undefined ? {} : { stream: buffers.stream };
-      blockMapRun = blockMaps.prepare(
-        {
-          dtype: p.dtype,
-          headDim: p.hdimQ,
-          batch: p.batch,
-          nhead: p.nheadQ,
-          nheadK: p.nheadK,
-          ...(p.mode === 'group' ? { seqstartQ: p.seqstartQ, seqstartK: p.seqstartK } : { seqlenQ: p.seqlenQ, seqlenK: p.seqlenK }),
-          qStrides: p.qStrides,
-          kStrides: p.kStrides,
-          params: { ...problem.params, blockQ: plan.params.blockQ, blockK: plan.params.blockK },
-        },
-        { q: buffers.q, k: buffers.k, ...seqstarts, blockMap, lut, validBlockNum, visited, ...stream },
-      );
+      blockMapRun = blockMaps.prepare(spargeBlockMapProblemOf(p, problem.params, plan.params), { q: buffers.q, k: buffers.k, ...seqstarts, blockMap, lut, validBlockNum, visited, ...stream });
       const inter = blockMapRun.intermediates;
       const attn = attention.prepare(
         p,

@@ -6,7 +6,7 @@ import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 import type { Compiler, Device } from '@tilekit/runtime';
 import { FmhaFwdLoadedKernel } from '../fmhaFwdLoadedKernel.ts';
 import type { FmhaFwdLaunch } from '../fmhaFwdInstance.ts';
-import { checkFmhaFwdInputs, checkFmhaFwdOutputs, checkFmhaFwdSequenceBuffers, fmhaFwdTileArgValues, type FmhaFwdBuffers, type FmhaFwdLaunchProblem } from '../fmhaFwdLauncher.ts';
+import { checkFmhaFwdInputs, checkFmhaFwdOutputs, checkFmhaFwdSequenceBuffers, fmhaFwdTileArgValues, reportFmhaFwdOutputOverlaps, type FmhaFwdBuffers, type FmhaFwdLaunchProblem } from '../fmhaFwdLauncher.ts';
 import { FMHA_SM80_COPY_ELEMENTS, FMHA_SM80_MAX_ROW_STRIDE, type FmhaFwdSm80Instance } from './fmhaFwdSm80Instance.ts';
 
 /** A validated sm_80 launch. */
@@ -49,8 +49,9 @@ export function fmhaFwdSm80Unsupported(instance: FmhaFwdSm80Instance, p: FmhaFwd
 /**
  * Validates a launch of `instance` on `p` with `buffers` and packs it. Throws one `ArgumentError`
  * naming every problem found: `problem` (the instance's predicates, listed), `q`/`k`/`v`/`o`/`lse`
- * (too small or misaligned), `seqstartQ`/`seqstartK`/`seqlenK` (missing or short in group mode);
- * the first one's name is its `argument`.
+ * (too small or misaligned; `o`/`lse` also when overlapping Q, K, V or each other),
+ * `seqstartQ`/`seqstartK`/`seqlenK` (missing, short or misaligned in group mode); the first one's
+ * name is its `argument`.
  */
 export function prepareFmhaFwdSm80Launch(instance: FmhaFwdSm80Instance, p: FmhaFwdLaunchProblem, buffers: FmhaFwdSm80Buffers): PreparedFmhaFwdSm80Launch {
   const problems = new ArgumentProblems(ArgumentError);
@@ -58,6 +59,7 @@ export function prepareFmhaFwdSm80Launch(instance: FmhaFwdSm80Instance, p: FmhaF
   if (reasons.length > 0) problems.report('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
   const inputs = problems.check(() => checkFmhaFwdInputs(p, buffers, 'cp.async'));
   const outputs = problems.check(() => checkFmhaFwdOutputs(p, buffers));
+  reportFmhaFwdOutputOverlaps(problems, p, inputs, outputs);
   problems.check(() => checkFmhaFwdSequenceBuffers(p, buffers));
   problems.throwIfAny();
   const { q, k, v } = inputs!;

@@ -3,7 +3,7 @@
 // mode and thresholds — all validated before anything reaches the GPU.
 import type { PackedArguments } from '@tilekit/codegen';
 import { FMHA_PV_SKIP_MODES } from '@tilekit/fmha';
-import { checkFmhaFwdInputs, checkFmhaFwdOutputs, checkFmhaFwdSequenceBuffers, fmhaFwdTensorMaps, fmhaFwdTileArgValues, fmhaFwdUnsupported, FmhaFwdLoadedKernel, type CheckedFmhaFwdProblem, type FmhaFwdBuffers, type PreparedFmhaFwdLaunch, type TensorMapEncoder } from '@tilekit/kernel-fmha-fwd';
+import { checkFmhaFwdInputs, checkFmhaFwdOutputs, checkFmhaFwdSequenceBuffers, fmhaFwdInputBytes, fmhaFwdOutputBytes, fmhaFwdTensorMaps, fmhaFwdTileArgValues, fmhaFwdUnsupported, FmhaFwdLoadedKernel, reportFmhaFwdOverlaps, type CheckedFmhaFwdProblem, type FmhaFwdBuffers, type PreparedFmhaFwdLaunch, type TensorMapEncoder } from '@tilekit/kernel-fmha-fwd';
 import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 import { checkDeviceRange, checkTiledTensorMap, type Compiler, type Device, type DeviceRange, type TiledTensorMapOptions } from '@tilekit/runtime';
 import { SPARGE_PV_MODES, type SpargePvMode } from '../spargeReference.ts';
@@ -81,31 +81,64 @@ function checkedPtr(problems: ArgumentProblems, name: string, range: DeviceRange
   });
 }
 
-/** The block-map, PV-skip and int8 buffers the instance reads (0 where it reads none), every problem reported to `problems`. */
-function spargeOnlyBuffers(problems: ArgumentProblems, instance: SpargeFwdInstance, p: SpargeFwdLaunchProblem, buffers: SpargeFwdBuffers) {
+/** Bytes and alignment of the block-map, PV-skip and int8 buffers the instance reads (absent: it reads none). */
+function spargeOnlyBytes(instance: SpargeFwdInstance, p: SpargeFwdLaunchProblem): Partial<Record<SpargeOnlyBuffer, { readonly bytes: number; readonly align: number }>> {
   const batches = p.mode === 'group' ? 1 : p.batch;
   const rows = p.batch * p.nheadQ * p.qBlocks;
   const cells = rows * p.kBlocks;
-  const vsa = p.pipeline === 'vsa';
   const int8 = instance.policy.qkDtype === 'int8';
   return {
-    lut: vsa ? checkedPtr(problems, 'lut', buffers.lut, 4 * cells) : 0n,
-    valid: vsa ? checkedPtr(problems, 'validBlockNum', buffers.validBlockNum, 4 * rows) : 0n,
-    blockMap: p.pipeline === 'jenga' ? checkedPtr(problems, 'blockMap', buffers.blockMap, cells) : 0n,
-    pvThreshold: checkedPtr(problems, 'pvThreshold', buffers.pvThreshold, 4 * p.nheadQ),
-    pvStats: buffers.pvStats === undefined ? 0n : checkedPtr(problems, 'pvStats', buffers.pvStats, 16, 8),
-    q8: int8 ? checkedPtr(problems, 'q8', buffers.q8, batches * p.nheadQ * p.rowsQ * p.hdimQ, 16, ' (TMA)') : 0n,
-    k8: int8 ? checkedPtr(problems, 'k8', buffers.k8, batches * p.nheadK * p.rowsK * p.hdimQ, 16, ' (TMA)') : 0n,
-    qScale: int8 ? checkedPtr(problems, 'qScale', buffers.qScale, 4 * rows) : 0n,
-    kScale: int8 ? checkedPtr(problems, 'kScale', buffers.kScale, 4 * p.batch * p.nheadK * p.kBlocks) : 0n,
+    ...(p.pipeline === 'vsa' ? { lut: { bytes: 4 * cells, align: 4 }, validBlockNum: { bytes: 4 * rows, align: 4 } } : {}),
+    ...(p.pipeline === 'jenga' ? { blockMap: { bytes: cells, align: 1 } } : {}),
+    pvThreshold: { bytes: 4 * p.nheadQ, align: 4 },
+    pvStats: { bytes: 16, align: 8 },
+    ...(int8
+      ? {
+          q8: { bytes: batches * p.nheadQ * p.rowsQ * p.hdimQ, align: 16 },
+          k8: { bytes: batches * p.nheadK * p.rowsK * p.hdimQ, align: 16 },
+          qScale: { bytes: 4 * rows, align: 4 },
+          kScale: { bytes: 4 * p.batch * p.nheadK * p.kBlocks, align: 4 },
+        }
+      : {}),
   };
+}
+
+/** The buffers only the sparse kernels read (and `pvStats`, which they add to). */
+type SpargeOnlyBuffer = 'lut' | 'validBlockNum' | 'blockMap' | 'pvThreshold' | 'pvStats' | 'q8' | 'k8' | 'qScale' | 'kScale';
+
+/**
+ * The block-map, PV-skip and int8 buffers the instance reads, each at least its size and aligned to
+ * its element (0 where it reads none; `pvStats` optional), every problem reported to `problems`.
+ */
+function spargeOnlyBuffers(problems: ArgumentProblems, instance: SpargeFwdInstance, p: SpargeFwdLaunchProblem, buffers: SpargeFwdBuffers) {
+  const sizes = spargeOnlyBytes(instance, p);
+  const ptr = (name: SpargeOnlyBuffer): bigint | undefined => {
+    const s = sizes[name];
+    if (s === undefined || (name === 'pvStats' && buffers.pvStats === undefined)) return 0n;
+    return checkedPtr(problems, name, buffers[name], s.bytes, s.align, name === 'q8' || name === 'k8' ? ' (TMA)' : '');
+  };
+  return { lut: ptr('lut'), valid: ptr('validBlockNum'), blockMap: ptr('blockMap'), pvThreshold: ptr('pvThreshold'), pvStats: ptr('pvStats'), q8: ptr('q8'), k8: ptr('k8'), qScale: ptr('qScale'), kScale: ptr('kScale') };
+}
+
+/**
+ * Reports to `problems` O, LSE or `pvStats` overlapping a buffer the launch reads (Q, K, V, the
+ * block map, thresholds, int8 copies) or each other: other blocks read those while one writes.
+ */
+function reportSpargeOverlaps(problems: ArgumentProblems, instance: SpargeFwdInstance, p: SpargeFwdLaunchProblem, buffers: SpargeFwdBuffers): void {
+  const sizes = spargeOnlyBytes(instance, p);
+  const extent = (name: SpargeOnlyBuffer) => ({ name, range: buffers[name], bytes: sizes[name]?.bytes ?? 0 });
+  const read = fmhaFwdInputBytes(p);
+  const written = fmhaFwdOutputBytes(p);
+  const inputs = [...(['q', 'k', 'v'] as const).map((name) => ({ name, range: buffers[name], bytes: read[name] })), ...(['lut', 'validBlockNum', 'blockMap', 'pvThreshold', 'q8', 'k8', 'qScale', 'kScale'] as const).map(extent)];
+  reportFmhaFwdOverlaps(problems, [{ name: 'o', range: buffers.o, bytes: written.o }, { name: 'lse', range: p.lse ? buffers.lse : undefined, bytes: written.lse }, extent('pvStats')], inputs);
 }
 
 /**
  * Validates a launch of `instance` on `p` with `buffers` and packs it. Throws one `ArgumentError`
  * naming every problem found (the first one's name as `argument`): `problem` (the instance's
  * predicates, listed), `qBlocks`/`kBlocks` (not the grid the instance's tiles give the problem) or
- * a buffer (`q`, `lut`, `blockMap`, `pvThreshold`, …: missing, too small or misaligned).
+ * a buffer (`q`, `lut`, `blockMap`, `pvThreshold`, …: missing, too small or misaligned; then `o`,
+ * `lse` or `pvStats` overlapping a buffer the launch reads, or each other).
  */
 export function prepareSpargeFwdLaunch(instance: SpargeFwdInstance, p: SpargeFwdLaunchProblem, buffers: SpargeFwdBuffers, encode: TensorMapEncoder): PreparedSpargeFwdLaunch {
   const problems = new ArgumentProblems(ArgumentError);
@@ -121,6 +154,7 @@ export function prepareSpargeFwdLaunch(instance: SpargeFwdInstance, p: SpargeFwd
   const outputs = problems.check(() => checkFmhaFwdOutputs(p, buffers));
   problems.check(() => checkFmhaFwdSequenceBuffers(p, buffers));
   const extra = spargeOnlyBuffers(problems, instance, p, buffers);
+  if (problems.isEmpty) reportSpargeOverlaps(problems, instance, p, buffers);
   problems.throwIfAny();
   const { q, k, v } = inputs!;
   const { o, lse } = outputs!;

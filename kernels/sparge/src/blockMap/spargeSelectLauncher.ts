@@ -140,11 +140,34 @@ export function spargeSelectBufferBytes(c: CheckedSpargeSelectConfig): Readonly<
   };
 }
 
+/** What the selection kernel writes; it reads every other buffer. */
+const SELECT_OUTPUTS = ['blockMap', 'lut', 'validBlockNum', 'visited'] as const;
+
+/**
+ * Reports to `v` every output (block map, LUT, valid counts, visited) overlapping another buffer of
+ * the launch (rule `must not overlap buffers.<other>`): a block writes its rows while others read
+ * the pooled inputs and write theirs. Extents are the bytes the launch touches.
+ */
+function reportSelectOverlaps(v: ArgumentProblems, buffers: SpargeSelectBuffers, bytes: ReturnType<typeof spargeSelectBufferBytes>): void {
+  const size = (key: keyof SpargeSelectBuffers): number => (key === 'seqstartQ' || key === 'seqstartK' ? 0 : bytes[key]);
+  const all = (Object.keys(buffers) as (keyof SpargeSelectBuffers)[]).filter((k) => buffers[k] !== undefined && size(k) > 0);
+  const meets = (x: keyof SpargeSelectBuffers, y: keyof SpargeSelectBuffers): boolean => buffers[x]!.ptr < buffers[y]!.ptr + BigInt(size(y)) && buffers[y]!.ptr < buffers[x]!.ptr + BigInt(size(x));
+  SELECT_OUTPUTS.forEach((out, i) => {
+    if (!all.includes(out)) return;
+    for (const other of all) {
+      const earlierOutput = (SELECT_OUTPUTS as readonly string[]).indexOf(other);
+      if (other === out || (earlierOutput >= 0 && earlierOutput > i)) continue;
+      if (meets(out, other)) v.report(`buffers.${out}`, `must not overlap buffers.${other} (the selection kernel reads or writes it while writing ${out})`, { [out]: `0x${buffers[out]!.ptr.toString(16)}`, [other]: `0x${buffers[other]!.ptr.toString(16)}` });
+    }
+  });
+}
+
 /**
  * Checks the buffers against a checked config (each at least its size, aligned to its element)
  * and packs the launch of the catalog instance for the head dim and key-block count.
  * @throws ArgumentError naming the buffer (`buffers.lut`, …) and the rule, every broken buffer in
- * one error (the first one's name as `argument`).
+ * one error (the first one's name as `argument`); then one naming every output (`buffers.blockMap`,
+ * `buffers.lut`, `buffers.validBlockNum`, `buffers.visited`) that overlaps another buffer.
  */
 export function packSpargeSelect(c: CheckedSpargeSelectConfig, buffers: SpargeSelectBuffers): SpargeSelectPackedLaunch {
   if (typeof buffers !== 'object' || buffers === null) throw new ArgumentError('buffers', 'must be an object of device buffers', buffers);
@@ -159,6 +182,8 @@ export function packSpargeSelect(c: CheckedSpargeSelectConfig, buffers: SpargeSe
     v.check(() => checkDeviceRange('buffers.seqstartQ', buffers.seqstartQ, (c.batch + 1) * 4, 4));
     v.check(() => checkDeviceRange('buffers.seqstartK', buffers.seqstartK, (c.batch + 1) * 4, 4));
   }
+  v.throwIfAny();
+  reportSelectOverlaps(v, buffers, bytes);
   v.throwIfAny();
   const instance = spargeSelectInstanceFor(c.headDim, c.grid.kBlocksMax);
   const { qBlocksMax, kBlocksMax } = c.grid;
