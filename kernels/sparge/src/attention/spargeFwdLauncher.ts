@@ -168,8 +168,9 @@ export function prepareSpargeFwdLaunch(instance: SpargeFwdInstance, p: SpargeFwd
       oobFill: 'zero',
       l2Promotion: '128B',
       address,
+      // A tensor without rows (every sequence empty) gets a one-row placeholder: no tile is loaded from it.
       globalDims: [p.hdimQ, Math.max(rowCount, 1), heads, batches],
-      globalStrides: [p.hdimQ, (heads === 1 ? p.hdimQ : rowCount * p.hdimQ), batches === 1 ? p.hdimQ : heads * rowCount * p.hdimQ],
+      globalStrides: [p.hdimQ, heads === 1 ? p.hdimQ : Math.max(rowCount, 1) * p.hdimQ, batches === 1 ? p.hdimQ : heads * Math.max(rowCount, 1) * p.hdimQ],
       boxDims: [...box],
     });
     maps = { ...maps, q: int8Map(q8, p.nheadQ, p.rowsQ, boxes.q), k: int8Map(k8, p.nheadK, p.rowsK, boxes.k) };
