@@ -12,7 +12,7 @@ import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { checkFmhaBwdProblem, fmhaBwdOperandElements, formatFmhaBwdProblem, type FmhaBwdProblem } from './fmhaBwdProblem.ts';
 import { compareFmhaBwd, fmhaBwdReference } from './fmhaBwdReference.ts';
 import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdAnyInstance, type FmhaBwdRunnerBuffers } from './fmhaBwdRunner.ts';
-import { expectRejected, fuzzLine, materialize, newTally } from './testing/fuzzHarness.ts';
+import { expectRejected, fuzzLine, materialize, newTally } from '@tilekit/runtime/testing';
 import { invalidFmhaBwdCalls } from './testing/invalidFmhaBwdArgs.ts';
 
 const SEED = 0x17_04_04;

@@ -2,13 +2,13 @@
 // argument sets through `FmhaBwdRunner.create` + `run` on the fake addon. Every one must be a typed
 // ArgumentError naming an argument and a rule, with no launch, and no compile for a rejected problem
 // or workspace.
-import { restoreAddonPath } from './testing/fuzzAddonPath.ts';
+import { restoreAddonPath } from '@tilekit/runtime/testing/fuzzAddonPath';
 import fc from 'fast-check';
 import { Device, type DeviceBuffer } from '@tilekit/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FmhaBwdProblem } from './fmhaBwdProblem.ts';
 import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdAnyInstance, type FmhaBwdRunnerBuffers } from './fmhaBwdRunner.ts';
-import { dropFuzzFakeAddon, expectRejected, fakeCompiler, fuzzLine, materialize, newTally, useFuzzFakeAddon, withoutSource, type FuzzFakeAddon } from './testing/fuzzHarness.ts';
+import { dropFuzzFakeAddon, expectRejected, fakeCompiler, fuzzLine, materialize, newTally, useFuzzFakeAddon, withoutSource, type FuzzFakeAddon } from '@tilekit/runtime/testing';
 import { invalidFmhaBwdCalls, validFmhaBwdCalls, type FmhaBwdFuzzCall } from './testing/invalidFmhaBwdArgs.ts';
 
 /** The seed of every property here (recorded for determinism). */

@@ -19,7 +19,7 @@ import { FmhaFwdRunner, type FmhaFwdRunnerBuffers } from './fmhaFwdRunner.ts';
 import { fmhaFwdSm80CatalogFor } from './sm80/fmhaFwdSm80Catalog.ts';
 import { FmhaFwdSm80Kernel } from './sm80/fmhaFwdSm80Launcher.ts';
 import { runFmhaFwdGpuCase, type FmhaFwdGpuCase } from './testing/fmhaFwdGpuCase.ts';
-import { expectRejected, fuzzLine, materialize, newTally, type InvalidCall } from './testing/fuzzHarness.ts';
+import { expectRejected, fuzzLine, materialize, newTally, type InvalidCall } from '@tilekit/runtime/testing';
 import { invalidFmhaFwdCalls, type FmhaFwdFuzzCall, type FmhaFwdFuzzOptions, type FmhaFwdFuzzTarget } from './testing/invalidFmhaFwdArgs.ts';
 
 const SEED = 0x17_04_03;

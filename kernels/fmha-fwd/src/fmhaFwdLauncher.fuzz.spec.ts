@@ -3,7 +3,7 @@
 // split-KV and the combine), the sm_90a launcher (`FmhaFwdKernel.prepare`, one-pass and split
 // instances), the sm_80 launcher and the split-KV combine launcher. Every one must be a typed
 // ArgumentError naming an argument and a rule, with no launch, and no compile for a rejected problem.
-import { restoreAddonPath } from './testing/fuzzAddonPath.ts';
+import { restoreAddonPath } from '@tilekit/runtime/testing/fuzzAddonPath';
 import fc from 'fast-check';
 import { buildOncePerInstance, Device, encodeTensorMapTiled } from '@tilekit/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ import { checkFmhaFwdProblem, type FmhaFwdProblem } from './fmhaFwdProblem.ts';
 import { FmhaFwdRunner, type FmhaFwdRunnerBuffers } from './fmhaFwdRunner.ts';
 import type { FmhaFwdSm80Instance } from './sm80/fmhaFwdSm80Instance.ts';
 import { FmhaFwdSm80Kernel } from './sm80/fmhaFwdSm80Launcher.ts';
-import { dropFuzzFakeAddon, expectRejected, fakeCompiler, fuzzLine, materialize, newTally, useFuzzFakeAddon, withoutSource, type FuzzFakeAddon } from './testing/fuzzHarness.ts';
+import { dropFuzzFakeAddon, expectRejected, fakeCompiler, fuzzLine, materialize, newTally, useFuzzFakeAddon, withoutSource, type FuzzFakeAddon } from '@tilekit/runtime/testing';
 import { fmhaFwdFuzzInstance, invalidFmhaFwdCalls, validFmhaFwdCalls, type FmhaFwdFuzzCall, type FmhaFwdFuzzTarget } from './testing/invalidFmhaFwdArgs.ts';
 
 /** The seed of every property here (recorded for determinism). */

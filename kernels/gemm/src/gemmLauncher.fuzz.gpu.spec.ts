@@ -12,7 +12,7 @@ import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { selectGemmInstance } from './gemmDispatch.ts';
 import { GemmKernel, type GemmBuffers } from './gemmLauncher.ts';
 import { checkGemmProblem, gemmOperandElements, gemmReferenceArgs, type GemmProblem } from './gemmProblem.ts';
-import { expectRejected, fuzzLine, materialize, newTally } from './testing/fuzzHarness.ts';
+import { expectRejected, fuzzLine, materialize, newTally } from '@tilekit/runtime/testing';
 import { gemmTestValues } from './testing/gemmTestValues.ts';
 import { invalidGemmCalls } from './testing/invalidGemmArgs.ts';
 

@@ -2,14 +2,14 @@
 // sets through `GemmKernel.run` (sm_90a) and 1000 through `GemmSm80Kernel.run` (sm_80 kernels in
 // their sm_90a build) on the fake addon; every one must be a typed ArgumentError naming an argument
 // and a rule, with no launch and no compile.
-import { restoreAddonPath } from './testing/fuzzAddonPath.ts';
+import { restoreAddonPath } from '@tilekit/runtime/testing/fuzzAddonPath';
 import fc from 'fast-check';
 import { buildOncePerInstance, Device } from '@tilekit/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildGemmKernel, type AnyGemmInstance, type AnyGemmKernel } from './anyGemmKernel.ts';
 import type { GemmBuffers } from './gemmLauncher.ts';
 import type { GemmProblem } from './gemmProblem.ts';
-import { dropFuzzFakeAddon, expectRejected, fakeCompiler, fuzzLine, materialize, newTally, useFuzzFakeAddon, withoutSource, type FuzzFakeAddon } from './testing/fuzzHarness.ts';
+import { dropFuzzFakeAddon, expectRejected, fakeCompiler, fuzzLine, materialize, newTally, useFuzzFakeAddon, withoutSource, type FuzzFakeAddon } from '@tilekit/runtime/testing';
 import { gemmInstanceNamed, invalidGemmCalls, validGemmCalls, type GemmFuzzCall, type GemmFuzzFamily } from './testing/invalidGemmArgs.ts';
 
 /** The seed of every property here (recorded for determinism). */

@@ -12,7 +12,7 @@ import { selectPermuteInstance } from './permuteDispatch.ts';
 import { PermuteKernel } from './permuteLauncher.ts';
 import { elementBytes, permuteShapes, type PermuteProblem } from './permuteProblem.ts';
 import { comparePermutedBits, fillPatternBits, storageBits } from './permuteReference.ts';
-import { expectRejected, fuzzLine, materialize, newTally } from './testing/fuzzHarness.ts';
+import { expectRejected, fuzzLine, materialize, newTally } from '@tilekit/runtime/testing';
 import { invalidPermuteCalls } from './testing/invalidPermuteArgs.ts';
 
 const SEED = 0x17_04_01;

@@ -1,14 +1,14 @@
 // Fuzzed invalid arguments of the permute launcher (issue 17 item 4): 1000 random invalid argument
 // sets through `PermuteKernel.run` on the fake addon; every one must be a typed ArgumentError naming
 // an argument and a rule, with no launch and no compile.
-import { restoreAddonPath } from './testing/fuzzAddonPath.ts';
+import { restoreAddonPath } from '@tilekit/runtime/testing/fuzzAddonPath';
 import fc from 'fast-check';
 import { buildOncePerInstance, Device } from '@tilekit/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PermuteInstance } from './permuteInstance.ts';
 import { PermuteKernel } from './permuteLauncher.ts';
 import type { PermuteProblem } from './permuteProblem.ts';
-import { dropFuzzFakeAddon, expectRejected, fakeCompiler, fuzzLine, materialize, newTally, useFuzzFakeAddon, withoutSource, type FuzzFakeAddon } from './testing/fuzzHarness.ts';
+import { dropFuzzFakeAddon, expectRejected, fakeCompiler, fuzzLine, materialize, newTally, useFuzzFakeAddon, withoutSource, type FuzzFakeAddon } from '@tilekit/runtime/testing';
 import { invalidPermuteCalls, permuteInstanceNamed, validPermuteCalls, type PermuteFuzzCall } from './testing/invalidPermuteArgs.ts';
 
 /** The seed of every property here (recorded for determinism). */

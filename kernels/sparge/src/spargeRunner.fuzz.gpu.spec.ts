@@ -12,7 +12,7 @@ import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { SpargeFwdKernel, type SpargeFwdBuffers, type SpargeFwdLaunchProblem } from './attention/spargeFwdLauncher.ts';
 import { SpargeBlockMapKernels, type SpargeBlockMapBuffers, type SpargeBlockMapProblem } from './blockMap/spargeBlockMapKernels.ts';
 import { planSparge, SpargeRunner, type SpargeBuffers, type SpargeProblem } from './spargeRunner.ts';
-import { expectRejected, fuzzLine, materialize, newTally, type InvalidCall } from './testing/fuzzHarness.ts';
+import { expectRejected, fuzzLine, materialize, newTally, type InvalidCall } from '@tilekit/runtime/testing';
 import { invalidSpargeCalls, type SpargeFuzzCall, type SpargeFuzzOptions, type SpargeFuzzTarget } from './testing/invalidSpargeArgs.ts';
 import { runSpargeFwdGpuCase } from './testing/spargeFwdGpuCase.ts';
 

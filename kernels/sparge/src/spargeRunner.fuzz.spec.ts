@@ -3,7 +3,7 @@
 // (`SpargeBlockMapKernels.prepare` + `launch`) and the sparse attention launcher
 // (`SpargeFwdKernel.prepare`). Every one must be a typed ArgumentError naming an argument and a
 // rule, with no launch, and no compile unless only the runner's buffers were wrong.
-import { restoreAddonPath } from './testing/fuzzAddonPath.ts';
+import { restoreAddonPath } from '@tilekit/runtime/testing/fuzzAddonPath';
 import fc from 'fast-check';
 import { buildOncePerInstance, Device, encodeTensorMapTiled, type Compiler } from '@tilekit/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import type { SpargeFwdInstance } from './attention/spargeFwdInstance.ts';
 import { SpargeFwdKernel, type SpargeFwdBuffers, type SpargeFwdLaunchProblem } from './attention/spargeFwdLauncher.ts';
 import { SpargeBlockMapKernels, type SpargeBlockMapBuffers, type SpargeBlockMapProblem } from './blockMap/spargeBlockMapKernels.ts';
 import { planSparge, SpargeRunner, type SpargeBuffers, type SpargeProblem } from './spargeRunner.ts';
-import { dropFuzzFakeAddon, expectRejected, fakeCompiler, fuzzLine, materialize, newTally, useFuzzFakeAddon, withoutSource, type FuzzFakeAddon } from './testing/fuzzHarness.ts';
+import { dropFuzzFakeAddon, expectRejected, fakeCompiler, fuzzLine, materialize, newTally, useFuzzFakeAddon, withoutSource, type FuzzFakeAddon } from '@tilekit/runtime/testing';
 import { invalidSpargeCalls, spargeFwdInstanceNamed, validSpargeCalls, type SpargeFuzzCall, type SpargeFuzzTarget } from './testing/invalidSpargeArgs.ts';
 
 /** The seed of every property here (recorded for determinism). */

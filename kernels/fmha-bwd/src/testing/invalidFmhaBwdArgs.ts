@@ -11,7 +11,7 @@ import { getDType } from '@tilekit/numeric';
 import { FMHA_BWD_TRIPLES } from '../fmhaBwdCatalog.ts';
 import { FMHA_BWD_DQ_STORE_VECTOR } from '../fmhaBwdConvertDq.ts';
 import { checkFmhaBwdProblem, FMHA_BWD_DTYPES, FMHA_BWD_TENSORS, fmhaBwdOperandElements, fmhaBwdTraitsOf, type CheckedFmhaBwdProblem, type FmhaBwdDType, type FmhaBwdProblem } from '../fmhaBwdProblem.ts';
-import { allocPlan, BAD_SIZES, bufferCorruptions, invalidCalls, withBuffer, type BufferPlan, type Corruption, type InvalidCall } from './fuzzHarness.ts';
+import { allocPlan, BAD_SIZES, bufferCorruptions, invalidCalls, withBuffer, type BufferPlan, type Corruption, type InvalidCall } from '@tilekit/runtime/testing';
 
 /** One backward call as data: the problem (possibly corrupted) and the buffers (`workspace`: the caller's, passed to `create`). */
 export interface FmhaBwdFuzzCall {

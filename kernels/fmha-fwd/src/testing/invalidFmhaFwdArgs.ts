@@ -16,7 +16,7 @@ import { selectFmhaFwdCombineInstance, selectFmhaFwdInstance } from '../fmhaFwdD
 import { fmhaFwdWorkspace } from '../fmhaFwdLauncher.ts';
 import { checkFmhaFwdProblem, FMHA_FWD_DTYPES, FMHA_FWD_HEAD_DIMS, fmhaFwdOperandElements, type CheckedFmhaFwdProblem, type FmhaFwdDType, type FmhaFwdProblem } from '../fmhaFwdProblem.ts';
 import { fmhaFwdSm80CatalogFor } from '../sm80/fmhaFwdSm80Catalog.ts';
-import { allocPlan, BAD_SIZES, bufferCorruptions, invalidCalls, type BufferPlan, type Corruption, type InvalidCall } from './fuzzHarness.ts';
+import { allocPlan, BAD_SIZES, bufferCorruptions, invalidCalls, type BufferPlan, type Corruption, type InvalidCall } from '@tilekit/runtime/testing';
 
 /** Which public entry point a call goes through. */
 export type FmhaFwdFuzzTarget = 'runner' | 'launcher' | 'sm80' | 'combine';

@@ -14,7 +14,7 @@ import { GEMM_EPILOGUE_INSTANCES } from '../gemmCatalog.ts';
 import { selectGemmInstance, selectGemmSm80Instance } from '../gemmDispatch.ts';
 import { checkGemmProblem, GEMM_DTYPES, GEMM_LAYOUTS, GEMM_MAX_BATCH, GEMM_MAX_DIM, gemmOperandElements, gemmOperandStorage, type GemmDType, type GemmLayoutName, type GemmProblem } from '../gemmProblem.ts';
 import { gemmSm80CatalogFor } from '../sm80/gemmSm80Catalog.ts';
-import { allocPlan, BAD_SIZES, bufferCorruptions, invalidCalls, withBuffer, type BufferPlan, type Corruption, type InvalidCall } from './fuzzHarness.ts';
+import { allocPlan, BAD_SIZES, bufferCorruptions, invalidCalls, withBuffer, type BufferPlan, type Corruption, type InvalidCall } from '@tilekit/runtime/testing';
 
 /** The two CUDA families a call runs on (sm_80 kernels in their sm_90a build). */
 export type GemmFuzzFamily = 'sm90a' | 'sm80';

@@ -9,7 +9,7 @@ import { findPermuteInstance } from '../permuteCatalog.ts';
 import { selectPermuteInstance } from '../permuteDispatch.ts';
 import type { PermuteInstance } from '../permuteInstance.ts';
 import { elementBytes, permuteElements, PERMUTE_DTYPES, PERMUTE_KINDS, type PermuteDType, type PermuteKind, type PermuteProblem } from '../permuteProblem.ts';
-import { allocPlan, BAD_SIZES, bufferCorruptions, invalidCalls, type BufferPlan, type Corruption, type InvalidCall } from './fuzzHarness.ts';
+import { allocPlan, BAD_SIZES, bufferCorruptions, invalidCalls, type BufferPlan, type Corruption, type InvalidCall } from '@tilekit/runtime/testing';
 
 /** One permute call as data: the problem (possibly corrupted), the instance run (by name), the buffers. */
 export interface PermuteFuzzCall {

@@ -14,7 +14,7 @@ import type { SpargeBlockMapProblem } from '../blockMap/spargeBlockMapKernels.ts
 import { checkSpargePoolProblem, spargePackedStrides, spargeTensorSpan } from '../blockMap/spargePoolProblem.ts';
 import { checkSpargeSelectConfig, spargeSelectBufferBytes } from '../blockMap/spargeSelectLauncher.ts';
 import { planSparge, type SpargeProblem } from '../spargeRunner.ts';
-import { allocPlan, BAD_SIZES, bufferCorruptions, invalidCalls, type BufferPlan, type Corruption, type InvalidCall } from './fuzzHarness.ts';
+import { allocPlan, BAD_SIZES, bufferCorruptions, invalidCalls, type BufferPlan, type Corruption, type InvalidCall } from '@tilekit/runtime/testing';
 
 /** Which public entry point a call goes through. */
 export type SpargeFuzzTarget = 'runner' | 'blockMap' | 'attention';

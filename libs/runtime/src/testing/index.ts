@@ -3,3 +3,4 @@ export { gpu } from './gpu.ts';
 export { createFakeAddon } from './fakeAddon.ts';
 export { catalogCompileProblems, type CatalogInstance } from './catalogCompile.ts';
 export { gpuTestCompiler } from './gpuTestCompiler.ts';
+export * from './fuzzHarness.ts';

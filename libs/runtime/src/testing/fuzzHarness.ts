@@ -1,13 +1,12 @@
 // The harness of the invalid-argument fuzz specs (CI, with the fake addon) and their GPU replays
 // (real addon): device buffers described as data (so one generated argument set can be replayed on
 // any device), random corruptions of a valid call, and the check that a corrupted call is rejected
-// with a typed ArgumentError before anything is launched or compiled. Harness code: kept out of
-// the package barrel. (Each kernel package keeps its own copy: kernel packages do not depend on
-// one another.)
+// with a typed ArgumentError before anything is launched or compiled. Shared by every kernel
+// package's fuzz specs through `@tilekit/runtime/testing` (with `@tilekit/runtime/testing/fuzzAddonPath`).
 import fc from 'fast-check';
 import { ArgumentError } from '@tilekit/numeric';
-import { NO_RESOURCES, type CompileResult, type Compiler, type Device, type DeviceBuffer, type DeviceRange } from '@tilekit/runtime';
-import { createFakeAddon } from '@tilekit/runtime/testing';
+import { NO_RESOURCES, type CompileResult, type Compiler, type Device, type DeviceBuffer, type DeviceRange } from '../index.ts';
+import { createFakeAddon } from './fakeAddon.ts';
 
 /** The fake addon the fuzz specs run against (see `fuzzAddonPath.ts`). */
 export type FuzzFakeAddon = ReturnType<typeof createFakeAddon>;

@@ -3,7 +3,8 @@
 // forwards every call to `globalThis.__tilekitFuzzAddon` (the fake `useFuzzFakeAddon` installs) and
 // answers "no device" until one is installed. Import it FIRST in a spec (before anything that
 // imports @tilekit/runtime, whose test fixture probes the addon as it loads) and call
-// `restoreAddonPath` after the spec. Harness code: kept out of the package barrel.
+// `restoreAddonPath` after the spec. Kept out of the testing barrel (importing it changes where
+// the addon loads from): `@tilekit/runtime/testing/fuzzAddonPath`.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
