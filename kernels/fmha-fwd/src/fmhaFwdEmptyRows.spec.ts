@@ -2,9 +2,10 @@
 // which the runner must prepare and launch without a launch-time error. The kernels never touch a
 // 0-row tensor (a block whose query tile lies past its sequence returns before any TMA load; with no
 // keys k_iters is 0 and the epilogue writes O = 0, LSE = −∞), so its TMA map is a placeholder.
-import { checkTiledTensorMap, Device, NO_RESOURCES, type CompileResult, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
-import { createFakeAddon } from '@tilekit/runtime/testing';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { restoreAddonPath } from '@tilekit/runtime/testing/fuzzAddonPath';
+import { checkTiledTensorMap, Device, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
+import { dropFuzzFakeAddon, fakeCompiler, useFuzzFakeAddon, withoutSource, type FuzzFakeAddon } from '@tilekit/runtime/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FmhaFwdCombineKernel } from './fmhaFwdCombineLauncher.ts';
 import { FmhaFwdKernel, fmhaFwdTensorMaps } from './fmhaFwdLauncher.ts';
 import { checkFmhaFwdProblem, type FmhaFwdProblem } from './fmhaFwdProblem.ts';
@@ -33,48 +34,20 @@ function fwdBytes(p: { readonly dtype: string; readonly nheadQ: number; readonly
   return { q: span(p.qStrides, p.nheadQ, p.rowsQ, p.hdimQ) * e, k: span(p.kStrides, p.nheadK, p.rowsK, p.hdimQ) * e, v: span(p.vStrides, p.nheadK, p.rowsK, p.hdimV) * e, o: span(p.oStrides, p.nheadQ, p.rowsQ, p.hdimV) * e, lse: p.nheadQ * p.rowsQ * 4 };
 }
 
-// The runtime loads its addon from $TILEKIT_ADDON_PATH on first use: point it (before any import
-// runs) at a shim forwarding every call to the fake this spec installs on globalThis ("no device" until then:
-// the runtime's test fixture probes the addon as it loads).
-const addonPath = vi.hoisted(() => {
-  const fs = process.getBuiltinModule('node:fs');
-  const path = process.getBuiltinModule('node:path');
-  const os = process.getBuiltinModule('node:os');
-  const shim = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tilekit-empty-rows-')), 'addon.cjs');
-  const shimSource = [
-    "'use strict';",
-    "const none = { abiVersion: 1, setErrorFactory() {}, probe: () => ({ driver: false, deviceCount: 0, nvrtc: false, reason: 'no fake addon yet' }) };",
-    'module.exports = new Proxy({}, { get(_, key) { const t = globalThis.__tilekitEmptyRowsAddon ?? none; const v = t[key]; return typeof v === "function" ? v.bind(t) : v; } });',
-  ].join('\n');
-  fs.writeFileSync(shim, shimSource);
-  const previous = process.env['TILEKIT_ADDON_PATH'];
-  process.env['TILEKIT_ADDON_PATH'] = shim;
-  return { previous };
-});
-
-let fake: ReturnType<typeof createFakeAddon>;
+// The fake driver behind the shim that `@tilekit/runtime/testing/fuzzAddonPath` (imported first)
+// points $TILEKIT_ADDON_PATH at; a compiler that compiles nothing; instances whose source is a stub.
+const fake: FuzzFakeAddon = useFuzzFakeAddon();
+const compiler: Compiler = fakeCompiler(fake, { compiles: 0 });
+const stub = withoutSource;
 let device: Device;
 
 beforeAll(() => {
-  fake = createFakeAddon({ totalMemory: 2 ** 32 });
-  (globalThis as { __tilekitEmptyRowsAddon?: unknown }).__tilekitEmptyRowsAddon = fake;
   device = Device.open(0);
 });
 afterAll(() => {
-  if (addonPath.previous === undefined) delete process.env['TILEKIT_ADDON_PATH'];
-  else process.env['TILEKIT_ADDON_PATH'] = addonPath.previous;
+  dropFuzzFakeAddon();
+  restoreAddonPath();
 });
-
-/** Compiles nothing: makes the fake driver know the entry name. */
-const compiler: Compiler = {
-  kind: 'nvcc',
-  version: () => Promise.resolve('fake'),
-  compile: (request) => {
-    fake.kernels.set(request.name, { params: null });
-    return Promise.resolve({ cubin: new Uint8Array([0x7f, 0x45, 0x4c, 0x46]), log: '', resources: NO_RESOURCES, functions: { [request.name]: NO_RESOURCES }, resourcesReported: false } as unknown as CompileResult);
-  },
-};
-const stub = <I extends { source(): string }>(i: I): I => Object.create(i, { source: { value: () => '// not compiled' } }) as I;
 
 describe('fmha fwd with every query or every key sequence empty (group mode)', () => {
   it.each(CASES)('%s: the TMA maps of 0-row tensors are valid placeholders', (_what, problem) => {
