@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fc, test } from '@fast-check/vitest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CACHE_FORMAT, cacheKey, defaultCacheDir, ENTRY_FILES, KernelCache, sha256, type CacheKeyParts } from './kernelCache.ts';
+import { cacheKey, defaultCacheDir, ENTRY_FILES, KernelCache, type CacheKeyParts } from './kernelCache.ts';
+import { stageCacheEntry } from './testing/kernelCacheEntries.ts';
 
 const partsArb = fc.record({
   compiler: fc.constantFrom('nvcc', 'nvrtc'),
@@ -50,29 +51,7 @@ describe('KernelCache', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  async function stageEntry(cache: KernelCache, cubin: Uint8Array, tag: string): Promise<string> {
-    const dir = await cache.stage(key);
-    await writeFile(join(dir, ENTRY_FILES.source), `// ${tag}\n`);
-    await writeFile(join(dir, ENTRY_FILES.log), tag);
-    await writeFile(join(dir, ENTRY_FILES.binary), cubin);
-    const meta = {
-      format: CACHE_FORMAT,
-      key,
-      compiler: 'nvcc',
-      compilerVersion: 'test',
-      arch: 'sm_90a',
-      flags: [],
-      name: 'k',
-      functions: {},
-      resourcesReported: false,
-      cubinSha256: sha256(cubin),
-      cubinBytes: cubin.length,
-      hasPtx: false,
-      createdAt: new Date(0).toISOString(),
-    };
-    await writeFile(join(dir, ENTRY_FILES.meta), JSON.stringify(meta));
-    return dir;
-  }
+  const stageEntry = (cache: KernelCache, cubin: Uint8Array, tag: string): Promise<string> => stageCacheEntry(cache, key, cubin, tag);
 
   it('misses, then hits after publish; the entry lives at <root>/<key[0:2]>/<key>', async () => {
     const cache = new KernelCache(root);
