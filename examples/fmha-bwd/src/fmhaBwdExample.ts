@@ -3,7 +3,7 @@
 // convert_dq) triple, the workspace size and its byte layout, compiles the kernels, computes the CPU
 // reference (forward O/LSE, then dQ/dK/dV in float64), and on a GPU runs, times and validates.
 // Without a CUDA device it says so and exits 0 after the CPU part.
-import { describeFmhaBwdWorkspace, FmhaBwdLauncher, parseAttentionMaskSpec, type FmhaBwdExecutor } from '@tilekit/fmha';
+import { describeFmhaBwdWorkspace, FmhaBwdLauncher, type FmhaBwdExecutor } from '@tilekit/fmha';
 import { ArgParseError, ArgParser, fillTensor, flagErrorOf, formatTable, HostTensor, summarizeTimes, tflops, type ParsedArgs } from '@tilekit/host';
 import {
   checkFmhaBwdProblem,
@@ -38,16 +38,6 @@ export const fmhaBwdParser = withAttentionFlags(
   new ArgParser('example_fmha_bwd', 'attention backward dQ, dK, dV on sm_90a (dot_do_o + TMA/wgmma dq_dk_dv + convert_dq) with the unified dq_acc workspace'),
   { seqlen: '1024', seqlenExample: '1,17,259,0', headDims: '64, 128, 256 (256: not deterministic)', headDimV: '= d', inputTensors: 'Q/K/V/dQ/dK/dV', outputTensors: 'O/dO', precTensors: 'Q, K, V, O, dO and the gradients' },
 )
-  // The shared flags' parse-time rules, as in example_fmha_fwd.
-  .restrict('b', { min: 1 })
-  .restrict('h', { min: 1 })
-  .restrict('h_k', { min: 0 })
-  .restrict('d', { min: 1 })
-  .restrict('d_v', { min: 0 })
-  .restrict('iperm', { min: 0, max: 1 })
-  .restrict('operm', { min: 0, max: 1 })
-  .restrict('mask', { check: (text) => void parseAttentionMaskSpec(text) })
-  .restrict('scale_s', { min: 0 })
   .choice('deterministic', '0', ['0', '1'], '1: dQ reduced over per-split partials in a fixed order (bitwise reproducible); 0: atomic adds')
   .bool('dbias', false, 'also compute dBias (not supported: rejected)')
   .bool('v', true, 'validate dQ, dK, dV against the CPU reference')

@@ -3,7 +3,7 @@
 // resources, computes the CPU reference (-v=1: fp32-or-better, probabilities not narrowed; sampled
 // query rows for big problems), and on a GPU runs, times and validates. Without a CUDA device it
 // says so and exits 0 after the CPU part.
-import { attentionFwdToleranceFor, makeGenericAttentionMask, parseAttentionMaskSpec, referenceAttentionFwd, resolveAttentionFwdArgs, attentionLseIndex, valueTable16, type AttentionFwdArgs } from '@tilekit/fmha';
+import { attentionFwdToleranceFor, makeGenericAttentionMask, referenceAttentionFwd, resolveAttentionFwdArgs, attentionLseIndex, valueTable16, type AttentionFwdArgs } from '@tilekit/fmha';
 import { ArgParseError, ArgParser, fillTensor, flagErrorOf, formatTable, HostTensor, Prng, summarizeTimes, tflops, type ParsedArgs } from '@tilekit/host';
 import {
   ATTENTION_FLAG_OF,
@@ -32,16 +32,6 @@ export const fmhaFwdParser = withAttentionFlags(
   new ArgParser('example_fmha_fwd', 'attention forward O = softmax(scale·Q·Kᵀ + mask)·V on sm_90a (TMA + wgmma, warp specialized), optional split-KV + combine'),
   { seqlen: '3328', seqlenExample: '1,17,259,4097', headDims: '32, 64, 96, 128, 192, 256', headDimV: '= d; 128 with d = 192', inputTensors: 'Q/K/V', outputTensors: 'O', precTensors: 'Q, K, V and O' },
 )
-  // The shared flags' parse-time rules (sizes ≥ 1, 0 = "as the other" where documented, layouts 0|1, the mask grammar).
-  .restrict('b', { min: 1 })
-  .restrict('h', { min: 1 })
-  .restrict('h_k', { min: 0 })
-  .restrict('d', { min: 1 })
-  .restrict('d_v', { min: 0 })
-  .restrict('iperm', { min: 0, max: 1 })
-  .restrict('operm', { min: 0, max: 1 })
-  .restrict('mask', { check: (text) => void parseAttentionMaskSpec(text) })
-  .restrict('scale_s', { min: 0 })
   .bool('lse', false, 'also write LSE (fp32, natural log)')
   .int('num_splits', 1, 'key splits of split-KV (1: none; 0: the heuristic picks them for the GPU)', { min: 0 })
   .bool('v', true, 'validate against the CPU reference (sampled query rows for big problems)')

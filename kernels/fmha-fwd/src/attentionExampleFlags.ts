@@ -1,7 +1,7 @@
 // The command-line flags the attention examples share (CK-tile's tile_example_fmha_fwd / _bwd
 // spelling): the problem's shape, layouts, mask, precision and scale, and how they become the
 // shape part of an FmhaFwdProblem or FmhaBwdProblem. Each example adds its own flags around them.
-import { seqstartsOf } from '@tilekit/fmha';
+import { parseAttentionMaskSpec, seqstartsOf } from '@tilekit/fmha';
 import { ArgParseError, type ArgParser, type ParsedArgs } from '@tilekit/host';
 
 /** The example-specific texts of the shared flags. */
@@ -41,19 +41,19 @@ export interface AttentionShapeFlags {
 /** Declares the shared flags on `parser`, in CK-tile's order: -b -h -h_k -s -s_k -d -d_v -mode -mask -iperm -operm -prec -scale_s. */
 export function withAttentionFlags<T extends object>(parser: ArgParser<T>, texts: AttentionFlagTexts) {
   return parser
-    .int('b', 2, 'batch size (group mode: the number of sequences, or taken from -s)')
-    .int('h', 8, 'query heads')
-    .int('h_k', 0, 'key/value heads (0: = h; must divide h: GQA/MQA)')
+    .int('b', 2, 'batch size (group mode: the number of sequences, or taken from -s)', { min: 1 })
+    .int('h', 8, 'query heads', { min: 1 })
+    .int('h_k', 0, 'key/value heads (0: = h; must divide h: GQA/MQA)', { min: 0 })
     .string('s', texts.seqlen, `query rows per sequence; group mode: one per sequence, comma-separated (e.g. ${texts.seqlenExample})`)
     .string('s_k', '', 'key rows per sequence (empty: = s); group mode: comma-separated like -s')
-    .int('d', 128, `head dim of Q and K (${texts.headDims})`)
-    .int('d_v', 0, `head dim of V and O (0: ${texts.headDimV})`)
+    .int('d', 128, `head dim of Q and K (${texts.headDims})`, { min: 1 })
+    .int('d_v', 0, `head dim of V and O (0: ${texts.headDimV})`, { min: 0 })
     .choice('mode', '0', ['0', '1'], '0: batch mode, 1: group (varlen) mode')
-    .string('mask', '0', '0: none; t / b: causal top-left / bottom-right; t:l,r / b:l,r: window (-1 = unbounded); xt:w, g:y,x')
-    .int('iperm', 1, `${texts.inputTensors} layout: 1 bhsd, 0 bshd`)
-    .int('operm', 1, `${texts.outputTensors} layout: 1 bhsd, 0 bshd`)
+    .string('mask', '0', '0: none; t / b: causal top-left / bottom-right; t:l,r / b:l,r: window (-1 = unbounded); xt:w, g:y,x', (text) => void parseAttentionMaskSpec(text))
+    .int('iperm', 1, `${texts.inputTensors} layout: 1 bhsd, 0 bshd`, { min: 0, max: 1 })
+    .int('operm', 1, `${texts.outputTensors} layout: 1 bhsd, 0 bshd`, { min: 0, max: 1 })
     .choice('prec', 'fp16', ['fp16', 'bf16'], `data type of ${texts.precTensors}`)
-    .float('scale_s', 0, 'softmax scale (0: 1/√d)');
+    .float('scale_s', 0, 'softmax scale (0: 1/√d)', { min: 0 });
 }
 
 /** The problem field a library's ArgumentError names → the shared flag it came from (see host's `flagErrorOf`). */
