@@ -3,14 +3,15 @@
 // cheap for the float64 CPU reference, drawn reproducibly from a seed, replayable from one JSON line;
 // and the kernels the runner would select for a problem, found without a GPU.
 import { causalBottomRight, causalTopLeft, FmhaBwdLauncher, noMask, type AttentionLayout, type AttentionMaskSpec, type FmhaBwdExecutor } from '@tilekit/fmha';
+import { ATTENTION_RANDOM_SEQLENS, attentionRandomSequencesArb, attentionSequencesCost, fitAttentionSequencesToCost, type AttentionRandomSequences } from '@tilekit/fmha/testing';
 import { ArgumentError } from '@tilekit/numeric';
 import fc from 'fast-check';
 import { FMHA_BWD_HEAD_DIMS, FMHA_BWD_TRIPLES, fmhaBwdDqModes, fmhaBwdKernelsOf, type FmhaBwdKernelSet } from '../fmhaBwdCatalog.ts';
 import { checkFmhaBwdProblem, FMHA_BWD_DTYPES, fmhaBwdTraitsOf, type FmhaBwdProblem } from '../fmhaBwdProblem.ts';
 import { fmhaBwdLayoutProblems, NoFmhaBwdInstanceError } from '../fmhaBwdRunner.ts';
 
-/** Sequence lengths the draws pick from (0 only in group mode): around the 64/128-row tiles, and a ragged 259. */
-export const FMHA_BWD_RANDOM_SEQLENS: readonly number[] = Object.freeze([0, 1, 2, 17, 63, 64, 65, 127, 128, 129, 259]);
+/** Sequence lengths the draws pick from (0 only in group mode): `ATTENTION_RANDOM_SEQLENS`. */
+export const FMHA_BWD_RANDOM_SEQLENS: readonly number[] = ATTENTION_RANDOM_SEQLENS;
 
 /**
  * The most forward multiply-adds per case (Σ heads·sq·sk·(hdimQ + hdimV)): the float64 backward
@@ -24,21 +25,11 @@ export const FMHA_BWD_RANDOM_DEFAULT_SEED = 20261126;
 /** Cases of the GPU spec when TILEKIT_RANDOM_RUNS is not set. */
 export const FMHA_BWD_RANDOM_DEFAULT_RUNS = 200;
 
-/** Sequences as drawn: batch mode one (sq, sk) for every batch, group mode one per batch. */
-export interface FmhaBwdRandomSequences {
-  readonly group: boolean;
-  readonly batch: number;
-  readonly sq: readonly number[];
-  readonly sk: readonly number[];
-}
-
-const lengthArb = (withZero: boolean): fc.Arbitrary<number> => fc.constantFrom(...FMHA_BWD_RANDOM_SEQLENS.filter((l) => withZero || l > 0));
+/** Sequences as drawn (see `AttentionRandomSequences`). */
+export type FmhaBwdRandomSequences = AttentionRandomSequences;
 
 /** Batch mode (1–3 batches of one length pair) and group mode (1–4 sequences, empty ones included). */
-export const fmhaBwdRandomSequencesArb: fc.Arbitrary<FmhaBwdRandomSequences> = fc.oneof(
-  fc.record({ batch: fc.integer({ min: 1, max: 3 }), sq: lengthArb(false), sk: lengthArb(false) }).map(({ batch, sq, sk }) => ({ group: false, batch, sq: [sq], sk: [sk] })),
-  fc.array(fc.tuple(lengthArb(true), lengthArb(true)), { minLength: 1, maxLength: 4 }).map((pairs) => ({ group: true, batch: pairs.length, sq: pairs.map((p) => p[0]), sk: pairs.map((p) => p[1]) })),
-);
+export const fmhaBwdRandomSequencesArb: fc.Arbitrary<FmhaBwdRandomSequences> = attentionRandomSequencesArb;
 
 const windowSizeArb = fc.constantFrom(-1, 0, 1, 16, 63, 130);
 
@@ -50,22 +41,10 @@ export const fmhaBwdRandomMaskArb: fc.Arbitrary<AttentionMaskSpec> = fc.oneof(
 );
 
 /** Forward multiply-adds of drawn sequences: Σ over batches of heads·sq·sk·(hdimQ + hdimV). */
-function sequencesCost(s: FmhaBwdRandomSequences, nheadQ: number, dims: number): number {
-  return (s.group ? 1 : s.batch) * nheadQ * dims * s.sq.reduce((sum, sq, b) => sum + sq * s.sk[b]!, 0);
-}
+const sequencesCost = attentionSequencesCost;
 
-/** Shortens the longest length to the next shorter one of the set until the cost is at most `maxCost` (all lengths 1 always fit). */
-export function fitBwdSequencesToCost(s: FmhaBwdRandomSequences, nheadQ: number, dims: number, maxCost: number): FmhaBwdRandomSequences {
-  let fitted = s;
-  while (sequencesCost(fitted, nheadQ, dims) > maxCost && Math.max(...fitted.sq, ...fitted.sk) > 1) {
-    const longest = Math.max(...fitted.sq, ...fitted.sk);
-    const shorter = [...FMHA_BWD_RANDOM_SEQLENS].reverse().find((l) => l > 0 && l < longest) ?? 1;
-    const side = fitted.sq.includes(longest) ? 'sq' : 'sk';
-    const i = fitted[side].indexOf(longest);
-    fitted = { ...fitted, [side]: fitted[side].map((l, j) => (j === i ? shorter : l)) };
-  }
-  return fitted;
-}
+/** Shortens the longest length until the cost is at most `maxCost` (see `fitAttentionSequencesToCost`). */
+export const fitBwdSequencesToCost = fitAttentionSequencesToCost;
 
 /** Prefix sums from 0: the seqstart array of group mode. */
 function seqstartOf(lens: readonly number[]): number[] {

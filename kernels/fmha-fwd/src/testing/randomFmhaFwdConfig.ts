@@ -2,11 +2,12 @@
 // a fast-check arbitrary of small ragged shapes with every runtime option of the operator, kept
 // cheap for the CPU reference, drawn reproducibly from a seed, and replayable from one JSON line.
 import { causalBottomRight, causalTopLeft, noMask, type AttentionLayout, type AttentionMaskSpec } from '@tilekit/fmha';
+import { ATTENTION_RANDOM_SEQLENS, attentionRandomSequencesArb, attentionSequencesCost, fitAttentionSequencesToCost, type AttentionRandomSequences } from '@tilekit/fmha/testing';
 import fc from 'fast-check';
 import { FMHA_FWD_DTYPES, FMHA_FWD_HEAD_DIMS, type FmhaFwdProblem } from '../fmhaFwdProblem.ts';
 
-/** Sequence lengths the draws pick from (0 only in group mode): around the 64/128-row tiles, and a ragged 259. */
-export const FMHA_FWD_RANDOM_SEQLENS: readonly number[] = Object.freeze([0, 1, 2, 17, 63, 64, 65, 127, 128, 129, 259]);
+/** Sequence lengths the draws pick from (0 only in group mode): `ATTENTION_RANDOM_SEQLENS`. */
+export const FMHA_FWD_RANDOM_SEQLENS: readonly number[] = ATTENTION_RANDOM_SEQLENS;
 
 /** The most multiply-adds of the CPU reference per case (Σ heads·sq·sk·(hdimQ + hdimV)): ~25 ms in node. */
 export const FMHA_FWD_RANDOM_MAX_COST = 16_000_000;
@@ -17,26 +18,11 @@ export const FMHA_FWD_RANDOM_DEFAULT_SEED = 20261126;
 /** Cases of the GPU spec when TILEKIT_RANDOM_RUNS is not set. */
 export const FMHA_FWD_RANDOM_DEFAULT_RUNS = 200;
 
-/** Sequences as drawn: batch mode one (sq, sk) for every batch, group mode one per batch. */
-export interface FmhaFwdRandomSequences {
-  readonly group: boolean;
-  readonly batch: number;
-  readonly sq: readonly number[];
-  readonly sk: readonly number[];
-}
-
-const lengthArb = (withZero: boolean): fc.Arbitrary<number> => fc.constantFrom(...FMHA_FWD_RANDOM_SEQLENS.filter((l) => withZero || l > 0));
-
-const batchSequencesArb: fc.Arbitrary<FmhaFwdRandomSequences> = fc
-  .record({ batch: fc.integer({ min: 1, max: 3 }), sq: lengthArb(false), sk: lengthArb(false) })
-  .map(({ batch, sq, sk }) => ({ group: false, batch, sq: [sq], sk: [sk] }));
-
-const groupSequencesArb: fc.Arbitrary<FmhaFwdRandomSequences> = fc
-  .array(fc.tuple(lengthArb(true), lengthArb(true)), { minLength: 1, maxLength: 4 })
-  .map((pairs) => ({ group: true, batch: pairs.length, sq: pairs.map((p) => p[0]), sk: pairs.map((p) => p[1]) }));
+/** Sequences as drawn (see `AttentionRandomSequences`). */
+export type FmhaFwdRandomSequences = AttentionRandomSequences;
 
 /** Batch and group (varlen, empty sequences included) sequences. */
-export const fmhaFwdRandomSequencesArb: fc.Arbitrary<FmhaFwdRandomSequences> = fc.oneof(batchSequencesArb, groupSequencesArb);
+export const fmhaFwdRandomSequencesArb: fc.Arbitrary<FmhaFwdRandomSequences> = attentionRandomSequencesArb;
 
 const windowSizeArb = fc.constantFrom(-1, 0, 1, 16, 63, 130);
 
@@ -50,29 +36,10 @@ export const fmhaFwdRandomMaskArb: fc.Arbitrary<AttentionMaskSpec> = fc.oneof(
 const layoutArb: fc.Arbitrary<AttentionLayout> = fc.constantFrom('bhsd', 'bshd');
 
 /** CPU reference multiply-adds of drawn sequences: Σ over batches of heads·sq·sk·(hdimQ + hdimV). */
-function sequencesCost(s: FmhaFwdRandomSequences, nheadQ: number, dims: number): number {
-  const perBatch = s.sq.reduce((sum, sq, b) => sum + sq * s.sk[b]!, 0);
-  return (s.group ? 1 : s.batch) * nheadQ * dims * perBatch;
-}
+const sequencesCost = attentionSequencesCost;
 
-/** `s` with its longest length replaced by the next shorter length of the set (never below 1). */
-function shortenLongest(s: FmhaFwdRandomSequences): FmhaFwdRandomSequences {
-  const longest = Math.max(...s.sq, ...s.sk);
-  const shorter = [...FMHA_FWD_RANDOM_SEQLENS].reverse().find((l) => l > 0 && l < longest) ?? 1;
-  const inQ = s.sq.includes(longest);
-  const replace = (lens: readonly number[]): number[] => {
-    const i = lens.indexOf(longest);
-    return lens.map((l, j) => (j === i ? shorter : l));
-  };
-  return inQ ? { ...s, sq: replace(s.sq) } : { ...s, sk: replace(s.sk) };
-}
-
-/** Shortens the longest sequence until the CPU reference costs at most `maxCost` (all lengths 1 always fit). */
-export function fitSequencesToCost(s: FmhaFwdRandomSequences, nheadQ: number, dims: number, maxCost: number): FmhaFwdRandomSequences {
-  let fitted = s;
-  while (sequencesCost(fitted, nheadQ, dims) > maxCost && Math.max(...fitted.sq, ...fitted.sk) > 1) fitted = shortenLongest(fitted);
-  return fitted;
-}
+/** Shortens the longest sequence until the CPU reference costs at most `maxCost` (see `fitAttentionSequencesToCost`). */
+export const fitSequencesToCost = fitAttentionSequencesToCost;
 
 /** Prefix sums from 0: the seqstart array of group mode. */
 export function seqstartOf(lens: readonly number[]): number[] {

@@ -3,6 +3,7 @@
 // cheap for the CPU references, drawn reproducibly from a seed, and replayable from one JSON line.
 import type { AttentionLayout } from '@tilekit/fmha';
 import { formatFmhaFwdProblem } from '@tilekit/kernel-fmha-fwd';
+import { ATTENTION_RANDOM_SEQLENS, attentionRandomSequencesArb, attentionSequencesCost, fitAttentionSequencesToCost, type AttentionRandomSequences } from '@tilekit/fmha/testing';
 import { ArgumentError } from '@tilekit/numeric';
 import fc from 'fast-check';
 import { SPARGE_PIPELINES } from '../attention/spargeFwdInstance.ts';
@@ -14,8 +15,8 @@ import { SPARGE_PV_MODES } from '../spargeReference.ts';
 import { planSparge, type SpargePlan, type SpargeProblem } from '../spargeRunner.ts';
 import { SPARGE_HEAD_DIMS } from '../spargeShape.ts';
 
-/** Sequence lengths the draws pick from (0 only in group mode): around the 128-row blocks, and a ragged 259. */
-export const SPARGE_RANDOM_SEQLENS: readonly number[] = Object.freeze([0, 1, 2, 17, 63, 64, 65, 127, 128, 129, 259]);
+/** Sequence lengths the draws pick from (0 only in group mode): `ATTENTION_RANDOM_SEQLENS`. */
+export const SPARGE_RANDOM_SEQLENS: readonly number[] = ATTENTION_RANDOM_SEQLENS;
 
 /** The most multiply-adds of the attention reference per case (Σ heads·sq·sk·2d). */
 export const SPARGE_RANDOM_MAX_COST = 8_000_000;
@@ -26,39 +27,17 @@ export const SPARGE_RANDOM_DEFAULT_SEED = 20261126;
 /** Cases of the GPU spec when TILEKIT_RANDOM_RUNS is not set. */
 export const SPARGE_RANDOM_DEFAULT_RUNS = 200;
 
-/** Sequences as drawn: batch mode one (sq, sk) for every batch, group mode one per batch. */
-export interface SpargeRandomSequences {
-  readonly group: boolean;
-  readonly batch: number;
-  readonly sq: readonly number[];
-  readonly sk: readonly number[];
-}
+/** Sequences as drawn (see `AttentionRandomSequences`). */
+export type SpargeRandomSequences = AttentionRandomSequences;
 
-const lengthArb = (withZero: boolean): fc.Arbitrary<number> => fc.constantFrom(...SPARGE_RANDOM_SEQLENS.filter((l) => withZero || l > 0));
-
-/** Batch mode (1–3 batches of one length pair) and group mode (1–4 sequences, empty ones included). */
-export const spargeRandomSequencesArb: fc.Arbitrary<SpargeRandomSequences> = fc.oneof(
-  fc.record({ batch: fc.integer({ min: 1, max: 3 }), sq: lengthArb(false), sk: lengthArb(false) }).map(({ batch, sq, sk }) => ({ group: false, batch, sq: [sq], sk: [sk] })),
-  fc.array(fc.tuple(lengthArb(true), lengthArb(true)), { minLength: 1, maxLength: 4 }).map((pairs) => ({ group: true, batch: pairs.length, sq: pairs.map((p) => p[0]), sk: pairs.map((p) => p[1]) })),
-);
+/** Batch mode (1–3 batches of one length pair) or group mode (1–4 sequences, empty ones included). */
+export const spargeRandomSequencesArb: fc.Arbitrary<SpargeRandomSequences> = attentionRandomSequencesArb;
 
 /** Σ over batches of heads·sq·sk·dims. */
-function sequencesCost(s: SpargeRandomSequences, nheadQ: number, dims: number): number {
-  return (s.group ? 1 : s.batch) * nheadQ * dims * s.sq.reduce((sum, sq, b) => sum + sq * s.sk[b]!, 0);
-}
+const sequencesCost = attentionSequencesCost;
 
-/** Shortens the longest length to the next shorter one of the set until the cost is at most `maxCost` (all lengths 1 always fit). */
-export function fitSpargeSequencesToCost(s: SpargeRandomSequences, nheadQ: number, dims: number, maxCost: number): SpargeRandomSequences {
-  let fitted = s;
-  while (sequencesCost(fitted, nheadQ, dims) > maxCost && Math.max(...fitted.sq, ...fitted.sk) > 1) {
-    const longest = Math.max(...fitted.sq, ...fitted.sk);
-    const shorter = [...SPARGE_RANDOM_SEQLENS].reverse().find((l) => l > 0 && l < longest) ?? 1;
-    const side = fitted.sq.includes(longest) ? 'sq' : 'sk';
-    const i = fitted[side].indexOf(longest);
-    fitted = { ...fitted, [side]: fitted[side].map((l, j) => (j === i ? shorter : l)) };
-  }
-  return fitted;
-}
+/** Shortens the longest length until the cost is at most `maxCost` (see `fitAttentionSequencesToCost`). */
+export const fitSpargeSequencesToCost = fitAttentionSequencesToCost;
 
 /** Prefix sums from 0: the seqstart array of group mode. */
 function seqstartOf(lens: readonly number[]): number[] {
