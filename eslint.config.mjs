@@ -31,9 +31,7 @@ export const layerRules = [
 ];
 
 const nodeBuiltinBan = {
-  patterns: [
-    { group: ['node:*'], message: 'Pure libraries may not import node built-ins (docs/architecture.md: pure TS layers).' },
-  ],
+  patterns: [{ group: ['node:*'], message: 'Pure libraries may not import node built-ins (docs/architecture.md: pure TS layers).' }],
   paths: ['fs', 'path', 'os', 'child_process', 'crypto', 'url', 'util', 'worker_threads', 'module'].map((name) => ({
     name,
     message: 'Pure libraries may not import node built-ins (docs/architecture.md: pure TS layers).',

@@ -136,7 +136,9 @@ function checkExports(app, project) {
   }
   const unused = allowed.filter((_, i) => !used.has(i)).map((a) => (a.file ? `${a.file}:${a.name}` : a.name));
   if (unused.length > 0) {
-    app.logger.warn(`intentionallyNotExported in typedoc.json lists entries that no longer match anything; remove them:\n\t${unused.join('\n\t')}`);
+    app.logger.warn(
+      `intentionallyNotExported in typedoc.json lists entries that no longer match anything; remove them:\n\t${unused.join('\n\t')}`,
+    );
   }
 }
 

@@ -76,7 +76,13 @@ function parseCli(argv) {
   }
   const kernelCache = values['kernel-cache'];
   if (kernelCache !== undefined && !existsSync(kernelCache)) usageError(`--kernel-cache: no file ${kernelCache}`);
-  return { out, maps: resolve(values.maps ?? `${out}-maps`), benches, node: !values['no-node'], kernelCache: kernelCache === undefined ? undefined : resolve(kernelCache) };
+  return {
+    out,
+    maps: resolve(values.maps ?? `${out}-maps`),
+    benches,
+    node: !values['no-node'],
+    kernelCache: kernelCache === undefined ? undefined : resolve(kernelCache),
+  };
 }
 
 /** Copies the native addon (building it first if this checkout has not) to the pack and its chunks. */
@@ -161,7 +167,8 @@ function printSizes(files) {
     const group = groups.get(groupOf(path)) ?? { size: 0, count: 0 };
     groups.set(groupOf(path), { size: group.size + size, count: group.count + 1 });
   }
-  for (const [name, { size, count }] of groups) console.log(`pack:   ${name.padEnd(32)} ${mib(size).padStart(9)}${count > 1 ? `  (${count} files)` : ''}`);
+  for (const [name, { size, count }] of groups)
+    console.log(`pack:   ${name.padEnd(32)} ${mib(size).padStart(9)}${count > 1 ? `  (${count} files)` : ''}`);
 }
 
 async function main() {
@@ -199,13 +206,20 @@ async function main() {
 
   printSizes({ ...files, 'manifest.json': packed - manifest.packedBytes });
   const where = relative(repoRoot, out) || out;
-  console.log(`pack: ${bundled.specs.length} GPU spec files, ${Object.keys(benches).length} bench entries, ${bundled.chunks.length} shared chunks in ${where}`);
+  console.log(
+    `pack: ${bundled.specs.length} GPU spec files, ${Object.keys(benches).length} bench entries, ${bundled.chunks.length} shared chunks in ${where}`,
+  );
   console.log(`pack: source maps in ${relative(repoRoot, maps) || maps} (map a GPU log with: node tools/device/symbolize.mjs <log>)`);
   if (!files['node.xz']) console.log('pack: no node.xz (--no-node): the total below leaves it out');
-  if (files[KERNEL_CACHE] !== undefined) console.log(`pack: ${KERNEL_CACHE} ${kernelCache === undefined ? 'kept from an earlier pack' : `from ${kernelCache}`} (run-on-gpu.sh extracts it into the kernel cache)`);
+  if (files[KERNEL_CACHE] !== undefined)
+    console.log(
+      `pack: ${KERNEL_CACHE} ${kernelCache === undefined ? 'kept from an earlier pack' : `from ${kernelCache}`} (run-on-gpu.sh extracts it into the kernel cache)`,
+    );
   console.log(`pack: ${where} ${mib(packed)} + work tree ${mib(tree)} = ${mib(packed + tree)} of ${mib(LIMIT)}`);
   if (packed + tree > LIMIT) {
-    console.error(`pack: TOO LARGE: ${mib(packed + tree)} is over the ${mib(LIMIT)} limit for the pack plus the work tree (a device run carries at most 64 MiB)`);
+    console.error(
+      `pack: TOO LARGE: ${mib(packed + tree)} is over the ${mib(LIMIT)} limit for the pack plus the work tree (a device run carries at most 64 MiB)`,
+    );
     process.exit(1);
   }
 }

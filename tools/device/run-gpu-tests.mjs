@@ -126,13 +126,25 @@ async function runBundle(bundle) {
   const stream = run({ files: [bundle], concurrency: 1, timeout: 20 * 60 * 1000, signal: watchdog.signal });
   stream.on('test:pass', (data) => {
     if (data.details?.type === 'suite') return;
-    results.push({ file, name: data.name, status: data.skip ? 'skipped' : data.todo ? 'todo' : 'passed', ms: data.details?.duration_ms, skip: data.skip });
+    results.push({
+      file,
+      name: data.name,
+      status: data.skip ? 'skipped' : data.todo ? 'todo' : 'passed',
+      ms: data.details?.duration_ms,
+      skip: data.skip,
+    });
   });
   stream.on('test:fail', (data) => {
     if (data.details?.type === 'suite') return;
     const error = data.details?.error;
     const cause = error?.cause ?? error;
-    results.push({ file, name: data.name, status: 'failed', ms: data.details?.duration_ms, error: String(cause?.stack ?? cause ?? 'unknown') });
+    results.push({
+      file,
+      name: data.name,
+      status: 'failed',
+      ms: data.details?.duration_ms,
+      error: String(cause?.stack ?? cause ?? 'unknown'),
+    });
   });
   stream.on('test:diagnostic', (data) => diagnostics.push(data.message));
   console.log(`\n--- ${file} (own process)`);
@@ -180,7 +192,10 @@ if (args.out) {
 const line = '='.repeat(78);
 const width = Math.max(...files.map((f) => f.file.length), 4);
 const breakdown = files
-  .map((f) => `  ${f.file.padEnd(width)}  ${f.counts.passed} passed, ${f.counts.failed} failed, ${f.counts.skipped} skipped (of ${f.counts.total})${f.counts.failed > 0 ? '  <-- FAILED' : ''}`)
+  .map(
+    (f) =>
+      `  ${f.file.padEnd(width)}  ${f.counts.passed} passed, ${f.counts.failed} failed, ${f.counts.skipped} skipped (of ${f.counts.total})${f.counts.failed > 0 ? '  <-- FAILED' : ''}`,
+  )
   .join('\n');
 /** How to map the failures' stack traces (bundle lines) back to the .ts sources. */
 function symbolizeHint() {
@@ -192,8 +207,12 @@ function symbolizeHint() {
 
 const hint = counts.failed > 0 ? `\n${symbolizeHint()}` : '';
 if (!hasDevice) {
-  console.log(`\n${line}\nSKIPPED: no CUDA device: ${probe.reason ?? 'unknown reason'} (${counts.skipped} GPU tests skipped, ${counts.total} found)\n${breakdown}${hint}\n${line}`);
+  console.log(
+    `\n${line}\nSKIPPED: no CUDA device: ${probe.reason ?? 'unknown reason'} (${counts.skipped} GPU tests skipped, ${counts.total} found)\n${breakdown}${hint}\n${line}`,
+  );
   process.exit(counts.failed > 0 ? 1 : 0);
 }
-console.log(`\n${line}\nGPU tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped (of ${counts.total})\n${breakdown}${hint}\n${line}`);
+console.log(
+  `\n${line}\nGPU tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped (of ${counts.total})\n${breakdown}${hint}\n${line}`,
+);
 process.exit(counts.failed > 0 || counts.passed === 0 ? 1 : 0);

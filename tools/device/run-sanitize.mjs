@@ -53,9 +53,13 @@ function usageError(problem) {
 /** A comma-separated list, each item one of `known`; all of them when absent. */
 function listOption(flag, value, known) {
   if (value === undefined) return [...known];
-  const items = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const items = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = items.filter((s) => !known.includes(s));
-  if (items.length === 0 || unknown.length > 0) usageError(`${flag}: unknown ${unknown.length > 0 ? `'${unknown.join("', '")}'` : 'empty list'}; one or more of ${known.join(', ')}`);
+  if (items.length === 0 || unknown.length > 0)
+    usageError(`${flag}: unknown ${unknown.length > 0 ? `'${unknown.join("', '")}'` : 'empty list'}; one or more of ${known.join(', ')}`);
   return known.filter((k) => items.includes(k));
 }
 
@@ -63,7 +67,8 @@ function listOption(flag, value, known) {
 function positiveOption(flag, value, fallback, integer = false) {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!(n > 0) || (integer && !Number.isInteger(n))) usageError(`${flag} must be a positive ${integer ? 'integer' : 'number'}, got '${value}'`);
+  if (!(n > 0) || (integer && !Number.isInteger(n)))
+    usageError(`${flag} must be a positive ${integer ? 'integer' : 'number'}, got '${value}'`);
   return n;
 }
 
@@ -94,7 +99,8 @@ function parseCli(argv) {
     console.log(USAGE);
     process.exit(0);
   }
-  if (values.bundles !== undefined && !existsSync(values.bundles)) usageError(`--bundles: no folder ${values.bundles} (run node tools/device/pack.mjs and carry .device)`);
+  if (values.bundles !== undefined && !existsSync(values.bundles))
+    usageError(`--bundles: no folder ${values.bundles} (run node tools/device/pack.mjs and carry .device)`);
   if (values.addon !== undefined && !existsSync(values.addon)) usageError(`--addon: no file ${values.addon}`);
   if (values.sanitizer !== undefined && !existsSync(values.sanitizer)) usageError(`--sanitizer: no file ${values.sanitizer}`);
   return {
@@ -121,7 +127,12 @@ function findSanitizer(explicit) {
 
 /** The addon every run loads (as run-gpu-tests.mjs finds it): --addon, beside the bundles, or this checkout's build. */
 function findAddon(explicit, bundles) {
-  const candidates = [explicit, process.env['TILEKIT_ADDON_PATH'] || undefined, ...(bundles ? [join(bundles, ADDON), join(bundles, '..', ADDON)] : []), join(root, 'libs', 'runtime', 'build', 'Release', ADDON)].filter((p) => p !== undefined);
+  const candidates = [
+    explicit,
+    process.env['TILEKIT_ADDON_PATH'] || undefined,
+    ...(bundles ? [join(bundles, ADDON), join(bundles, '..', ADDON)] : []),
+    join(root, 'libs', 'runtime', 'build', 'Release', ADDON),
+  ].filter((p) => p !== undefined);
   return resolve(candidates.find((p) => existsSync(p)) ?? candidates[0] ?? ADDON);
 }
 
@@ -129,7 +140,9 @@ function findAddon(explicit, bundles) {
 function probeDevice(addon) {
   try {
     const probe = createRequire(import.meta.url)(addon).probe();
-    return probe.driver === true && probe.deviceCount > 0 ? { ok: true, probe } : { ok: false, reason: probe.reason ?? `no device (${JSON.stringify(probe)})` };
+    return probe.driver === true && probe.deviceCount > 0
+      ? { ok: true, probe }
+      : { ok: false, reason: probe.reason ?? `no device (${JSON.stringify(probe)})` };
   } catch (error) {
     return { ok: false, reason: `native addon not loadable (${addon}): ${error.message.split('\n')[0]}` };
   }
@@ -188,12 +201,19 @@ function runLogged(command, args, { env, timeoutS, logFile }) {
 function readLog(file) {
   const size = statSync(file).size;
   if (size <= 200 * 2 ** 20) return readFileSync(file, 'utf8');
-  return readFileSync(file).subarray(size - 50 * 2 ** 20).toString('utf8');
+  return readFileSync(file)
+    .subarray(size - 50 * 2 ** 20)
+    .toString('utf8');
 }
 
 /** node's arguments for one family: TAP output, the family's patterns, the entry and its bundles. */
 function nodeArgs(entry, bundles, patterns) {
-  return ['--test-reporter=tap', ...patterns.map((p) => `--test-name-pattern=${p}`), ENTRY, ...Object.keys(entry.bundles).map((b) => join(bundles, b))];
+  return [
+    '--test-reporter=tap',
+    ...patterns.map((p) => `--test-name-pattern=${p}`),
+    ENTRY,
+    ...Object.keys(entry.bundles).map((b) => join(bundles, b)),
+  ];
 }
 
 /** The commit measured: the pack's manifest (beside the bundles' folder), else git, else unknown. */
@@ -203,8 +223,13 @@ function commitOf(bundles) {
     return `${manifest.commit}${manifest.dirty ? '+uncommitted' : ''}`;
   } catch {
     try {
-      const sha = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-      const dirty = execFileSync('git', ['status', '--porcelain'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() !== '';
+      const sha = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim();
+      const dirty =
+        execFileSync('git', ['status', '--porcelain'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })
+          .toString()
+          .trim() !== '';
       return `${sha}${dirty ? '+uncommitted' : ''}`;
     } catch {
       return 'unknown';
@@ -215,7 +240,11 @@ function commitOf(bundles) {
 /** One line of a command's output, or `fallback` when it cannot run. */
 function firstLineOf(command, args, fallback, last = false) {
   try {
-    const lines = execFileSync(command, args, { stdio: ['ignore', 'pipe', 'ignore'], timeout: 30_000 }).toString().trim().split('\n').filter(Boolean);
+    const lines = execFileSync(command, args, { stdio: ['ignore', 'pipe', 'ignore'], timeout: 30_000 })
+      .toString()
+      .trim()
+      .split('\n')
+      .filter(Boolean);
     return (last ? lines[lines.length - 1] : lines[0])?.trim() ?? fallback;
   } catch {
     return fallback;
@@ -234,7 +263,9 @@ function describeRun(tool, family, r) {
   const head = `sanitize: ${tool} × ${family}: `;
   const what = `${r.tests.passed} passed, ${r.tests.failed} failed of ${r.tests.matched} tests; ${r.launches} launches of ${r.kernels.length} kernels; ${r.findings} findings (${r.seconds} s)`;
   if (r.status === 'clean') return `${head}clean — ${what}`;
-  const kernels = Object.entries(r.findingsByKernel).map(([k, n]) => `${k}: ${n}`).join(', ');
+  const kernels = Object.entries(r.findingsByKernel)
+    .map(([k, n]) => `${k}: ${n}`)
+    .join(', ');
   const first = r.sample[0] ? `\n    first: ${r.sample[0].kind}${r.sample[0].kernel ? ` in ${r.sample[0].kernel}` : ''}` : '';
   const problems = r.problems.length > 0 ? `\n    ${r.problems.join('; ')}` : '';
   return `${head}${r.status.toUpperCase()} — ${what}${kernels ? `\n    findings by kernel: ${kernels}` : ''}${first}${problems}\n    log: ${r.log}`;
@@ -246,19 +277,37 @@ async function sanitizeRun(ctx, tool, entry, budgetLeftS) {
   const launchFile = join(ctx.scratch, `${tool}-${entry.family}.launches`);
   writeFileSync(launchFile, '');
   const logFile = join(ctx.out, 'sanitize', `${tool}-${entry.family}.log`);
-  const args = [...SANITIZER_TOOLS[tool], '--print-limit', String(ctx.printLimit), '--target-processes', 'application-only', process.execPath, ...nodeArgs(entry, ctx.bundles, patterns)];
+  const args = [
+    ...SANITIZER_TOOLS[tool],
+    '--print-limit',
+    String(ctx.printLimit),
+    '--target-processes',
+    'application-only',
+    process.execPath,
+    ...nodeArgs(entry, ctx.bundles, patterns),
+  ];
   const env = { ...process.env, TILEKIT_ADDON_PATH: ctx.addon, TILEKIT_LAUNCH_LOG: launchFile, TILEKIT_CACHE_DIR: ctx.cacheDir };
   console.log(`sanitize: ${tool} × ${entry.family} (${Object.keys(entry.bundles).length} bundle(s), ${patterns.length} selectors) ...`);
   const byBudget = budgetLeftS < ctx.timeoutS;
   const run = await runLogged(ctx.sanitizer, args, { env, timeoutS: Math.min(ctx.timeoutS, budgetLeftS), logFile });
   const result = familyResult({ ...run, launchLog: readFileSync(launchFile, 'utf8'), log: relative(ctx.out, logFile) });
-  if (run.timedOut && byBudget) result.problems[0] = `stopped when the --budget of ${ctx.budgetS} s ran out (after ${run.seconds.toFixed(0)} s)`;
+  if (run.timedOut && byBudget)
+    result.problems[0] = `stopped when the --budget of ${ctx.budgetS} s ran out (after ${run.seconds.toFixed(0)} s)`;
   return result;
 }
 
 /** The entry of a run the budget left out. */
 function notRun(budgetS) {
-  return { status: 'incomplete', kernels: [], launches: 0, findings: 0, sample: [], problems: [`not run: the --budget of ${budgetS} s was spent`], tests: { matched: 0, passed: 0, failed: 0, skipped: 0, failedTests: [] }, seconds: 0 };
+  return {
+    status: 'incomplete',
+    kernels: [],
+    launches: 0,
+    findings: 0,
+    sample: [],
+    problems: [`not run: the --budget of ${budgetS} s was spent`],
+    tests: { matched: 0, passed: 0, failed: 0, skipped: 0, failedTests: [] },
+    seconds: 0,
+  };
 }
 
 /** Totals over every run so far, and the verdict. */
@@ -273,17 +322,24 @@ function totals(tools) {
 function printTable(tools) {
   const line = '='.repeat(78);
   const rows = Object.entries(tools).flatMap(([tool, t]) =>
-    Object.entries(t.families).map(([family, r]) => `  ${tool.padEnd(10)} ${family.padEnd(16)} ${r.status.padEnd(10)} ${String(r.tests.matched).padStart(3)} tests ${String(r.launches).padStart(6)} launches ${String(r.kernels.length).padStart(3)} kernels ${String(r.findings).padStart(5)} findings ${String(r.seconds).padStart(6)} s`),
+    Object.entries(t.families).map(
+      ([family, r]) =>
+        `  ${tool.padEnd(10)} ${family.padEnd(16)} ${r.status.padEnd(10)} ${String(r.tests.matched).padStart(3)} tests ${String(r.launches).padStart(6)} launches ${String(r.kernels.length).padStart(3)} kernels ${String(r.findings).padStart(5)} findings ${String(r.seconds).padStart(6)} s`,
+    ),
   );
   const t = totals(tools);
-  const verdict = t.status === 'clean' ? `SANITIZE: clean — 0 findings in ${t.runs} runs` : `SANITIZE: ${t.status.toUpperCase()} — ${t.findings} findings, ${t.incomplete} incomplete of ${t.runs} runs`;
+  const verdict =
+    t.status === 'clean'
+      ? `SANITIZE: clean — 0 findings in ${t.runs} runs`
+      : `SANITIZE: ${t.status.toUpperCase()} — ${t.findings} findings, ${t.incomplete} incomplete of ${t.runs} runs`;
   console.log(`\n${line}\n${verdict}\n${rows.join('\n')}\n${line}`);
 }
 
 /** The sanitizer runs: every tool over every family, sanitize.json rewritten after each. */
 async function sanitize(config, families) {
   const sanitizer = findSanitizer(config.sanitizer);
-  if (sanitizer === null) return skip(`no compute-sanitizer on PATH or in /usr/local/cuda/bin (install the CUDA toolkit's, or pass --sanitizer)`);
+  if (sanitizer === null)
+    return skip(`no compute-sanitizer on PATH or in /usr/local/cuda/bin (install the CUDA toolkit's, or pass --sanitizer)`);
   const addon = findAddon(config.addon, config.bundles);
   const device = probeDevice(addon);
   if (!device.ok) return skip(`no CUDA device: ${device.reason}`);
@@ -296,14 +352,26 @@ async function sanitize(config, families) {
   mkdirSync(join(config.out, 'sanitize'), { recursive: true });
   const summary = {
     commit: commitOf(bundles),
-    device: firstLineOf('nvidia-smi', ['--query-gpu=name,driver_version,memory.total,compute_cap', '--format=csv,noheader'], `unknown (probe ${JSON.stringify(device.probe)})`),
+    device: firstLineOf(
+      'nvidia-smi',
+      ['--query-gpu=name,driver_version,memory.total,compute_cap', '--format=csv,noheader'],
+      `unknown (probe ${JSON.stringify(device.probe)})`,
+    ),
     date: new Date().toISOString(),
     sanitizer: firstLineOf(sanitizer, ['--version'], 'unknown', true),
     node: process.version,
-    options: { tools: config.tools, families: config.families, timeoutS: config.timeoutS, budgetS: Number.isFinite(config.budgetS) ? config.budgetS : null, printLimit: config.printLimit },
+    options: {
+      tools: config.tools,
+      families: config.families,
+      timeoutS: config.timeoutS,
+      budgetS: Number.isFinite(config.budgetS) ? config.budgetS : null,
+      printLimit: config.printLimit,
+    },
     tools: {},
   };
-  console.log(`sanitize: ${sanitizer} (${summary.sanitizer}) on ${summary.device}; ${config.tools.length} tools × ${families.length} families; logs in ${join(config.out, 'sanitize')}`);
+  console.log(
+    `sanitize: ${sanitizer} (${summary.sanitizer}) on ${summary.device}; ${config.tools.length} tools × ${families.length} families; logs in ${join(config.out, 'sanitize')}`,
+  );
   const started = Date.now();
   for (const tool of config.tools) {
     const entry = (summary.tools[tool] = { args: SANITIZER_TOOLS[tool], findings: 0, seconds: 0, families: {} });
@@ -314,7 +382,11 @@ async function sanitize(config, families) {
       entry.families[family.family] = result;
       entry.findings += result.findings;
       entry.seconds = Number((entry.seconds + result.seconds).toFixed(1));
-      console.log(overBudget ? `sanitize: ${tool} × ${family.family}: NOT RUN (--budget ${config.budgetS} s spent)` : describeRun(tool, family.family, result));
+      console.log(
+        overBudget
+          ? `sanitize: ${tool} × ${family.family}: NOT RUN (--budget ${config.budgetS} s spent)`
+          : describeRun(tool, family.family, result),
+      );
       Object.assign(summary, totals(summary.tools));
       writeSummary(config.out, summary);
     }
@@ -335,9 +407,15 @@ function skip(reason) {
 /** The test names of one bundle, as node:test sees them: a pattern that matches nothing lists them all and runs none. */
 async function testNamesOf(bundle, scratch) {
   const logFile = join(scratch, `list-${bundle.split('/').pop()}.log`);
-  const run = await runLogged(process.execPath, ['--test-reporter=tap', '--test-name-pattern=(?!)', ENTRY, bundle], { env: process.env, timeoutS: 300, logFile });
+  const run = await runLogged(process.execPath, ['--test-reporter=tap', '--test-name-pattern=(?!)', ENTRY, bundle], {
+    env: process.env,
+    timeoutS: 300,
+    logFile,
+  });
   const names = parseTapTests(run.output).map((t) => t.name);
-  return run.exitCode === 0 ? { names } : { names, error: `listing ${bundle} exited ${run.exitCode ?? run.signal}: ${run.output.split('\n').slice(-5).join(' | ')}` };
+  return run.exitCode === 0
+    ? { names }
+    : { names, error: `listing ${bundle} exited ${run.exitCode ?? run.signal}: ${run.output.split('\n').slice(-5).join(' | ')}` };
 }
 
 /** What each family selects; problems: a selector matching none of its bundle's tests, a bundle that fails to load. */
@@ -347,7 +425,8 @@ async function planReport(entry, bundles, scratch) {
   for (const [bundle, selectors] of Object.entries(entry.bundles)) {
     const { names, error } = await testNamesOf(join(bundles, bundle), scratch);
     if (error) report.problems.push(error);
-    for (const s of selectors) if (!names.some((n) => selectorMatches(s, n))) report.problems.push(`${bundle}: no test matches '${selectorLabel(s)}'`);
+    for (const s of selectors)
+      if (!names.some((n) => selectorMatches(s, n))) report.problems.push(`${bundle}: no test matches '${selectorLabel(s)}'`);
     // In the family's process every pattern applies to every bundle: what it really runs here.
     const selected = names.filter((n) => all.some(({ selector }) => selectorMatches(selector, n)));
     report.bundles[bundle] = { tests: names.length, selected };
@@ -355,10 +434,23 @@ async function planReport(entry, bundles, scratch) {
   // node's own matching must agree: the family's process with its patterns, every GPU hidden (so nothing runs).
   const logFile = join(scratch, `select-${entry.family}.log`);
   const env = { ...process.env, CUDA_VISIBLE_DEVICES: '-1' };
-  const run = await runLogged(process.execPath, nodeArgs(entry, bundles, all.map(({ selector }) => selectorPattern(selector))), { env, timeoutS: 300, logFile });
-  const byNode = parseTapTests(run.output).filter((t) => t.status !== 'unmatched').map((t) => t.name);
+  const run = await runLogged(
+    process.execPath,
+    nodeArgs(
+      entry,
+      bundles,
+      all.map(({ selector }) => selectorPattern(selector)),
+    ),
+    { env, timeoutS: 300, logFile },
+  );
+  const byNode = parseTapTests(run.output)
+    .filter((t) => t.status !== 'unmatched')
+    .map((t) => t.name);
   const byPlan = Object.values(report.bundles).flatMap((b) => b.selected);
-  if (byNode.join('\n') !== byPlan.join('\n')) report.problems.push(`node selects ${byNode.length} tests, the plan's matcher ${byPlan.length}: ${[...byNode.filter((n) => !byPlan.includes(n)), ...byPlan.filter((n) => !byNode.includes(n))].slice(0, 3).join(' | ')}`);
+  if (byNode.join('\n') !== byPlan.join('\n'))
+    report.problems.push(
+      `node selects ${byNode.length} tests, the plan's matcher ${byPlan.length}: ${[...byNode.filter((n) => !byPlan.includes(n)), ...byPlan.filter((n) => !byNode.includes(n))].slice(0, 3).join(' | ')}`,
+    );
   return report;
 }
 

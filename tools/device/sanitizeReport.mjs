@@ -32,7 +32,12 @@ function parseSummary(lines) {
 }
 
 /** Lines that start no finding: the banner, summaries, and how the application ended. */
-const NOT_FINDINGS = [/^COMPUTE-SANITIZER$/, /^(ERROR|RACECHECK|LEAK) SUMMARY:/, /^Target application returned an error/, /^Error: process didn't terminate successfully/];
+const NOT_FINDINGS = [
+  /^COMPUTE-SANITIZER$/,
+  /^(ERROR|RACECHECK|LEAK) SUMMARY:/,
+  /^Target application returned an error/,
+  /^Error: process didn't terminate successfully/,
+];
 
 /**
  * A line that starts a note, not a finding: the tool's own warnings and internal errors (they may
@@ -44,7 +49,8 @@ function isNote(line) {
 }
 
 /** The detail lines of a report: indented, or (some versions print them flush) one of these. */
-const CONTINUATION = /^(at |by thread|and (Read|Write|is)|(Read|Write) Thread|Current Value|Address 0x|Saved host backtrace|Host Frame|Device Frame)/;
+const CONTINUATION =
+  /^(at |by thread|and (Read|Write|is)|(Read|Write) Thread|Current Value|Address 0x|Saved host backtrace|Host Frame|Device Frame)/;
 
 /** Splits the tool's lines into blocks: a header line and its detail lines. */
 function blocks(lines) {
@@ -158,7 +164,13 @@ export function parseTapTests(text) {
 export function testCounts(tests) {
   const picked = tests.filter((t) => t.status !== 'unmatched');
   const count = (s) => picked.filter((t) => t.status === s).length;
-  return { matched: picked.length, passed: count('passed'), failed: count('failed'), skipped: count('skipped') + count('todo'), failedTests: picked.filter((t) => t.status === 'failed').map((t) => t.name) };
+  return {
+    matched: picked.length,
+    passed: count('passed'),
+    failed: count('failed'),
+    skipped: count('skipped') + count('todo'),
+    failedTests: picked.filter((t) => t.status === 'failed').map((t) => t.name),
+  };
 }
 
 /** The launch log: `{ launches, kernels: { name: count } }`, names sorted. */
@@ -171,7 +183,14 @@ export function summarizeLaunchLog(text) {
     counts[name] = (counts[name] ?? 0) + 1;
     launches++;
   }
-  return { launches, kernels: Object.fromEntries(Object.keys(counts).sort().map((k) => [k, counts[k]])) };
+  return {
+    launches,
+    kernels: Object.fromEntries(
+      Object.keys(counts)
+        .sort()
+        .map((k) => [k, counts[k]]),
+    ),
+  };
 }
 
 /**
@@ -186,7 +205,10 @@ export function familyResult({ output, launchLog, seconds, exitCode, signal, tim
   if (timedOut) problems.push(`stopped after the per-run timeout (${seconds.toFixed(0)} s)`);
   else if (!report.complete) problems.push(`no summary line from compute-sanitizer (exit ${exitCode ?? signal})`);
   if (tests.matched === 0) problems.push('no test matched the plan (renamed tests? stale pack?)');
-  if (tests.failed > 0) problems.push(`${tests.failed} test(s) failed under the sanitizer: ${tests.failedTests.slice(0, 3).join(' | ')}${tests.failed > 3 ? ' | …' : ''}`);
+  if (tests.failed > 0)
+    problems.push(
+      `${tests.failed} test(s) failed under the sanitizer: ${tests.failedTests.slice(0, 3).join(' | ')}${tests.failed > 3 ? ' | …' : ''}`,
+    );
   const status = report.findings > 0 ? 'findings' : problems.length > 0 ? 'incomplete' : 'clean';
   return {
     status,

@@ -118,7 +118,11 @@ export function symbolize(text, mapsDir) {
 function parseCli(argv) {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { maps: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { maps: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    });
   } catch (error) {
     usageError(error.message);
   }
@@ -128,7 +132,8 @@ function parseCli(argv) {
   }
   if (parsed.positionals.length !== 1) usageError(`expects one log file (or - for stdin), got ${parsed.positionals.length}`);
   const mapsDir = resolve(parsed.values.maps ?? join(repoRoot, '.device-maps'));
-  if (!existsSync(mapsDir) || !statSync(mapsDir).isDirectory()) usageError(`no source maps folder ${mapsDir}: run node tools/device/pack.mjs first, or pass --maps`);
+  if (!existsSync(mapsDir) || !statSync(mapsDir).isDirectory())
+    usageError(`no source maps folder ${mapsDir}: run node tools/device/pack.mjs first, or pass --maps`);
   return { input: parsed.positionals[0], mapsDir };
 }
 
@@ -142,7 +147,9 @@ function main() {
   }
   const { text: out, mapped, unmapped } = symbolize(text, mapsDir);
   process.stdout.write(out);
-  console.error(`symbolize: ${mapped} frames mapped to sources${unmapped > 0 ? `, ${unmapped} without a map in ${mapsDir} (left as they were)` : ''}`);
+  console.error(
+    `symbolize: ${mapped} frames mapped to sources${unmapped > 0 ? `, ${unmapped} without a map in ${mapsDir} (left as they were)` : ''}`,
+  );
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

@@ -29,10 +29,14 @@ describe('example_dtypes executable', () => {
     });
 
   it('prints the table and validates', () => {
-    const out = execFileSync(resolve(root, 'node_modules/.bin/tsx'), ['--conditions=@tilekit/source', 'examples/dtypes/src/main.ts', '-n=3'], {
-      cwd: root,
-      encoding: 'utf8',
-    });
+    const out = execFileSync(
+      resolve(root, 'node_modules/.bin/tsx'),
+      ['--conditions=@tilekit/source', 'examples/dtypes/src/main.ts', '-n=3'],
+      {
+        cwd: root,
+        encoding: 'utf8',
+      },
+    );
     expect(out).toContain('fp8e5m2fnuz');
     expect(out).toContain('valid: yes (33 round trips)');
   });

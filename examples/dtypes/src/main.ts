@@ -8,14 +8,20 @@ import { roundTripTable, validateRoundTrip } from './dtypeRoundTrip.ts';
 function dtypesOf(text: string): DTypeName[] {
   if (text === 'all') return [...dtypeNames];
   return text.split(',').map((name) => {
-    if (!(dtypeNames as readonly string[]).includes(name)) throw new ArgParseError('-dtypes', `-dtypes=${text}: unknown dtype ${JSON.stringify(name)} (valid: all, ${dtypeNames.join(', ')})`);
+    if (!(dtypeNames as readonly string[]).includes(name))
+      throw new ArgParseError('-dtypes', `-dtypes=${text}: unknown dtype ${JSON.stringify(name)} (valid: all, ${dtypeNames.join(', ')})`);
     return name as DTypeName;
   });
 }
 
 const parser = new ArgParser('example_dtypes', 'round-trips seeded values through every tilekit dtype')
   .int('n', 8, 'how many values', { min: 1 })
-  .string('init', 'uf:-500,500', 'fill of the inputs (uf, ui, nf, ni, tf, constant:v; with :a,b ranges)', (text) => void parseFillSpec(text, '-init'))
+  .string(
+    'init',
+    'uf:-500,500',
+    'fill of the inputs (uf, ui, nf, ni, tf, constant:v; with :a,b ranges)',
+    (text) => void parseFillSpec(text, '-init'),
+  )
   .int('seed', 11939, 'seed of the fill')
   .string('dtypes', 'all', 'comma-separated dtypes to show, or all', (text) => void dtypesOf(text))
   .bool('v', true, 'validate each round trip against the rounding rules');

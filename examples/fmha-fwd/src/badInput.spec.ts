@@ -14,7 +14,9 @@ describe('example_fmha_fwd: bad input', () => {
   });
 
   it('golden: a bad mask states its value once', async () => {
-    expect((await captureCli(fmhaFwdParser, ['-mask=zz'])).stderr).toBe('error: -mask=zz: must be 0, 1, 2, t, b, t:l,r, b:l,r, xt:w, xb:w or g:y,x\n');
+    expect((await captureCli(fmhaFwdParser, ['-mask=zz'])).stderr).toBe(
+      'error: -mask=zz: must be 0, 1, 2, t, b, t:l,r, b:l,r, xt:w, xb:w or g:y,x\n',
+    );
   });
 
   it('shapes no problem has fail before compiling: no query rows (-s=0), heads that do not divide, an unsupported head dim', async () => {

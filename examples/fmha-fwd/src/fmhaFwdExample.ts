@@ -3,8 +3,27 @@
 // resources, computes the CPU reference (-v=1: fp32-or-better, probabilities not narrowed; sampled
 // query rows for big problems), and on a GPU runs, times and validates. Without a CUDA device it
 // says so and exits 0 after the CPU part.
-import { attentionFwdToleranceFor, makeGenericAttentionMask, referenceAttentionFwd, resolveAttentionFwdArgs, attentionLseIndex, valueTable16, type AttentionFwdArgs } from '@tilekit/fmha';
-import { ArgParseError, ArgParser, fillTensor, flagErrorOf, formatTable, HostTensor, Prng, summarizeTimes, tflops, type ParsedArgs } from '@tilekit/host';
+import {
+  attentionFwdToleranceFor,
+  makeGenericAttentionMask,
+  referenceAttentionFwd,
+  resolveAttentionFwdArgs,
+  attentionLseIndex,
+  valueTable16,
+  type AttentionFwdArgs,
+} from '@tilekit/fmha';
+import {
+  ArgParseError,
+  ArgParser,
+  fillTensor,
+  flagErrorOf,
+  formatTable,
+  HostTensor,
+  Prng,
+  summarizeTimes,
+  tflops,
+  type ParsedArgs,
+} from '@tilekit/host';
 import {
   ATTENTION_FLAG_OF,
   attentionShapeFromArgs,
@@ -29,8 +48,19 @@ import { compileInstance, Device, NvccCompiler, probe, timeLaunches, type Device
 
 /** The example's flags (CK-tile's tile_example_fmha_fwd spelling: `-key=value`, `-?` for help). */
 export const fmhaFwdParser = withAttentionFlags(
-  new ArgParser('example_fmha_fwd', 'attention forward O = softmax(scale·Q·Kᵀ + mask)·V on sm_90a (TMA + wgmma, warp specialized), optional split-KV + combine'),
-  { seqlen: '3328', seqlenExample: '1,17,259,4097', headDims: '32, 64, 96, 128, 192, 256', headDimV: '= d; 128 with d = 192', inputTensors: 'Q/K/V', outputTensors: 'O', precTensors: 'Q, K, V and O' },
+  new ArgParser(
+    'example_fmha_fwd',
+    'attention forward O = softmax(scale·Q·Kᵀ + mask)·V on sm_90a (TMA + wgmma, warp specialized), optional split-KV + combine',
+  ),
+  {
+    seqlen: '3328',
+    seqlenExample: '1,17,259,4097',
+    headDims: '32, 64, 96, 128, 192, 256',
+    headDimV: '= d; 128 with d = 192',
+    inputTensors: 'Q/K/V',
+    outputTensors: 'O',
+    precTensors: 'Q, K, V and O',
+  },
 )
   .bool('lse', false, 'also write LSE (fp32, natural log)')
   .int('num_splits', 1, 'key splits of split-KV (1: none; 0: the heuristic picks them for the GPU)', { min: 0 })
@@ -50,7 +80,10 @@ type FmhaFwdArgs = ParsedArgs<FmhaFwdFlags>;
 function checkQueryRows(shape: AttentionShape, seqlens: string): void {
   const rows = 'seqlenQ' in shape ? shape.seqlenQ : shape.seqstartQ.at(-1)!;
   if (rows > 0) return;
-  throw new ArgParseError('-s', `-s=${seqlens}: the problem needs at least one query row (batch mode: -s ≥ 1; group mode may list empty sequences among others, e.g. -mode=1 -s=5,0)`);
+  throw new ArgParseError(
+    '-s',
+    `-s=${seqlens}: the problem needs at least one query row (batch mode: -s ≥ 1; group mode may list empty sequences among others, e.g. -mode=1 -s=5,0)`,
+  );
 }
 
 /** The problem the flags describe (throws ArgParseError for flags that cannot make one). */
@@ -85,7 +118,11 @@ export interface FmhaFwdReferenceCheck {
  * same formula (float64, exact exponentials, P not narrowed) for `sample` rows per (batch, head):
  * the first, the last and random ones. Tolerance: `attentionFwdToleranceFor`.
  */
-export function fmhaFwdReferenceCheck(p: CheckedFmhaFwdProblem, data: { q: Uint16Array; k: Uint16Array; v: Uint16Array }, options: { readonly sample?: number; readonly seed?: number } = {}): FmhaFwdReferenceCheck {
+export function fmhaFwdReferenceCheck(
+  p: CheckedFmhaFwdProblem,
+  data: { q: Uint16Array; k: Uint16Array; v: Uint16Array },
+  options: { readonly sample?: number; readonly seed?: number } = {},
+): FmhaFwdReferenceCheck {
   const args: AttentionFwdArgs = fmhaFwdReferenceArgs(p, data);
   const a = resolveAttentionFwdArgs(args);
   const tolerance = attentionFwdToleranceFor(args);
@@ -153,11 +190,23 @@ export function fmhaFwdReferenceCheck(p: CheckedFmhaFwdProblem, data: { q: Uint1
       }
     }
   }
-  return { oOffsets: Float64Array.from(oOffsets), oWant: Float64Array.from(oWant), lseIndices: Float64Array.from(lseIndices), lseWant: Float64Array.from(lseWant), sampled: options.sample !== undefined, rows, tolerance };
+  return {
+    oOffsets: Float64Array.from(oOffsets),
+    oWant: Float64Array.from(oWant),
+    lseIndices: Float64Array.from(lseIndices),
+    lseWant: Float64Array.from(lseWant),
+    sampled: options.sample !== undefined,
+    rows,
+    tolerance,
+  };
 }
 
 /** Compares kernel output with a reference check: counts, worst errors and the first failure. */
-export function compareWithReference(check: FmhaFwdReferenceCheck, o: (offset: number) => number, lse: ((index: number) => number) | undefined): { readonly ok: boolean; readonly message: string } {
+export function compareWithReference(
+  check: FmhaFwdReferenceCheck,
+  o: (offset: number) => number,
+  lse: ((index: number) => number) | undefined,
+): { readonly ok: boolean; readonly message: string } {
   const { o: to, lse: tl } = check.tolerance;
   let bad = 0;
   let worst = 0;
@@ -215,21 +264,37 @@ export async function runFmhaFwdExample(args: FmhaFwdArgs, log: (line: string) =
   }
   const p = plan.problem;
   log(`example_fmha_fwd: ${formatFmhaFwdProblem(p)}, scale ${p.scale}`);
-  if (args.get('num_splits') === 0) log(`split-KV heuristic: ${p.numSplits} split(s) for ${device?.smCount ?? FMHA_FWD_DEFAULT_SM_COUNT} SMs${device ? '' : ' (no device: an H200 assumed)'}`);
+  if (args.get('num_splits') === 0)
+    log(
+      `split-KV heuristic: ${p.numSplits} split(s) for ${device?.smCount ?? FMHA_FWD_DEFAULT_SM_COUNT} SMs${device ? '' : ' (no device: an H200 assumed)'}`,
+    );
   const main = plan.instance;
   const mainLaunch = main.launch(p.batch, p.nheadQ, p.seqlenQ, p.numSplits);
-  log(`instance: ${main.name} (key ${main.key.hash}), tile ${main.policy.tileM}x${main.policy.tileN}, ${main.policy.stages} stages, ${main.threads} threads; grid [${mainLaunch.grid.join(', ')}], ${main.sharedBytes} B dynamic smem`);
+  log(
+    `instance: ${main.name} (key ${main.key.hash}), tile ${main.policy.tileM}x${main.policy.tileN}, ${main.policy.stages} stages, ${main.threads} threads; grid [${mainLaunch.grid.join(', ')}], ${main.sharedBytes} B dynamic smem`,
+  );
   if (plan.combine) {
     const c = plan.combine;
     const cl = c.launch(p.batch, p.nheadQ, p.seqlenQ);
-    log(`combine:  ${c.name} (key ${c.key.hash}), ${c.policy.tileM} rows per block, ${c.threads} threads; grid [${cl.grid.join(', ')}]; workspace ${plan.workspaceBytes} B`);
+    log(
+      `combine:  ${c.name} (key ${c.key.hash}), ${c.policy.tileM} rows per block, ${c.threads} threads; grid [${cl.grid.join(', ')}]; workspace ${plan.workspaceBytes} B`,
+    );
   }
   const compiler = new NvccCompiler();
   const rows: (string | number | boolean)[][] = [];
   for (const instance of plan.combine ? [main, plan.combine] : [main]) {
     const compiled = await compileInstance(instance, compiler, FMHA_FWD_COMPILE_FLAGS);
     const r = compiled.resources;
-    rows.push([instance.name, compiled.arch, r.registers, r.sharedBytes, instance.sharedBytes, `${r.spillStores}/${r.spillLoads}`, r.stackFrame, compiled.cached]);
+    rows.push([
+      instance.name,
+      compiled.arch,
+      r.registers,
+      r.sharedBytes,
+      instance.sharedBytes,
+      `${r.spillStores}/${r.spillLoads}`,
+      r.stackFrame,
+      compiled.cached,
+    ]);
   }
   log(formatTable(['kernel', 'arch', 'registers', 'static smem (B)', 'dynamic smem (B)', 'spills st/ld (B)', 'stack (B)', 'cached'], rows));
 
@@ -250,11 +315,16 @@ export async function runFmhaFwdExample(args: FmhaFwdArgs, log: (line: string) =
     const ms = (performance.now() - started).toFixed(1);
     const tol = `O atol ${check.tolerance.o.atol.toExponential(2)} + rtol ${check.tolerance.o.rtol.toExponential(2)}`;
     if (full) log(`CPU reference (fp64, probabilities not narrowed): all ${check.rows} query rows in ${ms} ms (${tol})`);
-    else log(`CPU reference (fp64, probabilities not narrowed): SAMPLED ${check.rows} query rows (${SAMPLED_ROWS_PER_HEAD} per batch and head incl. the first and last; ${log2(macs)} > 2^30 multiply-adds) in ${ms} ms (${tol})`);
+    else
+      log(
+        `CPU reference (fp64, probabilities not narrowed): SAMPLED ${check.rows} query rows (${SAMPLED_ROWS_PER_HEAD} per batch and head incl. the first and last; ${log2(macs)} > 2^30 multiply-adds) in ${ms} ms (${tol})`,
+      );
   }
 
   if (device === undefined) {
-    log(`no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernel(s) were generated and compiled${check ? ' and the CPU reference computed' : ''}; nothing ran on a GPU.`);
+    log(
+      `no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernel(s) were generated and compiled${check ? ' and the CPU reference computed' : ''}; nothing ran on a GPU.`,
+    );
     return 0;
   }
   const runner = await FmhaFwdRunner.create(p, { device, compiler });
@@ -266,11 +336,16 @@ export async function runFmhaFwdExample(args: FmhaFwdArgs, log: (line: string) =
     const v = keep(device.upload(data.v));
     const o = keep(device.alloc(Math.max(1, elems.o) * 2).fill(0xff));
     const lse = p.lse ? keep(device.alloc(Math.max(1, elems.lse) * 4).fill(0xff)) : undefined;
-    const group = p.mode === 'group' ? { seqstartQ: keep(device.upload(new Int32Array(p.seqstartQ))), seqstartK: keep(device.upload(new Int32Array(p.seqstartK))) } : {};
+    const group =
+      p.mode === 'group'
+        ? { seqstartQ: keep(device.upload(new Int32Array(p.seqstartQ))), seqstartK: keep(device.upload(new Int32Array(p.seqstartK))) }
+        : {};
     const run = runner.prepare({ q, k, v, o, ...(lse ? { lse } : {}), ...group }); // validated once, before any launch
     const t = summarizeTimes(timeLaunches(device, run.launch, { warmup: args.get('warmup'), repeat: args.get('repeat') }));
     const flops = fmhaFwdProblemFlops(p);
-    log(`${device.name}: ${t.median.toFixed(4)} ms (median of ${t.n} after ${args.get('warmup')} warmup${runner.combineKernel ? '; attention + combine' : ''}), ${tflops(flops, t.median).toFixed(1)} TFLOP/s (${(flops / 1e12).toFixed(3)} TFLOP)`);
+    log(
+      `${device.name}: ${t.median.toFixed(4)} ms (median of ${t.n} after ${args.get('warmup')} warmup${runner.combineKernel ? '; attention + combine' : ''}), ${tflops(flops, t.median).toFixed(1)} TFLOP/s (${(flops / 1e12).toFixed(3)} TFLOP)`,
+    );
     if (check === undefined) return 0;
     const oBytes = o.copyToHost();
     const oBits = new Uint16Array(oBytes.buffer, oBytes.byteOffset, Math.max(1, elems.o));

@@ -4,7 +4,20 @@
 // after the CPU part. `-arch` picks the kernel family: sm90a (TMA + wgmma) or sm80 (cp.async +
 // mma.sync; built for the device's arch, so it also runs on Hopper); default the device's own.
 import { referenceGemm } from '@tilekit/gemm';
-import { ArgParseError, ArgParser, checkErr, fillTensor, flagErrorOf, formatTable, HostTensor, parseFillSpec, Prng, summarizeTimes, tflops, type ParsedArgs } from '@tilekit/host';
+import {
+  ArgParseError,
+  ArgParser,
+  checkErr,
+  fillTensor,
+  flagErrorOf,
+  formatTable,
+  HostTensor,
+  parseFillSpec,
+  Prng,
+  summarizeTimes,
+  tflops,
+  type ParsedArgs,
+} from '@tilekit/host';
 import {
   buildGemmKernel,
   checkGemmProblem,
@@ -30,7 +43,10 @@ import { absoluteThreshold, ArgumentError, decode, relativeThreshold } from '@ti
 import { Device, NvccCompiler, NvrtcCompiler, probe, timeLaunches, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
 
 /** The example's flags (CK style: `-key=value`, `-?` for help); strides of 0 mean packed. */
-export const gemmParser = new ArgParser('example_gemm', 'C = A·B on sm_90a (warp-specialized TMA + wgmma) or sm_80 (cp.async + mma.sync), fp32 accumulation; A and B row- or column-major, C row-major')
+export const gemmParser = new ArgParser(
+  'example_gemm',
+  'C = A·B on sm_90a (warp-specialized TMA + wgmma) or sm_80 (cp.async + mma.sync), fp32 accumulation; A and B row- or column-major, C row-major',
+)
   .int('m', 3840, 'rows of A and C', { min: 1 })
   .int('n', 4096, 'columns of B and C', { min: 1 })
   .int('k', 2048, 'the reduction dimension (columns of A, rows of B)', { min: 1 })
@@ -47,12 +63,18 @@ export const gemmParser = new ArgParser('example_gemm', 'C = A·B on sm_90a (war
   .int('seed', 11939, 'seed of the input fill (A from seed, B from seed + 1)')
   .string('init', 'uf:-1,1', 'input fill (uf, ui, nf, ni, tf, constant:v; with :a,b ranges)', (text) => void parseFillSpec(text, '-init'))
   .string('instance', '', 'run this catalog instance instead of the dispatched one (sm_90a or sm_80 family)', checkInstanceName)
-  .choice('arch', 'device', ['device', ...GEMM_ARCHS], 'kernel family: sm90a (TMA + wgmma) or sm80 (cp.async + mma.sync, built for the device: sm_80, or sm_90a on Hopper); device: the GPU\'s own (sm90a without a GPU)')
+  .choice(
+    'arch',
+    'device',
+    ['device', ...GEMM_ARCHS],
+    "kernel family: sm90a (TMA + wgmma) or sm80 (cp.async + mma.sync, built for the device: sm_80, or sm_90a on Hopper); device: the GPU's own (sm90a without a GPU)",
+  )
   .choice('compiler', 'nvcc', ['nvcc', 'nvrtc'], 'kernel compiler (nvrtc: only where libnvrtc is installed)');
 
 /** `-instance`: empty (dispatch) or the name of an instance of either catalog. */
 function checkInstanceName(name: string): void {
-  if (name !== '' && findAnyGemmInstance(name) === undefined) throw new ArgParseError('-instance', `-instance=${name}: no such instance in the gemm catalogs (sm_90a, sm_80)`);
+  if (name !== '' && findAnyGemmInstance(name) === undefined)
+    throw new ArgParseError('-instance', `-instance=${name}: no such instance in the gemm catalogs (sm_90a, sm_80)`);
 }
 
 type GemmFlags = typeof gemmParser extends ArgParser<infer T> ? T : never;
@@ -114,7 +136,10 @@ function familyOf(instance: AnyGemmInstance): GemmArch {
  * Throws `ArgParseError` naming `-arch` (a family the device cannot run, or a device no family is
  * built for) or `-instance`.
  */
-export function pickInstance(args: GemmArgs, deviceArch?: string): { readonly instance: AnyGemmInstance; readonly problem: CheckedGemmProblem } {
+export function pickInstance(
+  args: GemmArgs,
+  deviceArch?: string,
+): { readonly instance: AnyGemmInstance; readonly problem: CheckedGemmProblem } {
   const name = args.get('instance');
   const arch = archFlag(args);
   checkInstanceName(name);
@@ -128,9 +153,13 @@ export function pickInstance(args: GemmArgs, deviceArch?: string): { readonly in
   }
   const checked = checkGemmProblem(problemFromArgs(args));
   if (named === undefined) return { instance: selectGemmInstanceFor(checked, options), problem: checked };
-  if (arch !== undefined && familyOf(named) !== arch) throw new ArgParseError('-instance', `-instance=${name}: an ${familyOf(named)} instance, but -arch=${arch}`);
+  if (arch !== undefined && familyOf(named) !== arch)
+    throw new ArgParseError('-instance', `-instance=${name}: an ${familyOf(named)} instance, but -arch=${arch}`);
   if (deviceArch !== undefined && named.target.name !== deviceArch) {
-    throw new ArgParseError('-instance', `-instance=${name}: built for ${named.target.name}, this GPU is ${deviceArch}${familyOf(named) === 'sm80' ? ` (the ${deviceArch} build ends _${deviceArch})` : ''}`);
+    throw new ArgParseError(
+      '-instance',
+      `-instance=${name}: built for ${named.target.name}, this GPU is ${deviceArch}${familyOf(named) === 'sm80' ? ` (the ${deviceArch} build ends _${deviceArch})` : ''}`,
+    );
   }
   const reasons = named.unsupported(checked);
   if (reasons.length === 0) return { instance: named, problem: checked };
@@ -175,7 +204,12 @@ function decodeAll(t: HostTensor): Float64Array {
  * `relativeThreshold` / `absoluteThreshold(dtype, dtype, fp32, max |C|, k)` as in gemm.gpu.spec.ts
  * (max over the checked elements).
  */
-export function gemmReferenceCheck(p: CheckedGemmProblem, a: HostTensor, b: HostTensor, options: { readonly sample?: number; readonly seed?: number } = {}): GemmReferenceCheck {
+export function gemmReferenceCheck(
+  p: CheckedGemmProblem,
+  a: HostTensor,
+  b: HostTensor,
+  options: { readonly sample?: number; readonly seed?: number } = {},
+): GemmReferenceCheck {
   const common = { inputType: p.dtype, outType: p.dtype } as const;
   const storage = gemmOperandStorage(p.layout);
   let offsets: Float64Array;
@@ -222,7 +256,14 @@ export function gemmReferenceCheck(p: CheckedGemmProblem, a: HostTensor, b: Host
       cols.forEach((j, c) => {
         for (let q = 0, at = x * p.batchStrideB + j * bCol; q < p.k; q++, at += bK) bSub[c * p.k + q] = b.at(at);
       });
-      const sub = referenceGemm({ ...common, m: rows.length, n: cols.length, k: p.k, a: { data: aSub, layout: 'row' }, b: { data: bSub, layout: 'col' } });
+      const sub = referenceGemm({
+        ...common,
+        m: rows.length,
+        n: cols.length,
+        k: p.k,
+        a: { data: aSub, layout: 'row' },
+        b: { data: bSub, layout: 'col' },
+      });
       rows.forEach((i, r) =>
         cols.forEach((j, c) => {
           out.push(x * p.batchStrideC + i * p.ldc + j);
@@ -287,7 +328,9 @@ export async function runGemmExample(args: GemmArgs, log: (line: string) => void
     instance instanceof GemmInstance
       ? `${instance.threads} threads (setmaxnreg ${instance.policy.consumerRegisters} consumers / ${instance.policy.producerRegisters} producer)`
       : `${instance.threads} threads (${instance.policy.warps[0]}x${instance.policy.warps[1]} warps, cp.async + mma.sync)`;
-  log(`instance: ${instance.name} (key ${instance.key.hash}), tile ${policy.tileM}x${policy.tileN}x${policy.tileK}, ${policy.stages} stages, ${threads}, ${policy.cVector}-element C stores`);
+  log(
+    `instance: ${instance.name} (key ${instance.key.hash}), tile ${policy.tileM}x${policy.tileN}x${policy.tileK}, ${policy.stages} stages, ${threads}, ${policy.cVector}-element C stores`,
+  );
   log(`launch: grid [${launch.grid.join(', ')}], block [${launch.block.join(', ')}], ${launch.sharedBytes} B dynamic shared memory`);
 
   const compiled = await compileGemmInstance(instance, compiler);
@@ -295,7 +338,18 @@ export async function runGemmExample(args: GemmArgs, log: (line: string) => void
   log(
     formatTable(
       ['compiler', 'arch', 'registers', 'static smem (B)', 'dynamic smem (B)', 'spills st/ld (B)', 'stack (B)', 'cached'],
-      [[compiled.compilerVersion.split('|')[0]!.trim(), compiled.arch, r.registers, r.sharedBytes, instance.sharedBytes, `${r.spillStores}/${r.spillLoads}`, r.stackFrame, compiled.cached]],
+      [
+        [
+          compiled.compilerVersion.split('|')[0]!.trim(),
+          compiled.arch,
+          r.registers,
+          r.sharedBytes,
+          instance.sharedBytes,
+          `${r.spillStores}/${r.spillLoads}`,
+          r.stackFrame,
+          compiled.cached,
+        ],
+      ],
     ),
   );
 
@@ -315,13 +369,20 @@ export async function runGemmExample(args: GemmArgs, log: (line: string) => void
     const tolerance = `rtol ${check.rtol.toExponential(2)}, atol ${check.atol.toExponential(2)} for K = ${p.k}`;
     if (full) log(`CPU reference: all ${cElements} C elements in ${ms} ms (${tolerance})`);
     else {
-      const why = macs > FULL_REFERENCE_MAX_MACS ? `m·n·k·b = ${log2(macs)} > 2^30 multiply-adds` : `an operand exceeds ${log2(FULL_REFERENCE_MAX_ELEMENTS)} elements`;
-      log(`CPU reference: SAMPLED ${check.offsets.length} of ${cElements} C elements (a grid of rows × columns incl. the first and last; ${why}, the full reference would take too long) in ${ms} ms (${tolerance})`);
+      const why =
+        macs > FULL_REFERENCE_MAX_MACS
+          ? `m·n·k·b = ${log2(macs)} > 2^30 multiply-adds`
+          : `an operand exceeds ${log2(FULL_REFERENCE_MAX_ELEMENTS)} elements`;
+      log(
+        `CPU reference: SAMPLED ${check.offsets.length} of ${cElements} C elements (a grid of rows × columns incl. the first and last; ${why}, the full reference would take too long) in ${ms} ms (${tolerance})`,
+      );
     }
   }
 
   if (!hasDevice) {
-    log(`no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernel was generated and compiled${validate ? ' and the CPU reference computed' : ''}; nothing ran on a GPU.`);
+    log(
+      `no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernel was generated and compiled${validate ? ' and the CPU reference computed' : ''}; nothing ran on a GPU.`,
+    );
     return 0;
   }
   const device = Device.open(0);
@@ -337,7 +398,9 @@ export async function runGemmExample(args: GemmArgs, log: (line: string) => void
     const run = kernel.prepare(p, { a: aBuf, b: bBuf, c: cBuf }); // validated once, before any launch
     const t = summarizeTimes(timeLaunches(device, run.launch, { warmup: args.get('warmup'), repeat: args.get('repeat') }));
     const flops = gemmProblemFlops(p);
-    log(`${device.name}: ${t.median.toFixed(4)} ms (median of ${t.n} after ${args.get('warmup')} warmup; min ${t.min.toFixed(4)}, max ${t.max.toFixed(4)}), ${tflops(flops, t.median).toFixed(1)} TFLOP/s (${(flops / 1e12).toFixed(3)} TFLOP)`);
+    log(
+      `${device.name}: ${t.median.toFixed(4)} ms (median of ${t.n} after ${args.get('warmup')} warmup; min ${t.min.toFixed(4)}, max ${t.max.toFixed(4)}), ${tflops(flops, t.median).toFixed(1)} TFLOP/s (${(flops / 1e12).toFixed(3)} TFLOP)`,
+    );
     if (check === undefined) return 0;
     const bytes = cBuf.copyToHost();
     const out = new Uint16Array(bytes.buffer, bytes.byteOffset, elems.c);

@@ -1,7 +1,19 @@
 // example_permute: generates the permute kernel the problem dispatches to, compiles it, prints the
 // instance and its resources, computes the CPU reference (-v=1), and on a GPU runs, validates and
 // times it. Without a CUDA device it says so and exits 0 after the CPU part.
-import { ArgParseError, ArgParser, checkErr, fillTensor, flagErrorOf, formatTable, gbPerSec, HostTensor, parseFillSpec, summarizeTimes, type ParsedArgs } from '@tilekit/host';
+import {
+  ArgParseError,
+  ArgParser,
+  checkErr,
+  fillTensor,
+  flagErrorOf,
+  formatTable,
+  gbPerSec,
+  HostTensor,
+  parseFillSpec,
+  summarizeTimes,
+  type ParsedArgs,
+} from '@tilekit/host';
 import {
   compilePermuteInstance,
   findPermuteInstance,
@@ -19,8 +31,16 @@ import { ArgumentError } from '@tilekit/numeric';
 import { Device, NvccCompiler, NvrtcCompiler, probe, timeLaunches, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
 
 /** The example's flags (CK style: `-key=value`, `-?` for help). */
-export const permuteParser = new ArgParser('example_permute', 'tensor permute: bhsd <-> bshd (16-byte vectors) and 2-D transpose (swizzled shared memory)')
-  .choice('perm', 'bhsd2bshd', ['bhsd2bshd', 'bshd2bhsd', 'transpose'], 'permutation: [b,h,s,d] -> [b,s,h,d], its inverse, or [m,n] -> [n,m]')
+export const permuteParser = new ArgParser(
+  'example_permute',
+  'tensor permute: bhsd <-> bshd (16-byte vectors) and 2-D transpose (swizzled shared memory)',
+)
+  .choice(
+    'perm',
+    'bhsd2bshd',
+    ['bhsd2bshd', 'bshd2bhsd', 'transpose'],
+    'permutation: [b,h,s,d] -> [b,s,h,d], its inverse, or [m,n] -> [n,m]',
+  )
   .choice('prec', 'fp16', ['fp16', 'bf16', 'fp32'], 'data type')
   .int('b', 2, 'batch (bhsd2bshd, bshd2bhsd)', { min: 1 })
   .int('h', 8, 'heads', { min: 1 })
@@ -38,7 +58,8 @@ export const permuteParser = new ArgParser('example_permute', 'tensor permute: b
 
 /** `-instance`: empty (dispatch) or the name of a catalog instance. */
 function checkInstanceName(name: string): void {
-  if (name !== '' && findPermuteInstance(name) === undefined) throw new ArgParseError('-instance', `-instance=${name}: no such instance in the permute catalog`);
+  if (name !== '' && findPermuteInstance(name) === undefined)
+    throw new ArgParseError('-instance', `-instance=${name}: no such instance in the permute catalog`);
 }
 
 type PermuteArgs = ParsedArgs<typeof permuteParser extends ArgParser<infer T> ? T : never>;
@@ -58,7 +79,15 @@ function pickInstance(args: PermuteArgs, problem: PermuteProblem): PermuteInstan
 }
 
 // The problem field an ArgumentError names -> the flag it came from.
-const FLAG_OF = { 'problem.b': 'b', 'problem.h': 'h', 'problem.s': 's', 'problem.d': 'd', 'problem.m': 'm', 'problem.n': 'n', 'problem.dtype': 'prec' } as const;
+const FLAG_OF = {
+  'problem.b': 'b',
+  'problem.h': 'h',
+  'problem.s': 's',
+  'problem.d': 'd',
+  'problem.m': 'm',
+  'problem.n': 'n',
+  'problem.dtype': 'prec',
+} as const;
 
 /** The compiler `-compiler` names; throws CompilerUnavailableError (typed: exit 2) before any work when it is missing. */
 function makeCompiler(kind: 'nvcc' | 'nvrtc'): Compiler {
@@ -96,7 +125,17 @@ export async function runPermuteExample(args: PermuteArgs, log: (line: string) =
   log(
     formatTable(
       ['compiler', 'arch', 'registers', 'shared (B)', 'spills st/ld (B)', 'stack (B)', 'cached'],
-      [[compiled.compilerVersion.split('|')[0]!.trim(), compiled.arch, r.registers, r.sharedBytes, `${r.spillStores}/${r.spillLoads}`, r.stackFrame, compiled.cached]],
+      [
+        [
+          compiled.compilerVersion.split('|')[0]!.trim(),
+          compiled.arch,
+          r.registers,
+          r.sharedBytes,
+          `${r.spillStores}/${r.spillLoads}`,
+          r.stackFrame,
+          compiled.cached,
+        ],
+      ],
     ),
   );
 
@@ -112,7 +151,9 @@ export async function runPermuteExample(args: PermuteArgs, log: (line: string) =
 
   const probed = probe();
   if (!probed.driver || probed.deviceCount === 0) {
-    log(`no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernel was generated and compiled${validate ? ' and the CPU reference computed' : ''}; nothing ran on a GPU.`);
+    log(
+      `no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernel was generated and compiled${validate ? ' and the CPU reference computed' : ''}; nothing ran on a GPU.`,
+    );
     return 0;
   }
   const device = Device.open(0);
@@ -125,7 +166,9 @@ export async function runPermuteExample(args: PermuteArgs, log: (line: string) =
     const run = kernel.prepare(problem, { src, dst }); // validated once, before any launch
     const t = summarizeTimes(timeLaunches(device, run.launch, { warmup: args.get('warmup'), repeat: args.get('repeat') }));
     const bytes = permuteBytesMoved(problem);
-    log(`${device.name}: ${t.median.toFixed(4)} ms (median of ${t.n}; min ${t.min.toFixed(4)}, max ${t.max.toFixed(4)}), ${gbPerSec(bytes, t.median).toFixed(1)} GB/s (${(bytes / 2 ** 30).toFixed(3)} GiB read + written)`);
+    log(
+      `${device.name}: ${t.median.toFixed(4)} ms (median of ${t.n}; min ${t.min.toFixed(4)}, max ${t.max.toFixed(4)}), ${gbPerSec(bytes, t.median).toFixed(1)} GB/s (${(bytes / 2 ** 30).toFixed(3)} GiB read + written)`,
+    );
     if (!validate || reference === undefined) return 0;
     const out = dst.copyToHost();
     const storage = problem.dtype === 'fp32' ? new Float32Array(out.buffer) : new Uint16Array(out.buffer);

@@ -34,22 +34,64 @@ import {
   type SpargeShape,
 } from '@tilekit/kernel-sparge';
 import { ArgumentError, decodeArray, encodeArray } from '@tilekit/numeric';
-import { compileInstance, Device, NvccCompiler, probe, timeLaunches, type Compiler, type CompilableInstance, type DeviceBuffer } from '@tilekit/runtime';
+import {
+  compileInstance,
+  Device,
+  NvccCompiler,
+  probe,
+  timeLaunches,
+  type Compiler,
+  type CompilableInstance,
+  type DeviceBuffer,
+} from '@tilekit/runtime';
 
 /** The example's flags (the CK port's spelling: `-key=value`, `-?` for help). */
-export const spargeParser = new ArgParser('example_sparge', 'Sparge attention: block-map prediction (K smoothing, pooling, self-similarity, top-k or CDF selection) + block-sparse FMHA (vsa / jenga) with optional PV skip, on sm_90a')
-  .choice('pipeline', 'vsa', ['vsa', 'jenga'], 'sparse attention pipeline: vsa (delta LUT of visited key blocks) or jenga (one-hot block map)')
+export const spargeParser = new ArgParser(
+  'example_sparge',
+  'Sparge attention: block-map prediction (K smoothing, pooling, self-similarity, top-k or CDF selection) + block-sparse FMHA (vsa / jenga) with optional PV skip, on sm_90a',
+)
+  .choice(
+    'pipeline',
+    'vsa',
+    ['vsa', 'jenga'],
+    'sparse attention pipeline: vsa (delta LUT of visited key blocks) or jenga (one-hot block map)',
+  )
   .int('b', 1, 'batch size', { min: 1 })
   .int('h', 2, 'query heads', { min: 1 })
   .int('h_k', 0, 'key/value heads (0: = h; must divide h)', { min: 0 })
   .int('s', 1024, 'query rows', { min: 1 })
   .int('s_k', 0, 'key rows (0: = s; synthetic inputs need = s)', { min: 0 })
   .int('d', 128, 'head dim of Q, K and V (64, 128)', { min: 1 })
-  .string('topk', '', 'fraction of key blocks kept per query block, in (0, 1]; one value or one per head, comma-separated (default 0.4 unless -cdfthreshd is given)', perHeadCheck('topk'))
-  .string('cdfthreshd', '', 'pooled-softmax mass kept per query block, in [0, 1]; one value or one per head (exclusive with -topk)', perHeadCheck('cdfthreshd'))
-  .string('simthreshd1', '', 'self-similarity threshold: blocks at or below it are always computed; one value or one per head (default -0.1 with topk, 0.6 with cdfthreshd)', perHeadCheck('simthreshd1'))
-  .choice('pv_mode', 'none', ['none', 'warp', 'block'], 'PV skip vote: none, warp (per 16 rows, the paper), block (the whole query block, upstream)')
-  .string('pv_threshold', '50', 'PV skip threshold in log2 units (≥ 0, inf: never skip); one value or one per head', perHeadCheck('pv_threshold'))
+  .string(
+    'topk',
+    '',
+    'fraction of key blocks kept per query block, in (0, 1]; one value or one per head, comma-separated (default 0.4 unless -cdfthreshd is given)',
+    perHeadCheck('topk'),
+  )
+  .string(
+    'cdfthreshd',
+    '',
+    'pooled-softmax mass kept per query block, in [0, 1]; one value or one per head (exclusive with -topk)',
+    perHeadCheck('cdfthreshd'),
+  )
+  .string(
+    'simthreshd1',
+    '',
+    'self-similarity threshold: blocks at or below it are always computed; one value or one per head (default -0.1 with topk, 0.6 with cdfthreshd)',
+    perHeadCheck('simthreshd1'),
+  )
+  .choice(
+    'pv_mode',
+    'none',
+    ['none', 'warp', 'block'],
+    'PV skip vote: none, warp (per 16 rows, the paper), block (the whole query block, upstream)',
+  )
+  .string(
+    'pv_threshold',
+    '50',
+    'PV skip threshold in log2 units (≥ 0, inf: never skip); one value or one per head',
+    perHeadCheck('pv_threshold'),
+  )
   .bool('causal', false, 'top-left causal attention')
   .bool('smooth_k', true, 'subtract the mean of K before pooling')
   .bool('sink', true, 'attention sink: every query block visits key block 0')
@@ -60,7 +102,12 @@ export const spargeParser = new ArgParser('example_sparge', 'Sparge attention: b
   .int('seed', 1, 'seed of the inputs')
   .int('warmup', 5, 'untimed runs first', { min: 0 })
   .int('repeat', 20, 'timed runs (median reported)', { min: 1 })
-  .choice('inputs', 'synthetic', ['synthetic', 'uniform'], 'synthetic: inputs with locality (spargeSyntheticInputs), so blocks really are sparse; uniform: uniform [-1, 1)');
+  .choice(
+    'inputs',
+    'synthetic',
+    ['synthetic', 'uniform'],
+    'synthetic: inputs with locality (spargeSyntheticInputs), so blocks really are sparse; uniform: uniform [-1, 1)',
+  );
 
 type SpargeFlags = typeof spargeParser extends ArgParser<infer T> ? T : never;
 /** The parsed command line of the example. */
@@ -129,7 +176,8 @@ export function parsePerHead(flag: PerHeadFlag, text: string): SpargePerHead | u
   const values = text.split(',').map((t) => {
     const s = t.trim().toLowerCase();
     const v = s === 'inf' || s === '+inf' || s === 'infinity' ? Infinity : s === '' ? NaN : Number(s);
-    if (Number.isNaN(v)) throw new ArgParseError(`-${flag}`, `-${flag}=${text}: expected a number or a comma-separated list of numbers (one per head)`);
+    if (Number.isNaN(v))
+      throw new ArgParseError(`-${flag}`, `-${flag}=${text}: expected a number or a comma-separated list of numbers (one per head)`);
     return v;
   });
   return values.length === 1 ? values[0]! : values;
@@ -220,7 +268,12 @@ export function spargeExampleKernels(plan: SpargePlan): SpargeExampleKernel[] {
   add(samePool ? 'block map: pool K and Q' : 'block map: pool K', set.poolK, SPARGE_POOL_COMPILE_FLAGS, 0);
   add('block map: pool Q', set.poolQ, SPARGE_POOL_COMPILE_FLAGS, 0);
   const select = spargeSelectInstanceFor(p.hdimQ, pool.kBlocksMax);
-  add('block map: select', select, SPARGE_SELECT_COMPILE_FLAGS, select.launch(p.batch, p.nheadQ, pool.qBlocksMax, pool.kBlocksMax).sharedBytes);
+  add(
+    'block map: select',
+    select,
+    SPARGE_SELECT_COMPILE_FLAGS,
+    select.launch(p.batch, p.nheadQ, pool.qBlocksMax, pool.kBlocksMax).sharedBytes,
+  );
   add(`attention (${p.pipeline})`, plan.instance, FMHA_FWD_COMPILE_FLAGS, plan.instance.sharedBytes);
   return out;
 }
@@ -267,8 +320,14 @@ export function spargeExampleInputs(plan: SpargePlan, kind: 'synthetic' | 'unifo
   const shape = { batch: p.batch, nhead: p.nheadQ, nheadK: p.nheadK, seqlenQ: sq, seqlenK: sk, headDim: p.hdimQ };
   let bits: SpargeExampleInputs['bits'];
   if (kind === 'synthetic') {
-    if (sk !== sq) throw new SpargeArgumentError('shape.seqlenK', `must equal seqlenQ = ${sq} for synthetic (self-attention) inputs; use -inputs=uniform`, sk);
-    if (p.nheadK !== p.nheadQ) throw new SpargeArgumentError('shape.nheadK', `must equal nhead = ${p.nheadQ} for synthetic inputs; use -inputs=uniform`, p.nheadK);
+    if (sk !== sq)
+      throw new SpargeArgumentError(
+        'shape.seqlenK',
+        `must equal seqlenQ = ${sq} for synthetic (self-attention) inputs; use -inputs=uniform`,
+        sk,
+      );
+    if (p.nheadK !== p.nheadQ)
+      throw new SpargeArgumentError('shape.nheadK', `must equal nhead = ${p.nheadQ} for synthetic inputs; use -inputs=uniform`, p.nheadK);
     const syn = spargeSyntheticInputs(shape, { seed, roundTo: p.dtype });
     bits = { q: encodeArray(p.dtype, syn.q), k: encodeArray(p.dtype, syn.k), v: encodeArray(p.dtype, syn.v) };
   } else {
@@ -290,7 +349,13 @@ export interface SpargeMapSummary {
 }
 
 /** Summarises a block map [b][h][qBlocks][kBlocks] of a batch-mode problem with sq query rows. */
-export function summarizeSpargeMap(map: SpargeBlockMap, blockQ: number, blockK: number, seqlenQ: number, isCausal: boolean): SpargeMapSummary {
+export function summarizeSpargeMap(
+  map: SpargeBlockMap,
+  blockQ: number,
+  blockK: number,
+  seqlenQ: number,
+  isCausal: boolean,
+): SpargeMapSummary {
   const { batch, nhead, qBlocks, kBlocks } = map;
   const visitedPerHead = new Float64Array(nhead);
   const densePerHead = new Float64Array(nhead);
@@ -362,7 +427,11 @@ export function spargeAttentionValues(plan: SpargePlan, inputs: SpargeExampleInp
   if (!plan.params.int8) return { q, k, v };
   const s = inputs.shape;
   const quantized = spargeQuantizeQkInt8(s, q, k, plan.params.blockQ, plan.params.blockK, plan.params.smoothK);
-  return { q: spargeDequantizeBlocksInt8(quantized.q, s.batch, s.nhead, s.seqlenQ, s.headDim), k: spargeDequantizeBlocksInt8(quantized.k, s.batch, s.nheadK, s.seqlenK, s.headDim), v };
+  return {
+    q: spargeDequantizeBlocksInt8(quantized.q, s.batch, s.nhead, s.seqlenQ, s.headDim),
+    k: spargeDequantizeBlocksInt8(quantized.k, s.batch, s.nheadK, s.seqlenK, s.headDim),
+    v,
+  };
 }
 
 /**
@@ -371,11 +440,23 @@ export function spargeAttentionValues(plan: SpargePlan, inputs: SpargeExampleInp
  * kernel) when pv_mode ≠ none. With `dense`, every block is on and PV skip is off (the exact
  * attention the sparse one approximates).
  */
-export function spargeAttentionReference(plan: SpargePlan, shape: Required<SpargeShape>, values: SpargeCpuReference['attentionValues'], blocks: SpargeBlockMap, dense = false): SpargeAttentionResult & { readonly pvComputed?: number; readonly pvSkipped?: number } {
+export function spargeAttentionReference(
+  plan: SpargePlan,
+  shape: Required<SpargeShape>,
+  values: SpargeCpuReference['attentionValues'],
+  blocks: SpargeBlockMap,
+  dense = false,
+): SpargeAttentionResult & { readonly pvComputed?: number; readonly pvSkipped?: number } {
   const r = plan.params;
   const args = { shape, ...values, blockQ: r.blockQ, blockK: r.blockK, blocks, isCausal: r.isCausal, scale: plan.attention.scale };
   if (dense || plan.attention.pvMode === 'none') return spargeMaskedAttentionReference(args);
-  return spargePvSkipAttentionReference({ ...args, pvMode: plan.attention.pvMode, pvThreshold: r.pvThreshold, warpRows: 16, alwaysComputedTail: 1 });
+  return spargePvSkipAttentionReference({
+    ...args,
+    pvMode: plan.attention.pvMode,
+    pvThreshold: r.pvThreshold,
+    warpRows: 16,
+    alwaysComputedTail: 1,
+  });
 }
 
 function maxAbs(x: ArrayLike<number>): number {
@@ -385,10 +466,24 @@ function maxAbs(x: ArrayLike<number>): number {
 }
 
 /** Compares GPU O/LSE (decoded) with a reference; tolerance attentionFwdTolerance, widened by the PV-skip slack when skipping is modeled. */
-export function compareSpargeAttention(plan: SpargePlan, values: SpargeCpuReference['attentionValues'], ref: SpargeAttentionResult, o: ArrayLike<number>, lse: ArrayLike<number> | undefined): { readonly ok: boolean; readonly message: string } {
+export function compareSpargeAttention(
+  plan: SpargePlan,
+  values: SpargeCpuReference['attentionValues'],
+  ref: SpargeAttentionResult,
+  o: ArrayLike<number>,
+  lse: ArrayLike<number> | undefined,
+): { readonly ok: boolean; readonly message: string } {
   const p = plan.attention;
   const sk = p.mode === 'batch' ? p.seqlenK : 0;
-  const tol = attentionFwdTolerance({ dtype: p.dtype, seqlenK: sk, hdimQ: p.hdimQ, scale: p.scale, maxAbsQ: maxAbs(values.q), maxAbsK: maxAbs(values.k), maxAbsV: maxAbs(values.v) });
+  const tol = attentionFwdTolerance({
+    dtype: p.dtype,
+    seqlenK: sk,
+    hdimQ: p.hdimQ,
+    scale: p.scale,
+    maxAbsQ: maxAbs(values.q),
+    maxAbsK: maxAbs(values.k),
+    maxAbsV: maxAbs(values.v),
+  });
   const modeled = p.pvMode !== 'none' && plan.params.pvThreshold.some((t) => t !== Infinity);
   // The GPU's fp32 vote may differ from the float64 model only where the skipped weights are ≤ 2^−threshold of the row max.
   const slack = modeled ? Math.max(...plan.params.pvThreshold.map((t) => 2 ** -t)) * maxAbs(values.v) * p.kBlocks : 0;
@@ -421,7 +516,11 @@ export function compareSpargeAttention(plan: SpargePlan, values: SpargeCpuRefere
 }
 
 /** Compiles `kernels` (through the compiler's cache), logging progress, and returns the resources table. */
-export async function compileSpargeExampleKernels(kernels: readonly SpargeExampleKernel[], compiler: Compiler, log: (line: string) => void): Promise<string> {
+export async function compileSpargeExampleKernels(
+  kernels: readonly SpargeExampleKernel[],
+  compiler: Compiler,
+  log: (line: string) => void,
+): Promise<string> {
   const rows: (string | number | boolean)[][] = [];
   for (const [n, k] of kernels.entries()) {
     const started = performance.now();
@@ -429,9 +528,22 @@ export async function compileSpargeExampleKernels(kernels: readonly SpargeExampl
     const compiled = await compileInstance(k.instance, compiler, k.flags);
     const r = compiled.resources;
     if (!compiled.cached) log(`  compiled in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-    rows.push([k.instance.name, k.role, compiled.arch, r.registers, r.sharedBytes, k.dynamicSharedBytes, `${r.spillStores}/${r.spillLoads}`, r.stackFrame, compiled.cached]);
+    rows.push([
+      k.instance.name,
+      k.role,
+      compiled.arch,
+      r.registers,
+      r.sharedBytes,
+      k.dynamicSharedBytes,
+      `${r.spillStores}/${r.spillLoads}`,
+      r.stackFrame,
+      compiled.cached,
+    ]);
   }
-  return formatTable(['kernel', 'role', 'arch', 'registers', 'static smem (B)', 'dynamic smem (B)', 'spills st/ld (B)', 'stack (B)', 'cached'], rows);
+  return formatTable(
+    ['kernel', 'role', 'arch', 'registers', 'static smem (B)', 'dynamic smem (B)', 'spills st/ld (B)', 'stack (B)', 'cached'],
+    rows,
+  );
 }
 
 /**
@@ -463,7 +575,9 @@ export async function runSpargeExample(args: SpargeExampleArgs, log: (line: stri
   }
   let cpu: SpargeCpuReference | undefined;
   if (validate && cpuMap !== undefined) {
-    log(`warning: the CPU attention reference is O(s²·d) per head in float64 (here ${(spargeDenseFlops(plan) / 2 / 1e9).toFixed(2)} G multiply-adds for each of the sparse and the dense reference): use small shapes such as -s=256 .. 2048`);
+    log(
+      `warning: the CPU attention reference is O(s²·d) per head in float64 (here ${(spargeDenseFlops(plan) / 2 / 1e9).toFixed(2)} G multiply-adds for each of the sparse and the dense reference): use small shapes such as -s=256 .. 2048`,
+    );
     const values = spargeAttentionValues(plan, inputs);
     let started = performance.now();
     const attention = spargeAttentionReference(plan, inputs.shape, values, cpuMap.blockMap);
@@ -474,21 +588,39 @@ export async function runSpargeExample(args: SpargeExampleArgs, log: (line: stri
     const denseMs = performance.now() - started;
     const pv = attention.pvComputed !== undefined ? { computed: attention.pvComputed, skipped: attention.pvSkipped! } : undefined;
     cpu = { blockMap: cpuMap, attention, attentionValues: values, ...(pv ? { pvModel: pv } : {}) };
-    log(`CPU sparse attention (fp64, predicted map${pv ? `, PV-skip model ${p.pvMode}` : ''}): ${sparseMs.toFixed(0)} ms; dense attention ${denseMs.toFixed(0)} ms`);
-    log(`CPU reference: sparsity ${cpuMap.achievedSparsity.toFixed(4)}, relative L1 vs dense attention ${spargeRelativeL1(attention.o, dense.o).toExponential(3)}${r.int8 ? ' (int8 Q·Kᵀ included)' : ''}`);
+    log(
+      `CPU sparse attention (fp64, predicted map${pv ? `, PV-skip model ${p.pvMode}` : ''}): ${sparseMs.toFixed(0)} ms; dense attention ${denseMs.toFixed(0)} ms`,
+    );
+    log(
+      `CPU reference: sparsity ${cpuMap.achievedSparsity.toFixed(4)}, relative L1 vs dense attention ${spargeRelativeL1(attention.o, dense.o).toExponential(3)}${r.int8 ? ' (int8 Q·Kᵀ included)' : ''}`,
+    );
     if (pv) log(`CPU PV-skip model: ${pv.computed} (block, vote group) P·V products computed, ${pv.skipped} skipped`);
   }
 
   const probed = probe();
   if (!(probed.driver && probed.deviceCount > 0)) {
-    if (args.get('print_sparsity') && cpuMap !== undefined) for (const line of formatSpargeMapSummary(summarizeSpargeMap(cpuMap.blockMap, r.blockQ, r.blockK, inputs.shape.seqlenQ, r.isCausal), 'CPU block map')) log(line);
-    log(`no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernels were generated and compiled${cpu ? ' and the CPU references computed' : ''}; nothing ran on a GPU.`);
+    if (args.get('print_sparsity') && cpuMap !== undefined)
+      for (const line of formatSpargeMapSummary(
+        summarizeSpargeMap(cpuMap.blockMap, r.blockQ, r.blockK, inputs.shape.seqlenQ, r.isCausal),
+        'CPU block map',
+      ))
+        log(line);
+    log(
+      `no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernels were generated and compiled${cpu ? ' and the CPU references computed' : ''}; nothing ran on a GPU.`,
+    );
     return 0;
   }
   return runOnDevice(args, plan, inputs, cpu, compiler, log);
 }
 
-async function runOnDevice(args: SpargeExampleArgs, plan: SpargePlan, inputs: SpargeExampleInputs, cpu: SpargeCpuReference | undefined, compiler: Compiler, log: (line: string) => void): Promise<number> {
+async function runOnDevice(
+  args: SpargeExampleArgs,
+  plan: SpargePlan,
+  inputs: SpargeExampleInputs,
+  cpu: SpargeCpuReference | undefined,
+  compiler: Compiler,
+  log: (line: string) => void,
+): Promise<number> {
   const p = plan.attention;
   const r = plan.params;
   const device = Device.open(0);
@@ -522,21 +654,52 @@ async function runOnDevice(args: SpargeExampleArgs, plan: SpargePlan, inputs: Sp
     const attnTimes = summarizeTimes(timeLaunches(device, prepared.launchAttention, timing));
     const flops = spargeDenseFlops(plan);
     const after = `median of ${mapTimes.n} after ${timing.warmup} warmup`;
-    log(`${device.name}: block map ${mapTimes.median.toFixed(4)} ms, attention ${attnTimes.median.toFixed(4)} ms (${after}); total ${(mapTimes.median + attnTimes.median).toFixed(4)} ms`);
-    log(`dense-equivalent ${(flops / 1e12).toFixed(3)} TFLOP${r.isCausal ? ' (causal: halved)' : ''}: attention ${tflops(flops, attnTimes.median).toFixed(1)} TFLOP/s, with the block map ${tflops(flops, mapTimes.median + attnTimes.median).toFixed(1)} TFLOP/s`);
+    log(
+      `${device.name}: block map ${mapTimes.median.toFixed(4)} ms, attention ${attnTimes.median.toFixed(4)} ms (${after}); total ${(mapTimes.median + attnTimes.median).toFixed(4)} ms`,
+    );
+    log(
+      `dense-equivalent ${(flops / 1e12).toFixed(3)} TFLOP${r.isCausal ? ' (causal: halved)' : ''}: attention ${tflops(flops, attnTimes.median).toFixed(1)} TFLOP/s, with the block map ${tflops(flops, mapTimes.median + attnTimes.median).toFixed(1)} TFLOP/s`,
+    );
     log(`achieved sparsity (GPU): ${sparsity.toFixed(4)}`);
     if (p.pvMode !== 'none') {
       const total = pv.computed + pv.skipped;
-      log(`PV skip (${p.pvMode}): ${pv.computed} P·V tiles computed, ${pv.skipped} skipped (${total > 0 ? ((100 * pv.skipped) / total).toFixed(1) : '0.0'}%, warpgroup tiles of one launch)`);
+      log(
+        `PV skip (${p.pvMode}): ${pv.computed} P·V tiles computed, ${pv.skipped} skipped (${total > 0 ? ((100 * pv.skipped) / total).toFixed(1) : '0.0'}%, warpgroup tiles of one launch)`,
+      );
     }
-    const gpuBlockMap: SpargeBlockMap = { batch: p.batch, nhead: p.nheadQ, qBlocks: p.qBlocks, kBlocks: p.kBlocks, map: gpuMap.map.subarray(0, p.batch * p.nheadQ * p.qBlocks * p.kBlocks) };
-    if (args.get('print_sparsity')) for (const line of formatSpargeMapSummary(summarizeSpargeMap(gpuBlockMap, r.blockQ, r.blockK, inputs.shape.seqlenQ, r.isCausal), 'GPU block map')) log(line);
+    const gpuBlockMap: SpargeBlockMap = {
+      batch: p.batch,
+      nhead: p.nheadQ,
+      qBlocks: p.qBlocks,
+      kBlocks: p.kBlocks,
+      map: gpuMap.map.subarray(0, p.batch * p.nheadQ * p.qBlocks * p.kBlocks),
+    };
+    if (args.get('print_sparsity'))
+      for (const line of formatSpargeMapSummary(
+        summarizeSpargeMap(gpuBlockMap, r.blockQ, r.blockK, inputs.shape.seqlenQ, r.isCausal),
+        'GPU block map',
+      ))
+        log(line);
     if (cpu === undefined) return 0;
 
     // Stage 1: the GPU map must equal the CPU's except in rows within rounding of a selection or similarity threshold.
     const ref = cpu.blockMap;
     const sel = spargeSelectReference(
-      { batch: p.batch, nhead: p.nheadQ, nheadK: p.nheadK, headDim: p.hdimQ, blockQ: r.blockQ, blockK: r.blockK, seqlenQ: inputs.shape.seqlenQ, seqlenK: inputs.shape.seqlenK, selection: r.selection, selectionValue: r.selectionValue, simthreshd1: r.simthreshd1, isCausal: r.isCausal, attentionSink: r.attentionSink },
+      {
+        batch: p.batch,
+        nhead: p.nheadQ,
+        nheadK: p.nheadK,
+        headDim: p.hdimQ,
+        blockQ: r.blockQ,
+        blockK: r.blockK,
+        seqlenQ: inputs.shape.seqlenQ,
+        seqlenK: inputs.shape.seqlenK,
+        selection: r.selection,
+        selectionValue: r.selectionValue,
+        simthreshd1: r.simthreshd1,
+        isCausal: r.isCausal,
+        attentionSink: r.attentionSink,
+      },
       { pooledQ: ref.pooledQ, simQ: ref.similarityQ, pooledK: ref.pooledK, simK: ref.similarityK },
     );
     const QM = p.qBlocks;
@@ -553,7 +716,9 @@ async function runOnDevice(args: SpargeExampleArgs, plan: SpargePlan, inputs: Sp
       return false;
     };
     const verdict = compareSpargeSelect(sel, gpuMap, { excuseRow });
-    log(`block map: ${verdict.rows} query-block rows, ${verdict.excused} differ within rounding of a threshold, ${verdict.wrong} wrong${verdict.first ? `; first: ${verdict.first}` : ''}`);
+    log(
+      `block map: ${verdict.rows} query-block rows, ${verdict.excused} differ within rounding of a threshold, ${verdict.wrong} wrong${verdict.first ? `; first: ${verdict.first}` : ''}`,
+    );
 
     // Stage 2: O and LSE against the reference computed with the map the GPU actually used.
     const sameMap = gpuBlockMap.map.every((x, i) => x === ref.blockMap.map[i]);

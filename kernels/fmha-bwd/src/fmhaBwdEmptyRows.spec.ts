@@ -8,12 +8,43 @@ import { checkTiledTensorMap, Device, type Compiler, type DeviceBuffer } from '@
 import { dropFuzzFakeAddon, fakeCompiler, useFuzzFakeAddon, withoutSource, type FuzzFakeAddon } from '@tilekit/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkFmhaBwdProblem, fmhaBwdOperandElements, type FmhaBwdProblem } from './fmhaBwdProblem.ts';
-import { FmhaBwdKernel, FmhaBwdRunner, packFmhaBwdConvertDq, packFmhaBwdDotDoO, packFmhaBwdDqDkDv, type FmhaBwdAnyInstance } from './fmhaBwdRunner.ts';
+import {
+  FmhaBwdKernel,
+  FmhaBwdRunner,
+  packFmhaBwdConvertDq,
+  packFmhaBwdDotDoO,
+  packFmhaBwdDqDkDv,
+  type FmhaBwdAnyInstance,
+} from './fmhaBwdRunner.ts';
 
 /** The shapes of the failing randomized cases (TILEKIT_RANDOM_FMHA_BWD_CASE), with the backward's head dims. */
 const MASK = { kind: 'window', alignment: 'topLeft', left: -1, right: 0 } as const;
-const ALL_KEYS_EMPTY: FmhaBwdProblem = { dtype: 'fp16', batch: 1, nheadQ: 8, nheadK: 2, hdimQ: 128, seqstartQ: [0, 64], seqstartK: [0, 0], inputLayout: 'bhsd', outputLayout: 'bhsd', mask: MASK, deterministic: true };
-const ALL_QUERIES_EMPTY: FmhaBwdProblem = { dtype: 'fp16', batch: 1, nheadQ: 3, nheadK: 1, hdimQ: 64, seqstartQ: [0, 0], seqstartK: [0, 2], inputLayout: 'bhsd', outputLayout: 'bshd', mask: MASK, deterministic: true };
+const ALL_KEYS_EMPTY: FmhaBwdProblem = {
+  dtype: 'fp16',
+  batch: 1,
+  nheadQ: 8,
+  nheadK: 2,
+  hdimQ: 128,
+  seqstartQ: [0, 64],
+  seqstartK: [0, 0],
+  inputLayout: 'bhsd',
+  outputLayout: 'bhsd',
+  mask: MASK,
+  deterministic: true,
+};
+const ALL_QUERIES_EMPTY: FmhaBwdProblem = {
+  dtype: 'fp16',
+  batch: 1,
+  nheadQ: 3,
+  nheadK: 1,
+  hdimQ: 64,
+  seqstartQ: [0, 0],
+  seqstartK: [0, 2],
+  inputLayout: 'bhsd',
+  outputLayout: 'bshd',
+  mask: MASK,
+  deterministic: true,
+};
 const CASES: readonly [string, FmhaBwdProblem][] = [
   ['all key sequences empty, deterministic', ALL_KEYS_EMPTY],
   ['all query sequences empty, deterministic', ALL_QUERIES_EMPTY],
@@ -21,8 +52,14 @@ const CASES: readonly [string, FmhaBwdProblem][] = [
   ['all query sequences empty, atomic', { ...ALL_QUERIES_EMPTY, deterministic: false }],
   ['all key sequences empty, d64 bshd', { ...ALL_KEYS_EMPTY, hdimQ: 64, inputLayout: 'bshd' }],
   ['all query sequences empty, d128', { ...ALL_QUERIES_EMPTY, hdimQ: 128 }],
-  ['all key sequences empty, d256 atomic, batch 2', { ...ALL_KEYS_EMPTY, hdimQ: 256, deterministic: false, batch: 2, seqstartQ: [0, 64, 100], seqstartK: [0, 0, 0] }],
-  ['all query sequences empty, d256 atomic, batch 3', { ...ALL_QUERIES_EMPTY, hdimQ: 256, deterministic: false, batch: 3, seqstartQ: [0, 0, 0, 0], seqstartK: [0, 2, 130, 130] }],
+  [
+    'all key sequences empty, d256 atomic, batch 2',
+    { ...ALL_KEYS_EMPTY, hdimQ: 256, deterministic: false, batch: 2, seqstartQ: [0, 64, 100], seqstartK: [0, 0, 0] },
+  ],
+  [
+    'all query sequences empty, d256 atomic, batch 3',
+    { ...ALL_QUERIES_EMPTY, hdimQ: 256, deterministic: false, batch: 3, seqstartQ: [0, 0, 0, 0], seqstartK: [0, 2, 130, 130] },
+  ],
 ];
 
 // The fake driver behind the shim that `@tilekit/runtime/testing/fuzzAddonPath` (imported first)
@@ -43,7 +80,8 @@ afterAll(() => {
 describe('fmha bwd with every query or every key sequence empty (group mode)', () => {
   it.each(CASES)('%s: the runner prepares and launches without error', async (_what, problem) => {
     const p = checkFmhaBwdProblem(problem);
-    const buildKernel = <I extends FmhaBwdAnyInstance>(i: I): Promise<FmhaBwdKernel<I>> => FmhaBwdKernel.build(stub(i), { device, compiler });
+    const buildKernel = <I extends FmhaBwdAnyInstance>(i: I): Promise<FmhaBwdKernel<I>> =>
+      FmhaBwdKernel.build(stub(i), { device, compiler });
     const runner = await FmhaBwdRunner.create(p, { device, compiler, buildKernel });
     const e = 2;
     const elems = fmhaBwdOperandElements(p);
@@ -62,14 +100,30 @@ describe('fmha bwd with every query or every key sequence empty (group mode)', (
     const before = fake.launches.length;
     try {
       const buffers = {
-        q: alloc(elems.q * e), k: alloc(elems.k * e), v: alloc(elems.v * e), o: alloc(elems.o * e), dO: alloc(elems.dO * e), lse: alloc(elems.lse * 4),
-        dQ: alloc(elems.dQ * e), dK: alloc(elems.dK * e), dV: alloc(elems.dV * e), seqstartQ: int32(p.seqstartQ), seqstartK: int32(p.seqstartK),
+        q: alloc(elems.q * e),
+        k: alloc(elems.k * e),
+        v: alloc(elems.v * e),
+        o: alloc(elems.o * e),
+        dO: alloc(elems.dO * e),
+        lse: alloc(elems.lse * 4),
+        dQ: alloc(elems.dQ * e),
+        dK: alloc(elems.dK * e),
+        dV: alloc(elems.dV * e),
+        seqstartQ: int32(p.seqstartQ),
+        seqstartK: int32(p.seqstartK),
       };
       const prepared = runner.prepare(buffers);
       // Every stage packs (valid TMA maps included) whether or not it launches.
       const t = runner.launcher.traits;
       const k = runner.kernels;
-      const packs = [packFmhaBwdDotDoO(k.dotDoO.instance, t, prepared.args), packFmhaBwdDqDkDv(k.dqDkDv.instance, t, runner.workspaceLayout, prepared.args, (m) => { checkTiledTensorMap(m); return new Uint8Array(128); }), ...(k.convertDq ? [packFmhaBwdConvertDq(k.convertDq.instance, t, prepared.args)] : [])];
+      const packs = [
+        packFmhaBwdDotDoO(k.dotDoO.instance, t, prepared.args),
+        packFmhaBwdDqDkDv(k.dqDkDv.instance, t, runner.workspaceLayout, prepared.args, (m) => {
+          checkTiledTensorMap(m);
+          return new Uint8Array(128);
+        }),
+        ...(k.convertDq ? [packFmhaBwdConvertDq(k.convertDq.instance, t, prepared.args)] : []),
+      ];
       prepared.launch();
       const launches = fake.launches.slice(before);
       // The stages with blocks are launched, in order; none with an empty grid.

@@ -20,7 +20,18 @@ function problemArguments(p: unknown): string[] {
 
 describe('checkFmhaBwdProblem', () => {
   it('reports every independent violation in one error: k violations give k problems (fast-check)', () => {
-    const shape = ['problem.batch', 'problem.nheadQ', 'problem.nheadK', 'problem.hdimQ', 'problem.hdimV', 'problem.seqlenQ', 'problem.seqlenK', 'problem.inputLayout', 'problem.outputLayout', 'problem.strides.x'];
+    const shape = [
+      'problem.batch',
+      'problem.nheadQ',
+      'problem.nheadK',
+      'problem.hdimQ',
+      'problem.hdimV',
+      'problem.seqlenQ',
+      'problem.seqlenK',
+      'problem.inputLayout',
+      'problem.outputLayout',
+      'problem.strides.x',
+    ];
     type Change = (p: Record<string, unknown>) => Record<string, unknown>;
     const set =
       (field: string, value: unknown): Change =>
@@ -60,9 +71,17 @@ describe('checkFmhaBwdProblem', () => {
   it('group mode: both seqstarts problems and the stray seqlens are reported together', () => {
     const p = { dtype: 'fp16', batch: 2, nheadQ: 2, hdimQ: 64, seqlenQ: 3, seqlenK: 4, seqstartQ: [0, 5, 4], seqstartK: [1, 2, 3] };
     expect(problemArguments(p)).toEqual(['problem.seqlenQ', 'problem.seqlenK', 'problem.seqstartQ', 'problem.seqstartK[0]']);
-    expect(problemArguments({ ...p, seqlenQ: undefined, seqlenK: undefined, seqstartQ: [0, 'a', -1], seqstartK: [0, 1, 2] })).toEqual(['problem.seqstartQ[1]', 'problem.seqstartQ[2]']);
+    expect(problemArguments({ ...p, seqlenQ: undefined, seqlenK: undefined, seqstartQ: [0, 'a', -1], seqstartK: [0, 1, 2] })).toEqual([
+      'problem.seqstartQ[1]',
+      'problem.seqstartQ[2]',
+    ]);
     // An invalid batch does not hide the starts' own problems.
-    expect(problemArguments({ ...p, batch: 0, seqlenQ: undefined, seqlenK: undefined, seqstartK: [0, 1] })).toEqual(['problem.batch', 'problem.seqstartQ']);
-    expect(() => checkFmhaBwdProblem({ ...base, nheadK: 3, hdimQ: 0 })).toThrow('2 problems: problem.nheadK: must divide nheadQ = 8 (GQA/MQA: nheadQ % nheadK == 0) (got 3); problem.hdimQ: must be an integer in [1, 1024] (got 0)');
+    expect(problemArguments({ ...p, batch: 0, seqlenQ: undefined, seqlenK: undefined, seqstartK: [0, 1] })).toEqual([
+      'problem.batch',
+      'problem.seqstartQ',
+    ]);
+    expect(() => checkFmhaBwdProblem({ ...base, nheadK: 3, hdimQ: 0 })).toThrow(
+      '2 problems: problem.nheadK: must divide nheadQ = 8 (GQA/MQA: nheadQ % nheadK == 0) (got 3); problem.hdimQ: must be an integer in [1, 1024] (got 0)',
+    );
   });
 });

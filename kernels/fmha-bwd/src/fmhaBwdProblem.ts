@@ -74,9 +74,12 @@ const checks = attentionProblemChecks(FmhaBwdArgumentError, 'problem');
 /** The strides' given object: an object whose keys are tensors of the backward. */
 function givenStrides(p: FmhaBwdProblem): NonNullable<FmhaBwdProblem['strides']> {
   const given = p.strides ?? {};
-  if (typeof given !== 'object' || given === null) throw new FmhaBwdArgumentError('problem.strides', 'must be an object of per-tensor strides', given);
+  if (typeof given !== 'object' || given === null)
+    throw new FmhaBwdArgumentError('problem.strides', 'must be an object of per-tensor strides', given);
   const v = new ArgumentProblems(FmhaBwdArgumentError);
-  for (const key of Object.keys(given)) if (!(FMHA_BWD_TENSORS as readonly string[]).includes(key)) v.report(`problem.strides.${key}`, `is not a tensor of the backward (${FMHA_BWD_TENSORS.join(', ')})`, key);
+  for (const key of Object.keys(given))
+    if (!(FMHA_BWD_TENSORS as readonly string[]).includes(key))
+      v.report(`problem.strides.${key}`, `is not a tensor of the backward (${FMHA_BWD_TENSORS.join(', ')})`, key);
   v.throwIfAny();
   return given;
 }
@@ -109,18 +112,44 @@ function tensorShapes(s: BwdShape): Record<FmhaBwdTensor, { layout: AttentionLay
 }
 
 /** Every tensor's strides, each checked on its own (every broken one reported to `v`). */
-function allStrides(v: ArgumentProblems, given: NonNullable<FmhaBwdProblem['strides']> | undefined, s: BwdShape | undefined): Record<FmhaBwdTensor, AttentionTensorStrides> | undefined {
+function allStrides(
+  v: ArgumentProblems,
+  given: NonNullable<FmhaBwdProblem['strides']> | undefined,
+  s: BwdShape | undefined,
+): Record<FmhaBwdTensor, AttentionTensorStrides> | undefined {
   if (given === undefined || s === undefined) return undefined;
   const shape = tensorShapes(s);
   const group = s.sequences.mode === 'group';
-  const checked = FMHA_BWD_TENSORS.map((t) => [t, v.check(() => checks.strides(`strides.${t}`, given[t], shape[t].layout, shape[t].nhead, shape[t].rows, shape[t].hdim, group))] as const);
-  return checked.every(([, st]) => st !== undefined) ? (Object.fromEntries(checked) as Record<FmhaBwdTensor, AttentionTensorStrides>) : undefined;
+  const checked = FMHA_BWD_TENSORS.map(
+    (t) =>
+      [
+        t,
+        v.check(() => checks.strides(`strides.${t}`, given[t], shape[t].layout, shape[t].nhead, shape[t].rows, shape[t].hdim, group)),
+      ] as const,
+  );
+  return checked.every(([, st]) => st !== undefined)
+    ? (Object.fromEntries(checked) as Record<FmhaBwdTensor, AttentionTensorStrides>)
+    : undefined;
 }
 
 /** The shape the strides need, or undefined when one of its fields was invalid. */
-function bwdShape(heads: BwdShape['heads'] | undefined, hdimQ: number | undefined, hdimV: number | undefined, sequences: AttentionSequences | undefined, layouts: readonly [AttentionLayout | undefined, AttentionLayout | undefined]): BwdShape | undefined {
+function bwdShape(
+  heads: BwdShape['heads'] | undefined,
+  hdimQ: number | undefined,
+  hdimV: number | undefined,
+  sequences: AttentionSequences | undefined,
+  layouts: readonly [AttentionLayout | undefined, AttentionLayout | undefined],
+): BwdShape | undefined {
   const [inputLayout, outputLayout] = layouts;
-  if (heads === undefined || hdimQ === undefined || hdimV === undefined || sequences === undefined || inputLayout === undefined || outputLayout === undefined) return undefined;
+  if (
+    heads === undefined ||
+    hdimQ === undefined ||
+    hdimV === undefined ||
+    sequences === undefined ||
+    inputLayout === undefined ||
+    outputLayout === undefined
+  )
+    return undefined;
   return { heads, hdimQ, hdimV, sequences, inputLayout, outputLayout };
 }
 
@@ -144,8 +173,15 @@ export function checkFmhaBwdProblem(problem: FmhaBwdProblem): CheckedFmhaBwdProb
   const hdimQ = v.check(() => checks.integer('hdimQ', p.hdimQ, 1, ATTENTION_MAX_HDIM));
   const hdimV = p.hdimV === undefined ? hdimQ : v.check(() => checks.integer('hdimV', p.hdimV, 1, ATTENTION_MAX_HDIM));
   const sequences = v.check(() => checks.sequences(p, heads?.batch, false));
-  const layouts = [v.check(() => checks.layout('inputLayout', p.inputLayout)), v.check(() => checks.layout('outputLayout', p.outputLayout))] as const;
-  const strides = allStrides(v, v.check(() => givenStrides(p)), bwdShape(heads, hdimQ, hdimV, sequences, layouts));
+  const layouts = [
+    v.check(() => checks.layout('inputLayout', p.inputLayout)),
+    v.check(() => checks.layout('outputLayout', p.outputLayout)),
+  ] as const;
+  const strides = allStrides(
+    v,
+    v.check(() => givenStrides(p)),
+    bwdShape(heads, hdimQ, hdimV, sequences, layouts),
+  );
   const mask = v.check(() => checks.mask(p.mask));
   // The default scale needs hdimQ; a given one is checked on its own.
   const scale = p.scale === undefined && hdimQ === undefined ? undefined : v.check(() => checks.scale(p.scale, hdimQ ?? 1));
@@ -187,7 +223,10 @@ export function fmhaBwdTraitsOf(p: CheckedFmhaBwdProblem): FmhaBwdTraits {
 /** Per batch: query rows and key rows. */
 export function fmhaBwdSequences(p: CheckedFmhaBwdProblem): { readonly sq: number; readonly sk: number }[] {
   if (p.mode === 'batch') return Array.from({ length: p.batch }, () => ({ sq: p.seqlenQ, sk: p.seqlenK }));
-  return Array.from({ length: p.batch }, (_, b) => ({ sq: p.seqstartQ[b + 1]! - p.seqstartQ[b]!, sk: p.seqstartK[b + 1]! - p.seqstartK[b]! }));
+  return Array.from({ length: p.batch }, (_, b) => ({
+    sq: p.seqstartQ[b + 1]! - p.seqstartQ[b]!,
+    sk: p.seqstartK[b + 1]! - p.seqstartK[b]!,
+  }));
 }
 
 /**
@@ -196,7 +235,10 @@ export function fmhaBwdSequences(p: CheckedFmhaBwdProblem): { readonly sq: numbe
  */
 export function fmhaBwdProblemFlops(p: CheckedFmhaBwdProblem): number {
   const causal = isCausalMask(p.mask);
-  return 2.5 * fmhaBwdSequences(p).reduce((sum, { sq, sk }) => sum + (2 * p.nheadQ * sq * sk * (p.hdimQ + p.hdimV)) / (causal && sq === sk ? 2 : 1), 0);
+  return (
+    2.5 *
+    fmhaBwdSequences(p).reduce((sum, { sq, sk }) => sum + (2 * p.nheadQ * sq * sk * (p.hdimQ + p.hdimV)) / (causal && sq === sk ? 2 : 1), 0)
+  );
 }
 
 /** Elements each tensor spans in its strides, and LSE/D entries. */
@@ -220,7 +262,11 @@ export function fmhaBwdOperandElements(p: CheckedFmhaBwdProblem): Readonly<Recor
 export function formatFmhaBwdProblem(p: CheckedFmhaBwdProblem): string {
   const heads = p.nheadK === p.nheadQ ? `${p.nheadQ}h` : `${p.nheadQ}/${p.nheadK}h`;
   const seqs = fmhaBwdSequences(p);
-  const seq = p.mode === 'group' ? `sq[${seqs.map((s) => s.sq).join(',')}] sk[${seqs.map((s) => s.sk).join(',')}]` : `${p.seqlenQ}x${p.seqlenK}`;
-  const extras = [p.mask.kind === 'none' ? '' : `mask=${formatAttentionMaskSpec(p.mask)}`, p.deterministic ? 'deterministic' : 'atomic dQ'].filter(Boolean);
+  const seq =
+    p.mode === 'group' ? `sq[${seqs.map((s) => s.sq).join(',')}] sk[${seqs.map((s) => s.sk).join(',')}]` : `${p.seqlenQ}x${p.seqlenK}`;
+  const extras = [
+    p.mask.kind === 'none' ? '' : `mask=${formatAttentionMaskSpec(p.mask)}`,
+    p.deterministic ? 'deterministic' : 'atomic dQ',
+  ].filter(Boolean);
   return [`${p.dtype} ${p.mode} ${p.batch}x${heads} ${seq} d${p.hdimQ}/${p.hdimV} ${p.inputLayout}>${p.outputLayout}`, ...extras].join(' ');
 }

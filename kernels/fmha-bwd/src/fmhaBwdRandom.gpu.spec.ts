@@ -12,16 +12,24 @@ import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { checkFmhaBwdProblem, formatFmhaBwdProblem, type FmhaBwdProblem } from './fmhaBwdProblem.ts';
 import { FmhaBwdKernel, type FmhaBwdAnyInstance } from './fmhaBwdRunner.ts';
 import { runFmhaBwdRandomCase } from './testing/fmhaBwdRandomGpuCase.ts';
-import { FMHA_BWD_RANDOM_DEFAULT_RUNS, FMHA_BWD_RANDOM_DEFAULT_SEED, fmhaBwdRandomKernelSet, fmhaBwdRandomProblems } from './testing/randomFmhaBwdConfig.ts';
+import {
+  FMHA_BWD_RANDOM_DEFAULT_RUNS,
+  FMHA_BWD_RANDOM_DEFAULT_SEED,
+  fmhaBwdRandomKernelSet,
+  fmhaBwdRandomProblems,
+} from './testing/randomFmhaBwdConfig.ts';
 
 const compiler = () => gpuTestCompiler('fmha-bwd-random-gpu');
-const buildKernel = buildOncePerInstance((instance: FmhaBwdAnyInstance) => FmhaBwdKernel.build(instance, { device: Device.open(0), compiler: compiler() })) as (<I extends FmhaBwdAnyInstance>(
-  instance: I,
-) => Promise<FmhaBwdKernel<I>>) & { readonly builds: () => Promise<FmhaBwdKernel>[] };
+const buildKernel = buildOncePerInstance((instance: FmhaBwdAnyInstance) =>
+  FmhaBwdKernel.build(instance, { device: Device.open(0), compiler: compiler() }),
+) as (<I extends FmhaBwdAnyInstance>(instance: I) => Promise<FmhaBwdKernel<I>>) & { readonly builds: () => Promise<FmhaBwdKernel>[] };
 
 const seed = Number(process.env['TILEKIT_RANDOM_SEED'] || FMHA_BWD_RANDOM_DEFAULT_SEED);
 const runs = Number(process.env['TILEKIT_RANDOM_RUNS'] || FMHA_BWD_RANDOM_DEFAULT_RUNS);
-assert.ok(Number.isSafeInteger(seed) && Number.isSafeInteger(runs) && runs >= 1, `TILEKIT_RANDOM_SEED (${seed}) and TILEKIT_RANDOM_RUNS (${runs}) must be integers, runs ≥ 1`);
+assert.ok(
+  Number.isSafeInteger(seed) && Number.isSafeInteger(runs) && runs >= 1,
+  `TILEKIT_RANDOM_SEED (${seed}) and TILEKIT_RANDOM_RUNS (${runs}) must be integers, runs ≥ 1`,
+);
 const replay = process.env['TILEKIT_RANDOM_FMHA_BWD_CASE'];
 const cases: readonly FmhaBwdProblem[] = replay ? [JSON.parse(replay) as FmhaBwdProblem] : fmhaBwdRandomProblems(seed, runs);
 const origin = replay ? 'replayed from TILEKIT_RANDOM_FMHA_BWD_CASE' : `seed ${seed}`;
@@ -44,7 +52,10 @@ cases.forEach((c, i) => {
     try {
       console.log(await runFmhaBwdRandomCase(c, { device: Device.open(0), compiler: compiler(), buildKernel }));
     } catch (error) {
-      throw new Error(`random case #${i} (${origin}) failed; replay: TILEKIT_RANDOM_FMHA_BWD_CASE='${JSON.stringify(c)}'\n${String(error)}`, { cause: error });
+      throw new Error(
+        `random case #${i} (${origin}) failed; replay: TILEKIT_RANDOM_FMHA_BWD_CASE='${JSON.stringify(c)}'\n${String(error)}`,
+        { cause: error },
+      );
     }
   });
 });

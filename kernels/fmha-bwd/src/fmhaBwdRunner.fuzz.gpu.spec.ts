@@ -39,7 +39,12 @@ function countingCompiler(): Compiler {
 function runAndCheck(runner: FmhaBwdRunner, device: Device): void {
   const p = checkFmhaBwdProblem(VALID);
   const el = fmhaBwdOperandElements(p);
-  const data = { q: randomBits16(p.dtype, el.q, 1), k: randomBits16(p.dtype, el.k, 2), v: randomBits16(p.dtype, el.v, 3), dO: randomBits16(p.dtype, el.dO, 4) };
+  const data = {
+    q: randomBits16(p.dtype, el.q, 1),
+    k: randomBits16(p.dtype, el.k, 2),
+    v: randomBits16(p.dtype, el.v, 3),
+    dO: randomBits16(p.dtype, el.dO, 4),
+  };
   const ref = fmhaBwdReference(p, data);
   const bufs = {
     q: device.upload(data.q),
@@ -55,43 +60,56 @@ function runAndCheck(runner: FmhaBwdRunner, device: Device): void {
   const bits = (b: DeviceBuffer): Uint16Array => new Uint16Array(b.copyToHost().buffer);
   try {
     runner.run(bufs);
-    for (const r of compareFmhaBwd(p, ref, { dQ: bits(bufs.dQ), dK: bits(bufs.dK), dV: bits(bufs.dV) })) assert.equal(r.wrong, 0, `${formatFmhaBwdProblem(p)}: ${r.tensor} ${r.wrong}/${r.checked} elements off; first: ${r.first}`);
+    for (const r of compareFmhaBwd(p, ref, { dQ: bits(bufs.dQ), dK: bits(bufs.dK), dV: bits(bufs.dV) }))
+      assert.equal(r.wrong, 0, `${formatFmhaBwdProblem(p)}: ${r.tensor} ${r.wrong}/${r.checked} elements off; first: ${r.first}`);
   } finally {
     for (const b of Object.values(bufs)) b.dispose();
   }
 }
 
-test('fmha-bwd/gpu fuzz: 100 invalid argument sets are typed errors before any launch; then a valid backward is correct', gpu.options, async (t) => {
-  const device = Device.open(0);
-  const compiler = countingCompiler();
-  const memo = buildOncePerInstance((i: FmhaBwdAnyInstance) => FmhaBwdKernel.build(i, { device, compiler }));
-  const buildKernel = memo as unknown as <I extends FmhaBwdAnyInstance>(instance: I) => Promise<FmhaBwdKernel<I>>;
-  // Built (not launched) first: the replays below reuse its kernels.
-  const valid = await FmhaBwdRunner.create(VALID, { device, compiler, buildKernel });
-  const sets = fc.sample(invalidFmhaBwdCalls({ dtypes: ['fp16'], hdims: [128], masks: ['0'], deterministic: [false], smCount: device.smCount }), { numRuns: SETS, seed: SEED });
-  const tally = newTally();
-  const counters = { launches: () => unsettledLaunches().count, compiles: () => counter.compiles };
-  device.synchronize();
-  for (const { call, labels } of sets) {
-    const run = async () => {
-      const buffers = materialize(device, call.buffers);
-      const { workspace, ...tensors } = buffers.ranges;
-      try {
-        const runner = await FmhaBwdRunner.create(call.problem as unknown as FmhaBwdProblem, { device, compiler, buildKernel, ...(workspace === undefined ? {} : { workspace: workspace as DeviceBuffer }) });
+test(
+  'fmha-bwd/gpu fuzz: 100 invalid argument sets are typed errors before any launch; then a valid backward is correct',
+  gpu.options,
+  async (t) => {
+    const device = Device.open(0);
+    const compiler = countingCompiler();
+    const memo = buildOncePerInstance((i: FmhaBwdAnyInstance) => FmhaBwdKernel.build(i, { device, compiler }));
+    const buildKernel = memo as unknown as <I extends FmhaBwdAnyInstance>(instance: I) => Promise<FmhaBwdKernel<I>>;
+    // Built (not launched) first: the replays below reuse its kernels.
+    const valid = await FmhaBwdRunner.create(VALID, { device, compiler, buildKernel });
+    const sets = fc.sample(
+      invalidFmhaBwdCalls({ dtypes: ['fp16'], hdims: [128], masks: ['0'], deterministic: [false], smCount: device.smCount }),
+      { numRuns: SETS, seed: SEED },
+    );
+    const tally = newTally();
+    const counters = { launches: () => unsettledLaunches().count, compiles: () => counter.compiles };
+    device.synchronize();
+    for (const { call, labels } of sets) {
+      const run = async () => {
+        const buffers = materialize(device, call.buffers);
+        const { workspace, ...tensors } = buffers.ranges;
         try {
-          runner.run(tensors as unknown as FmhaBwdRunnerBuffers);
+          const runner = await FmhaBwdRunner.create(call.problem as unknown as FmhaBwdProblem, {
+            device,
+            compiler,
+            buildKernel,
+            ...(workspace === undefined ? {} : { workspace: workspace as DeviceBuffer }),
+          });
+          try {
+            runner.run(tensors as unknown as FmhaBwdRunnerBuffers);
+          } finally {
+            runner.dispose();
+          }
         } finally {
-          runner.dispose();
+          buffers.dispose();
         }
-      } finally {
-        buffers.dispose();
-      }
-    };
-    await expectRejected(run, counters, tally, labels.join('; '), { checkedAfterBuild: RUN_BUFFERS });
-  }
-  t.diagnostic(fuzzLine('fmha-bwd runner (GPU)', tally));
-  assert.equal(tally.typed, SETS);
-  runAndCheck(valid, device);
-  valid.dispose();
-  for (const k of await Promise.all(memo.builds())) k.dispose();
-});
+      };
+      await expectRejected(run, counters, tally, labels.join('; '), { checkedAfterBuild: RUN_BUFFERS });
+    }
+    t.diagnostic(fuzzLine('fmha-bwd runner (GPU)', tally));
+    assert.equal(tally.typed, SETS);
+    runAndCheck(valid, device);
+    valid.dispose();
+    for (const k of await Promise.all(memo.builds())) k.dispose();
+  },
+);

@@ -8,7 +8,17 @@ import { Device, type DeviceBuffer } from '@tilekit/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FmhaBwdProblem } from './fmhaBwdProblem.ts';
 import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdAnyInstance, type FmhaBwdRunnerBuffers } from './fmhaBwdRunner.ts';
-import { dropFuzzFakeAddon, expectRejected, fakeCompiler, fuzzLine, materialize, newTally, useFuzzFakeAddon, withoutSource, type FuzzFakeAddon } from '@tilekit/runtime/testing';
+import {
+  dropFuzzFakeAddon,
+  expectRejected,
+  fakeCompiler,
+  fuzzLine,
+  materialize,
+  newTally,
+  useFuzzFakeAddon,
+  withoutSource,
+  type FuzzFakeAddon,
+} from '@tilekit/runtime/testing';
 import { invalidFmhaBwdCalls, validFmhaBwdCalls, type FmhaBwdFuzzCall } from './testing/invalidFmhaBwdArgs.ts';
 
 /** The seed of every property here (recorded for determinism). */
@@ -37,9 +47,15 @@ async function run(call: FmhaBwdFuzzCall): Promise<void> {
   const buffers = materialize(device, call.buffers);
   const { workspace, ...tensors } = buffers.ranges;
   const compiler = fakeCompiler(fake, counter);
-  const buildKernel = <I extends FmhaBwdAnyInstance>(i: I): Promise<FmhaBwdKernel<I>> => FmhaBwdKernel.build(withoutSource(i), { device, compiler });
+  const buildKernel = <I extends FmhaBwdAnyInstance>(i: I): Promise<FmhaBwdKernel<I>> =>
+    FmhaBwdKernel.build(withoutSource(i), { device, compiler });
   try {
-    const runner = await FmhaBwdRunner.create(call.problem as unknown as FmhaBwdProblem, { device, compiler, buildKernel, ...(workspace === undefined ? {} : { workspace: workspace as DeviceBuffer }) });
+    const runner = await FmhaBwdRunner.create(call.problem as unknown as FmhaBwdProblem, {
+      device,
+      compiler,
+      buildKernel,
+      ...(workspace === undefined ? {} : { workspace: workspace as DeviceBuffer }),
+    });
     try {
       runner.run(tensors as unknown as FmhaBwdRunnerBuffers);
     } finally {

@@ -17,12 +17,42 @@ import {
   type FmhaBwdDeviceRange,
 } from '@tilekit/fmha';
 import { ArgumentError, ArgumentProblems, getDType, TilekitError } from '@tilekit/numeric';
-import { checkTiledTensorMap, encodeTensorMapTiled, loadInstance, type CompileResult, type Compiler, type CudaModule, type Device, type DeviceBuffer, type Kernel, type KernelResources, type Stream, type TiledTensorMapOptions } from '@tilekit/runtime';
-import { FMHA_BWD_COMPILE_FLAGS, FMHA_BWD_CONVERT_DQ_CATALOG, FMHA_BWD_DOT_DO_O_CATALOG, FMHA_BWD_DQ_DK_DV_CATALOG, FMHA_BWD_TRIPLES, fmhaBwdKernelsOf, type FmhaBwdKernelSet } from './fmhaBwdCatalog.ts';
+import {
+  checkTiledTensorMap,
+  encodeTensorMapTiled,
+  loadInstance,
+  type CompileResult,
+  type Compiler,
+  type CudaModule,
+  type Device,
+  type DeviceBuffer,
+  type Kernel,
+  type KernelResources,
+  type Stream,
+  type TiledTensorMapOptions,
+} from '@tilekit/runtime';
+import {
+  FMHA_BWD_COMPILE_FLAGS,
+  FMHA_BWD_CONVERT_DQ_CATALOG,
+  FMHA_BWD_DOT_DO_O_CATALOG,
+  FMHA_BWD_DQ_DK_DV_CATALOG,
+  FMHA_BWD_TRIPLES,
+  fmhaBwdKernelsOf,
+  type FmhaBwdKernelSet,
+} from './fmhaBwdCatalog.ts';
 import { FMHA_BWD_DQ_STORE_VECTOR, type FmhaBwdConvertDqInstance } from './fmhaBwdConvertDq.ts';
 import type { FmhaBwdDotDoOInstance, FmhaBwdRowLaunch } from './fmhaBwdDotDoO.ts';
 import type { FmhaBwdDqDkDvInstance } from './fmhaBwdDqDkDvInstance.ts';
-import { checkFmhaBwdProblem, FmhaBwdArgumentError, FMHA_BWD_TENSORS, fmhaBwdOperandElements, fmhaBwdTraitsOf, type CheckedFmhaBwdProblem, type FmhaBwdProblem, type FmhaBwdTensor } from './fmhaBwdProblem.ts';
+import {
+  checkFmhaBwdProblem,
+  FmhaBwdArgumentError,
+  FMHA_BWD_TENSORS,
+  fmhaBwdOperandElements,
+  fmhaBwdTraitsOf,
+  type CheckedFmhaBwdProblem,
+  type FmhaBwdProblem,
+  type FmhaBwdTensor,
+} from './fmhaBwdProblem.ts';
 
 /** SMs of an H200 (the planning default without a device). */
 export const FMHA_BWD_DEFAULT_SM_COUNT = 132;
@@ -54,7 +84,16 @@ export interface FmhaBwdPackedLaunch {
  * are 0, which TMA rejects) gets a placeholder map [hdim, 1, 1, 1] with the row stride everywhere;
  * dq_dk_dv never loads from it (no key tiles: no blocks; no query rows: no query tile is loaded).
  */
-function tmaMap(dtype: 'fp16' | 'bf16', address: bigint, s: AttentionTensorStrides, heads: number, rows: number, hdim: number, batches: number, box: readonly number[]): TiledTensorMapOptions {
+function tmaMap(
+  dtype: 'fp16' | 'bf16',
+  address: bigint,
+  s: AttentionTensorStrides,
+  heads: number,
+  rows: number,
+  hdim: number,
+  batches: number,
+  box: readonly number[],
+): TiledTensorMapOptions {
   const e = getDType(dtype).bytes;
   return {
     dtype: dtype === 'fp16' ? 'float16' : 'bfloat16',
@@ -64,7 +103,10 @@ function tmaMap(dtype: 'fp16' | 'bf16', address: bigint, s: AttentionTensorStrid
     address,
     globalDims: rows === 0 ? [hdim, 1, 1, 1] : [hdim, rows, heads, batches],
     // A unit dimension's stride is never used: any valid one (the row stride) will do.
-    globalStrides: rows === 0 ? [s.row * e, s.row * e, s.row * e] : [s.row * e, (heads === 1 ? s.row : s.head) * e, (batches === 1 ? s.row : s.batch) * e],
+    globalStrides:
+      rows === 0
+        ? [s.row * e, s.row * e, s.row * e]
+        : [s.row * e, (heads === 1 ? s.row : s.head) * e, (batches === 1 ? s.row : s.batch) * e],
     boxDims: [...box],
   };
 }
@@ -98,7 +140,7 @@ export function packFmhaBwdDotDoO(instance: FmhaBwdDotDoOInstance, t: CheckedFmh
     d_stride_head: args.d.strides.head,
     d_stride_batch: group ? 0 : args.d.strides.batch,
     seqlen_q: t.seqlenQ,
-    seqstart_q: group ? args.seqstartQ ?? 0n : 0n,
+    seqstart_q: group ? (args.seqstartQ ?? 0n) : 0n,
   });
   return rowLaunch(instance.launch(t.batch, t.nheadQ, maxRowsQ(t)), packed);
 }
@@ -108,7 +150,13 @@ export function packFmhaBwdDotDoO(instance: FmhaBwdDotDoOInstance, t: CheckedFmh
  * workspace pointer and the mask. Grid x: key tiles (atomic: ⌈max sk/kN0⌉) or the largest split
  * count of the workspace (split: block x takes key tiles x, x + nsplits_b, …).
  */
-export function packFmhaBwdDqDkDv(instance: FmhaBwdDqDkDvInstance, t: CheckedFmhaBwdTraits, ws: FmhaBwdWorkspace, args: FmhaBwdArgs, encode: FmhaBwdTensorMapEncoder): FmhaBwdPackedLaunch {
+export function packFmhaBwdDqDkDv(
+  instance: FmhaBwdDqDkDvInstance,
+  t: CheckedFmhaBwdTraits,
+  ws: FmhaBwdWorkspace,
+  args: FmhaBwdArgs,
+  encode: FmhaBwdTensorMapEncoder,
+): FmhaBwdPackedLaunch {
   const group = t.groupMode;
   const batches = group ? 1 : t.batch;
   const boxes = instance.tmaBoxes;
@@ -143,8 +191,8 @@ export function packFmhaBwdDqDkDv(instance: FmhaBwdDqDkDvInstance, t: CheckedFmh
     nhead_ratio: t.nheadQ / t.nheadK,
     seqlen_q: t.seqlenQ,
     seqlen_k: t.seqlenK,
-    seqstart_q: group ? args.seqstartQ ?? 0n : 0n,
-    seqstart_k: group ? args.seqstartK ?? 0n : 0n,
+    seqstart_q: group ? (args.seqstartQ ?? 0n) : 0n,
+    seqstart_k: group ? (args.seqstartK ?? 0n) : 0n,
     seqlen_k_ptr: 0n,
     scale: args.scale,
     scale_log2: args.scale * Math.LOG2E,
@@ -169,7 +217,7 @@ export function packFmhaBwdConvertDq(instance: FmhaBwdConvertDqInstance, t: Chec
     batch: t.batch,
     nhead_q: t.nheadQ,
     seqlen_q: t.seqlenQ,
-    seqstart_q: group ? args.seqstartQ ?? 0n : 0n,
+    seqstart_q: group ? (args.seqstartQ ?? 0n) : 0n,
   });
   return rowLaunch(instance.launch(t.batch, t.nheadQ, maxRowsQ(t)), packed);
 }
@@ -189,7 +237,10 @@ export class FmhaBwdKernel<I extends FmhaBwdAnyInstance = FmhaBwdAnyInstance> {
   }
 
   /** Compiles and loads (the runtime's arch and parameter-layout checks) and opts in to the dynamic shared memory. */
-  static async build<I extends FmhaBwdAnyInstance>(instance: I, options: { readonly device: Device; readonly compiler: Compiler }): Promise<FmhaBwdKernel<I>> {
+  static async build<I extends FmhaBwdAnyInstance>(
+    instance: I,
+    options: { readonly device: Device; readonly compiler: Compiler },
+  ): Promise<FmhaBwdKernel<I>> {
     const loaded = await loadInstance(instance, { ...options, flags: FMHA_BWD_COMPILE_FLAGS });
     if (instance.sharedBytes > 0) loaded.kernel.setMaxDynamicSharedMemory(instance.sharedBytes);
     return new FmhaBwdKernel(instance, loaded.compiled, loaded.module, loaded.kernel);
@@ -268,7 +319,8 @@ export class FmhaBwdCudaExecutor implements FmhaBwdExecutor<Stream | undefined> 
         k.dqDkDv.launch(packFmhaBwdDqDkDv(k.dqDkDv.instance, l.traits, l.workspace, l.args, this.#encode), stream);
         return;
       case 'convertDq':
-        if (k.convertDq === null) throw new ArgumentError('launch.stage', 'convertDq needs a convert_dq kernel: this triple writes dQ directly', l.stage);
+        if (k.convertDq === null)
+          throw new ArgumentError('launch.stage', 'convertDq needs a convert_dq kernel: this triple writes dQ directly', l.stage);
         k.convertDq.launch(packFmhaBwdConvertDq(k.convertDq.instance, l.traits, l.args), stream);
         return;
     }
@@ -311,10 +363,22 @@ export function fmhaBwdLayoutProblems(p: CheckedFmhaBwdProblem): string[] {
       if (why !== undefined) out.push(`${name} ${what} stride ${p.strides[name][what]}: ${why}`);
     }
   };
-  for (const name of ['q', 'k', 'v', 'dO'] as const) each(name, (s) => ((s * e) % 16 !== 0 ? 'times the element size must be a multiple of 16 bytes (TMA)' : s * e >= 2 ** 40 ? 'reaches 2^40 bytes (TMA)' : undefined));
+  for (const name of ['q', 'k', 'v', 'dO'] as const)
+    each(name, (s) =>
+      (s * e) % 16 !== 0
+        ? 'times the element size must be a multiple of 16 bytes (TMA)'
+        : s * e >= 2 ** 40
+          ? 'reaches 2^40 bytes (TMA)'
+          : undefined,
+    );
   each('o', (s) => (s % 8 !== 0 ? 'must be a multiple of 8 elements (dot_do_o reads 16-byte vectors)' : undefined));
-  each('dQ', (s) => (s % FMHA_BWD_DQ_STORE_VECTOR !== 0 ? `must be a multiple of ${FMHA_BWD_DQ_STORE_VECTOR} elements (convert_dq stores ${FMHA_BWD_DQ_STORE_VECTOR}-element vectors)` : undefined));
-  for (const name of ['dK', 'dV'] as const) each(name, (s) => (s % 2 !== 0 ? 'must be even (dK/dV are stored in element pairs)' : undefined));
+  each('dQ', (s) =>
+    s % FMHA_BWD_DQ_STORE_VECTOR !== 0
+      ? `must be a multiple of ${FMHA_BWD_DQ_STORE_VECTOR} elements (convert_dq stores ${FMHA_BWD_DQ_STORE_VECTOR}-element vectors)`
+      : undefined,
+  );
+  for (const name of ['dK', 'dV'] as const)
+    each(name, (s) => (s % 2 !== 0 ? 'must be even (dK/dV are stored in element pairs)' : undefined));
   for (const name of ['o', 'dQ', 'dK', 'dV'] as const) if (p.strides[name].row > 2 ** 31 - 8) out.push(`${name} row stride exceeds int32`);
   return out;
 }
@@ -333,8 +397,14 @@ export function checkFmhaBwdCatalogTraits(p: CheckedFmhaBwdProblem, triples: rea
     const pairs = [...new Set(ofDtype.map((r) => `${r.hdimQ}/${r.hdimV}`))].join(', ');
     v.report('problem.hdimQ', `with hdimV must be one of the backward kernels' head dims (${pairs})`, `${p.hdimQ}/${p.hdimV}`);
   } else {
-    if (!dims.some((r) => r.masks.includes(p.mask.kind))) v.report('problem.mask', `must be ${[...new Set(dims.flatMap((r) => r.masks))].join(' or ')}: the backward kernels take no ${p.mask.kind} mask`, p.mask.kind);
-    if (p.deterministic && dims.every((r) => r.dqAccumulation === 'atomic')) v.report('problem.deterministic', `must be false at head dim ${p.hdimQ}: no deterministic backward kernel for it`, true);
+    if (!dims.some((r) => r.masks.includes(p.mask.kind)))
+      v.report(
+        'problem.mask',
+        `must be ${[...new Set(dims.flatMap((r) => r.masks))].join(' or ')}: the backward kernels take no ${p.mask.kind} mask`,
+        p.mask.kind,
+      );
+    if (p.deterministic && dims.every((r) => r.dqAccumulation === 'atomic'))
+      v.report('problem.deterministic', `must be false at head dim ${p.hdimQ}: no deterministic backward kernel for it`, true);
   }
   v.throwIfAny();
 }
@@ -356,7 +426,8 @@ export interface FmhaBwdRunnerOptions {
 
 /** A device buffer's address: a `{ ptr: bigint, bytes }` of at least `bytes`, aligned to `align` (typed `ArgumentError` naming `name` otherwise). */
 function checkedAddress(name: string, r: FmhaBwdDeviceRange | undefined, bytes: number, align: number): bigint {
-  if (typeof r !== 'object' || r === null || typeof r.ptr !== 'bigint' || !Number.isSafeInteger(r.bytes)) throw new ArgumentError(name, 'must be a device buffer (an object with a bigint ptr and a byte count)', r);
+  if (typeof r !== 'object' || r === null || typeof r.ptr !== 'bigint' || !Number.isSafeInteger(r.bytes))
+    throw new ArgumentError(name, 'must be a device buffer (an object with a bigint ptr and a byte count)', r);
   if (r.bytes < bytes) throw new ArgumentError(name, `must hold at least ${bytes} bytes`, r.bytes);
   if (r.ptr % BigInt(align) !== 0n) throw new ArgumentError(name, `address must be aligned to ${align} bytes`, `0x${r.ptr.toString(16)}`);
   return r.ptr;
@@ -370,12 +441,20 @@ const FMHA_BWD_OUTPUTS: readonly string[] = ['dQ', 'dK', 'dV'];
  * tensor's (rule `must not overlap <other>`): blocks read Q, K, V, O, dO and LSE while others write
  * the gradients, and dK and dV are written by the same blocks at once. Empty extents overlap nothing.
  */
-function reportOutputOverlaps(problems: ArgumentProblems, extents: readonly { readonly name: string; readonly ptr: bigint; readonly bytes: number }[]): void {
-  const meets = (x: (typeof extents)[number], y: (typeof extents)[number]) => x.bytes > 0 && y.bytes > 0 && x.ptr < y.ptr + BigInt(y.bytes) && y.ptr < x.ptr + BigInt(x.bytes);
+function reportOutputOverlaps(
+  problems: ArgumentProblems,
+  extents: readonly { readonly name: string; readonly ptr: bigint; readonly bytes: number }[],
+): void {
+  const meets = (x: (typeof extents)[number], y: (typeof extents)[number]) =>
+    x.bytes > 0 && y.bytes > 0 && x.ptr < y.ptr + BigInt(y.bytes) && y.ptr < x.ptr + BigInt(x.bytes);
   extents.forEach((out, i) => {
     if (!FMHA_BWD_OUTPUTS.includes(out.name)) return;
     for (const [j, other] of extents.entries()) {
-      if (j !== i && (!FMHA_BWD_OUTPUTS.includes(other.name) || j < i) && meets(out, other)) problems.report(out.name, `must not overlap ${other.name} (the kernels read or write it while writing ${out.name})`, { [out.name]: `0x${out.ptr.toString(16)}`, [other.name]: `0x${other.ptr.toString(16)}` });
+      if (j !== i && (!FMHA_BWD_OUTPUTS.includes(other.name) || j < i) && meets(out, other))
+        problems.report(out.name, `must not overlap ${other.name} (the kernels read or write it while writing ${out.name})`, {
+          [out.name]: `0x${out.ptr.toString(16)}`,
+          [other.name]: `0x${other.ptr.toString(16)}`,
+        });
     }
   });
 }
@@ -404,7 +483,16 @@ export class FmhaBwdRunner {
   #workspace: DeviceBuffer | undefined;
   readonly #owned: { dispose(): void }[];
 
-  private constructor(problem: CheckedFmhaBwdProblem, launcher: FmhaBwdLauncher<Stream | undefined>, kernels: FmhaBwdKernels, executor: FmhaBwdCudaExecutor, device: Device, d: DeviceBuffer, workspace: DeviceBuffer | undefined, owned: { dispose(): void }[]) {
+  private constructor(
+    problem: CheckedFmhaBwdProblem,
+    launcher: FmhaBwdLauncher<Stream | undefined>,
+    kernels: FmhaBwdKernels,
+    executor: FmhaBwdCudaExecutor,
+    device: Device,
+    d: DeviceBuffer,
+    workspace: DeviceBuffer | undefined,
+    owned: { dispose(): void }[],
+  ) {
     this.problem = problem;
     this.launcher = launcher;
     this.triple = launcher.triple!;
@@ -439,10 +527,16 @@ export class FmhaBwdRunner {
         options.warn?.(m);
       },
     });
-    if (!launcher.supported || launcher.triple === null) throw new NoFmhaBwdInstanceError(warning || 'fmha bwd: no instance for these traits');
+    if (!launcher.supported || launcher.triple === null)
+      throw new NoFmhaBwdInstanceError(warning || 'fmha bwd: no instance for these traits');
     // A caller's workspace is checked before anything is compiled.
-    if (options.workspace !== undefined && launcher.workspaceSize.total > 0) checkedAddress('options.workspace', options.workspace, launcher.workspaceSize.total, 16);
-    const set: FmhaBwdKernelSet = fmhaBwdKernelsOf(launcher.triple, { dqDkDv: FMHA_BWD_DQ_DK_DV_CATALOG, dotDoO: FMHA_BWD_DOT_DO_O_CATALOG, convertDq: FMHA_BWD_CONVERT_DQ_CATALOG });
+    if (options.workspace !== undefined && launcher.workspaceSize.total > 0)
+      checkedAddress('options.workspace', options.workspace, launcher.workspaceSize.total, 16);
+    const set: FmhaBwdKernelSet = fmhaBwdKernelsOf(launcher.triple, {
+      dqDkDv: FMHA_BWD_DQ_DK_DV_CATALOG,
+      dotDoO: FMHA_BWD_DOT_DO_O_CATALOG,
+      convertDq: FMHA_BWD_CONVERT_DQ_CATALOG,
+    });
     const owned: { dispose(): void }[] = [];
     const build = async <I extends FmhaBwdAnyInstance>(instance: I): Promise<FmhaBwdKernel<I>> => {
       if (options.buildKernel) return options.buildKernel(instance);
@@ -450,7 +544,11 @@ export class FmhaBwdRunner {
       owned.push(k);
       return k;
     };
-    const kernels: FmhaBwdKernels = { dotDoO: await build(set.dotDoO), dqDkDv: await build(set.dqDkDv), convertDq: set.convertDq === null ? null : await build(set.convertDq) };
+    const kernels: FmhaBwdKernels = {
+      dotDoO: await build(set.dotDoO),
+      dqDkDv: await build(set.dqDkDv),
+      convertDq: set.convertDq === null ? null : await build(set.convertDq),
+    };
     const executor = new FmhaBwdCudaExecutor(kernels, options.encode ?? ((m) => encodeTensorMapTiled(device, m)));
     executorRef.current = executor;
     const d = device.alloc(Math.max(16, fmhaBwdOperandElements(p).lse * 4));
@@ -485,7 +583,11 @@ export class FmhaBwdRunner {
   /** Registers, shared memory and spills of each kernel, in launch order. */
   get resources(): readonly { readonly instance: string; readonly resources: KernelResources; readonly dynamicSharedBytes: number }[] {
     const k = this.kernels;
-    return [k.dotDoO, k.dqDkDv, ...(k.convertDq ? [k.convertDq] : [])].map((x) => ({ instance: x.instance.name, resources: x.resources, dynamicSharedBytes: x.instance.sharedBytes }));
+    return [k.dotDoO, k.dqDkDv, ...(k.convertDq ? [k.convertDq] : [])].map((x) => ({
+      instance: x.instance.name,
+      resources: x.resources,
+      dynamicSharedBytes: x.instance.sharedBytes,
+    }));
   }
 
   /**
@@ -495,7 +597,8 @@ export class FmhaBwdRunner {
    */
   prepareWorkspace(buffer: DeviceBuffer | undefined = this.#workspace, stream?: Stream): void {
     if (this.workspaceSize.total === 0) return;
-    if (buffer === undefined) throw new ArgumentError('buffer', `is required: the workspace needs ${this.workspaceSize.total} bytes`, buffer);
+    if (buffer === undefined)
+      throw new ArgumentError('buffer', `is required: the workspace needs ${this.workspaceSize.total} bytes`, buffer);
     this.#executor.register(buffer);
     this.launcher.prepareWorkspace({ ptr: buffer.ptr, bytes: buffer.bytes }, stream);
     this.#workspace = buffer;
@@ -511,16 +614,34 @@ export class FmhaBwdRunner {
     const e = getDType(p.dtype).bytes;
     const elems = fmhaBwdOperandElements(p);
     const problems = new ArgumentProblems(ArgumentError);
-    const range = (name: string, r: FmhaBwdDeviceRange | undefined, bytes: number, align: number): bigint => problems.check(() => checkedAddress(name, r, bytes, align)) ?? 0n;
-    const align: Record<FmhaBwdTensor, number> = { q: 16, k: 16, v: 16, dO: 16, o: 16, dQ: FMHA_BWD_DQ_STORE_VECTOR * e, dK: 2 * e, dV: 2 * e };
+    const range = (name: string, r: FmhaBwdDeviceRange | undefined, bytes: number, align: number): bigint =>
+      problems.check(() => checkedAddress(name, r, bytes, align)) ?? 0n;
+    const align: Record<FmhaBwdTensor, number> = {
+      q: 16,
+      k: 16,
+      v: 16,
+      dO: 16,
+      o: 16,
+      dQ: FMHA_BWD_DQ_STORE_VECTOR * e,
+      dK: 2 * e,
+      dV: 2 * e,
+    };
     const tensor = (name: FmhaBwdTensor) => ({ ptr: range(name, buffers[name], elems[name] * e, align[name]), strides: p.strides[name] });
     const t = Object.fromEntries(FMHA_BWD_TENSORS.map((n) => [n, tensor(n)])) as Record<FmhaBwdTensor, ReturnType<typeof tensor>>;
     const group = p.mode === 'group';
     const ws = this.#workspace;
     const lse = range('lse', buffers.lse, elems.lse * 4, 4);
-    const starts = group ? { seqstartQ: range('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1), 4), seqstartK: range('seqstartK', buffers.seqstartK, 4 * (p.batch + 1), 4) } : {};
+    const starts = group
+      ? {
+          seqstartQ: range('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1), 4),
+          seqstartK: range('seqstartK', buffers.seqstartK, 4 * (p.batch + 1), 4),
+        }
+      : {};
     problems.throwIfAny();
-    reportOutputOverlaps(problems, [...FMHA_BWD_TENSORS.map((n) => ({ name: n, ptr: t[n].ptr, bytes: elems[n] * e })), { name: 'lse', ptr: lse, bytes: elems.lse * 4 }]);
+    reportOutputOverlaps(problems, [
+      ...FMHA_BWD_TENSORS.map((n) => ({ name: n, ptr: t[n].ptr, bytes: elems[n] * e })),
+      { name: 'lse', ptr: lse, bytes: elems.lse * 4 },
+    ]);
     problems.throwIfAny();
     return {
       ...t,

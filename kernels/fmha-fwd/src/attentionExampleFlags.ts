@@ -49,7 +49,12 @@ export function withAttentionFlags<T extends object>(parser: ArgParser<T>, texts
     .int('d', 128, `head dim of Q and K (${texts.headDims})`, { min: 1 })
     .int('d_v', 0, `head dim of V and O (0: ${texts.headDimV})`, { min: 0 })
     .choice('mode', '0', ['0', '1'], '0: batch mode, 1: group (varlen) mode')
-    .string('mask', '0', '0: none; t / b: causal top-left / bottom-right; t:l,r / b:l,r: window (-1 = unbounded); xt:w, g:y,x', (text) => void parseAttentionMaskSpec(text))
+    .string(
+      'mask',
+      '0',
+      '0: none; t / b: causal top-left / bottom-right; t:l,r / b:l,r: window (-1 = unbounded); xt:w, g:y,x',
+      (text) => void parseAttentionMaskSpec(text),
+    )
     .int('iperm', 1, `${texts.inputTensors} layout: 1 bhsd, 0 bshd`, { min: 0, max: 1 })
     .int('operm', 1, `${texts.outputTensors} layout: 1 bhsd, 0 bshd`, { min: 0, max: 1 })
     .choice('prec', 'fp16', ['fp16', 'bf16'], `data type of ${texts.precTensors}`)
@@ -87,11 +92,13 @@ export interface AttentionShapeFields {
 }
 
 /** Batch mode (one length each) or group mode (sequence starts). */
-export type AttentionShape = AttentionShapeFields & ({ readonly seqlenQ: number; readonly seqlenK: number } | { readonly seqstartQ: number[]; readonly seqstartK: number[] });
+export type AttentionShape = AttentionShapeFields &
+  ({ readonly seqlenQ: number; readonly seqlenK: number } | { readonly seqstartQ: number[]; readonly seqstartK: number[] });
 
 function lengths(flag: 's' | 's_k', text: string): number[] {
   return text.split(',').map((t) => {
-    if (!/^\d+$/.test(t.trim())) throw new ArgParseError(`-${flag}`, `-${flag}=${text}: expected a non-negative integer or a comma-separated list of them`);
+    if (!/^\d+$/.test(t.trim()))
+      throw new ArgParseError(`-${flag}`, `-${flag}=${text}: expected a non-negative integer or a comma-separated list of them`);
     return Number(t.trim());
   });
 }
@@ -109,7 +116,8 @@ export function attentionShapeFromArgs<T extends AttentionShapeFlags>(args: Pars
   const skText = args.get('s_k');
   const sk = skText === '' ? sq : lengths('s_k', skText);
   for (const flag of ['iperm', 'operm'] as const) {
-    if (args.get(flag) !== 0 && args.get(flag) !== 1) throw new ArgParseError(`-${flag}`, `-${flag}=${args.get(flag)}: must be 0 (bshd) or 1 (bhsd)`);
+    if (args.get(flag) !== 0 && args.get(flag) !== 1)
+      throw new ArgParseError(`-${flag}`, `-${flag}=${args.get(flag)}: must be 0 (bshd) or 1 (bhsd)`);
   }
   const fields = {
     dtype: args.get('prec'),
@@ -123,7 +131,8 @@ export function attentionShapeFromArgs<T extends AttentionShapeFlags>(args: Pars
     ...(args.get('scale_s') !== 0 ? { scale: args.get('scale_s') } : {}),
   } as const;
   if (!group) {
-    if (sq.length !== 1) throw new ArgParseError('-s', `-s=${args.get('s')}: batch mode takes one length (use -mode=1 for per-sequence lengths)`);
+    if (sq.length !== 1)
+      throw new ArgParseError('-s', `-s=${args.get('s')}: batch mode takes one length (use -mode=1 for per-sequence lengths)`);
     if (sk.length !== 1) throw new ArgParseError('-s_k', `-s_k=${skText}: batch mode takes one length`);
     return { ...fields, batch: args.get('b'), seqlenQ: sq[0]!, seqlenK: sk[0]! };
   }

@@ -20,7 +20,14 @@ const kernelFor = buildOncePerInstance((instance: FmhaFwdInstance) => {
 
 /** The catalog's non-split instance for `c`. */
 function instanceFor(c: FmhaFwdGpuCase): FmhaFwdInstance {
-  const found = FMHA_FWD_CATALOG.find((i) => i.policy.dtype === c.dtype && i.policy.headDim === c.d && i.policy.headDimV === (c.dv ?? c.d) && i.policy.mask === (c.mask.kind === 'none' ? 'none' : 'window') && !i.policy.splitKv);
+  const found = FMHA_FWD_CATALOG.find(
+    (i) =>
+      i.policy.dtype === c.dtype &&
+      i.policy.headDim === c.d &&
+      i.policy.headDimV === (c.dv ?? c.d) &&
+      i.policy.mask === (c.mask.kind === 'none' ? 'none' : 'window') &&
+      !i.policy.splitKv,
+  );
   assert.ok(found, `no instance for ${JSON.stringify(c)}`);
   return found;
 }
@@ -28,23 +35,70 @@ function instanceFor(c: FmhaFwdGpuCase): FmhaFwdInstance {
 /** The kernel of `instanceFor(c)`, launched with tensor maps encoded by the driver. */
 async function kernelForCase(c: FmhaFwdGpuCase): Promise<FmhaFwdGpuKernel> {
   const kernel = await kernelFor(instanceFor(c));
-  return { name: kernel.instance.name, launch: (problem, buffers, device) => kernel.prepare(problem, buffers, (o) => encodeTensorMapTiled(device, o)).launch() };
+  return {
+    name: kernel.instance.name,
+    launch: (problem, buffers, device) => kernel.prepare(problem, buffers, (o) => encodeTensorMapTiled(device, o)).launch(),
+  };
 }
 
 const cases: readonly FmhaFwdGpuCase[] = [
   ...fmhaFwdCommonGpuCases,
-  { label: 'fp16 d128 varlen causal bottom-right q 17,259 k 259,17', dtype: 'fp16', d: 128, batch: 2, h: 2, sq: [17, 259], sk: [259, 17], layout: 'bhsd', mask: causalBottomRight },
+  {
+    label: 'fp16 d128 varlen causal bottom-right q 17,259 k 259,17',
+    dtype: 'fp16',
+    d: 128,
+    batch: 2,
+    h: 2,
+    sq: [17, 259],
+    sk: [259, 17],
+    layout: 'bhsd',
+    mask: causalBottomRight,
+  },
   { label: 'fp16 d64 no mask s1 sk4097', dtype: 'fp16', d: 64, batch: 1, h: 2, sq: 1, sk: 4097, layout: 'bhsd', mask: noMask },
   { label: 'fp16 d64 causal s259', dtype: 'fp16', d: 64, batch: 2, h: 2, sq: 259, sk: 259, layout: 'bshd', mask: causalTopLeft },
   { label: 'bf16 d256 causal s259', dtype: 'bf16', d: 256, batch: 1, h: 2, sq: 259, sk: 259, layout: 'bhsd', mask: causalTopLeft },
   { label: 'fp16 d256 no mask s127 sk1000', dtype: 'fp16', d: 256, batch: 1, h: 2, sq: 127, sk: 1000, layout: 'bshd', mask: noMask },
   { label: 'fp16 d32 no mask s17', dtype: 'fp16', d: 32, batch: 1, h: 2, sq: 17, sk: 17, layout: 'bhsd', mask: noMask },
   { label: 'bf16 d96 causal s259', dtype: 'bf16', d: 96, batch: 1, h: 2, sq: 259, sk: 259, layout: 'bhsd', mask: causalTopLeft },
-  { label: 'fp16 d192/dv128 causal s259', dtype: 'fp16', d: 192, dv: 128, batch: 1, h: 2, sq: 259, sk: 259, layout: 'bhsd', mask: causalTopLeft },
+  {
+    label: 'fp16 d192/dv128 causal s259',
+    dtype: 'fp16',
+    d: 192,
+    dv: 128,
+    batch: 1,
+    h: 2,
+    sq: 259,
+    sk: 259,
+    layout: 'bhsd',
+    mask: causalTopLeft,
+  },
   { label: 'fp16 d128 causal s4097', dtype: 'fp16', d: 128, batch: 1, h: 1, sq: 4097, sk: 4097, layout: 'bhsd', mask: causalTopLeft },
   // NaN inputs propagate to exactly the rows that read them, and never hang the kernel.
-  { label: 'NaN in Q row 37: that row is NaN, the rest exact (fp16 d64 s259)', dtype: 'fp16', d: 64, batch: 1, h: 2, sq: 259, sk: 259, layout: 'bhsd', mask: noMask, poison: { tensor: 'q', row: 37 } },
-  { label: 'NaN in K row 100, causal: rows ≥ 100 of its GQA group are NaN, the rest exact (bf16 d128 s259)', dtype: 'bf16', d: 128, batch: 1, h: 4, hk: 2, sq: 259, sk: 259, layout: 'bshd', mask: causalTopLeft, poison: { tensor: 'k', row: 100 } },
+  {
+    label: 'NaN in Q row 37: that row is NaN, the rest exact (fp16 d64 s259)',
+    dtype: 'fp16',
+    d: 64,
+    batch: 1,
+    h: 2,
+    sq: 259,
+    sk: 259,
+    layout: 'bhsd',
+    mask: noMask,
+    poison: { tensor: 'q', row: 37 },
+  },
+  {
+    label: 'NaN in K row 100, causal: rows ≥ 100 of its GQA group are NaN, the rest exact (bf16 d128 s259)',
+    dtype: 'bf16',
+    d: 128,
+    batch: 1,
+    h: 4,
+    hk: 2,
+    sq: 259,
+    sk: 259,
+    layout: 'bshd',
+    mask: causalTopLeft,
+    poison: { tensor: 'k', row: 100 },
+  },
 ];
 
 for (const c of cases) {

@@ -46,7 +46,11 @@ export function fmhaFwdCombineUnsupported(instance: FmhaFwdCombineInstance, p: F
  * LSE; either overlapping the workspace or the other), `seqstartQ` (missing in group mode); the
  * first one's name is its `argument`.
  */
-export function prepareFmhaFwdCombineLaunch(instance: FmhaFwdCombineInstance, p: FmhaFwdLaunchProblem, buffers: FmhaFwdCombineBuffers): PreparedFmhaFwdCombineLaunch {
+export function prepareFmhaFwdCombineLaunch(
+  instance: FmhaFwdCombineInstance,
+  p: FmhaFwdLaunchProblem,
+  buffers: FmhaFwdCombineBuffers,
+): PreparedFmhaFwdCombineLaunch {
   const problems = new ArgumentProblems(ArgumentError);
   const reasons = fmhaFwdCombineUnsupported(instance, p);
   if (reasons.length > 0) problems.report('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
@@ -57,13 +61,24 @@ export function prepareFmhaFwdCombineLaunch(instance: FmhaFwdCombineInstance, p:
   const oAcc = problems.check(() => checkDeviceRange('oAcc', buffers.oAcc, ws.oElements * 4, 16));
   const lseAcc = problems.check(() => checkDeviceRange('lseAcc', buffers.lseAcc, ws.lseElements * 4, 4));
   const rows = p.rowsQ;
-  const oSpan = rows === 0 ? 0 : (batches - 1) * p.oStrides.batch + (p.nheadQ - 1) * p.oStrides.head + (rows - 1) * p.oStrides.row + p.hdimV;
+  const oSpan =
+    rows === 0 ? 0 : (batches - 1) * p.oStrides.batch + (p.nheadQ - 1) * p.oStrides.head + (rows - 1) * p.oStrides.row + p.hdimV;
   const o = problems.check(() => checkDeviceRange('o', buffers.o, oSpan * e, 2 * e));
   const lseBytes = p.lse ? ((batches - 1) * p.lseStrides.batch + (p.nheadQ - 1) * p.lseStrides.head + rows) * 4 : 0;
   const lse = p.lse ? problems.check(() => checkDeviceRange('lse', buffers.lse, lseBytes, 4)) : undefined;
   const seqstartQ = group ? problems.check(() => checkDeviceRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1), 4).ptr) : 0n;
-  const reads = [{ name: 'oAcc', range: oAcc, bytes: ws.oElements * 4 }, { name: 'lseAcc', range: lseAcc, bytes: ws.lseElements * 4 }];
-  reportFmhaFwdOverlaps(problems, [{ name: 'o', range: o, bytes: oSpan * e }, { name: 'lse', range: lse, bytes: lseBytes }], reads);
+  const reads = [
+    { name: 'oAcc', range: oAcc, bytes: ws.oElements * 4 },
+    { name: 'lseAcc', range: lseAcc, bytes: ws.lseElements * 4 },
+  ];
+  reportFmhaFwdOverlaps(
+    problems,
+    [
+      { name: 'o', range: o, bytes: oSpan * e },
+      { name: 'lse', range: lse, bytes: lseBytes },
+    ],
+    reads,
+  );
   problems.throwIfAny();
   const args = instance.signature.pack({
     o_acc: oAcc!.ptr,
@@ -91,7 +106,10 @@ export function prepareFmhaFwdCombineLaunch(instance: FmhaFwdCombineInstance, p:
 /** One combine instance compiled and loaded on a device. */
 export class FmhaFwdCombineKernel extends FmhaFwdLoadedKernel<FmhaFwdCombineInstance> {
   /** Compiles and loads `instance` (the runtime's arch and parameter-layout checks). */
-  static async build(instance: FmhaFwdCombineInstance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<FmhaFwdCombineKernel> {
+  static async build(
+    instance: FmhaFwdCombineInstance,
+    options: { readonly device: Device; readonly compiler: Compiler },
+  ): Promise<FmhaFwdCombineKernel> {
     return new FmhaFwdCombineKernel(instance, await FmhaFwdLoadedKernel.loadOn(instance, options), options.device);
   }
 

@@ -12,26 +12,80 @@ import { checkFmhaFwdProblem, type FmhaFwdProblem } from './fmhaFwdProblem.ts';
 import { FmhaFwdRunner, planFmhaFwd } from './fmhaFwdRunner.ts';
 
 /** The failing cases of the randomized GPU spec (TILEKIT_RANDOM_FMHA_FWD_CASE), verbatim. */
-const ALL_KEYS_EMPTY: FmhaFwdProblem = { dtype: 'fp16', batch: 1, nheadQ: 8, nheadK: 2, hdimQ: 192, hdimV: 128, seqstartQ: [0, 64], seqstartK: [0, 0], inputLayout: 'bhsd', outputLayout: 'bhsd', mask: { kind: 'window', alignment: 'topLeft', left: -1, right: 0 }, lse: true, splitKv: 1 };
-const ALL_QUERIES_EMPTY: FmhaFwdProblem = { dtype: 'fp16', batch: 1, nheadQ: 3, nheadK: 1, hdimQ: 64, hdimV: 64, seqstartQ: [0, 0], seqstartK: [0, 2], inputLayout: 'bhsd', outputLayout: 'bshd', mask: { kind: 'window', alignment: 'topLeft', left: -1, right: 0 }, lse: true, splitKv: 1 };
+const ALL_KEYS_EMPTY: FmhaFwdProblem = {
+  dtype: 'fp16',
+  batch: 1,
+  nheadQ: 8,
+  nheadK: 2,
+  hdimQ: 192,
+  hdimV: 128,
+  seqstartQ: [0, 64],
+  seqstartK: [0, 0],
+  inputLayout: 'bhsd',
+  outputLayout: 'bhsd',
+  mask: { kind: 'window', alignment: 'topLeft', left: -1, right: 0 },
+  lse: true,
+  splitKv: 1,
+};
+const ALL_QUERIES_EMPTY: FmhaFwdProblem = {
+  dtype: 'fp16',
+  batch: 1,
+  nheadQ: 3,
+  nheadK: 1,
+  hdimQ: 64,
+  hdimV: 64,
+  seqstartQ: [0, 0],
+  seqstartK: [0, 2],
+  inputLayout: 'bhsd',
+  outputLayout: 'bshd',
+  mask: { kind: 'window', alignment: 'topLeft', left: -1, right: 0 },
+  lse: true,
+  splitKv: 1,
+};
 const CASES: readonly [string, FmhaFwdProblem][] = [
   ['all key sequences empty', ALL_KEYS_EMPTY],
   ['all query sequences empty', ALL_QUERIES_EMPTY],
   ['all key sequences empty, split-KV', { ...ALL_KEYS_EMPTY, splitKv: 3 }],
   ['all query sequences empty, split-KV', { ...ALL_QUERIES_EMPTY, splitKv: 2 }],
   ['batch 2, all keys empty, bshd', { ...ALL_KEYS_EMPTY, batch: 2, seqstartQ: [0, 64, 65], seqstartK: [0, 0, 0], inputLayout: 'bshd' }],
-  ['batch 3, all queries empty, auto splits', { ...ALL_QUERIES_EMPTY, batch: 3, seqstartQ: [0, 0, 0, 0], seqstartK: [0, 2, 2, 300], splitKv: 'auto' }],
+  [
+    'batch 3, all queries empty, auto splits',
+    { ...ALL_QUERIES_EMPTY, batch: 3, seqstartQ: [0, 0, 0, 0], seqstartK: [0, 2, 2, 300], splitKv: 'auto' },
+  ],
 ];
 
 /** Elements a strided tensor spans (0 without rows): group mode has one "batch". */
-function span(s: { readonly row: number; readonly head: number; readonly batch: number }, heads: number, rows: number, hdim: number): number {
+function span(
+  s: { readonly row: number; readonly head: number; readonly batch: number },
+  heads: number,
+  rows: number,
+  hdim: number,
+): number {
   return rows === 0 ? 0 : (heads - 1) * s.head + (rows - 1) * s.row + hdim;
 }
 
 /** Bytes of Q, K, V, O and LSE of a checked group-mode forward problem. */
-function fwdBytes(p: { readonly dtype: string; readonly nheadQ: number; readonly nheadK: number; readonly rowsQ: number; readonly rowsK: number; readonly hdimQ: number; readonly hdimV: number; readonly qStrides: { row: number; head: number; batch: number }; readonly kStrides: { row: number; head: number; batch: number }; readonly vStrides: { row: number; head: number; batch: number }; readonly oStrides: { row: number; head: number; batch: number } }) {
+function fwdBytes(p: {
+  readonly dtype: string;
+  readonly nheadQ: number;
+  readonly nheadK: number;
+  readonly rowsQ: number;
+  readonly rowsK: number;
+  readonly hdimQ: number;
+  readonly hdimV: number;
+  readonly qStrides: { row: number; head: number; batch: number };
+  readonly kStrides: { row: number; head: number; batch: number };
+  readonly vStrides: { row: number; head: number; batch: number };
+  readonly oStrides: { row: number; head: number; batch: number };
+}) {
   const e = 2;
-  return { q: span(p.qStrides, p.nheadQ, p.rowsQ, p.hdimQ) * e, k: span(p.kStrides, p.nheadK, p.rowsK, p.hdimQ) * e, v: span(p.vStrides, p.nheadK, p.rowsK, p.hdimV) * e, o: span(p.oStrides, p.nheadQ, p.rowsQ, p.hdimV) * e, lse: p.nheadQ * p.rowsQ * 4 };
+  return {
+    q: span(p.qStrides, p.nheadQ, p.rowsQ, p.hdimQ) * e,
+    k: span(p.kStrides, p.nheadK, p.rowsK, p.hdimQ) * e,
+    v: span(p.vStrides, p.nheadK, p.rowsK, p.hdimV) * e,
+    o: span(p.oStrides, p.nheadQ, p.rowsQ, p.hdimV) * e,
+    lse: p.nheadQ * p.rowsQ * 4,
+  };
 }
 
 // The fake driver behind the shim that `@tilekit/runtime/testing/fuzzAddonPath` (imported first)
@@ -85,7 +139,15 @@ describe('fmha fwd with every query or every key sequence empty (group mode)', (
     };
     const before = fake.launches.length;
     try {
-      const launch = runner.prepare({ q: alloc(inputs.q), k: alloc(inputs.k), v: alloc(inputs.v), o: alloc(outputs.o), lse: alloc(outputs.lse), seqstartQ: int32(p.seqstartQ!), seqstartK: int32(p.seqstartK!) });
+      const launch = runner.prepare({
+        q: alloc(inputs.q),
+        k: alloc(inputs.k),
+        v: alloc(inputs.v),
+        o: alloc(outputs.o),
+        lse: alloc(outputs.lse),
+        seqstartQ: int32(p.seqstartQ!),
+        seqstartK: int32(p.seqstartK!),
+      });
       launch.launch();
       const launches = fake.launches.slice(before);
       expect(launches.map((l) => l.kernel)).toEqual(runner.instances.map((i) => i.name));

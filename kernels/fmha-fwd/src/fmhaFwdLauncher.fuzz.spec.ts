@@ -15,8 +15,24 @@ import { checkFmhaFwdProblem, type FmhaFwdProblem } from './fmhaFwdProblem.ts';
 import { FmhaFwdRunner, type FmhaFwdRunnerBuffers } from './fmhaFwdRunner.ts';
 import type { FmhaFwdSm80Instance } from './sm80/fmhaFwdSm80Instance.ts';
 import { FmhaFwdSm80Kernel } from './sm80/fmhaFwdSm80Launcher.ts';
-import { dropFuzzFakeAddon, expectRejected, fakeCompiler, fuzzLine, materialize, newTally, useFuzzFakeAddon, withoutSource, type FuzzFakeAddon } from '@tilekit/runtime/testing';
-import { fmhaFwdFuzzInstance, invalidFmhaFwdCalls, validFmhaFwdCalls, type FmhaFwdFuzzCall, type FmhaFwdFuzzTarget } from './testing/invalidFmhaFwdArgs.ts';
+import {
+  dropFuzzFakeAddon,
+  expectRejected,
+  fakeCompiler,
+  fuzzLine,
+  materialize,
+  newTally,
+  useFuzzFakeAddon,
+  withoutSource,
+  type FuzzFakeAddon,
+} from '@tilekit/runtime/testing';
+import {
+  fmhaFwdFuzzInstance,
+  invalidFmhaFwdCalls,
+  validFmhaFwdCalls,
+  type FmhaFwdFuzzCall,
+  type FmhaFwdFuzzTarget,
+} from './testing/invalidFmhaFwdArgs.ts';
 
 /** The seed of every property here (recorded for determinism). */
 const SEED = 0x17_04_03;
@@ -85,8 +101,12 @@ async function run(target: FmhaFwdFuzzTarget, call: FmhaFwdFuzzCall): Promise<vo
     if (target === 'runner') return await runRunner(call, buffers.ranges);
     const p = checkFmhaFwdProblem(call.problem as unknown as FmhaFwdProblem);
     const instance = fmhaFwdFuzzInstance(call.instance);
-    if (target === 'launcher') (await kernels.main(instance as unknown as FmhaFwdInstance)).prepare(p, buffers.ranges as unknown as FmhaFwdBuffers, encode).launch();
-    else if (target === 'combine') (await kernels.combine(instance as unknown as FmhaFwdCombineInstance)).prepare(p, buffers.ranges as unknown as FmhaFwdCombineBuffers).launch();
+    if (target === 'launcher')
+      (await kernels.main(instance as unknown as FmhaFwdInstance)).prepare(p, buffers.ranges as unknown as FmhaFwdBuffers, encode).launch();
+    else if (target === 'combine')
+      (await kernels.combine(instance as unknown as FmhaFwdCombineInstance))
+        .prepare(p, buffers.ranges as unknown as FmhaFwdCombineBuffers)
+        .launch();
     else (await kernels.sm80(instance as unknown as FmhaFwdSm80Instance)).prepare(p, buffers.ranges as unknown as FmhaFwdBuffers).launch();
   } finally {
     buffers.dispose();
@@ -112,7 +132,9 @@ describe.each(['runner', 'launcher', 'sm80', 'combine'] as const)('fmha-fwd %s: 
     await fc.assert(
       fc.asyncProperty(invalidFmhaFwdCalls({ target }), async ({ call, labels }) => {
         await warm(target, call);
-        await expectRejected(() => run(target, call), counters, tally, labels.join('; '), { checkedAfterBuild: target === 'runner' ? RUN_BUFFERS : [] });
+        await expectRejected(() => run(target, call), counters, tally, labels.join('; '), {
+          checkedAfterBuild: target === 'runner' ? RUN_BUFFERS : [],
+        });
       }),
       { numRuns: 1000, seed: SEED },
     );

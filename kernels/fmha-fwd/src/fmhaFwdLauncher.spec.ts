@@ -9,9 +9,28 @@ const encode = (o: TiledTensorMapOptions): Uint8Array => {
   checkTiledTensorMap(o);
   return new Uint8Array(128);
 };
-const problem = (p: Partial<FmhaFwdProblem> = {}) => checkFmhaFwdProblem({ dtype: 'fp16', batch: 2, nheadQ: 8, nheadK: 2, hdimQ: 128, ...('seqstartQ' in p ? {} : { seqlenQ: 300, seqlenK: 1000 }), lse: true, ...p });
+const problem = (p: Partial<FmhaFwdProblem> = {}) =>
+  checkFmhaFwdProblem({
+    dtype: 'fp16',
+    batch: 2,
+    nheadQ: 8,
+    nheadK: 2,
+    hdimQ: 128,
+    ...('seqstartQ' in p ? {} : { seqlenQ: 300, seqlenK: 1000 }),
+    lse: true,
+    ...p,
+  });
 const big = (i: number) => ({ ptr: BigInt(0x1000_0000 * (i + 1)), bytes: 2 ** 28 });
-const buffers = (extra: Partial<FmhaFwdBuffers> = {}): FmhaFwdBuffers => ({ q: big(0), k: big(1), v: big(2), o: big(3), lse: big(4), seqstartQ: big(5), seqstartK: big(6), ...extra });
+const buffers = (extra: Partial<FmhaFwdBuffers> = {}): FmhaFwdBuffers => ({
+  q: big(0),
+  k: big(1),
+  v: big(2),
+  o: big(3),
+  lse: big(4),
+  seqstartQ: big(5),
+  seqstartK: big(6),
+  ...extra,
+});
 
 /** The arguments of every problem `run` is rejected for (empty when accepted). */
 function problemArguments(run: () => unknown): string[] {
@@ -26,20 +45,40 @@ function problemArguments(run: () => unknown): string[] {
 
 describe('prepareFmhaFwdLaunch argument checks', () => {
   const p = problem();
-  const instance = FMHA_FWD_CATALOG.find((i) => i.policy.dtype === 'fp16' && i.policy.headDim === 128 && i.policy.headDimV === 128 && i.policy.mask === 'none' && !i.policy.splitKv)!;
+  const instance = FMHA_FWD_CATALOG.find(
+    (i) =>
+      i.policy.dtype === 'fp16' && i.policy.headDim === 128 && i.policy.headDimV === 128 && i.policy.mask === 'none' && !i.policy.splitKv,
+  )!;
 
   it('accepts good buffers and reports every broken one together, in the order checked', () => {
     expect(problemArguments(() => prepareFmhaFwdLaunch(instance, p, buffers(), encode))).toEqual([]);
     const { lse: _lse, ...noLse } = buffers();
-    const bad = { ...noLse, q: { ptr: 0x1000_0008n, bytes: 2 ** 28 }, v: { ptr: 0x3000_0000n, bytes: 10 }, o: { ptr: 0x4000_0001n, bytes: 2 ** 28 } };
+    const bad = {
+      ...noLse,
+      q: { ptr: 0x1000_0008n, bytes: 2 ** 28 },
+      v: { ptr: 0x3000_0000n, bytes: 10 },
+      o: { ptr: 0x4000_0001n, bytes: 2 ** 28 },
+    };
     expect(problemArguments(() => prepareFmhaFwdLaunch(instance, p, bad, encode))).toEqual(['q', 'v', 'o', 'lse']);
-    expect(problemArguments(() => prepareFmhaFwdLaunch(instance, problem({ dtype: 'bf16' }), bad, encode))).toEqual(['problem', 'q', 'v', 'o', 'lse']);
+    expect(problemArguments(() => prepareFmhaFwdLaunch(instance, problem({ dtype: 'bf16' }), bad, encode))).toEqual([
+      'problem',
+      'q',
+      'v',
+      'o',
+      'lse',
+    ]);
   });
 
   it('the shared input and sequence-buffer checks name each broken buffer', () => {
-    expect(problemArguments(() => checkFmhaFwdInputs(p, { q: big(0), k: { ptr: 0x2000_0004n, bytes: 2 ** 28 }, v: { ptr: 0n, bytes: 0 } }, 'TMA'))).toEqual(['k', 'v']);
+    expect(
+      problemArguments(() =>
+        checkFmhaFwdInputs(p, { q: big(0), k: { ptr: 0x2000_0004n, bytes: 2 ** 28 }, v: { ptr: 0n, bytes: 0 } }, 'TMA'),
+      ),
+    ).toEqual(['k', 'v']);
     const g = problem({ batch: 2, seqstartQ: [0, 3, 7], seqstartK: [0, 5, 9], seqlenK: [4, 4] });
-    expect(problemArguments(() => checkFmhaFwdSequenceBuffers(g, { seqstartQ: { ptr: 0x100n, bytes: 8 }, seqlenK: { ptr: 0x200n, bytes: 4 } }))).toEqual(['seqstartQ', 'seqstartK', 'seqlenK']);
+    expect(
+      problemArguments(() => checkFmhaFwdSequenceBuffers(g, { seqstartQ: { ptr: 0x100n, bytes: 8 }, seqlenK: { ptr: 0x200n, bytes: 4 } })),
+    ).toEqual(['seqstartQ', 'seqstartK', 'seqlenK']);
     expect(checkFmhaFwdSequenceBuffers(p, {})).toEqual({ seqstartQ: 0n, seqstartK: 0n, seqlenK: 0n });
   });
 });

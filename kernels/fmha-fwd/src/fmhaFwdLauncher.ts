@@ -4,7 +4,15 @@
 import type { PackedArguments } from '@tilekit/codegen';
 import { attentionTensorSpan, type AttentionTensorStrides, type CheckedAttentionProblem } from '@tilekit/fmha';
 import { ArgumentError, ArgumentProblems, getDType } from '@tilekit/numeric';
-import { checkTiledTensorMap, type Device, type Stream, type TiledTensorMapOptions, type Compiler, checkDeviceRange, type DeviceRange } from '@tilekit/runtime';
+import {
+  checkTiledTensorMap,
+  type Device,
+  type Stream,
+  type TiledTensorMapOptions,
+  type Compiler,
+  checkDeviceRange,
+  type DeviceRange,
+} from '@tilekit/runtime';
 import { FmhaFwdLoadedKernel } from './fmhaFwdLoadedKernel.ts';
 import type { FmhaFwdInstance, FmhaFwdLaunch, FmhaFwdMode, FmhaFwdPolicy } from './fmhaFwdInstance.ts';
 
@@ -65,12 +73,25 @@ export interface PreparedFmhaFwdLaunch {
  * strides are 0, which TMA rejects, and the kernels never load from it (a block whose query tile
  * lies past its sequence returns before any load; with no keys it issues no K/V loads).
  */
-export function fmhaFwdTensorMaps(instance: Pick<FmhaFwdInstance, 'tmaBoxes'>, p: FmhaFwdLaunchProblem, q: bigint, k: bigint, v: bigint): PreparedFmhaFwdLaunch['maps'] {
+export function fmhaFwdTensorMaps(
+  instance: Pick<FmhaFwdInstance, 'tmaBoxes'>,
+  p: FmhaFwdLaunchProblem,
+  q: bigint,
+  k: bigint,
+  v: bigint,
+): PreparedFmhaFwdLaunch['maps'] {
   const e = getDType(p.dtype).bytes;
   const dtype = p.dtype === 'fp16' ? 'float16' : 'bfloat16';
   const batches = p.mode === 'group' ? 1 : p.batch;
   const boxes = instance.tmaBoxes;
-  const map = (address: bigint, s: AttentionTensorStrides, heads: number, rows: number, hdim: number, box: readonly number[]): TiledTensorMapOptions => ({
+  const map = (
+    address: bigint,
+    s: AttentionTensorStrides,
+    heads: number,
+    rows: number,
+    hdim: number,
+    box: readonly number[],
+  ): TiledTensorMapOptions => ({
     dtype,
     swizzle: '128B',
     oobFill: 'zero',
@@ -79,7 +100,10 @@ export function fmhaFwdTensorMaps(instance: Pick<FmhaFwdInstance, 'tmaBoxes'>, p
     // 0 rows: a placeholder of one row, one head, one batch (see above).
     globalDims: rows === 0 ? [hdim, 1, 1, 1] : [hdim, rows, heads, batches],
     // A unit dimension's stride is never used: any valid one (the row stride) will do.
-    globalStrides: rows === 0 ? [s.row * e, s.row * e, s.row * e] : [s.row * e, (heads === 1 ? s.row : s.head) * e, (batches === 1 ? s.row : s.batch) * e],
+    globalStrides:
+      rows === 0
+        ? [s.row * e, s.row * e, s.row * e]
+        : [s.row * e, (heads === 1 ? s.row : s.head) * e, (batches === 1 ? s.row : s.batch) * e],
     boxDims: [...box],
   });
   return {
@@ -90,19 +114,36 @@ export function fmhaFwdTensorMaps(instance: Pick<FmhaFwdInstance, 'tmaBoxes'>, p
 }
 
 /** Why `instance` cannot run `p` (one line per broken predicate); empty when it can. */
-export function fmhaFwdUnsupported(instance: { readonly policy: Pick<FmhaFwdPolicy, 'dtype' | 'headDim' | 'headDimV' | 'mask' | 'splitKv'> }, p: FmhaFwdLaunchProblem): string[] {
+export function fmhaFwdUnsupported(
+  instance: { readonly policy: Pick<FmhaFwdPolicy, 'dtype' | 'headDim' | 'headDimV' | 'mask' | 'splitKv'> },
+  p: FmhaFwdLaunchProblem,
+): string[] {
   const P = instance.policy;
   const out: string[] = [];
   const e = getDType(p.dtype).bytes;
   if (p.dtype !== P.dtype) out.push(`dtype ${p.dtype}: this kernel computes ${P.dtype}`);
-  if (p.hdimQ !== P.headDim || p.hdimV !== P.headDimV) out.push(`head dims ${p.hdimQ}/${p.hdimV}: this kernel has ${P.headDim}/${P.headDimV}`);
+  if (p.hdimQ !== P.headDim || p.hdimV !== P.headDimV)
+    out.push(`head dims ${p.hdimQ}/${p.hdimV}: this kernel has ${P.headDim}/${P.headDimV}`);
   const masked = p.mask.kind !== 'none';
   if (p.mask.kind === 'generic') out.push('a generic (y, x) mask: this kernel takes window masks (left, right) only');
-  else if (masked !== (P.mask === 'window')) out.push(masked ? 'a masked problem: this kernel has no mask' : 'no mask: this kernel applies a window mask');
-  if ((p.numSplits > 1) !== P.splitKv) out.push(p.numSplits > 1 ? `${p.numSplits} key splits: this kernel does not split` : 'one key split: this kernel writes split partials');
-  for (const [name, s] of [['q', p.qStrides], ['k', p.kStrides], ['v', p.vStrides]] as const) {
-    for (const [what, stride] of [['row', s.row], ['head', s.head], ['batch', s.batch]] as const) {
-      if ((stride * e) % 16 !== 0) out.push(`${name} ${what} stride · ${e} = ${stride * e} bytes is not a multiple of 16 (TMA global stride)`);
+  else if (masked !== (P.mask === 'window'))
+    out.push(masked ? 'a masked problem: this kernel has no mask' : 'no mask: this kernel applies a window mask');
+  if (p.numSplits > 1 !== P.splitKv)
+    out.push(
+      p.numSplits > 1 ? `${p.numSplits} key splits: this kernel does not split` : 'one key split: this kernel writes split partials',
+    );
+  for (const [name, s] of [
+    ['q', p.qStrides],
+    ['k', p.kStrides],
+    ['v', p.vStrides],
+  ] as const) {
+    for (const [what, stride] of [
+      ['row', s.row],
+      ['head', s.head],
+      ['batch', s.batch],
+    ] as const) {
+      if ((stride * e) % 16 !== 0)
+        out.push(`${name} ${what} stride · ${e} = ${stride * e} bytes is not a multiple of 16 (TMA global stride)`);
       if (stride * e >= 2 ** 40) out.push(`${name} ${what} stride · ${e} bytes reaches 2^40 (TMA)`);
     }
   }
@@ -112,7 +153,14 @@ export function fmhaFwdUnsupported(instance: { readonly policy: Pick<FmhaFwdPoli
 }
 
 /** The elements of the split-KV workspace: partial O [splits][batch][heads][rows][hdimV] and LSE [splits][batch][heads][rows] (fp32). */
-export function fmhaFwdWorkspace(p: FmhaFwdLaunchProblem): { readonly oElements: number; readonly lseElements: number; readonly oStrides: AttentionTensorStrides; readonly lseStrides: { readonly batch: number; readonly head: number }; readonly oSplit: number; readonly lseSplit: number } {
+export function fmhaFwdWorkspace(p: FmhaFwdLaunchProblem): {
+  readonly oElements: number;
+  readonly lseElements: number;
+  readonly oStrides: AttentionTensorStrides;
+  readonly lseStrides: { readonly batch: number; readonly head: number };
+  readonly oSplit: number;
+  readonly lseSplit: number;
+} {
   const batches = p.mode === 'group' ? 1 : p.batch;
   const rows = p.rowsQ;
   const oStrides = { batch: p.nheadQ * rows * p.hdimV, head: rows * p.hdimV, row: p.hdimV };
@@ -132,7 +180,12 @@ export function fmhaFwdWorkspace(p: FmhaFwdLaunchProblem): { readonly oElements:
 export function fmhaFwdTileArgValues(
   p: FmhaFwdLaunchProblem,
   buffers: Pick<FmhaFwdBuffers, 'seqstartQ' | 'seqstartK' | 'seqlenK'>,
-  out: { readonly o: bigint; readonly oStrides: AttentionTensorStrides; readonly lse: bigint; readonly lseStrides: { readonly batch: number; readonly head: number } },
+  out: {
+    readonly o: bigint;
+    readonly oStrides: AttentionTensorStrides;
+    readonly lse: bigint;
+    readonly lseStrides: { readonly batch: number; readonly head: number };
+  },
 ) {
   const group = p.mode === 'group';
   const { seqstartQ, seqstartK, seqlenK } = checkFmhaFwdSequenceBuffers(p, buffers);
@@ -164,7 +217,10 @@ export function fmhaFwdTileArgValues(
  * 4-byte aligned) and returns their addresses (0 in batch mode). Throws one ArgumentError naming
  * every missing, short or misaligned buffer.
  */
-export function checkFmhaFwdSequenceBuffers(p: FmhaFwdLaunchProblem, buffers: Pick<FmhaFwdBuffers, 'seqstartQ' | 'seqstartK' | 'seqlenK'>): { readonly seqstartQ: bigint; readonly seqstartK: bigint; readonly seqlenK: bigint } {
+export function checkFmhaFwdSequenceBuffers(
+  p: FmhaFwdLaunchProblem,
+  buffers: Pick<FmhaFwdBuffers, 'seqstartQ' | 'seqstartK' | 'seqlenK'>,
+): { readonly seqstartQ: bigint; readonly seqstartK: bigint; readonly seqlenK: bigint } {
   if (p.mode !== 'group') return { seqstartQ: 0n, seqstartK: 0n, seqlenK: 0n };
   const v = new ArgumentProblems(ArgumentError);
   const seqstartQ = v.check(() => checkDeviceRange('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1), 4).ptr);
@@ -180,7 +236,8 @@ export function checkFmhaFwdSequenceBuffers(p: FmhaFwdLaunchProblem, buffers: Pi
 /** One buffer holding `bytes` and starting on an `align`-byte boundary (the alignment message names `why`). */
 function alignedRange(name: string, range: DeviceRange | undefined, bytes: number, align: number, why: string): DeviceRange {
   const r = checkDeviceRange(name, range, bytes);
-  if (r.ptr % BigInt(align) !== 0n) throw new ArgumentError(name, `address must be aligned to ${align} bytes${why}`, `0x${r.ptr.toString(16)}`);
+  if (r.ptr % BigInt(align) !== 0n)
+    throw new ArgumentError(name, `address must be aligned to ${align} bytes${why}`, `0x${r.ptr.toString(16)}`);
   return r;
 }
 
@@ -189,7 +246,11 @@ function alignedRange(name: string, range: DeviceRange | undefined, bytes: numbe
  * mode one "batch") and starts on a 16-byte boundary, which the `loader` (TMA, cp.async) needs.
  * Throws one ArgumentError naming every broken one of `q`, `k` and `v`.
  */
-export function checkFmhaFwdInputs(p: FmhaFwdLaunchProblem, buffers: Pick<FmhaFwdBuffers, 'q' | 'k' | 'v'>, loader: string): { readonly q: DeviceRange; readonly k: DeviceRange; readonly v: DeviceRange } {
+export function checkFmhaFwdInputs(
+  p: FmhaFwdLaunchProblem,
+  buffers: Pick<FmhaFwdBuffers, 'q' | 'k' | 'v'>,
+  loader: string,
+): { readonly q: DeviceRange; readonly k: DeviceRange; readonly v: DeviceRange } {
   const bytes = fmhaFwdInputBytes(p);
   const problems = new ArgumentProblems(ArgumentError);
   const why = ` (${loader})`;
@@ -228,10 +289,18 @@ function overlap(x: FmhaFwdExtent, y: FmhaFwdExtent): boolean {
  * `must not overlap <other>`): other blocks still read the inputs while one writes, so an output
  * over an input (O over Q, say) races. Extents that were not checked (undefined) are skipped.
  */
-export function reportFmhaFwdOverlaps(problems: ArgumentProblems, outputs: readonly FmhaFwdExtent[], inputs: readonly FmhaFwdExtent[]): void {
+export function reportFmhaFwdOverlaps(
+  problems: ArgumentProblems,
+  outputs: readonly FmhaFwdExtent[],
+  inputs: readonly FmhaFwdExtent[],
+): void {
   outputs.forEach((out, i) => {
     for (const other of [...inputs, ...outputs.slice(0, i)]) {
-      if (overlap(out, other)) problems.report(out.name, `must not overlap ${other.name} (the kernel reads it while writing ${out.name})`, { [out.name]: `0x${out.range!.ptr.toString(16)}`, [other.name]: `0x${other.range!.ptr.toString(16)}` });
+      if (overlap(out, other))
+        problems.report(out.name, `must not overlap ${other.name} (the kernel reads it while writing ${out.name})`, {
+          [out.name]: `0x${out.range!.ptr.toString(16)}`,
+          [other.name]: `0x${other.range!.ptr.toString(16)}`,
+        });
     }
   });
 }
@@ -241,7 +310,10 @@ export function reportFmhaFwdOverlaps(problems: ArgumentProblems, outputs: reado
  * `lseStrides`) of a one-pass forward launch. Throws one ArgumentError naming every broken one of
  * `o` and `lse`.
  */
-export function checkFmhaFwdOutputs(p: FmhaFwdLaunchProblem, buffers: Pick<FmhaFwdBuffers, 'o' | 'lse'>): { readonly o: DeviceRange; readonly lse: DeviceRange | undefined } {
+export function checkFmhaFwdOutputs(
+  p: FmhaFwdLaunchProblem,
+  buffers: Pick<FmhaFwdBuffers, 'o' | 'lse'>,
+): { readonly o: DeviceRange; readonly lse: DeviceRange | undefined } {
   const e = getDType(p.dtype).bytes;
   const bytes = fmhaFwdOutputBytes(p);
   const problems = new ArgumentProblems(ArgumentError);
@@ -263,12 +335,24 @@ export function fmhaFwdOutputBytes(p: FmhaFwdLaunchProblem): { readonly o: numbe
  * Reports to `problems` O or LSE overlapping Q, K, V or each other (see `reportFmhaFwdOverlaps`),
  * for the buffers of a one-pass launch that passed their own checks.
  */
-export function reportFmhaFwdOutputOverlaps(problems: ArgumentProblems, p: FmhaFwdLaunchProblem, inputs: { readonly q: DeviceRange; readonly k: DeviceRange; readonly v: DeviceRange } | undefined, outputs: { readonly o: DeviceRange; readonly lse: DeviceRange | undefined } | undefined): void {
+export function reportFmhaFwdOutputOverlaps(
+  problems: ArgumentProblems,
+  p: FmhaFwdLaunchProblem,
+  inputs: { readonly q: DeviceRange; readonly k: DeviceRange; readonly v: DeviceRange } | undefined,
+  outputs: { readonly o: DeviceRange; readonly lse: DeviceRange | undefined } | undefined,
+): void {
   if (inputs === undefined || outputs === undefined) return;
   const read = fmhaFwdInputBytes(p);
   const written = fmhaFwdOutputBytes(p);
   const ins = (['q', 'k', 'v'] as const).map((name) => ({ name, range: inputs[name], bytes: read[name] }));
-  reportFmhaFwdOverlaps(problems, [{ name: 'o', range: outputs.o, bytes: written.o }, { name: 'lse', range: outputs.lse, bytes: written.lse }], ins);
+  reportFmhaFwdOverlaps(
+    problems,
+    [
+      { name: 'o', range: outputs.o, bytes: written.o },
+      { name: 'lse', range: outputs.lse, bytes: written.lse },
+    ],
+    ins,
+  );
 }
 
 /** O and LSE of a launch of `instance`: the problem's (one pass) or the fp32 split workspace's, each checked (every problem reported to `problems`). */
@@ -282,9 +366,21 @@ function checkLaunchOutputs(problems: ArgumentProblems, instance: FmhaFwdInstanc
   const oBytes = split ? ws.oElements * 4 : attentionTensorSpan(p.oStrides, batches, p.nheadQ, p.rowsQ, p.hdimV) * e;
   const o = problems.check(() => alignedRange('o', buffers.o, oBytes, split ? 8 : 2 * e, ''));
   const writesLse = split || p.lse;
-  const lseBytes = writesLse ? (split ? ws.lseElements : (batches - 1) * lseStrides.batch + (p.nheadQ - 1) * lseStrides.head + p.rowsQ) * 4 : 0;
+  const lseBytes = writesLse
+    ? (split ? ws.lseElements : (batches - 1) * lseStrides.batch + (p.nheadQ - 1) * lseStrides.head + p.rowsQ) * 4
+    : 0;
   const lse = writesLse ? problems.check(() => checkDeviceRange('lse', buffers.lse, lseBytes, 4)) : undefined;
-  return { o, oStrides, lse, lseStrides, ws, extents: [{ name: 'o', range: o, bytes: oBytes }, { name: 'lse', range: lse, bytes: lseBytes }] };
+  return {
+    o,
+    oStrides,
+    lse,
+    lseStrides,
+    ws,
+    extents: [
+      { name: 'o', range: o, bytes: oBytes },
+      { name: 'lse', range: lse, bytes: lseBytes },
+    ],
+  };
 }
 
 /**
@@ -294,7 +390,12 @@ function checkLaunchOutputs(problems: ArgumentProblems, instance: FmhaFwdInstanc
  * `seqstartQ`/`seqstartK`/`seqlenK` (missing, short or misaligned in group mode); the first one's
  * name is its `argument`.
  */
-export function prepareFmhaFwdLaunch(instance: FmhaFwdInstance, p: FmhaFwdLaunchProblem, buffers: FmhaFwdBuffers, encode: TensorMapEncoder): PreparedFmhaFwdLaunch {
+export function prepareFmhaFwdLaunch(
+  instance: FmhaFwdInstance,
+  p: FmhaFwdLaunchProblem,
+  buffers: FmhaFwdBuffers,
+  encode: TensorMapEncoder,
+): PreparedFmhaFwdLaunch {
   const problems = new ArgumentProblems(ArgumentError);
   const reasons = fmhaFwdUnsupported(instance, p);
   if (reasons.length > 0) problems.report('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
@@ -302,7 +403,11 @@ export function prepareFmhaFwdLaunch(instance: FmhaFwdInstance, p: FmhaFwdLaunch
   const { o, oStrides, lse, lseStrides, ws, extents } = checkLaunchOutputs(problems, instance, p, buffers);
   if (inputs !== undefined) {
     const read = fmhaFwdInputBytes(p);
-    reportFmhaFwdOverlaps(problems, extents, (['q', 'k', 'v'] as const).map((name) => ({ name, range: inputs[name], bytes: read[name] })));
+    reportFmhaFwdOverlaps(
+      problems,
+      extents,
+      (['q', 'k', 'v'] as const).map((name) => ({ name, range: inputs[name], bytes: read[name] })),
+    );
   }
   problems.check(() => checkFmhaFwdSequenceBuffers(p, buffers));
   problems.throwIfAny();
@@ -332,7 +437,11 @@ export class FmhaFwdKernel extends FmhaFwdLoadedKernel<FmhaFwdInstance> {
   }
 
   /** Validates and encodes once; `launch` only enqueues (timing loops call it repeatedly). */
-  prepare(p: FmhaFwdLaunchProblem, buffers: FmhaFwdBuffers, encode: TensorMapEncoder): { readonly prepared: PreparedFmhaFwdLaunch; launch(): void } {
+  prepare(
+    p: FmhaFwdLaunchProblem,
+    buffers: FmhaFwdBuffers,
+    encode: TensorMapEncoder,
+  ): { readonly prepared: PreparedFmhaFwdLaunch; launch(): void } {
     return this.enqueuer(prepareFmhaFwdLaunch(this.instance, p, buffers, encode), buffers.stream);
   }
 }

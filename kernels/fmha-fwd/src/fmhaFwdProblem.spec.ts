@@ -29,7 +29,19 @@ function errorOf(p: unknown): { argument: string; message: string } {
 describe('checkFmhaFwdProblem', () => {
   it('fills defaults: nheadK, hdimV, seqlenK, layouts and packed strides, no mask, no LSE, scale 1/√d in fp32, one split', () => {
     const c = checkFmhaFwdProblem({ dtype: 'bf16', batch: 3, nheadQ: 4, hdimQ: 64, seqlenQ: 10 });
-    expect(c).toMatchObject({ mode: 'batch', nheadK: 4, hdimV: 64, seqlenK: 10, rowsQ: 10, rowsK: 10, inputLayout: 'bhsd', outputLayout: 'bhsd', mask: noMask, lse: false, numSplits: 1 });
+    expect(c).toMatchObject({
+      mode: 'batch',
+      nheadK: 4,
+      hdimV: 64,
+      seqlenK: 10,
+      rowsQ: 10,
+      rowsK: 10,
+      inputLayout: 'bhsd',
+      outputLayout: 'bhsd',
+      mask: noMask,
+      lse: false,
+      numSplits: 1,
+    });
     expect(c.scale).toBe(Math.fround(1 / 8));
     expect(c.qStrides).toEqual({ batch: 4 * 10 * 64, head: 10 * 64, row: 64 });
     expect(c.lseStrides).toEqual({ batch: 40, head: 10 });
@@ -43,7 +55,15 @@ describe('checkFmhaFwdProblem', () => {
     expect(c.kStrides).toEqual({ batch: 300 * 2 * 128, head: 128, row: 2 * 128 });
     expect(c.oStrides).toEqual({ batch: 100 * 8 * 128, head: 128, row: 8 * 128 });
     expect(c.mask).toEqual(slidingWindowMask(3, 0, 'bottomRight'));
-    const g = checkFmhaFwdProblem({ dtype: 'fp16', batch: 3, nheadQ: 2, hdimQ: 32, seqstartQ: [0, 5, 5, 12], seqstartK: [0, 8, 8, 20], seqlenK: [6, 0, 12] });
+    const g = checkFmhaFwdProblem({
+      dtype: 'fp16',
+      batch: 3,
+      nheadQ: 2,
+      hdimQ: 32,
+      seqstartQ: [0, 5, 5, 12],
+      seqstartK: [0, 8, 8, 20],
+      seqlenK: [6, 0, 12],
+    });
     expect(g).toMatchObject({ mode: 'group', seqlenQ: 7, seqlenK: 12, rowsQ: 12, rowsK: 20, hasSeqlenK: true, seqlensK: [6, 0, 12] });
     expect(g.qStrides).toEqual({ batch: 0, head: 12 * 32, row: 32 });
     expect(g.lseStrides).toEqual({ batch: 0, head: 12 });
@@ -70,9 +90,21 @@ describe('checkFmhaFwdProblem', () => {
       [{ ...base, seqlenK: [1, 2] }, 'problem.seqlenK', /group mode/],
       [{ ...base, seqlenQ: undefined, seqstartQ: [0, 1, 2] }, 'problem.seqstartK', /required in group mode/],
       [{ ...base, seqlenQ: undefined, seqlenK: undefined, seqstartQ: [0, 1], seqstartK: [0, 1, 2] }, 'problem.seqstartQ', /batch \+ 1 = 3/],
-      [{ ...base, seqlenQ: undefined, seqlenK: undefined, seqstartQ: [1, 2, 3], seqstartK: [0, 1, 2] }, 'problem.seqstartQ[0]', /must be 0/],
-      [{ ...base, seqlenQ: undefined, seqlenK: undefined, seqstartQ: [0, 4, 3], seqstartK: [0, 1, 2] }, 'problem.seqstartQ', /non-decreasing, but \[2\] = 3 < \[1\] = 4/],
-      [{ ...base, seqlenQ: undefined, seqlenK: [1, 5], seqstartQ: [0, 4, 5], seqstartK: [0, 1, 5] }, 'problem.seqlenK[1]', /at most seqstartK\[2\] − seqstartK\[1\] = 4/],
+      [
+        { ...base, seqlenQ: undefined, seqlenK: undefined, seqstartQ: [1, 2, 3], seqstartK: [0, 1, 2] },
+        'problem.seqstartQ[0]',
+        /must be 0/,
+      ],
+      [
+        { ...base, seqlenQ: undefined, seqlenK: undefined, seqstartQ: [0, 4, 3], seqstartK: [0, 1, 2] },
+        'problem.seqstartQ',
+        /non-decreasing, but \[2\] = 3 < \[1\] = 4/,
+      ],
+      [
+        { ...base, seqlenQ: undefined, seqlenK: [1, 5], seqstartQ: [0, 4, 5], seqstartK: [0, 1, 5] },
+        'problem.seqlenK[1]',
+        /at most seqstartK\[2\] − seqstartK\[1\] = 4/,
+      ],
       [{ ...base, seqstartQ: [0, 4, 5], seqstartK: [0, 1, 5] }, 'problem.seqlenQ', /omitted in group mode/],
       [{ ...base, inputLayout: 'sbhd' }, 'problem.inputLayout', /bhsd, bshd/],
       [{ ...base, outputLayout: 1 }, 'problem.outputLayout', /bhsd, bshd/],
@@ -82,7 +114,18 @@ describe('checkFmhaFwdProblem', () => {
       [{ ...base, inputLayout: 'bshd', vStrides: { batch: 1e6, head: 128, row: 255 } }, 'problem.vStrides.row', /nhead·head = 2·128/],
       [{ ...base, inputLayout: 'bshd', kStrides: { batch: 1e6, head: 120, row: 1000 } }, 'problem.kStrides.head', /hdim = 128/],
       [{ ...base, oStrides: { batch: -1, head: 1e4 * 128, row: 128 } }, 'problem.oStrides.batch', /integer/],
-      [{ ...base, seqlenQ: undefined, seqlenK: undefined, seqstartQ: [0, 1, 2], seqstartK: [0, 1, 2], qStrides: { batch: 5, head: 256, row: 128 } }, 'problem.qStrides.batch', /must be 0 in group mode/],
+      [
+        {
+          ...base,
+          seqlenQ: undefined,
+          seqlenK: undefined,
+          seqstartQ: [0, 1, 2],
+          seqstartK: [0, 1, 2],
+          qStrides: { batch: 5, head: 256, row: 128 },
+        },
+        'problem.qStrides.batch',
+        /must be 0 in group mode/,
+      ],
       [{ ...base, mask: 't:1' }, 'problem.mask', /must be a valid mask/],
       [{ ...base, mask: { kind: 'window', alignment: 'topLeft', left: 0.5, right: 0 } }, 'problem.mask', /mask\.left/],
       [{ ...base, lse: 1 }, 'problem.lse', /boolean/],
@@ -100,7 +143,16 @@ describe('checkFmhaFwdProblem', () => {
   });
 
   it('reports every independent violation in one error: k violations give k problems (fast-check)', () => {
-    const shape = ['problem.batch', 'problem.nheadQ', 'problem.nheadK', 'problem.hdimQ', 'problem.seqlenQ', 'problem.seqlenK', 'problem.inputLayout', 'problem.outputLayout'];
+    const shape = [
+      'problem.batch',
+      'problem.nheadQ',
+      'problem.nheadK',
+      'problem.hdimQ',
+      'problem.seqlenQ',
+      'problem.seqlenK',
+      'problem.inputLayout',
+      'problem.outputLayout',
+    ];
     // [argument, change, the arguments whose violation skips this check (it compares against them)]
     const violations: readonly (readonly [string, Partial<Record<keyof FmhaFwdProblem, unknown>>, readonly string[]])[] = [
       ['problem.dtype', { dtype: 'fp32' }, []],
@@ -151,7 +203,17 @@ describe('checkFmhaFwdProblem', () => {
           layout: fc.constantFrom('bhsd' as const, 'bshd' as const),
         }),
         ({ batch, nheadK, ratio, seqlenQ, seqlenK, hd, layout }) => {
-          const c = checkFmhaFwdProblem({ dtype: 'fp16', batch, nheadQ: nheadK * ratio, nheadK, hdimQ: hd, seqlenQ, seqlenK, inputLayout: layout, outputLayout: layout });
+          const c = checkFmhaFwdProblem({
+            dtype: 'fp16',
+            batch,
+            nheadQ: nheadK * ratio,
+            nheadK,
+            hdimQ: hd,
+            seqlenQ,
+            seqlenK,
+            inputLayout: layout,
+            outputLayout: layout,
+          });
           const e = fmhaFwdOperandElements(c);
           expect(e.q).toBe(batch * nheadK * ratio * seqlenQ * hd);
           expect(e.k).toBe(batch * nheadK * seqlenK * hd);
@@ -172,14 +234,32 @@ describe('checkFmhaFwdProblem', () => {
   it('flops follow BENCHMARKS.md (causal halves only when sq = sk; group mode sums batches)', () => {
     const c = checkFmhaFwdProblem({ dtype: 'fp16', batch: 2, nheadQ: 16, hdimQ: 128, seqlenQ: 8192 });
     expect(fmhaFwdProblemFlops(c)).toBe(4 * 2 * 16 * 8192 * 8192 * 128);
-    expect(fmhaFwdProblemFlops(checkFmhaFwdProblem({ dtype: 'fp16', batch: 2, nheadQ: 16, hdimQ: 128, seqlenQ: 8192, mask: causalTopLeft }))).toBe(2 * 2 * 16 * 8192 * 8192 * 128);
-    expect(fmhaFwdProblemFlops(checkFmhaFwdProblem({ dtype: 'fp16', batch: 1, nheadQ: 1, hdimQ: 192, seqlenQ: 16, seqlenK: 32, mask: causalBottomRight }))).toBe(2 * 16 * 32 * 320);
+    expect(
+      fmhaFwdProblemFlops(checkFmhaFwdProblem({ dtype: 'fp16', batch: 2, nheadQ: 16, hdimQ: 128, seqlenQ: 8192, mask: causalTopLeft })),
+    ).toBe(2 * 2 * 16 * 8192 * 8192 * 128);
+    expect(
+      fmhaFwdProblemFlops(
+        checkFmhaFwdProblem({ dtype: 'fp16', batch: 1, nheadQ: 1, hdimQ: 192, seqlenQ: 16, seqlenK: 32, mask: causalBottomRight }),
+      ),
+    ).toBe(2 * 16 * 32 * 320);
     const g = checkFmhaFwdProblem({ dtype: 'fp16', batch: 2, nheadQ: 2, hdimQ: 64, seqstartQ: [0, 3, 7], seqstartK: [0, 5, 9] });
     expect(fmhaFwdProblemFlops(g)).toBe(2 * 2 * (3 * 5 + 4 * 4) * 128);
   });
 
   it('fmhaFwdReferenceArgs feeds the CPU reference with the same shapes, strides, scale and mask', () => {
-    const c = checkFmhaFwdProblem({ dtype: 'bf16', batch: 2, nheadQ: 2, nheadK: 1, hdimQ: 32, seqstartQ: [0, 3, 7], seqstartK: [0, 5, 9], seqlenK: [4, 4], mask: 't:1,1', inputLayout: 'bshd', lse: true });
+    const c = checkFmhaFwdProblem({
+      dtype: 'bf16',
+      batch: 2,
+      nheadQ: 2,
+      nheadK: 1,
+      hdimQ: 32,
+      seqstartQ: [0, 3, 7],
+      seqstartK: [0, 5, 9],
+      seqlenK: [4, 4],
+      mask: 't:1,1',
+      inputLayout: 'bshd',
+      lse: true,
+    });
     const e = fmhaFwdOperandElements(c);
     const fill = (n: number) => new Uint16Array(n).fill(0x3f80); // bf16 1.0
     const r = referenceAttentionFwd(fmhaFwdReferenceArgs(c, { q: fill(e.q), k: fill(e.k), v: fill(e.v) }));

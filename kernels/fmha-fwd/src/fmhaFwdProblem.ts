@@ -103,7 +103,8 @@ function headDims(p: FmhaFwdProblem): { readonly hdimQ: number; readonly hdimV: 
   const pairs = FMHA_FWD_HEAD_DIMS.filter((d) => d.hdimQ === hdimQ);
   if (pairs.length === 0) checks.oneOf('hdimQ', hdimQ, [...new Set(FMHA_FWD_HEAD_DIMS.map((d) => d.hdimQ))]);
   const hdimV = checks.integer('hdimV', p.hdimV ?? pairs[0]!.hdimV, 1, ATTENTION_MAX_HDIM);
-  if (!pairs.some((d) => d.hdimV === hdimV)) throw new FmhaFwdArgumentError('problem.hdimV', `must be ${pairs.map((d) => d.hdimV).join(' or ')} with hdimQ = ${hdimQ}`, hdimV);
+  if (!pairs.some((d) => d.hdimV === hdimV))
+    throw new FmhaFwdArgumentError('problem.hdimV', `must be ${pairs.map((d) => d.hdimV).join(' or ')} with hdimQ = ${hdimQ}`, hdimV);
   return { hdimQ, hdimV };
 }
 
@@ -131,8 +132,15 @@ function tensorStrides(v: ArgumentProblems, p: FmhaFwdProblem, s: FwdShape | und
 }
 
 /** The shape the strides need, or undefined when one of its fields was invalid. */
-function fwdShape(heads: FwdShape['heads'] | undefined, hdims: FwdShape['hdims'] | undefined, sequences: AttentionSequences | undefined, inputLayout: AttentionLayout | undefined, outputLayout: AttentionLayout | undefined): FwdShape | undefined {
-  if (heads === undefined || hdims === undefined || sequences === undefined || inputLayout === undefined || outputLayout === undefined) return undefined;
+function fwdShape(
+  heads: FwdShape['heads'] | undefined,
+  hdims: FwdShape['hdims'] | undefined,
+  sequences: AttentionSequences | undefined,
+  inputLayout: AttentionLayout | undefined,
+  outputLayout: AttentionLayout | undefined,
+): FwdShape | undefined {
+  if (heads === undefined || hdims === undefined || sequences === undefined || inputLayout === undefined || outputLayout === undefined)
+    return undefined;
   return { heads, hdims, sequences, inputLayout, outputLayout };
 }
 
@@ -199,9 +207,16 @@ export function fmhaFwdProblemFlops(p: CheckedFmhaFwdProblem): number {
 }
 
 /** Elements each tensor spans (Q, K, V, O in their strides; LSE per (batch, head, row)). */
-export function fmhaFwdOperandElements(p: CheckedFmhaFwdProblem): { readonly q: number; readonly k: number; readonly v: number; readonly o: number; readonly lse: number } {
+export function fmhaFwdOperandElements(p: CheckedFmhaFwdProblem): {
+  readonly q: number;
+  readonly k: number;
+  readonly v: number;
+  readonly o: number;
+  readonly lse: number;
+} {
   const batches = p.mode === 'group' ? 1 : p.batch;
-  const span = (s: AttentionTensorStrides, nhead: number, rows: number, hdim: number): number => attentionTensorSpan(s, batches, nhead, rows, hdim);
+  const span = (s: AttentionTensorStrides, nhead: number, rows: number, hdim: number): number =>
+    attentionTensorSpan(s, batches, nhead, rows, hdim);
   return {
     q: span(p.qStrides, p.nheadQ, p.rowsQ, p.hdimQ),
     k: span(p.kStrides, p.nheadK, p.rowsK, p.hdimQ),
@@ -217,7 +232,10 @@ export function fmhaFwdOperandElements(p: CheckedFmhaFwdProblem): { readonly q: 
  * (the fp32 value the kernel gets) and mask; O in the problem's output strides; LSE in the same
  * layout as the kernel's (`lseStrides`).
  */
-export function fmhaFwdReferenceArgs(p: CheckedFmhaFwdProblem, data: { readonly q: Uint16Array; readonly k: Uint16Array; readonly v: Uint16Array }): AttentionFwdArgs {
+export function fmhaFwdReferenceArgs(
+  p: CheckedFmhaFwdProblem,
+  data: { readonly q: Uint16Array; readonly k: Uint16Array; readonly v: Uint16Array },
+): AttentionFwdArgs {
   const operand = (d: Uint16Array, strides: AttentionTensorStrides) => ({ dtype: p.dtype, data: d, strides });
   const mode =
     p.mode === 'group'
@@ -243,7 +261,17 @@ export function fmhaFwdReferenceArgs(p: CheckedFmhaFwdProblem, data: { readonly 
 export function formatFmhaFwdProblem(problem: CheckedFmhaFwdProblem): string {
   const p = problem;
   const heads = p.nheadK === p.nheadQ ? `${p.nheadQ}h` : `${p.nheadQ}/${p.nheadK}h`;
-  const seq = p.mode === 'group' ? `sq[${p.seqstartQ.slice(1).map((e, b) => e - p.seqstartQ[b]!).join(',')}] sk[${p.seqlensK.join(',')}]` : `${p.seqlenQ}x${p.seqlenK}`;
-  const extras = [p.mask.kind === 'none' ? '' : `mask=${formatAttentionMaskSpec(p.mask)}`, p.lse ? 'lse' : '', p.splitKvAuto ? 'split=auto' : p.numSplits > 1 ? `split${p.numSplits}` : ''].filter(Boolean);
+  const seq =
+    p.mode === 'group'
+      ? `sq[${p.seqstartQ
+          .slice(1)
+          .map((e, b) => e - p.seqstartQ[b]!)
+          .join(',')}] sk[${p.seqlensK.join(',')}]`
+      : `${p.seqlenQ}x${p.seqlenK}`;
+  const extras = [
+    p.mask.kind === 'none' ? '' : `mask=${formatAttentionMaskSpec(p.mask)}`,
+    p.lse ? 'lse' : '',
+    p.splitKvAuto ? 'split=auto' : p.numSplits > 1 ? `split${p.numSplits}` : '',
+  ].filter(Boolean);
   return [`${p.dtype} ${p.mode} ${p.batch}x${heads} ${seq} d${p.hdimQ}/${p.hdimV} ${p.inputLayout}>${p.outputLayout}`, ...extras].join(' ');
 }

@@ -19,17 +19,23 @@ import { FMHA_FWD_RANDOM_DEFAULT_RUNS, FMHA_FWD_RANDOM_DEFAULT_SEED, fmhaFwdRand
 
 const compiler = () => gpuTestCompiler('fmha-fwd-random-gpu');
 const buildKernel = buildOncePerInstance((i: FmhaFwdInstance) => FmhaFwdKernel.build(i, { device: Device.open(0), compiler: compiler() }));
-const buildCombine = buildOncePerInstance((i: FmhaFwdCombineInstance) => FmhaFwdCombineKernel.build(i, { device: Device.open(0), compiler: compiler() }));
+const buildCombine = buildOncePerInstance((i: FmhaFwdCombineInstance) =>
+  FmhaFwdCombineKernel.build(i, { device: Device.open(0), compiler: compiler() }),
+);
 
 const seed = Number(process.env['TILEKIT_RANDOM_SEED'] || FMHA_FWD_RANDOM_DEFAULT_SEED);
 const runs = Number(process.env['TILEKIT_RANDOM_RUNS'] || FMHA_FWD_RANDOM_DEFAULT_RUNS);
-assert.ok(Number.isSafeInteger(seed) && Number.isSafeInteger(runs) && runs >= 1, `TILEKIT_RANDOM_SEED (${seed}) and TILEKIT_RANDOM_RUNS (${runs}) must be integers, runs ≥ 1`);
+assert.ok(
+  Number.isSafeInteger(seed) && Number.isSafeInteger(runs) && runs >= 1,
+  `TILEKIT_RANDOM_SEED (${seed}) and TILEKIT_RANDOM_RUNS (${runs}) must be integers, runs ≥ 1`,
+);
 const replay = process.env['TILEKIT_RANDOM_FMHA_FWD_CASE'];
 const cases: readonly FmhaFwdProblem[] = replay ? [JSON.parse(replay) as FmhaFwdProblem] : fmhaFwdRandomProblems(seed, runs);
 const origin = replay ? 'replayed from TILEKIT_RANDOM_FMHA_FWD_CASE' : `seed ${seed}`;
 
 after(async () => {
-  for (const r of await Promise.allSettled([...buildKernel.builds(), ...buildCombine.builds()])) if (r.status === 'fulfilled') r.value.dispose();
+  for (const r of await Promise.allSettled([...buildKernel.builds(), ...buildCombine.builds()]))
+    if (r.status === 'fulfilled') r.value.dispose();
 });
 
 /** Runs `builds` (nvcc compiles) `width` at a time. */
@@ -42,7 +48,10 @@ test(`kernel-fmha-fwd/gpu random (${origin}): compile the instances of the ${cas
   const plans = cases.map((c) => planFmhaFwd(c, { smCount }));
   const kernels = new Map(plans.map((p) => [p.instance.name, p.instance]));
   const combines = new Map(plans.flatMap((p) => (p.combine ? [[p.combine.name, p.combine] as const] : [])));
-  await inBatches([...[...kernels.values()].map((k) => () => buildKernel(k)), ...[...combines.values()].map((k) => () => buildCombine(k))], 16);
+  await inBatches(
+    [...[...kernels.values()].map((k) => () => buildKernel(k)), ...[...combines.values()].map((k) => () => buildCombine(k))],
+    16,
+  );
   t.diagnostic(`${kernels.size} attention and ${combines.size} combine kernels built`);
 });
 
@@ -51,7 +60,10 @@ cases.forEach((c, i) => {
     try {
       console.log(await runFmhaFwdRandomCase(c, { device: Device.open(0), compiler: compiler(), buildKernel, buildCombine }));
     } catch (error) {
-      throw new Error(`random case #${i} (${origin}) failed; replay: TILEKIT_RANDOM_FMHA_FWD_CASE='${JSON.stringify(c)}'\n${String(error)}`, { cause: error });
+      throw new Error(
+        `random case #${i} (${origin}) failed; replay: TILEKIT_RANDOM_FMHA_FWD_CASE='${JSON.stringify(c)}'\n${String(error)}`,
+        { cause: error },
+      );
     }
   });
 });

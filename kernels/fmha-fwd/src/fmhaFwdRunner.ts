@@ -8,7 +8,13 @@ import type { FmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
 import { FmhaFwdCombineKernel } from './fmhaFwdCombineLauncher.ts';
 import { selectFmhaFwdCombineInstance, selectFmhaFwdInstance } from './fmhaFwdDispatch.ts';
 import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
-import { FmhaFwdKernel, fmhaFwdWorkspace, reportFmhaFwdOutputOverlaps, type DeviceRange, type TensorMapEncoder } from './fmhaFwdLauncher.ts';
+import {
+  FmhaFwdKernel,
+  fmhaFwdWorkspace,
+  reportFmhaFwdOutputOverlaps,
+  type DeviceRange,
+  type TensorMapEncoder,
+} from './fmhaFwdLauncher.ts';
 import { checkFmhaFwdProblem, FmhaFwdArgumentError, type CheckedFmhaFwdProblem, type FmhaFwdProblem } from './fmhaFwdProblem.ts';
 import { chooseFmhaFwdSplits, withFmhaFwdSplits } from './fmhaFwdSplit.ts';
 
@@ -42,7 +48,14 @@ function alignUp(n: number, a: number): number {
  * (`fmhaFwdWorkspace`). Throws `FmhaFwdArgumentError` for a bad problem and `NoFmhaFwdInstanceError`
  * when no instance fits (a custom catalog).
  */
-export function planFmhaFwd(problem: FmhaFwdProblem | CheckedFmhaFwdProblem, options: { readonly smCount?: number; readonly catalog?: readonly FmhaFwdInstance[]; readonly combineCatalog?: readonly FmhaFwdCombineInstance[] } = {}): FmhaFwdPlan {
+export function planFmhaFwd(
+  problem: FmhaFwdProblem | CheckedFmhaFwdProblem,
+  options: {
+    readonly smCount?: number;
+    readonly catalog?: readonly FmhaFwdInstance[];
+    readonly combineCatalog?: readonly FmhaFwdCombineInstance[];
+  } = {},
+): FmhaFwdPlan {
   let checked = 'rowsQ' in problem ? problem : checkFmhaFwdProblem(problem);
   checkFmhaFwdKernelRules(checked);
   const catalog = options.catalog !== undefined ? { catalog: options.catalog } : {};
@@ -56,7 +69,13 @@ export function planFmhaFwd(problem: FmhaFwdProblem | CheckedFmhaFwdProblem, opt
   const combine = selectFmhaFwdCombineInstance(checked, options.combineCatalog !== undefined ? { catalog: options.combineCatalog } : {});
   const ws = fmhaFwdWorkspace(checked);
   const lseOffset = alignUp(Math.max(1, ws.oElements * 4), WORKSPACE_ALIGN);
-  return { problem: checked, instance, combine, workspaceBytes: lseOffset + alignUp(Math.max(1, ws.lseElements * 4), WORKSPACE_ALIGN), workspaceLseOffset: lseOffset };
+  return {
+    problem: checked,
+    instance,
+    combine,
+    workspaceBytes: lseOffset + alignUp(Math.max(1, ws.lseElements * 4), WORKSPACE_ALIGN),
+    workspaceLseOffset: lseOffset,
+  };
 }
 
 /**
@@ -69,10 +88,24 @@ export function planFmhaFwd(problem: FmhaFwdProblem | CheckedFmhaFwdProblem, opt
 export function checkFmhaFwdKernelRules(p: CheckedFmhaFwdProblem): void {
   const v = new ArgumentProblems(FmhaFwdArgumentError);
   const e = getDType(p.dtype).bytes;
-  if (p.mask.kind === 'generic') v.report('problem.mask', 'must be a window mask or none: the forward kernels take no generic (y, x) mask', formatAttentionMaskSpec(p.mask));
-  for (const [name, s] of [['qStrides', p.qStrides], ['kStrides', p.kStrides], ['vStrides', p.vStrides]] as const) {
+  if (p.mask.kind === 'generic')
+    v.report(
+      'problem.mask',
+      'must be a window mask or none: the forward kernels take no generic (y, x) mask',
+      formatAttentionMaskSpec(p.mask),
+    );
+  for (const [name, s] of [
+    ['qStrides', p.qStrides],
+    ['kStrides', p.kStrides],
+    ['vStrides', p.vStrides],
+  ] as const) {
     for (const dim of ['row', 'head', 'batch'] as const) {
-      if ((s[dim] * e) % 16 !== 0) v.report(`problem.${name}.${dim}`, `times the element size (${e} bytes) must be a multiple of 16 bytes (the kernels load 16-byte rows)`, s[dim]);
+      if ((s[dim] * e) % 16 !== 0)
+        v.report(
+          `problem.${name}.${dim}`,
+          `times the element size (${e} bytes) must be a multiple of 16 bytes (the kernels load 16-byte rows)`,
+          s[dim],
+        );
       else if (s[dim] * e >= 2 ** 40) v.report(`problem.${name}.${dim}`, 'times the element size must stay below 2^40 bytes (TMA)', s[dim]);
     }
   }
@@ -129,7 +162,15 @@ export class FmhaFwdRunner {
   readonly #encode: TensorMapEncoder;
   readonly #owned: readonly { dispose(): void }[];
 
-  private constructor(plan: FmhaFwdPlan, kernel: FmhaFwdKernel, combineKernel: FmhaFwdCombineKernel | undefined, device: Device, workspace: DeviceBuffer | undefined, encode: TensorMapEncoder, owned: readonly { dispose(): void }[]) {
+  private constructor(
+    plan: FmhaFwdPlan,
+    kernel: FmhaFwdKernel,
+    combineKernel: FmhaFwdCombineKernel | undefined,
+    device: Device,
+    workspace: DeviceBuffer | undefined,
+    encode: TensorMapEncoder,
+    owned: readonly { dispose(): void }[],
+  ) {
     this.plan = plan;
     this.kernel = kernel;
     this.combineKernel = combineKernel;
@@ -152,12 +193,22 @@ export class FmhaFwdRunner {
     if (!options.buildKernel) owned.push(kernel);
     let combineKernel: FmhaFwdCombineKernel | undefined;
     if (plan.combine !== undefined) {
-      combineKernel = options.buildCombine ? await options.buildCombine(plan.combine) : await FmhaFwdCombineKernel.build(plan.combine, options);
+      combineKernel = options.buildCombine
+        ? await options.buildCombine(plan.combine)
+        : await FmhaFwdCombineKernel.build(plan.combine, options);
       if (!options.buildCombine) owned.push(combineKernel);
     }
     const workspace = plan.workspaceBytes > 0 ? device.alloc(plan.workspaceBytes) : undefined;
     if (workspace) owned.push(workspace);
-    return new FmhaFwdRunner(plan, kernel, combineKernel, device, workspace, options.encode ?? ((m) => encodeTensorMapTiled(device, m)), owned);
+    return new FmhaFwdRunner(
+      plan,
+      kernel,
+      combineKernel,
+      device,
+      workspace,
+      options.encode ?? ((m) => encodeTensorMapTiled(device, m)),
+      owned,
+    );
   }
 
   get problem(): CheckedFmhaFwdProblem {
@@ -171,8 +222,11 @@ export class FmhaFwdRunner {
 
   /** Registers, shared memory, spills of each kernel (in launch order). */
   get resources(): readonly FmhaFwdKernelResources[] {
-    const out: FmhaFwdKernelResources[] = [{ instance: this.kernel.instance.name, resources: this.kernel.resources, dynamicSharedBytes: this.kernel.instance.sharedBytes }];
-    if (this.combineKernel) out.push({ instance: this.combineKernel.instance.name, resources: this.combineKernel.resources, dynamicSharedBytes: 0 });
+    const out: FmhaFwdKernelResources[] = [
+      { instance: this.kernel.instance.name, resources: this.kernel.resources, dynamicSharedBytes: this.kernel.instance.sharedBytes },
+    ];
+    if (this.combineKernel)
+      out.push({ instance: this.combineKernel.instance.name, resources: this.combineKernel.resources, dynamicSharedBytes: 0 });
     return out;
   }
 
@@ -197,17 +251,45 @@ export class FmhaFwdRunner {
       ...(buffers.seqlenK ? { seqlenK: buffers.seqlenK } : {}),
     };
     if (this.combineKernel === undefined || this.#workspace === undefined) {
-      const main = this.kernel.prepare(p, { q: buffers.q, k: buffers.k, v: buffers.v, o: buffers.o, ...(p.lse && buffers.lse ? { lse: buffers.lse } : {}), ...group, ...stream }, this.#encode);
+      const main = this.kernel.prepare(
+        p,
+        {
+          q: buffers.q,
+          k: buffers.k,
+          v: buffers.v,
+          o: buffers.o,
+          ...(p.lse && buffers.lse ? { lse: buffers.lse } : {}),
+          ...group,
+          ...stream,
+        },
+        this.#encode,
+      );
       return { launch: () => main.launch() };
     }
     const ws = this.#workspace;
     const oAcc = ws.view(0, this.plan.workspaceLseOffset);
     const lseAcc = ws.view(this.plan.workspaceLseOffset);
-    const main = this.kernel.prepare(p, { q: buffers.q, k: buffers.k, v: buffers.v, o: oAcc, lse: lseAcc, ...group, ...stream }, this.#encode);
-    const combine = this.combineKernel.prepare(p, { oAcc, lseAcc, o: buffers.o, ...(p.lse && buffers.lse ? { lse: buffers.lse } : {}), ...(buffers.seqstartQ ? { seqstartQ: buffers.seqstartQ } : {}), ...stream });
+    const main = this.kernel.prepare(
+      p,
+      { q: buffers.q, k: buffers.k, v: buffers.v, o: oAcc, lse: lseAcc, ...group, ...stream },
+      this.#encode,
+    );
+    const combine = this.combineKernel.prepare(p, {
+      oAcc,
+      lseAcc,
+      o: buffers.o,
+      ...(p.lse && buffers.lse ? { lse: buffers.lse } : {}),
+      ...(buffers.seqstartQ ? { seqstartQ: buffers.seqstartQ } : {}),
+      ...stream,
+    });
     // Each launch checked its own buffers; the final O and LSE must not overlap Q, K or V either.
     const overlaps = new ArgumentProblems(ArgumentError);
-    reportFmhaFwdOutputOverlaps(overlaps, p, { q: buffers.q, k: buffers.k, v: buffers.v }, { o: buffers.o, lse: p.lse ? buffers.lse : undefined });
+    reportFmhaFwdOutputOverlaps(
+      overlaps,
+      p,
+      { q: buffers.q, k: buffers.k, v: buffers.v },
+      { o: buffers.o, lse: p.lse ? buffers.lse : undefined },
+    );
     overlaps.throwIfAny();
     return {
       launch: () => {

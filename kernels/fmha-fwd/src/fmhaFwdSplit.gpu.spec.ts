@@ -15,12 +15,22 @@ import type { FmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
 import { FmhaFwdCombineKernel } from './fmhaFwdCombineLauncher.ts';
 import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
 import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
-import { checkFmhaFwdProblem, fmhaFwdOperandElements, fmhaFwdReferenceArgs, formatFmhaFwdProblem, type FmhaFwdProblem } from './fmhaFwdProblem.ts';
+import {
+  checkFmhaFwdProblem,
+  fmhaFwdOperandElements,
+  fmhaFwdReferenceArgs,
+  formatFmhaFwdProblem,
+  type FmhaFwdProblem,
+} from './fmhaFwdProblem.ts';
 import { FmhaFwdRunner } from './fmhaFwdRunner.ts';
 import { checkFmhaFwdOutputs } from './testing/fmhaFwdGpuCase.ts';
 
-const buildKernel = buildOncePerInstance((i: FmhaFwdInstance) => FmhaFwdKernel.build(i, { device: Device.open(0), compiler: gpuTestCompiler('fmha-split-gpu') }));
-const buildCombine = buildOncePerInstance((i: FmhaFwdCombineInstance) => FmhaFwdCombineKernel.build(i, { device: Device.open(0), compiler: gpuTestCompiler('fmha-split-gpu') }));
+const buildKernel = buildOncePerInstance((i: FmhaFwdInstance) =>
+  FmhaFwdKernel.build(i, { device: Device.open(0), compiler: gpuTestCompiler('fmha-split-gpu') }),
+);
+const buildCombine = buildOncePerInstance((i: FmhaFwdCombineInstance) =>
+  FmhaFwdCombineKernel.build(i, { device: Device.open(0), compiler: gpuTestCompiler('fmha-split-gpu') }),
+);
 
 interface Outcome {
   readonly o: Float64Array;
@@ -49,7 +59,12 @@ async function runOnGpu(problem: FmhaFwdProblem, data: { q: Uint16Array; k: Uint
     device.synchronize();
     const bits = new Uint16Array(buffers.o.copyToHost().buffer);
     const o = Float64Array.from(bits.subarray(0, elems.o), (b) => decode(p.dtype, b));
-    return { o, lse: new Float32Array(buffers.lse.copyToHost().buffer).slice(0, elems.lse), numSplits: p.numSplits, instances: runner.instances.map((i) => i.name).join(' + ') };
+    return {
+      o,
+      lse: new Float32Array(buffers.lse.copyToHost().buffer).slice(0, elems.lse),
+      numSplits: p.numSplits,
+      instances: runner.instances.map((i) => i.name).join(' + '),
+    };
   } finally {
     device.synchronize();
     for (const b of Object.values(buffers)) b.dispose();
@@ -61,7 +76,11 @@ async function runOnGpu(problem: FmhaFwdProblem, data: { q: Uint16Array; k: Uint
 async function check(problem: FmhaFwdProblem, options: { readonly compareWithOneSplit?: boolean } = {}): Promise<string> {
   const p = checkFmhaFwdProblem(problem);
   const elems = fmhaFwdOperandElements(p);
-  const data = { q: randomBits16(p.dtype, elems.q, 1 + p.rowsQ), k: randomBits16(p.dtype, elems.k, 2 + p.rowsK), v: randomBits16(p.dtype, elems.v, 3 + p.rowsK) };
+  const data = {
+    q: randomBits16(p.dtype, elems.q, 1 + p.rowsQ),
+    k: randomBits16(p.dtype, elems.k, 2 + p.rowsK),
+    v: randomBits16(p.dtype, elems.v, 3 + p.rowsK),
+  };
   const args = fmhaFwdReferenceArgs(p, data);
   const ref = referenceAttentionFwd(args);
   const got = await runOnGpu(problem, data);
@@ -84,32 +103,117 @@ const decodeBase = { dtype: 'fp16', batch: 1, nheadQ: 2, nheadK: 1, hdimQ: 128, 
 
 const cases: readonly (readonly [string, FmhaFwdProblem, { readonly compareWithOneSplit?: boolean }?])[] = [
   ...[1, 16, 64].flatMap((sq) =>
-    [4097, 32768].map((sk): readonly [string, FmhaFwdProblem, { compareWithOneSplit: boolean }] => [`decode sq${sq} sk${sk} GQA 2:1, auto splits`, { ...decodeBase, seqlenQ: sq, seqlenK: sk, splitKv: 'auto' }, { compareWithOneSplit: sq === 16 }]),
+    [4097, 32768].map((sk): readonly [string, FmhaFwdProblem, { compareWithOneSplit: boolean }] => [
+      `decode sq${sq} sk${sk} GQA 2:1, auto splits`,
+      { ...decodeBase, seqlenQ: sq, seqlenK: sk, splitKv: 'auto' },
+      { compareWithOneSplit: sq === 16 },
+    ]),
   ),
-  ['decode sq16 sk4097 explicit 128 splits (the most; 33 keys each → some splits one partial tile)', { ...decodeBase, seqlenQ: 16, seqlenK: 4097, splitKv: 128 }],
-  ['causal bottom-right sq64 sk4097, 16 splits, bshd', { ...decodeBase, seqlenQ: 64, seqlenK: 4097, splitKv: 16, mask: 'b', inputLayout: 'bshd', outputLayout: 'bshd' }],
-  ['causal top-left sq64 sk4097, 16 splits: every split but the first fully masked', { ...decodeBase, seqlenQ: 64, seqlenK: 4097, splitKv: 16, mask: 't' }],
-  ['window b:100,0 sq16 sk32768, 32 splits: only the last split has keys', { ...decodeBase, seqlenQ: 16, seqlenK: 32768, splitKv: 32, mask: 'b:100,0' }],
-  ['window t:17,5 sq64 sk4097, 8 splits: rows past the diagonal see nothing', { ...decodeBase, seqlenQ: 64, seqlenK: 4097, splitKv: 8, mask: 't:17,5' }],
-  ['bf16 d64 GQA 4:1 sq1 sk32768 auto', { dtype: 'bf16', batch: 2, nheadQ: 4, nheadK: 1, hdimQ: 64, seqlenQ: 1, seqlenK: 32768, splitKv: 'auto', lse: true }],
-  ['fp16 d256 bshd sq16 sk4097, 6 splits', { dtype: 'fp16', batch: 1, nheadQ: 2, hdimQ: 256, seqlenQ: 16, seqlenK: 4097, splitKv: 6, lse: true, inputLayout: 'bshd', outputLayout: 'bshd' }],
-  ['fp16 d192/dv128 sq17 sk4097, 5 splits', { dtype: 'fp16', batch: 1, nheadQ: 2, hdimQ: 192, seqlenQ: 17, seqlenK: 4097, splitKv: 5, lse: true }],
+  [
+    'decode sq16 sk4097 explicit 128 splits (the most; 33 keys each → some splits one partial tile)',
+    { ...decodeBase, seqlenQ: 16, seqlenK: 4097, splitKv: 128 },
+  ],
+  [
+    'causal bottom-right sq64 sk4097, 16 splits, bshd',
+    { ...decodeBase, seqlenQ: 64, seqlenK: 4097, splitKv: 16, mask: 'b', inputLayout: 'bshd', outputLayout: 'bshd' },
+  ],
+  [
+    'causal top-left sq64 sk4097, 16 splits: every split but the first fully masked',
+    { ...decodeBase, seqlenQ: 64, seqlenK: 4097, splitKv: 16, mask: 't' },
+  ],
+  [
+    'window b:100,0 sq16 sk32768, 32 splits: only the last split has keys',
+    { ...decodeBase, seqlenQ: 16, seqlenK: 32768, splitKv: 32, mask: 'b:100,0' },
+  ],
+  [
+    'window t:17,5 sq64 sk4097, 8 splits: rows past the diagonal see nothing',
+    { ...decodeBase, seqlenQ: 64, seqlenK: 4097, splitKv: 8, mask: 't:17,5' },
+  ],
+  [
+    'bf16 d64 GQA 4:1 sq1 sk32768 auto',
+    { dtype: 'bf16', batch: 2, nheadQ: 4, nheadK: 1, hdimQ: 64, seqlenQ: 1, seqlenK: 32768, splitKv: 'auto', lse: true },
+  ],
+  [
+    'fp16 d256 bshd sq16 sk4097, 6 splits',
+    {
+      dtype: 'fp16',
+      batch: 1,
+      nheadQ: 2,
+      hdimQ: 256,
+      seqlenQ: 16,
+      seqlenK: 4097,
+      splitKv: 6,
+      lse: true,
+      inputLayout: 'bshd',
+      outputLayout: 'bshd',
+    },
+  ],
+  [
+    'fp16 d192/dv128 sq17 sk4097, 5 splits',
+    { dtype: 'fp16', batch: 1, nheadQ: 2, hdimQ: 192, seqlenQ: 17, seqlenK: 4097, splitKv: 5, lse: true },
+  ],
   ['fp16 d32 sq1 sk4097, 4 splits', { dtype: 'fp16', batch: 1, nheadQ: 1, hdimQ: 32, seqlenQ: 1, seqlenK: 4097, splitKv: 4, lse: true }],
-  ['bf16 d96 sq64 sk4097, 9 splits, causal bottom-right', { dtype: 'bf16', batch: 1, nheadQ: 2, hdimQ: 96, seqlenQ: 64, seqlenK: 4097, splitKv: 9, lse: true, mask: 'b' }],
+  [
+    'bf16 d96 sq64 sk4097, 9 splits, causal bottom-right',
+    { dtype: 'bf16', batch: 1, nheadQ: 2, hdimQ: 96, seqlenQ: 64, seqlenK: 4097, splitKv: 9, lse: true, mask: 'b' },
+  ],
   [
     'varlen q 1,0,16,64,17 k 4097,100,0,2000,259 (an empty query and an empty key sequence), GQA 4:2, 8 splits, bshd',
-    { dtype: 'bf16', batch: 5, nheadQ: 4, nheadK: 2, hdimQ: 128, seqstartQ: [0, 1, 1, 17, 81, 98], seqstartK: [0, 4097, 4197, 4197, 6197, 6456], splitKv: 8, lse: true, inputLayout: 'bshd', outputLayout: 'bshd' },
+    {
+      dtype: 'bf16',
+      batch: 5,
+      nheadQ: 4,
+      nheadK: 2,
+      hdimQ: 128,
+      seqstartQ: [0, 1, 1, 17, 81, 98],
+      seqstartK: [0, 4097, 4197, 4197, 6197, 6456],
+      splitKv: 8,
+      lse: true,
+      inputLayout: 'bshd',
+      outputLayout: 'bshd',
+    },
     { compareWithOneSplit: true },
   ],
-  ['varlen causal bottom-right q 1,64 k 32768,17, auto splits', { dtype: 'fp16', batch: 2, nheadQ: 2, hdimQ: 128, seqstartQ: [0, 1, 65], seqstartK: [0, 32768, 32785], splitKv: 'auto', lse: true, mask: 'b' }],
+  [
+    'varlen causal bottom-right q 1,64 k 32768,17, auto splits',
+    {
+      dtype: 'fp16',
+      batch: 2,
+      nheadQ: 2,
+      hdimQ: 128,
+      seqstartQ: [0, 1, 65],
+      seqstartK: [0, 32768, 32785],
+      splitKv: 'auto',
+      lse: true,
+      mask: 'b',
+    },
+  ],
   // Small shapes (keys in the hundreds) with the same paths: what compute-sanitizer can afford (tools/device/sanitizeCases.mjs).
   [
     'small: varlen q 1,0,17 k 300,40,0 (an empty query and an empty key sequence), GQA 2:1, 3 splits, bshd',
-    { dtype: 'fp16', batch: 3, nheadQ: 2, nheadK: 1, hdimQ: 128, seqstartQ: [0, 1, 1, 18], seqstartK: [0, 300, 340, 340], splitKv: 3, lse: true, inputLayout: 'bshd', outputLayout: 'bshd' },
+    {
+      dtype: 'fp16',
+      batch: 3,
+      nheadQ: 2,
+      nheadK: 1,
+      hdimQ: 128,
+      seqstartQ: [0, 1, 1, 18],
+      seqstartK: [0, 300, 340, 340],
+      splitKv: 3,
+      lse: true,
+      inputLayout: 'bshd',
+      outputLayout: 'bshd',
+    },
     { compareWithOneSplit: true },
   ],
-  ['small: window t:17,5 sq17 sk300, 3 splits: only the first split has keys', { ...decodeBase, seqlenQ: 17, seqlenK: 300, splitKv: 3, mask: 't:17,5' }],
-  ['small: bf16 d64 GQA 4:1 causal bottom-right sq16 sk259, 2 splits', { ...decodeBase, dtype: 'bf16', hdimQ: 64, nheadQ: 4, seqlenQ: 16, seqlenK: 259, splitKv: 2, mask: 'b' }],
+  [
+    'small: window t:17,5 sq17 sk300, 3 splits: only the first split has keys',
+    { ...decodeBase, seqlenQ: 17, seqlenK: 300, splitKv: 3, mask: 't:17,5' },
+  ],
+  [
+    'small: bf16 d64 GQA 4:1 causal bottom-right sq16 sk259, 2 splits',
+    { ...decodeBase, dtype: 'bf16', hdimQ: 64, nheadQ: 4, seqlenQ: 16, seqlenK: 259, splitKv: 2, mask: 'b' },
+  ],
 ];
 
 for (const [label, problem, options] of cases) {

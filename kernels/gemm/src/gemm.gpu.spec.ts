@@ -16,7 +16,18 @@ import { GEMM_CATALOG } from './gemmCatalog.ts';
 import { selectGemmInstance } from './gemmDispatch.ts';
 import type { GemmInstance } from './gemmInstance.ts';
 import { GemmKernel } from './gemmLauncher.ts';
-import { checkGemmProblem, formatGemmProblem, GEMM_LAYOUTS, gemmOperandElements, gemmOperandStorage, gemmReferenceArgs, type CheckedGemmProblem, type GemmDType, type GemmLayoutName, type GemmProblem } from './gemmProblem.ts';
+import {
+  checkGemmProblem,
+  formatGemmProblem,
+  GEMM_LAYOUTS,
+  gemmOperandElements,
+  gemmOperandStorage,
+  gemmReferenceArgs,
+  type CheckedGemmProblem,
+  type GemmDType,
+  type GemmLayoutName,
+  type GemmProblem,
+} from './gemmProblem.ts';
 import { gemmTestValues } from './testing/gemmTestValues.ts';
 
 const kernelFor = buildOncePerInstance((instance: GemmInstance) => {
@@ -59,11 +70,20 @@ function referenceFor(p: CheckedGemmProblem): Reference {
     // The tolerance scales with the largest value before the activation (alpha·A·B + bias).
     const pre = p.activation === 'none' ? c : product('none');
     let max = 0;
-    for (let x = 0; x < p.batch; x++) for (let i = 0; i < p.m; i++) for (let j = 0; j < p.n; j++) max = Math.max(max, Math.abs(pre[x * p.batchStrideC + i * p.ldc + j]!));
+    for (let x = 0; x < p.batch; x++)
+      for (let i = 0; i < p.m; i++) for (let j = 0; j < p.n; j++) max = Math.max(max, Math.abs(pre[x * p.batchStrideC + i * p.ldc + j]!));
     // gelu_tanh / silu: the dtype's thresholds plus 16 fp32 ulps at the largest binade for the device's
     // tanhf / expf (within 2 ulp of the correctly rounded value) and the few fp32 operations around them.
-    const slack = p.activation === 'gelu_tanh' || p.activation === 'silu' ? 16 * 2 ** -23 * 2 ** Math.floor(Math.log2(Math.max(max, 1))) : 0;
-    r = { a: a.bits, b: b.bits, ...(bias === undefined ? {} : { bias: bias.bits }), c, rtol: relativeThreshold(p.dtype, p.dtype, 'fp32', p.k), atol: absoluteThreshold(p.dtype, p.dtype, 'fp32', max, p.k) + slack };
+    const slack =
+      p.activation === 'gelu_tanh' || p.activation === 'silu' ? 16 * 2 ** -23 * 2 ** Math.floor(Math.log2(Math.max(max, 1))) : 0;
+    r = {
+      a: a.bits,
+      b: b.bits,
+      ...(bias === undefined ? {} : { bias: bias.bits }),
+      c,
+      rtol: relativeThreshold(p.dtype, p.dtype, 'fp32', p.k),
+      atol: absoluteThreshold(p.dtype, p.dtype, 'fp32', max, p.k) + slack,
+    };
     references.set(key, r);
   }
   return r;
@@ -89,7 +109,8 @@ function runAndCheck(kernel: GemmKernel, problem: GemmProblem, smCount?: number)
     let first = '';
     let worst = 0;
     const inProduct = new Uint8Array(cCount);
-    for (let x = 0; x < p.batch; x++) for (let i = 0; i < p.m; i++) inProduct.fill(1, x * p.batchStrideC + i * p.ldc, x * p.batchStrideC + i * p.ldc + p.n);
+    for (let x = 0; x < p.batch; x++)
+      for (let i = 0; i < p.m; i++) inProduct.fill(1, x * p.batchStrideC + i * p.ldc, x * p.batchStrideC + i * p.ldc + p.n);
     for (let at = 0; at < cCount; at++) {
       if (inProduct[at] === 0) {
         if (out[at] !== C_SENTINEL) {
@@ -109,7 +130,11 @@ function runAndCheck(kernel: GemmKernel, problem: GemmProblem, smCount?: number)
         first ||= `[${x}] (${i}, ${at - x * p.batchStrideC - i * p.ldc}): got ${got}, want ${want}`;
       }
     }
-    assert.equal(bad, 0, `${kernel.instance.name} on ${formatGemmProblem(problem)}: ${bad} of ${cCount} checked elements wrong (atol ${ref.atol}, rtol ${ref.rtol}), first ${first}`);
+    assert.equal(
+      bad,
+      0,
+      `${kernel.instance.name} on ${formatGemmProblem(problem)}: ${bad} of ${cCount} checked elements wrong (atol ${ref.atol}, rtol ${ref.rtol}), first ${first}`,
+    );
     return `max |err| ${worst.toExponential(2)} (atol ${ref.atol.toExponential(2)})`;
   } finally {
     a.dispose();
@@ -140,14 +165,24 @@ function problemsFor(dtype: GemmDType, layout: GemmLayoutName = 'tn'): GemmProbl
   }
   const storage = gemmOperandStorage(layout);
   const pad8 = (x: number): number => Math.ceil(x / 8) * 8;
-  const shape = (m: number, n: number, k: number, extra: { readonly padA?: number; readonly padB?: number; readonly ldc?: number; readonly batch?: number } = {}): GemmProblem => {
+  const shape = (
+    m: number,
+    n: number,
+    k: number,
+    extra: { readonly padA?: number; readonly padB?: number; readonly ldc?: number; readonly batch?: number } = {},
+  ): GemmProblem => {
     const lda = pad8(storage.a === 'row' ? k : m) + (extra.padA ?? 0);
     const ldb = pad8(storage.b === 'col' ? k : n) + (extra.padB ?? 0);
     const batch = extra.batch ?? 1;
     const strides =
       batch === 1
         ? {}
-        : { batch, batchStrideA: (storage.a === 'row' ? m : k) * lda + 64, batchStrideB: (storage.b === 'col' ? n : k) * ldb + 8, batchStrideC: m * (extra.ldc ?? n) + 10 };
+        : {
+            batch,
+            batchStrideA: (storage.a === 'row' ? m : k) * lda + 64,
+            batchStrideB: (storage.b === 'col' ? n : k) * ldb + 8,
+            batchStrideC: m * (extra.ldc ?? n) + 10,
+          };
     return { dtype, layout, m, n, k, lda, ldb, ...(extra.ldc === undefined ? {} : { ldc: extra.ldc }), ...strides };
   };
   return [
@@ -162,60 +197,87 @@ function problemsFor(dtype: GemmDType, layout: GemmLayoutName = 'tn'): GemmProbl
   ];
 }
 
-test('gemm/gpu: every catalog instance (every layout: tn, nn, nt, tt) matches the CPU reference on aligned, ragged, strided and batched shapes', gpu.options, async (t) => {
-  const kernels = await Promise.all(GEMM_CATALOG.filter((i) => isIdentityEpilogue(i.epilogue)).map(kernelFor));
-  let cases = 0;
-  for (const kernel of kernels) {
-    const runs = problemsFor(kernel.instance.dtype, kernel.instance.policy.layout).filter((p) => kernel.instance.unsupported(checkGemmProblem(p)).length === 0);
-    assert.ok(runs.length >= 4, `${kernel.instance.name} runs only ${runs.length} of the test problems`);
-    for (const problem of runs) {
-      const note = runAndCheck(kernel, problem);
-      t.diagnostic(`${kernel.instance.name} ${formatGemmProblem(problem)}: ok, ${note}`);
-      cases++;
+test(
+  'gemm/gpu: every catalog instance (every layout: tn, nn, nt, tt) matches the CPU reference on aligned, ragged, strided and batched shapes',
+  gpu.options,
+  async (t) => {
+    const kernels = await Promise.all(GEMM_CATALOG.filter((i) => isIdentityEpilogue(i.epilogue)).map(kernelFor));
+    let cases = 0;
+    for (const kernel of kernels) {
+      const runs = problemsFor(kernel.instance.dtype, kernel.instance.policy.layout).filter(
+        (p) => kernel.instance.unsupported(checkGemmProblem(p)).length === 0,
+      );
+      assert.ok(runs.length >= 4, `${kernel.instance.name} runs only ${runs.length} of the test problems`);
+      for (const problem of runs) {
+        const note = runAndCheck(kernel, problem);
+        t.diagnostic(`${kernel.instance.name} ${formatGemmProblem(problem)}: ok, ${note}`);
+        cases++;
+      }
     }
-  }
-  t.diagnostic(`${kernels.length} instances, ${cases} cases, all within tolerance`);
-});
+    t.diagnostic(`${kernels.length} instances, ${cases} cases, all within tolerance`);
+  },
+);
 
-test('gemm/gpu: the epilogue-functor instances (act(alpha·A·B + bias[n])) match the reference on aligned, ragged, deep-K and batched shapes', gpu.options, async (t) => {
-  const instances = GEMM_CATALOG.filter((i) => !isIdentityEpilogue(i.epilogue));
-  assert.ok(instances.length >= 3);
-  let cases = 0;
-  for (const instance of instances) {
-    const kernel = await kernelFor(instance);
-    const { dtype, epilogue } = instance;
-    const functor = { bias: epilogue.bias, activation: epilogue.activation };
-    for (const problem of [
-      { dtype, m: 256, n: 512, k: 128, alpha: 1, ...functor },
-      { dtype, m: 257, n: 510, k: 200, alpha: 0.75, ...functor },
-      { dtype, m: 300, n: 260, k: 1000, alpha: -1.5, ...functor },
-      { dtype, m: 130, n: 136, k: 72, lda: 80, ldb: 88, ldc: 144, alpha: 2, ...functor },
-      { dtype, m: 200, n: 136, k: 96, batch: 3, batchStrideA: 200 * 96 + 64, batchStrideB: 136 * 96 + 8, batchStrideC: 200 * 136 + 10, alpha: 0.5, ...functor },
-    ] satisfies GemmProblem[]) {
-      assert.deepEqual(instance.unsupported(checkGemmProblem(problem)), [], `${instance.name} rejects ${formatGemmProblem(problem)}`);
-      const note = runAndCheck(kernel, problem);
-      t.diagnostic(`${instance.name} ${formatGemmProblem(problem)}: ok, ${note}`);
-      cases++;
+test(
+  'gemm/gpu: the epilogue-functor instances (act(alpha·A·B + bias[n])) match the reference on aligned, ragged, deep-K and batched shapes',
+  gpu.options,
+  async (t) => {
+    const instances = GEMM_CATALOG.filter((i) => !isIdentityEpilogue(i.epilogue));
+    assert.ok(instances.length >= 3);
+    let cases = 0;
+    for (const instance of instances) {
+      const kernel = await kernelFor(instance);
+      const { dtype, epilogue } = instance;
+      const functor = { bias: epilogue.bias, activation: epilogue.activation };
+      for (const problem of [
+        { dtype, m: 256, n: 512, k: 128, alpha: 1, ...functor },
+        { dtype, m: 257, n: 510, k: 200, alpha: 0.75, ...functor },
+        { dtype, m: 300, n: 260, k: 1000, alpha: -1.5, ...functor },
+        { dtype, m: 130, n: 136, k: 72, lda: 80, ldb: 88, ldc: 144, alpha: 2, ...functor },
+        {
+          dtype,
+          m: 200,
+          n: 136,
+          k: 96,
+          batch: 3,
+          batchStrideA: 200 * 96 + 64,
+          batchStrideB: 136 * 96 + 8,
+          batchStrideC: 200 * 136 + 10,
+          alpha: 0.5,
+          ...functor,
+        },
+      ] satisfies GemmProblem[]) {
+        assert.deepEqual(instance.unsupported(checkGemmProblem(problem)), [], `${instance.name} rejects ${formatGemmProblem(problem)}`);
+        const note = runAndCheck(kernel, problem);
+        t.diagnostic(`${instance.name} ${formatGemmProblem(problem)}: ok, ${note}`);
+        cases++;
+      }
     }
-  }
-  // Dispatch end to end and typed errors before launch.
-  const problem: GemmProblem = { dtype: 'fp16', m: 512, n: 384, k: 64, bias: true, activation: 'gelu_tanh', alpha: 0.5 };
-  const kernel = await kernelFor(selectGemmInstance(problem));
-  runAndCheck(kernel, problem);
-  const device = Device.open(0);
-  const buf = device.alloc(1 << 20);
-  const other = device.alloc(1 << 20);
-  const out = device.alloc(1 << 20);
-  try {
-    assert.throws(() => kernel.run(problem, { a: buf, b: other, c: out }), (e: unknown) => e instanceof ArgumentError && e.argument === 'bias');
-    assert.throws(() => kernel.run({ ...problem, activation: 'relu' }, { a: buf, b: other, c: out, bias: buf }), (e: unknown) => e instanceof ArgumentError && e.argument === 'activation');
-  } finally {
-    buf.dispose();
-    other.dispose();
-    out.dispose();
-  }
-  t.diagnostic(`${instances.length} epilogue instances, ${cases + 1} cases, all within tolerance`);
-});
+    // Dispatch end to end and typed errors before launch.
+    const problem: GemmProblem = { dtype: 'fp16', m: 512, n: 384, k: 64, bias: true, activation: 'gelu_tanh', alpha: 0.5 };
+    const kernel = await kernelFor(selectGemmInstance(problem));
+    runAndCheck(kernel, problem);
+    const device = Device.open(0);
+    const buf = device.alloc(1 << 20);
+    const other = device.alloc(1 << 20);
+    const out = device.alloc(1 << 20);
+    try {
+      assert.throws(
+        () => kernel.run(problem, { a: buf, b: other, c: out }),
+        (e: unknown) => e instanceof ArgumentError && e.argument === 'bias',
+      );
+      assert.throws(
+        () => kernel.run({ ...problem, activation: 'relu' }, { a: buf, b: other, c: out, bias: buf }),
+        (e: unknown) => e instanceof ArgumentError && e.argument === 'activation',
+      );
+    } finally {
+      buf.dispose();
+      other.dispose();
+      out.dispose();
+    }
+    t.diagnostic(`${instances.length} epilogue instances, ${cases + 1} cases, all within tolerance`);
+  },
+);
 
 test('gemm/gpu: dispatch picks an instance and it validates (fp16 and bf16, every layout, aligned and ragged)', gpu.options, async (t) => {
   for (const problem of [
@@ -235,7 +297,16 @@ test('gemm/gpu: dispatch picks an instance and it validates (fp16 and bf16, ever
         [2049, 1030, 136, 1],
         [257, 130, 200, 2],
       ] as const) {
-        const problem: GemmProblem = { dtype, layout, m, n, k, batch, lda: pad(storage.a === 'row' ? k : m), ldb: pad(storage.b === 'col' ? k : n) };
+        const problem: GemmProblem = {
+          dtype,
+          layout,
+          m,
+          n,
+          k,
+          batch,
+          lda: pad(storage.a === 'row' ? k : m),
+          ldb: pad(storage.b === 'col' ? k : n),
+        };
         const kernel = await kernelFor(selectGemmInstance(problem));
         const note = runAndCheck(kernel, problem);
         t.diagnostic(`${kernel.instance.name} ${formatGemmProblem(problem)}: ok, ${note}`);
@@ -244,27 +315,34 @@ test('gemm/gpu: dispatch picks an instance and it validates (fp16 and bf16, ever
   }
 });
 
-test('gemm/gpu: the persistent instances, with few blocks each looping over many tiles (the ring continuing across tiles), match the reference', gpu.options, async (t) => {
-  const instances = GEMM_CATALOG.filter((i) => i.persistent);
-  assert.ok(instances.length >= 2);
-  for (const instance of instances) {
-    const kernel = await kernelFor(instance);
-    const dtype = instance.dtype;
-    for (const [problem, smCount] of [
-      [{ dtype, m: 1100, n: 700, k: 520 }, 1], // 27 tiles in one block, 9 K tiles each (the 4-stage ring wraps mid-tile)
-      [{ dtype, m: 1100, n: 700, k: 200 }, 5], // 4 K tiles per tile: every tile starts on stage 0
-      [{ dtype, m: 300, n: 260, k: 1000 }, 2],
-      [{ dtype, m: 257, n: 510, k: 72 }, 3], // 2 K tiles: tiles start on alternating stages and phases
-      [{ dtype, m: 130, n: 136, k: 8, lda: 8, ldb: 8, ldc: 144 }, 1],
-      [{ dtype, m: 200, n: 136, k: 96, batch: 3, batchStrideA: 200 * 96 + 64, batchStrideB: 136 * 96 + 8, batchStrideC: 200 * 136 + 10 }, 1],
-      [{ dtype, m: 2048, n: 2048, k: 256 }, 132],
-    ] as const) {
-      const launch = instance.launch(checkGemmProblem(problem), { smCount });
-      const note = runAndCheck(kernel, problem, smCount);
-      t.diagnostic(`${instance.name} ${formatGemmProblem(problem)} on ${launch.grid[0]} block(s) per matrix: ok, ${note}`);
+test(
+  'gemm/gpu: the persistent instances, with few blocks each looping over many tiles (the ring continuing across tiles), match the reference',
+  gpu.options,
+  async (t) => {
+    const instances = GEMM_CATALOG.filter((i) => i.persistent);
+    assert.ok(instances.length >= 2);
+    for (const instance of instances) {
+      const kernel = await kernelFor(instance);
+      const dtype = instance.dtype;
+      for (const [problem, smCount] of [
+        [{ dtype, m: 1100, n: 700, k: 520 }, 1], // 27 tiles in one block, 9 K tiles each (the 4-stage ring wraps mid-tile)
+        [{ dtype, m: 1100, n: 700, k: 200 }, 5], // 4 K tiles per tile: every tile starts on stage 0
+        [{ dtype, m: 300, n: 260, k: 1000 }, 2],
+        [{ dtype, m: 257, n: 510, k: 72 }, 3], // 2 K tiles: tiles start on alternating stages and phases
+        [{ dtype, m: 130, n: 136, k: 8, lda: 8, ldb: 8, ldc: 144 }, 1],
+        [
+          { dtype, m: 200, n: 136, k: 96, batch: 3, batchStrideA: 200 * 96 + 64, batchStrideB: 136 * 96 + 8, batchStrideC: 200 * 136 + 10 },
+          1,
+        ],
+        [{ dtype, m: 2048, n: 2048, k: 256 }, 132],
+      ] as const) {
+        const launch = instance.launch(checkGemmProblem(problem), { smCount });
+        const note = runAndCheck(kernel, problem, smCount);
+        t.diagnostic(`${instance.name} ${formatGemmProblem(problem)} on ${launch.grid[0]} block(s) per matrix: ok, ${note}`);
+      }
     }
-  }
-});
+  },
+);
 
 /**
  * One instance of each kind (both tiles and vector widths of tn, every other layout, both dtypes,
@@ -277,32 +355,47 @@ function smallRepresentatives(): GemmInstance[] {
   const picks = [
     identity.find((i) => i.policy.layout === 'tn' && i.name.includes('_128x256x64_') && i.name.endsWith('_v2')),
     identity.find((i) => i.policy.layout === 'tn' && i.dtype === 'bf16' && i.name.includes('_128x128x64_') && i.name.endsWith('_v1')),
-    ...(['nn', 'nt', 'tt'] as const).map((layout) => identity.find((i) => i.policy.layout === layout && i.dtype === (layout === 'nt' ? 'bf16' : 'fp16'))),
+    ...(['nn', 'nt', 'tt'] as const).map((layout) =>
+      identity.find((i) => i.policy.layout === layout && i.dtype === (layout === 'nt' ? 'bf16' : 'fp16')),
+    ),
     GEMM_CATALOG.find((i) => !isIdentityEpilogue(i.epilogue)),
     GEMM_CATALOG.find((i) => i.persistent),
   ];
-  assert.ok(picks.every((i) => i !== undefined), 'the catalog lacks a kind the small test picks');
+  assert.ok(
+    picks.every((i) => i !== undefined),
+    'the catalog lacks a kind the small test picks',
+  );
   return picks as GemmInstance[];
 }
 
-test('gemm/gpu: small shapes (sanitizer size) on one instance per tile, vector width, layout, epilogue and the persistent loop', gpu.options, async (t) => {
-  for (const instance of smallRepresentatives()) {
-    const kernel = await kernelFor(instance);
-    const { dtype, epilogue } = instance;
-    const functor = isIdentityEpilogue(epilogue) ? {} : { bias: epilogue.bias, activation: epilogue.activation, alpha: 0.75 };
-    // Ragged (257 × 511 or 257 × 130; tn also 257 × 510 for 2-element stores), m = 1, batched; the
-    // persistent instance on 3 and 1 blocks, so that a block loops over several tiles.
-    const layout = instance.policy.layout;
-    const shapes = [...problemsFor(dtype, layout).filter((_, k) => k === 1 || k === 2 || k === 7), ...(layout === 'tn' ? [{ dtype, m: 257, n: 510, k: 72 }] : [])];
-    const runs = shapes.map((p): [GemmProblem, number | undefined] => [{ ...p, ...functor }, instance.persistent ? (p.batch === undefined ? 3 : 1) : undefined]);
-    const supported = runs.filter(([p]) => instance.unsupported(checkGemmProblem(p)).length === 0);
-    assert.ok(supported.length >= 2, `${instance.name} runs only ${supported.length} of the small problems`);
-    for (const [problem, smCount] of supported) {
-      const note = runAndCheck(kernel, problem, smCount);
-      t.diagnostic(`${instance.name} ${formatGemmProblem(problem)}${smCount === undefined ? '' : ` on ${smCount} SMs`}: ok, ${note}`);
+test(
+  'gemm/gpu: small shapes (sanitizer size) on one instance per tile, vector width, layout, epilogue and the persistent loop',
+  gpu.options,
+  async (t) => {
+    for (const instance of smallRepresentatives()) {
+      const kernel = await kernelFor(instance);
+      const { dtype, epilogue } = instance;
+      const functor = isIdentityEpilogue(epilogue) ? {} : { bias: epilogue.bias, activation: epilogue.activation, alpha: 0.75 };
+      // Ragged (257 × 511 or 257 × 130; tn also 257 × 510 for 2-element stores), m = 1, batched; the
+      // persistent instance on 3 and 1 blocks, so that a block loops over several tiles.
+      const layout = instance.policy.layout;
+      const shapes = [
+        ...problemsFor(dtype, layout).filter((_, k) => k === 1 || k === 2 || k === 7),
+        ...(layout === 'tn' ? [{ dtype, m: 257, n: 510, k: 72 }] : []),
+      ];
+      const runs = shapes.map((p): [GemmProblem, number | undefined] => [
+        { ...p, ...functor },
+        instance.persistent ? (p.batch === undefined ? 3 : 1) : undefined,
+      ]);
+      const supported = runs.filter(([p]) => instance.unsupported(checkGemmProblem(p)).length === 0);
+      assert.ok(supported.length >= 2, `${instance.name} runs only ${supported.length} of the small problems`);
+      for (const [problem, smCount] of supported) {
+        const note = runAndCheck(kernel, problem, smCount);
+        t.diagnostic(`${instance.name} ${formatGemmProblem(problem)}${smCount === undefined ? '' : ` on ${smCount} SMs`}: ok, ${note}`);
+      }
     }
-  }
-});
+  },
+);
 
 test('gemm/gpu: the driver reports the declared parameter layout', gpu.options, async () => {
   for (const instance of GEMM_CATALOG) {
@@ -325,10 +418,22 @@ test('gemm/gpu: bad arguments are ArgumentErrors before any launch; the context 
   const out = device.alloc(1 << 20);
   const small = device.alloc(64);
   try {
-    assert.throws(() => kernel.run(problem, { a: small, b: other, c: out }), (e: unknown) => e instanceof ArgumentError && e.argument === 'a');
-    assert.throws(() => kernel.run(problem, { a: big, b: other, c: big }), (e: unknown) => e instanceof ArgumentError && e.argument === 'c');
-    assert.throws(() => kernel.run(problem, { a: big.view(8), b: other, c: out }), (e: unknown) => e instanceof ArgumentError && e.argument === 'problem');
-    assert.throws(() => kernel.run({ ...problem, k: 60 }, { a: big, b: other, c: out }), (e: unknown) => e instanceof ArgumentError && /TMA global stride/.test((e as Error).message));
+    assert.throws(
+      () => kernel.run(problem, { a: small, b: other, c: out }),
+      (e: unknown) => e instanceof ArgumentError && e.argument === 'a',
+    );
+    assert.throws(
+      () => kernel.run(problem, { a: big, b: other, c: big }),
+      (e: unknown) => e instanceof ArgumentError && e.argument === 'c',
+    );
+    assert.throws(
+      () => kernel.run(problem, { a: big.view(8), b: other, c: out }),
+      (e: unknown) => e instanceof ArgumentError && e.argument === 'problem',
+    );
+    assert.throws(
+      () => kernel.run({ ...problem, k: 60 }, { a: big, b: other, c: out }),
+      (e: unknown) => e instanceof ArgumentError && /TMA global stride/.test((e as Error).message),
+    );
   } finally {
     big.dispose();
     other.dispose();
@@ -342,7 +447,9 @@ test('gemm/gpu: the SASS of every instance contains HGMMA (cuobjdump -sass on th
   const cuobjdump = process.env['TILEKIT_CUOBJDUMP'] ?? 'cuobjdump';
   const probe = spawnSync(cuobjdump, ['--version'], { encoding: 'utf8' });
   if (probe.error !== undefined || probe.status !== 0) {
-    console.warn(`\n!!! gemm/gpu: "${cuobjdump}" is not runnable here (${probe.error?.message ?? `status ${probe.status}`}): the HGMMA SASS check is SKIPPED. !!!\n`);
+    console.warn(
+      `\n!!! gemm/gpu: "${cuobjdump}" is not runnable here (${probe.error?.message ?? `status ${probe.status}`}): the HGMMA SASS check is SKIPPED. !!!\n`,
+    );
     t.skip(`${cuobjdump} not available`);
     return;
   }

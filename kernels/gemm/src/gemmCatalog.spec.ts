@@ -7,13 +7,24 @@ import { GEMM_CATALOG, findGemmInstance } from './gemmCatalog.ts';
 import { GemmInstance } from './gemmInstance.ts';
 import { NoGemmInstanceError, selectGemmInstance } from './gemmDispatch.ts';
 import { prepareGemmLaunch, type GemmBuffers } from './gemmLauncher.ts';
-import { checkGemmProblem, formatGemmProblem, GEMM_LAYOUTS, gemmOperandElements, gemmOperandMajors, gemmOperandStorage, type GemmProblem } from './gemmProblem.ts';
+import {
+  checkGemmProblem,
+  formatGemmProblem,
+  GEMM_LAYOUTS,
+  gemmOperandElements,
+  gemmOperandMajors,
+  gemmOperandStorage,
+  type GemmProblem,
+} from './gemmProblem.ts';
 
 describe('gemm catalog', () => {
   it('has tn: fp16 and bf16 × 2 tiles × 2 C store widths plus 3 epilogue instances; nn, nt, tt: fp16 and bf16 × 2 tiles, 2-element C stores; unique names, every one sm_90a with 384 threads', () => {
     expect(GEMM_CATALOG).toHaveLength(25);
     expect(new Set(GEMM_CATALOG.map((i) => i.name)).size).toBe(25);
-    expect(GEMM_CATALOG.filter((i) => i.persistent).map((i) => i.name)).toEqual(['gemm_sm90_ws_fp16_tn_128x256x64_s4_v2_persistent', 'gemm_sm90_ws_bf16_tn_128x256x64_s4_v2_persistent']);
+    expect(GEMM_CATALOG.filter((i) => i.persistent).map((i) => i.name)).toEqual([
+      'gemm_sm90_ws_fp16_tn_128x256x64_s4_v2_persistent',
+      'gemm_sm90_ws_bf16_tn_128x256x64_s4_v2_persistent',
+    ]);
     expect(GEMM_CATALOG.filter((i) => i.policy.layout !== 'tn').map((i) => i.name)).toEqual(
       ['nn', 'nt', 'tt'].flatMap((l) => ['fp16', 'bf16'].flatMap((d) => [256, 128].map((n) => `gemm_sm90_ws_${d}_${l}_128x${n}x64_s4_v2`))),
     );
@@ -23,7 +34,9 @@ describe('gemm catalog', () => {
       'gemm_sm90_ws_bf16_tn_128x256x64_s4_v2_bias_silu',
     ]);
     for (const i of GEMM_CATALOG) {
-      expect(i.name).toMatch(/^gemm_sm90_ws_(fp16|bf16)_(tn|nn|nt|tt)_128x(128|256)x64_s4_v[12](_persistent)?(_bias_(relu|gelu_tanh|silu))?$/);
+      expect(i.name).toMatch(
+        /^gemm_sm90_ws_(fp16|bf16)_(tn|nn|nt|tt)_128x(128|256)x64_s4_v[12](_persistent)?(_bias_(relu|gelu_tanh|silu))?$/,
+      );
       expect(i.threads).toBe(384);
       expect(i.sharedBytes).toBeLessThanOrEqual(227 * 1024);
       expect(findGemmInstance(i.name)).toBe(i);
@@ -62,7 +75,9 @@ describe('gemm catalog: the identity-epilogue instances are unchanged by the epi
     const i = findGemmInstance('gemm_sm90_ws_fp16_tn_128x256x64_s4_v2_bias_gelu_tanh')!;
     expect(Object.keys(i.signature.params).slice(-2)).toEqual(['alpha', 'bias']);
     expect(i.source()).toMatch(/const __half\* __restrict__ bias/);
-    expect(new GemmInstance({ ...i.policy, epilogue: { bias: false, activation: 'silu' } }).name).toBe('gemm_sm90_ws_fp16_tn_128x256x64_s4_v2_silu');
+    expect(new GemmInstance({ ...i.policy, epilogue: { bias: false, activation: 'silu' } }).name).toBe(
+      'gemm_sm90_ws_fp16_tn_128x256x64_s4_v2_silu',
+    );
     expect(() => new GemmInstance({ ...i.policy, epilogue: { bias: true, activation: 'tanh' as never } })).toThrow(/activation/);
   });
 });
@@ -96,8 +111,28 @@ describe('gemm catalog: persistent tile scheduler instances', () => {
 
 describe('gemm problem', () => {
   it('fills defaults and names bad fields', () => {
-    expect(checkGemmProblem({ dtype: 'fp16', m: 3, n: 5, k: 8 })).toEqual({ dtype: 'fp16', m: 3, n: 5, k: 8, layout: 'tn', lda: 8, ldb: 8, ldc: 5, batch: 1, batchStrideA: 24, batchStrideB: 40, batchStrideC: 15, alpha: 1, bias: false, activation: 'none' });
-    expect(checkGemmProblem({ dtype: 'bf16', m: 3, n: 5, k: 8, batch: 4, batchStrideC: 16 })).toMatchObject({ batch: 4, batchStrideA: 24, batchStrideC: 16 });
+    expect(checkGemmProblem({ dtype: 'fp16', m: 3, n: 5, k: 8 })).toEqual({
+      dtype: 'fp16',
+      m: 3,
+      n: 5,
+      k: 8,
+      layout: 'tn',
+      lda: 8,
+      ldb: 8,
+      ldc: 5,
+      batch: 1,
+      batchStrideA: 24,
+      batchStrideB: 40,
+      batchStrideC: 15,
+      alpha: 1,
+      bias: false,
+      activation: 'none',
+    });
+    expect(checkGemmProblem({ dtype: 'bf16', m: 3, n: 5, k: 8, batch: 4, batchStrideC: 16 })).toMatchObject({
+      batch: 4,
+      batchStrideA: 24,
+      batchStrideC: 16,
+    });
     const arg = (p: GemmProblem, name: string) => expect(() => checkGemmProblem(p)).toThrow(expect.objectContaining({ argument: name }));
     arg({ dtype: 'fp32' as never, m: 1, n: 1, k: 1 }, 'problem.dtype');
     arg({ dtype: 'fp16', m: 0, n: 1, k: 1 }, 'problem.m');
@@ -111,7 +146,9 @@ describe('gemm problem', () => {
     arg({ dtype: 'fp16', m: 2, n: 4, k: 16, bias: 1 as never }, 'problem.bias');
     arg({ dtype: 'fp16', m: 2, n: 4, k: 16, alpha: 0.1 }, 'problem.alpha');
     arg({ dtype: 'fp16', m: 2, n: 4, k: 16, alpha: Infinity }, 'problem.alpha');
-    expect(formatGemmProblem({ dtype: 'fp16', m: 2, n: 4, k: 16, alpha: 0.5, bias: true, activation: 'relu' })).toBe('fp16 tn 2x4x16 (alpha 0.5, bias, relu)');
+    expect(formatGemmProblem({ dtype: 'fp16', m: 2, n: 4, k: 16, alpha: 0.5, bias: true, activation: 'relu' })).toBe(
+      'fp16 tn 2x4x16 (alpha 0.5, bias, relu)',
+    );
     expect(formatGemmProblem({ dtype: 'bf16', m: 257, n: 511, k: 200, ldc: 512 })).toBe('bf16 tn 257x511x200 (ldc 512)');
   });
 });
@@ -127,16 +164,36 @@ describe('gemm layouts (BLAS convention: first letter A, second B; n = column-ma
   });
 
   it('leading dimensions default to the contiguous extent and are checked against it, per layout; so are batch strides and extents', () => {
-    expect(checkGemmProblem({ dtype: 'fp16', m: 3, n: 5, k: 8, layout: 'nn' })).toMatchObject({ lda: 3, ldb: 8, batchStrideA: 24, batchStrideB: 40 });
-    expect(checkGemmProblem({ dtype: 'fp16', m: 3, n: 5, k: 8, layout: 'nt' })).toMatchObject({ lda: 3, ldb: 5, batchStrideA: 24, batchStrideB: 40 });
-    expect(checkGemmProblem({ dtype: 'fp16', m: 3, n: 5, k: 8, layout: 'tt' })).toMatchObject({ lda: 8, ldb: 5, batchStrideA: 24, batchStrideB: 40 });
-    const rule = (p: GemmProblem, name: string, text: RegExp) => expect(() => checkGemmProblem(p)).toThrow(expect.objectContaining({ argument: name, message: expect.stringMatching(text) }));
+    expect(checkGemmProblem({ dtype: 'fp16', m: 3, n: 5, k: 8, layout: 'nn' })).toMatchObject({
+      lda: 3,
+      ldb: 8,
+      batchStrideA: 24,
+      batchStrideB: 40,
+    });
+    expect(checkGemmProblem({ dtype: 'fp16', m: 3, n: 5, k: 8, layout: 'nt' })).toMatchObject({
+      lda: 3,
+      ldb: 5,
+      batchStrideA: 24,
+      batchStrideB: 40,
+    });
+    expect(checkGemmProblem({ dtype: 'fp16', m: 3, n: 5, k: 8, layout: 'tt' })).toMatchObject({
+      lda: 8,
+      ldb: 5,
+      batchStrideA: 24,
+      batchStrideB: 40,
+    });
+    const rule = (p: GemmProblem, name: string, text: RegExp) =>
+      expect(() => checkGemmProblem(p)).toThrow(expect.objectContaining({ argument: name, message: expect.stringMatching(text) }));
     rule({ dtype: 'fp16', m: 16, n: 8, k: 64, layout: 'nn', lda: 8 }, 'problem.lda', /at least m = 16 \(A is column-major/);
     rule({ dtype: 'fp16', m: 16, n: 24, k: 8, layout: 'tt', ldb: 16 }, 'problem.ldb', /at least n = 24 \(B is row-major/);
     rule({ dtype: 'fp16', m: 16, n: 24, k: 8, layout: 'nt', batch: 2, batchStrideA: 100 }, 'problem.batchStrideA', /at least 128/);
     expect(checkGemmProblem({ dtype: 'fp16', m: 16, n: 24, k: 8, layout: 'nt', lda: 16, ldb: 24 })).toMatchObject({ lda: 16, ldb: 24 });
     // Extents: A column-major (k − 1)·lda + m, B row-major (k − 1)·ldb + n.
-    expect(gemmOperandElements(checkGemmProblem({ dtype: 'bf16', m: 10, n: 12, k: 7, layout: 'nt', lda: 16, ldb: 24, batch: 2 }))).toEqual({ a: 7 * 16 + 6 * 16 + 10, b: 7 * 24 + 6 * 24 + 12, c: 120 + 9 * 12 + 12 });
+    expect(gemmOperandElements(checkGemmProblem({ dtype: 'bf16', m: 10, n: 12, k: 7, layout: 'nt', lda: 16, ldb: 24, batch: 2 }))).toEqual({
+      a: 7 * 16 + 6 * 16 + 10,
+      b: 7 * 24 + 6 * 24 + 12,
+      c: 120 + 9 * 12 + 12,
+    });
   });
 
   it('a layout picks only its own instances; M/N-major operands get [64, tileK] boxes of [M or N, K, batch] maps', () => {
@@ -148,9 +205,16 @@ describe('gemm layouts (BLAS convention: first letter A, second B; n = column-ma
       const p: GemmProblem = { dtype: 'bf16', m: 4096, n: 4096, k: 4096, layout };
       const inst = selectGemmInstance(p);
       expect(inst.name).toBe(`gemm_sm90_ws_bf16_${layout}_128x256x64_s4_v2`);
-      const prepared = prepareGemmLaunch(inst, p, { a: { ptr: 0x1000000n, bytes: 1 << 25 }, b: { ptr: 0x4000000n, bytes: 1 << 25 }, c: { ptr: 0x8000000n, bytes: 1 << 25 } }, encode);
+      const prepared = prepareGemmLaunch(
+        inst,
+        p,
+        { a: { ptr: 0x1000000n, bytes: 1 << 25 }, b: { ptr: 0x4000000n, bytes: 1 << 25 }, c: { ptr: 0x8000000n, bytes: 1 << 25 } },
+        encode,
+      );
       const { a, b } = gemmOperandMajors(layout);
-      expect(prepared.aMap).toMatchObject(a === 'K' ? { globalDims: [4096, 4096, 1], boxDims: [64, 128, 1] } : { globalDims: [4096, 4096, 1], boxDims: [64, 64, 1] });
+      expect(prepared.aMap).toMatchObject(
+        a === 'K' ? { globalDims: [4096, 4096, 1], boxDims: [64, 128, 1] } : { globalDims: [4096, 4096, 1], boxDims: [64, 64, 1] },
+      );
       expect(prepared.bMap).toMatchObject(b === 'K' ? { boxDims: [64, 256, 1] } : { boxDims: [64, 64, 1] });
       expect(inst.source()).toContain(`_ss_${a === 'K' ? 'k' : 'm'}${b === 'K' ? 'k' : 'n'}(acc,`);
     }
@@ -158,7 +222,12 @@ describe('gemm layouts (BLAS convention: first letter A, second B; n = column-ma
     const p: GemmProblem = { dtype: 'fp16', m: 257, n: 130, k: 200, layout: 'nt', lda: 264, ldb: 136, batch: 2 };
     const inst = selectGemmInstance(p);
     expect(inst.name).toBe('gemm_sm90_ws_fp16_nt_128x128x64_s4_v2');
-    const prepared = prepareGemmLaunch(inst, p, { a: { ptr: 0x1000000n, bytes: 1 << 22 }, b: { ptr: 0x2000000n, bytes: 1 << 22 }, c: { ptr: 0x3000000n, bytes: 1 << 22 } }, encode);
+    const prepared = prepareGemmLaunch(
+      inst,
+      p,
+      { a: { ptr: 0x1000000n, bytes: 1 << 22 }, b: { ptr: 0x2000000n, bytes: 1 << 22 }, c: { ptr: 0x3000000n, bytes: 1 << 22 } },
+      encode,
+    );
     expect(prepared.aMap).toMatchObject({ globalDims: [257, 200, 2], globalStrides: [528, 200 * 264 * 2], boxDims: [64, 64, 1] });
     expect(prepared.bMap).toMatchObject({ globalDims: [130, 200, 2], globalStrides: [272, 200 * 136 * 2], boxDims: [64, 64, 1] });
     expect(() => selectGemmInstance({ ...p, lda: 260 })).toThrow(/lda · 2 = 520 bytes is not a multiple of 16/);
@@ -178,11 +247,23 @@ describe('gemm dispatch', () => {
   });
 
   it('matches the epilogue functor exactly: bias + activation pick their instance, plain problems never get one', () => {
-    expect(selectGemmInstance({ dtype: 'fp16', m: 512, n: 512, k: 64, bias: true, activation: 'gelu_tanh', alpha: 0.5 }).name).toBe('gemm_sm90_ws_fp16_tn_128x256x64_s4_v2_bias_gelu_tanh');
-    expect(selectGemmInstance({ dtype: 'bf16', m: 512, n: 512, k: 64, bias: true, activation: 'silu' }).name).toBe('gemm_sm90_ws_bf16_tn_128x256x64_s4_v2_bias_silu');
-    for (const p of [{ dtype: 'fp16', m: 8192, n: 8192, k: 64 }, { dtype: 'fp16', m: 64, n: 64, k: 64 }] as const) expect(isIdentityEpilogue(selectGemmInstance(p).epilogue)).toBe(true);
-    expect(() => selectGemmInstance({ dtype: 'fp16', m: 64, n: 64, k: 64, alpha: 2 })).toThrow(/alpha 2: this kernel has no epilogue functor/);
-    expect(() => selectGemmInstance({ dtype: 'fp16', m: 64, n: 63, k: 64, bias: true, activation: 'relu' })).toThrow(/n = 63 is not a multiple of the 2-element C store/);
+    expect(selectGemmInstance({ dtype: 'fp16', m: 512, n: 512, k: 64, bias: true, activation: 'gelu_tanh', alpha: 0.5 }).name).toBe(
+      'gemm_sm90_ws_fp16_tn_128x256x64_s4_v2_bias_gelu_tanh',
+    );
+    expect(selectGemmInstance({ dtype: 'bf16', m: 512, n: 512, k: 64, bias: true, activation: 'silu' }).name).toBe(
+      'gemm_sm90_ws_bf16_tn_128x256x64_s4_v2_bias_silu',
+    );
+    for (const p of [
+      { dtype: 'fp16', m: 8192, n: 8192, k: 64 },
+      { dtype: 'fp16', m: 64, n: 64, k: 64 },
+    ] as const)
+      expect(isIdentityEpilogue(selectGemmInstance(p).epilogue)).toBe(true);
+    expect(() => selectGemmInstance({ dtype: 'fp16', m: 64, n: 64, k: 64, alpha: 2 })).toThrow(
+      /alpha 2: this kernel has no epilogue functor/,
+    );
+    expect(() => selectGemmInstance({ dtype: 'fp16', m: 64, n: 63, k: 64, bias: true, activation: 'relu' })).toThrow(
+      /n = 63 is not a multiple of the 2-element C store/,
+    );
     expect(() => selectGemmInstance({ dtype: 'fp16', m: 64, n: 64, k: 64, bias: false, activation: 'relu' })).toThrow(NoGemmInstanceError);
   });
 
@@ -198,7 +279,9 @@ describe('gemm dispatch', () => {
     expect(e.rejections).toHaveLength(5); // fp16 tn: 4 one-block-per-tile + the persistent one
     expect(e.message).toMatch(/lda · 2 = 200 bytes is not a multiple of 16 \(TMA global stride\)/);
     expect(e.message).toMatch(/20 instance\(s\) of other kinds or dtypes not listed/);
-    expect(() => selectGemmInstance({ dtype: 'fp16', m: 64, n: 64, k: 64 }, { alignment: { a: 8, b: 256, c: 256 } })).toThrow(/a address aligned to 8 bytes, TMA needs 16/);
+    expect(() => selectGemmInstance({ dtype: 'fp16', m: 64, n: 64, k: 64 }, { alignment: { a: 8, b: 256, c: 256 } })).toThrow(
+      /a address aligned to 8 bytes, TMA needs 16/,
+    );
   });
 });
 
@@ -214,10 +297,24 @@ describe('gemm launcher validation (no GPU: tensor maps are checked, not encoded
 
   it('packs the tensor maps (A [K, M] box [64, 128], B [K, N] box [64, tileN], 128B swizzle, zero fill) and the sizes', () => {
     const p = prepareGemmLaunch(instance, problem, ok, encode);
-    expect(p.aMap).toMatchObject({ dtype: 'float16', globalDims: [200, 257, 1], globalStrides: [400, 400], boxDims: [64, 128, 1], swizzle: '128B', oobFill: 'zero' });
+    expect(p.aMap).toMatchObject({
+      dtype: 'float16',
+      globalDims: [200, 257, 1],
+      globalStrides: [400, 400],
+      boxDims: [64, 128, 1],
+      swizzle: '128B',
+      oobFill: 'zero',
+    });
     expect(p.bMap).toMatchObject({ globalDims: [200, 511, 1], globalStrides: [400, 400], boxDims: [64, instance.policy.tileN, 1] });
     expect(p.launch).toEqual({ grid: [instance.pipeline.gridSize(257, 511), 1, 1], block: [384, 1, 1], sharedBytes: instance.sharedBytes });
-    expect(instance.signature.unpack(p.args.bytes)).toMatchObject({ m: 257, n: 511, k: 200, ldc: 511, c: 0x300000n, batch_stride_c: 257n * 511n });
+    expect(instance.signature.unpack(p.args.bytes)).toMatchObject({
+      m: 257,
+      n: 511,
+      k: 200,
+      ldc: 511,
+      c: 0x300000n,
+      batch_stride_c: 257n * 511n,
+    });
   });
 
   it('batched: rank-3 maps with the batch strides, grid.y = batch, C batch stride passed', () => {
@@ -236,9 +333,17 @@ describe('gemm launcher validation (no GPU: tensor maps are checked, not encoded
     const arg = (f: () => unknown, name: string, rule?: RegExp) =>
       expect(f).toThrow(expect.objectContaining({ argument: name, ...(rule ? { message: expect.stringMatching(rule) } : {}) }));
     arg(() => prepareGemmLaunch(instance, problem, { ...ok, a: at(0x100000, 1000) }, encode), 'a', /at least 102800 bytes/);
-    arg(() => prepareGemmLaunch(instance, problem, { ...ok, b: at(0x200008, 511 * 200 * 2) }, encode), 'problem', /b address aligned to 8 bytes/);
+    arg(
+      () => prepareGemmLaunch(instance, problem, { ...ok, b: at(0x200008, 511 * 200 * 2) }, encode),
+      'problem',
+      /b address aligned to 8 bytes/,
+    );
     arg(() => prepareGemmLaunch(instance, problem, { ...ok, c: at(0x100000, 257 * 511 * 2) }, encode), 'c', /overlap a/);
-    arg(() => prepareGemmLaunch(instance, { ...problem, lda: 204 }, { ...ok, a: at(0x100000, 257 * 204 * 2) }, encode), 'problem', /lda · 2 = 408 bytes/);
+    arg(
+      () => prepareGemmLaunch(instance, { ...problem, lda: 204 }, { ...ok, a: at(0x100000, 257 * 204 * 2) }, encode),
+      'problem',
+      /lda · 2 = 408 bytes/,
+    );
     arg(() => prepareGemmLaunch(instance, { ...problem, dtype: 'bf16' }, ok, encode), 'problem', /dtype bf16/);
     expect(() => prepareGemmLaunch(instance, { ...problem, m: -1 }, ok, encode)).toThrow(ArgumentError);
   });
@@ -247,10 +352,16 @@ describe('gemm launcher validation (no GPU: tensor maps are checked, not encoded
     const ep: GemmProblem = { dtype: 'fp16', m: 257, n: 510, k: 200, alpha: 0.5, bias: true, activation: 'relu' };
     const inst = selectGemmInstance(ep);
     expect(inst.name).toBe('gemm_sm90_ws_fp16_tn_128x256x64_s4_v2_bias_relu');
-    const bufs: GemmBuffers = { a: at(0x100000, 257 * 200 * 2), b: at(0x200000, 510 * 200 * 2), c: at(0x300000, 257 * 510 * 2), bias: at(0x400000, 510 * 2) };
+    const bufs: GemmBuffers = {
+      a: at(0x100000, 257 * 200 * 2),
+      b: at(0x200000, 510 * 200 * 2),
+      c: at(0x300000, 257 * 510 * 2),
+      bias: at(0x400000, 510 * 2),
+    };
     const p = prepareGemmLaunch(inst, ep, bufs, encode);
     expect(inst.signature.unpack(p.args.bytes)).toMatchObject({ alpha: 0.5, bias: 0x400000n, n: 510 });
-    const arg = (f: () => unknown, name: string, rule: RegExp) => expect(f).toThrow(expect.objectContaining({ argument: name, message: expect.stringMatching(rule) }));
+    const arg = (f: () => unknown, name: string, rule: RegExp) =>
+      expect(f).toThrow(expect.objectContaining({ argument: name, message: expect.stringMatching(rule) }));
     const { bias: _b, ...noBias } = bufs;
     arg(() => prepareGemmLaunch(inst, ep, noBias, encode), 'bias', /must be a device buffer of n = 510 elements/);
     arg(() => prepareGemmLaunch(inst, ep, { ...bufs, bias: at(0x400000, 1000) }, encode), 'bias', /at least 1020 bytes/);

@@ -39,41 +39,48 @@ function runAndCheck(kernel: GemmKernel, device: Device): void {
   }
 }
 
-test('gemm/gpu fuzz: 100 invalid argument sets are typed errors before any launch; then a valid GEMM is correct', gpu.options, async (t) => {
-  const device = Device.open(0);
-  const counter = { compiles: 0 };
-  const nvcc = gpuTestCompiler('gemm-fuzz');
-  const compiler: Compiler = {
-    kind: nvcc.kind,
-    version: () => nvcc.version(),
-    compile: (request) => {
-      counter.compiles++;
-      return nvcc.compile(request);
-    },
-  };
-  const instance = selectGemmInstance(VALID);
-  const kernel = await GemmKernel.build(instance, { device, compiler });
-  const sets = fc.sample(invalidGemmCalls({ family: 'sm90a', instance, dtypes: ['fp16'], layouts: ['tn'], epilogues: false }), { numRuns: 100, seed: SEED });
-  const tally = newTally();
-  const counters = { launches: () => unsettledLaunches().count, compiles: () => counter.compiles };
-  device.synchronize();
-  for (const { call, labels } of sets) {
-    await expectRejected(
-      () => {
-        const buffers = materialize(device, call.buffers);
-        try {
-          kernel.run(call.problem as unknown as GemmProblem, buffers.ranges as unknown as GemmBuffers);
-        } finally {
-          buffers.dispose();
-        }
+test(
+  'gemm/gpu fuzz: 100 invalid argument sets are typed errors before any launch; then a valid GEMM is correct',
+  gpu.options,
+  async (t) => {
+    const device = Device.open(0);
+    const counter = { compiles: 0 };
+    const nvcc = gpuTestCompiler('gemm-fuzz');
+    const compiler: Compiler = {
+      kind: nvcc.kind,
+      version: () => nvcc.version(),
+      compile: (request) => {
+        counter.compiles++;
+        return nvcc.compile(request);
       },
-      counters,
-      tally,
-      labels.join('; '),
-    );
-  }
-  t.diagnostic(fuzzLine('gemm sm90a launcher (GPU)', tally));
-  assert.equal(tally.typed, 100);
-  runAndCheck(kernel, device);
-  kernel.dispose();
-});
+    };
+    const instance = selectGemmInstance(VALID);
+    const kernel = await GemmKernel.build(instance, { device, compiler });
+    const sets = fc.sample(invalidGemmCalls({ family: 'sm90a', instance, dtypes: ['fp16'], layouts: ['tn'], epilogues: false }), {
+      numRuns: 100,
+      seed: SEED,
+    });
+    const tally = newTally();
+    const counters = { launches: () => unsettledLaunches().count, compiles: () => counter.compiles };
+    device.synchronize();
+    for (const { call, labels } of sets) {
+      await expectRejected(
+        () => {
+          const buffers = materialize(device, call.buffers);
+          try {
+            kernel.run(call.problem as unknown as GemmProblem, buffers.ranges as unknown as GemmBuffers);
+          } finally {
+            buffers.dispose();
+          }
+        },
+        counters,
+        tally,
+        labels.join('; '),
+      );
+    }
+    t.diagnostic(fuzzLine('gemm sm90a launcher (GPU)', tally));
+    assert.equal(tally.typed, 100);
+    runAndCheck(kernel, device);
+    kernel.dispose();
+  },
+);

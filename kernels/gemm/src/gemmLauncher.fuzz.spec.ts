@@ -9,7 +9,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildGemmKernel, type AnyGemmInstance, type AnyGemmKernel } from './anyGemmKernel.ts';
 import type { GemmBuffers } from './gemmLauncher.ts';
 import type { GemmProblem } from './gemmProblem.ts';
-import { dropFuzzFakeAddon, expectRejected, fakeCompiler, fuzzLine, materialize, newTally, useFuzzFakeAddon, withoutSource, type FuzzFakeAddon } from '@tilekit/runtime/testing';
+import {
+  dropFuzzFakeAddon,
+  expectRejected,
+  fakeCompiler,
+  fuzzLine,
+  materialize,
+  newTally,
+  useFuzzFakeAddon,
+  withoutSource,
+  type FuzzFakeAddon,
+} from '@tilekit/runtime/testing';
 import { gemmInstanceNamed, invalidGemmCalls, validGemmCalls, type GemmFuzzCall, type GemmFuzzFamily } from './testing/invalidGemmArgs.ts';
 
 /** The seed of every property here (recorded for determinism). */

@@ -3,10 +3,32 @@
 // argument and the rule) and encoding the two TMA tensor maps, before anything reaches the GPU.
 import type { PackedArguments } from '@tilekit/codegen';
 import { ArgumentError, ArgumentProblems, getDType } from '@tilekit/numeric';
-import { checkTiledTensorMap, compileInstance, type CompilableInstance, encodeTensorMapTiled, LoadedKernel, type CompileResult, type Compiler, type Device, type LoadableInstance, type LoadedInstance, type Stream, type TiledTensorMapOptions, checkDeviceRange, type DeviceRange } from '@tilekit/runtime';
+import {
+  checkTiledTensorMap,
+  compileInstance,
+  type CompilableInstance,
+  encodeTensorMapTiled,
+  LoadedKernel,
+  type CompileResult,
+  type Compiler,
+  type Device,
+  type LoadableInstance,
+  type LoadedInstance,
+  type Stream,
+  type TiledTensorMapOptions,
+  checkDeviceRange,
+  type DeviceRange,
+} from '@tilekit/runtime';
 import type { GemmEpilogue } from '@tilekit/gemm';
 import { addressAlignment, type GemmAlignment, type GemmInstance, type GemmLaunch } from './gemmInstance.ts';
-import { checkGemmProblem, formatGemmProblem, gemmOperandElements, gemmOperandStorage, type CheckedGemmProblem, type GemmProblem } from './gemmProblem.ts';
+import {
+  checkGemmProblem,
+  formatGemmProblem,
+  gemmOperandElements,
+  gemmOperandStorage,
+  type CheckedGemmProblem,
+  type GemmProblem,
+} from './gemmProblem.ts';
 
 /** Flags every GEMM kernel is compiled with. */
 export const GEMM_COMPILE_FLAGS: readonly string[] = Object.freeze(['-std=c++17', '-lineinfo']);
@@ -51,7 +73,12 @@ function overlaps(x: DeviceRange, xBytes: number, y: DeviceRange, yBytes: number
  * K-major operand, 64-wide slabs for M/N-major ones); 128-byte swizzle (the wgmma layouts the block
  * GEMM reads), zero fill outside (ragged M, N and K), L2 promotion 128B.
  */
-export function gemmTensorMaps(instance: GemmInstance, problem: CheckedGemmProblem, a: bigint, b: bigint): { readonly a: TiledTensorMapOptions; readonly b: TiledTensorMapOptions } {
+export function gemmTensorMaps(
+  instance: GemmInstance,
+  problem: CheckedGemmProblem,
+  a: bigint,
+  b: bigint,
+): { readonly a: TiledTensorMapOptions; readonly b: TiledTensorMapOptions } {
   const e = getDType(problem.dtype).bytes;
   const dtype = problem.dtype === 'fp16' ? 'float16' : 'bfloat16';
   const common = { dtype, swizzle: '128B', oobFill: 'zero', l2Promotion: '128B' } as const;
@@ -62,8 +89,20 @@ export function gemmTensorMaps(instance: GemmInstance, problem: CheckedGemmProbl
   const aDims: [number, number, number] = store.a === 'row' ? [problem.k, problem.m, problem.batch] : [problem.m, problem.k, problem.batch];
   const bDims: [number, number, number] = store.b === 'col' ? [problem.k, problem.n, problem.batch] : [problem.n, problem.k, problem.batch];
   return {
-    a: { ...common, address: a, globalDims: aDims, globalStrides: [problem.lda * e, (one ? problem.lda : problem.batchStrideA) * e], boxDims: [...box.a] },
-    b: { ...common, address: b, globalDims: bDims, globalStrides: [problem.ldb * e, (one ? problem.ldb : problem.batchStrideB) * e], boxDims: [...box.b] },
+    a: {
+      ...common,
+      address: a,
+      globalDims: aDims,
+      globalStrides: [problem.lda * e, (one ? problem.lda : problem.batchStrideA) * e],
+      boxDims: [...box.a],
+    },
+    b: {
+      ...common,
+      address: b,
+      globalDims: bDims,
+      globalStrides: [problem.ldb * e, (one ? problem.ldb : problem.batchStrideB) * e],
+      boxDims: [...box.b],
+    },
   };
 }
 
@@ -75,20 +114,30 @@ export interface GemmLaunchRules {
 }
 
 /** The activation and bias rules of `instance`'s epilogue, every broken one reported to `v` (`c`: the checked C buffer, if valid). */
-function checkEpilogueBuffers(v: ArgumentProblems, instance: GemmLaunchRules, checked: CheckedGemmProblem, buffers: GemmBuffers, c: { range: DeviceRange; bytes: number } | undefined): void {
+function checkEpilogueBuffers(
+  v: ArgumentProblems,
+  instance: GemmLaunchRules,
+  checked: CheckedGemmProblem,
+  buffers: GemmBuffers,
+  c: { range: DeviceRange; bytes: number } | undefined,
+): void {
   const ep = instance.epilogue;
   const e = getDType(checked.dtype).bytes;
-  if (checked.activation !== ep.activation) v.report('activation', `must be ${ep.activation}: ${instance.name} applies ${ep.activation}`, checked.activation);
+  if (checked.activation !== ep.activation)
+    v.report('activation', `must be ${ep.activation}: ${instance.name} applies ${ep.activation}`, checked.activation);
   if (!ep.bias) {
-    if (checked.bias || buffers.bias !== undefined) v.report('bias', `must be absent: ${instance.name} adds no bias`, checked.bias ? 'problem.bias true' : 'a bias buffer');
+    if (checked.bias || buffers.bias !== undefined)
+      v.report('bias', `must be absent: ${instance.name} adds no bias`, checked.bias ? 'problem.bias true' : 'a bias buffer');
     return;
   }
   if (!checked.bias) v.report('bias', `problem.bias must be true: ${instance.name} adds a bias`, checked.bias);
-  if (buffers.bias === undefined) return v.report('bias', `must be a device buffer of n = ${checked.n} elements: ${instance.name} adds a bias`, undefined);
+  if (buffers.bias === undefined)
+    return v.report('bias', `must be a device buffer of n = ${checked.n} elements: ${instance.name} adds a bias`, undefined);
   const bias = v.check(() => checkDeviceRange('bias', buffers.bias, checked.n * e));
   if (bias === undefined) return;
   if (addressAlignment(bias.ptr) % e !== 0) v.report('bias', `address must be aligned to ${e} bytes`, `0x${bias.ptr.toString(16)}`);
-  if (c !== undefined && overlaps(c.range, c.bytes, bias, checked.n * e)) v.report('bias', 'must not overlap c', { bias: `0x${bias.ptr.toString(16)}`, c: `0x${c.range.ptr.toString(16)}` });
+  if (c !== undefined && overlaps(c.range, c.bytes, bias, checked.n * e))
+    v.report('bias', 'must not overlap c', { bias: `0x${bias.ptr.toString(16)}`, c: `0x${c.range.ptr.toString(16)}` });
 }
 
 /**
@@ -113,11 +162,17 @@ export function checkGemmBuffers(instance: GemmLaunchRules, problem: GemmProblem
   const [a, b, c] = [range('a'), range('b'), range('c')];
   checkEpilogueBuffers(v, instance, checked, buffers, c);
   if (a !== undefined && b !== undefined && c !== undefined) {
-    const reasons = instance.unsupported(checked, { a: addressAlignment(a.range.ptr), b: addressAlignment(b.range.ptr), c: addressAlignment(c.range.ptr) });
+    const reasons = instance.unsupported(checked, {
+      a: addressAlignment(a.range.ptr),
+      b: addressAlignment(b.range.ptr),
+      c: addressAlignment(c.range.ptr),
+    });
     if (reasons.length > 0) v.report('problem', `${instance.name} cannot run ${formatGemmProblem(checked)}: ${reasons.join('; ')}`);
   }
-  if (a !== undefined && c !== undefined && overlaps(c.range, c.bytes, a.range, a.bytes)) v.report('c', 'must not overlap a', { a: `0x${a.range.ptr.toString(16)}`, c: `0x${c.range.ptr.toString(16)}` });
-  if (b !== undefined && c !== undefined && overlaps(c.range, c.bytes, b.range, b.bytes)) v.report('c', 'must not overlap b', { b: `0x${b.range.ptr.toString(16)}`, c: `0x${c.range.ptr.toString(16)}` });
+  if (a !== undefined && c !== undefined && overlaps(c.range, c.bytes, a.range, a.bytes))
+    v.report('c', 'must not overlap a', { a: `0x${a.range.ptr.toString(16)}`, c: `0x${c.range.ptr.toString(16)}` });
+  if (b !== undefined && c !== undefined && overlaps(c.range, c.bytes, b.range, b.bytes))
+    v.report('c', 'must not overlap b', { b: `0x${b.range.ptr.toString(16)}`, c: `0x${c.range.ptr.toString(16)}` });
   v.throwIfAny();
   return checked;
 }
@@ -128,7 +183,13 @@ export function checkGemmBuffers(instance: GemmLaunchRules, problem: GemmProblem
  * C store width), then the tensor maps are checked (`checkTiledTensorMap`) and encoded by `encode`.
  * `options.smCount` sizes a persistent instance's grid (default 132).
  */
-export function prepareGemmLaunch(instance: GemmInstance, problem: GemmProblem, buffers: GemmBuffers, encode: TensorMapEncoder, options: { readonly smCount?: number } = {}): PreparedGemmLaunch {
+export function prepareGemmLaunch(
+  instance: GemmInstance,
+  problem: GemmProblem,
+  buffers: GemmBuffers,
+  encode: TensorMapEncoder,
+  options: { readonly smCount?: number } = {},
+): PreparedGemmLaunch {
   const checked = checkGemmBuffers(instance, problem, buffers);
   const maps = gemmTensorMaps(instance, checked, buffers.a.ptr, buffers.b.ptr);
   checkTiledTensorMap(maps.a);
@@ -153,7 +214,10 @@ export type LoadableGemmInstance = LoadableInstance;
  */
 export class LoadedGemmKernel<I extends LoadableGemmInstance> extends LoadedKernel<I> {
   /** Compiles and loads `instance` on `options.device` with the GEMM flags, opting in to its dynamic shared memory. */
-  protected static load(instance: LoadableGemmInstance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<LoadedInstance> {
+  protected static load(
+    instance: LoadableGemmInstance,
+    options: { readonly device: Device; readonly compiler: Compiler },
+  ): Promise<LoadedInstance> {
     return LoadedKernel.loadWith(instance, { ...options, flags: GEMM_COMPILE_FLAGS });
   }
 
@@ -183,8 +247,14 @@ export class GemmKernel extends LoadedGemmKernel<GemmInstance> {
   }
 
   /** Validates and encodes once; the returned `launch` only enqueues (for timing loops). */
-  prepare(problem: GemmProblem, buffers: GemmBuffers, options: { readonly smCount?: number } = {}): { readonly prepared: PreparedGemmLaunch; launch(): void } {
-    const prepared = prepareGemmLaunch(this.instance, problem, buffers, (o) => encodeTensorMapTiled(this.device, o), { smCount: options.smCount ?? this.device.smCount });
+  prepare(
+    problem: GemmProblem,
+    buffers: GemmBuffers,
+    options: { readonly smCount?: number } = {},
+  ): { readonly prepared: PreparedGemmLaunch; launch(): void } {
+    const prepared = prepareGemmLaunch(this.instance, problem, buffers, (o) => encodeTensorMapTiled(this.device, o), {
+      smCount: options.smCount ?? this.device.smCount,
+    });
     return { prepared, launch: this.enqueuer(prepared.launch, prepared.args, buffers.stream) };
   }
 }

@@ -94,7 +94,8 @@ export const GEMM_MAX_BATCH = 65535;
 export const GEMM_MAX_DIM = 1 << 20;
 
 function positiveInt(where: string, v: unknown, max = GEMM_MAX_DIM): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1 || v > max) throw new ArgumentError(where, `must be an integer in [1, ${max}]`, v);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1 || v > max)
+    throw new ArgumentError(where, `must be an integer in [1, ${max}]`, v);
   return v;
 }
 
@@ -112,7 +113,13 @@ interface GemmDims {
 }
 
 /** A leading dimension in [1, 2^20] (default `fallback`) and at least `min` (checked when known); undefined when broken. */
-function leadingDim(v: ArgumentProblems, name: string, given: number | undefined, fallback: number | undefined, min: { readonly value: number | undefined; readonly rule: () => string }): number | undefined {
+function leadingDim(
+  v: ArgumentProblems,
+  name: string,
+  given: number | undefined,
+  fallback: number | undefined,
+  min: { readonly value: number | undefined; readonly rule: () => string },
+): number | undefined {
   const x = given ?? fallback;
   if (x === undefined) return undefined;
   const ld = v.check(() => positiveInt(`problem.${name}`, x));
@@ -122,32 +129,49 @@ function leadingDim(v: ArgumentProblems, name: string, given: number | undefined
 }
 
 /** lda, ldb, ldc with their defaults and minimums (the contiguous extent of each operand). */
-function leadingDims(v: ArgumentProblems, p: GemmProblem, d: GemmDims): { lda: number | undefined; ldb: number | undefined; ldc: number | undefined } {
+function leadingDims(
+  v: ArgumentProblems,
+  p: GemmProblem,
+  d: GemmDims,
+): { lda: number | undefined; ldb: number | undefined; ldc: number | undefined } {
   const { layout, m, n, k } = d;
   const store = layout === undefined ? undefined : gemmOperandStorage(layout);
   const aMin = store === undefined ? undefined : store.a === 'row' ? k : m;
   const bMin = store === undefined ? undefined : store.b === 'col' ? k : n;
   const lda = leadingDim(v, 'lda', p.lda, aMin, {
     value: aMin,
-    rule: () => (store!.a === 'row' ? `must be at least k = ${k} (A is row-major M×K in layout ${layout})` : `must be at least m = ${m} (A is column-major M×K in layout ${layout})`),
+    rule: () =>
+      store!.a === 'row'
+        ? `must be at least k = ${k} (A is row-major M×K in layout ${layout})`
+        : `must be at least m = ${m} (A is column-major M×K in layout ${layout})`,
   });
   const ldb = leadingDim(v, 'ldb', p.ldb, bMin, {
     value: bMin,
-    rule: () => (store!.b === 'col' ? `must be at least k = ${k} (B is column-major K×N, stored N×K, in layout ${layout})` : `must be at least n = ${n} (B is row-major K×N in layout ${layout})`),
+    rule: () =>
+      store!.b === 'col'
+        ? `must be at least k = ${k} (B is column-major K×N, stored N×K, in layout ${layout})`
+        : `must be at least n = ${n} (B is row-major K×N in layout ${layout})`,
   });
   const ldc = leadingDim(v, 'ldc', p.ldc, n, { value: n, rule: () => `must be at least n = ${n} (C is row-major M×N)` });
   return { lda, ldb, ldc };
 }
 
 /** A batch stride ≥ 0 (default `packed`), at least one matrix (`extent`) when batch > 1 (checked when known). */
-function batchStride(v: ArgumentProblems, name: string, given: number | undefined, matrix: { readonly packed: number; readonly extent: number } | undefined, batch: number | undefined): number | undefined {
+function batchStride(
+  v: ArgumentProblems,
+  name: string,
+  given: number | undefined,
+  matrix: { readonly packed: number; readonly extent: number } | undefined,
+  batch: number | undefined,
+): number | undefined {
   const s = given ?? matrix?.packed;
   if (s === undefined) return undefined;
   if (typeof s !== 'number' || !Number.isSafeInteger(s) || s < 0) {
     v.report(`problem.${name}`, 'must be a non-negative integer', s);
     return undefined;
   }
-  if (batch !== undefined && batch > 1 && matrix !== undefined && s < matrix.extent) v.report(`problem.${name}`, `must be at least ${matrix.extent} (one matrix) when batch > 1`, s);
+  if (batch !== undefined && batch > 1 && matrix !== undefined && s < matrix.extent)
+    v.report(`problem.${name}`, `must be at least ${matrix.extent} (one matrix) when batch > 1`, s);
   return s;
 }
 
@@ -157,14 +181,25 @@ function matrixSizes(d: GemmDims, ld: { lda: number | undefined; ldb: number | u
   const { lda, ldb, ldc } = ld;
   const known = (...xs: (number | undefined)[]) => layout !== undefined && xs.every((x) => x !== undefined);
   const store = layout === undefined ? undefined : gemmOperandStorage(layout);
-  const a = !known(m, k, lda) ? undefined : store!.a === 'row' ? { packed: m! * lda!, extent: (m! - 1) * lda! + k! } : { packed: k! * lda!, extent: (k! - 1) * lda! + m! };
-  const b = !known(n, k, ldb) ? undefined : store!.b === 'col' ? { packed: n! * ldb!, extent: (n! - 1) * ldb! + k! } : { packed: k! * ldb!, extent: (k! - 1) * ldb! + n! };
+  const a = !known(m, k, lda)
+    ? undefined
+    : store!.a === 'row'
+      ? { packed: m! * lda!, extent: (m! - 1) * lda! + k! }
+      : { packed: k! * lda!, extent: (k! - 1) * lda! + m! };
+  const b = !known(n, k, ldb)
+    ? undefined
+    : store!.b === 'col'
+      ? { packed: n! * ldb!, extent: (n! - 1) * ldb! + k! }
+      : { packed: k! * ldb!, extent: (k! - 1) * ldb! + n! };
   const c = m === undefined || n === undefined || ldc === undefined ? undefined : { packed: m * ldc, extent: (m - 1) * ldc + n };
   return { a, b, c };
 }
 
 /** alpha (finite fp32, default 1), bias (boolean, default false), activation (default none). */
-function epilogue(v: ArgumentProblems, p: GemmProblem): { alpha: number | undefined; bias: boolean | undefined; activation: GemmActivation | undefined } {
+function epilogue(
+  v: ArgumentProblems,
+  p: GemmProblem,
+): { alpha: number | undefined; bias: boolean | undefined; activation: GemmActivation | undefined } {
   const alpha = p.alpha ?? 1;
   const alphaOk = typeof alpha === 'number' && Number.isFinite(alpha) && Math.fround(alpha) === alpha;
   if (!alphaOk) v.report('problem.alpha', 'must be a finite number exactly representable in fp32', alpha);
@@ -189,7 +224,12 @@ export function checkGemmProblem(problem: GemmProblem): CheckedGemmProblem {
   const v = new ArgumentProblems(ArgumentError);
   const dtype = v.check(() => member('problem.dtype', p.dtype, GEMM_DTYPES));
   const layout = v.check(() => member('problem.layout', p.layout ?? 'tn', GEMM_LAYOUTS));
-  const dims: GemmDims = { layout, m: v.check(() => positiveInt('problem.m', p.m)), n: v.check(() => positiveInt('problem.n', p.n)), k: v.check(() => positiveInt('problem.k', p.k)) };
+  const dims: GemmDims = {
+    layout,
+    m: v.check(() => positiveInt('problem.m', p.m)),
+    n: v.check(() => positiveInt('problem.n', p.n)),
+    k: v.check(() => positiveInt('problem.k', p.k)),
+  };
   const ld = leadingDims(v, p, dims);
   const batch = v.check(() => positiveInt('problem.batch', p.batch ?? 1, GEMM_MAX_BATCH));
   const sizes = matrixSizes(dims, ld);
@@ -198,7 +238,23 @@ export function checkGemmProblem(problem: GemmProblem): CheckedGemmProblem {
   const batchStrideC = batchStride(v, 'batchStrideC', p.batchStrideC, sizes.c, batch);
   const { alpha, bias, activation } = epilogue(v, p);
   v.throwIfAny();
-  return Object.freeze({ dtype: dtype!, m: dims.m!, n: dims.n!, k: dims.k!, layout: layout!, lda: ld.lda!, ldb: ld.ldb!, ldc: ld.ldc!, batch: batch!, batchStrideA: batchStrideA!, batchStrideB: batchStrideB!, batchStrideC: batchStrideC!, alpha: alpha!, bias: bias!, activation: activation! });
+  return Object.freeze({
+    dtype: dtype!,
+    m: dims.m!,
+    n: dims.n!,
+    k: dims.k!,
+    layout: layout!,
+    lda: ld.lda!,
+    ldb: ld.ldb!,
+    ldc: ld.ldc!,
+    batch: batch!,
+    batchStrideA: batchStrideA!,
+    batchStrideB: batchStrideB!,
+    batchStrideC: batchStrideC!,
+    alpha: alpha!,
+    bias: bias!,
+    activation: activation!,
+  });
 }
 
 /**

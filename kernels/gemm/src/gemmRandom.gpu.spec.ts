@@ -12,13 +12,25 @@ import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import type { GemmInstance } from './gemmInstance.ts';
 import { GemmKernel } from './gemmLauncher.ts';
 import { runGemmRandomCase } from './testing/gemmRandomGpuCase.ts';
-import { GEMM_RANDOM_DEFAULT_RUNS, GEMM_RANDOM_DEFAULT_SEED, gemmRandomConfigs, gemmRandomInstance, gemmRandomLabel, type GemmRandomConfig } from './testing/randomGemmConfig.ts';
+import {
+  GEMM_RANDOM_DEFAULT_RUNS,
+  GEMM_RANDOM_DEFAULT_SEED,
+  gemmRandomConfigs,
+  gemmRandomInstance,
+  gemmRandomLabel,
+  type GemmRandomConfig,
+} from './testing/randomGemmConfig.ts';
 
-const kernelFor = buildOncePerInstance((instance: GemmInstance) => GemmKernel.build(instance, { device: Device.open(0), compiler: gpuTestCompiler('gemm-random-gpu') }));
+const kernelFor = buildOncePerInstance((instance: GemmInstance) =>
+  GemmKernel.build(instance, { device: Device.open(0), compiler: gpuTestCompiler('gemm-random-gpu') }),
+);
 
 const seed = Number(process.env['TILEKIT_RANDOM_SEED'] || GEMM_RANDOM_DEFAULT_SEED);
 const runs = Number(process.env['TILEKIT_RANDOM_RUNS'] || GEMM_RANDOM_DEFAULT_RUNS);
-assert.ok(Number.isSafeInteger(seed) && Number.isSafeInteger(runs) && runs >= 1, `TILEKIT_RANDOM_SEED (${seed}) and TILEKIT_RANDOM_RUNS (${runs}) must be integers, runs ≥ 1`);
+assert.ok(
+  Number.isSafeInteger(seed) && Number.isSafeInteger(runs) && runs >= 1,
+  `TILEKIT_RANDOM_SEED (${seed}) and TILEKIT_RANDOM_RUNS (${runs}) must be integers, runs ≥ 1`,
+);
 const replay = process.env['TILEKIT_RANDOM_GEMM_CASE'];
 const cases: readonly GemmRandomConfig[] = replay ? [JSON.parse(replay) as GemmRandomConfig] : gemmRandomConfigs(seed, runs);
 const origin = replay ? 'replayed from TILEKIT_RANDOM_GEMM_CASE' : `seed ${seed}`;
@@ -38,7 +50,9 @@ cases.forEach((c, i) => {
     try {
       console.log(runGemmRandomCase(c, await kernelFor(gemmRandomInstance(c)), Device.open(0)));
     } catch (error) {
-      throw new Error(`random case #${i} (${origin}) failed; replay: TILEKIT_RANDOM_GEMM_CASE='${JSON.stringify(c)}'\n${String(error)}`, { cause: error });
+      throw new Error(`random case #${i} (${origin}) failed; replay: TILEKIT_RANDOM_GEMM_CASE='${JSON.stringify(c)}'\n${String(error)}`, {
+        cause: error,
+      });
     }
   });
 });

@@ -38,7 +38,11 @@ function runAndCheck(kernel: PermuteKernel, problem: PermuteProblem, seed: numbe
     const out = dst.copyToHost();
     const bits = elementBytes(problem) === 2 ? new Uint16Array(out.buffer) : new Uint32Array(out.buffer);
     const result = comparePermutedBits(problem, storageBits(input), bits);
-    assert.equal(result.mismatches, 0, `${kernel.instance.name} on ${formatPermuteProblem(problem)}: ${result.mismatches} of ${result.elements} wrong, first ${JSON.stringify(result.first)}`);
+    assert.equal(
+      result.mismatches,
+      0,
+      `${kernel.instance.name} on ${formatPermuteProblem(problem)}: ${result.mismatches} of ${result.elements} wrong, first ${JSON.stringify(result.first)}`,
+    );
   } finally {
     src.dispose();
     dst.dispose();
@@ -101,9 +105,13 @@ test('permute/gpu: dispatch picks an instance and it validates on each kind and 
 });
 
 /** Writes `marks` (element index → 16-bit value) into a zeroed tensor, permutes, and reads the marks back where they must land. */
-async function checkMarks(problem: PermuteProblem, marks: readonly (readonly [number, number])[], outIndex: (i: number) => number): Promise<void> {
+async function checkMarks(
+  problem: PermuteProblem,
+  marks: readonly (readonly [number, number])[],
+  outIndex: (i: number) => number,
+): Promise<void> {
   const device = Device.open(0);
-  const bytes = (permuteShapes(problem).input.reduce((a, b) => a * b, 1) * elementBytes(problem));
+  const bytes = permuteShapes(problem).input.reduce((a, b) => a * b, 1) * elementBytes(problem);
   let src: DeviceBuffer | undefined;
   let dst: DeviceBuffer | undefined;
   try {
@@ -143,7 +151,13 @@ test('permute/gpu: 64-bit offsets beyond 2^31 elements (6 GiB tensors)', options
     const b = Math.floor(i / (D * H * S));
     return ((b * H + h) * S + s) * D + d;
   };
-  const marks: [number, number][] = [at(0, 0, 0, 0), at(2, 32767, 255, 127), at(2, 5, 200, 3), at(1, 30000, 17, 64), at(B - 1, S - 1, 0, 0)].map((i, k) => [i, 0x1234 + k]);
+  const marks: [number, number][] = [
+    at(0, 0, 0, 0),
+    at(2, 32767, 255, 127),
+    at(2, 5, 200, 3),
+    at(1, 30000, 17, 64),
+    at(B - 1, S - 1, 0, 0),
+  ].map((i, k) => [i, 0x1234 + k]);
   await checkMarks(head, marks, to);
   // transpose, fp16, 65536 × 40000 = 2.6 · 10^9 elements (the i64 index domain).
   const tr: PermuteProblem = { kind: 'transpose', dtype: 'fp16', m: 65536, n: 40000 };
@@ -160,10 +174,22 @@ test('permute/gpu: bad arguments are ArgumentErrors before any launch; the conte
   const small = device.alloc(1024);
   const big = device.alloc(1 << 20);
   try {
-    assert.throws(() => kernel.run(problem, { src: small, dst: big }), (e: unknown) => e instanceof ArgumentError && e.argument === 'src');
-    assert.throws(() => kernel.run(problem, { src: big, dst: big }), (e: unknown) => e instanceof ArgumentError && e.argument === 'dst');
-    assert.throws(() => kernel.run(problem, { src: big.view(8), dst: device.alloc(1 << 16) }), (e: unknown) => e instanceof ArgumentError && e.argument === 'problem');
-    assert.throws(() => kernel.run({ ...problem, dtype: 'fp32' }, { src: big, dst: device.alloc(1 << 20) }), (e: unknown) => e instanceof ArgumentError && /dtype fp32/.test((e as Error).message));
+    assert.throws(
+      () => kernel.run(problem, { src: small, dst: big }),
+      (e: unknown) => e instanceof ArgumentError && e.argument === 'src',
+    );
+    assert.throws(
+      () => kernel.run(problem, { src: big, dst: big }),
+      (e: unknown) => e instanceof ArgumentError && e.argument === 'dst',
+    );
+    assert.throws(
+      () => kernel.run(problem, { src: big.view(8), dst: device.alloc(1 << 16) }),
+      (e: unknown) => e instanceof ArgumentError && e.argument === 'problem',
+    );
+    assert.throws(
+      () => kernel.run({ ...problem, dtype: 'fp32' }, { src: big, dst: device.alloc(1 << 20) }),
+      (e: unknown) => e instanceof ArgumentError && /dtype fp32/.test((e as Error).message),
+    );
   } finally {
     small.dispose();
     big.dispose();

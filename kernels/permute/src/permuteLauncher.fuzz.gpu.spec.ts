@@ -36,41 +36,48 @@ function runAndCheck(kernel: PermuteKernel, device: Device, problem: PermuteProb
   }
 }
 
-test('permute/gpu fuzz: 100 invalid argument sets are typed errors before any launch; then a valid permute is exact', gpu.options, async (t) => {
-  const device = Device.open(0);
-  const counter = { compiles: 0 };
-  const nvcc = gpuTestCompiler('permute-fuzz');
-  const compiler: Compiler = {
-    kind: nvcc.kind,
-    version: () => nvcc.version(),
-    compile: (request) => {
-      counter.compiles++;
-      return nvcc.compile(request);
-    },
-  };
-  const instance = selectPermuteInstance(VALID);
-  const kernel = await PermuteKernel.build(instance, { device, compiler });
-  const sets = fc.sample(invalidPermuteCalls({ instance, kinds: ['bhsd2bshd', 'bshd2bhsd'], dtypes: ['fp16'] }), { numRuns: 100, seed: SEED });
-  const tally = newTally();
-  const counters = { launches: () => unsettledLaunches().count, compiles: () => counter.compiles };
-  device.synchronize();
-  for (const { call, labels } of sets) {
-    await expectRejected(
-      () => {
-        const buffers = materialize(device, call.buffers);
-        try {
-          kernel.run(call.problem as unknown as PermuteProblem, { src: buffers.ranges['src']!, dst: buffers.ranges['dst']! });
-        } finally {
-          buffers.dispose();
-        }
+test(
+  'permute/gpu fuzz: 100 invalid argument sets are typed errors before any launch; then a valid permute is exact',
+  gpu.options,
+  async (t) => {
+    const device = Device.open(0);
+    const counter = { compiles: 0 };
+    const nvcc = gpuTestCompiler('permute-fuzz');
+    const compiler: Compiler = {
+      kind: nvcc.kind,
+      version: () => nvcc.version(),
+      compile: (request) => {
+        counter.compiles++;
+        return nvcc.compile(request);
       },
-      counters,
-      tally,
-      labels.join('; '),
-    );
-  }
-  t.diagnostic(fuzzLine('permute launcher (GPU)', tally));
-  assert.equal(tally.typed, 100);
-  runAndCheck(kernel, device, VALID);
-  kernel.dispose();
-});
+    };
+    const instance = selectPermuteInstance(VALID);
+    const kernel = await PermuteKernel.build(instance, { device, compiler });
+    const sets = fc.sample(invalidPermuteCalls({ instance, kinds: ['bhsd2bshd', 'bshd2bhsd'], dtypes: ['fp16'] }), {
+      numRuns: 100,
+      seed: SEED,
+    });
+    const tally = newTally();
+    const counters = { launches: () => unsettledLaunches().count, compiles: () => counter.compiles };
+    device.synchronize();
+    for (const { call, labels } of sets) {
+      await expectRejected(
+        () => {
+          const buffers = materialize(device, call.buffers);
+          try {
+            kernel.run(call.problem as unknown as PermuteProblem, { src: buffers.ranges['src']!, dst: buffers.ranges['dst']! });
+          } finally {
+            buffers.dispose();
+          }
+        },
+        counters,
+        tally,
+        labels.join('; '),
+      );
+    }
+    t.diagnostic(fuzzLine('permute launcher (GPU)', tally));
+    assert.equal(tally.typed, 100);
+    runAndCheck(kernel, device, VALID);
+    kernel.dispose();
+  },
+);

@@ -8,7 +8,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PermuteInstance } from './permuteInstance.ts';
 import { PermuteKernel } from './permuteLauncher.ts';
 import type { PermuteProblem } from './permuteProblem.ts';
-import { dropFuzzFakeAddon, expectRejected, fakeCompiler, fuzzLine, materialize, newTally, useFuzzFakeAddon, withoutSource, type FuzzFakeAddon } from '@tilekit/runtime/testing';
+import {
+  dropFuzzFakeAddon,
+  expectRejected,
+  fakeCompiler,
+  fuzzLine,
+  materialize,
+  newTally,
+  useFuzzFakeAddon,
+  withoutSource,
+  type FuzzFakeAddon,
+} from '@tilekit/runtime/testing';
 import { invalidPermuteCalls, permuteInstanceNamed, validPermuteCalls, type PermuteFuzzCall } from './testing/invalidPermuteArgs.ts';
 
 /** The seed of every property here (recorded for determinism). */

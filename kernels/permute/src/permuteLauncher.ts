@@ -3,7 +3,20 @@
 // anything reaches the GPU).
 import type { PackedArguments } from '@tilekit/codegen';
 import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
-import { compileInstance, loadInstance, type CompileResult, type Compiler, type CudaModule, type Device, type Kernel, type KernelResources, type LoadedInstance, type Stream, checkDeviceRange, type DeviceRange } from '@tilekit/runtime';
+import {
+  compileInstance,
+  loadInstance,
+  type CompileResult,
+  type Compiler,
+  type CudaModule,
+  type Device,
+  type Kernel,
+  type KernelResources,
+  type LoadedInstance,
+  type Stream,
+  checkDeviceRange,
+  type DeviceRange,
+} from '@tilekit/runtime';
 import { addressAlignment, type PermuteInstance, type PermuteLaunch } from './permuteInstance.ts';
 import { checkPermuteProblem, formatPermuteProblem, permuteBytesMoved, type PermuteProblem } from './permuteProblem.ts';
 
@@ -44,7 +57,12 @@ export function preparePermuteLaunch(instance: PermuteInstance, problem: Permute
     const reasons = instance.unsupported(checked, { src: addressAlignment(src.ptr), dst: addressAlignment(dst.ptr) });
     if (reasons.length > 0) v.report('problem', `${instance.name} cannot run ${formatPermuteProblem(checked)}: ${reasons.join('; ')}`);
     const n = BigInt(bytes);
-    if (src.ptr < dst.ptr + n && dst.ptr < src.ptr + n) v.report('dst', 'must not overlap src (the permute is not in place)', { src: `0x${src.ptr.toString(16)}`, dst: `0x${dst.ptr.toString(16)}`, bytes });
+    if (src.ptr < dst.ptr + n && dst.ptr < src.ptr + n)
+      v.report('dst', 'must not overlap src (the permute is not in place)', {
+        src: `0x${src.ptr.toString(16)}`,
+        dst: `0x${dst.ptr.toString(16)}`,
+        bytes,
+      });
   }
   v.throwIfAny();
   const [s, d] = [buffers.src.ptr, buffers.dst.ptr];
@@ -99,7 +117,12 @@ export class PermuteKernel {
   prepare(problem: PermuteProblem, buffers: PermuteBuffers): { readonly prepared: PreparedPermuteLaunch; launch(): void } {
     const prepared = preparePermuteLaunch(this.instance, problem, buffers);
     const { launch, args } = prepared;
-    const config = { grid: launch.grid, block: launch.block, sharedBytes: launch.sharedBytes, ...(buffers.stream ? { stream: buffers.stream } : {}) };
+    const config = {
+      grid: launch.grid,
+      block: launch.block,
+      sharedBytes: launch.sharedBytes,
+      ...(buffers.stream ? { stream: buffers.stream } : {}),
+    };
     return { prepared, launch: () => this.kernel.launch(config, args) };
   }
 

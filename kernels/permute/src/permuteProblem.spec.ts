@@ -38,14 +38,23 @@ describe('checkPermuteProblem', () => {
         expect(problemArguments(() => checkPermuteProblem(p))).toEqual(expected);
       }),
     );
-    expect(problemArguments(() => checkPermuteProblem({ kind: 'transpose', dtype: 'fp32', m: 0, n: 0 }))).toEqual(['problem.m', 'problem.n']);
+    expect(problemArguments(() => checkPermuteProblem({ kind: 'transpose', dtype: 'fp32', m: 0, n: 0 }))).toEqual([
+      'problem.m',
+      'problem.n',
+    ]);
   });
 
   it('the launcher reports every buffer problem together', () => {
     const instance = findPermuteInstance('permute_head_fp16_v16_t256_u2_r2')!;
     const problem: PermuteProblem = { kind: 'bhsd2bshd', dtype: 'fp16', b: 2, h: 4, s: 16, d: 64 };
     const bytes = 2 * 4 * 16 * 64 * 2;
-    expect(problemArguments(() => preparePermuteLaunch(instance, problem, { src: { ptr: 0x1000n, bytes: 1 }, dst: { ptr: 0x100000n, bytes: 2 } }))).toEqual(['src', 'dst']);
-    expect(problemArguments(() => preparePermuteLaunch(instance, problem, { src: { ptr: 0x1008n, bytes }, dst: { ptr: 0x1010n, bytes } }))).toEqual(['problem', 'dst']);
+    expect(
+      problemArguments(() =>
+        preparePermuteLaunch(instance, problem, { src: { ptr: 0x1000n, bytes: 1 }, dst: { ptr: 0x100000n, bytes: 2 } }),
+      ),
+    ).toEqual(['src', 'dst']);
+    expect(
+      problemArguments(() => preparePermuteLaunch(instance, problem, { src: { ptr: 0x1008n, bytes }, dst: { ptr: 0x1010n, bytes } })),
+    ).toEqual(['problem', 'dst']);
   });
 });

@@ -96,9 +96,17 @@ export function permuteShapes(problem: PermuteProblem): PermuteShapes {
     case 'transpose':
       return { input: [problem.m, problem.n], output: [problem.n, problem.m], axes: [1, 0] };
     case 'bhsd2bshd':
-      return { input: [problem.b, problem.h, problem.s, problem.d], output: [problem.b, problem.s, problem.h, problem.d], axes: [0, 2, 1, 3] };
+      return {
+        input: [problem.b, problem.h, problem.s, problem.d],
+        output: [problem.b, problem.s, problem.h, problem.d],
+        axes: [0, 2, 1, 3],
+      };
     case 'bshd2bhsd':
-      return { input: [problem.b, problem.s, problem.h, problem.d], output: [problem.b, problem.h, problem.s, problem.d], axes: [0, 2, 1, 3] };
+      return {
+        input: [problem.b, problem.s, problem.h, problem.d],
+        output: [problem.b, problem.h, problem.s, problem.d],
+        axes: [0, 2, 1, 3],
+      };
   }
 }
 

@@ -10,12 +10,34 @@ import { checkSpargePoolProblem, spargePoolOutputBytes } from './blockMap/sparge
 import { checkSpargeSelectConfig, spargeSelectBufferBytes } from './blockMap/spargeSelectLauncher.ts';
 import { planSparge, SpargeRunner, type SpargeProblem } from './spargeRunner.ts';
 
-const base = { dtype: 'fp16', batch: 1, nheadQ: 8, nheadK: 2, hdimQ: 64, inputLayout: 'bhsd', outputLayout: 'bhsd', params: { topk: 0.5 }, pipeline: 'jenga', pvMode: 'warp' } as const;
+const base = {
+  dtype: 'fp16',
+  batch: 1,
+  nheadQ: 8,
+  nheadK: 2,
+  hdimQ: 64,
+  inputLayout: 'bhsd',
+  outputLayout: 'bhsd',
+  params: { topk: 0.5 },
+  pipeline: 'jenga',
+  pvMode: 'warp',
+} as const;
 const CASES: readonly [string, SpargeProblem][] = [
   ['all key sequences empty (jenga, warp vote)', { ...base, seqstartQ: [0, 64], seqstartK: [0, 0] }],
   ['all query sequences empty (jenga, warp vote)', { ...base, seqstartQ: [0, 0], seqstartK: [0, 64] }],
   ['batch 2, all key sequences empty', { ...base, batch: 2, seqstartQ: [0, 64, 200], seqstartK: [0, 0, 0] }],
-  ['batch 2, all query sequences empty, vsa causal', { ...base, batch: 2, seqstartQ: [0, 0, 0], seqstartK: [0, 64, 300], pipeline: 'vsa', pvMode: 'none', params: { topk: 0.5, isCausal: true } }],
+  [
+    'batch 2, all query sequences empty, vsa causal',
+    {
+      ...base,
+      batch: 2,
+      seqstartQ: [0, 0, 0],
+      seqstartK: [0, 64, 300],
+      pipeline: 'vsa',
+      pvMode: 'none',
+      params: { topk: 0.5, isCausal: true },
+    },
+  ],
   ['all sequences empty', { ...base, seqstartQ: [0, 0], seqstartK: [0, 0] }],
 ];
 /**
@@ -25,19 +47,45 @@ const CASES: readonly [string, SpargeProblem][] = [
  * same placeholder as `fmhaFwdTensorMaps` ([d, 1, 1, 1], the row stride everywhere).
  */
 const INT8_CASES: readonly [string, SpargeProblem][] = [
-  ['all key sequences empty, int8, d128, bshd', { ...base, hdimQ: 128, inputLayout: 'bshd', seqstartQ: [0, 64], seqstartK: [0, 0], params: { topk: 0.5, int8: true } }],
+  [
+    'all key sequences empty, int8, d128, bshd',
+    { ...base, hdimQ: 128, inputLayout: 'bshd', seqstartQ: [0, 64], seqstartK: [0, 0], params: { topk: 0.5, int8: true } },
+  ],
   ['all query sequences empty, int8, cdf', { ...base, seqstartQ: [0, 0], seqstartK: [0, 130], params: { cdfthreshd: 0.9, int8: true } }],
 ];
 
 /** Elements a strided tensor spans (0 without rows): group mode has one "batch". */
-function span(s: { readonly row: number; readonly head: number; readonly batch: number }, heads: number, rows: number, hdim: number): number {
+function span(
+  s: { readonly row: number; readonly head: number; readonly batch: number },
+  heads: number,
+  rows: number,
+  hdim: number,
+): number {
   return rows === 0 ? 0 : (heads - 1) * s.head + (rows - 1) * s.row + hdim;
 }
 
 /** Bytes of Q, K, V, O and LSE of a checked group-mode forward problem. */
-function fwdBytes(p: { readonly dtype: string; readonly nheadQ: number; readonly nheadK: number; readonly rowsQ: number; readonly rowsK: number; readonly hdimQ: number; readonly hdimV: number; readonly qStrides: { row: number; head: number; batch: number }; readonly kStrides: { row: number; head: number; batch: number }; readonly vStrides: { row: number; head: number; batch: number }; readonly oStrides: { row: number; head: number; batch: number } }) {
+function fwdBytes(p: {
+  readonly dtype: string;
+  readonly nheadQ: number;
+  readonly nheadK: number;
+  readonly rowsQ: number;
+  readonly rowsK: number;
+  readonly hdimQ: number;
+  readonly hdimV: number;
+  readonly qStrides: { row: number; head: number; batch: number };
+  readonly kStrides: { row: number; head: number; batch: number };
+  readonly vStrides: { row: number; head: number; batch: number };
+  readonly oStrides: { row: number; head: number; batch: number };
+}) {
   const e = 2;
-  return { q: span(p.qStrides, p.nheadQ, p.rowsQ, p.hdimQ) * e, k: span(p.kStrides, p.nheadK, p.rowsK, p.hdimQ) * e, v: span(p.vStrides, p.nheadK, p.rowsK, p.hdimV) * e, o: span(p.oStrides, p.nheadQ, p.rowsQ, p.hdimV) * e, lse: p.nheadQ * p.rowsQ * 4 };
+  return {
+    q: span(p.qStrides, p.nheadQ, p.rowsQ, p.hdimQ) * e,
+    k: span(p.kStrides, p.nheadK, p.rowsK, p.hdimQ) * e,
+    v: span(p.vStrides, p.nheadK, p.rowsK, p.hdimV) * e,
+    o: span(p.oStrides, p.nheadQ, p.rowsQ, p.hdimV) * e,
+    lse: p.nheadQ * p.rowsQ * 4,
+  };
 }
 
 // The fake driver behind the shim that `@tilekit/runtime/testing/fuzzAddonPath` (imported first)
@@ -59,8 +107,27 @@ describe('Sparge with every query or every key sequence empty (group mode)', () 
     const plan = planSparge(problem);
     const p = plan.attention;
     const shape = { batch: p.batch, nhead: p.nheadQ, nheadK: p.nheadK, headDim: p.hdimQ, seqstartQ: p.seqstartQ!, seqstartK: p.seqstartK! };
-    const pool = spargePoolOutputBytes(checkSpargePoolProblem({ ...shape, dtype: p.dtype, blockQ: 128, blockK: 128, smoothK: plan.params.smoothK, int8: plan.params.int8, tailBlockRule: plan.params.tailBlockRule }));
-    const select = spargeSelectBufferBytes(checkSpargeSelectConfig({ ...shape, blockQ: 128, blockK: 128, selection: plan.params.selection, isCausal: plan.params.isCausal, attentionSink: plan.params.attentionSink }));
+    const pool = spargePoolOutputBytes(
+      checkSpargePoolProblem({
+        ...shape,
+        dtype: p.dtype,
+        blockQ: 128,
+        blockK: 128,
+        smoothK: plan.params.smoothK,
+        int8: plan.params.int8,
+        tailBlockRule: plan.params.tailBlockRule,
+      }),
+    );
+    const select = spargeSelectBufferBytes(
+      checkSpargeSelectConfig({
+        ...shape,
+        blockQ: 128,
+        blockK: 128,
+        selection: plan.params.selection,
+        isCausal: plan.params.isCausal,
+        attentionSink: plan.params.attentionSink,
+      }),
+    );
     for (const key of ['pooledQ', 'simQ', 'pooledK', 'simK'] as const) expect(pool[key]).toBe(select[key]);
   });
 
@@ -88,7 +155,15 @@ async function runEmpty(problem: SpargeProblem): Promise<void> {
       return b;
     };
     const before = fake.launches.length;
-    const prepared = await runner.prepare(problem, { q: alloc(inputs.q), k: alloc(inputs.k), v: alloc(inputs.v), o: alloc(outputs.o), ...(p.lse ? { lse: alloc(outputs.lse) } : {}), seqstartQ: int32(p.seqstartQ!), seqstartK: int32(p.seqstartK!) });
+    const prepared = await runner.prepare(problem, {
+      q: alloc(inputs.q),
+      k: alloc(inputs.k),
+      v: alloc(inputs.v),
+      o: alloc(outputs.o),
+      ...(p.lse ? { lse: alloc(outputs.lse) } : {}),
+      seqstartQ: int32(p.seqstartQ!),
+      seqstartK: int32(p.seqstartK!),
+    });
     try {
       prepared.launch();
       const launches = fake.launches.slice(before);

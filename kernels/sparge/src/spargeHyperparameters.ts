@@ -115,7 +115,8 @@ function flag(name: string, value: unknown, fallback: boolean): boolean {
 
 function blockSize(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!(SPARGE_BLOCK_SIZES as readonly unknown[]).includes(value)) throw new SpargeArgumentError(name, `must be one of ${SPARGE_BLOCK_SIZES.join(', ')}`, value);
+  if (!(SPARGE_BLOCK_SIZES as readonly unknown[]).includes(value))
+    throw new SpargeArgumentError(name, `must be one of ${SPARGE_BLOCK_SIZES.join(', ')}`, value);
   return value as number;
 }
 
@@ -144,8 +145,12 @@ function perHeadParams(v: ArgumentProblems, params: SpargeParams, nhead: number 
         ? each('topk', params.topk, (x) => (x > 0 && x <= 1 ? undefined : 'must be in (0, 1]'))
         : each('cdfthreshd', params.cdfthreshd, (x) => (x >= 0 && x <= 1 ? undefined : 'must be in [0, 1]'));
   const simDefault = hasTopk ? SPARGE_DEFAULTS.simthreshd1WithTopk : SPARGE_DEFAULTS.simthreshd1WithCdf;
-  const simthreshd1 = each('simthreshd1', params.simthreshd1 ?? simDefault, (x) => (Number.isFinite(x) ? undefined : 'must be a finite number'));
-  const pvThreshold = each('pvThreshold', params.pvThreshold ?? SPARGE_DEFAULTS.pvThreshold, (x) => (x >= 0 ? undefined : 'must be ≥ 0 (log2 units; +Infinity disables PV skipping)'));
+  const simthreshd1 = each('simthreshd1', params.simthreshd1 ?? simDefault, (x) =>
+    Number.isFinite(x) ? undefined : 'must be a finite number',
+  );
+  const pvThreshold = each('pvThreshold', params.pvThreshold ?? SPARGE_DEFAULTS.pvThreshold, (x) =>
+    x >= 0 ? undefined : 'must be ≥ 0 (log2 units; +Infinity disables PV skipping)',
+  );
   return { selection, selectionValue, simthreshd1, pvThreshold };
 }
 
@@ -163,7 +168,8 @@ export function checkSpargeParams(params: SpargeParams, context: SpargeParamsCon
   const { nhead, headDim } = checkContext(v, context);
   const { selection, selectionValue, simthreshd1, pvThreshold } = perHeadParams(v, params, nhead);
   const tailBlockRule = params.tailBlockRule ?? SPARGE_DEFAULTS.tailBlockRule;
-  if (tailBlockRule !== 'pooled' && tailBlockRule !== 'upstreamFix') v.report('tailBlockRule', 'must be pooled or upstreamFix', tailBlockRule);
+  if (tailBlockRule !== 'pooled' && tailBlockRule !== 'upstreamFix')
+    v.report('tailBlockRule', 'must be pooled or upstreamFix', tailBlockRule);
   const smoothK = v.check(() => flag('smoothK', params.smoothK, SPARGE_DEFAULTS.smoothK));
   const attentionSink = v.check(() => flag('attentionSink', params.attentionSink, SPARGE_DEFAULTS.attentionSink));
   const isCausal = v.check(() => flag('isCausal', params.isCausal, SPARGE_DEFAULTS.isCausal));

@@ -13,7 +13,12 @@ import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { SpargeFwdKernel } from './attention/spargeFwdLauncher.ts';
 import type { SpargeFwdInstance } from './attention/spargeFwdInstance.ts';
 import { planSparge, SpargeRunner, type SpargeProblem } from './spargeRunner.ts';
-import { SPARGE_RANDOM_DEFAULT_RUNS, SPARGE_RANDOM_DEFAULT_SEED, spargeRandomLabel, spargeRandomProblems } from './testing/randomSpargeConfig.ts';
+import {
+  SPARGE_RANDOM_DEFAULT_RUNS,
+  SPARGE_RANDOM_DEFAULT_SEED,
+  spargeRandomLabel,
+  spargeRandomProblems,
+} from './testing/randomSpargeConfig.ts';
 import { runSpargeRandomCase } from './testing/spargeRandomGpuCase.ts';
 
 const compiler = () => gpuTestCompiler('sparge-random-gpu');
@@ -22,26 +27,37 @@ const runnerOnce = (): SpargeRunner => (runner ??= new SpargeRunner({ device: De
 
 const seed = Number(process.env['TILEKIT_RANDOM_SEED'] || SPARGE_RANDOM_DEFAULT_SEED);
 const runs = Number(process.env['TILEKIT_RANDOM_RUNS'] || SPARGE_RANDOM_DEFAULT_RUNS);
-assert.ok(Number.isSafeInteger(seed) && Number.isSafeInteger(runs) && runs >= 1, `TILEKIT_RANDOM_SEED (${seed}) and TILEKIT_RANDOM_RUNS (${runs}) must be integers, runs ≥ 1`);
+assert.ok(
+  Number.isSafeInteger(seed) && Number.isSafeInteger(runs) && runs >= 1,
+  `TILEKIT_RANDOM_SEED (${seed}) and TILEKIT_RANDOM_RUNS (${runs}) must be integers, runs ≥ 1`,
+);
 const replay = process.env['TILEKIT_RANDOM_SPARGE_CASE'];
 const cases: readonly SpargeProblem[] = replay ? [JSON.parse(replay) as SpargeProblem] : spargeRandomProblems(seed, runs);
 const origin = replay ? 'replayed from TILEKIT_RANDOM_SPARGE_CASE' : `seed ${seed}`;
 
-test(`kernel-sparge/gpu random (${origin}): compile the attention instances of the ${cases.length} cases, 16 at a time (the runner then loads them from the cache)`, gpu.options, async (t) => {
-  const instances = [...new Map(cases.map((c) => planSparge(c).instance).map((i): [string, SpargeFwdInstance] => [i.name, i])).values()];
-  for (let i = 0; i < instances.length; i += 16) {
-    const built = await Promise.all(instances.slice(i, i + 16).map((instance) => SpargeFwdKernel.build(instance, { device: Device.open(0), compiler: compiler() })));
-    for (const k of built) k.dispose();
-  }
-  t.diagnostic(`${instances.length} sparse attention instances compiled`);
-});
+test(
+  `kernel-sparge/gpu random (${origin}): compile the attention instances of the ${cases.length} cases, 16 at a time (the runner then loads them from the cache)`,
+  gpu.options,
+  async (t) => {
+    const instances = [...new Map(cases.map((c) => planSparge(c).instance).map((i): [string, SpargeFwdInstance] => [i.name, i])).values()];
+    for (let i = 0; i < instances.length; i += 16) {
+      const built = await Promise.all(
+        instances.slice(i, i + 16).map((instance) => SpargeFwdKernel.build(instance, { device: Device.open(0), compiler: compiler() })),
+      );
+      for (const k of built) k.dispose();
+    }
+    t.diagnostic(`${instances.length} sparse attention instances compiled`);
+  },
+);
 
 cases.forEach((c, i) => {
   test(`kernel-sparge/gpu random #${i} (${origin}): ${spargeRandomLabel(c)}`, gpu.options, async () => {
     try {
       console.log(await runSpargeRandomCase(c, runnerOnce()));
     } catch (error) {
-      throw new Error(`random case #${i} (${origin}) failed; replay: TILEKIT_RANDOM_SPARGE_CASE='${JSON.stringify(c)}'\n${String(error)}`, { cause: error });
+      throw new Error(`random case #${i} (${origin}) failed; replay: TILEKIT_RANDOM_SPARGE_CASE='${JSON.stringify(c)}'\n${String(error)}`, {
+        cause: error,
+      });
     }
   });
 });

@@ -11,8 +11,24 @@ import type { SpargeFwdInstance } from './attention/spargeFwdInstance.ts';
 import { SpargeFwdKernel, type SpargeFwdBuffers, type SpargeFwdLaunchProblem } from './attention/spargeFwdLauncher.ts';
 import { SpargeBlockMapKernels, type SpargeBlockMapBuffers, type SpargeBlockMapProblem } from './blockMap/spargeBlockMapKernels.ts';
 import { planSparge, SpargeRunner, type SpargeBuffers, type SpargeProblem } from './spargeRunner.ts';
-import { dropFuzzFakeAddon, expectRejected, fakeCompiler, fuzzLine, materialize, newTally, useFuzzFakeAddon, withoutSource, type FuzzFakeAddon } from '@tilekit/runtime/testing';
-import { invalidSpargeCalls, spargeFwdInstanceNamed, validSpargeCalls, type SpargeFuzzCall, type SpargeFuzzTarget } from './testing/invalidSpargeArgs.ts';
+import {
+  dropFuzzFakeAddon,
+  expectRejected,
+  fakeCompiler,
+  fuzzLine,
+  materialize,
+  newTally,
+  useFuzzFakeAddon,
+  withoutSource,
+  type FuzzFakeAddon,
+} from '@tilekit/runtime/testing';
+import {
+  invalidSpargeCalls,
+  spargeFwdInstanceNamed,
+  validSpargeCalls,
+  type SpargeFuzzCall,
+  type SpargeFuzzTarget,
+} from './testing/invalidSpargeArgs.ts';
 
 /** The seed of every property here (recorded for determinism). */
 const SEED = 0x17_04_05;
@@ -33,7 +49,8 @@ beforeAll(() => {
   compiler = fakeCompiler(fake, counter);
   runner = new SpargeRunner({ device, compiler });
   const maps = new Map<number, Promise<SpargeBlockMapKernels>>();
-  blockMaps = (headDim) => maps.get(headDim) ?? maps.set(headDim, SpargeBlockMapKernels.build({ device, compiler, headDims: [headDim] })).get(headDim)!;
+  blockMaps = (headDim) =>
+    maps.get(headDim) ?? maps.set(headDim, SpargeBlockMapKernels.build({ device, compiler, headDims: [headDim] })).get(headDim)!;
   attention = buildOncePerInstance((i: SpargeFwdInstance) => SpargeFwdKernel.build(withoutSource(i), { device, compiler }));
 });
 afterAll(() => {
@@ -59,11 +76,17 @@ async function run(target: SpargeFuzzTarget, call: SpargeFuzzCall, targets: read
   try {
     if (target === 'runner') {
       const fresh = targets.some((t) => !RUN_BUFFERS.includes(t));
-      const prepared = await (fresh ? new SpargeRunner({ device, compiler }) : runner).prepare(call.problem as unknown as SpargeProblem, buffers.ranges as unknown as SpargeBuffers);
+      const prepared = await (fresh ? new SpargeRunner({ device, compiler }) : runner).prepare(
+        call.problem as unknown as SpargeProblem,
+        buffers.ranges as unknown as SpargeBuffers,
+      );
       prepared.launch();
       prepared.dispose();
     } else if (target === 'blockMap') {
-      const prepared = (await blockMaps(call.problem['headDim'] as number)).prepare(call.problem as unknown as SpargeBlockMapProblem, buffers.ranges as unknown as SpargeBlockMapBuffers);
+      const prepared = (await blockMaps(call.problem['headDim'] as number)).prepare(
+        call.problem as unknown as SpargeBlockMapProblem,
+        buffers.ranges as unknown as SpargeBlockMapBuffers,
+      );
       prepared.launch();
       prepared.dispose();
     } else {
@@ -94,7 +117,9 @@ describe.each(['runner', 'blockMap', 'attention'] as const)('sparge %s: fuzzed i
     await fc.assert(
       fc.asyncProperty(invalidSpargeCalls({ target }), async ({ call, labels, targets }) => {
         await warm(target, call);
-        await expectRejected(() => run(target, call, targets), counters, tally, labels.join('; '), { checkedAfterBuild: target === 'runner' ? RUN_BUFFERS : [] });
+        await expectRejected(() => run(target, call, targets), counters, tally, labels.join('; '), {
+          checkedAfterBuild: target === 'runner' ? RUN_BUFFERS : [],
+        });
       }),
       { numRuns: 1000, seed: SEED },
     );

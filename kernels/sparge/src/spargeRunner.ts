@@ -3,7 +3,13 @@
 // validated before anything is launched, then the launches on one stream. The block map is built
 // with the attention kernel's tiles (blockQ = blockK = 128).
 import { causalTopLeft, noMask } from '@tilekit/fmha';
-import { checkFmhaFwdProblem, type CheckedFmhaFwdProblem, type FmhaFwdDType, type FmhaFwdRunnerBuffers, type TensorMapEncoder } from '@tilekit/kernel-fmha-fwd';
+import {
+  checkFmhaFwdProblem,
+  type CheckedFmhaFwdProblem,
+  type FmhaFwdDType,
+  type FmhaFwdRunnerBuffers,
+  type TensorMapEncoder,
+} from '@tilekit/kernel-fmha-fwd';
 import type { AttentionLayout } from '@tilekit/fmha';
 import { encodeTensorMapTiled, type Compiler, type Device, type DeviceBuffer } from '@tilekit/runtime';
 import { SpargeBlockMapKernels, type PreparedSpargeBlockMap, type SpargeBlockMapProblem } from './blockMap/spargeBlockMapKernels.ts';
@@ -12,7 +18,13 @@ import { checkSpargeSelectConfig } from './blockMap/spargeSelectLauncher.ts';
 import { SPARGE_FWD_CATALOG, SPARGE_FWD_TILE } from './attention/spargeFwdCatalog.ts';
 import type { SpargeFwdInstance, SpargePipeline } from './attention/spargeFwdInstance.ts';
 import { SPARGE_PIPELINES } from './attention/spargeFwdInstance.ts';
-import { spargeFwdUnsupported, spargeMaxSeqlens, SpargeFwdKernel, type SpargeFwdLaunchProblem, type SpargePvModeName } from './attention/spargeFwdLauncher.ts';
+import {
+  spargeFwdUnsupported,
+  spargeMaxSeqlens,
+  SpargeFwdKernel,
+  type SpargeFwdLaunchProblem,
+  type SpargePvModeName,
+} from './attention/spargeFwdLauncher.ts';
 import { SpargeArgumentError } from './spargeArgumentError.ts';
 import { checkSpargeParams, type ResolvedSpargeParams, type SpargeParams } from './spargeHyperparameters.ts';
 import { SPARGE_PV_MODES } from './spargeReference.ts';
@@ -76,9 +88,28 @@ function spargeBlockMapProblemOf(p: SpargeFwdLaunchProblem, params: SpargeParams
  */
 function checkSpargeBlockMapShape(b: SpargeBlockMapProblem, params: ResolvedSpargeParams): void {
   const { params: _params, ...shape } = b;
-  const pool = checkSpargePoolProblem({ ...shape, blockQ: params.blockQ, blockK: params.blockK, smoothK: params.smoothK, int8: params.int8, tailBlockRule: params.tailBlockRule });
-  const sequences = pool.mode === 'group' ? { seqstartQ: pool.seqstartQ!, seqstartK: pool.seqstartK! } : { seqlenQ: pool.seqlenQ, seqlenK: pool.seqlenK };
-  checkSpargeSelectConfig({ batch: pool.batch, nhead: pool.nhead, nheadK: pool.nheadK, headDim: pool.headDim, blockQ: pool.blockQ, blockK: pool.blockK, ...sequences, selection: params.selection, isCausal: params.isCausal, attentionSink: params.attentionSink });
+  const pool = checkSpargePoolProblem({
+    ...shape,
+    blockQ: params.blockQ,
+    blockK: params.blockK,
+    smoothK: params.smoothK,
+    int8: params.int8,
+    tailBlockRule: params.tailBlockRule,
+  });
+  const sequences =
+    pool.mode === 'group' ? { seqstartQ: pool.seqstartQ!, seqstartK: pool.seqstartK! } : { seqlenQ: pool.seqlenQ, seqlenK: pool.seqlenK };
+  checkSpargeSelectConfig({
+    batch: pool.batch,
+    nhead: pool.nhead,
+    nheadK: pool.nheadK,
+    headDim: pool.headDim,
+    blockQ: pool.blockQ,
+    blockK: pool.blockK,
+    ...sequences,
+    selection: params.selection,
+    isCausal: params.isCausal,
+    attentionSink: params.attentionSink,
+  });
 }
 
 /**
@@ -95,15 +126,21 @@ export function planSparge(problem: SpargeProblem): SpargePlan {
   for (const key of ['blockQ', 'blockK'] as const) {
     const given = problem.params[key];
     const want = key === 'blockQ' ? SPARGE_FWD_TILE.tileM : SPARGE_FWD_TILE.tileN;
-    if (given !== undefined && given !== want) throw new SpargeArgumentError(`params.${key}`, `must be ${want}: the block map uses the attention kernel's tile`, given);
+    if (given !== undefined && given !== want)
+      throw new SpargeArgumentError(`params.${key}`, `must be ${want}: the block map uses the attention kernel's tile`, given);
   }
   const resolved: ResolvedSpargeParams = Object.freeze({ ...params, blockQ: SPARGE_FWD_TILE.tileM, blockK: SPARGE_FWD_TILE.tileN });
   if (params.int8 && params.smoothK && problem.lse === true) {
     // Q·(K − km) shifts every logit of a row by q·km: the softmax is unchanged, its normalizer is not.
-    throw new SpargeArgumentError('lse', 'is not available with int8 Q·Kᵀ and smoothK (the int8 logits are relative to the smoothed K, so LSE would be off by q·km·scale); set smoothK false or lse false', true);
+    throw new SpargeArgumentError(
+      'lse',
+      'is not available with int8 Q·Kᵀ and smoothK (the int8 logits are relative to the smoothed K, so LSE would be off by q·km·scale); set smoothK false or lse false',
+      true,
+    );
   }
   const pipeline = problem.pipeline ?? 'vsa';
-  if (!SPARGE_PIPELINES.includes(pipeline)) throw new SpargeArgumentError('pipeline', `must be one of ${SPARGE_PIPELINES.join(', ')}`, pipeline);
+  if (!SPARGE_PIPELINES.includes(pipeline))
+    throw new SpargeArgumentError('pipeline', `must be one of ${SPARGE_PIPELINES.join(', ')}`, pipeline);
   const pvMode = problem.pvMode ?? 'none';
   if (!SPARGE_PV_MODES.includes(pvMode)) throw new SpargeArgumentError('pvMode', `must be one of ${SPARGE_PV_MODES.join(', ')}`, pvMode);
   const { params: _p, pipeline: _pl, pvMode: _pv, ...shape } = problem;
@@ -121,9 +158,19 @@ export function planSparge(problem: SpargeProblem): SpargePlan {
       i.policy.pvSkip === (pvMode !== 'none') &&
       (i.policy.qkDtype === 'int8') === params.int8,
   );
-  if (instance === undefined) throw new SpargeArgumentError('problem', 'has no sparse attention instance (dtype fp16/bf16, d 64/128)', `${checked.dtype} d${checked.hdimQ}`);
+  if (instance === undefined)
+    throw new SpargeArgumentError(
+      'problem',
+      'has no sparse attention instance (dtype fp16/bf16, d 64/128)',
+      `${checked.dtype} d${checked.hdimQ}`,
+    );
   const reasons = spargeFwdUnsupported(instance, attention);
-  if (reasons.length > 0) throw new SpargeArgumentError('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`, `${checked.dtype} d${checked.hdimQ} ${pipeline}`);
+  if (reasons.length > 0)
+    throw new SpargeArgumentError(
+      'problem',
+      `${instance.name} cannot run it: ${reasons.join('; ')}`,
+      `${checked.dtype} d${checked.hdimQ} ${pipeline}`,
+    );
   checkSpargeBlockMapShape(spargeBlockMapProblemOf(attention, problem.params, resolved), resolved);
   let denseBlocks = 0;
   for (let b = 0; b < checked.batch; b++) {
@@ -131,7 +178,9 @@ export function planSparge(problem: SpargeProblem): SpargePlan {
     const sk = checked.mode === 'batch' ? checked.seqlenK : checked.seqlensK[b]!;
     const qb = Math.ceil(sq / resolved.blockQ);
     const kb = Math.ceil(sk / resolved.blockK);
-    for (let i = 0; i < qb; i++) for (let j = 0; j < kb; j++) if (!params.isCausal || spargeCausalBlockAllowed(i, j, resolved.blockQ, resolved.blockK, sq)) denseBlocks++;
+    for (let i = 0; i < qb; i++)
+      for (let j = 0; j < kb; j++)
+        if (!params.isCausal || spargeCausalBlockAllowed(i, j, resolved.blockQ, resolved.blockK, sq)) denseBlocks++;
   }
   return Object.freeze({ attention, params: resolved, instance, denseBlocks: denseBlocks * checked.nheadQ });
 }
@@ -225,7 +274,16 @@ export class SpargeRunner {
       owned.push(pvThreshold);
       const seqstarts = p.mode === 'group' ? { seqstartQ: buffers.seqstartQ!, seqstartK: buffers.seqstartK! } : {};
       const stream = buffers.stream === undefined ? {} : { stream: buffers.stream };
-      blockMapRun = blockMaps.prepare(spargeBlockMapProblemOf(p, problem.params, plan.params), { q: buffers.q, k: buffers.k, ...seqstarts, blockMap, lut, validBlockNum, visited, ...stream });
+      blockMapRun = blockMaps.prepare(spargeBlockMapProblemOf(p, problem.params, plan.params), {
+        q: buffers.q,
+        k: buffers.k,
+        ...seqstarts,
+        blockMap,
+        lut,
+        validBlockNum,
+        visited,
+        ...stream,
+      });
       const inter = blockMapRun.intermediates;
       const attn = attention.prepare(
         p,

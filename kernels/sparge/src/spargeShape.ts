@@ -37,7 +37,8 @@ function positive(where: string, v: unknown, min: number): number {
  * @throws SpargeArgumentError naming `shape.<field>`, every problem found in one error (the first one's name as `argument`).
  */
 export function resolveSpargeShape(shape: SpargeShape, options: { readonly anyHeadDim?: boolean } = {}): ResolvedSpargeShape {
-  if (typeof shape !== 'object' || shape === null) throw new SpargeArgumentError('shape', 'must be an object { batch, nhead, seqlenQ, seqlenK, headDim }', shape);
+  if (typeof shape !== 'object' || shape === null)
+    throw new SpargeArgumentError('shape', 'must be an object { batch, nhead, seqlenQ, seqlenK, headDim }', shape);
   const v = new ArgumentProblems(SpargeArgumentError);
   const batch = v.check(() => positive('shape.batch', shape.batch, 1));
   const nhead = v.check(() => positive('shape.nhead', shape.nhead, 1));
@@ -58,9 +59,20 @@ export function resolveSpargeShape(shape: SpargeShape, options: { readonly anyHe
  * head): batch·heads·rows·headDim in all.
  * @throws SpargeArgumentError naming `where`.
  */
-export function checkSpargeValues(where: string, values: unknown, batch: number, heads: number, rows: number, headDim: number): SpargeValues {
+export function checkSpargeValues(
+  where: string,
+  values: unknown,
+  batch: number,
+  heads: number,
+  rows: number,
+  headDim: number,
+): SpargeValues {
   if (!(values instanceof Float32Array || values instanceof Float64Array)) {
-    throw new SpargeArgumentError(where, 'must be a Float32Array or Float64Array (packed bhsd values)', (values as object | undefined)?.constructor?.name);
+    throw new SpargeArgumentError(
+      where,
+      'must be a Float32Array or Float64Array (packed bhsd values)',
+      (values as object | undefined)?.constructor?.name,
+    );
   }
   const want = batch * heads * rows * headDim;
   if (values.length !== want) throw new SpargeArgumentError(where, `must hold batch·heads·rows·headDim = ${want} elements`, values.length);

@@ -44,7 +44,13 @@ describe('ArgParser.parse', () => {
   it('later occurrences win; bools accept 1/0/true/false', () => {
     const p = makeParser();
     expect(p.parse(['-b=1', '-b=3']).get('b')).toBe(3);
-    for (const [text, value] of [['1', true], ['0', false], ['true', true], ['false', false], ['TRUE', true]] as const) {
+    for (const [text, value] of [
+      ['1', true],
+      ['0', false],
+      ['true', true],
+      ['false', false],
+      ['TRUE', true],
+    ] as const) {
       expect(p.parse([`-lse=${text}`]).get('lse')).toBe(value);
     }
   });
@@ -100,14 +106,16 @@ describe('ArgParser.parse', () => {
   });
 
   it('arbitrary argv either parses or raises ArgParseError', () => {
-    fc.assert(fc.property(fc.array(fc.string({ maxLength: 12 }), { maxLength: 6 }), (argv) => {
-      try {
-        makeParser().parse(argv);
-      } catch (error) {
-        expect(error).toBeInstanceOf(ArgParseError);
-        expect((error as Error).message).not.toContain('\n');
-      }
-    }));
+    fc.assert(
+      fc.property(fc.array(fc.string({ maxLength: 12 }), { maxLength: 6 }), (argv) => {
+        try {
+          makeParser().parse(argv);
+        } catch (error) {
+          expect(error).toBeInstanceOf(ArgParseError);
+          expect((error as Error).message).not.toContain('\n');
+        }
+      }),
+    );
   });
 
   it('-?, bare -h and --help request help even when -h is a flag', () => {
@@ -144,7 +152,9 @@ describe('ArgParser declarations', () => {
     expect(() => p.int('b', 1.5, '')).toThrow('int -b: default must be a safe integer (got 1.5)');
     expect(() => p.int('b', 1, '').int('b', 2, '')).toThrow('int -b: flag is already declared (got "b")');
     expect(() => new ArgParser('x').int('bad-key', 1, '')).toThrow(ArgumentError);
-    expect(() => new ArgParser('x').choice('p', 'fp32' as 'fp16', ['fp16'], '')).toThrow('choice -p: default must be one of fp16 (got "fp32")');
+    expect(() => new ArgParser('x').choice('p', 'fp32' as 'fp16', ['fp16'], '')).toThrow(
+      'choice -p: default must be one of fp16 (got "fp32")',
+    );
     expect(() => new ArgParser('x').float('f', Number.NaN, '')).toThrow(ArgumentError);
     const args = makeParser().parse([]);
     expect(() => args.getInt('prec')).toThrow('-prec: is a choice flag, read it as choice (got ["int"])');
@@ -177,13 +187,21 @@ describe('ArgParser bounds and checks', () => {
       }),
     );
     fc.assert(
-      fc.property(fc.integer({ min: -1000, max: 1000 }), fc.integer({ min: 0, max: 1000 }), fc.integer({ min: -3000, max: 3000 }), (min, width, value) => {
-        const max = min + width;
-        const p = new ArgParser('t').int('k', min, 'k', { min, max });
-        const inside = value >= min && value <= max;
-        if (inside) expect(p.parse([`-k=${value}`]).get('k')).toBe(value);
-        else expect(parseError(() => p.parse([`-k=${value}`])).message).toBe(`-k=${value}: must be at ${value < min ? `least ${min}` : `most ${max}`}`);
-      }),
+      fc.property(
+        fc.integer({ min: -1000, max: 1000 }),
+        fc.integer({ min: 0, max: 1000 }),
+        fc.integer({ min: -3000, max: 3000 }),
+        (min, width, value) => {
+          const max = min + width;
+          const p = new ArgParser('t').int('k', min, 'k', { min, max });
+          const inside = value >= min && value <= max;
+          if (inside) expect(p.parse([`-k=${value}`]).get('k')).toBe(value);
+          else
+            expect(parseError(() => p.parse([`-k=${value}`])).message).toBe(
+              `-k=${value}: must be at ${value < min ? `least ${min}` : `most ${max}`}`,
+            );
+        },
+      ),
     );
   });
 
@@ -218,14 +236,19 @@ describe('ArgParser bounds and checks', () => {
 
   it('restrict tightens a declared flag: bounds intersect (the larger minimum wins), checks chain', () => {
     fc.assert(
-      fc.property(fc.integer({ min: -50, max: 50 }), fc.integer({ min: -50, max: 50 }), fc.integer({ min: -200, max: 200 }), (a, b, value) => {
-        const start = Math.max(a, b, 0);
-        const p = new ArgParser('t').int('k', start, 'k', { min: a }).restrict('k', { min: b });
-        expect(p.flags()[0]!.min).toBe(Math.max(a, b));
-        const ok = value >= Math.max(a, b);
-        if (ok) expect(p.parse([`-k=${value}`]).get('k')).toBe(value);
-        else expect(parseError(() => p.parse([`-k=${value}`])).flag).toBe('-k');
-      }),
+      fc.property(
+        fc.integer({ min: -50, max: 50 }),
+        fc.integer({ min: -50, max: 50 }),
+        fc.integer({ min: -200, max: 200 }),
+        (a, b, value) => {
+          const start = Math.max(a, b, 0);
+          const p = new ArgParser('t').int('k', start, 'k', { min: a }).restrict('k', { min: b });
+          expect(p.flags()[0]!.min).toBe(Math.max(a, b));
+          const ok = value >= Math.max(a, b);
+          if (ok) expect(p.parse([`-k=${value}`]).get('k')).toBe(value);
+          else expect(parseError(() => p.parse([`-k=${value}`])).flag).toBe('-k');
+        },
+      ),
     );
     const p = new ArgParser('t').string('s', '', 's', evenLength).restrict('s', {
       check: (t) => {
@@ -243,10 +266,16 @@ describe('ArgParser bounds and checks', () => {
     expect(() => new ArgParser('t').float('f', 1, 'f', { max: Number.NaN })).toThrow('float -f: bounds must be finite');
     expect(() => new ArgParser('t').int('n', 3, 'n', { min: 5, max: 1 })).toThrow(ArgumentError);
     expect(() => new ArgParser('t').string('s', 'abc', 's', evenLength)).toThrow(/string -s: default must pass the flag's check/);
-    expect(() => new ArgParser('t').string('s', '', 's').restrict('s', { min: 1 })).toThrow('string -s: only int and float flags take bounds (got [1])');
-    expect(() => new ArgParser('t').int('n', 1, 'n').restrict('n', { check: evenLength })).toThrow('int -n: only string flags take a check');
+    expect(() => new ArgParser('t').string('s', '', 's').restrict('s', { min: 1 })).toThrow(
+      'string -s: only int and float flags take bounds (got [1])',
+    );
+    expect(() => new ArgParser('t').int('n', 1, 'n').restrict('n', { check: evenLength })).toThrow(
+      'int -n: only string flags take a check',
+    );
     expect(() => new ArgParser('t').int('n', 1, 'n').restrict('n', { min: 2 })).toThrow('int -n: default must be at least 2 (got 1)');
-    expect(() => (new ArgParser('t').int('n', 1, 'n') as ArgParser<{ n: number; m: number }>).restrict('m', { min: 0 })).toThrow('restrict -m: flag is not declared');
+    expect(() => (new ArgParser('t').int('n', 1, 'n') as ArgParser<{ n: number; m: number }>).restrict('m', { min: 0 })).toThrow(
+      'restrict -m: flag is not declared',
+    );
   });
 
   it('golden help: bounds in the type column', () => {
@@ -268,17 +297,26 @@ describe('runCli', () => {
     const io = { out: '', err: '', code: -1 };
     return {
       io,
-      sink: { stdout: (t: string) => void (io.out += t), stderr: (t: string) => void (io.err += t), exit: (c: number) => void (io.code = c) },
+      sink: {
+        stdout: (t: string) => void (io.out += t),
+        stderr: (t: string) => void (io.err += t),
+        exit: (c: number) => void (io.code = c),
+      },
     };
   }
 
   it('runs main with typed args and reports its exit code', async () => {
     const { io, sink } = capture();
     let seen = 0;
-    const code = await runCli(makeParser(), ['-b=7'], (args) => {
-      seen = args.get('b');
-      return 3;
-    }, sink);
+    const code = await runCli(
+      makeParser(),
+      ['-b=7'],
+      (args) => {
+        seen = args.get('b');
+        return 3;
+      },
+      sink,
+    );
     expect([code, io.code, seen, io.out, io.err]).toEqual([3, 3, 7, '', '']);
     expect(await runCli(makeParser(), [], async () => undefined, sink)).toBe(0);
   });
@@ -298,17 +336,29 @@ describe('runCli', () => {
     expect(io.err).toBe('error: -b=abc: expected an integer\n');
     expect(io.code).toBe(2);
     const second = capture();
-    const code = await runCli(makeParser(), [], () => {
-      throw new ArgParseError('-h', '-h=8: must be a multiple of -h_k=3');
-    }, second.sink);
+    const code = await runCli(
+      makeParser(),
+      [],
+      () => {
+        throw new ArgParseError('-h', '-h=8: must be a multiple of -h_k=3');
+      },
+      second.sink,
+    );
     expect([code, second.io.err]).toEqual([2, 'error: -h=8: must be a multiple of -h_k=3\n']);
   });
 
   it('lets other errors (bugs) propagate, without reporting an exit code', async () => {
     const { io, sink } = capture();
-    await expect(runCli(makeParser(), [], () => {
-      throw new RangeError('boom');
-    }, sink)).rejects.toThrow('boom');
+    await expect(
+      runCli(
+        makeParser(),
+        [],
+        () => {
+          throw new RangeError('boom');
+        },
+        sink,
+      ),
+    ).rejects.toThrow('boom');
     await expect(runCli(makeParser(), [], () => Promise.reject(new Error('async boom')), sink)).rejects.toThrow('async boom');
     expect([io.err, io.code]).toEqual(['', -1]);
   });
@@ -329,7 +379,7 @@ describe('runCli', () => {
     }
   });
 
-  it("node:util parseArgs usage errors are user errors too", async () => {
+  it('node:util parseArgs usage errors are user errors too', async () => {
     const { io, sink } = capture();
     expect(await runCli(makeParser(), [], () => void parseArgs({ args: ['--bogus'], options: {} }), sink)).toBe(2);
     expect(io.err).toMatch(/^error: Unknown option '--bogus'.*\n$/);

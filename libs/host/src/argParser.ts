@@ -391,7 +391,8 @@ function checkedRule(spec: FlagSpec): FlagSpec {
   const bounds = [spec.min, spec.max].filter((b) => b !== undefined);
   if (bounds.length > 0 && !numeric) throw new ArgumentError(where, 'only int and float flags take bounds', bounds);
   const valid = spec.kind === 'int' ? Number.isSafeInteger : Number.isFinite;
-  if (!bounds.every((b) => valid(b))) throw new ArgumentError(where, `bounds must be ${spec.kind === 'int' ? 'safe integers' : 'finite'}`, bounds);
+  if (!bounds.every((b) => valid(b)))
+    throw new ArgumentError(where, `bounds must be ${spec.kind === 'int' ? 'safe integers' : 'finite'}`, bounds);
   if (spec.check !== undefined && spec.kind !== 'string') throw new ArgumentError(where, 'only string flags take a check');
   if (typeof spec.defaultValue === 'number' && boundsRule(spec, spec.defaultValue) !== undefined) {
     throw new ArgumentError(where, `default ${boundsRule(spec, spec.defaultValue)}`, spec.defaultValue);

@@ -6,11 +6,14 @@ import { formatUserError, isUserError, runCommand, USER_ERROR_EXIT_CODE } from '
 
 function capture() {
   const io = { out: '', err: '', code: -1 };
-  return { io, sink: { stdout: (t: string) => void (io.out += t), stderr: (t: string) => void (io.err += t), exit: (c: number) => void (io.code = c) } };
+  return {
+    io,
+    sink: { stdout: (t: string) => void (io.out += t), stderr: (t: string) => void (io.err += t), exit: (c: number) => void (io.code = c) },
+  };
 }
 
 describe('isUserError', () => {
-  it('typed errors and node:util parseArgs usage errors are the user\'s; plain errors are bugs', () => {
+  it("typed errors and node:util parseArgs usage errors are the user's; plain errors are bugs", () => {
     const usage = Object.assign(new TypeError("Unknown option '--x'"), { code: 'ERR_PARSE_ARGS_UNKNOWN_OPTION' });
     const fsError = Object.assign(new Error('ENOENT: no such file'), { code: 'ENOENT' });
     const cases: [unknown, boolean][] = [
@@ -58,9 +61,11 @@ describe('runCommand', () => {
 
   it('a user error: one line on stderr, exit 2, nothing on stdout', async () => {
     const { io, sink } = capture();
-    expect(await runCommand(() => {
-      throw new TilekitError('runtime/compiler-unavailable', 'NVRTC is not available: libnvrtc.so.13: cannot open');
-    }, sink)).toBe(USER_ERROR_EXIT_CODE);
+    expect(
+      await runCommand(() => {
+        throw new TilekitError('runtime/compiler-unavailable', 'NVRTC is not available: libnvrtc.so.13: cannot open');
+      }, sink),
+    ).toBe(USER_ERROR_EXIT_CODE);
     expect([io.err, io.code, io.out]).toEqual(['error: NVRTC is not available: libnvrtc.so.13: cannot open\n', 2, '']);
   });
 

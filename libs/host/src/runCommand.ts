@@ -38,7 +38,10 @@ export function isUserError(error: unknown): error is Error {
  * Postcondition (tested): the result holds no line break and starts with `error: `.
  */
 export function formatUserError(error: Error): string {
-  const parts = error.message.split(/\r\n|\r|\n/).map((line) => line.trim()).filter((line) => line !== '');
+  const parts = error.message
+    .split(/\r\n|\r|\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
   return `error: ${parts.length === 0 ? error.name : parts.join('; ')}`;
 }
 

@@ -1,7 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkTensorIndex } from './checkTensorIndex.ts';
-import { makeNaiveTensorDescriptor, makeNaiveTensorDescriptorPacked, padTensorDescriptor, transformTensorDescriptor } from './descriptor.ts';
+import {
+  makeNaiveTensorDescriptor,
+  makeNaiveTensorDescriptorPacked,
+  padTensorDescriptor,
+  transformTensorDescriptor,
+} from './descriptor.ts';
 import { InvalidTensorIndexError } from './errors.ts';
 import { evaluateSymInt } from './symbolic/evaluate.ts';
 import { symbol } from './symbolic/symbol.ts';
@@ -9,10 +14,23 @@ import { bindingsArb, descriptorArb, type RandomTransformKind } from './testing/
 import { merge, passThrough } from './transforms/index.ts';
 
 /** Kinds without a runtime validity check: validity is then exactly "inside the lengths". */
-const unpaddedKinds: readonly RandomTransformKind[] = ['passThrough', 'embed', 'merge', 'unmerge', 'freeze', 'insert', 'replicate', 'slice', 'modulo', 'xor', 'offset'];
+const unpaddedKinds: readonly RandomTransformKind[] = [
+  'passThrough',
+  'embed',
+  'merge',
+  'unmerge',
+  'freeze',
+  'insert',
+  'replicate',
+  'slice',
+  'modulo',
+  'xor',
+  'offset',
+];
 
 /** Mostly in [0, length), sometimes 1 or 2 outside it (about half the 3-d indices are in range). */
-const entryArb = (length: number) => fc.oneof({ arbitrary: fc.nat(length - 1), weight: 5 }, { arbitrary: fc.constantFrom(-2, -1, length, length + 1), weight: 1 });
+const entryArb = (length: number) =>
+  fc.oneof({ arbitrary: fc.nat(length - 1), weight: 5 }, { arbitrary: fc.constantFrom(-2, -1, length, length + 1), weight: 1 });
 
 /** A random descriptor, bindings, and an index whose entries may fall up to 2 outside each length. */
 const caseArb = (kinds?: readonly RandomTransformKind[]) =>
@@ -74,7 +92,13 @@ describe('calculateOffsetChecked', () => {
     const d = makeNaiveTensorDescriptor([4, 8], [8, 1]);
     expect(d.calculateOffset([10, 0])).toBe(80);
     expect(() => d.calculateOffsetChecked([10, 0])).toThrow(
-      expect.objectContaining({ code: 'layout/index-out-of-bounds', dim: 0, index: 10, length: 4, message: 'tensor index[0]: must be an integer in [0, 4) (got 10 in [10, 0])' }),
+      expect.objectContaining({
+        code: 'layout/index-out-of-bounds',
+        dim: 0,
+        index: 10,
+        length: 4,
+        message: 'tensor index[0]: must be an integer in [0, 4) (got 10 in [10, 0])',
+      }),
     );
     expect(() => d.calculateOffsetChecked([0, -1])).toThrow(expect.objectContaining({ dim: 1, index: -1, length: 8 }));
     expect(() => d.calculateOffsetChecked([0.5, 0])).toThrow(expect.objectContaining({ code: 'layout/index-out-of-bounds', dim: 0 }));
@@ -93,14 +117,32 @@ describe('calculateOffsetChecked', () => {
         dim: 0,
         index: 100,
         length: 100,
-        message: 'tensor index [100, 0]: index[0] = 100 lies in the padding of rightPad(seqlen, right mod(-seqlen, 128)) (its unpadded index 100 is outside [0, 100))',
+        message:
+          'tensor index [100, 0]: index[0] = 100 lies in the padding of rightPad(seqlen, right mod(-seqlen, 128)) (its unpadded index 100 is outside [0, 100))',
       }),
     );
-    expect(() => d.calculateOffsetChecked([128, 0], b)).toThrow(expect.objectContaining({ code: 'layout/index-out-of-bounds', length: 128 }));
+    expect(() => d.calculateOffsetChecked([128, 0], b)).toThrow(
+      expect.objectContaining({ code: 'layout/index-out-of-bounds', length: 128 }),
+    );
     // A pad below a merge: the rejected entry is a hidden dim, named as such.
-    const merged = transformTensorDescriptor(padTensorDescriptor(makeNaiveTensorDescriptorPacked([3, 4]), [4, 4], [true, false]), [merge([4, 4])], [[0, 1]], [[0]]);
+    const merged = transformTensorDescriptor(
+      padTensorDescriptor(makeNaiveTensorDescriptorPacked([3, 4]), [4, 4], [true, false]),
+      [merge([4, 4])],
+      [[0, 1]],
+      [[0]],
+    );
     expect(merged.isValidIndex([12])).toBe(false);
-    expect(() => merged.calculateOffsetChecked([12])).toThrow(expect.objectContaining({ code: 'layout/index-in-padding', dim: -1, index: 3, length: 3, message: expect.stringContaining('hidden dim') as unknown as string }));
-    expect(transformTensorDescriptor(makeNaiveTensorDescriptorPacked([3]), [passThrough(3)], [[0]], [[0]]).calculateOffsetChecked([2])).toBe(2);
+    expect(() => merged.calculateOffsetChecked([12])).toThrow(
+      expect.objectContaining({
+        code: 'layout/index-in-padding',
+        dim: -1,
+        index: 3,
+        length: 3,
+        message: expect.stringContaining('hidden dim') as unknown as string,
+      }),
+    );
+    expect(
+      transformTensorDescriptor(makeNaiveTensorDescriptorPacked([3]), [passThrough(3)], [[0]], [[0]]).calculateOffsetChecked([2]),
+    ).toBe(2);
   });
 });

@@ -24,7 +24,11 @@ export function checkTensorIndex(bound: BoundTensorAdaptor, index: readonly numb
     const x = index[d]!;
     const length = lengths[d]!;
     if (!Number.isInteger(x) || x < 0 || x >= length) {
-      throw new InvalidTensorIndexError('layout/index-out-of-bounds', `tensor index[${d}]: must be an integer in [0, ${length}) (got ${x} in [${index.join(', ')}])`, { dim: d, index: x, length });
+      throw new InvalidTensorIndexError(
+        'layout/index-out-of-bounds',
+        `tensor index[${d}]: must be an integer in [0, ${length}) (got ${x} in [${index.join(', ')}])`,
+        { dim: d, index: x, length },
+      );
     }
   }
   const h = bound.hiddenIndex(index);
@@ -42,7 +46,10 @@ function paddingError(bound: BoundTensorAdaptor, i: number, h: readonly number[]
   const dim = a.topDimHiddenIds.indexOf(up);
   const where = dim >= 0 ? `index[${dim}] = ${h[up]}` : `hidden dim ${up} = ${h[up]} (from index [${index.join(', ')}])`;
   const low = a.lowerDimHiddenIds[i]!;
-  const j = Math.max(0, low.findIndex((id, k) => outside(h[id]!, lowerLength(bound, t.lowerLengths[k]))));
+  const j = Math.max(
+    0,
+    low.findIndex((id, k) => outside(h[id]!, lowerLength(bound, t.lowerLengths[k]))),
+  );
   const lower = h[low[j]!] ?? Number.NaN;
   const length = lowerLength(bound, t.lowerLengths[j]);
   const message = `tensor index [${index.join(', ')}]: ${where} lies in the padding of ${t.toString()} (its unpadded index ${lower} is outside [0, ${length}))`;

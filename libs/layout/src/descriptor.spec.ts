@@ -49,7 +49,10 @@ function checkVectorClaims(desc: TensorDescriptor, bindings: Bindings, recipe: s
 describe('vector length propagation', () => {
   for (const vectorGuarantee of [true, false]) {
     for (const symbolic of [false, true]) {
-      test.prop([descriptorArb({ vectorGuarantee, symbolic, maxElements: 1024 }).chain((rd) => bindingsArb(rd.symbols).map((b) => ({ rd, b })))], { numRuns: 80 })(
+      test.prop(
+        [descriptorArb({ vectorGuarantee, symbolic, maxElements: 1024 }).chain((rd) => bindingsArb(rd.symbols).map((b) => ({ rd, b })))],
+        { numRuns: 80 },
+      )(
         `never claims more than is safe (brute force; ${vectorGuarantee ? 'strided + guarantee' : 'packed or strided'}, ${symbolic ? 'symbolic' : 'static'})`,
         ({ rd, b }) => {
           checkVectorClaims(rd.descriptor, b, `${rd.recipe}\n${rd.descriptor.toString()}`);
@@ -128,7 +131,11 @@ describe('golden layouts (CK-tile digest)', () => {
     const hdim = symbol('hdim', { max: 256, multipleOf: 8 });
     const k = makeNaiveTensorDescriptor([seqlenK, hdim], [symbol('strideK'), 1], { vectorLength: 8 });
     const kp = padTensorDescriptor(k, [64, 32], [false, true]);
-    expect(kp.adaptor.transforms.map(String)).toEqual(['embed((seqlenK, hdim) : (strideK, 1))', 'passThrough(seqlenK)', 'rightPad(hdim, right mod(-hdim, 32))']);
+    expect(kp.adaptor.transforms.map(String)).toEqual([
+      'embed((seqlenK, hdim) : (strideK, 1))',
+      'passThrough(seqlenK)',
+      'rightPad(hdim, right mod(-hdim, 32))',
+    ]);
     const v = makeNaiveTensorDescriptor([seqlenK, symbol('hdimV')], [symbol('strideV'), 1]);
     const vt = transformTensorDescriptor(v, [passThrough(symbol('hdimV')), passThrough(seqlenK)], [[1], [0]], [[0], [1]]);
     const b = { seqlenK: 100, hdimV: 40, strideV: 48 };
@@ -142,7 +149,7 @@ describe('golden layouts (CK-tile digest)', () => {
     const offsets = new Set<number>();
     for (const [m, k0, k1] of allIndices([16, 4, 8])) {
       const off = sw.calculateOffset([m!, k0!, k1!]);
-      expect(off).toBe(((k0! ^ m! % 4) * 16 + m!) * 8 + k1!);
+      expect(off).toBe(((k0! ^ (m! % 4)) * 16 + m!) * 8 + k1!);
       offsets.add(off);
     }
     expect(offsets.size).toBe(512);
@@ -151,12 +158,15 @@ describe('golden layouts (CK-tile digest)', () => {
 });
 
 describe('builders', () => {
-  test.prop([fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 4 })])('packed = row-major strides; element space = Π lengths', (lengths) => {
-    const d = makeNaiveTensorDescriptorPacked(lengths);
-    expect(d.elementSpaceSize).toBe(lengths.reduce((a, b) => a * b, 1));
-    let expected = 0;
-    for (const idx of allIndices(lengths)) expect(d.calculateOffset(idx)).toBe(expected++);
-  });
+  test.prop([fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 4 })])(
+    'packed = row-major strides; element space = Π lengths',
+    (lengths) => {
+      const d = makeNaiveTensorDescriptorPacked(lengths);
+      expect(d.elementSpaceSize).toBe(lengths.reduce((a, b) => a * b, 1));
+      let expected = 0;
+      for (const idx of allIndices(lengths)) expect(d.calculateOffset(idx)).toBe(expected++);
+    },
+  );
 
   test.prop([fc.array(fc.tuple(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 0, max: 30 })), { minLength: 1, maxLength: 3 })])(
     'naive: offset = Σ index·stride; element space = 1 + Σ (len − 1)·stride',
@@ -184,47 +194,129 @@ describe('builders', () => {
   });
 
   it('rejects bad input with typed errors naming the problem', () => {
-    expect(() => makeNaiveTensorDescriptor([4, -1], [1, 1])).toThrow(expect.objectContaining({ code: 'layout/invalid-length', message: expect.stringContaining('makeNaiveTensorDescriptor lengths[1]') }));
-    expect(() => passThrough(-3)).toThrow(expect.objectContaining({ code: 'layout/invalid-length', message: expect.stringContaining('-3') }));
+    expect(() => makeNaiveTensorDescriptor([4, -1], [1, 1])).toThrow(
+      expect.objectContaining({ code: 'layout/invalid-length', message: expect.stringContaining('makeNaiveTensorDescriptor lengths[1]') }),
+    );
+    expect(() => passThrough(-3)).toThrow(
+      expect.objectContaining({ code: 'layout/invalid-length', message: expect.stringContaining('-3') }),
+    );
     expect(() => merge([2, 0])).toThrow(expect.objectContaining({ code: 'layout/invalid-length' }));
-    expect(() => pad(4, -1, 0)).toThrow(expect.objectContaining({ code: 'layout/invalid-parameter', message: expect.stringContaining('pad left') }));
+    expect(() => pad(4, -1, 0)).toThrow(
+      expect.objectContaining({ code: 'layout/invalid-parameter', message: expect.stringContaining('pad left') }),
+    );
     expect(() => makeNaiveTensorDescriptor([4, 4], [1])).toThrow(expect.objectContaining({ code: 'layout/arity-mismatch' }));
-    expect(() => embed([4, 4], [1])).toThrow(expect.objectContaining({ code: 'layout/arity-mismatch', message: expect.stringContaining('embed coefficients') }));
+    expect(() => embed([4, 4], [1])).toThrow(
+      expect.objectContaining({ code: 'layout/arity-mismatch', message: expect.stringContaining('embed coefficients') }),
+    );
     const d = makeNaiveTensorDescriptorPacked([4, 6]);
-    expect(() => transformTensorDescriptor(d, [merge([4, 6])], [[0]], [[0]])).toThrow(expect.objectContaining({ code: 'layout/arity-mismatch' }));
-    expect(() => transformTensorDescriptor(d, [passThrough(4), passThrough(4)], [[0], [0]], [[0], [1]])).toThrow(expect.objectContaining({ code: 'layout/dim-consumed-twice' }));
-    expect(() => transformTensorDescriptor(d, [unmerge([2, 2]), xor([6, 3])], [[0], [1]], [[0, 1], [2]])).toThrow(expect.objectContaining({ code: 'layout/xor-not-power-of-two' }));
-    expect(() => d.calculateOffset([1, 2, 3])).toThrow(expect.objectContaining({ code: 'layout/arity-mismatch', message: expect.stringContaining('tensor index') }));
-    expect(() => makeNaiveTensorDescriptor([4], [2], { vectorLength: 4, vectorStride: 1 })).toThrow(expect.objectContaining({ code: 'layout/invalid-parameter' }));
+    expect(() => transformTensorDescriptor(d, [merge([4, 6])], [[0]], [[0]])).toThrow(
+      expect.objectContaining({ code: 'layout/arity-mismatch' }),
+    );
+    expect(() => transformTensorDescriptor(d, [passThrough(4), passThrough(4)], [[0], [0]], [[0], [1]])).toThrow(
+      expect.objectContaining({ code: 'layout/dim-consumed-twice' }),
+    );
+    expect(() => transformTensorDescriptor(d, [unmerge([2, 2]), xor([6, 3])], [[0], [1]], [[0, 1], [2]])).toThrow(
+      expect.objectContaining({ code: 'layout/xor-not-power-of-two' }),
+    );
+    expect(() => d.calculateOffset([1, 2, 3])).toThrow(
+      expect.objectContaining({ code: 'layout/arity-mismatch', message: expect.stringContaining('tensor index') }),
+    );
+    expect(() => makeNaiveTensorDescriptor([4], [2], { vectorLength: 4, vectorStride: 1 })).toThrow(
+      expect.objectContaining({ code: 'layout/invalid-parameter' }),
+    );
   });
 });
 
-describe('constructor errors name the caller\'s argument and the rule', () => {
+describe("constructor errors name the caller's argument and the rule", () => {
   const named = (f: () => unknown, code: string, message: string) => expect(f).toThrow(expect.objectContaining({ code, message }));
 
   it('lengths, strides and vector facts of the public builders', () => {
-    named(() => makeNaiveTensorDescriptorPacked([-1, 8]), 'layout/invalid-length', 'makeNaiveTensorDescriptorPacked lengths[0]: a length must be an integer ≥ 1 (got -1)');
-    named(() => makeNaiveTensorDescriptorPacked([4, 2.5]), 'layout/invalid-length', 'makeNaiveTensorDescriptorPacked lengths[1]: a length must be an integer ≥ 1 (got 2.5)');
-    named(() => makeNaiveTensorDescriptorPacked([]), 'layout/arity-mismatch', 'makeNaiveTensorDescriptorPacked lengths (at least one): expected 1 entries (got 0)');
-    named(() => makeNaiveTensorDescriptorPacked([4], 0), 'layout/invalid-parameter', 'makeNaiveTensorDescriptorPacked vectorLength: must be an integer ≥ 1 (got 0)');
-    named(() => makeNaiveTensorDescriptor([4, 0], [8, 1]), 'layout/invalid-length', 'makeNaiveTensorDescriptor lengths[1]: a length must be an integer ≥ 1 (got 0)');
-    named(() => makeNaiveTensorDescriptor([4, 8], [-8, 1]), 'layout/invalid-parameter', 'makeNaiveTensorDescriptor strides[0]: must be an integer ≥ 0 (got -8)');
-    named(() => makeNaiveTensorDescriptor([4, 8], [8, 0.5]), 'layout/invalid-parameter', 'makeNaiveTensorDescriptor strides[1]: must be an integer ≥ 0 (got 0.5)');
-    named(() => makeNaiveTensorDescriptor([4, 8], [symbol('s', { min: -4 }), 1]), 'layout/invalid-parameter', 'makeNaiveTensorDescriptor strides[0]: must be an integer ≥ 0 (got s)');
-    named(() => makeNaiveTensorDescriptor([4], [1], { vectorLength: 1.5 }), 'layout/invalid-parameter', 'makeNaiveTensorDescriptor vectorLength: must be an integer ≥ 1 (got 1.5)');
-    named(() => makeNaiveTensorDescriptorAligned([3, -5], 8), 'layout/invalid-length', 'makeNaiveTensorDescriptorAligned lengths[1]: a length must be an integer ≥ 1 (got -5)');
-    named(() => makeNaiveTensorDescriptorAligned([3, 5], 0), 'layout/invalid-length', 'makeNaiveTensorDescriptorAligned align: a length must be an integer ≥ 1 (got 0)');
-    named(() => padTensorDescriptor(makeNaiveTensorDescriptorPacked([5]), [-4], [true]), 'layout/invalid-length', 'padTensorDescriptor tileLengths[0]: a length must be an integer ≥ 1 (got -4)');
+    named(
+      () => makeNaiveTensorDescriptorPacked([-1, 8]),
+      'layout/invalid-length',
+      'makeNaiveTensorDescriptorPacked lengths[0]: a length must be an integer ≥ 1 (got -1)',
+    );
+    named(
+      () => makeNaiveTensorDescriptorPacked([4, 2.5]),
+      'layout/invalid-length',
+      'makeNaiveTensorDescriptorPacked lengths[1]: a length must be an integer ≥ 1 (got 2.5)',
+    );
+    named(
+      () => makeNaiveTensorDescriptorPacked([]),
+      'layout/arity-mismatch',
+      'makeNaiveTensorDescriptorPacked lengths (at least one): expected 1 entries (got 0)',
+    );
+    named(
+      () => makeNaiveTensorDescriptorPacked([4], 0),
+      'layout/invalid-parameter',
+      'makeNaiveTensorDescriptorPacked vectorLength: must be an integer ≥ 1 (got 0)',
+    );
+    named(
+      () => makeNaiveTensorDescriptor([4, 0], [8, 1]),
+      'layout/invalid-length',
+      'makeNaiveTensorDescriptor lengths[1]: a length must be an integer ≥ 1 (got 0)',
+    );
+    named(
+      () => makeNaiveTensorDescriptor([4, 8], [-8, 1]),
+      'layout/invalid-parameter',
+      'makeNaiveTensorDescriptor strides[0]: must be an integer ≥ 0 (got -8)',
+    );
+    named(
+      () => makeNaiveTensorDescriptor([4, 8], [8, 0.5]),
+      'layout/invalid-parameter',
+      'makeNaiveTensorDescriptor strides[1]: must be an integer ≥ 0 (got 0.5)',
+    );
+    named(
+      () => makeNaiveTensorDescriptor([4, 8], [symbol('s', { min: -4 }), 1]),
+      'layout/invalid-parameter',
+      'makeNaiveTensorDescriptor strides[0]: must be an integer ≥ 0 (got s)',
+    );
+    named(
+      () => makeNaiveTensorDescriptor([4], [1], { vectorLength: 1.5 }),
+      'layout/invalid-parameter',
+      'makeNaiveTensorDescriptor vectorLength: must be an integer ≥ 1 (got 1.5)',
+    );
+    named(
+      () => makeNaiveTensorDescriptorAligned([3, -5], 8),
+      'layout/invalid-length',
+      'makeNaiveTensorDescriptorAligned lengths[1]: a length must be an integer ≥ 1 (got -5)',
+    );
+    named(
+      () => makeNaiveTensorDescriptorAligned([3, 5], 0),
+      'layout/invalid-length',
+      'makeNaiveTensorDescriptorAligned align: a length must be an integer ≥ 1 (got 0)',
+    );
+    named(
+      () => padTensorDescriptor(makeNaiveTensorDescriptorPacked([5]), [-4], [true]),
+      'layout/invalid-length',
+      'padTensorDescriptor tileLengths[0]: a length must be an integer ≥ 1 (got -4)',
+    );
     // A zero stride (broadcast) is a stride like any other.
     expect(makeNaiveTensorDescriptor([4, 8], [0, 1]).calculateOffset([3, 5])).toBe(5);
   });
 
   it('the TensorDescriptor constructor names its own parameters', () => {
     const a = makeNaiveTensorDescriptorPacked([4, 8]).adaptor;
-    named(() => new TensorDescriptor(a, 0), 'layout/invalid-length', 'TensorDescriptor elementSpaceSize: a length must be an integer ≥ 1 (got 0)');
-    named(() => new TensorDescriptor(a, 32, [-1, -1]), 'layout/arity-mismatch', 'TensorDescriptor guaranteedVectorLengths (one per hidden dim): expected 3 entries (got 2)');
-    named(() => new TensorDescriptor(a, 32, [-1, 0, -1]), 'layout/invalid-parameter', 'TensorDescriptor guaranteedVectorLengths[1]: must be −1 (unknown) or an integer ≥ 1 (got 0)');
-    named(() => new TensorDescriptor(a, 32, [-1, -1, 4], [-1, -1, -2]), 'layout/invalid-parameter', 'TensorDescriptor guaranteedVectorStrides[2]: must be −1 (unknown) or an integer ≥ 0 (got -2)');
+    named(
+      () => new TensorDescriptor(a, 0),
+      'layout/invalid-length',
+      'TensorDescriptor elementSpaceSize: a length must be an integer ≥ 1 (got 0)',
+    );
+    named(
+      () => new TensorDescriptor(a, 32, [-1, -1]),
+      'layout/arity-mismatch',
+      'TensorDescriptor guaranteedVectorLengths (one per hidden dim): expected 3 entries (got 2)',
+    );
+    named(
+      () => new TensorDescriptor(a, 32, [-1, 0, -1]),
+      'layout/invalid-parameter',
+      'TensorDescriptor guaranteedVectorLengths[1]: must be −1 (unknown) or an integer ≥ 1 (got 0)',
+    );
+    named(
+      () => new TensorDescriptor(a, 32, [-1, -1, 4], [-1, -1, -2]),
+      'layout/invalid-parameter',
+      'TensorDescriptor guaranteedVectorStrides[2]: must be −1 (unknown) or an integer ≥ 0 (got -2)',
+    );
     expect(new TensorDescriptor(a, 32, [32, -1, 8], [1, -1, 1]).safeVectorLength(1)).toBe(8);
   });
 });

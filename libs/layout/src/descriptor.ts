@@ -1,4 +1,4 @@
-import type { BoundTensorAdaptor} from './adaptor.ts';
+import type { BoundTensorAdaptor } from './adaptor.ts';
 import { checkStage, formatGraph, TensorAdaptor, transformTensorAdaptor } from './adaptor.ts';
 import { checkTensorIndex } from './checkTensorIndex.ts';
 import { ArityMismatchError, HiddenGraphError, InvalidParameterError } from './errors.ts';
@@ -27,9 +27,16 @@ export class TensorDescriptor {
   private vectors: VectorLengthsStrides | undefined;
   private readonly bound = new WeakMap<Bindings, BoundTensorDescriptor>();
 
-  constructor(adaptor: TensorAdaptor, elementSpaceSize: SymInt, guaranteedVectorLengths?: readonly number[], guaranteedVectorStrides?: readonly number[]) {
+  constructor(
+    adaptor: TensorAdaptor,
+    elementSpaceSize: SymInt,
+    guaranteedVectorLengths?: readonly number[],
+    guaranteedVectorStrides?: readonly number[],
+  ) {
     if (adaptor.bottomDimHiddenIds.length !== 1 || adaptor.bottomDimHiddenIds[0] !== 0) {
-      throw new HiddenGraphError(`a descriptor's bottom must be exactly hidden dim 0, the offset (got [${adaptor.bottomDimHiddenIds.join(', ')}])`);
+      throw new HiddenGraphError(
+        `a descriptor's bottom must be exactly hidden dim 0, the offset (got [${adaptor.bottomDimHiddenIds.join(', ')}])`,
+      );
     }
     checkLength(elementSpaceSize, 'TensorDescriptor elementSpaceSize');
     const n = adaptor.numHiddenDims;
@@ -122,7 +129,12 @@ export class TensorDescriptor {
   toString(): string {
     const v = this.safeVectorLengthsStrides();
     const vec = v.lengths.map((l, i) => (l > 1 ? `${l}×${v.strides[i] ?? -1}` : '-')).join(', ');
-    return formatGraph('TensorDescriptor', this.adaptor, `lengths (${this.lengths.map(formatSymInt).join(', ')}), elementSpaceSize ${formatSymInt(this.elementSpaceSize)}`, [`vectors (${vec})`]);
+    return formatGraph(
+      'TensorDescriptor',
+      this.adaptor,
+      `lengths (${this.lengths.map(formatSymInt).join(', ')}), elementSpaceSize ${formatSymInt(this.elementSpaceSize)}`,
+      [`vectors (${vec})`],
+    );
   }
 }
 
@@ -130,7 +142,8 @@ export class TensorDescriptor {
 function checkVectorFacts(facts: readonly number[], n: number, what: string, min: number): void {
   if (facts.length !== n) throw new ArityMismatchError(`${what} (one per hidden dim)`, n, facts.length);
   facts.forEach((v, i) => {
-    if (v !== -1 && (!Number.isSafeInteger(v) || v < min)) throw new InvalidParameterError(`${what}[${i}]`, `must be −1 (unknown) or an integer ≥ ${min}`, String(v));
+    if (v !== -1 && (!Number.isSafeInteger(v) || v < min))
+      throw new InvalidParameterError(`${what}[${i}]`, `must be −1 (unknown) or an integer ≥ ${min}`, String(v));
   });
 }
 
@@ -169,7 +182,8 @@ export class BoundTensorDescriptor {
 
   /** Offset of `index` (hidden dim 0 after a full evaluation). */
   calculateOffset(index: readonly number[]): number {
-    if (index.length !== this.adaptor.topLengths.length) throw new ArityMismatchError('tensor index', this.adaptor.topLengths.length, index.length);
+    if (index.length !== this.adaptor.topLengths.length)
+      throw new ArityMismatchError('tensor index', this.adaptor.topLengths.length, index.length);
     this.adaptor.fillHidden(index, this.scratch);
     return this.scratch[0]!;
   }
@@ -182,7 +196,8 @@ export class BoundTensorDescriptor {
 
   /** Offset and validity together (one evaluation; validity assumes `index` is inside `lengths`). */
   evaluate(index: readonly number[]): { offset: number; valid: boolean } {
-    if (index.length !== this.adaptor.topLengths.length) throw new ArityMismatchError('tensor index', this.adaptor.topLengths.length, index.length);
+    if (index.length !== this.adaptor.topLengths.length)
+      throw new ArityMismatchError('tensor index', this.adaptor.topLengths.length, index.length);
     this.adaptor.fillHidden(index, this.scratch);
     return { offset: this.scratch[0]!, valid: this.adaptor.isValidHidden(this.scratch) };
   }
@@ -229,7 +244,11 @@ export interface NaiveVectorGuarantee {
  * hidden 1..N); elementSpaceSize = 1 + Σ (len_i − 1)·stride_i. The optional vector guarantee is
  * attached to the last dim only; it is the caller's promise (e.g. `kAlignmentQ`).
  */
-export function makeNaiveTensorDescriptor(lengths: readonly SymInt[], strides: readonly SymInt[], guarantee: NaiveVectorGuarantee = {}): TensorDescriptor {
+export function makeNaiveTensorDescriptor(
+  lengths: readonly SymInt[],
+  strides: readonly SymInt[],
+  guarantee: NaiveVectorGuarantee = {},
+): TensorDescriptor {
   checkLengths(lengths, 'makeNaiveTensorDescriptor lengths');
   checkSameLength('makeNaiveTensorDescriptor strides (one per length)', lengths.length, strides.length);
   checkStrides(strides, 'makeNaiveTensorDescriptor strides');
@@ -239,11 +258,19 @@ export function makeNaiveTensorDescriptor(lengths: readonly SymInt[], strides: r
   let vectorStride = guarantee.vectorStride;
   if (vectorStride === undefined && guarantee.vectorLength !== undefined && typeof lastStride === 'number') vectorStride = lastStride;
   if (vectorStride !== undefined && typeof lastStride === 'number' && vectorStride !== lastStride) {
-    throw new InvalidParameterError('makeNaiveTensorDescriptor vectorStride', `must equal the last stride ${lastStride}`, String(vectorStride));
+    throw new InvalidParameterError(
+      'makeNaiveTensorDescriptor vectorStride',
+      `must equal the last stride ${lastStride}`,
+      String(vectorStride),
+    );
   }
   if (guarantee.vectorLength !== undefined && (vectorStride === undefined || !Number.isSafeInteger(vectorStride) || vectorStride < 0)) {
     // −1 means "unknown" in the vector tables, so a guarantee needs a known, non-negative stride.
-    throw new InvalidParameterError('makeNaiveTensorDescriptor vectorStride', 'a vector guarantee needs a known stride ≥ 0 (give vectorStride when the last stride is symbolic)', String(vectorStride));
+    throw new InvalidParameterError(
+      'makeNaiveTensorDescriptor vectorStride',
+      'a vector guarantee needs a known stride ≥ 0 (give vectorStride when the last stride is symbolic)',
+      String(vectorStride),
+    );
   }
   const ids = Array.from({ length: n }, (_, i) => i + 1);
   const adaptor = new TensorAdaptor([embed(lengths, strides)], [[0]], [ids], [0], ids);
@@ -303,12 +330,22 @@ export function makeNaiveTensorDescriptorAligned(lengths: readonly SymInt[], ali
  * CK's `transform_tensor_descriptor` = `transformTensorAdaptor` on the descriptor's adaptor, same
  * element space, guaranteed vector facts extended with −1 for the new hidden dims.
  */
-export function transformTensorDescriptor(desc: TensorDescriptor, transforms: readonly Transform[], lowerDimIds: readonly (readonly number[])[], upperDimIds: readonly (readonly number[])[]): TensorDescriptor {
+export function transformTensorDescriptor(
+  desc: TensorDescriptor,
+  transforms: readonly Transform[],
+  lowerDimIds: readonly (readonly number[])[],
+  upperDimIds: readonly (readonly number[])[],
+): TensorDescriptor {
   checkStage('transformTensorDescriptor', transforms, lowerDimIds, upperDimIds, desc.numDims, desc.lengths);
   const adaptor = transformTensorAdaptor(desc.adaptor, transforms, lowerDimIds, upperDimIds);
   const extra = adaptor.numHiddenDims - desc.adaptor.numHiddenDims;
   const minus = new Array<number>(extra).fill(-1);
-  return new TensorDescriptor(adaptor, desc.elementSpaceSize, [...desc.guaranteedVectorLengths, ...minus], [...desc.guaranteedVectorStrides, ...minus]);
+  return new TensorDescriptor(
+    adaptor,
+    desc.elementSpaceSize,
+    [...desc.guaranteedVectorLengths, ...minus],
+    [...desc.guaranteedVectorStrides, ...minus],
+  );
 }
 
 /**

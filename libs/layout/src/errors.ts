@@ -58,7 +58,10 @@ export class HiddenGraphError extends LayoutError {
 /** New top-dimension positions do not form a permutation of 0..n−1. */
 export class TopDimensionPermutationError extends LayoutError {
   constructor(what: string, found: readonly number[]) {
-    super('layout/top-dims-not-permutation', `${what}: new top dimension ids must be a permutation of 0..${found.length - 1} (got [${found.join(', ')}])`);
+    super(
+      'layout/top-dims-not-permutation',
+      `${what}: new top dimension ids must be a permutation of 0..${found.length - 1} (got [${found.join(', ')}])`,
+    );
   }
 }
 
@@ -86,7 +89,10 @@ export class CoordinateMismatchError extends LayoutError {
 /** A transform's lower length disagrees with the static length of the dimension it consumes. */
 export class LengthMismatchError extends LayoutError {
   constructor(what: string, expected: string, found: string) {
-    super('layout/length-mismatch', `${what}: the transform expects a dimension of length ${found} but the dimension has length ${expected}`);
+    super(
+      'layout/length-mismatch',
+      `${what}: the transform expects a dimension of length ${found} but the dimension has length ${expected}`,
+    );
   }
 }
 
@@ -102,7 +108,11 @@ export class InvalidTensorIndexError extends LayoutError {
   readonly index: number;
   readonly length: number;
 
-  constructor(code: 'layout/index-out-of-bounds' | 'layout/index-in-padding', message: string, where: { readonly dim: number; readonly index: number; readonly length: number }) {
+  constructor(
+    code: 'layout/index-out-of-bounds' | 'layout/index-in-padding',
+    message: string,
+    where: { readonly dim: number; readonly index: number; readonly length: number },
+  ) {
     super(code, message);
     this.dim = where.dim;
     this.index = where.index;

@@ -29,4 +29,11 @@ export {
 } from './coordinate.ts';
 export * from './errors.ts';
 export * from './emit/index.ts';
-export { magicDivide, magicNumbers, MAGIC_DIVISION_MAX_DIVIDEND, MAGIC_DIVISION_MAX_DIVISOR, mulhi32, type MagicNumbers } from './magicDivision.ts';
+export {
+  magicDivide,
+  magicNumbers,
+  MAGIC_DIVISION_MAX_DIVIDEND,
+  MAGIC_DIVISION_MAX_DIVISOR,
+  mulhi32,
+  type MagicNumbers,
+} from './magicDivision.ts';

@@ -5,12 +5,21 @@ import { ArgumentError, TilekitError, type ArgumentProblem } from './tilekitErro
 
 class TestError extends ArgumentError {}
 
-const problemArb: fc.Arbitrary<ArgumentProblem> = fc.record({ argument: fc.stringMatching(/^[a-z][a-zA-Z.[\]0-9]{0,10}$/), rule: fc.string({ minLength: 1, maxLength: 20 }), found: fc.oneof(fc.integer(), fc.string(), fc.constant(undefined)) });
+const problemArb: fc.Arbitrary<ArgumentProblem> = fc.record({
+  argument: fc.stringMatching(/^[a-z][a-zA-Z.[\]0-9]{0,10}$/),
+  rule: fc.string({ minLength: 1, maxLength: 20 }),
+  found: fc.oneof(fc.integer(), fc.string(), fc.constant(undefined)),
+});
 
 describe('ArgumentError', () => {
   it('a single problem keeps the one-clause message, argument and code', () => {
     const e = new ArgumentError('problem.m', 'must be an integer in [1, 8]', 0);
-    expect(e).toMatchObject({ code: 'argument/invalid', argument: 'problem.m', message: 'problem.m: must be an integer in [1, 8] (got 0)', problems: [{ argument: 'problem.m', rule: 'must be an integer in [1, 8]', found: 0 }] });
+    expect(e).toMatchObject({
+      code: 'argument/invalid',
+      argument: 'problem.m',
+      message: 'problem.m: must be an integer in [1, 8] (got 0)',
+      problems: [{ argument: 'problem.m', rule: 'must be an integer in [1, 8]', found: 0 }],
+    });
     expect(new ArgumentError('x', 'must be given').message).toBe('x: must be given');
   });
 
@@ -81,7 +90,9 @@ describe('ArgumentProblems', () => {
     });
     nested.report('c', 'r3', 3);
     expect(nested.problems.map((p) => p.argument)).toEqual(['a', 'b', 'c']);
-    expect(() => nested.throwIfAny()).toThrow(expect.objectContaining({ name: 'TestError', message: '3 problems: a: r1; b: r2; c: r3 (got 3)' }));
+    expect(() => nested.throwIfAny()).toThrow(
+      expect.objectContaining({ name: 'TestError', message: '3 problems: a: r1; b: r2; c: r3 (got 3)' }),
+    );
 
     const bug = new ArgumentProblems(TestError);
     expect(() =>

@@ -35,7 +35,9 @@ export class ArgumentError extends TilekitError {
   constructor(argument: string, rule: string, found?: unknown);
   constructor(problems: readonly ArgumentProblem[]);
   constructor(first: string | readonly ArgumentProblem[], rule = '', found?: unknown) {
-    const problems: readonly ArgumentProblem[] = Object.freeze(typeof first === 'string' ? [{ argument: first, rule, found }] : first.map((p) => Object.freeze({ ...p })));
+    const problems: readonly ArgumentProblem[] = Object.freeze(
+      typeof first === 'string' ? [{ argument: first, rule, found }] : first.map((p) => Object.freeze({ ...p })),
+    );
     if (problems.length === 0) throw new RangeError('ArgumentError: a problem list needs at least one problem');
     super('argument/invalid', formatProblems(problems));
     this.argument = problems[0]!.argument;

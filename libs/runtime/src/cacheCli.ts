@@ -76,7 +76,9 @@ interface Draft {
 function readToken(token: string, rest: string[], draft: Draft): void {
   if (token === '--dry-run') draft.dryRun = true;
   else if (token.startsWith('-')) {
-    const [flag = token, inline] = token.includes('=') ? [token.slice(0, token.indexOf('=')), token.slice(token.indexOf('=') + 1)] : [token];
+    const [flag = token, inline] = token.includes('=')
+      ? [token.slice(0, token.indexOf('=')), token.slice(token.indexOf('=') + 1)]
+      : [token];
     if (flag === '--dry-run' || flag === '--help') throw new CacheCliUsageError(`${flag} takes no value`);
     if (!isValueFlag(flag)) throw new CacheCliUsageError(`unknown option ${flag} (see --help)`);
     if (draft.values.has(flag)) throw new CacheCliUsageError(`${flag} given twice`);

@@ -160,7 +160,7 @@ describe('pruneKernelCache', () => {
     expect(result.removed.map((item) => item.path)).toEqual([stale]);
     expect(result.after).toMatchObject({ entries: 1, temporary: 1 });
     expect((await readdir(root)).sort()).toEqual([testCacheKey(0).slice(0, 2), 'failed', 'mine'].sort());
-    expect((await readdir(join(root, 'failed')))).toEqual(['keep-me']);
+    expect(await readdir(join(root, 'failed'))).toEqual(['keep-me']);
   });
 
   it('reports an empty cache for a directory that does not exist', async () => {

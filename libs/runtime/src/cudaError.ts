@@ -48,7 +48,10 @@ export class DeviceFaultError extends CudaError {
 
   constructor(call: string, cudaCode: number, cudaName: string, description: string, detail = '') {
     const { kernels, count } = unsettledLaunches();
-    const named = kernels.length === 0 ? 'no kernel launched through tilekit since the last synchronize' : `after launching ${kernels.join(', ')}${count > kernels.length ? ` (the last ${kernels.length} of ${count})` : ''}`;
+    const named =
+      kernels.length === 0
+        ? 'no kernel launched through tilekit since the last synchronize'
+        : `after launching ${kernels.join(', ')}${count > kernels.length ? ` (the last ${kernels.length} of ${count})` : ''}`;
     super(call, cudaCode, cudaName, `${description}; device fault ${named}; the context is unusable now, restart the process`, detail);
     this.kernels = kernels;
   }
@@ -56,7 +59,9 @@ export class DeviceFaultError extends CudaError {
 
 /** What the addon raises for a failed driver call: a `DeviceFaultError` for sticky codes, else a `CudaError`. */
 export function cudaErrorFromDriver(call: string, cudaCode: number, cudaName: string, description: string, detail = ''): CudaError {
-  return STICKY_CODES.has(cudaCode) ? new DeviceFaultError(call, cudaCode, cudaName, description, detail) : new CudaError(call, cudaCode, cudaName, description, detail);
+  return STICKY_CODES.has(cudaCode)
+    ? new DeviceFaultError(call, cudaCode, cudaName, description, detail)
+    : new CudaError(call, cudaCode, cudaName, description, detail);
 }
 
 /**

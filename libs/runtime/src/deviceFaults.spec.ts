@@ -41,10 +41,16 @@ describe('device faults', () => {
     fake.kernels.set('tk_fine', { params: [] });
     const device = Device.open(0);
     const module = device.loadModule(ELF);
-    module.getKernel('tk_fine').launch({ grid: 1, block: 32 }, kernelArgs(() => undefined));
+    module.getKernel('tk_fine').launch(
+      { grid: 1, block: 32 },
+      kernelArgs(() => undefined),
+    );
     device.synchronize();
     expect(unsettledLaunches().count).toBe(0);
-    module.getKernel('tk_fault').launch({ grid: 1, block: 32 }, kernelArgs((b) => b.pointer(16n)));
+    module.getKernel('tk_fault').launch(
+      { grid: 1, block: 32 },
+      kernelArgs((b) => b.pointer(16n)),
+    );
     fake.contextSynchronize = () => {
       throw cudaErrorFromDriver('cuCtxSynchronize', 700, 'CUDA_ERROR_ILLEGAL_ADDRESS', 'an illegal memory access was encountered');
     };
@@ -58,7 +64,9 @@ describe('device faults', () => {
     const fault = error as DeviceFaultError;
     expect(fault.kernels).toEqual(['tk_fault']);
     expect(fault.sticky).toBe(true);
-    expect(fault.message).toMatch(/cuCtxSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS.*device fault after launching tk_fault.*restart the process/);
+    expect(fault.message).toMatch(
+      /cuCtxSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS.*device fault after launching tk_fault.*restart the process/,
+    );
   });
 
   it('non-sticky driver errors stay plain CudaErrors', () => {
@@ -73,8 +81,17 @@ describe('device faults', () => {
     const device = Device.open(0);
     const kernel = device.loadModule(ELF).getKernel('k');
     device.synchronize();
-    for (let i = 0; i < 20; i++) kernel.launch({ grid: 1, block: 1 }, kernelArgs(() => undefined));
-    const fault = cudaErrorFromDriver('cuStreamSynchronize', 719, 'CUDA_ERROR_LAUNCH_FAILED', 'unspecified launch failure') as DeviceFaultError;
+    for (let i = 0; i < 20; i++)
+      kernel.launch(
+        { grid: 1, block: 1 },
+        kernelArgs(() => undefined),
+      );
+    const fault = cudaErrorFromDriver(
+      'cuStreamSynchronize',
+      719,
+      'CUDA_ERROR_LAUNCH_FAILED',
+      'unspecified launch failure',
+    ) as DeviceFaultError;
     expect(fault.kernels).toHaveLength(16);
     expect(fault.message).toContain('(the last 16 of 20)');
     device.synchronize();

@@ -30,13 +30,7 @@ export { kernelArgs, KernelArgsBuilder } from './kernelArgs.ts';
 export type { HasDevicePointer, PackedKernelArgs } from './kernelArgs.ts';
 export { CACHE_FORMAT, CachePublishError, CAP_RESCAN_STORES, cacheKey, defaultCacheDir, KernelCache } from './kernelCache.ts';
 export type { CacheEntry, CacheEntryMeta, CacheKeyParts, KernelCacheOptions } from './kernelCache.ts';
-export {
-  CACHE_EVICTION_TARGET,
-  cacheEnabled,
-  cacheMaxBytes,
-  DEFAULT_CACHE_MAX_MB,
-  kernelCacheSettings,
-} from './kernelCacheSettings.ts';
+export { CACHE_EVICTION_TARGET, cacheEnabled, cacheMaxBytes, DEFAULT_CACHE_MAX_MB, kernelCacheSettings } from './kernelCacheSettings.ts';
 export type { KernelCacheSettings } from './kernelCacheSettings.ts';
 export { scanKernelCache } from './kernelCacheScan.ts';
 export type { CacheItem, CacheItemKind } from './kernelCacheScan.ts';

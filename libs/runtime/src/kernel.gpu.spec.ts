@@ -15,7 +15,10 @@ test('runtime/gpu: an nvcc-compiled kernel launches and computes y = a*x + y (od
     const y = Float32Array.from({ length: n }, (_, i) => (i * 7) % 1000);
     const dx = device.upload(x);
     const dy = device.upload(y);
-    kernel.launch({ grid: Math.ceil(n / 256), block: 256 }, kernelArgs((b) => b.f32(2).pointer(dx).pointer(dy).i32(n)));
+    kernel.launch(
+      { grid: Math.ceil(n / 256), block: 256 },
+      kernelArgs((b) => b.f32(2).pointer(dx).pointer(dy).i32(n)),
+    );
     const out = dy.copyToHost(new Float32Array(n));
     for (let i = 0; i < n; i += 1) assert.equal(out[i], 2 * x[i]! + y[i]!, `n=${n} i=${i}`);
     dx.dispose();
@@ -50,7 +53,10 @@ test('runtime/gpu: cluster launch through cuLaunchKernelEx', gpu.options, async 
   if (!device.clusterLaunch) return;
   const kernel = await gpu.kernel(CLUSTER_RANK_SOURCE, 'cluster_rank');
   const out = device.alloc(8 * 4).fill(0xff);
-  kernel.launch({ grid: 8, block: 32, cluster: [4] }, kernelArgs((b) => b.pointer(out)));
+  kernel.launch(
+    { grid: 8, block: 32, cluster: [4] },
+    kernelArgs((b) => b.pointer(out)),
+  );
   assert.deepEqual([...new Uint32Array(out.copyToHost().buffer)], [0, 1, 2, 3, 0, 1, 2, 3]);
   out.dispose();
 });
@@ -146,7 +152,10 @@ test('runtime/gpu: a module loads from PTX text too', gpu.options, async () => {
     const ptx = `.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry noop() { ret; }\n`;
     const module = device.loadModule(ptx);
     assert.equal(module.kind, 'ptx');
-    module.getKernel('noop').launch({ grid: 1, block: 1 }, kernelArgs(() => undefined));
+    module.getKernel('noop').launch(
+      { grid: 1, block: 1 },
+      kernelArgs(() => undefined),
+    );
     device.synchronize();
     module.dispose();
   }

@@ -80,25 +80,35 @@ describe('CudaModule and Kernel (fake addon)', () => {
     expect(fake.launches).toHaveLength(0);
   });
 
-  it.runIf(toolAvailable(process.env['TILEKIT_NVCC'] ?? 'nvcc'))('reads a cubin kernel\'s parameters from the image, never from the driver', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tilekit-kernel-params-'));
-    try {
-      writeFileSync(join(dir, 'k.cu'), 'extern "C" __global__ void axpy(float a, const float* x, float* y, int n) { if (n) y[0] = a * x[0]; }\n');
-      const nvcc = spawnSync(process.env['TILEKIT_NVCC'] ?? 'nvcc', ['-cubin', '-arch=sm_90a', '-o', join(dir, 'k.cubin'), join(dir, 'k.cu')], { encoding: 'utf8' });
-      expect(nvcc.status, nvcc.stderr).toBe(0);
-      // The fake driver would report a different layout: the image's must win.
-      fake.kernels.set('axpy', { params: [{ offset: 0, size: 4 }] });
-      const kernel = device.loadModule(new Uint8Array(readFileSync(join(dir, 'k.cubin')))).getKernel('axpy');
-      expect(kernel.params).toEqual([
-        { offset: 0, size: 4 },
-        { offset: 8, size: 8 },
-        { offset: 16, size: 8 },
-        { offset: 24, size: 4 },
-      ]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  it.runIf(toolAvailable(process.env['TILEKIT_NVCC'] ?? 'nvcc'))(
+    "reads a cubin kernel's parameters from the image, never from the driver",
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'tilekit-kernel-params-'));
+      try {
+        writeFileSync(
+          join(dir, 'k.cu'),
+          'extern "C" __global__ void axpy(float a, const float* x, float* y, int n) { if (n) y[0] = a * x[0]; }\n',
+        );
+        const nvcc = spawnSync(
+          process.env['TILEKIT_NVCC'] ?? 'nvcc',
+          ['-cubin', '-arch=sm_90a', '-o', join(dir, 'k.cubin'), join(dir, 'k.cu')],
+          { encoding: 'utf8' },
+        );
+        expect(nvcc.status, nvcc.stderr).toBe(0);
+        // The fake driver would report a different layout: the image's must win.
+        fake.kernels.set('axpy', { params: [{ offset: 0, size: 4 }] });
+        const kernel = device.loadModule(new Uint8Array(readFileSync(join(dir, 'k.cubin')))).getKernel('axpy');
+        expect(kernel.params).toEqual([
+          { offset: 0, size: 4 },
+          { offset: 8, size: 8 },
+          { offset: 16, size: 8 },
+          { offset: 24, size: 4 },
+        ]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('checks the launch against device and kernel limits', () => {
     const kernel = device.loadModule(ELF).getKernel('bounded');
@@ -127,8 +137,16 @@ describe('CudaModule and Kernel (fake addon)', () => {
       expect(existsSync(log)).toBe(false);
       process.env['TILEKIT_LAUNCH_LOG'] = log;
       axpy.launch({ grid: 1, block: 32 }, args);
-      bounded.launch({ grid: 1, block: 1 }, kernelArgs(() => undefined));
-      expect(() => bounded.launch({ grid: 1, block: 256 }, kernelArgs(() => undefined))).toThrow(ArgumentError);
+      bounded.launch(
+        { grid: 1, block: 1 },
+        kernelArgs(() => undefined),
+      );
+      expect(() =>
+        bounded.launch(
+          { grid: 1, block: 256 },
+          kernelArgs(() => undefined),
+        ),
+      ).toThrow(ArgumentError);
       axpy.launch({ grid: 2, block: 32 }, args);
       expect(readFileSync(log, 'utf8')).toBe('axpy\nbounded\naxpy\n');
       expect(fake.launches).toHaveLength(4);
@@ -144,7 +162,12 @@ describe('CudaModule and Kernel (fake addon)', () => {
     const kernel = module.getKernel('axpy');
     module.dispose();
     module.dispose();
-    expect(() => kernel.launch({ grid: 1, block: 1 }, kernelArgs(() => undefined))).toThrow(DisposedError);
+    expect(() =>
+      kernel.launch(
+        { grid: 1, block: 1 },
+        kernelArgs(() => undefined),
+      ),
+    ).toThrow(DisposedError);
     expect(() => module.getKernel('axpy')).toThrow(DisposedError);
   });
 });

@@ -64,9 +64,7 @@ describe('KernelCache', () => {
 
   it('lets the first of racing writers win and leaves no staging directories', async () => {
     const cache = new KernelCache(root);
-    const staged = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => stageEntry(cache, new Uint8Array([7, 7, 7, i]), `writer ${i}`)),
-    );
+    const staged = await Promise.all(Array.from({ length: 8 }, (_, i) => stageEntry(cache, new Uint8Array([7, 7, 7, i]), `writer ${i}`)));
     const published = await Promise.all(staged.map((dir) => cache.publish(key, dir)));
     const winner = published[0]!;
     for (const entry of published) {

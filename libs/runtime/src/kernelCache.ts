@@ -29,14 +29,7 @@ export interface CacheKeyParts {
  * give equal keys, and changing any one part changes the key.
  */
 export function cacheKey(parts: CacheKeyParts): string {
-  const canonical = JSON.stringify([
-    CACHE_FORMAT,
-    parts.compiler,
-    parts.compilerVersion,
-    parts.arch,
-    [...parts.flags],
-    parts.source,
-  ]);
+  const canonical = JSON.stringify([CACHE_FORMAT, parts.compiler, parts.compilerVersion, parts.arch, [...parts.flags], parts.source]);
   return createHash('sha256').update(canonical).digest('hex');
 }
 

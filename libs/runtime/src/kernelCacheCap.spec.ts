@@ -60,7 +60,10 @@ class LruModel {
 }
 
 async function storedKeys(dir: string): Promise<string[]> {
-  return (await scanKernelCache(dir)).filter((item) => item.kind === 'entry').map((item) => item.name).sort();
+  return (await scanKernelCache(dir))
+    .filter((item) => item.kind === 'entry')
+    .map((item) => item.name)
+    .sort();
 }
 
 describe('KernelCache size cap', () => {

@@ -30,7 +30,10 @@ describe('kernel cache settings', () => {
   it('rejects a $TILEKIT_CACHE_MAX_MB that is not a number >= 0, naming the variable', () => {
     fc.assert(
       fc.property(
-        fc.oneof(fc.constantFrom('-1', 'abc', '1e400', 'NaN', '10MB'), fc.string().filter((s) => s.trim() !== '' && !(Number(s) >= 0))),
+        fc.oneof(
+          fc.constantFrom('-1', 'abc', '1e400', 'NaN', '10MB'),
+          fc.string().filter((s) => s.trim() !== '' && !(Number(s) >= 0)),
+        ),
         (raw) => {
           expect(() => cacheMaxBytes({ TILEKIT_CACHE_MAX_MB: raw })).toThrow(ArgumentError);
           expect(() => cacheMaxBytes({ TILEKIT_CACHE_MAX_MB: raw })).toThrow(/^TILEKIT_CACHE_MAX_MB: /);

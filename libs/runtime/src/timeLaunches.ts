@@ -19,7 +19,8 @@ export interface TimeLaunchesOptions {
  */
 export function timeLaunches(device: Device, launch: () => void, options: TimeLaunchesOptions): number[] {
   for (const key of ['warmup', 'repeat'] as const) {
-    if (!Number.isSafeInteger(options[key]) || options[key] < 0) throw new ArgumentError(key, 'must be a non-negative integer', options[key]);
+    if (!Number.isSafeInteger(options[key]) || options[key] < 0)
+      throw new ArgumentError(key, 'must be a non-negative integer', options[key]);
   }
   for (let i = 0; i < options.warmup; i++) launch();
   const start = device.createEvent();

@@ -50,9 +50,16 @@ const USAGE = 'usage: node .device/bench-<suite>.mjs [--out DIR] [--torch SCRIPT
  * contract (`runCommand`): an unknown option or a missing device is one line on stderr and exit 2.
  * Returns (and sets) the exit code: 0 when every case validated, 1 when any did not.
  */
-export function runBenchEntry(makeSuite: () => BenchSuite, baselines: readonly EntryBaseline[], argv: readonly string[] = process.argv.slice(2)): Promise<number> {
+export function runBenchEntry(
+  makeSuite: () => BenchSuite,
+  baselines: readonly EntryBaseline[],
+  argv: readonly string[] = process.argv.slice(2),
+): Promise<number> {
   return runCommand(async (io) => {
-    const { values } = parseArgs({ args: [...argv], options: { out: { type: 'string' }, torch: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+    const { values } = parseArgs({
+      args: [...argv],
+      options: { out: { type: 'string' }, torch: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    });
     if (values.help === true) return void io.stdout(`${USAGE}\n`);
     const root = process.cwd();
     const result = await runSuite(makeSuite(), {

@@ -22,7 +22,8 @@ function resultFiles(argv: readonly string[]): string[] {
 /** Throws ArgumentError naming `file` when it is not a bench result JSON file (checked before any report is written). */
 function checkResultFile(file: string): void {
   const stat = statSync(file, { throwIfNoEntry: false });
-  if (stat === undefined || !stat.isFile()) throw new ArgumentError(file, `${stat === undefined ? 'no such file' : 'is not a file'} (expected a bench result JSON)`);
+  if (stat === undefined || !stat.isFile())
+    throw new ArgumentError(file, `${stat === undefined ? 'no such file' : 'is not a file'} (expected a bench result JSON)`);
   let value: unknown;
   try {
     value = JSON.parse(readFileSync(file, 'utf8'));

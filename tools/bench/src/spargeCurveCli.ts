@@ -5,10 +5,17 @@
 import { ArgParser, runCli } from '@tilekit/host';
 import { spargeErrorSparsityCurve, spargeSyntheticInputs, type SpargeCurvePoint } from '@tilekit/kernel-sparge';
 
-const parser = new ArgParser('spargeCurveCli', "Sparge's error/sparsity curve from the CPU references (b1 h2 s2048 d128, 128x128 blocks); takes no flags");
+const parser = new ArgParser(
+  'spargeCurveCli',
+  "Sparge's error/sparsity curve from the CPU references (b1 h2 s2048 d128, 128x128 blocks); takes no flags",
+);
 
 const table = (name: string, points: readonly SpargeCurvePoint[]): string =>
-  [`| ${name} | sparsity | relative L1 |`, '|---:|---:|---:|', ...points.map((p) => `| ${p.value} | ${p.achievedSparsity.toFixed(3)} | ${p.relativeL1 === 0 ? '0' : p.relativeL1.toExponential(2)} |`)].join('\n');
+  [
+    `| ${name} | sparsity | relative L1 |`,
+    '|---:|---:|---:|',
+    ...points.map((p) => `| ${p.value} | ${p.achievedSparsity.toFixed(3)} | ${p.relativeL1 === 0 ? '0' : p.relativeL1.toExponential(2)} |`),
+  ].join('\n');
 
 await runCli(parser, process.argv.slice(2), () => {
   const inputs = spargeSyntheticInputs({ batch: 1, nhead: 2, seqlenQ: 2048, seqlenK: 2048, headDim: 128 }, { seed: 1 });

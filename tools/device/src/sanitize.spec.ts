@@ -145,10 +145,13 @@ describe('parseSanitizerOutput on each tool', () => {
     expect(r.reports[1]!.text).toContain('Incoming Value : 36');
   });
 
-  it('synccheck: barrier and warpgroup MMA errors are findings; the tool\'s own warning is a note', () => {
+  it("synccheck: barrier and warpgroup MMA errors are findings; the tool's own warning is a note", () => {
     const r = parseSanitizerOutput(SYNCCHECK_FINDINGS);
     expect(r.findings).toBe(2);
-    expect(r.reports.map((x) => x.kind)).toEqual(['Barrier error detected. Divergent thread(s) in warp', 'Warpgroup MMA sequence error detected. Inactive threads in warpgroup']);
+    expect(r.reports.map((x) => x.kind)).toEqual([
+      'Barrier error detected. Divergent thread(s) in warp',
+      'Warpgroup MMA sequence error detected. Inactive threads in warpgroup',
+    ]);
     expect(new Set(r.reports.map((x) => x.kernel))).toEqual(new Set(['gemm_sm90_ws_fp16_tn_128x256x64_s4_v2']));
     expect(r.notes).toEqual([expect.stringMatching(/^Warning: Detected overflow of tracked cuda::barrier/)]);
   });
@@ -156,7 +159,13 @@ describe('parseSanitizerOutput on each tool', () => {
   it('initcheck: an uninitialized read names its kernel', () => {
     const r = parseSanitizerOutput(INITCHECK_FINDINGS);
     expect(r.findings).toBe(1);
-    expect(r.reports).toEqual([{ kind: 'Uninitialized __global__ memory read of size 4 bytes', kernel: 'sparge_pool_sm90_fp16_d128_b128x64', text: expect.stringContaining('Address 0x7f00a0000c04') }]);
+    expect(r.reports).toEqual([
+      {
+        kind: 'Uninitialized __global__ memory read of size 4 bytes',
+        kernel: 'sparge_pool_sm90_fp16_d128_b128x64',
+        text: expect.stringContaining('Address 0x7f00a0000c04'),
+      },
+    ]);
   });
 
   it('a run stopped before its summary is incomplete, even with reports read', () => {
@@ -166,17 +175,43 @@ describe('parseSanitizerOutput on each tool', () => {
   });
 
   it('kernelOf: the last device frame, templated C++ names, the old "at 0x… in file:line:kernel(args)" form', () => {
-    expect(kernelOf(['Invalid __local__ write of size 4 bytes', 'at helper(int)+0x30 in a.cu:3', 'Device Frame: helper(int)+0x30 in a.cu:3', 'Device Frame: outer_kernel(int*)+0x80 in a.cu:9'])).toBe('outer_kernel');
+    expect(
+      kernelOf([
+        'Invalid __local__ write of size 4 bytes',
+        'at helper(int)+0x30 in a.cu:3',
+        'Device Frame: helper(int)+0x30 in a.cu:3',
+        'Device Frame: outer_kernel(int*)+0x80 in a.cu:9',
+      ]),
+    ).toBe('outer_kernel');
     expect(kernelOf(['Invalid __global__ read of size 4 bytes', 'at void ns::k<int, 3>(float*)+0x10 in a.cu:1'])).toBe('ns::k');
-    expect(kernelOf(['WARN: Potential RAW hazard detected at __shared__ 0x3 in block (0, 0, 0) :', 'Write Thread (31, 0, 0) at 0x00000148 in ./race.cu:3:test(int*, int*)'])).toBe('test');
-    expect(kernelOf(['Error: Race reported between Write access at WAW()+0x2f0 in raceWAW.cu:20', 'and Write access at WAW()+0x2f0 in raceWAW.cu:20 [2 hazards]'])).toBe('WAW');
+    expect(
+      kernelOf([
+        'WARN: Potential RAW hazard detected at __shared__ 0x3 in block (0, 0, 0) :',
+        'Write Thread (31, 0, 0) at 0x00000148 in ./race.cu:3:test(int*, int*)',
+      ]),
+    ).toBe('test');
+    expect(
+      kernelOf([
+        'Error: Race reported between Write access at WAW()+0x2f0 in raceWAW.cu:20',
+        'and Write access at WAW()+0x2f0 in raceWAW.cu:20 [2 hazards]',
+      ]),
+    ).toBe('WAW');
     expect(kernelOf(['Leaked 64 bytes at 0x400200200'])).toBeNull();
   });
 });
 
-describe('node:test TAP, the launch log and one family\'s result', () => {
+describe("node:test TAP, the launch log and one family's result", () => {
   it('parseTapTests: statuses, skip reasons, escaped names; testCounts leaves the unmatched out', () => {
-    const tests = parseTapTests(['ok 1 - a \\# b', 'not ok 2 - c', 'ok 3 - d # SKIP no CUDA device', 'ok 4 - e # SKIP test name does not match pattern', 'ok 5 - f # TODO later', '  ok 1 - nested'].join('\n'));
+    const tests = parseTapTests(
+      [
+        'ok 1 - a \\# b',
+        'not ok 2 - c',
+        'ok 3 - d # SKIP no CUDA device',
+        'ok 4 - e # SKIP test name does not match pattern',
+        'ok 5 - f # TODO later',
+        '  ok 1 - nested',
+      ].join('\n'),
+    );
     expect(tests.map((t) => [t.name, t.status])).toEqual([
       ['a # b', 'passed'],
       ['c', 'failed'],
@@ -193,15 +228,36 @@ describe('node:test TAP, the launch log and one family\'s result', () => {
 
   it('familyResult: clean, findings (by kernel, with a sample), incomplete with its reasons', () => {
     const run = { launchLog: 'k1\nk2\nk1\n', seconds: 12.34, exitCode: 0, signal: null, timedOut: false, log: 'sanitize/memcheck-x.log' };
-    expect(familyResult({ ...run, output: MEMCHECK_CLEAN })).toMatchObject({ status: 'clean', kernels: ['k1', 'k2'], launches: 3, findings: 0, problems: [], seconds: 12.3, tests: { matched: 1, passed: 1 } });
+    expect(familyResult({ ...run, output: MEMCHECK_CLEAN })).toMatchObject({
+      status: 'clean',
+      kernels: ['k1', 'k2'],
+      launches: 3,
+      findings: 0,
+      problems: [],
+      seconds: 12.3,
+      tests: { matched: 1, passed: 1 },
+    });
     const found = familyResult({ ...run, output: RACECHECK_FINDINGS });
-    expect(found).toMatchObject({ status: 'findings', findings: 61440, findingsByKernel: { fmha_bwd_dq_dk_dv_sm90_fp16_d128_none_128x64_s2_dqatomic: 1, sumKernel: 1 } });
+    expect(found).toMatchObject({
+      status: 'findings',
+      findings: 61440,
+      findingsByKernel: { fmha_bwd_dq_dk_dv_sm90_fp16_d128_none_128x64_s2_dqatomic: 1, sumKernel: 1 },
+    });
     expect(found.sample).toHaveLength(2);
-    const stopped = familyResult({ ...run, output: TAP.split('\n').slice(0, 2).join('\n'), exitCode: null, signal: 'SIGTERM', timedOut: true });
+    const stopped = familyResult({
+      ...run,
+      output: TAP.split('\n').slice(0, 2).join('\n'),
+      exitCode: null,
+      signal: 'SIGTERM',
+      timedOut: true,
+    });
     expect(stopped.status).toBe('incomplete');
     expect(stopped.problems).toEqual([expect.stringMatching(/per-run timeout/), expect.stringMatching(/no test matched/)]);
     const failing = familyResult({ ...run, output: MEMCHECK_CLEAN.replace('ok 1 -', 'not ok 1 -') });
-    expect(failing).toMatchObject({ status: 'incomplete', problems: ['1 test(s) failed under the sanitizer: kernel-fmha-fwd/gpu: fp16 d128 no mask, b2 h2 s259, bhsd'] });
+    expect(failing).toMatchObject({
+      status: 'incomplete',
+      problems: ['1 test(s) failed under the sanitizer: kernel-fmha-fwd/gpu: fp16 d128 no mask, b2 h2 s259, bhsd'],
+    });
   });
 });
 
@@ -238,18 +294,29 @@ describe('the plan against the GPU specs', () => {
     for (const r of reports) expect(r.problems, r.family).toEqual([]);
     for (const f of SANITIZE_PLAN) {
       const report = reports.find((r) => r.family === f.family)!;
-      for (const { bundle, selector } of familySelectors(f)) expect(report.bundles[bundle]!.selected.some((n) => selectorMatches(selector, n)), `${bundle}: ${JSON.stringify(selector)}`).toBe(true);
+      for (const { bundle, selector } of familySelectors(f))
+        expect(
+          report.bundles[bundle]!.selected.some((n) => selectorMatches(selector, n)),
+          `${bundle}: ${JSON.stringify(selector)}`,
+        ).toBe(true);
     }
   });
 
   it('picks the paths each family claims: masks, varlen with empty sequences, GQA, split-KV, both dQ modes, d256, both pipelines × every vote, int8', () => {
-    const names = (family: string): string[] => Object.values(reports.find((r) => r.family === family)?.bundles ?? {}).flatMap((b) => b.selected);
-    const has = (family: string, re: RegExp): void => expect(names(family).some((n) => re.test(n)), `${family}: ${re}`).toBe(true);
+    const names = (family: string): string[] =>
+      Object.values(reports.find((r) => r.family === family)?.bundles ?? {}).flatMap((b) => b.selected);
+    const has = (family: string, re: RegExp): void =>
+      expect(
+        names(family).some((n) => re.test(n)),
+        `${family}: ${re}`,
+      ).toBe(true);
     for (const re of [/causal bottom-right/, /window/, /varlen.* q [\d,]*\b0\b/, /GQA/, /split-KV/, /d256/, /d64/]) has('fmhaFwd', re);
     for (const re of [/varlen.* q [\d,]*\b0\b/, /window/, /GQA/, /d256/]) has('fmhaFwdSm80', re);
-    for (const re of [/\(atomic\)/, /\(deterministic/, /varlen.* q [\d,]*\b0\b/, /GQA/, /window/, /d256/, /fully masked/]) has('fmhaBwd', re);
+    for (const re of [/\(atomic\)/, /\(deterministic/, /varlen.* q [\d,]*\b0\b/, /GQA/, /window/, /d256/, /fully masked/])
+      has('fmhaBwd', re);
     for (const re of [/^sparge pool/, /select: .*topk/, /select: .*cdf/, /group/]) has('spargeBlockMap', re);
-    for (const p of ['vsa', 'jenga']) for (const vote of ['no skip', 'warp', 'block']) has('spargeAttention', new RegExp(`attention: ${p} .*${vote}`));
+    for (const p of ['vsa', 'jenga'])
+      for (const vote of ['no skip', 'warp', 'block']) has('spargeAttention', new RegExp(`attention: ${p} .*${vote}`));
     has('spargeAttention', /int8/);
     has('spargeAttention', /pvThreshold \d/);
   });
@@ -258,7 +325,9 @@ describe('the plan against the GPU specs', () => {
     for (const r of reports) {
       if (r.family === 'spargeBlockMap') continue;
       for (const name of Object.values(r.bundles).flatMap((b) => b.selected)) {
-        const lengths = [...name.matchAll(/\b(?:s|sq|sk)\s?(\d+)|\b(?:q|k|varlen) ((?:\d+,)+\d+)/g)].flatMap((m) => (m[1] ?? m[2]!).split(',').map(Number));
+        const lengths = [...name.matchAll(/\b(?:s|sq|sk)\s?(\d+)|\b(?:q|k|varlen) ((?:\d+,)+\d+)/g)].flatMap((m) =>
+          (m[1] ?? m[2]!).split(',').map(Number),
+        );
         expect(Math.max(0, ...lengths), `${r.family}: ${name}`).toBeLessThan(1000);
       }
     }
@@ -314,11 +383,42 @@ describe('run-sanitize.mjs end to end with a stand-in compute-sanitizer and addo
     mkdirSync(join(dir, 'gpu-tests'));
     writeFileSync(join(dir, 'gpu-tests', 'kernel-permute-permute.mjs'), '');
     env = { ...process.env, FAKE_ARGS_FILE: join(dir, 'args.jsonl') };
-    common = ['--sanitizer', join(dir, 'compute-sanitizer'), '--addon', join(dir, 'addon.cjs'), '--bundles', join(dir, 'gpu-tests'), '--families', 'permute'];
+    common = [
+      '--sanitizer',
+      join(dir, 'compute-sanitizer'),
+      '--addon',
+      join(dir, 'addon.cjs'),
+      '--bundles',
+      join(dir, 'gpu-tests'),
+      '--families',
+      'permute',
+    ];
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  const sanitizeJson = (out: string) => JSON.parse(readFileSync(join(out, 'sanitize.json'), 'utf8')) as { status: string; sanitizer: string; findings: number; tools: Record<string, { families: Record<string, { status: string; kernels: string[]; launches: number; findings: number; sample: { kernel: string }[]; problems: string[]; log: string }> }> };
+  const sanitizeJson = (out: string) =>
+    JSON.parse(readFileSync(join(out, 'sanitize.json'), 'utf8')) as {
+      status: string;
+      sanitizer: string;
+      findings: number;
+      tools: Record<
+        string,
+        {
+          families: Record<
+            string,
+            {
+              status: string;
+              kernels: string[];
+              launches: number;
+              findings: number;
+              sample: { kernel: string }[];
+              problems: string[];
+              log: string;
+            }
+          >;
+        }
+      >;
+    };
 
   it('clean: every tool runs the family once with its arguments, sanitize.json and the logs are written, exit 0', () => {
     const out = join(dir, 'clean');
@@ -332,11 +432,25 @@ describe('run-sanitize.mjs end to end with a stand-in compute-sanitizer and addo
       expect(tool.families['permute']).toMatchObject({ status: 'clean', kernels: ['permute_a', 'permute_b'], launches: 3, findings: 0 });
       expect(existsSync(join(out, tool.families['permute']!.log))).toBe(true);
     }
-    const calls = readFileSync(join(dir, 'args.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
+    const calls = readFileSync(join(dir, 'args.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as string[]);
     expect(calls.map((a) => a.slice(0, a.indexOf('--print-limit')))).toEqual(Object.values(SANITIZER_TOOLS));
     for (const args of calls) {
-      expect(args).toEqual(expect.arrayContaining(['--target-processes', 'application-only', process.execPath, '--test-reporter=tap', join(deviceDir, 'sanitize-entry.mjs'), join(dir, 'gpu-tests', 'kernel-permute-permute.mjs')]));
-      expect(args).toContain(`--test-name-pattern=${selectorPattern('permute/gpu: every catalog instance matches the CPU reference on odd shapes')}`);
+      expect(args).toEqual(
+        expect.arrayContaining([
+          '--target-processes',
+          'application-only',
+          process.execPath,
+          '--test-reporter=tap',
+          join(deviceDir, 'sanitize-entry.mjs'),
+          join(dir, 'gpu-tests', 'kernel-permute-permute.mjs'),
+        ]),
+      );
+      expect(args).toContain(
+        `--test-name-pattern=${selectorPattern('permute/gpu: every catalog instance matches the CPU reference on odd shapes')}`,
+      );
     }
   });
 
@@ -353,7 +467,10 @@ describe('run-sanitize.mjs end to end with a stand-in compute-sanitizer and addo
 
   it('a run past --timeout is stopped and incomplete, exit 1', () => {
     const out = join(dir, 'timeout');
-    const run = runNode([runner, ...common, '--out', out, '--tools', 'memcheck', '--timeout', '1'], { ...env, FAKE_SANITIZER_MODE: 'hang' });
+    const run = runNode([runner, ...common, '--out', out, '--tools', 'memcheck', '--timeout', '1'], {
+      ...env,
+      FAKE_SANITIZER_MODE: 'hang',
+    });
     expect(run.status).toBe(1);
     const json = sanitizeJson(out);
     expect(json.status).toBe('incomplete');
@@ -362,7 +479,10 @@ describe('run-sanitize.mjs end to end with a stand-in compute-sanitizer and addo
 
   it('--budget stops the run going when it runs out and starts no other; exit 1', () => {
     const out = join(dir, 'budget');
-    const run = runNode([runner, ...common, '--out', out, '--tools', 'memcheck,racecheck', '--budget', '1'], { ...env, FAKE_SANITIZER_MODE: 'hang' });
+    const run = runNode([runner, ...common, '--out', out, '--tools', 'memcheck,racecheck', '--budget', '1'], {
+      ...env,
+      FAKE_SANITIZER_MODE: 'hang',
+    });
     expect(run.status).toBe(1);
     const json = sanitizeJson(out);
     expect(json.tools['memcheck']!.families['permute']!.problems[0]).toMatch(/^stopped when the --budget of 1 s ran out/);
@@ -371,7 +491,10 @@ describe('run-sanitize.mjs end to end with a stand-in compute-sanitizer and addo
   }, 60_000);
 
   it('no CUDA device: SKIPPED, loudly, exit 0, nothing written', () => {
-    writeFileSync(join(dir, 'nodevice.cjs'), "module.exports = { probe: () => ({ driver: true, deviceCount: 0, nvrtc: false, reason: 'no devices' }) };\n");
+    writeFileSync(
+      join(dir, 'nodevice.cjs'),
+      "module.exports = { probe: () => ({ driver: true, deviceCount: 0, nvrtc: false, reason: 'no devices' }) };\n",
+    );
     const out = join(dir, 'nodevice');
     const run = runNode([runner, ...common, '--addon', join(dir, 'nodevice.cjs'), '--out', out], env);
     expect(run.status).toBe(0);

@@ -16,7 +16,13 @@ function runNode(args: readonly string[], input?: string) {
 }
 
 const SOURCES: Record<string, string> = {
-  'src/shared.ts': ['export function fail(what: string): never {', '  const message = `failed: ${what}`;', '  throw new Error(message);', '}', ''].join('\n'),
+  'src/shared.ts': [
+    'export function fail(what: string): never {',
+    '  const message = `failed: ${what}`;',
+    '  throw new Error(message);',
+    '}',
+    '',
+  ].join('\n'),
   'src/a.ts': ["import { fail } from './shared.ts';", '', 'export function runA(): void {', "  fail('a');", '}', 'runA();', ''].join('\n'),
   'src/b.ts': ["import { fail } from './shared.ts';", '', "fail('b');", ''].join('\n'),
 };
@@ -79,7 +85,9 @@ describe('symbolize.mjs on a tiny split build', () => {
 
   it('finds the map by the tail of the path: the absolute paths of a GPU machine map the same', () => {
     const local = `file://${join(dir, '.device')}`;
-    const gpuMachine = stderr.replaceAll(`${local}/chunks/`, '/home/gpu/run/.device/chunks/').replaceAll(`${local}/gpu-tests/`, 'file:///srv/job-17/gpu-tests/');
+    const gpuMachine = stderr
+      .replaceAll(`${local}/chunks/`, '/home/gpu/run/.device/chunks/')
+      .replaceAll(`${local}/gpu-tests/`, 'file:///srv/job-17/gpu-tests/');
     expect(gpuMachine).not.toContain(dir);
     const run = runNode([symbolizeCli, '--maps', join(dir, '.device-maps'), '-'], gpuMachine);
     expect(run.stdout).toContain(`at fail (${join(dir, 'src/shared.ts')}:3:9)`);

@@ -30,13 +30,26 @@ function run(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<Run>
 /** The contract: exit 2, one non-empty line on stderr, no `    at ` stack frame. */
 function expectUserError(r: Run, label: string): void {
   const lines = r.stderr.split('\n').filter((l) => l !== '');
-  expect({ code: r.code, lines: lines.length, stack: /^\s+at /m.test(r.stderr) }, `${label}\n${r.stderr}`).toEqual({ code: 2, lines: 1, stack: false });
+  expect({ code: r.code, lines: lines.length, stack: /^\s+at /m.test(r.stderr) }, `${label}\n${r.stderr}`).toEqual({
+    code: 2,
+    lines: 1,
+    stack: false,
+  });
   expect(r.stderr.endsWith('\n') && r.stderr.trim() !== '', label).toBe(true);
 }
 
 // What this machine has, asked once in a child (the runtime addon loads there, not in this worker).
 const machine = JSON.parse(
-  execFileSync(process.execPath, [...TSX, '--input-type=module', '-e', "const { probe } = await import('@tilekit/runtime'); const p = probe(); console.log(JSON.stringify({ nvrtc: p.nvrtc, gpu: p.driver && p.deviceCount > 0 }));"], { cwd: root, encoding: 'utf8' }),
+  execFileSync(
+    process.execPath,
+    [
+      ...TSX,
+      '--input-type=module',
+      '-e',
+      "const { probe } = await import('@tilekit/runtime'); const p = probe(); console.log(JSON.stringify({ nvrtc: p.nvrtc, gpu: p.driver && p.deviceCount > 0 }));",
+    ],
+    { cwd: root, encoding: 'utf8' },
+  ),
 ) as { nvrtc: boolean; gpu: boolean };
 if (machine.nvrtc) console.warn('\n!!! SKIPPING the -compiler=nvrtc cases: NVRTC is installed here, so they would compile. !!!\n');
 if (machine.gpu) console.warn('\n!!! SKIPPING the no-device bench case: a CUDA device is present. !!!\n');
@@ -111,11 +124,19 @@ describe.concurrent('command-line programs given bad input: exit 2, one line on 
 
     it('a compile error (a fake nvcc that fails) is one line naming the kernel and the first error, exit 2', async () => {
       const nvcc = join(dir, 'nvcc');
-      writeFileSync(nvcc, '#!/bin/sh\nif [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 0.0, fake"; exit 0; fi\necho \'kernel.cu(3): error: identifier "bogus" is undefined\' >&2\nexit 1\n');
+      writeFileSync(
+        nvcc,
+        '#!/bin/sh\nif [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 0.0, fake"; exit 0; fi\necho \'kernel.cu(3): error: identifier "bogus" is undefined\' >&2\nexit 1\n',
+      );
       chmodSync(nvcc, 0o755);
-      const r = await run([...TSX, example('permute'), '-perm=transpose', '-m=64', '-n=64'], { TILEKIT_NVCC: nvcc, TILEKIT_CACHE_DIR: join(dir, 'cache') });
+      const r = await run([...TSX, example('permute'), '-perm=transpose', '-m=64', '-n=64'], {
+        TILEKIT_NVCC: nvcc,
+        TILEKIT_CACHE_DIR: join(dir, 'cache'),
+      });
       expectUserError(r, 'compile error');
-      expect(r.stderr).toMatch(/^error: nvcc failed to compile kernel permute_transpose_fp16_\w+ for sm_90a; .*kernel\.cu:3: error: identifier "bogus" is undefined/);
+      expect(r.stderr).toMatch(
+        /^error: nvcc failed to compile kernel permute_transpose_fp16_\w+ for sm_90a; .*kernel\.cu:3: error: identifier "bogus" is undefined/,
+      );
       expect(r.stdout).toContain('instance: permute_transpose_fp16'); // it got as far as generating the kernel
     });
   });

@@ -126,7 +126,11 @@ function checkInstall(app) {
 
 function checkImports(app, packages) {
   for (const { name } of packages) {
-    const r = run(process.execPath, ['-e', `import(${JSON.stringify(name)}).then((m) => console.log(Object.keys(m).length + ' exports'))`], app);
+    const r = run(
+      process.execPath,
+      ['-e', `import(${JSON.stringify(name)}).then((m) => console.log(Object.keys(m).length + ' exports'))`],
+      app,
+    );
     record(`node imports ${name}`, r.ok, r.output);
   }
 }
@@ -147,14 +151,25 @@ function checkDeniedInstall(work, tarballs) {
   const names = ['@tilekit/numeric', '@tilekit/codegen', '@tilekit/runtime'];
   const deps = Object.fromEntries(names.map((n) => [n, `file:${tarballs[n]}`]));
   mkdirSync(app, { recursive: true });
-  const pkg = { name: 'tilekit-denied', version: '1.0.0', private: true, type: 'module', dependencies: deps, allowScripts: allowScripts(tarballs, false) };
+  const pkg = {
+    name: 'tilekit-denied',
+    version: '1.0.0',
+    private: true,
+    type: 'module',
+    dependencies: deps,
+    allowScripts: allowScripts(tarballs, false),
+  };
   writeFileSync(join(app, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
   const install = run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], app);
   record('npm install with the runtime script denied', install.ok, install.output);
   const probe = "import('@tilekit/runtime').then(({ probe }) => { const p = probe(); console.log(p.addon + ' ' + p.reason); })";
   const before = run(process.execPath, ['-e', probe], app);
   const reason = before.output.split('\n');
-  record('probe() explains the missing addon in one line', before.ok && reason.length === 1 && reason[0].startsWith('false ') && reason[0].includes('tilekit-build-native'), before.output);
+  record(
+    'probe() explains the missing addon in one line',
+    before.ok && reason.length === 1 && reason[0].startsWith('false ') && reason[0].includes('tilekit-build-native'),
+    before.output,
+  );
   const build = run('npx', ['--no-install', 'tilekit-build-native'], app);
   const after = run(process.execPath, ['-e', probe], app);
   record('npx tilekit-build-native builds it afterwards', build.ok && after.output.startsWith('true '), `${build.output}\n${after.output}`);
@@ -181,10 +196,18 @@ function main() {
   }
   const packages = publishablePackages();
   const snippets = guideSnippets(readFileSync(GUIDE, 'utf8'));
-  record(`docs/using-tilekit.md has runnable snippets`, snippets.length >= 3, `${snippets.length}: ${snippets.map((s) => s.file).join(', ')}`);
+  record(
+    `docs/using-tilekit.md has runnable snippets`,
+    snippets.length >= 3,
+    `${snippets.length}: ${snippets.map((s) => s.file).join(', ')}`,
+  );
   const work = mkdtempSync(join(tmpdir(), 'tilekit-consumer-'));
   const packed = packAll(packages, work);
-  record(`npm pack of ${packages.length} packages`, packed.ok && Object.keys(packed.tarballs).length === packages.length, packed.output ?? '');
+  record(
+    `npm pack of ${packages.length} packages`,
+    packed.ok && Object.keys(packed.tarballs).length === packages.length,
+    packed.output ?? '',
+  );
   if (packed.ok) {
     const app = join(work, 'app');
     writeProject(app, packed.tarballs, snippets);

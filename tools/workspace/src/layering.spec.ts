@@ -26,7 +26,10 @@ describe('layering (docs/architecture.md) enforced by lint', () => {
   });
 
   it('rejects node built-ins in pure library sources', async () => {
-    const messages = await lintAs('libs/numeric/src/__probe__.ts', "import { readFileSync } from 'node:fs';\nexport const y = readFileSync;\n");
+    const messages = await lintAs(
+      'libs/numeric/src/__probe__.ts',
+      "import { readFileSync } from 'node:fs';\nexport const y = readFileSync;\n",
+    );
     expect(messages.some((m) => m.startsWith('no-restricted-imports'))).toBe(true);
   });
 
@@ -65,7 +68,10 @@ describe('package tags', () => {
       for (const dependency of project.dependencies) {
         const target = byName.get(dependency);
         if (!target || allowed.includes('*')) continue;
-        expect(target.tags.some((t) => allowed.includes(t)), `${project.name} -> ${dependency}`).toBe(true);
+        expect(
+          target.tags.some((t) => allowed.includes(t)),
+          `${project.name} -> ${dependency}`,
+        ).toBe(true);
       }
     }
   });

@@ -34,7 +34,9 @@ describe('built packages', () => {
     const names = packages.map((p) => p.name).sort();
     expect(names).toEqual(expect.arrayContaining(['@tilekit/layout', '@tilekit/fmha', '@tilekit/runtime', '@tilekit/kernel-fmha-fwd']));
     const root = readJson<{ references: { path: string }[] }>('tsconfig.build.json');
-    expect(root.references.map((r) => r.path.replace(/^\.\//, '').replace('/tsconfig.build.json', '')).sort()).toEqual(packages.map((p) => p.dir).sort());
+    expect(root.references.map((r) => r.path.replace(/^\.\//, '').replace('/tsconfig.build.json', '')).sort()).toEqual(
+      packages.map((p) => p.dir).sort(),
+    );
   });
 
   it.each(packages.map((p) => [p.name, p.dir]))('%s: references = its workspace dependencies', (_name, dir) => {
@@ -48,15 +50,18 @@ describe('built packages', () => {
     expect(build.compilerOptions).toMatchObject({ rootDir: 'src', outDir: 'dist' });
   });
 
-  it.each(packages.map((p) => [p.name, p.dir]))('%s: exports point at dist (types + import) and keep the source condition', (_name, dir) => {
-    const pkg = readJson<PackageJson>(`${dir}/package.json`);
-    for (const [subpath, target] of Object.entries(pkg.exports)) {
-      const stem = target['@tilekit/source']!.replace(/^\.\/src\//, '').replace(/\.ts$/, '');
-      expect(Object.keys(target), subpath).toEqual(['@tilekit/source', 'types', 'import']);
-      expect(target, subpath).toMatchObject({ types: `./dist/${stem}.d.ts`, import: `./dist/${stem}.js` });
-      expect(existsSync(join(workspaceRoot, dir, target['@tilekit/source']!)), subpath).toBe(true);
-    }
-  });
+  it.each(packages.map((p) => [p.name, p.dir]))(
+    '%s: exports point at dist (types + import) and keep the source condition',
+    (_name, dir) => {
+      const pkg = readJson<PackageJson>(`${dir}/package.json`);
+      for (const [subpath, target] of Object.entries(pkg.exports)) {
+        const stem = target['@tilekit/source']!.replace(/^\.\/src\//, '').replace(/\.ts$/, '');
+        expect(Object.keys(target), subpath).toEqual(['@tilekit/source', 'types', 'import']);
+        expect(target, subpath).toMatchObject({ types: `./dist/${stem}.d.ts`, import: `./dist/${stem}.js` });
+        expect(existsSync(join(workspaceRoot, dir, target['@tilekit/source']!)), subpath).toBe(true);
+      }
+    },
+  );
 
   it.each(packages.map((p) => [p.name, p.dir]))('%s: metadata fit for publishing', (_name, dir) => {
     const pkg = readJson<PackageJson>(`${dir}/package.json`);
@@ -71,7 +76,9 @@ describe('built packages', () => {
 
 describe('the consumer guide', () => {
   it('finds the runnable snippets of a markdown page by their file= marker', () => {
-    const md = ['text', '```ts file=a.ts', 'const a = 1;', '```', '```sh', 'npm ci', '```', '```js file=b.mjs', 'x();', '```', ''].join('\n');
+    const md = ['text', '```ts file=a.ts', 'const a = 1;', '```', '```sh', 'npm ci', '```', '```js file=b.mjs', 'x();', '```', ''].join(
+      '\n',
+    );
     expect(guideSnippets(md)).toEqual([
       { lang: 'ts', file: 'a.ts', code: 'const a = 1;\n' },
       { lang: 'js', file: 'b.mjs', code: 'x();\n' },

@@ -5,7 +5,13 @@
 import assert from 'node:assert/strict';
 import { randomBits16 } from '@tilekit/host';
 import type { Compiler, Device, DeviceBuffer } from '@tilekit/runtime';
-import { checkFmhaBwdProblem, fmhaBwdOperandElements, formatFmhaBwdProblem, type CheckedFmhaBwdProblem, type FmhaBwdProblem } from '../fmhaBwdProblem.ts';
+import {
+  checkFmhaBwdProblem,
+  fmhaBwdOperandElements,
+  formatFmhaBwdProblem,
+  type CheckedFmhaBwdProblem,
+  type FmhaBwdProblem,
+} from '../fmhaBwdProblem.ts';
 import { compareFmhaBwd, fmhaBwdReference, type FmhaBwdHostInputs, type FmhaBwdReference } from '../fmhaBwdReference.ts';
 import { FmhaBwdRunner, type FmhaBwdAnyInstance, type FmhaBwdKernel } from '../fmhaBwdRunner.ts';
 
@@ -52,7 +58,9 @@ function buffersOf(device: Device, p: CheckedFmhaBwdProblem, data: FmhaBwdHostIn
     dQ: gradient(e.dQ),
     dK: gradient(e.dK),
     dV: gradient(e.dV),
-    ...(p.mode === 'group' ? { seqstartQ: device.upload(new Int32Array(p.seqstartQ)), seqstartK: device.upload(new Int32Array(p.seqstartK)) } : {}),
+    ...(p.mode === 'group'
+      ? { seqstartQ: device.upload(new Int32Array(p.seqstartQ)), seqstartK: device.upload(new Int32Array(p.seqstartK)) }
+      : {}),
   };
 }
 
@@ -80,7 +88,12 @@ export async function runFmhaBwdRandomCase(problem: FmhaBwdProblem, kernels: Fmh
     run.launch();
     const dQ = bitsOf(buffers.dQ);
     const results = compareFmhaBwd(p, ref, { dQ, dK: bitsOf(buffers.dK), dV: bitsOf(buffers.dV) });
-    for (const r of results) assert.equal(r.wrong, 0, `${names} on ${formatFmhaBwdProblem(p)}: ${r.tensor} ${r.wrong}/${r.checked} elements off; first: ${r.first}`);
+    for (const r of results)
+      assert.equal(
+        r.wrong,
+        0,
+        `${names} on ${formatFmhaBwdProblem(p)}: ${r.tensor} ${r.wrong}/${r.checked} elements off; first: ${r.first}`,
+      );
     for (let again = 2; p.deterministic && again <= 3; again++) {
       buffers.dQ.fill(0xff);
       run.launch();

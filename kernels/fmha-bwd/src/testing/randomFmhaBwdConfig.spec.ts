@@ -46,7 +46,9 @@ describe('fmhaBwdRandomProblemArb', () => {
     const seen = <T>(f: (p: (typeof checked)[number]) => T): Set<T> => new Set(checked.map(f));
     expect(seen((p) => p.dtype)).toEqual(new Set(['fp16', 'bf16']));
     expect(seen((p) => p.hdimQ)).toEqual(new Set(FMHA_BWD_HEAD_DIMS));
-    expect(seen((p) => formatAttentionMaskSpec(p.mask).replace(/:.*/, ':window'))).toEqual(new Set(['0', 't', 'b', 't:window', 'b:window']));
+    expect(seen((p) => formatAttentionMaskSpec(p.mask).replace(/:.*/, ':window'))).toEqual(
+      new Set(['0', 't', 'b', 't:window', 'b:window']),
+    );
     expect(seen((p) => p.mode)).toEqual(new Set(['batch', 'group']));
     expect(seen((p) => `${p.inputLayout}>${p.outputLayout}`).size).toBe(4);
     expect(seen((p) => p.nheadQ / p.nheadK)).toEqual(new Set([1, 2, 3, 4]));

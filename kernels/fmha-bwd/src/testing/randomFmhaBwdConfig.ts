@@ -2,8 +2,22 @@
 // a fast-check arbitrary of small ragged shapes with every runtime option of the operator, kept
 // cheap for the float64 CPU reference, drawn reproducibly from a seed, replayable from one JSON line;
 // and the kernels the runner would select for a problem, found without a GPU.
-import { causalBottomRight, causalTopLeft, FmhaBwdLauncher, noMask, type AttentionLayout, type AttentionMaskSpec, type FmhaBwdExecutor } from '@tilekit/fmha';
-import { ATTENTION_RANDOM_SEQLENS, attentionRandomSequencesArb, attentionSequencesCost, fitAttentionSequencesToCost, type AttentionRandomSequences } from '@tilekit/fmha/testing';
+import {
+  causalBottomRight,
+  causalTopLeft,
+  FmhaBwdLauncher,
+  noMask,
+  type AttentionLayout,
+  type AttentionMaskSpec,
+  type FmhaBwdExecutor,
+} from '@tilekit/fmha';
+import {
+  ATTENTION_RANDOM_SEQLENS,
+  attentionRandomSequencesArb,
+  attentionSequencesCost,
+  fitAttentionSequencesToCost,
+  type AttentionRandomSequences,
+} from '@tilekit/fmha/testing';
 import { ArgumentError } from '@tilekit/numeric';
 import fc from 'fast-check';
 import { FMHA_BWD_HEAD_DIMS, FMHA_BWD_TRIPLES, fmhaBwdDqModes, fmhaBwdKernelsOf, type FmhaBwdKernelSet } from '../fmhaBwdCatalog.ts';
@@ -37,7 +51,15 @@ const windowSizeArb = fc.constantFrom(-1, 0, 1, 16, 63, 130);
 export const fmhaBwdRandomMaskArb: fc.Arbitrary<AttentionMaskSpec> = fc.oneof(
   { weight: 3, arbitrary: fc.constant(noMask) },
   { weight: 2, arbitrary: fc.constantFrom(causalTopLeft, causalBottomRight) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('window' as const), alignment: fc.constantFrom('topLeft' as const, 'bottomRight' as const), left: windowSizeArb, right: windowSizeArb }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('window' as const),
+      alignment: fc.constantFrom('topLeft' as const, 'bottomRight' as const),
+      left: windowSizeArb,
+      right: windowSizeArb,
+    }),
+  },
 );
 
 /** Forward multiply-adds of drawn sequences: Σ over batches of heads·sq·sk·(hdimQ + hdimV). */
@@ -58,7 +80,9 @@ export function fmhaBwdRandomCost(p: FmhaBwdProblem): number {
   const dims = p.hdimQ + (p.hdimV ?? p.hdimQ);
   const lens = (s: readonly number[]): number[] => s.slice(1).map((e, b) => e - s[b]!);
   const group = p.seqstartQ !== undefined && p.seqstartK !== undefined;
-  const s = group ? { group, batch: p.batch, sq: lens(p.seqstartQ!), sk: lens(p.seqstartK!) } : { group, batch: p.batch, sq: [p.seqlenQ ?? 0], sk: [p.seqlenK ?? p.seqlenQ ?? 0] };
+  const s = group
+    ? { group, batch: p.batch, sq: lens(p.seqstartQ!), sk: lens(p.seqstartK!) }
+    : { group, batch: p.batch, sq: [p.seqlenQ ?? 0], sk: [p.seqlenK ?? p.seqlenQ ?? 0] };
   return sequencesCost(s, p.nheadQ, dims);
 }
 
@@ -132,7 +156,12 @@ export function fmhaBwdRandomKernelSet(problem: FmhaBwdProblem, smCount: number)
   const layout = fmhaBwdLayoutProblems(p);
   if (layout.length > 0) throw new ArgumentError('problem', `the backward kernels cannot take this layout: ${layout.join('; ')}`);
   let warning = '';
-  const launcher = new FmhaBwdLauncher(fmhaBwdTraitsOf(p), { catalog: FMHA_BWD_TRIPLES, executor: NO_EXECUTOR, smCount, warn: (m) => (warning = m) });
+  const launcher = new FmhaBwdLauncher(fmhaBwdTraitsOf(p), {
+    catalog: FMHA_BWD_TRIPLES,
+    executor: NO_EXECUTOR,
+    smCount,
+    warn: (m) => (warning = m),
+  });
   if (launcher.triple === null) throw new NoFmhaBwdInstanceError(warning);
   return fmhaBwdKernelsOf(launcher.triple);
 }

@@ -8,7 +8,8 @@ import { checkFmhaFwdProblem, type CheckedFmhaFwdProblem, type FmhaFwdProblem } 
 import { FMHA_FWD_SM80_CATALOG } from './fmhaFwdSm80Catalog.ts';
 import { fmhaFwdSm80Unsupported, prepareFmhaFwdSm80Launch, type FmhaFwdSm80Buffers } from './fmhaFwdSm80Launcher.ts';
 
-const find = (dtype: string, d: number, mask: string) => FMHA_FWD_SM80_CATALOG.find((i) => i.policy.dtype === dtype && i.policy.headDim === d && i.policy.mask === mask)!;
+const find = (dtype: string, d: number, mask: string) =>
+  FMHA_FWD_SM80_CATALOG.find((i) => i.policy.dtype === dtype && i.policy.headDim === d && i.policy.mask === mask)!;
 const d128 = find('fp16', 128, 'none');
 const d128Window = find('fp16', 128, 'window');
 
@@ -18,7 +19,17 @@ const buffers = (extra: Partial<FmhaFwdSm80Buffers> = {}): FmhaFwdSm80Buffers =>
   return { q: big(0), k: big(1), v: big(2), o: big(3), lse: big(4), seqstartQ: big(5), seqstartK: big(6), ...extra };
 };
 
-const problem = (p: Partial<FmhaFwdProblem> = {}): CheckedFmhaFwdProblem => checkFmhaFwdProblem({ dtype: 'fp16', batch: 2, nheadQ: 8, nheadK: 2, hdimQ: 128, ...('seqstartQ' in p ? {} : { seqlenQ: 300, seqlenK: 1000 }), lse: true, ...p });
+const problem = (p: Partial<FmhaFwdProblem> = {}): CheckedFmhaFwdProblem =>
+  checkFmhaFwdProblem({
+    dtype: 'fp16',
+    batch: 2,
+    nheadQ: 8,
+    nheadK: 2,
+    hdimQ: 128,
+    ...('seqstartQ' in p ? {} : { seqlenQ: 300, seqlenK: 1000 }),
+    lse: true,
+    ...p,
+  });
 
 function argumentOf(f: () => unknown): string {
   try {
@@ -68,7 +79,11 @@ describe('prepareFmhaFwdSm80Launch', () => {
     ]);
     expect(fmhaFwdSm80Unsupported(d128Window, problem({ mask: noMask }))).toEqual(['no mask: this kernel applies a window mask']);
     // Padded rows of 132 elements: 264 bytes, not whole 16-byte vectors.
-    const odd = { ...p, qStrides: { batch: 300 * 8 * 132, head: 300 * 132, row: 132 }, vStrides: { ...p.vStrides, head: p.vStrides.head + 4 } };
+    const odd = {
+      ...p,
+      qStrides: { batch: 300 * 8 * 132, head: 300 * 132, row: 132 },
+      vStrides: { ...p.vStrides, head: p.vStrides.head + 4 },
+    };
     expect(fmhaFwdSm80Unsupported(d128, odd)).toEqual([
       'q row stride 132 is not a multiple of 8 elements (16-byte cp.async rows; no scalar fallback)',
       `v head stride ${p.vStrides.head + 4} is not a multiple of 8 elements (16-byte cp.async rows; no scalar fallback)`,
@@ -82,7 +97,12 @@ describe('prepareFmhaFwdSm80Launch', () => {
     // Every problem at once, in one error: the predicates, then each broken buffer.
     const all = (() => {
       try {
-        prepareFmhaFwdSm80Launch(d128, odd, { ...noLse, q: { ptr: 0x1000_0008n, bytes: 2 ** 28 }, k: { ptr: 0x2000_0000n, bytes: 100 }, o: { ptr: 0x4000_0001n, bytes: 2 ** 28 } });
+        prepareFmhaFwdSm80Launch(d128, odd, {
+          ...noLse,
+          q: { ptr: 0x1000_0008n, bytes: 2 ** 28 },
+          k: { ptr: 0x2000_0000n, bytes: 100 },
+          o: { ptr: 0x4000_0001n, bytes: 2 ** 28 },
+        });
       } catch (e) {
         return e as ArgumentError;
       }
@@ -94,11 +114,25 @@ describe('prepareFmhaFwdSm80Launch', () => {
 
   it('a strided problem runs exactly when every Q/K/V stride is a multiple of 8 elements and every O stride is even', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 128, max: 200 }), fc.integer({ min: 128, max: 200 }), fc.integer({ min: 128, max: 200 }), (qRow, kRow, oRow) => {
-        const p = problem({ batch: 1, nheadQ: 1, nheadK: 1, seqlenQ: 5, seqlenK: 7, qStrides: { batch: 5 * qRow, head: 5 * qRow, row: qRow }, kStrides: { batch: 7 * kRow, head: 7 * kRow, row: kRow }, oStrides: { batch: 5 * oRow, head: 5 * oRow, row: oRow } });
-        const ok = qRow % 8 === 0 && kRow % 8 === 0 && oRow % 2 === 0;
-        return (fmhaFwdSm80Unsupported(d128, p).length === 0) === ok;
-      }),
+      fc.property(
+        fc.integer({ min: 128, max: 200 }),
+        fc.integer({ min: 128, max: 200 }),
+        fc.integer({ min: 128, max: 200 }),
+        (qRow, kRow, oRow) => {
+          const p = problem({
+            batch: 1,
+            nheadQ: 1,
+            nheadK: 1,
+            seqlenQ: 5,
+            seqlenK: 7,
+            qStrides: { batch: 5 * qRow, head: 5 * qRow, row: qRow },
+            kStrides: { batch: 7 * kRow, head: 7 * kRow, row: kRow },
+            oStrides: { batch: 5 * oRow, head: 5 * oRow, row: oRow },
+          });
+          const ok = qRow % 8 === 0 && kRow % 8 === 0 && oRow % 2 === 0;
+          return (fmhaFwdSm80Unsupported(d128, p).length === 0) === ok;
+        },
+      ),
     );
   });
 });

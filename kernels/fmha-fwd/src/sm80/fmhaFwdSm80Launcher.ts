@@ -6,7 +6,15 @@ import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 import type { Compiler, Device } from '@tilekit/runtime';
 import { FmhaFwdLoadedKernel } from '../fmhaFwdLoadedKernel.ts';
 import type { FmhaFwdLaunch } from '../fmhaFwdInstance.ts';
-import { checkFmhaFwdInputs, checkFmhaFwdOutputs, checkFmhaFwdSequenceBuffers, fmhaFwdTileArgValues, reportFmhaFwdOutputOverlaps, type FmhaFwdBuffers, type FmhaFwdLaunchProblem } from '../fmhaFwdLauncher.ts';
+import {
+  checkFmhaFwdInputs,
+  checkFmhaFwdOutputs,
+  checkFmhaFwdSequenceBuffers,
+  fmhaFwdTileArgValues,
+  reportFmhaFwdOutputOverlaps,
+  type FmhaFwdBuffers,
+  type FmhaFwdLaunchProblem,
+} from '../fmhaFwdLauncher.ts';
 import { FMHA_SM80_COPY_ELEMENTS, FMHA_SM80_MAX_ROW_STRIDE, type FmhaFwdSm80Instance } from './fmhaFwdSm80Instance.ts';
 
 /** A validated sm_80 launch. */
@@ -28,18 +36,33 @@ export function fmhaFwdSm80Unsupported(instance: FmhaFwdSm80Instance, p: FmhaFwd
   const out: string[] = [];
   const v = FMHA_SM80_COPY_ELEMENTS;
   if (p.dtype !== P.dtype) out.push(`dtype ${p.dtype}: this kernel computes ${P.dtype}`);
-  if (p.hdimQ !== P.headDim || p.hdimV !== P.headDimV) out.push(`head dims ${p.hdimQ}/${p.hdimV}: this kernel has ${P.headDim}/${P.headDimV}`);
+  if (p.hdimQ !== P.headDim || p.hdimV !== P.headDimV)
+    out.push(`head dims ${p.hdimQ}/${p.hdimV}: this kernel has ${P.headDim}/${P.headDimV}`);
   const masked = p.mask.kind !== 'none';
   if (p.mask.kind === 'generic') out.push('a generic (y, x) mask: this kernel takes window masks (left, right) only');
-  else if (masked !== (P.mask === 'window')) out.push(masked ? 'a masked problem: this kernel has no mask' : 'no mask: this kernel applies a window mask');
+  else if (masked !== (P.mask === 'window'))
+    out.push(masked ? 'a masked problem: this kernel has no mask' : 'no mask: this kernel applies a window mask');
   if (p.numSplits !== 1) out.push(`${p.numSplits} key splits: the sm_80 kernel does not split`);
-  for (const [name, s] of [['q', p.qStrides], ['k', p.kStrides], ['v', p.vStrides]] as const) {
-    for (const [what, stride] of [['row', s.row], ['head', s.head], ['batch', s.batch]] as const) {
-      if (stride % v !== 0) out.push(`${name} ${what} stride ${stride} is not a multiple of ${v} elements (16-byte cp.async rows; no scalar fallback)`);
+  for (const [name, s] of [
+    ['q', p.qStrides],
+    ['k', p.kStrides],
+    ['v', p.vStrides],
+  ] as const) {
+    for (const [what, stride] of [
+      ['row', s.row],
+      ['head', s.head],
+      ['batch', s.batch],
+    ] as const) {
+      if (stride % v !== 0)
+        out.push(`${name} ${what} stride ${stride} is not a multiple of ${v} elements (16-byte cp.async rows; no scalar fallback)`);
     }
     if (s.row > FMHA_SM80_MAX_ROW_STRIDE) out.push(`${name} row stride exceeds int32`);
   }
-  for (const [what, stride] of [['row', p.oStrides.row], ['head', p.oStrides.head], ['batch', p.oStrides.batch]] as const) {
+  for (const [what, stride] of [
+    ['row', p.oStrides.row],
+    ['head', p.oStrides.head],
+    ['batch', p.oStrides.batch],
+  ] as const) {
     if (stride % 2 !== 0) out.push(`o ${what} stride ${stride} is odd (the epilogue stores aligned element pairs)`);
   }
   if (p.oStrides.row > FMHA_SM80_MAX_ROW_STRIDE) out.push('o row stride exceeds int32');
@@ -53,7 +76,11 @@ export function fmhaFwdSm80Unsupported(instance: FmhaFwdSm80Instance, p: FmhaFwd
  * `seqstartQ`/`seqstartK`/`seqlenK` (missing, short or misaligned in group mode); the first one's
  * name is its `argument`.
  */
-export function prepareFmhaFwdSm80Launch(instance: FmhaFwdSm80Instance, p: FmhaFwdLaunchProblem, buffers: FmhaFwdSm80Buffers): PreparedFmhaFwdSm80Launch {
+export function prepareFmhaFwdSm80Launch(
+  instance: FmhaFwdSm80Instance,
+  p: FmhaFwdLaunchProblem,
+  buffers: FmhaFwdSm80Buffers,
+): PreparedFmhaFwdSm80Launch {
   const problems = new ArgumentProblems(ArgumentError);
   const reasons = fmhaFwdSm80Unsupported(instance, p);
   if (reasons.length > 0) problems.report('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
@@ -87,7 +114,10 @@ export function prepareFmhaFwdSm80Launch(instance: FmhaFwdSm80Instance, p: FmhaF
 /** One sm_80 instance compiled and loaded on a device (built for the device's arch: sm_80, or sm_90a on Hopper). */
 export class FmhaFwdSm80Kernel extends FmhaFwdLoadedKernel<FmhaFwdSm80Instance> {
   /** Compiles and loads `instance` (arch and parameter-layout checks of the runtime's `loadInstance`) and opts in to its shared memory. */
-  static async build(instance: FmhaFwdSm80Instance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<FmhaFwdSm80Kernel> {
+  static async build(
+    instance: FmhaFwdSm80Instance,
+    options: { readonly device: Device; readonly compiler: Compiler },
+  ): Promise<FmhaFwdSm80Kernel> {
     return new FmhaFwdSm80Kernel(instance, await FmhaFwdLoadedKernel.loadOn(instance, options), options.device);
   }
 

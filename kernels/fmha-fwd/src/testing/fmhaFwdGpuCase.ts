@@ -86,11 +86,63 @@ function plantNaN(bits: Uint16Array, dtype: 'fp16' | 'bf16', strides: { row: num
  */
 export const fmhaFwdCommonGpuCases: readonly FmhaFwdGpuCase[] = [
   { label: 'fp16 d128 no mask, b2 h2 s259, bhsd', dtype: 'fp16', d: 128, batch: 2, h: 2, sq: 259, sk: 259, layout: 'bhsd', mask: noMask },
-  { label: 'fp16 d128 causal top-left, s1000, bshd', dtype: 'fp16', d: 128, batch: 1, h: 2, sq: 1000, sk: 1000, layout: 'bshd', mask: causalTopLeft },
-  { label: 'bf16 d128 causal bottom-right sq259 < sk1000 (GQA 4:2)', dtype: 'bf16', d: 128, batch: 2, h: 4, hk: 2, sq: 259, sk: 1000, layout: 'bhsd', mask: causalBottomRight },
-  { label: 'fp16 d128 causal bottom-right sq259 > sk100: the first 159 rows fully masked', dtype: 'fp16', d: 128, batch: 1, h: 2, sq: 259, sk: 100, layout: 'bhsd', mask: causalBottomRight },
-  { label: 'fp16 d128 sliding window t:17,5 s127', dtype: 'fp16', d: 128, batch: 1, h: 2, sq: 127, sk: 127, layout: 'bshd', mask: slidingWindowMask(17, 5) },
-  { label: 'bf16 d128 varlen q 1,17,0,127,259 k 17,1,5,127,300, bshd, GQA 4:1', dtype: 'bf16', d: 128, batch: 5, h: 4, hk: 1, sq: [1, 17, 0, 127, 259], sk: [17, 1, 5, 127, 300], layout: 'bshd', mask: noMask },
+  {
+    label: 'fp16 d128 causal top-left, s1000, bshd',
+    dtype: 'fp16',
+    d: 128,
+    batch: 1,
+    h: 2,
+    sq: 1000,
+    sk: 1000,
+    layout: 'bshd',
+    mask: causalTopLeft,
+  },
+  {
+    label: 'bf16 d128 causal bottom-right sq259 < sk1000 (GQA 4:2)',
+    dtype: 'bf16',
+    d: 128,
+    batch: 2,
+    h: 4,
+    hk: 2,
+    sq: 259,
+    sk: 1000,
+    layout: 'bhsd',
+    mask: causalBottomRight,
+  },
+  {
+    label: 'fp16 d128 causal bottom-right sq259 > sk100: the first 159 rows fully masked',
+    dtype: 'fp16',
+    d: 128,
+    batch: 1,
+    h: 2,
+    sq: 259,
+    sk: 100,
+    layout: 'bhsd',
+    mask: causalBottomRight,
+  },
+  {
+    label: 'fp16 d128 sliding window t:17,5 s127',
+    dtype: 'fp16',
+    d: 128,
+    batch: 1,
+    h: 2,
+    sq: 127,
+    sk: 127,
+    layout: 'bshd',
+    mask: slidingWindowMask(17, 5),
+  },
+  {
+    label: 'bf16 d128 varlen q 1,17,0,127,259 k 17,1,5,127,300, bshd, GQA 4:1',
+    dtype: 'bf16',
+    d: 128,
+    batch: 5,
+    h: 4,
+    hk: 1,
+    sq: [1, 17, 0, 127, 259],
+    sk: [17, 1, 5, 127, 300],
+    layout: 'bshd',
+    mask: noMask,
+  },
 ];
 
 /** A built kernel as the runner sees it: a name for messages and one launch (synchronous or queued; the runner reads back after it). */
@@ -246,7 +298,11 @@ export async function runFmhaFwdGpuCase(c: FmhaFwdGpuCase, kernel: FmhaFwdGpuKer
   const dsq = group ? device.upload(new Int32Array(starts(sqs))) : undefined;
   const dsk = group ? device.upload(new Int32Array(starts(sks))) : undefined;
   try {
-    kernel.launch(problem, { q: dq, k: dk, v: dvb, o: dout, ...(dlse ? { lse: dlse } : {}), ...(dsq && dsk ? { seqstartQ: dsq, seqstartK: dsk } : {}) }, device);
+    kernel.launch(
+      problem,
+      { q: dq, k: dk, v: dvb, o: dout, ...(dlse ? { lse: dlse } : {}), ...(dsq && dsk ? { seqstartQ: dsq, seqstartK: dsk } : {}) },
+      device,
+    );
     const o = decodeArray(c.dtype, new Uint16Array(dout.copyToHost().buffer));
     const lse = dlse ? new Float32Array(dlse.copyToHost().buffer) : undefined;
     const found = checkFmhaFwdOutputs(args, ref, { o, ...(lse ? { lse } : {}) }, poisonedRows(c, args));

@@ -10,7 +10,14 @@ import type { FmhaFwdCombineInstance } from '../fmhaFwdCombine.ts';
 import type { FmhaFwdCombineKernel } from '../fmhaFwdCombineLauncher.ts';
 import type { FmhaFwdInstance } from '../fmhaFwdInstance.ts';
 import type { FmhaFwdKernel } from '../fmhaFwdLauncher.ts';
-import { checkFmhaFwdProblem, fmhaFwdOperandElements, fmhaFwdReferenceArgs, formatFmhaFwdProblem, type CheckedFmhaFwdProblem, type FmhaFwdProblem } from '../fmhaFwdProblem.ts';
+import {
+  checkFmhaFwdProblem,
+  fmhaFwdOperandElements,
+  fmhaFwdReferenceArgs,
+  formatFmhaFwdProblem,
+  type CheckedFmhaFwdProblem,
+  type FmhaFwdProblem,
+} from '../fmhaFwdProblem.ts';
 import { FmhaFwdRunner } from '../fmhaFwdRunner.ts';
 import { checkFmhaFwdOutputs } from './fmhaFwdGpuCase.ts';
 
@@ -25,7 +32,11 @@ export interface FmhaFwdRandomKernels {
 /** Q, K, V bit patterns (at least one element each, so an empty operand still uploads), seeded by the problem's rows. */
 function inputsOf(p: CheckedFmhaFwdProblem): { readonly q: Uint16Array; readonly k: Uint16Array; readonly v: Uint16Array } {
   const e = fmhaFwdOperandElements(p);
-  return { q: randomBits16(p.dtype, Math.max(1, e.q), 1 + p.rowsQ), k: randomBits16(p.dtype, Math.max(1, e.k), 2 + p.rowsK), v: randomBits16(p.dtype, Math.max(1, e.v), 3 + p.rowsK) };
+  return {
+    q: randomBits16(p.dtype, Math.max(1, e.q), 1 + p.rowsQ),
+    k: randomBits16(p.dtype, Math.max(1, e.k), 2 + p.rowsK),
+    v: randomBits16(p.dtype, Math.max(1, e.v), 3 + p.rowsK),
+  };
 }
 
 /** The device buffers of one run. */

@@ -14,9 +14,25 @@ import { FMHA_FWD_CATALOG } from '../fmhaFwdCatalog.ts';
 import { FMHA_FWD_COMBINE_CATALOG } from '../fmhaFwdCombine.ts';
 import { selectFmhaFwdCombineInstance, selectFmhaFwdInstance } from '../fmhaFwdDispatch.ts';
 import { fmhaFwdWorkspace } from '../fmhaFwdLauncher.ts';
-import { checkFmhaFwdProblem, FMHA_FWD_DTYPES, FMHA_FWD_HEAD_DIMS, fmhaFwdOperandElements, type CheckedFmhaFwdProblem, type FmhaFwdDType, type FmhaFwdProblem } from '../fmhaFwdProblem.ts';
+import {
+  checkFmhaFwdProblem,
+  FMHA_FWD_DTYPES,
+  FMHA_FWD_HEAD_DIMS,
+  fmhaFwdOperandElements,
+  type CheckedFmhaFwdProblem,
+  type FmhaFwdDType,
+  type FmhaFwdProblem,
+} from '../fmhaFwdProblem.ts';
 import { fmhaFwdSm80CatalogFor } from '../sm80/fmhaFwdSm80Catalog.ts';
-import { allocPlan, BAD_SIZES, bufferCorruptions, invalidCalls, type BufferPlan, type Corruption, type InvalidCall } from '@tilekit/runtime/testing';
+import {
+  allocPlan,
+  BAD_SIZES,
+  bufferCorruptions,
+  invalidCalls,
+  type BufferPlan,
+  type Corruption,
+  type InvalidCall,
+} from '@tilekit/runtime/testing';
 
 /** Which public entry point a call goes through. */
 export type FmhaFwdFuzzTarget = 'runner' | 'launcher' | 'sm80' | 'combine';
@@ -51,9 +67,19 @@ export function fmhaFwdFuzzInstance(name: string): { readonly name: string } & R
 }
 
 /** Explicit strides in `layout` with the innermost stride padded by `pad` elements (batch 0 in group mode). */
-function paddedStrides(layout: AttentionLayout, nhead: number, rows: number, hdim: number, pad: number, group: boolean): AttentionTensorStrides {
+function paddedStrides(
+  layout: AttentionLayout,
+  nhead: number,
+  rows: number,
+  hdim: number,
+  pad: number,
+  group: boolean,
+): AttentionTensorStrides {
   const inner = hdim + pad;
-  const s = layout === 'bhsd' ? { row: inner, head: rows * inner, batch: nhead * rows * inner } : { head: inner, row: nhead * inner, batch: rows * nhead * inner };
+  const s =
+    layout === 'bhsd'
+      ? { row: inner, head: rows * inner, batch: nhead * rows * inner }
+      : { head: inner, row: nhead * inner, batch: rows * nhead * inner };
   return { ...s, batch: group ? 0 : s.batch };
 }
 
@@ -61,7 +87,12 @@ function prefix(lens: readonly number[]): number[] {
   return lens.reduce((s, l) => [...s, s[s.length - 1]! + l], [0]);
 }
 
-const SPLITS: Record<FmhaFwdFuzzTarget, readonly (number | 'auto')[]> = { runner: [1, 1, 2, 4, 'auto'], launcher: [1, 1, 2, 3], sm80: [1], combine: [2, 3, 5] };
+const SPLITS: Record<FmhaFwdFuzzTarget, readonly (number | 'auto')[]> = {
+  runner: [1, 1, 2, 4, 'auto'],
+  launcher: [1, 1, 2, 3],
+  sm80: [1],
+  combine: [2, 3, 5],
+};
 
 /** A valid problem of `o` (before choosing an instance). */
 function problems(o: FmhaFwdFuzzOptions): fc.Arbitrary<FmhaFwdProblem> {
@@ -73,7 +104,14 @@ function problems(o: FmhaFwdFuzzOptions): fc.Arbitrary<FmhaFwdProblem> {
       nheadK: fc.integer({ min: 1, max: 2 }),
       ratio: fc.integer({ min: 1, max: 3 }),
       group: fc.constantFrom(...(o.groupMode ?? [false, true])),
-      lens: fc.array(fc.record({ sq: fc.integer({ min: 0, max: 150 }), sk: fc.integer({ min: 0, max: 200 }), used: fc.double({ min: 0, max: 1, noNaN: true }) }), { minLength: 1, maxLength: 3 }),
+      lens: fc.array(
+        fc.record({
+          sq: fc.integer({ min: 0, max: 150 }),
+          sk: fc.integer({ min: 0, max: 200 }),
+          used: fc.double({ min: 0, max: 1, noNaN: true }),
+        }),
+        { minLength: 1, maxLength: 3 },
+      ),
       perBatchK: fc.boolean(),
       layouts: fc.tuple(fc.constantFrom<AttentionLayout>('bhsd', 'bshd'), fc.constantFrom<AttentionLayout>('bhsd', 'bshd')),
       pad: fc.constantFrom(0, 0, 8),
@@ -86,10 +124,20 @@ function problems(o: FmhaFwdFuzzOptions): fc.Arbitrary<FmhaFwdProblem> {
       const nheadQ = r.nheadK * r.ratio;
       const batch = r.lens.length;
       const sequences = r.group
-        ? { seqstartQ: prefix(r.lens.map((l) => l.sq)), seqstartK: prefix(r.lens.map((l) => l.sk)), ...(r.perBatchK ? { seqlenK: r.lens.map((l) => Math.floor(l.used * l.sk)) } : {}) }
+        ? {
+            seqstartQ: prefix(r.lens.map((l) => l.sq)),
+            seqstartK: prefix(r.lens.map((l) => l.sk)),
+            ...(r.perBatchK ? { seqlenK: r.lens.map((l) => Math.floor(l.used * l.sk)) } : {}),
+          }
         : { seqlenQ: Math.max(1, r.lens[0]!.sq), seqlenK: Math.max(1, r.lens[0]!.sk) };
       const rowsQ = 'seqstartQ' in sequences ? sequences.seqstartQ.at(-1)! : sequences.seqlenQ;
-      const strides = r.pad === 0 ? {} : { qStrides: paddedStrides(r.layouts[0], nheadQ, rowsQ, r.hd.hdimQ, r.pad, r.group), oStrides: paddedStrides(r.layouts[1], nheadQ, rowsQ, r.hd.hdimV, r.pad, r.group) };
+      const strides =
+        r.pad === 0
+          ? {}
+          : {
+              qStrides: paddedStrides(r.layouts[0], nheadQ, rowsQ, r.hd.hdimQ, r.pad, r.group),
+              oStrides: paddedStrides(r.layouts[1], nheadQ, rowsQ, r.hd.hdimV, r.pad, r.group),
+            };
       return {
         dtype: r.dtype,
         batch,
@@ -116,7 +164,9 @@ function instanceOf(p: CheckedFmhaFwdProblem, o: FmhaFwdFuzzOptions): string | u
     if (o.target === 'launcher') return selectFmhaFwdInstance(p).name;
     if (o.target === 'combine') return selectFmhaFwdCombineInstance(p).name;
     const masked = p.mask.kind !== 'none' ? 'window' : 'none';
-    return fmhaFwdSm80CatalogFor(sm90a).find((i) => i.policy.dtype === p.dtype && i.policy.headDim === p.hdimQ && i.policy.headDimV === p.hdimV && i.policy.mask === masked)?.name;
+    return fmhaFwdSm80CatalogFor(sm90a).find(
+      (i) => i.policy.dtype === p.dtype && i.policy.headDim === p.hdimQ && i.policy.headDimV === p.hdimV && i.policy.mask === masked,
+    )?.name;
   } catch {
     return undefined;
   }
@@ -152,7 +202,11 @@ export function validFmhaFwdCalls(o: FmhaFwdFuzzOptions): fc.Arbitrary<FmhaFwdFu
     }));
 }
 
-function setField(field: string, value: unknown, label = `problem.${field} = ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`): Corruption<FmhaFwdFuzzCall> {
+function setField(
+  field: string,
+  value: unknown,
+  label = `problem.${field} = ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`,
+): Corruption<FmhaFwdFuzzCall> {
   return { target: `problem.${field}`, label, apply: (c) => ({ ...c, problem: { ...c.problem, [field]: value } }) };
 }
 
@@ -165,12 +219,33 @@ function fieldCorruptions(p: FmhaFwdProblem, target: FmhaFwdFuzzTarget): fc.Arbi
     fc.tuple(fc.constantFrom('batch', 'nheadQ', 'nheadK'), fc.constantFrom<unknown>(...BAD_SIZES, 65536)).map(([f, v]) => setField(f, v)),
     fc.constant(setField('nheadK', p.nheadQ + 1, `problem.nheadK = nheadQ + 1 = ${p.nheadQ + 1} (h % h_k ≠ 0)`)),
     fc.constantFrom<unknown>(0, 48, 100, 160, 512, 2000, 64.5, Number.NaN, undefined, '128').map((v) => setField('hdimQ', v)),
-    fc.constantFrom<unknown>(0, 32, 63, 96, 4096, Number.NaN).filter((v) => !FMHA_FWD_HEAD_DIMS.some((d) => d.hdimQ === p.hdimQ && d.hdimV === v)).map((v) => setField('hdimV', v)),
-    fc.tuple(fc.constantFrom('inputLayout', 'outputLayout'), fc.constantFrom<unknown>('bsdh', 'BHSD', 'sbhd', 1)).map(([f, v]) => setField(f, v)),
+    fc
+      .constantFrom<unknown>(0, 32, 63, 96, 4096, Number.NaN)
+      .filter((v) => !FMHA_FWD_HEAD_DIMS.some((d) => d.hdimQ === p.hdimQ && d.hdimV === v))
+      .map((v) => setField('hdimV', v)),
+    fc
+      .tuple(fc.constantFrom('inputLayout', 'outputLayout'), fc.constantFrom<unknown>('bsdh', 'BHSD', 'sbhd', 1))
+      .map(([f, v]) => setField(f, v)),
     fc.constantFrom<unknown>('yes', 1, 0).map((v) => setField('lse', v)),
     fc.constantFrom<unknown>(0, -0.125, Number.NaN, Infinity, -Infinity, 1e-50, 1e39, '0.1').map((v) => setField('scale', v)),
     fc.constantFrom<unknown>(0, -1, 129, 1.5, Number.NaN, 'max', 'AUTO').map((v) => setField('splitKv', v)),
-    fc.constantFrom<unknown>('x', 't:1', 't:a,b', 'q:1,2', 't:1.5,2', 't:1,2,3', 'xt:w', 't:1,4294967296', 7, { kind: 'window', alignment: 'center', left: 1, right: 1 }, { kind: 'window', alignment: 'topLeft', left: 0.5, right: 1 }, { kind: 'sliding' }, ...generic).map((v) => setField('mask', v)),
+    fc
+      .constantFrom<unknown>(
+        'x',
+        't:1',
+        't:a,b',
+        'q:1,2',
+        't:1.5,2',
+        't:1,2,3',
+        'xt:w',
+        't:1,4294967296',
+        7,
+        { kind: 'window', alignment: 'center', left: 1, right: 1 },
+        { kind: 'window', alignment: 'topLeft', left: 0.5, right: 1 },
+        { kind: 'sliding' },
+        ...generic,
+      )
+      .map((v) => setField('mask', v)),
   ];
 }
 
@@ -180,8 +255,12 @@ function sequenceCorruptions(p: FmhaFwdProblem, target: FmhaFwdFuzzTarget): fc.A
   const grown = target === 'combine' ? (['seqlenQ'] as const) : (['seqlenQ', 'seqlenK'] as const);
   if (p.seqstartQ === undefined) {
     return [
-      fc.tuple(fc.constantFrom('seqlenQ', 'seqlenK'), fc.constantFrom<unknown>(-1, 1.5, Number.NaN, Infinity, 2 ** 30 + 1, '5', null)).map(([f, v]) => setField(f, v)),
-      fc.tuple(fc.constantFrom(...grown), fc.integer({ min: 2, max: 3 })).map(([f, k]) => setField(f, (p[f as 'seqlenQ'] as number) * k + 1, `problem.${f} × ${k} + 1 (buffers sized for the original)`)),
+      fc
+        .tuple(fc.constantFrom('seqlenQ', 'seqlenK'), fc.constantFrom<unknown>(-1, 1.5, Number.NaN, Infinity, 2 ** 30 + 1, '5', null))
+        .map(([f, v]) => setField(f, v)),
+      fc
+        .tuple(fc.constantFrom(...grown), fc.integer({ min: 2, max: 3 }))
+        .map(([f, k]) => setField(f, (p[f as 'seqlenQ'] as number) * k + 1, `problem.${f} × ${k} + 1 (buffers sized for the original)`)),
       fc.constant(setField('seqlenK', [p.seqlenK], 'problem.seqlenK an array in batch mode')),
       fc.constant(setField('seqstartQ', [0, p.seqlenQ], 'problem.seqstartQ given in batch mode (with seqlenQ)')),
     ];
@@ -198,19 +277,45 @@ function sequenceCorruptions(p: FmhaFwdProblem, target: FmhaFwdFuzzTarget): fc.A
       const i = n % starts(f).length;
       return setField(f, with1(f, i, v), `problem.${f}[${i}] = ${String(v)}`);
     }),
-    fc.tuple(field, fc.boolean()).map(([f, longer]) => setField(f, longer ? [...starts(f), starts(f).at(-1)!] : starts(f).slice(0, -1), `problem.${f} ${longer ? 'one entry too many' : 'one entry short'}`)),
-    fc.tuple(field, fc.integer({ min: 1, max: 9 })).map(([f, d]) => setField(f, starts(f).map((x) => x + d), `problem.${f} starting at ${d}`)),
+    fc
+      .tuple(field, fc.boolean())
+      .map(([f, longer]) =>
+        setField(
+          f,
+          longer ? [...starts(f), starts(f).at(-1)!] : starts(f).slice(0, -1),
+          `problem.${f} ${longer ? 'one entry too many' : 'one entry short'}`,
+        ),
+      ),
+    fc.tuple(field, fc.integer({ min: 1, max: 9 })).map(([f, d]) =>
+      setField(
+        f,
+        starts(f).map((x) => x + d),
+        `problem.${f} starting at ${d}`,
+      ),
+    ),
     fc.constant(setField('seqstartK', undefined, 'problem.seqstartK missing in group mode')),
     fc.constant(setField('seqlenQ', 7, 'problem.seqlenQ given in group mode')),
     fc.tuple(fc.nat(), fc.integer({ min: 1, max: 50 })).map(([n, d]) => {
       const sk = starts('seqstartK');
       const b = n % (sk.length - 1);
       const slots = sk.slice(1).map((e, j) => e - sk[j]!);
-      return setField('seqlenK', slots.map((s, j) => (j === b ? s + d : s)), `problem.seqlenK[${b}] past its slot by ${d}`);
+      return setField(
+        'seqlenK',
+        slots.map((s, j) => (j === b ? s + d : s)),
+        `problem.seqlenK[${b}] past its slot by ${d}`,
+      );
     }),
     fc.constant(setField('seqlenK', [1, 2, 3, 4, 5], 'problem.seqlenK of the wrong length')),
     // A valid problem with more rows than the buffers hold (the last sequence grown).
-    fc.tuple(fc.constantFrom(...grown.map((f) => (f === 'seqlenQ' ? 'seqstartQ' : 'seqstartK'))), fc.integer({ min: 1, max: 64 })).map(([f, d]) => setField(f, [...starts(f).slice(0, -1), starts(f).at(-1)! + d], `problem.${f}: the last sequence ${d} rows longer (buffers sized for the original)`)),
+    fc
+      .tuple(fc.constantFrom(...grown.map((f) => (f === 'seqlenQ' ? 'seqstartQ' : 'seqstartK'))), fc.integer({ min: 1, max: 64 }))
+      .map(([f, d]) =>
+        setField(
+          f,
+          [...starts(f).slice(0, -1), starts(f).at(-1)! + d],
+          `problem.${f}: the last sequence ${d} rows longer (buffers sized for the original)`,
+        ),
+      ),
   ];
 }
 
@@ -221,13 +326,23 @@ function strideCorruptions(p: FmhaFwdProblem, target: FmhaFwdFuzzTarget): fc.Arb
   const names = ['qStrides', 'kStrides', 'vStrides', 'oStrides'] as const;
   const of = (f: (typeof names)[number]) => checked[f];
   const out = [
-    fc.tuple(fc.constantFrom(...names), fc.constantFrom('row', 'head', 'batch'), fc.constantFrom<unknown>(-8, 1.5, Number.NaN, '64', null)).map(([f, k, v]) => setField(f, { ...of(f), [k]: v }, `problem.${f}.${k} = ${String(v)}`)),
-    fc.constantFrom(...names).map((f) => setField(f, { ...of(f), row: 1, head: 1, batch: group ? 0 : 1 }, `problem.${f} overlapping rows and heads`)),
+    fc
+      .tuple(fc.constantFrom(...names), fc.constantFrom('row', 'head', 'batch'), fc.constantFrom<unknown>(-8, 1.5, Number.NaN, '64', null))
+      .map(([f, k, v]) => setField(f, { ...of(f), [k]: v }, `problem.${f}.${k} = ${String(v)}`)),
+    fc
+      .constantFrom(...names)
+      .map((f) => setField(f, { ...of(f), row: 1, head: 1, batch: group ? 0 : 1 }, `problem.${f} overlapping rows and heads`)),
     fc.constantFrom(...names).map((f) => setField(f, 'packed', `problem.${f} not an object`)),
   ];
-  if (group) out.push(fc.constantFrom(...names).map((f) => setField(f, { ...of(f), batch: 64 }, `problem.${f}.batch nonzero in group mode`)));
+  if (group)
+    out.push(fc.constantFrom(...names).map((f) => setField(f, { ...of(f), batch: 64 }, `problem.${f}.batch nonzero in group mode`)));
   // Strides the problem accepts but no kernel reads: Q/K/V rows (or heads) not 16-byte multiples, odd O rows.
-  if (target !== 'combine') out.push(fc.constantFrom('qStrides', 'kStrides', 'vStrides').map((f) => setField(f, widened(checked, f), `problem.${f}: rows not 16-byte multiples`)));
+  if (target !== 'combine')
+    out.push(
+      fc
+        .constantFrom('qStrides', 'kStrides', 'vStrides')
+        .map((f) => setField(f, widened(checked, f), `problem.${f}: rows not 16-byte multiples`)),
+    );
   out.push(fc.constant(setField('oStrides', oddRows(checked), 'problem.oStrides: odd rows')));
   return out;
 }
@@ -254,10 +369,33 @@ function mismatchCorruptions(p: FmhaFwdProblem, target: FmhaFwdFuzzTarget): fc.A
   if (target === 'runner') return [];
   const other = FMHA_FWD_DTYPES.find((d) => d !== p.dtype)!;
   const out = [fc.constant(setField('dtype', other, `problem.dtype ${other}: another instance's`))];
-  const pairs = FMHA_FWD_HEAD_DIMS.filter((d) => (d.hdimQ !== p.hdimQ || d.hdimV !== p.hdimV) && d.hdimV !== p.hdimV && (target !== 'sm80' || d.hdimQ === 64 || d.hdimQ === 128));
-  if (pairs.length > 0) out.push(fc.constantFrom(...pairs).map((d) => ({ target: 'problem.hdimQ', label: `head dims ${d.hdimQ}/${d.hdimV}: another instance's`, apply: (c: FmhaFwdFuzzCall) => ({ ...c, problem: { ...c.problem, hdimQ: d.hdimQ, hdimV: d.hdimV, qStrides: undefined, kStrides: undefined, vStrides: undefined, oStrides: undefined } }) })));
-  if (target !== 'combine') out.push(fc.constant(setField('mask', p.mask === '0' ? 't' : '0', 'the other mask kind: another instance\'s')));
-  if (target === 'launcher' || target === 'sm80') out.push(fc.constant(setField('splitKv', p.splitKv === 1 ? 2 : 1, 'the other split mode: another instance\'s')));
+  const pairs = FMHA_FWD_HEAD_DIMS.filter(
+    (d) => (d.hdimQ !== p.hdimQ || d.hdimV !== p.hdimV) && d.hdimV !== p.hdimV && (target !== 'sm80' || d.hdimQ === 64 || d.hdimQ === 128),
+  );
+  if (pairs.length > 0)
+    out.push(
+      fc
+        .constantFrom(...pairs)
+        .map((d) => ({
+          target: 'problem.hdimQ',
+          label: `head dims ${d.hdimQ}/${d.hdimV}: another instance's`,
+          apply: (c: FmhaFwdFuzzCall) => ({
+            ...c,
+            problem: {
+              ...c.problem,
+              hdimQ: d.hdimQ,
+              hdimV: d.hdimV,
+              qStrides: undefined,
+              kStrides: undefined,
+              vStrides: undefined,
+              oStrides: undefined,
+            },
+          }),
+        })),
+    );
+  if (target !== 'combine') out.push(fc.constant(setField('mask', p.mask === '0' ? 't' : '0', "the other mask kind: another instance's")));
+  if (target === 'launcher' || target === 'sm80')
+    out.push(fc.constant(setField('splitKv', p.splitKv === 1 ? 2 : 1, "the other split mode: another instance's")));
   return out;
 }
 
@@ -268,7 +406,18 @@ function buffersCorruptions(c: FmhaFwdFuzzCall, target: FmhaFwdFuzzTarget): fc.A
   const e = getDType(checked.dtype).bytes;
   const split = target === 'launcher' && checked.numSplits > 1;
   const inputs = target === 'combine' ? ['oAcc', 'lseAcc'] : ['q', 'k', 'v'];
-  const align: Record<string, number> = { q: 16, k: 16, v: 16, o: split ? 8 : 2 * e, lse: 4, oAcc: 16, lseAcc: 4, seqstartQ: 4, seqstartK: 4, seqlenK: 4 };
+  const align: Record<string, number> = {
+    q: 16,
+    k: 16,
+    v: 16,
+    o: split ? 8 : 2 * e,
+    lse: 4,
+    oAcc: 16,
+    lseAcc: 4,
+    seqstartQ: 4,
+    seqstartK: 4,
+    seqlenK: 4,
+  };
   return Object.entries(bytes).flatMap(([name, need]) => {
     const output = name === 'o' || name === 'lse';
     const overlaps = output ? [...inputs, ...(name === 'lse' ? ['o'] : [])].filter((x) => (bytes[x] ?? 0) > 0) : [];
@@ -280,6 +429,12 @@ function buffersCorruptions(c: FmhaFwdFuzzCall, target: FmhaFwdFuzzTarget): fc.A
 export function invalidFmhaFwdCalls(o: FmhaFwdFuzzOptions): fc.Arbitrary<InvalidCall<FmhaFwdFuzzCall>> {
   return invalidCalls(validFmhaFwdCalls(o), (c) => {
     const p = c.problem as unknown as FmhaFwdProblem;
-    return [...fieldCorruptions(p, o.target), ...sequenceCorruptions(p, o.target), ...strideCorruptions(p, o.target), ...mismatchCorruptions(p, o.target), ...buffersCorruptions(c, o.target)];
+    return [
+      ...fieldCorruptions(p, o.target),
+      ...sequenceCorruptions(p, o.target),
+      ...strideCorruptions(p, o.target),
+      ...mismatchCorruptions(p, o.target),
+      ...buffersCorruptions(c, o.target),
+    ];
   });
 }

@@ -42,7 +42,9 @@ describe('fmhaFwdRandomProblemArb', () => {
     const checked = draws.map(checkFmhaFwdProblem);
     const seen = <T>(f: (i: number) => T): Set<T> => new Set(draws.map((_, i) => f(i)));
     expect(seen((i) => checked[i]!.dtype)).toEqual(new Set(['fp16', 'bf16']));
-    expect(seen((i) => `${checked[i]!.hdimQ}/${checked[i]!.hdimV}`)).toEqual(new Set(FMHA_FWD_HEAD_DIMS.map((d) => `${d.hdimQ}/${d.hdimV}`)));
+    expect(seen((i) => `${checked[i]!.hdimQ}/${checked[i]!.hdimV}`)).toEqual(
+      new Set(FMHA_FWD_HEAD_DIMS.map((d) => `${d.hdimQ}/${d.hdimV}`)),
+    );
     const masks = seen((i) => formatAttentionMaskSpec(checked[i]!.mask).replace(/:.*/, ':window'));
     expect(masks).toEqual(new Set(['0', 't', 'b', 't:window', 'b:window']));
     expect(seen((i) => checked[i]!.mode)).toEqual(new Set(['batch', 'group']));

@@ -2,7 +2,13 @@
 // a fast-check arbitrary of small ragged shapes with every runtime option of the operator, kept
 // cheap for the CPU reference, drawn reproducibly from a seed, and replayable from one JSON line.
 import { causalBottomRight, causalTopLeft, noMask, type AttentionLayout, type AttentionMaskSpec } from '@tilekit/fmha';
-import { ATTENTION_RANDOM_SEQLENS, attentionRandomSequencesArb, attentionSequencesCost, fitAttentionSequencesToCost, type AttentionRandomSequences } from '@tilekit/fmha/testing';
+import {
+  ATTENTION_RANDOM_SEQLENS,
+  attentionRandomSequencesArb,
+  attentionSequencesCost,
+  fitAttentionSequencesToCost,
+  type AttentionRandomSequences,
+} from '@tilekit/fmha/testing';
 import fc from 'fast-check';
 import { FMHA_FWD_DTYPES, FMHA_FWD_HEAD_DIMS, type FmhaFwdProblem } from '../fmhaFwdProblem.ts';
 
@@ -30,7 +36,15 @@ const windowSizeArb = fc.constantFrom(-1, 0, 1, 16, 63, 130);
 export const fmhaFwdRandomMaskArb: fc.Arbitrary<AttentionMaskSpec> = fc.oneof(
   { weight: 3, arbitrary: fc.constant(noMask) },
   { weight: 2, arbitrary: fc.constantFrom(causalTopLeft, causalBottomRight) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('window' as const), alignment: fc.constantFrom('topLeft' as const, 'bottomRight' as const), left: windowSizeArb, right: windowSizeArb }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('window' as const),
+      alignment: fc.constantFrom('topLeft' as const, 'bottomRight' as const),
+      left: windowSizeArb,
+      right: windowSizeArb,
+    }),
+  },
 );
 
 const layoutArb: fc.Arbitrary<AttentionLayout> = fc.constantFrom('bhsd', 'bshd');
@@ -53,7 +67,9 @@ export function fmhaFwdRandomCost(p: FmhaFwdProblem): number {
   const dims = p.hdimQ + (p.hdimV ?? p.hdimQ);
   const lens = (s: readonly number[]): number[] => s.slice(1).map((e, b) => e - s[b]!);
   const group = p.seqstartQ !== undefined && p.seqstartK !== undefined;
-  const s = group ? { group, batch: p.batch, sq: lens(p.seqstartQ!), sk: lens(p.seqstartK!) } : { group, batch: p.batch, sq: [p.seqlenQ ?? 0], sk: [Number(p.seqlenK ?? p.seqlenQ ?? 0)] };
+  const s = group
+    ? { group, batch: p.batch, sq: lens(p.seqstartQ!), sk: lens(p.seqstartK!) }
+    : { group, batch: p.batch, sq: [p.seqlenQ ?? 0], sk: [Number(p.seqlenK ?? p.seqlenQ ?? 0)] };
   return sequencesCost(s, p.nheadQ, dims);
 }
 

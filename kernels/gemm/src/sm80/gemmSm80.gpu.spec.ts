@@ -14,7 +14,16 @@ import { absoluteThreshold, decode, relativeThreshold } from '@tilekit/numeric';
 import { buildOncePerInstance, Device } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { selectGemmInstanceFor } from '../gemmDispatch.ts';
-import { checkGemmProblem, formatGemmProblem, gemmOperandElements, gemmOperandStorage, gemmReferenceArgs, type GemmDType, type GemmLayoutName, type GemmProblem } from '../gemmProblem.ts';
+import {
+  checkGemmProblem,
+  formatGemmProblem,
+  gemmOperandElements,
+  gemmOperandStorage,
+  gemmReferenceArgs,
+  type GemmDType,
+  type GemmLayoutName,
+  type GemmProblem,
+} from '../gemmProblem.ts';
 import { GEMM_SM80_CATALOG, GEMM_SM80_TILE, gemmSm80CatalogFor } from './gemmSm80Catalog.ts';
 import { GemmSm80Instance } from './gemmSm80Instance.ts';
 import { GemmSm80Kernel } from './gemmSm80Launcher.ts';
@@ -30,7 +39,10 @@ function forDevice(instance: GemmSm80Instance): GemmSm80Instance {
   const arch = Device.open(0).arch;
   assert.ok(arch === 'sm_80' || arch === 'sm_90a', `the sm_80 GEMM tests need an sm_80 or sm_90a device, got ${arch}`);
   const target = arch === 'sm_80' ? sm80 : sm90a;
-  return gemmSm80CatalogFor(target).find((i) => i.name === new GemmSm80Instance(instance.policy, target).name) ?? new GemmSm80Instance(instance.policy, target);
+  return (
+    gemmSm80CatalogFor(target).find((i) => i.name === new GemmSm80Instance(instance.policy, target).name) ??
+    new GemmSm80Instance(instance.policy, target)
+  );
 }
 
 const fillValues = gemmTestValues;
@@ -47,7 +59,8 @@ async function runAndCheck(instance: GemmSm80Instance, problem: GemmProblem): Pr
   const b = fillValues(elems.b, p.dtype, p.n * 17 + p.k);
   const want = referenceGemm(gemmReferenceArgs(p, a.values, b.values));
   let max = 0;
-  for (let x = 0; x < p.batch; x++) for (let i = 0; i < p.m; i++) for (let j = 0; j < p.n; j++) max = Math.max(max, Math.abs(want[x * p.batchStrideC + i * p.ldc + j]!));
+  for (let x = 0; x < p.batch; x++)
+    for (let i = 0; i < p.m; i++) for (let j = 0; j < p.n; j++) max = Math.max(max, Math.abs(want[x * p.batchStrideC + i * p.ldc + j]!));
   const rtol = relativeThreshold(p.dtype, p.dtype, 'fp32', p.k);
   const atol = absoluteThreshold(p.dtype, p.dtype, 'fp32', max, p.k);
   const device = Device.open(0);
@@ -58,7 +71,8 @@ async function runAndCheck(instance: GemmSm80Instance, problem: GemmProblem): Pr
     kernel.run(problem, { a: da, b: db, c: dc });
     const out = new Uint16Array(dc.copyToHost().buffer);
     const inProduct = new Uint8Array(elems.c);
-    for (let x = 0; x < p.batch; x++) for (let i = 0; i < p.m; i++) inProduct.fill(1, x * p.batchStrideC + i * p.ldc, x * p.batchStrideC + i * p.ldc + p.n);
+    for (let x = 0; x < p.batch; x++)
+      for (let i = 0; i < p.m; i++) inProduct.fill(1, x * p.batchStrideC + i * p.ldc, x * p.batchStrideC + i * p.ldc + p.n);
     let bad = 0;
     let first = '';
     let worst = 0;
@@ -78,7 +92,11 @@ async function runAndCheck(instance: GemmSm80Instance, problem: GemmProblem): Pr
         first ||= `element ${at}: got ${got}, want ${want[at]}`;
       }
     }
-    assert.equal(bad, 0, `${instance.name} on ${formatGemmProblem(problem)}: ${bad} of ${elems.c} elements wrong (atol ${atol}, rtol ${rtol}), first ${first}`);
+    assert.equal(
+      bad,
+      0,
+      `${instance.name} on ${formatGemmProblem(problem)}: ${bad} of ${elems.c} elements wrong (atol ${atol}, rtol ${rtol}), first ${first}`,
+    );
     return `max |err| ${worst.toExponential(2)} (atol ${atol.toExponential(2)})`;
   } finally {
     da.dispose();
@@ -96,7 +114,15 @@ function problemsFor(dtype: GemmDType, layout: GemmLayoutName): GemmProblem[] {
     const s = gemmOperandStorage(layout);
     return { lda: ld8(s.a === 'row' ? k : m), ldb: ld8(s.b === 'col' ? k : n) };
   };
-  const with_ = (m: number, n: number, k: number, extra: Partial<GemmProblem> = {}): GemmProblem => ({ dtype, layout, m, n, k, ...lds(m, n, k), ...extra });
+  const with_ = (m: number, n: number, k: number, extra: Partial<GemmProblem> = {}): GemmProblem => ({
+    dtype,
+    layout,
+    m,
+    n,
+    k,
+    ...lds(m, n, k),
+    ...extra,
+  });
   const batched = with_(200, 136, 96);
   const s = gemmOperandStorage(layout);
   return [
@@ -115,54 +141,73 @@ function problemsFor(dtype: GemmDType, layout: GemmLayoutName): GemmProblem[] {
   ];
 }
 
-test('gemm sm80/gpu: every catalog instance (built for this GPU) matches the CPU reference on aligned, ragged, deep-K, strided and batched shapes', gpu.options, async (t) => {
-  let cases = 0;
-  for (const base of GEMM_SM80_CATALOG) {
-    const instance = forDevice(base);
-    for (const problem of problemsFor(instance.dtype, instance.policy.layout)) {
-      t.diagnostic(`${instance.name} ${formatGemmProblem(problem)}: ok, ${await runAndCheck(instance, problem)}`);
-      cases++;
+test(
+  'gemm sm80/gpu: every catalog instance (built for this GPU) matches the CPU reference on aligned, ragged, deep-K, strided and batched shapes',
+  gpu.options,
+  async (t) => {
+    let cases = 0;
+    for (const base of GEMM_SM80_CATALOG) {
+      const instance = forDevice(base);
+      for (const problem of problemsFor(instance.dtype, instance.policy.layout)) {
+        t.diagnostic(`${instance.name} ${formatGemmProblem(problem)}: ok, ${await runAndCheck(instance, problem)}`);
+        cases++;
+      }
     }
-  }
-  t.diagnostic(`${GEMM_SM80_CATALOG.length} instances, ${cases} cases, all within tolerance`);
-});
+    t.diagnostic(`${GEMM_SM80_CATALOG.length} instances, ${cases} cases, all within tolerance`);
+  },
+);
 
 test('gemm sm80/gpu: the B-row-major layouts (nt, tt: B N-major, ldmatrix .trans) match the reference too', gpu.options, async (t) => {
   for (const layout of ['nt', 'tt'] as const) {
     const instance = forDevice(new GemmSm80Instance({ dtype: 'fp16', layout, ...GEMM_SM80_TILE, cVector: 1 }));
-    for (const problem of problemsFor('fp16', layout)) t.diagnostic(`${instance.name} ${formatGemmProblem(problem)}: ok, ${await runAndCheck(instance, problem)}`);
+    for (const problem of problemsFor('fp16', layout))
+      t.diagnostic(`${instance.name} ${formatGemmProblem(problem)}: ok, ${await runAndCheck(instance, problem)}`);
   }
 });
 
-test('gemm sm80/gpu: small shapes (sanitizer size): every catalog instance and nt/tt on ragged K = 77, m = 1 and batched problems', gpu.options, async (t) => {
-  // The compute-sanitizer plan's cases (tools/device/sanitizeCases.mjs): the catalog test's shapes without the deep K = 1000 one.
-  const extra = (['nt', 'tt'] as const).map((layout) => new GemmSm80Instance({ dtype: 'fp16', layout, ...GEMM_SM80_TILE, cVector: 1 }));
-  for (const base of [...GEMM_SM80_CATALOG, ...extra]) {
-    const instance = forDevice(base);
-    for (const problem of problemsFor(instance.dtype, instance.policy.layout).filter((_, k) => k === 1 || k === 3 || k === 5)) {
-      t.diagnostic(`${instance.name} ${formatGemmProblem(problem)}: ok, ${await runAndCheck(instance, problem)}`);
+test(
+  'gemm sm80/gpu: small shapes (sanitizer size): every catalog instance and nt/tt on ragged K = 77, m = 1 and batched problems',
+  gpu.options,
+  async (t) => {
+    // The compute-sanitizer plan's cases (tools/device/sanitizeCases.mjs): the catalog test's shapes without the deep K = 1000 one.
+    const extra = (['nt', 'tt'] as const).map((layout) => new GemmSm80Instance({ dtype: 'fp16', layout, ...GEMM_SM80_TILE, cVector: 1 }));
+    for (const base of [...GEMM_SM80_CATALOG, ...extra]) {
+      const instance = forDevice(base);
+      for (const problem of problemsFor(instance.dtype, instance.policy.layout).filter((_, k) => k === 1 || k === 3 || k === 5)) {
+        t.diagnostic(`${instance.name} ${formatGemmProblem(problem)}: ok, ${await runAndCheck(instance, problem)}`);
+      }
     }
-  }
-});
+  },
+);
 
 test('gemm sm80/gpu: K = 77 with packed rows (lda = 77) is rejected with its reason; with lda = 80 it runs', gpu.options, async () => {
   const instance = forDevice(GEMM_SM80_CATALOG[0]!);
   const packed = checkGemmProblem({ dtype: instance.dtype, layout: 'tn', m: 257, n: 129, k: 77 });
   const reasons = instance.unsupported(packed);
-  assert.ok(reasons.some((r) => /lda = 77 is not a multiple of 8/.test(r)), reasons.join('; '));
-  assert.ok(reasons.some((r) => /ldb = 77 is not a multiple of 8/.test(r)), reasons.join('; '));
+  assert.ok(
+    reasons.some((r) => /lda = 77 is not a multiple of 8/.test(r)),
+    reasons.join('; '),
+  );
+  assert.ok(
+    reasons.some((r) => /ldb = 77 is not a multiple of 8/.test(r)),
+    reasons.join('; '),
+  );
   await runAndCheck(instance, { dtype: instance.dtype, layout: 'tn', m: 257, n: 129, k: 77, lda: 80, ldb: 80 });
 });
 
-test('gemm sm80/gpu: dispatch by target on this device (-arch=sm80) picks the build for the device and runs through the launcher', gpu.options, async (t) => {
-  const device = Device.open(0);
-  for (const problem of [
-    { dtype: 'fp16', m: 1000, n: 777, k: 512 },
-    { dtype: 'bf16', layout: 'nn', m: 333, n: 256, k: 200, lda: 336 },
-  ] as const) {
-    const picked = selectGemmInstanceFor(problem, { arch: 'sm80', deviceArch: device.arch });
-    assert.ok(picked instanceof GemmSm80Instance, picked.name);
-    assert.equal(picked.target.name, device.arch);
-    t.diagnostic(`${picked.name} ${formatGemmProblem(problem)}: ok, ${await runAndCheck(picked, problem)}`);
-  }
-});
+test(
+  'gemm sm80/gpu: dispatch by target on this device (-arch=sm80) picks the build for the device and runs through the launcher',
+  gpu.options,
+  async (t) => {
+    const device = Device.open(0);
+    for (const problem of [
+      { dtype: 'fp16', m: 1000, n: 777, k: 512 },
+      { dtype: 'bf16', layout: 'nn', m: 333, n: 256, k: 200, lda: 336 },
+    ] as const) {
+      const picked = selectGemmInstanceFor(problem, { arch: 'sm80', deviceArch: device.arch });
+      assert.ok(picked instanceof GemmSm80Instance, picked.name);
+      assert.equal(picked.target.name, device.arch);
+      t.diagnostic(`${picked.name} ${formatGemmProblem(problem)}: ok, ${await runAndCheck(picked, problem)}`);
+    }
+  },
+);

@@ -11,7 +11,9 @@ import { gemmRandomConfigArb } from './randomGemmConfig.ts';
 /** C as a correct kernel leaves it: the reference rounded inside the product, the sentinel elsewhere. */
 function correctOutput(p: CheckedGemmProblem, ref: GemmRandomReference): Uint16Array {
   const out = new Uint16Array(gemmOperandElements(p).c).fill(GEMM_RANDOM_C_SENTINEL);
-  for (let x = 0; x < p.batch; x++) for (let i = 0; i < p.m; i++) for (let j = 0; j < p.n; j++) out[x * p.batchStrideC + i * p.ldc + j] = encode(p.dtype, ref.c[x * p.batchStrideC + i * p.ldc + j]!);
+  for (let x = 0; x < p.batch; x++)
+    for (let i = 0; i < p.m; i++)
+      for (let j = 0; j < p.n; j++) out[x * p.batchStrideC + i * p.ldc + j] = encode(p.dtype, ref.c[x * p.batchStrideC + i * p.ldc + j]!);
   return out;
 }
 
@@ -32,7 +34,20 @@ describe('checkGemmRandomOutput', () => {
   });
 
   it('finds a write between rows (ldc padding) and between matrices (batch gap)', () => {
-    const p = checkGemmProblem({ dtype: 'fp16', layout: 'nt', m: 17, n: 18, k: 8, lda: 24, ldb: 24, ldc: 20, batch: 2, batchStrideA: 8 * 24 + 8, batchStrideB: 8 * 24, batchStrideC: 17 * 20 + 2 });
+    const p = checkGemmProblem({
+      dtype: 'fp16',
+      layout: 'nt',
+      m: 17,
+      n: 18,
+      k: 8,
+      lda: 24,
+      ldb: 24,
+      ldc: 20,
+      batch: 2,
+      batchStrideA: 8 * 24 + 8,
+      batchStrideB: 8 * 24,
+      batchStrideC: 17 * 20 + 2,
+    });
     const ref = gemmRandomReference(p);
     for (const at of [18, 17 * 20]) {
       const out = correctOutput(p, ref);

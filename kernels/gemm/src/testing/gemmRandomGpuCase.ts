@@ -27,7 +27,8 @@ export interface GemmRandomReference {
 /** Largest |x| over the product's elements of `c` (in C's strides). */
 function productMax(p: CheckedGemmProblem, c: Float64Array): number {
   let max = 0;
-  for (let x = 0; x < p.batch; x++) for (let i = 0; i < p.m; i++) for (let j = 0; j < p.n; j++) max = Math.max(max, Math.abs(c[x * p.batchStrideC + i * p.ldc + j]!));
+  for (let x = 0; x < p.batch; x++)
+    for (let i = 0; i < p.m; i++) for (let j = 0; j < p.n; j++) max = Math.max(max, Math.abs(c[x * p.batchStrideC + i * p.ldc + j]!));
   return max;
 }
 
@@ -43,11 +44,21 @@ export function gemmRandomReference(p: CheckedGemmProblem): GemmRandomReference 
   const bias = p.bias ? gemmTestValues(p.n, p.dtype, p.n * 7 + 3) : undefined;
   const functor = p.alpha !== 1 || p.bias || p.activation !== 'none';
   const product = (activation: GemmActivation): Float64Array =>
-    referenceGemm({ ...gemmReferenceArgs(p, a.values, b.values), ...(functor ? { epilogue: { alpha: p.alpha, activation, ...(bias === undefined ? {} : { bias: bias.values }) } } : {}) });
+    referenceGemm({
+      ...gemmReferenceArgs(p, a.values, b.values),
+      ...(functor ? { epilogue: { alpha: p.alpha, activation, ...(bias === undefined ? {} : { bias: bias.values }) } } : {}),
+    });
   const c = product(p.activation);
   const max = productMax(p, p.activation === 'none' ? c : product('none'));
   const slack = p.activation === 'gelu_tanh' || p.activation === 'silu' ? 16 * 2 ** -23 * 2 ** Math.floor(Math.log2(Math.max(max, 1))) : 0;
-  return { a: a.bits, b: b.bits, ...(bias === undefined ? {} : { bias: bias.bits }), c, rtol: relativeThreshold(p.dtype, p.dtype, 'fp32', p.k), atol: absoluteThreshold(p.dtype, p.dtype, 'fp32', max, p.k) + slack };
+  return {
+    a: a.bits,
+    b: b.bits,
+    ...(bias === undefined ? {} : { bias: bias.bits }),
+    c,
+    rtol: relativeThreshold(p.dtype, p.dtype, 'fp32', p.k),
+    atol: absoluteThreshold(p.dtype, p.dtype, 'fp32', max, p.k) + slack,
+  };
 }
 
 /** What `checkGemmRandomOutput` found: elements wrong (inside the product: beyond the tolerance; outside: written), the first, the worst error. */
@@ -61,7 +72,8 @@ export interface GemmRandomCheck {
 export function checkGemmRandomOutput(p: CheckedGemmProblem, ref: GemmRandomReference, out: Uint16Array): GemmRandomCheck {
   const count = gemmOperandElements(p).c;
   const inProduct = new Uint8Array(count);
-  for (let x = 0; x < p.batch; x++) for (let i = 0; i < p.m; i++) inProduct.fill(1, x * p.batchStrideC + i * p.ldc, x * p.batchStrideC + i * p.ldc + p.n);
+  for (let x = 0; x < p.batch; x++)
+    for (let i = 0; i < p.m; i++) inProduct.fill(1, x * p.batchStrideC + i * p.ldc, x * p.batchStrideC + i * p.ldc + p.n);
   let bad = 0;
   let first = '';
   let worst = 0;
@@ -96,9 +108,17 @@ export function runGemmRandomCase(config: GemmRandomConfig, kernel: GemmKernel, 
   const c = device.alloc(gemmOperandElements(p).c * 2).fill(0xff);
   const bias = ref.bias === undefined ? undefined : device.upload(ref.bias);
   try {
-    kernel.run(p, { a, b, c, ...(bias === undefined ? {} : { bias }) }, config.persistentSmCount === undefined ? {} : { smCount: config.persistentSmCount });
+    kernel.run(
+      p,
+      { a, b, c, ...(bias === undefined ? {} : { bias }) },
+      config.persistentSmCount === undefined ? {} : { smCount: config.persistentSmCount },
+    );
     const found = checkGemmRandomOutput(p, ref, new Uint16Array(c.copyToHost().buffer));
-    assert.equal(found.bad, 0, `${kernel.instance.name} on ${formatGemmProblem(p)}: ${found.bad} elements wrong (atol ${ref.atol}, rtol ${ref.rtol}); first: ${found.first}`);
+    assert.equal(
+      found.bad,
+      0,
+      `${kernel.instance.name} on ${formatGemmProblem(p)}: ${found.bad} elements wrong (atol ${ref.atol}, rtol ${ref.rtol}); first: ${found.first}`,
+    );
     return `${kernel.instance.name}: max |err| ${found.worst.toExponential(2)} (atol ${ref.atol.toExponential(2)})`;
   } finally {
     device.synchronize();

@@ -12,9 +12,29 @@ import type { AnyGemmInstance } from '../anyGemmKernel.ts';
 import { findAnyGemmInstance } from '../anyGemmKernel.ts';
 import { GEMM_EPILOGUE_INSTANCES } from '../gemmCatalog.ts';
 import { selectGemmInstance, selectGemmSm80Instance } from '../gemmDispatch.ts';
-import { checkGemmProblem, GEMM_DTYPES, GEMM_LAYOUTS, GEMM_MAX_BATCH, GEMM_MAX_DIM, gemmOperandElements, gemmOperandStorage, type GemmDType, type GemmLayoutName, type GemmProblem } from '../gemmProblem.ts';
+import {
+  checkGemmProblem,
+  GEMM_DTYPES,
+  GEMM_LAYOUTS,
+  GEMM_MAX_BATCH,
+  GEMM_MAX_DIM,
+  gemmOperandElements,
+  gemmOperandStorage,
+  type GemmDType,
+  type GemmLayoutName,
+  type GemmProblem,
+} from '../gemmProblem.ts';
 import { gemmSm80CatalogFor } from '../sm80/gemmSm80Catalog.ts';
-import { allocPlan, BAD_SIZES, bufferCorruptions, invalidCalls, withBuffer, type BufferPlan, type Corruption, type InvalidCall } from '@tilekit/runtime/testing';
+import {
+  allocPlan,
+  BAD_SIZES,
+  bufferCorruptions,
+  invalidCalls,
+  withBuffer,
+  type BufferPlan,
+  type Corruption,
+  type InvalidCall,
+} from '@tilekit/runtime/testing';
 
 /** The two CUDA families a call runs on (sm_80 kernels in their sm_90a build). */
 export type GemmFuzzFamily = 'sm90a' | 'sm80';
@@ -74,11 +94,14 @@ function withLeadingDims(p: GemmProblem, pads: readonly [number, number, number]
 function epilogueProblems(o: GemmFuzzOptions): fc.Arbitrary<GemmProblem> {
   const variants = GEMM_EPILOGUE_INSTANCES.filter((x) => o.dtypes === undefined || o.dtypes.includes(x.dtype));
   if (variants.length === 0) return identityProblems(o);
-  return fc.tuple(identityProblems({ ...o, layouts: ['tn'] }), fc.constantFrom(...variants), fc.constantFrom(1, 0.5, 2, -0.25)).map(([p, v, alpha]) => ({ ...p, dtype: v.dtype, alpha, bias: v.epilogue.bias, activation: v.epilogue.activation }));
+  return fc
+    .tuple(identityProblems({ ...o, layouts: ['tn'] }), fc.constantFrom(...variants), fc.constantFrom(1, 0.5, 2, -0.25))
+    .map(([p, v, alpha]) => ({ ...p, dtype: v.dtype, alpha, bias: v.epilogue.bias, activation: v.epilogue.activation }));
 }
 
 function instanceFor(p: GemmProblem, o: GemmFuzzOptions): AnyGemmInstance | undefined {
-  if (o.instance !== undefined) return o.instance.unsupported(checkGemmProblem(p), { a: 256, b: 256, c: 256 }).length === 0 ? o.instance : undefined;
+  if (o.instance !== undefined)
+    return o.instance.unsupported(checkGemmProblem(p), { a: 256, b: 256, c: 256 }).length === 0 ? o.instance : undefined;
   try {
     return o.family === 'sm90a' ? selectGemmInstance(p) : selectGemmSm80Instance(p, { catalog: gemmSm80CatalogFor(sm90a) });
   } catch {
@@ -122,14 +145,32 @@ function minLeadingDims(p: GemmProblem): { readonly lda: number; readonly ldb: n
 function shapeCorruptions(p: GemmProblem): fc.Arbitrary<Corruption<GemmFuzzCall>>[] {
   const lds = minLeadingDims(p);
   return [
-    fc.constantFrom<unknown>('fp32', 'fp8', 'half', undefined, ...GEMM_DTYPES.filter((d) => d !== p.dtype)).map((v) => setField('dtype', v)),
-    fc.constantFrom<unknown>('NT', 'tnn', 'rowmajor', 0, ...GEMM_LAYOUTS.filter((l) => l !== (p.layout ?? 'tn'))).map((v) => setField('layout', v)),
-    fc.tuple(fc.constantFrom('m', 'n', 'k'), fc.constantFrom<unknown>(...BAD_SIZES, null, undefined, GEMM_MAX_DIM + 1, 2 ** 31)).map(([f, v]) => setField(f, v)),
-    fc.tuple(fc.constantFrom('m', 'n'), fc.integer({ min: 2, max: 4 })).map(([f, k]) => setField(f, (p as unknown as Record<string, number>)[f]! * k, `problem.${f} × ${k} (buffers sized for the original)`)),
-    fc.tuple(fc.constantFrom('lda', 'ldb', 'ldc'), fc.integer({ min: 1, max: 8 })).map(([f, d]) => setField(f, Math.max(0, lds[f as keyof typeof lds] - d), `problem.${f} below its minimum ${lds[f as keyof typeof lds]}`)),
-    fc.tuple(fc.constantFrom('lda', 'ldb', 'ldc'), fc.constantFrom<unknown>(...BAD_SIZES, GEMM_MAX_DIM + 1)).map(([f, v]) => setField(f, v)),
+    fc
+      .constantFrom<unknown>('fp32', 'fp8', 'half', undefined, ...GEMM_DTYPES.filter((d) => d !== p.dtype))
+      .map((v) => setField('dtype', v)),
+    fc
+      .constantFrom<unknown>('NT', 'tnn', 'rowmajor', 0, ...GEMM_LAYOUTS.filter((l) => l !== (p.layout ?? 'tn')))
+      .map((v) => setField('layout', v)),
+    fc
+      .tuple(fc.constantFrom('m', 'n', 'k'), fc.constantFrom<unknown>(...BAD_SIZES, null, undefined, GEMM_MAX_DIM + 1, 2 ** 31))
+      .map(([f, v]) => setField(f, v)),
+    fc
+      .tuple(fc.constantFrom('m', 'n'), fc.integer({ min: 2, max: 4 }))
+      .map(([f, k]) =>
+        setField(f, (p as unknown as Record<string, number>)[f]! * k, `problem.${f} × ${k} (buffers sized for the original)`),
+      ),
+    fc
+      .tuple(fc.constantFrom('lda', 'ldb', 'ldc'), fc.integer({ min: 1, max: 8 }))
+      .map(([f, d]) =>
+        setField(f, Math.max(0, lds[f as keyof typeof lds] - d), `problem.${f} below its minimum ${lds[f as keyof typeof lds]}`),
+      ),
+    fc
+      .tuple(fc.constantFrom('lda', 'ldb', 'ldc'), fc.constantFrom<unknown>(...BAD_SIZES, GEMM_MAX_DIM + 1))
+      .map(([f, v]) => setField(f, v)),
     fc.constantFrom<unknown>(...BAD_SIZES, GEMM_MAX_BATCH + 1).map((v) => setField('batch', v)),
-    fc.integer({ min: 2, max: 4 }).map((k) => setField('batch', (p.batch ?? 1) * k, `problem.batch × ${k} (buffers sized for the original)`)),
+    fc
+      .integer({ min: 2, max: 4 })
+      .map((k) => setField('batch', (p.batch ?? 1) * k, `problem.batch × ${k} (buffers sized for the original)`)),
   ];
 }
 
@@ -137,7 +178,12 @@ function shapeCorruptions(p: GemmProblem): fc.Arbitrary<Corruption<GemmFuzzCall>
 function epilogueCorruptions(p: GemmProblem, instance: AnyGemmInstance): fc.Arbitrary<Corruption<GemmFuzzCall>>[] {
   const identity = !instance.epilogue.bias && instance.epilogue.activation === 'none';
   const out: fc.Arbitrary<Corruption<GemmFuzzCall>>[] = [
-    fc.tuple(fc.constantFrom('batchStrideA', 'batchStrideB', 'batchStrideC'), fc.constantFrom<unknown>(-1, -8, 1.5, Number.NaN, Infinity, '0')).map(([f, v]) => setField(f, v)),
+    fc
+      .tuple(
+        fc.constantFrom('batchStrideA', 'batchStrideB', 'batchStrideC'),
+        fc.constantFrom<unknown>(-1, -8, 1.5, Number.NaN, Infinity, '0'),
+      )
+      .map(([f, v]) => setField(f, v)),
     fc.constantFrom('batchStrideA', 'batchStrideB', 'batchStrideC').map((f) => ({
       target: `problem.${f}`,
       label: `problem.${f} = 1 with batch 2 (matrices overlap)`,
@@ -145,9 +191,12 @@ function epilogueCorruptions(p: GemmProblem, instance: AnyGemmInstance): fc.Arbi
     })),
     fc.constantFrom<unknown>(Number.NaN, Infinity, -Infinity, 0.1, 1e39, '1').map((v) => setField('alpha', v)),
     fc.constantFrom<unknown>('yes', 1).map((v) => setField('bias', v)),
-    fc.constantFrom<unknown>('tanh', 'RELU', 0, ...GEMM_ACTIVATIONS.filter((a) => a !== instance.epilogue.activation)).map((v) => setField('activation', v)),
+    fc
+      .constantFrom<unknown>('tanh', 'RELU', 0, ...GEMM_ACTIVATIONS.filter((a) => a !== instance.epilogue.activation))
+      .map((v) => setField('activation', v)),
   ];
-  if (identity) out.push(fc.constantFrom(2, 0.5, -1).map((v) => setField('alpha', v, `problem.alpha = ${v} on an instance without epilogue functor`)));
+  if (identity)
+    out.push(fc.constantFrom(2, 0.5, -1).map((v) => setField('alpha', v, `problem.alpha = ${v} on an instance without epilogue functor`)));
   if (identity) out.push(fc.constant(setField('bias', true, 'problem.bias on an instance that adds none')));
   return out;
 }
@@ -164,7 +213,14 @@ function buffersCorruptions(c: GemmFuzzCall, instance: AnyGemmInstance): fc.Arbi
     ...bufferCorruptions<GemmFuzzCall>('c', { need: bytes.c, align: cAlign, overlaps: ['a', 'b'] }),
   ];
   if (bytes.bias > 0) out.push(...bufferCorruptions<GemmFuzzCall>('bias', { need: bytes.bias, align: e, overlaps: ['c'] }));
-  else out.push(fc.constant({ target: 'bias', label: 'a bias buffer for an instance that adds none', apply: (x: GemmFuzzCall) => withBuffer(x, 'bias', allocPlan(Math.max(2, p.n * e))) }));
+  else
+    out.push(
+      fc.constant({
+        target: 'bias',
+        label: 'a bias buffer for an instance that adds none',
+        apply: (x: GemmFuzzCall) => withBuffer(x, 'bias', allocPlan(Math.max(2, p.n * e))),
+      }),
+    );
   return out;
 }
 

@@ -48,7 +48,12 @@ describe('gemmRandomConfigArb', () => {
     const instances = draws.map(gemmRandomInstance);
     expect(new Set(checked.map((p) => `${p.dtype} ${p.layout}`)).size).toBe(2 * GEMM_LAYOUTS.length);
     expect(new Set(instances.map((i) => i.policy.cVector))).toEqual(new Set([1, 2]));
-    expect(checked.some((p) => p.ldc > p.n) && checked.some((p) => p.batch > 1) && checked.some((p) => p.m === 1) && checked.some((p) => p.k < 64)).toBe(true);
+    expect(
+      checked.some((p) => p.ldc > p.n) &&
+        checked.some((p) => p.batch > 1) &&
+        checked.some((p) => p.m === 1) &&
+        checked.some((p) => p.k < 64),
+    ).toBe(true);
     const functors = new Set(instances.filter((i) => !isIdentityEpilogue(i.epilogue)).map((i) => `${i.dtype} ${i.epilogue.activation}`));
     expect(functors).toEqual(new Set(GEMM_EPILOGUE_INSTANCES.map((f) => `${f.dtype} ${f.epilogue.activation}`)));
     expect(draws.some((c) => c.persistentSmCount === 1) && draws.some((c) => (c.persistentSmCount ?? 0) > 1)).toBe(true);
@@ -63,15 +68,23 @@ describe('gemmRandomConfigArb', () => {
 describe('fitGemmToCost', () => {
   it('keeps m, n, k in their sets (n even when asked), each at most the drawn one (n + 1 for an even 1), within the bound unless none can shrink', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...GEMM_RANDOM_MN), fc.constantFrom(...GEMM_RANDOM_MN), fc.constantFrom(...GEMM_RANDOM_K), fc.integer({ min: 1, max: 3 }), fc.boolean(), fc.integer({ min: 1, max: 5_000_000 }), (m, n, k, batch, even, cap) => {
-        const fit = fitGemmToCost({ m, n, k, batch }, even, cap);
-        expect(GEMM_RANDOM_MN).toContain(fit.m);
-        expect(GEMM_RANDOM_K).toContain(fit.k);
-        if (even) expect(fit.n % 2).toBe(0);
-        else expect(GEMM_RANDOM_MN).toContain(fit.n);
-        expect(fit.m <= m && fit.k <= k && fit.n <= Math.max(n, 2)).toBe(true);
-        expect(batch * fit.m * fit.n * fit.k <= cap || (fit.m === 1 && fit.k === 1 && fit.n <= 2)).toBe(true);
-      }),
+      fc.property(
+        fc.constantFrom(...GEMM_RANDOM_MN),
+        fc.constantFrom(...GEMM_RANDOM_MN),
+        fc.constantFrom(...GEMM_RANDOM_K),
+        fc.integer({ min: 1, max: 3 }),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 5_000_000 }),
+        (m, n, k, batch, even, cap) => {
+          const fit = fitGemmToCost({ m, n, k, batch }, even, cap);
+          expect(GEMM_RANDOM_MN).toContain(fit.m);
+          expect(GEMM_RANDOM_K).toContain(fit.k);
+          if (even) expect(fit.n % 2).toBe(0);
+          else expect(GEMM_RANDOM_MN).toContain(fit.n);
+          expect(fit.m <= m && fit.k <= k && fit.n <= Math.max(n, 2)).toBe(true);
+          expect(batch * fit.m * fit.n * fit.k <= cap || (fit.m === 1 && fit.k === 1 && fit.n <= 2)).toBe(true);
+        },
+      ),
     );
   });
 });

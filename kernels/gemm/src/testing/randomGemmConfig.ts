@@ -7,7 +7,16 @@ import fc from 'fast-check';
 import { GEMM_CATALOG, GEMM_EPILOGUE_INSTANCES } from '../gemmCatalog.ts';
 import { selectGemmInstance } from '../gemmDispatch.ts';
 import type { GemmInstance } from '../gemmInstance.ts';
-import { checkGemmProblem, formatGemmProblem, GEMM_DTYPES, GEMM_LAYOUTS, gemmOperandStorage, type GemmDType, type GemmLayoutName, type GemmProblem } from '../gemmProblem.ts';
+import {
+  checkGemmProblem,
+  formatGemmProblem,
+  GEMM_DTYPES,
+  GEMM_LAYOUTS,
+  gemmOperandStorage,
+  type GemmDType,
+  type GemmLayoutName,
+  type GemmProblem,
+} from '../gemmProblem.ts';
 
 /** M and N the draws pick from: around the 64/128-wide tiles, and a ragged 259. */
 export const GEMM_RANDOM_MN: readonly number[] = Object.freeze([1, 2, 17, 63, 64, 65, 127, 128, 129, 259]);
@@ -62,9 +71,17 @@ function evenN(n: number): number {
 }
 
 /** m, n, k with the largest shortened until batch·m·n·k ≤ `maxCost` or none can shrink (n kept even when `even`). */
-export function fitGemmToCost(d: { readonly m: number; readonly n: number; readonly k: number; readonly batch: number }, even: boolean, maxCost: number): { m: number; n: number; k: number } {
+export function fitGemmToCost(
+  d: { readonly m: number; readonly n: number; readonly k: number; readonly batch: number },
+  even: boolean,
+  maxCost: number,
+): { m: number; n: number; k: number } {
   const dims = { m: d.m, n: even ? evenN(d.n) : d.n, k: d.k };
-  const shrink = { m: (x: number) => shorter(GEMM_RANDOM_MN, x), n: (x: number) => (even ? evenN(shorter(GEMM_RANDOM_MN, x)) : shorter(GEMM_RANDOM_MN, x)), k: (x: number) => shorter(GEMM_RANDOM_K, x) };
+  const shrink = {
+    m: (x: number) => shorter(GEMM_RANDOM_MN, x),
+    n: (x: number) => (even ? evenN(shorter(GEMM_RANDOM_MN, x)) : shorter(GEMM_RANDOM_MN, x)),
+    k: (x: number) => shorter(GEMM_RANDOM_K, x),
+  };
   while (d.batch * dims.m * dims.n * dims.k > maxCost) {
     const shrinkable = (['k', 'm', 'n'] as const).filter((key) => shrink[key](dims[key]) < dims[key]);
     if (shrinkable.length === 0) break;
@@ -79,7 +96,8 @@ const pad8 = (x: number): number => Math.ceil(x / 8) * 8;
 /** The configuration of a draw: functor and persistent runs only in layout tn, n and ldc even where the instance stores element pairs. */
 function configOf(d: DrawnGemm): GemmRandomConfig {
   const functors = GEMM_EPILOGUE_INSTANCES.filter((f) => f.dtype === d.dtype);
-  const functor = d.layout === 'tn' && d.functor !== null && functors.length > 0 ? functors[d.functor % functors.length]!.epilogue : undefined;
+  const functor =
+    d.layout === 'tn' && d.functor !== null && functors.length > 0 ? functors[d.functor % functors.length]!.epilogue : undefined;
   const persistent = d.layout === 'tn' && functor === undefined ? d.persistentSmCount : null;
   const even = d.layout !== 'tn' || functor !== undefined || persistent !== null;
   const { m, n, k } = fitGemmToCost(d, even, GEMM_RANDOM_MAX_COST);
@@ -90,7 +108,12 @@ function configOf(d: DrawnGemm): GemmRandomConfig {
   const strides =
     d.batch === 1
       ? {}
-      : { batch: d.batch, batchStrideA: (storage.a === 'row' ? m : k) * lda + d.gapA, batchStrideB: (storage.b === 'col' ? n : k) * ldb + d.gapB, batchStrideC: m * ldc + d.gapC };
+      : {
+          batch: d.batch,
+          batchStrideA: (storage.a === 'row' ? m : k) * lda + d.gapA,
+          batchStrideB: (storage.b === 'col' ? n : k) * ldb + d.gapB,
+          batchStrideC: m * ldc + d.gapC,
+        };
   const epilogue = functor === undefined ? {} : { alpha: d.alpha, bias: functor.bias, activation: functor.activation };
   const problem: GemmProblem = { dtype: d.dtype, layout: d.layout, m, n, k, lda, ldb, ldc, ...strides, ...epilogue };
   return persistent === null ? { problem } : { problem, persistentSmCount: persistent };

@@ -8,8 +8,24 @@ import { NoInstanceError } from '@tilekit/codegen';
 import { findPermuteInstance } from '../permuteCatalog.ts';
 import { selectPermuteInstance } from '../permuteDispatch.ts';
 import type { PermuteInstance } from '../permuteInstance.ts';
-import { elementBytes, permuteElements, PERMUTE_DTYPES, PERMUTE_KINDS, type PermuteDType, type PermuteKind, type PermuteProblem } from '../permuteProblem.ts';
-import { allocPlan, BAD_SIZES, bufferCorruptions, invalidCalls, type BufferPlan, type Corruption, type InvalidCall } from '@tilekit/runtime/testing';
+import {
+  elementBytes,
+  permuteElements,
+  PERMUTE_DTYPES,
+  PERMUTE_KINDS,
+  type PermuteDType,
+  type PermuteKind,
+  type PermuteProblem,
+} from '../permuteProblem.ts';
+import {
+  allocPlan,
+  BAD_SIZES,
+  bufferCorruptions,
+  invalidCalls,
+  type BufferPlan,
+  type Corruption,
+  type InvalidCall,
+} from '@tilekit/runtime/testing';
 
 /** One permute call as data: the problem (possibly corrupted), the instance run (by name), the buffers. */
 export interface PermuteFuzzCall {
@@ -28,11 +44,20 @@ export interface PermuteFuzzOptions {
 
 function problems(o: PermuteFuzzOptions): fc.Arbitrary<PermuteProblem> {
   const dtype = fc.constantFrom(...(o.dtypes ?? PERMUTE_DTYPES));
-  return fc.constantFrom(...(o.kinds ?? PERMUTE_KINDS)).chain((kind): fc.Arbitrary<PermuteProblem> =>
-    kind === 'transpose'
-      ? fc.record({ kind: fc.constant(kind), dtype, m: fc.integer({ min: 1, max: 96 }), n: fc.integer({ min: 1, max: 96 }) })
-      : fc.record({ kind: fc.constant(kind), dtype, b: fc.integer({ min: 1, max: 3 }), h: fc.integer({ min: 1, max: 6 }), s: fc.integer({ min: 1, max: 40 }), d: fc.integer({ min: 1, max: 160 }) }),
-  );
+  return fc
+    .constantFrom(...(o.kinds ?? PERMUTE_KINDS))
+    .chain((kind): fc.Arbitrary<PermuteProblem> =>
+      kind === 'transpose'
+        ? fc.record({ kind: fc.constant(kind), dtype, m: fc.integer({ min: 1, max: 96 }), n: fc.integer({ min: 1, max: 96 }) })
+        : fc.record({
+            kind: fc.constant(kind),
+            dtype,
+            b: fc.integer({ min: 1, max: 3 }),
+            h: fc.integer({ min: 1, max: 6 }),
+            s: fc.integer({ min: 1, max: 40 }),
+            d: fc.integer({ min: 1, max: 160 }),
+          }),
+    );
 }
 
 function instanceFor(p: PermuteProblem, o: PermuteFuzzOptions): PermuteInstance | undefined {
@@ -52,7 +77,11 @@ export function validPermuteCalls(o: PermuteFuzzOptions = {}): fc.Arbitrary<Perm
     .filter((x): x is { p: PermuteProblem; instance: PermuteInstance } => x.instance !== undefined)
     .map(({ p, instance }) => {
       const bytes = permuteElements(p) * elementBytes(p);
-      return { problem: p as unknown as Record<string, unknown>, instance: instance.name, buffers: { src: allocPlan(bytes), dst: allocPlan(bytes) } };
+      return {
+        problem: p as unknown as Record<string, unknown>,
+        instance: instance.name,
+        buffers: { src: allocPlan(bytes), dst: allocPlan(bytes) },
+      };
     });
 }
 
@@ -66,10 +95,16 @@ function problemCorruptions(c: PermuteFuzzCall): fc.Arbitrary<Corruption<Permute
   const sizes = p.kind === 'transpose' ? ['m', 'n'] : ['b', 'h', 's', 'd'];
   return [
     fc.constantFrom('bhsd', 'BHSD2BSHD', 'permute', undefined, 3).map((v) => setField('kind', v)),
-    fc.constantFrom<unknown>('fp8', 'int8', 'float16', undefined, 2, ...PERMUTE_DTYPES.filter((d) => d !== p.dtype)).map((v) => setField('dtype', v)),
+    fc
+      .constantFrom<unknown>('fp8', 'int8', 'float16', undefined, 2, ...PERMUTE_DTYPES.filter((d) => d !== p.dtype))
+      .map((v) => setField('dtype', v)),
     fc.tuple(fc.constantFrom(...sizes), fc.constantFrom(...BAD_SIZES, null, undefined)).map(([f, v]) => setField(f, v)),
     // A valid problem larger than the buffers (inconsistent shapes): the buffers are too small.
-    fc.tuple(fc.constantFrom(...sizes), fc.integer({ min: 2, max: 4 })).map(([f, k]) => setField(f, (p as unknown as Record<string, number>)[f]! * k, `problem.${f} × ${k} (buffers sized for the original)`)),
+    fc
+      .tuple(fc.constantFrom(...sizes), fc.integer({ min: 2, max: 4 }))
+      .map(([f, k]) =>
+        setField(f, (p as unknown as Record<string, number>)[f]! * k, `problem.${f} × ${k} (buffers sized for the original)`),
+      ),
     fc.constant<Corruption<PermuteFuzzCall>>({
       target: 'problem.kind',
       label: 'the other kind, without its sizes',

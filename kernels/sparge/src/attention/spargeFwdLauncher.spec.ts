@@ -23,12 +23,27 @@ const encode = (o: TiledTensorMapOptions): Uint8Array => {
 };
 
 function find(pipeline: 'vsa' | 'jenga', pvSkip: boolean, int8: boolean, mask: 'none' | 'window' = 'none'): SpargeFwdInstance {
-  return SPARGE_FWD_CATALOG.find((i) => i.policy.pipeline === pipeline && i.policy.dtype === 'fp16' && i.policy.headDim === 128 && i.policy.mask === mask && i.policy.pvSkip === pvSkip && (i.policy.qkDtype === 'int8') === int8)!;
+  return SPARGE_FWD_CATALOG.find(
+    (i) =>
+      i.policy.pipeline === pipeline &&
+      i.policy.dtype === 'fp16' &&
+      i.policy.headDim === 128 &&
+      i.policy.mask === mask &&
+      i.policy.pvSkip === pvSkip &&
+      (i.policy.qkDtype === 'int8') === int8,
+  )!;
 }
 
 function setup(over: Partial<SpargeFwdLaunchProblem> = {}, s = 1000) {
   const p = checkFmhaFwdProblem({ dtype: 'fp16', batch: 2, nheadQ: 4, nheadK: 2, hdimQ: 128, seqlenQ: s, seqlenK: s, mask: noMask });
-  const problem: SpargeFwdLaunchProblem = { ...p, pipeline: 'vsa', pvMode: 'none', qBlocks: Math.ceil(s / 128), kBlocks: Math.ceil(s / 128), ...over };
+  const problem: SpargeFwdLaunchProblem = {
+    ...p,
+    pipeline: 'vsa',
+    pvMode: 'none',
+    qBlocks: Math.ceil(s / 128),
+    kBlocks: Math.ceil(s / 128),
+    ...over,
+  };
   const alloc = allocator();
   const n = 2 * 4 * s * 128 * 2;
   const cells = 2 * 4 * problem.qBlocks * problem.kBlocks;
@@ -73,7 +88,13 @@ describe('prepareSpargeFwdLaunch', () => {
   it('int8 instances load Q and K as bytes with the head-dim box and a 128B swizzle at d128', () => {
     const { problem, buffers } = setup();
     const r = prepareSpargeFwdLaunch(find('vsa', false, true), problem, buffers, encode);
-    expect(r.maps.q).toMatchObject({ dtype: 'uint8', swizzle: '128B', boxDims: [128, 128, 1, 1], globalDims: [128, 1000, 4, 2], address: buffers.q8!.ptr });
+    expect(r.maps.q).toMatchObject({
+      dtype: 'uint8',
+      swizzle: '128B',
+      boxDims: [128, 128, 1, 1],
+      globalDims: [128, 1000, 4, 2],
+      address: buffers.q8!.ptr,
+    });
     expect(r.maps.k).toMatchObject({ dtype: 'uint8', globalDims: [128, 1000, 2, 2], address: buffers.k8!.ptr });
     expect(r.maps.v.dtype).toBe('float16');
   });
@@ -85,19 +106,43 @@ describe('prepareSpargeFwdLaunch', () => {
     expect(argumentOf(() => prepareSpargeFwdLaunch(vsa, { ...problem, kBlocks: 9 }, buffers, encode))).toBe('kBlocks');
     const { lut: _lut, ...noLut } = buffers;
     expect(argumentOf(() => prepareSpargeFwdLaunch(vsa, problem, noLut, encode))).toBe('lut');
-    expect(argumentOf(() => prepareSpargeFwdLaunch(vsa, problem, { ...buffers, validBlockNum: { ptr: 0x100n, bytes: 4 } }, encode))).toBe('validBlockNum');
-    expect(argumentOf(() => prepareSpargeFwdLaunch(vsa, problem, { ...buffers, pvThreshold: { ptr: 0x100n, bytes: 8 } }, encode))).toBe('pvThreshold');
-    expect(argumentOf(() => prepareSpargeFwdLaunch(vsa, problem, { ...buffers, q: { ptr: buffers.q.ptr + 2n, bytes: buffers.q.bytes } }, encode))).toBe('q');
+    expect(argumentOf(() => prepareSpargeFwdLaunch(vsa, problem, { ...buffers, validBlockNum: { ptr: 0x100n, bytes: 4 } }, encode))).toBe(
+      'validBlockNum',
+    );
+    expect(argumentOf(() => prepareSpargeFwdLaunch(vsa, problem, { ...buffers, pvThreshold: { ptr: 0x100n, bytes: 8 } }, encode))).toBe(
+      'pvThreshold',
+    );
+    expect(
+      argumentOf(() =>
+        prepareSpargeFwdLaunch(vsa, problem, { ...buffers, q: { ptr: buffers.q.ptr + 2n, bytes: buffers.q.bytes } }, encode),
+      ),
+    ).toBe('q');
     const jenga = find('jenga', false, false);
-    expect(argumentOf(() => prepareSpargeFwdLaunch(jenga, { ...problem, pipeline: 'jenga' }, { ...buffers, blockMap: { ptr: 0x100n, bytes: 3 } }, encode))).toBe('blockMap');
+    expect(
+      argumentOf(() =>
+        prepareSpargeFwdLaunch(jenga, { ...problem, pipeline: 'jenga' }, { ...buffers, blockMap: { ptr: 0x100n, bytes: 3 } }, encode),
+      ),
+    ).toBe('blockMap');
     const int8 = find('vsa', false, true);
-    expect(argumentOf(() => prepareSpargeFwdLaunch(int8, problem, { ...buffers, kScale: { ptr: 0x100n, bytes: 4 } }, encode))).toBe('kScale');
+    expect(argumentOf(() => prepareSpargeFwdLaunch(int8, problem, { ...buffers, kScale: { ptr: 0x100n, bytes: 4 } }, encode))).toBe(
+      'kScale',
+    );
     expect(argumentOf(() => prepareSpargeFwdLaunch(int8, problem, { ...buffers, q8: { ptr: 0x101n, bytes: 1 << 30 } }, encode))).toBe('q8');
     expect(argumentOf(() => prepareSpargeFwdLaunch(vsa, { ...problem, pvMode: 'warp' }, buffers, encode))).toBe('problem');
     // Every problem at once, in one error, in the order checked.
     let all: ArgumentError | undefined;
     try {
-      prepareSpargeFwdLaunch(int8, { ...problem, qBlocks: 7 }, { ...noLut, q: { ptr: buffers.q.ptr + 2n, bytes: buffers.q.bytes }, kScale: { ptr: 0x100n, bytes: 4 }, q8: { ptr: 0x101n, bytes: 1 << 30 } }, encode);
+      prepareSpargeFwdLaunch(
+        int8,
+        { ...problem, qBlocks: 7 },
+        {
+          ...noLut,
+          q: { ptr: buffers.q.ptr + 2n, bytes: buffers.q.bytes },
+          kScale: { ptr: 0x100n, bytes: 4 },
+          q8: { ptr: 0x101n, bytes: 1 << 30 },
+        },
+        encode,
+      );
     } catch (e) {
       all = e as ArgumentError;
     }
@@ -112,8 +157,12 @@ describe('spargeFwdUnsupported', () => {
     expect(spargeFwdUnsupported(vsa, problem)).toEqual([]);
     expect(spargeFwdUnsupported(vsa, { ...problem, pipeline: 'jenga' }).join()).toMatch(/pipeline jenga/);
     expect(spargeFwdUnsupported(vsa, { ...problem, pvMode: 'block' }).join()).toMatch(/no PV-skip vote/);
-    expect(spargeFwdUnsupported(find('vsa', false, false, 'window'), { ...problem, mask: slidingWindowMask(16, 0) }).join()).toMatch(/top-left causal/);
+    expect(spargeFwdUnsupported(find('vsa', false, false, 'window'), { ...problem, mask: slidingWindowMask(16, 0) }).join()).toMatch(
+      /top-left causal/,
+    );
     expect(spargeFwdUnsupported(find('vsa', false, false, 'window'), { ...problem, mask: causalTopLeft })).toEqual([]);
-    expect(spargeFwdUnsupported(find('jenga', false, false), { ...problem, pipeline: 'jenga', kBlocks: 4096 }).join()).toMatch(/at most 2048/);
+    expect(spargeFwdUnsupported(find('jenga', false, false), { ...problem, pipeline: 'jenga', kBlocks: 4096 }).join()).toMatch(
+      /at most 2048/,
+    );
   });
 });

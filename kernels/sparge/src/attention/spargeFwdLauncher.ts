@@ -3,9 +3,31 @@
 // mode and thresholds — all validated before anything reaches the GPU.
 import type { PackedArguments } from '@tilekit/codegen';
 import { FMHA_PV_SKIP_MODES } from '@tilekit/fmha';
-import { checkFmhaFwdInputs, checkFmhaFwdOutputs, checkFmhaFwdSequenceBuffers, fmhaFwdInputBytes, fmhaFwdOutputBytes, fmhaFwdTensorMaps, fmhaFwdTileArgValues, fmhaFwdUnsupported, FmhaFwdLoadedKernel, reportFmhaFwdOverlaps, type CheckedFmhaFwdProblem, type FmhaFwdBuffers, type PreparedFmhaFwdLaunch, type TensorMapEncoder } from '@tilekit/kernel-fmha-fwd';
+import {
+  checkFmhaFwdInputs,
+  checkFmhaFwdOutputs,
+  checkFmhaFwdSequenceBuffers,
+  fmhaFwdInputBytes,
+  fmhaFwdOutputBytes,
+  fmhaFwdTensorMaps,
+  fmhaFwdTileArgValues,
+  fmhaFwdUnsupported,
+  FmhaFwdLoadedKernel,
+  reportFmhaFwdOverlaps,
+  type CheckedFmhaFwdProblem,
+  type FmhaFwdBuffers,
+  type PreparedFmhaFwdLaunch,
+  type TensorMapEncoder,
+} from '@tilekit/kernel-fmha-fwd';
 import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
-import { checkDeviceRange, checkTiledTensorMap, type Compiler, type Device, type DeviceRange, type TiledTensorMapOptions } from '@tilekit/runtime';
+import {
+  checkDeviceRange,
+  checkTiledTensorMap,
+  type Compiler,
+  type Device,
+  type DeviceRange,
+  type TiledTensorMapOptions,
+} from '@tilekit/runtime';
 import { SPARGE_PV_MODES, type SpargePvMode } from '../spargeReference.ts';
 import { SPARGE_JENGA_MAX_KEY_BLOCKS, type SpargeFwdInstance, type SpargeFwdLaunch, type SpargePipeline } from './spargeFwdInstance.ts';
 
@@ -65,24 +87,37 @@ export function spargeMaxSeqlens(p: CheckedFmhaFwdProblem): { readonly maxQ: num
 export function spargeFwdUnsupported(instance: SpargeFwdInstance, p: SpargeFwdLaunchProblem): string[] {
   const out = fmhaFwdUnsupported({ policy: { ...instance.policy, splitKv: false } }, p);
   if (p.pipeline !== instance.policy.pipeline) out.push(`pipeline ${p.pipeline}: this kernel is ${instance.policy.pipeline}`);
-  if (p.mask.kind === 'window' && !(p.mask.left < 0 && p.mask.right === 0 && p.mask.alignment === 'topLeft')) out.push('a window mask other than top-left causal: the block map is causal or not at all');
+  if (p.mask.kind === 'window' && !(p.mask.left < 0 && p.mask.right === 0 && p.mask.alignment === 'topLeft'))
+    out.push('a window mask other than top-left causal: the block map is causal or not at all');
   if (!SPARGE_PV_MODES.includes(p.pvMode)) out.push(`pvMode ${String(p.pvMode)}: must be one of ${SPARGE_PV_MODES.join(', ')}`);
   if (p.pvMode !== 'none' && !instance.policy.pvSkip) out.push(`pvMode ${p.pvMode}: this kernel has no PV-skip vote`);
-  if (p.pipeline === 'jenga' && p.kBlocks > SPARGE_JENGA_MAX_KEY_BLOCKS) out.push(`${p.kBlocks} key blocks: jenga lists at most ${SPARGE_JENGA_MAX_KEY_BLOCKS} on chip (use vsa)`);
+  if (p.pipeline === 'jenga' && p.kBlocks > SPARGE_JENGA_MAX_KEY_BLOCKS)
+    out.push(`${p.kBlocks} key blocks: jenga lists at most ${SPARGE_JENGA_MAX_KEY_BLOCKS} on chip (use vsa)`);
   return out;
 }
 
 /** A device buffer's address after its size and alignment checks (undefined, reported to `problems`, when broken). */
-function checkedPtr(problems: ArgumentProblems, name: string, range: DeviceRange | undefined, bytes: number, align = 1, why = ''): bigint | undefined {
+function checkedPtr(
+  problems: ArgumentProblems,
+  name: string,
+  range: DeviceRange | undefined,
+  bytes: number,
+  align = 1,
+  why = '',
+): bigint | undefined {
   return problems.check(() => {
     const r = checkDeviceRange(name, range, bytes);
-    if (r.ptr % BigInt(align) !== 0n) throw new ArgumentError(name, `address must be aligned to ${align} bytes${why}`, `0x${r.ptr.toString(16)}`);
+    if (r.ptr % BigInt(align) !== 0n)
+      throw new ArgumentError(name, `address must be aligned to ${align} bytes${why}`, `0x${r.ptr.toString(16)}`);
     return r.ptr;
   });
 }
 
 /** Bytes and alignment of the block-map, PV-skip and int8 buffers the instance reads (absent: it reads none). */
-function spargeOnlyBytes(instance: SpargeFwdInstance, p: SpargeFwdLaunchProblem): Partial<Record<SpargeOnlyBuffer, { readonly bytes: number; readonly align: number }>> {
+function spargeOnlyBytes(
+  instance: SpargeFwdInstance,
+  p: SpargeFwdLaunchProblem,
+): Partial<Record<SpargeOnlyBuffer, { readonly bytes: number; readonly align: number }>> {
   const batches = p.mode === 'group' ? 1 : p.batch;
   const rows = p.batch * p.nheadQ * p.qBlocks;
   const cells = rows * p.kBlocks;
@@ -117,20 +152,46 @@ function spargeOnlyBuffers(problems: ArgumentProblems, instance: SpargeFwdInstan
     if (s === undefined || (name === 'pvStats' && buffers.pvStats === undefined)) return 0n;
     return checkedPtr(problems, name, buffers[name], s.bytes, s.align, name === 'q8' || name === 'k8' ? ' (TMA)' : '');
   };
-  return { lut: ptr('lut'), valid: ptr('validBlockNum'), blockMap: ptr('blockMap'), pvThreshold: ptr('pvThreshold'), pvStats: ptr('pvStats'), q8: ptr('q8'), k8: ptr('k8'), qScale: ptr('qScale'), kScale: ptr('kScale') };
+  return {
+    lut: ptr('lut'),
+    valid: ptr('validBlockNum'),
+    blockMap: ptr('blockMap'),
+    pvThreshold: ptr('pvThreshold'),
+    pvStats: ptr('pvStats'),
+    q8: ptr('q8'),
+    k8: ptr('k8'),
+    qScale: ptr('qScale'),
+    kScale: ptr('kScale'),
+  };
 }
 
 /**
  * Reports to `problems` O, LSE or `pvStats` overlapping a buffer the launch reads (Q, K, V, the
  * block map, thresholds, int8 copies) or each other: other blocks read those while one writes.
  */
-function reportSpargeOverlaps(problems: ArgumentProblems, instance: SpargeFwdInstance, p: SpargeFwdLaunchProblem, buffers: SpargeFwdBuffers): void {
+function reportSpargeOverlaps(
+  problems: ArgumentProblems,
+  instance: SpargeFwdInstance,
+  p: SpargeFwdLaunchProblem,
+  buffers: SpargeFwdBuffers,
+): void {
   const sizes = spargeOnlyBytes(instance, p);
   const extent = (name: SpargeOnlyBuffer) => ({ name, range: buffers[name], bytes: sizes[name]?.bytes ?? 0 });
   const read = fmhaFwdInputBytes(p);
   const written = fmhaFwdOutputBytes(p);
-  const inputs = [...(['q', 'k', 'v'] as const).map((name) => ({ name, range: buffers[name], bytes: read[name] })), ...(['lut', 'validBlockNum', 'blockMap', 'pvThreshold', 'q8', 'k8', 'qScale', 'kScale'] as const).map(extent)];
-  reportFmhaFwdOverlaps(problems, [{ name: 'o', range: buffers.o, bytes: written.o }, { name: 'lse', range: p.lse ? buffers.lse : undefined, bytes: written.lse }, extent('pvStats')], inputs);
+  const inputs = [
+    ...(['q', 'k', 'v'] as const).map((name) => ({ name, range: buffers[name], bytes: read[name] })),
+    ...(['lut', 'validBlockNum', 'blockMap', 'pvThreshold', 'q8', 'k8', 'qScale', 'kScale'] as const).map(extent),
+  ];
+  reportFmhaFwdOverlaps(
+    problems,
+    [
+      { name: 'o', range: buffers.o, bytes: written.o },
+      { name: 'lse', range: p.lse ? buffers.lse : undefined, bytes: written.lse },
+      extent('pvStats'),
+    ],
+    inputs,
+  );
 }
 
 /**
@@ -140,15 +201,30 @@ function reportSpargeOverlaps(problems: ArgumentProblems, instance: SpargeFwdIns
  * a buffer (`q`, `lut`, `blockMap`, `pvThreshold`, …: missing, too small or misaligned; then `o`,
  * `lse` or `pvStats` overlapping a buffer the launch reads, or each other).
  */
-export function prepareSpargeFwdLaunch(instance: SpargeFwdInstance, p: SpargeFwdLaunchProblem, buffers: SpargeFwdBuffers, encode: TensorMapEncoder): PreparedSpargeFwdLaunch {
+export function prepareSpargeFwdLaunch(
+  instance: SpargeFwdInstance,
+  p: SpargeFwdLaunchProblem,
+  buffers: SpargeFwdBuffers,
+  encode: TensorMapEncoder,
+): PreparedSpargeFwdLaunch {
   const problems = new ArgumentProblems(ArgumentError);
   const reasons = spargeFwdUnsupported(instance, p);
   if (reasons.length > 0) problems.report('problem', `${instance.name} cannot run it: ${reasons.join('; ')}`);
   const { maxQ, maxK } = spargeMaxSeqlens(p);
   const wantQ = Math.max(1, Math.ceil(maxQ / instance.blockQ));
   const wantK = Math.max(1, Math.ceil(maxK / instance.blockK));
-  if (p.qBlocks !== wantQ) problems.report('qBlocks', `must be ⌈max seqlenQ / ${instance.blockQ}⌉ = ${wantQ} (the block map's rows follow the kernel's query tile)`, p.qBlocks);
-  if (p.kBlocks !== wantK) problems.report('kBlocks', `must be ⌈max seqlenK / ${instance.blockK}⌉ = ${wantK} (the block map's columns follow the kernel's key tile)`, p.kBlocks);
+  if (p.qBlocks !== wantQ)
+    problems.report(
+      'qBlocks',
+      `must be ⌈max seqlenQ / ${instance.blockQ}⌉ = ${wantQ} (the block map's rows follow the kernel's query tile)`,
+      p.qBlocks,
+    );
+  if (p.kBlocks !== wantK)
+    problems.report(
+      'kBlocks',
+      `must be ⌈max seqlenK / ${instance.blockK}⌉ = ${wantK} (the block map's columns follow the kernel's key tile)`,
+      p.kBlocks,
+    );
   const batches = p.mode === 'group' ? 1 : p.batch;
   const inputs = problems.check(() => checkFmhaFwdInputs(p, buffers, 'TMA'));
   const outputs = problems.check(() => checkFmhaFwdOutputs(p, buffers));
@@ -170,7 +246,11 @@ export function prepareSpargeFwdLaunch(instance: SpargeFwdInstance, p: SpargeFwd
       address,
       // A tensor without rows (every sequence empty) gets a one-row placeholder: no tile is loaded from it.
       globalDims: [p.hdimQ, Math.max(rowCount, 1), heads, batches],
-      globalStrides: [p.hdimQ, heads === 1 ? p.hdimQ : Math.max(rowCount, 1) * p.hdimQ, batches === 1 ? p.hdimQ : heads * Math.max(rowCount, 1) * p.hdimQ],
+      globalStrides: [
+        p.hdimQ,
+        heads === 1 ? p.hdimQ : Math.max(rowCount, 1) * p.hdimQ,
+        batches === 1 ? p.hdimQ : heads * Math.max(rowCount, 1) * p.hdimQ,
+      ],
       boxDims: [...box],
     });
     maps = { ...maps, q: int8Map(q8, p.nheadQ, p.rowsQ, boxes.q), k: int8Map(k8, p.nheadK, p.rowsK, boxes.k) };
@@ -200,12 +280,19 @@ export function prepareSpargeFwdLaunch(instance: SpargeFwdInstance, p: SpargeFwd
 /** One sparse attention instance compiled and loaded on a device. */
 export class SpargeFwdKernel extends FmhaFwdLoadedKernel<SpargeFwdInstance> {
   /** Compiles and loads `instance` and opts in to its dynamic shared memory. */
-  static async build(instance: SpargeFwdInstance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<SpargeFwdKernel> {
+  static async build(
+    instance: SpargeFwdInstance,
+    options: { readonly device: Device; readonly compiler: Compiler },
+  ): Promise<SpargeFwdKernel> {
     return new SpargeFwdKernel(instance, await FmhaFwdLoadedKernel.loadOn(instance, options), options.device);
   }
 
   /** Validates and encodes once; `launch` only enqueues. */
-  prepare(p: SpargeFwdLaunchProblem, buffers: SpargeFwdBuffers, encode: TensorMapEncoder): { readonly prepared: PreparedSpargeFwdLaunch; launch(): void } {
+  prepare(
+    p: SpargeFwdLaunchProblem,
+    buffers: SpargeFwdBuffers,
+    encode: TensorMapEncoder,
+  ): { readonly prepared: PreparedSpargeFwdLaunch; launch(): void } {
     return this.enqueuer(prepareSpargeFwdLaunch(this.instance, p, buffers, encode), buffers.stream);
   }
 }

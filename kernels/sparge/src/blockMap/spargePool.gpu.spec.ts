@@ -12,7 +12,8 @@ import { SpargePoolKernels } from './spargePoolKernels.ts';
 import { checkSpargePoolProblem, spargePackedStrides, spargePoolOutputBytes, type SpargePoolProblem } from './spargePoolProblem.ts';
 
 let kernels: Promise<SpargePoolKernels> | undefined;
-const built = (): Promise<SpargePoolKernels> => (kernels ??= SpargePoolKernels.build({ device: Device.open(0), compiler: gpuTestCompiler('sparge-pool-gpu') }));
+const built = (): Promise<SpargePoolKernels> =>
+  (kernels ??= SpargePoolKernels.build({ device: Device.open(0), compiler: gpuTestCompiler('sparge-pool-gpu') }));
 
 interface Case {
   readonly name: string;
@@ -46,7 +47,11 @@ function close(what: string, got: number, want: number, tol: number): void {
 async function runCase(c: Case): Promise<string> {
   const layout = c.layout ?? 'bhsd';
   const base = checkSpargePoolProblem(c.problem);
-  const p = checkSpargePoolProblem({ ...c.problem, qStrides: spargePackedStrides(layout, base.nhead, base.rowsQ, base.headDim), kStrides: spargePackedStrides(layout, base.nheadK, base.rowsK, base.headDim) });
+  const p = checkSpargePoolProblem({
+    ...c.problem,
+    qStrides: spargePackedStrides(layout, base.nhead, base.rowsQ, base.headDim),
+    kStrides: spargePackedStrides(layout, base.nheadK, base.rowsK, base.headDim),
+  });
   const device = Device.open(0);
   const q = spargePoolTensor(p, 'q', 11);
   // A common key offset: what smoothing removes (it makes the K similarities discriminative).
@@ -56,7 +61,9 @@ async function runCase(c: Case): Promise<string> {
   const bufs = {
     q: device.upload(q.bits),
     k: device.upload(k.bits),
-    ...(p.mode === 'group' ? { seqstartQ: device.upload(new Int32Array(p.seqstartQ!)), seqstartK: device.upload(new Int32Array(p.seqstartK!)) } : {}),
+    ...(p.mode === 'group'
+      ? { seqstartQ: device.upload(new Int32Array(p.seqstartQ!)), seqstartK: device.upload(new Int32Array(p.seqstartK!)) }
+      : {}),
     pooledQ: alloc(sizes.pooledQ),
     simQ: alloc(sizes.simQ),
     pooledK: alloc(sizes.pooledK),
@@ -97,7 +104,8 @@ async function runCase(c: Case): Promise<string> {
         const sim = which === 'q' ? got.simQ : got.simK;
         for (let i = 0; i < blocks; i++) {
           close(`${where} sim[${i}]`, sim[at + i]!, exp.sim[i]!, 2e-5);
-          for (let col = 0; col < d; col++) close(`${where} pooled[${i}][${col}]`, pooled[(at + i) * d + col]!, exp.pooled[i * d + col]!, 2e-5);
+          for (let col = 0; col < d; col++)
+            close(`${where} pooled[${i}][${col}]`, pooled[(at + i) * d + col]!, exp.pooled[i * d + col]!, 2e-5);
         }
         if (int8 === null) continue;
         const scales = which === 'q' ? int8.qScale : int8.kScale;
@@ -119,7 +127,10 @@ async function runCase(c: Case): Promise<string> {
             // A quotient within fp32 rounding of a .5 boundary may round either way.
             const y = exp.quotients[n * d + col]!;
             const frac = Math.abs(Math.abs(y) - Math.floor(Math.abs(y)) - 0.5);
-            assert.ok(Math.abs(g - w) === 1 && frac <= 4 * 2 ** -23 * Math.max(1, Math.abs(y)), `${where} int8[${n}][${col}]: got ${g}, want ${w} (x/scale = ${y})`);
+            assert.ok(
+              Math.abs(g - w) === 1 && frac <= 4 * 2 ** -23 * Math.max(1, Math.abs(y)),
+              `${where} int8[${n}][${col}]: got ${g}, want ${w} (x/scale = ${y})`,
+            );
             ties++;
           }
         }
@@ -132,15 +143,70 @@ async function runCase(c: Case): Promise<string> {
 
 const d128 = { dtype: 'fp16', headDim: 128, blockQ: 128, blockK: 64 } as const;
 const CASES: readonly Case[] = [
-  ...[1, 17, 127, 259, 1000].map((s): Case => ({ name: `fp16 d128 s${s}`, problem: { ...d128, batch: 2, nhead: 2, seqlenQ: s, seqlenK: s, int8: true } })),
-  { name: 'bf16 d64 64x128 GQA smoothK int8', problem: { dtype: 'bf16', headDim: 64, blockQ: 64, blockK: 128, batch: 2, nhead: 4, nheadK: 2, seqlenQ: 300, seqlenK: 517, int8: true } },
-  { name: 'fp16 d64 bshd GQA', layout: 'bshd', problem: { dtype: 'fp16', headDim: 64, blockQ: 128, blockK: 64, batch: 2, nhead: 4, nheadK: 2, seqlenQ: 259, seqlenK: 259, int8: true } },
-  { name: 'bf16 d128 bshd no smoothK', layout: 'bshd', problem: { dtype: 'bf16', headDim: 128, blockQ: 64, blockK: 64, batch: 1, nhead: 2, seqlenQ: 1000, seqlenK: 777, smoothK: false, int8: true } },
+  ...[1, 17, 127, 259, 1000].map((s): Case => ({
+    name: `fp16 d128 s${s}`,
+    problem: { ...d128, batch: 2, nhead: 2, seqlenQ: s, seqlenK: s, int8: true },
+  })),
+  {
+    name: 'bf16 d64 64x128 GQA smoothK int8',
+    problem: { dtype: 'bf16', headDim: 64, blockQ: 64, blockK: 128, batch: 2, nhead: 4, nheadK: 2, seqlenQ: 300, seqlenK: 517, int8: true },
+  },
+  {
+    name: 'fp16 d64 bshd GQA',
+    layout: 'bshd',
+    problem: { dtype: 'fp16', headDim: 64, blockQ: 128, blockK: 64, batch: 2, nhead: 4, nheadK: 2, seqlenQ: 259, seqlenK: 259, int8: true },
+  },
+  {
+    name: 'bf16 d128 bshd no smoothK',
+    layout: 'bshd',
+    problem: {
+      dtype: 'bf16',
+      headDim: 128,
+      blockQ: 64,
+      blockK: 64,
+      batch: 1,
+      nhead: 2,
+      seqlenQ: 1000,
+      seqlenK: 777,
+      smoothK: false,
+      int8: true,
+    },
+  },
   { name: 'fp16 d128 upstreamFix', problem: { ...d128, batch: 1, nhead: 2, seqlenQ: 259, seqlenK: 300, tailBlockRule: 'upstreamFix' } },
-  { name: 'fp16 d128 group', problem: { ...d128, batch: 4, nhead: 4, nheadK: 2, seqstartQ: starts([17, 0, 1000, 259]), seqstartK: starts([127, 1, 0, 600]), int8: true } },
+  {
+    name: 'fp16 d128 group',
+    problem: {
+      ...d128,
+      batch: 4,
+      nhead: 4,
+      nheadK: 2,
+      seqstartQ: starts([17, 0, 1000, 259]),
+      seqstartK: starts([127, 1, 0, 600]),
+      int8: true,
+    },
+  },
   // The group case without its s1000 sequence: small enough for compute-sanitizer (tools/device/sanitizeCases.mjs).
-  { name: 'fp16 d128 group small: q 17,0,259 k 127,1,0 (empty sequences), GQA 2:1', problem: { ...d128, batch: 3, nhead: 4, nheadK: 2, seqstartQ: starts([17, 0, 259]), seqstartK: starts([127, 1, 0]), int8: true } },
-  { name: 'bf16 d64 group bshd no smoothK upstreamFix', layout: 'bshd', problem: { dtype: 'bf16', headDim: 64, blockQ: 64, blockK: 128, batch: 3, nhead: 2, seqstartQ: starts([1, 300, 64]), seqstartK: starts([259, 128, 5]), smoothK: false, tailBlockRule: 'upstreamFix', int8: true } },
+  {
+    name: 'fp16 d128 group small: q 17,0,259 k 127,1,0 (empty sequences), GQA 2:1',
+    problem: { ...d128, batch: 3, nhead: 4, nheadK: 2, seqstartQ: starts([17, 0, 259]), seqstartK: starts([127, 1, 0]), int8: true },
+  },
+  {
+    name: 'bf16 d64 group bshd no smoothK upstreamFix',
+    layout: 'bshd',
+    problem: {
+      dtype: 'bf16',
+      headDim: 64,
+      blockQ: 64,
+      blockK: 128,
+      batch: 3,
+      nhead: 2,
+      seqstartQ: starts([1, 300, 64]),
+      seqstartK: starts([259, 128, 5]),
+      smoothK: false,
+      tailBlockRule: 'upstreamFix',
+      int8: true,
+    },
+  },
   { name: 'fp16 d128 long K (many K-mean chunks)', problem: { ...d128, batch: 1, nhead: 1, seqlenQ: 128, seqlenK: 20000 } },
 ];
 

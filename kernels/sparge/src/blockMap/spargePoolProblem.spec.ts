@@ -62,10 +62,37 @@ describe('checkSpargePoolProblem', () => {
 
 describe('the other Sparge validators collect too', () => {
   it('resolveSpargeShape, checkSpargeParams and checkSpargeSelectConfig list every problem', () => {
-    expect(problemArguments(() => resolveSpargeShape({ batch: 0, nhead: 4, nheadK: 3, seqlenQ: 1, seqlenK: 0, headDim: 96 }))).toEqual(['shape.batch', 'shape.nheadK', 'shape.seqlenK', 'shape.headDim']);
-    expect(problemArguments(() => checkSpargeParams({ topk: [0.5, 2, 0.5, -1], pvThreshold: -1, blockQ: 100, smoothK: 1 as never }, { nhead: 4, headDim: 64 }))).toEqual(['topk[1]', 'topk[3]', 'pvThreshold', 'smoothK', 'blockQ']);
+    expect(problemArguments(() => resolveSpargeShape({ batch: 0, nhead: 4, nheadK: 3, seqlenQ: 1, seqlenK: 0, headDim: 96 }))).toEqual([
+      'shape.batch',
+      'shape.nheadK',
+      'shape.seqlenK',
+      'shape.headDim',
+    ]);
+    expect(
+      problemArguments(() =>
+        checkSpargeParams({ topk: [0.5, 2, 0.5, -1], pvThreshold: -1, blockQ: 100, smoothK: 1 as never }, { nhead: 4, headDim: 64 }),
+      ),
+    ).toEqual(['topk[1]', 'topk[3]', 'pvThreshold', 'smoothK', 'blockQ']);
     expect(problemArguments(() => checkSpargeParams({}, { nhead: 0, headDim: 96 }))).toEqual(['nhead', 'headDim', 'topk/cdfthreshd']);
-    const config = { batch: 1, nhead: 4, nheadK: 3, headDim: 96, blockQ: 128, blockK: 64, seqlenQ: -1, seqlenK: 10, selection: 'top', isCausal: false, attentionSink: 0 };
-    expect(problemArguments(() => checkSpargeSelectConfig(config as never))).toEqual(['nheadK', 'headDim', 'seqlenQ', 'selection', 'attentionSink']);
+    const config = {
+      batch: 1,
+      nhead: 4,
+      nheadK: 3,
+      headDim: 96,
+      blockQ: 128,
+      blockK: 64,
+      seqlenQ: -1,
+      seqlenK: 10,
+      selection: 'top',
+      isCausal: false,
+      attentionSink: 0,
+    };
+    expect(problemArguments(() => checkSpargeSelectConfig(config as never))).toEqual([
+      'nheadK',
+      'headDim',
+      'seqlenQ',
+      'selection',
+      'attentionSink',
+    ]);
   });
 });

@@ -5,7 +5,14 @@ import { ArgumentProblems } from '@tilekit/numeric';
 import { SpargeArgumentError } from '../spargeArgumentError.ts';
 import type { SpargeTailBlockRule } from '../spargeHyperparameters.ts';
 import { SPARGE_KEY_MEAN_STEP_ROWS } from './spargeKeyMeanPartial.ts';
-import { SPARGE_POOL_BLOCK_ROWS, SPARGE_POOL_DTYPES, SPARGE_POOL_HEAD_DIMS, SPARGE_POOL_MAX_ROWS, SPARGE_POOL_VECTOR, type SpargePoolDType } from './spargePoolPolicy.ts';
+import {
+  SPARGE_POOL_BLOCK_ROWS,
+  SPARGE_POOL_DTYPES,
+  SPARGE_POOL_HEAD_DIMS,
+  SPARGE_POOL_MAX_ROWS,
+  SPARGE_POOL_VECTOR,
+  type SpargePoolDType,
+} from './spargePoolPolicy.ts';
 
 /** Element strides of a Q or K tensor (the head dim is contiguous). */
 export interface SpargePoolStrides {
@@ -104,7 +111,9 @@ export const SPARGE_KEY_MEAN_MIN_CHUNK_ROWS = 256;
 
 /** Packed element strides of a [batch][heads][rows][d] (bhsd) or [batch][rows][heads][d] (bshd) tensor. */
 export function spargePackedStrides(layout: 'bhsd' | 'bshd', heads: number, rows: number, headDim: number): SpargePoolStrides {
-  return layout === 'bhsd' ? { row: headDim, head: rows * headDim, batch: heads * rows * headDim } : { row: heads * headDim, head: headDim, batch: rows * heads * headDim };
+  return layout === 'bhsd'
+    ? { row: headDim, head: rows * headDim, batch: heads * rows * headDim }
+    : { row: heads * headDim, head: headDim, batch: rows * heads * headDim };
 }
 
 /** Rows per K-mean chunk for the longest sequence: ≥ 256, a multiple of 64, at most 64 chunks. */
@@ -114,7 +123,8 @@ export function spargeKeyMeanChunkRows(maxSeqlenK: number): number {
 }
 
 function int(name: string, v: unknown, min: number, max = SPARGE_POOL_MAX_ROWS): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) throw new SpargeArgumentError(name, `must be an integer in [${min}, ${max}]`, v);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max)
+    throw new SpargeArgumentError(name, `must be an integer in [${min}, ${max}]`, v);
   return v;
 }
 
@@ -132,10 +142,12 @@ function flag(name: string, v: unknown, fallback: boolean): boolean {
 /** batch + 1 ascending offsets from 0 (any count when `batch` is undefined: the caller found it invalid); every broken entry reported. */
 function seqstarts(name: string, v: unknown, batch: number | undefined): readonly number[] {
   if (!Array.isArray(v)) throw new SpargeArgumentError(name, 'must be an array of batch + 1 integers', v);
-  if (batch !== undefined && v.length !== batch + 1) throw new SpargeArgumentError(name, `must have batch + 1 = ${batch + 1} entries`, v.length);
+  if (batch !== undefined && v.length !== batch + 1)
+    throw new SpargeArgumentError(name, `must have batch + 1 = ${batch + 1} entries`, v.length);
   const problems = new ArgumentProblems(SpargeArgumentError);
   v.forEach((s, i) => {
-    if (typeof s !== 'number' || !Number.isSafeInteger(s) || s < 0 || s > SPARGE_POOL_MAX_ROWS) return problems.report(`${name}[${i}]`, `must be an integer in [0, ${SPARGE_POOL_MAX_ROWS}]`, s);
+    if (typeof s !== 'number' || !Number.isSafeInteger(s) || s < 0 || s > SPARGE_POOL_MAX_ROWS)
+      return problems.report(`${name}[${i}]`, `must be an integer in [0, ${SPARGE_POOL_MAX_ROWS}]`, s);
     if (i === 0 && s !== 0) problems.report(`${name}[0]`, 'must be 0', s);
     const before = v[i - 1] as unknown;
     if (i > 0 && typeof before === 'number' && s < before) problems.report(`${name}[${i}]`, `must be ≥ ${name}[${i - 1}] = ${before}`, s);
@@ -152,9 +164,11 @@ function strides(name: string, s: SpargePoolStrides | undefined, group: boolean,
     if (what === 'batch' && group) continue;
     const x = s[what];
     if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 0) problems.report(`${name}.${what}`, 'must be an integer ≥ 0', x);
-    else if (x % SPARGE_POOL_VECTOR !== 0) problems.report(`${name}.${what}`, `must be a multiple of ${SPARGE_POOL_VECTOR} elements (the kernels read 16-byte vectors)`, x);
+    else if (x % SPARGE_POOL_VECTOR !== 0)
+      problems.report(`${name}.${what}`, `must be a multiple of ${SPARGE_POOL_VECTOR} elements (the kernels read 16-byte vectors)`, x);
   }
-  if (headDim !== undefined && typeof s.row === 'number' && (s.row < headDim || s.row > SPARGE_POOL_MAX_ROWS)) problems.report(`${name}.row`, `must be in [headDim = ${headDim}, 2^30] (rows must not overlap)`, s.row);
+  if (headDim !== undefined && typeof s.row === 'number' && (s.row < headDim || s.row > SPARGE_POOL_MAX_ROWS))
+    problems.report(`${name}.row`, `must be in [headDim = ${headDim}, 2^30] (rows must not overlap)`, s.row);
   problems.throwIfAny();
   return Object.freeze({ row: s.row, head: s.head, batch: group ? 0 : s.batch });
 }
@@ -179,33 +193,69 @@ function poolSequences(p: SpargePoolProblem, batch: number | undefined): PoolSeq
     const seqlenQ = problems.check(() => int('problem.seqlenQ', p.seqlenQ, 1));
     const seqlenK = problems.check(() => int('problem.seqlenK', p.seqlenK, 1));
     problems.throwIfAny();
-    return { group: false, seqlenQ: seqlenQ!, seqlenK: seqlenK!, startsQ: null, startsK: null, rowsQ: seqlenQ!, rowsK: seqlenK!, maxQ: seqlenQ!, maxK: seqlenK! };
+    return {
+      group: false,
+      seqlenQ: seqlenQ!,
+      seqlenK: seqlenK!,
+      startsQ: null,
+      startsK: null,
+      rowsQ: seqlenQ!,
+      rowsK: seqlenK!,
+      maxQ: seqlenQ!,
+      maxK: seqlenK!,
+    };
   }
-  if (p.seqlenQ !== undefined || p.seqlenK !== undefined) problems.report('problem.seqlenQ', 'must be absent in group mode (seqstartQ/seqstartK give the lengths)', p.seqlenQ ?? p.seqlenK);
+  if (p.seqlenQ !== undefined || p.seqlenK !== undefined)
+    problems.report('problem.seqlenQ', 'must be absent in group mode (seqstartQ/seqstartK give the lengths)', p.seqlenQ ?? p.seqlenK);
   const startsQ = problems.check(() => seqstarts('problem.seqstartQ', p.seqstartQ, batch));
   const startsK = problems.check(() => seqstarts('problem.seqstartK', p.seqstartK, batch));
   problems.throwIfAny();
   const longest = (s: readonly number[]) => Math.max(...s.slice(1).map((x, i) => x - s[i]!));
-  return { group: true, seqlenQ: 0, seqlenK: 0, startsQ: startsQ!, startsK: startsK!, rowsQ: startsQ!.at(-1)!, rowsK: startsK!.at(-1)!, maxQ: longest(startsQ!), maxK: longest(startsK!) };
+  return {
+    group: true,
+    seqlenQ: 0,
+    seqlenK: 0,
+    startsQ: startsQ!,
+    startsK: startsK!,
+    rowsQ: startsQ!.at(-1)!,
+    rowsK: startsK!.at(-1)!,
+    maxQ: longest(startsQ!),
+    maxK: longest(startsK!),
+  };
 }
 
 /** batch, nhead in [1, 65535]; nheadK (default nhead) in [1, 65535] dividing nhead. */
-function poolHeads(v: ArgumentProblems, p: SpargePoolProblem): { batch: number | undefined; nhead: number | undefined; nheadK: number | undefined } {
+function poolHeads(
+  v: ArgumentProblems,
+  p: SpargePoolProblem,
+): { batch: number | undefined; nhead: number | undefined; nheadK: number | undefined } {
   const batch = v.check(() => int('problem.batch', p.batch, 1, 65535));
   const nhead = v.check(() => int('problem.nhead', p.nhead, 1, 65535));
   const nheadK = p.nheadK === undefined ? nhead : v.check(() => int('problem.nheadK', p.nheadK, 1, 65535));
-  if (nhead !== undefined && nheadK !== undefined && nhead % nheadK !== 0) v.report('problem.nheadK', `must divide nhead = ${nhead}`, nheadK);
+  if (nhead !== undefined && nheadK !== undefined && nhead % nheadK !== 0)
+    v.report('problem.nheadK', `must divide nhead = ${nhead}`, nheadK);
   return { batch, nhead, nheadK };
 }
 
 /** Q and K strides (default packed bhsd, which needs the heads and rows). */
-function poolStrides(v: ArgumentProblems, p: SpargePoolProblem, headDim: number | undefined, heads: { nhead: number | undefined; nheadK: number | undefined }, seqs: PoolSequences | undefined) {
+function poolStrides(
+  v: ArgumentProblems,
+  p: SpargePoolProblem,
+  headDim: number | undefined,
+  heads: { nhead: number | undefined; nheadK: number | undefined },
+  seqs: PoolSequences | undefined,
+) {
   const group = p.seqstartQ !== undefined || p.seqstartK !== undefined;
   const one = (name: string, given: SpargePoolStrides | undefined, h: number | undefined, rows: number | undefined) => {
     if (given !== undefined) return v.check(() => strides(name, given, group, headDim));
-    return headDim === undefined || h === undefined || rows === undefined ? undefined : v.check(() => strides(name, spargePackedStrides('bhsd', h, rows, headDim), group, headDim));
+    return headDim === undefined || h === undefined || rows === undefined
+      ? undefined
+      : v.check(() => strides(name, spargePackedStrides('bhsd', h, rows, headDim), group, headDim));
   };
-  return { qStrides: one('problem.qStrides', p.qStrides, heads.nhead, seqs?.rowsQ), kStrides: one('problem.kStrides', p.kStrides, heads.nheadK, seqs?.rowsK) };
+  return {
+    qStrides: one('problem.qStrides', p.qStrides, heads.nhead, seqs?.rowsQ),
+    kStrides: one('problem.kStrides', p.kStrides, heads.nheadK, seqs?.rowsK),
+  };
 }
 
 /**
@@ -273,7 +323,14 @@ export function checkSpargePoolProblem(problem: SpargePoolProblem | CheckedSparg
  * (`spargePoolOutputBytes`, what `SpargeBlockMapKernels.prepare` allocates) and the selection's
  * inputs (`spargeSelectBufferBytes`) both come from here.
  */
-export function spargePooledBytes(shape: { readonly batch: number; readonly nhead: number; readonly nheadK: number; readonly headDim: number; readonly qBlocksMax: number; readonly kBlocksMax: number }): { readonly pooledQ: number; readonly simQ: number; readonly pooledK: number; readonly simK: number } {
+export function spargePooledBytes(shape: {
+  readonly batch: number;
+  readonly nhead: number;
+  readonly nheadK: number;
+  readonly headDim: number;
+  readonly qBlocksMax: number;
+  readonly kBlocksMax: number;
+}): { readonly pooledQ: number; readonly simQ: number; readonly pooledK: number; readonly simK: number } {
   const rowsQ = shape.batch * shape.nhead * Math.max(1, shape.qBlocksMax);
   const rowsK = shape.batch * shape.nheadK * Math.max(1, shape.kBlocksMax);
   return { pooledQ: rowsQ * shape.headDim * 4, simQ: rowsQ * 4, pooledK: rowsK * shape.headDim * 4, simK: rowsK * 4 };

@@ -2,7 +2,17 @@
 // picks the catalog instance, packs the arguments and launches on a stream.
 import type { PackedArguments } from '@tilekit/codegen';
 import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
-import { checkDeviceRange, loadInstance, type CompileResult, type Compiler, type CudaModule, type Device, type DeviceRange, type Kernel, type Stream } from '@tilekit/runtime';
+import {
+  checkDeviceRange,
+  loadInstance,
+  type CompileResult,
+  type Compiler,
+  type CudaModule,
+  type Device,
+  type DeviceRange,
+  type Kernel,
+  type Stream,
+} from '@tilekit/runtime';
 import { SpargeArgumentError } from '../spargeArgumentError.ts';
 import { SPARGE_BLOCK_SIZES, type SpargeSelection } from '../spargeHyperparameters.ts';
 import { SPARGE_HEAD_DIMS } from '../spargeShape.ts';
@@ -68,13 +78,19 @@ function flag(name: string, v: unknown): boolean {
 /** batch + 1 non-decreasing int32 offsets (any count when `batch` is undefined: the caller found it invalid); every broken entry reported. */
 function starts(name: string, v: unknown, batch: number | undefined): readonly number[] {
   if (!Array.isArray(v) || (batch !== undefined && v.length !== batch + 1)) {
-    throw new SpargeArgumentError(name, batch === undefined ? 'must be an array of batch + 1 offsets' : `must be an array of batch + 1 = ${batch + 1} offsets`, Array.isArray(v) ? v.length : v);
+    throw new SpargeArgumentError(
+      name,
+      batch === undefined ? 'must be an array of batch + 1 offsets' : `must be an array of batch + 1 = ${batch + 1} offsets`,
+      Array.isArray(v) ? v.length : v,
+    );
   }
   const problems = new ArgumentProblems(SpargeArgumentError);
   v.forEach((x: unknown, b) => {
-    if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 0 || x > 2 ** 31 - 1) return problems.report(`${name}[${b}]`, 'must be an int32 ≥ 0', x);
+    if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 0 || x > 2 ** 31 - 1)
+      return problems.report(`${name}[${b}]`, 'must be an int32 ≥ 0', x);
     const before = v[b - 1] as unknown;
-    if (b > 0 && typeof before === 'number' && x < before) problems.report(`${name}[${b}]`, `must be ≥ ${name}[${b - 1}] (sequences do not overlap backwards)`, x);
+    if (b > 0 && typeof before === 'number' && x < before)
+      problems.report(`${name}[${b}]`, `must be ≥ ${name}[${b - 1}] (sequences do not overlap backwards)`, x);
   });
   problems.throwIfAny();
   return v as readonly number[];
@@ -87,7 +103,8 @@ function checkSequences(v: ArgumentProblems, config: SpargeSelectConfig, batch: 
     v.check(() => integer('seqlenK', config.seqlenK, 0));
     return;
   }
-  if (config.seqlenQ !== undefined || config.seqlenK !== undefined) v.report('seqlenQ/seqstartQ', 'give either seqlenQ and seqlenK (batch mode) or seqstartQ and seqstartK (group mode)', 'both');
+  if (config.seqlenQ !== undefined || config.seqlenK !== undefined)
+    v.report('seqlenQ/seqstartQ', 'give either seqlenQ and seqlenK (batch mode) or seqstartQ and seqstartK (group mode)', 'both');
   v.check(() => starts('seqstartQ', config.seqstartQ, batch));
   v.check(() => starts('seqstartK', config.seqstartK, batch));
 }
@@ -107,25 +124,34 @@ export function checkSpargeSelectConfig(config: SpargeSelectConfig): CheckedSpar
   const nhead = v.check(() => integer('nhead', config.nhead, 1));
   const nheadK = v.check(() => integer('nheadK', config.nheadK, 1));
   if (nhead !== undefined && nheadK !== undefined && nhead % nheadK !== 0) v.report('nheadK', `must divide nhead = ${nhead}`, nheadK);
-  if (!(SPARGE_HEAD_DIMS as readonly number[]).includes(config.headDim)) v.report('headDim', `must be one of ${SPARGE_HEAD_DIMS.join(', ')}`, config.headDim);
+  if (!(SPARGE_HEAD_DIMS as readonly number[]).includes(config.headDim))
+    v.report('headDim', `must be one of ${SPARGE_HEAD_DIMS.join(', ')}`, config.headDim);
   for (const key of ['blockQ', 'blockK'] as const) {
-    if (!(SPARGE_BLOCK_SIZES as readonly number[]).includes(config[key])) v.report(key, `must be one of ${SPARGE_BLOCK_SIZES.join(', ')}`, config[key]);
+    if (!(SPARGE_BLOCK_SIZES as readonly number[]).includes(config[key]))
+      v.report(key, `must be one of ${SPARGE_BLOCK_SIZES.join(', ')}`, config[key]);
   }
   const group = config.seqstartQ !== undefined || config.seqstartK !== undefined;
   checkSequences(v, config, batch, group);
-  if (config.selection !== 'topk' && config.selection !== 'cdf') v.report('selection', 'must be topk or cdf', config.selection as SpargeSelection);
+  if (config.selection !== 'topk' && config.selection !== 'cdf')
+    v.report('selection', 'must be topk or cdf', config.selection as SpargeSelection);
   v.check(() => flag('isCausal', config.isCausal));
   v.check(() => flag('attentionSink', config.attentionSink));
   v.throwIfAny();
   const grid = spargeSelectGrid({ ...config, selectionValue: [], simthreshd1: [] });
   if (grid.kBlocksMax > SPARGE_SELECT_MAX_KEY_BLOCKS) {
-    throw new SpargeArgumentError(group ? 'seqstartK' : 'seqlenK', `gives ${grid.kBlocksMax} key blocks of ${config.blockK}; the selection kernel sorts at most ${SPARGE_SELECT_MAX_KEY_BLOCKS} per row`, grid.kBlocksMax);
+    throw new SpargeArgumentError(
+      group ? 'seqstartK' : 'seqlenK',
+      `gives ${grid.kBlocksMax} key blocks of ${config.blockK}; the selection kernel sorts at most ${SPARGE_SELECT_MAX_KEY_BLOCKS} per row`,
+      grid.kBlocksMax,
+    );
   }
   return Object.freeze({ ...config, grid, groupMode: group });
 }
 
 /** Bytes of each buffer of a checked config (inputs, per-head arrays, outputs). */
-export function spargeSelectBufferBytes(c: CheckedSpargeSelectConfig): Readonly<Record<Exclude<keyof SpargeSelectBuffers, 'seqstartQ' | 'seqstartK'>, number>> {
+export function spargeSelectBufferBytes(
+  c: CheckedSpargeSelectConfig,
+): Readonly<Record<Exclude<keyof SpargeSelectBuffers, 'seqstartQ' | 'seqstartK'>, number>> {
   const { qBlocksMax: QM, kBlocksMax: KM } = c.grid;
   const rowsQ = c.batch * c.nhead * QM;
   return {
@@ -151,13 +177,18 @@ const SELECT_OUTPUTS = ['blockMap', 'lut', 'validBlockNum', 'visited'] as const;
 function reportSelectOverlaps(v: ArgumentProblems, buffers: SpargeSelectBuffers, bytes: ReturnType<typeof spargeSelectBufferBytes>): void {
   const size = (key: keyof SpargeSelectBuffers): number => (key === 'seqstartQ' || key === 'seqstartK' ? 0 : bytes[key]);
   const all = (Object.keys(buffers) as (keyof SpargeSelectBuffers)[]).filter((k) => buffers[k] !== undefined && size(k) > 0);
-  const meets = (x: keyof SpargeSelectBuffers, y: keyof SpargeSelectBuffers): boolean => buffers[x]!.ptr < buffers[y]!.ptr + BigInt(size(y)) && buffers[y]!.ptr < buffers[x]!.ptr + BigInt(size(x));
+  const meets = (x: keyof SpargeSelectBuffers, y: keyof SpargeSelectBuffers): boolean =>
+    buffers[x]!.ptr < buffers[y]!.ptr + BigInt(size(y)) && buffers[y]!.ptr < buffers[x]!.ptr + BigInt(size(x));
   SELECT_OUTPUTS.forEach((out, i) => {
     if (!all.includes(out)) return;
     for (const other of all) {
       const earlierOutput = (SELECT_OUTPUTS as readonly string[]).indexOf(other);
       if (other === out || (earlierOutput >= 0 && earlierOutput > i)) continue;
-      if (meets(out, other)) v.report(`buffers.${out}`, `must not overlap buffers.${other} (the selection kernel reads or writes it while writing ${out})`, { [out]: `0x${buffers[out]!.ptr.toString(16)}`, [other]: `0x${buffers[other]!.ptr.toString(16)}` });
+      if (meets(out, other))
+        v.report(`buffers.${out}`, `must not overlap buffers.${other} (the selection kernel reads or writes it while writing ${out})`, {
+          [out]: `0x${buffers[out]!.ptr.toString(16)}`,
+          [other]: `0x${buffers[other]!.ptr.toString(16)}`,
+        });
     }
   });
 }
@@ -172,7 +203,18 @@ function reportSelectOverlaps(v: ArgumentProblems, buffers: SpargeSelectBuffers,
 export function packSpargeSelect(c: CheckedSpargeSelectConfig, buffers: SpargeSelectBuffers): SpargeSelectPackedLaunch {
   if (typeof buffers !== 'object' || buffers === null) throw new ArgumentError('buffers', 'must be an object of device buffers', buffers);
   const bytes = spargeSelectBufferBytes(c);
-  const align = { pooledQ: 4, simQ: 4, pooledK: 4, simK: 4, simthreshd1: 8, selectionValue: 8, blockMap: 1, lut: 4, validBlockNum: 4, visited: 4 } as const;
+  const align = {
+    pooledQ: 4,
+    simQ: 4,
+    pooledK: 4,
+    simK: 4,
+    simthreshd1: 8,
+    selectionValue: 8,
+    blockMap: 1,
+    lut: 4,
+    validBlockNum: 4,
+    visited: 4,
+  } as const;
   const v = new ArgumentProblems(ArgumentError);
   for (const key of Object.keys(align) as (keyof typeof align)[]) {
     if (key === 'visited' && buffers.visited === undefined) continue;
@@ -232,7 +274,10 @@ export class SpargeSelectKernel {
   }
 
   /** Compiles (SPARGE_SELECT_COMPILE_FLAGS) and loads `instance` on `device`. */
-  static async build(instance: SpargeSelectInstance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<SpargeSelectKernel> {
+  static async build(
+    instance: SpargeSelectInstance,
+    options: { readonly device: Device; readonly compiler: Compiler },
+  ): Promise<SpargeSelectKernel> {
     const loaded = await loadInstance(instance, { ...options, flags: SPARGE_SELECT_COMPILE_FLAGS });
     const capacity = Math.floor(SPARGE_SELECT_MAX_KEY_BLOCKS / instance.policy.rowsPerCta);
     const most = spargeSelectSharedBytes(instance.policy.rowsPerCta, Math.min(SPARGE_SELECT_MAX_KEY_BLOCKS, capacity));
@@ -242,7 +287,8 @@ export class SpargeSelectKernel {
 
   /** Enqueues a packed launch (of this instance) on `stream` (default: the legacy default stream). */
   launch(p: SpargeSelectPackedLaunch, stream?: Stream): void {
-    if (p.instance.name !== this.instance.name) throw new ArgumentError('launch', `was packed for ${p.instance.name}, this kernel is ${this.instance.name}`, p.instance.name);
+    if (p.instance.name !== this.instance.name)
+      throw new ArgumentError('launch', `was packed for ${p.instance.name}, this kernel is ${this.instance.name}`, p.instance.name);
     this.kernel.launch({ grid: p.grid, block: p.block, sharedBytes: p.sharedBytes, ...(stream ? { stream } : {}) }, p.args);
   }
 

@@ -14,7 +14,15 @@ import type { SpargeBlockMapProblem } from '../blockMap/spargeBlockMapKernels.ts
 import { checkSpargePoolProblem, spargePackedStrides, spargeTensorSpan } from '../blockMap/spargePoolProblem.ts';
 import { checkSpargeSelectConfig, spargeSelectBufferBytes } from '../blockMap/spargeSelectLauncher.ts';
 import { planSparge, type SpargeProblem } from '../spargeRunner.ts';
-import { allocPlan, BAD_SIZES, bufferCorruptions, invalidCalls, type BufferPlan, type Corruption, type InvalidCall } from '@tilekit/runtime/testing';
+import {
+  allocPlan,
+  BAD_SIZES,
+  bufferCorruptions,
+  invalidCalls,
+  type BufferPlan,
+  type Corruption,
+  type InvalidCall,
+} from '@tilekit/runtime/testing';
 
 /** Which public entry point a call goes through. */
 export type SpargeFuzzTarget = 'runner' | 'blockMap' | 'attention';
@@ -58,7 +66,10 @@ function spargeProblems(o: SpargeFuzzOptions): fc.Arbitrary<SpargeProblem> {
       nheadK: fc.integer({ min: 1, max: 2 }),
       ratio: fc.integer({ min: 1, max: 2 }),
       group: fc.constantFrom(...(o.groupMode ?? [false, true])),
-      lens: fc.array(fc.record({ sq: fc.integer({ min: 1, max: 300 }), sk: fc.integer({ min: 1, max: 300 }) }), { minLength: 1, maxLength: 2 }),
+      lens: fc.array(fc.record({ sq: fc.integer({ min: 1, max: 300 }), sk: fc.integer({ min: 1, max: 300 }) }), {
+        minLength: 1,
+        maxLength: 2,
+      }),
       layout: fc.constantFrom('bhsd' as const, 'bshd' as const),
       selection: fc.oneof(fc.record({ topk: fc.constantFrom(0.25, 0.5, 1) }), fc.record({ cdfthreshd: fc.constantFrom(0, 0.5, 0.9) })),
       pvThreshold: fc.constantFrom(undefined, 20, Infinity),
@@ -76,35 +87,56 @@ function spargeProblems(o: SpargeFuzzOptions): fc.Arbitrary<SpargeProblem> {
       nheadQ: r.nheadK * r.ratio,
       nheadK: r.nheadK,
       hdimQ: r.hdim,
-      ...(r.group ? { seqstartQ: prefix(r.lens.map((l) => l.sq)), seqstartK: prefix(r.lens.map((l) => l.sk)) } : { seqlenQ: r.lens[0]!.sq, seqlenK: r.lens[0]!.sk }),
+      ...(r.group
+        ? { seqstartQ: prefix(r.lens.map((l) => l.sq)), seqstartK: prefix(r.lens.map((l) => l.sk)) }
+        : { seqlenQ: r.lens[0]!.sq, seqlenK: r.lens[0]!.sk }),
       inputLayout: r.layout,
       outputLayout: r.layout,
       // int8 Q·Kᵀ with smoothK has no LSE (the runner says so): no LSE there.
       lse: r.lse && !(r.int8 && r.smoothK),
-      params: { ...r.selection, ...(r.pvThreshold === undefined ? {} : { pvThreshold: r.pvThreshold }), smoothK: r.smoothK, attentionSink: r.attentionSink, isCausal: r.isCausal, int8: r.int8 },
+      params: {
+        ...r.selection,
+        ...(r.pvThreshold === undefined ? {} : { pvThreshold: r.pvThreshold }),
+        smoothK: r.smoothK,
+        attentionSink: r.attentionSink,
+        isCausal: r.isCausal,
+        int8: r.int8,
+      },
       pipeline: r.pipeline,
       pvMode: r.pvMode,
     }));
 }
 
 /** Bytes and alignment of every buffer a valid call of `target` passes. */
-export function spargeBufferSpecs(problem: SpargeProblem | SpargeBlockMapProblem, target: SpargeFuzzTarget): Record<string, { readonly need: number; readonly align: number }> {
+export function spargeBufferSpecs(
+  problem: SpargeProblem | SpargeBlockMapProblem,
+  target: SpargeFuzzTarget,
+): Record<string, { readonly need: number; readonly align: number }> {
   return target === 'blockMap' ? blockMapSpecs(problem as SpargeBlockMapProblem) : attentionSpecs(problem as SpargeProblem, target);
 }
 
-function attentionSpecs(problem: SpargeProblem, target: SpargeFuzzTarget): Record<string, { readonly need: number; readonly align: number }> {
+function attentionSpecs(
+  problem: SpargeProblem,
+  target: SpargeFuzzTarget,
+): Record<string, { readonly need: number; readonly align: number }> {
   const plan = planSparge(problem);
   const p = plan.attention;
   const e = getDType(p.dtype).bytes;
   const el = fmhaFwdOperandElements(p);
   const group = p.mode === 'group';
-  const out: Record<string, { need: number; align: number }> = { q: { need: e * el.q, align: 16 }, k: { need: e * el.k, align: 16 }, v: { need: e * el.v, align: 16 }, o: { need: e * el.o, align: 2 * e } };
+  const out: Record<string, { need: number; align: number }> = {
+    q: { need: e * el.q, align: 16 },
+    k: { need: e * el.k, align: 16 },
+    v: { need: e * el.v, align: 16 },
+    o: { need: e * el.o, align: 2 * e },
+  };
   if (p.lse) out['lse'] = { need: 4 * el.lse, align: 4 };
   if (group) Object.assign(out, { seqstartQ: { need: 4 * (p.batch + 1), align: 4 }, seqstartK: { need: 4 * (p.batch + 1), align: 4 } });
   if (target === 'runner') return out;
   const rows = p.batch * p.nheadQ * p.qBlocks;
   const batches = group ? 1 : p.batch;
-  if (p.pipeline === 'vsa') Object.assign(out, { lut: { need: 4 * rows * p.kBlocks, align: 4 }, validBlockNum: { need: 4 * rows, align: 4 } });
+  if (p.pipeline === 'vsa')
+    Object.assign(out, { lut: { need: 4 * rows * p.kBlocks, align: 4 }, validBlockNum: { need: 4 * rows, align: 4 } });
   else out['blockMap'] = { need: rows * p.kBlocks, align: 1 };
   out['pvThreshold'] = { need: 4 * p.nheadQ, align: 4 };
   out['pvStats'] = { need: 16, align: 8 };
@@ -121,7 +153,13 @@ function attentionSpecs(problem: SpargeProblem, target: SpargeFuzzTarget): Recor
 
 function blockMapSpecs(problem: SpargeBlockMapProblem): Record<string, { readonly need: number; readonly align: number }> {
   const params = problem.params;
-  const pool = checkSpargePoolProblem({ ...problem, blockQ: params.blockQ ?? 128, blockK: params.blockK ?? 64, smoothK: params.smoothK ?? true, int8: params.int8 ?? false });
+  const pool = checkSpargePoolProblem({
+    ...problem,
+    blockQ: params.blockQ ?? 128,
+    blockK: params.blockK ?? 64,
+    smoothK: params.smoothK ?? true,
+    int8: params.int8 ?? false,
+  });
   const group = pool.mode === 'group';
   const select = checkSpargeSelectConfig({
     batch: pool.batch,
@@ -144,7 +182,8 @@ function blockMapSpecs(problem: SpargeBlockMapProblem): Record<string, { readonl
     validBlockNum: { need: sel.validBlockNum, align: 4 },
     visited: { need: sel.visited, align: 4 },
   };
-  if (group) Object.assign(out, { seqstartQ: { need: 4 * (pool.batch + 1), align: 4 }, seqstartK: { need: 4 * (pool.batch + 1), align: 4 } });
+  if (group)
+    Object.assign(out, { seqstartQ: { need: 4 * (pool.batch + 1), align: 4 }, seqstartK: { need: 4 * (pool.batch + 1), align: 4 } });
   return out;
 }
 
@@ -183,15 +222,25 @@ export function validSpargeCalls(o: SpargeFuzzOptions): fc.Arbitrary<SpargeFuzzC
       problem: problem as unknown as Record<string, unknown>,
       instance,
       patch: {},
-      buffers: Object.fromEntries(Object.entries(spargeBufferSpecs(problem as SpargeProblem, o.target)).map(([k, s]) => [k, allocPlan(s.need)])),
+      buffers: Object.fromEntries(
+        Object.entries(spargeBufferSpecs(problem as SpargeProblem, o.target)).map(([k, s]) => [k, allocPlan(s.need)]),
+      ),
     }));
 }
 
-function setField(field: string, value: unknown, label = `problem.${field} = ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`): Corruption<SpargeFuzzCall> {
+function setField(
+  field: string,
+  value: unknown,
+  label = `problem.${field} = ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`,
+): Corruption<SpargeFuzzCall> {
   return { target: `problem.${field}`, label, apply: (c) => ({ ...c, problem: { ...c.problem, [field]: value } }) };
 }
 
-function setParam(field: string, value: unknown, label = `params.${field} = ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`): Corruption<SpargeFuzzCall> {
+function setParam(
+  field: string,
+  value: unknown,
+  label = `params.${field} = ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`,
+): Corruption<SpargeFuzzCall> {
   // Params already corrupted into a non-object stay so.
   const set = (params: unknown) => (typeof params === 'object' && params !== null ? { ...params, [field]: value } : params);
   return { target: `params.${field}`, label, apply: (c) => ({ ...c, problem: { ...c.problem, params: set(c.problem['params']) } }) };
@@ -206,16 +255,35 @@ function paramCorruptions(c: SpargeFuzzCall, target: SpargeFuzzTarget): fc.Arbit
   return [
     fc.constantFrom<unknown>(...bad).map((v) => setParam(selection, v)),
     fc.constant(setParam(selection, Array<number>(nhead + 1).fill(0.5), `params.${selection}: nhead + 1 per-head values`)),
-    fc.nat().map((n) => setParam(selection, Array.from({ length: nhead }, (_, h) => (h === n % nhead ? Number.NaN : 0.5)), `params.${selection}[${n % nhead}] = NaN`)),
+    fc.nat().map((n) =>
+      setParam(
+        selection,
+        Array.from({ length: nhead }, (_, h) => (h === n % nhead ? Number.NaN : 0.5)),
+        `params.${selection}[${n % nhead}] = NaN`,
+      ),
+    ),
     // One target for both: together they would give exactly one selection again.
     fc.constant({ ...setParam(selection === 'topk' ? 'cdfthreshd' : 'topk', 0.5, 'both topk and cdfthreshd'), target: 'params.selection' }),
     fc.constant({ ...setParam(selection, undefined, 'neither topk nor cdfthreshd'), target: 'params.selection' }),
-    fc.constantFrom<unknown>(Number.NaN, Infinity, -Infinity, 'low', Array<number>(nhead + 1).fill(0.1)).map((v) => setParam('simthreshd1', v)),
+    fc
+      .constantFrom<unknown>(Number.NaN, Infinity, -Infinity, 'low', Array<number>(nhead + 1).fill(0.1))
+      .map((v) => setParam('simthreshd1', v)),
     fc.constantFrom<unknown>(-1, Number.NaN, -Infinity, 'off').map((v) => setParam('pvThreshold', v)),
-    fc.tuple(fc.constantFrom('smoothK', 'attentionSink', 'isCausal', 'int8'), fc.constantFrom<unknown>(1, 'yes', 0)).map(([f, v]) => setParam(f, v)),
+    fc
+      .tuple(fc.constantFrom('smoothK', 'attentionSink', 'isCausal', 'int8'), fc.constantFrom<unknown>(1, 'yes', 0))
+      .map(([f, v]) => setParam(f, v)),
     fc.constantFrom<unknown>('none', 'nan', 3).map((v) => setParam('tailBlockRule', v)),
-    fc.tuple(fc.constantFrom('blockQ', 'blockK'), fc.constantFrom<unknown>(...(target === 'blockMap' ? [0, 48, 100, 512, Number.NaN, 16] : [64, 256, 0, Number.NaN]))).map(([f, v]) => setParam(f, v)),
-    fc.constant({ target: 'params', label: 'params not an object', apply: (x: SpargeFuzzCall) => ({ ...x, problem: { ...x.problem, params: 0.5 } }) }),
+    fc
+      .tuple(
+        fc.constantFrom('blockQ', 'blockK'),
+        fc.constantFrom<unknown>(...(target === 'blockMap' ? [0, 48, 100, 512, Number.NaN, 16] : [64, 256, 0, Number.NaN])),
+      )
+      .map(([f, v]) => setParam(f, v)),
+    fc.constant({
+      target: 'params',
+      label: 'params not an object',
+      apply: (x: SpargeFuzzCall) => ({ ...x, problem: { ...x.problem, params: 0.5 } }),
+    }),
   ];
 }
 
@@ -233,8 +301,14 @@ function shapeCorruptions(c: SpargeFuzzCall, target: SpargeFuzzTarget): fc.Arbit
   if (target === 'blockMap') {
     // (The batch stride is unused, and not checked, in group mode.)
     const dims = p['seqstartQ'] === undefined ? (['row', 'head', 'batch'] as const) : (['row', 'head'] as const);
-    out.push(fc.tuple(fc.constantFrom('qStrides', 'kStrides'), fc.constantFrom(...dims), fc.constantFrom<unknown>(-8, 4, 1.5, Number.NaN, '8')).map(([f, k, v]) => setField(f, { ...(p[f] as object), [k]: v }, `problem.${f}.${k} = ${String(v)}`)));
-    out.push(fc.constantFrom('qStrides', 'kStrides').map((f) => setField(f, { ...(p[f] as object), row: 8 }, `problem.${f}.row below headDim`)));
+    out.push(
+      fc
+        .tuple(fc.constantFrom('qStrides', 'kStrides'), fc.constantFrom(...dims), fc.constantFrom<unknown>(-8, 4, 1.5, Number.NaN, '8'))
+        .map(([f, k, v]) => setField(f, { ...(p[f] as object), [k]: v }, `problem.${f}.${k} = ${String(v)}`)),
+    );
+    out.push(
+      fc.constantFrom('qStrides', 'kStrides').map((f) => setField(f, { ...(p[f] as object), row: 8 }, `problem.${f}.row below headDim`)),
+    );
     return out;
   }
   out.push(fc.constantFrom<unknown>('bsdh', 3).map((v) => setField('inputLayout', v)));
@@ -242,7 +316,8 @@ function shapeCorruptions(c: SpargeFuzzCall, target: SpargeFuzzTarget): fc.Arbit
   out.push(fc.constantFrom<unknown>('row', 'Warp', 1).map((v) => setField('pvMode', v)));
   out.push(fc.constantFrom<unknown>(0, Number.NaN, -1, 'big').map((v) => setField('scale', v)));
   out.push(fc.constantFrom<unknown>('yes', 1).map((v) => setField('lse', v)));
-  if (p['pipeline'] === 'jenga' && p['seqlenK'] !== undefined) out.push(fc.constant(setField('seqlenK', 2048 * 128 + 1, 'problem.seqlenK: more key blocks than jenga lists')));
+  if (p['pipeline'] === 'jenga' && p['seqlenK'] !== undefined)
+    out.push(fc.constant(setField('seqlenK', 2048 * 128 + 1, 'problem.seqlenK: more key blocks than jenga lists')));
   const params = p['params'] as { int8?: boolean; smoothK?: boolean };
   if (params.int8 === true && params.smoothK !== false) out.push(fc.constant(setField('lse', true, 'LSE with int8 Q·Kᵀ and smoothK')));
   return out;
@@ -254,8 +329,12 @@ function sequenceCorruptions(p: Readonly<Record<string, unknown>>): fc.Arbitrary
   if (starts === undefined) {
     return [
       // (0: the dense forward allows empty sequences, the block map does not.)
-      fc.tuple(fc.constantFrom('seqlenQ', 'seqlenK'), fc.constantFrom<unknown>(0, -1, 1.5, Number.NaN, Infinity, 2 ** 30 + 1, '5', null)).map(([f, v]) => setField(f, v)),
-      fc.tuple(fc.constantFrom('seqlenQ', 'seqlenK'), fc.integer({ min: 2, max: 3 })).map(([f, k]) => setField(f, (p[f] as number) * k + 1, `problem.${f} × ${k} + 1 (buffers sized for the original)`)),
+      fc
+        .tuple(fc.constantFrom('seqlenQ', 'seqlenK'), fc.constantFrom<unknown>(0, -1, 1.5, Number.NaN, Infinity, 2 ** 30 + 1, '5', null))
+        .map(([f, v]) => setField(f, v)),
+      fc
+        .tuple(fc.constantFrom('seqlenQ', 'seqlenK'), fc.integer({ min: 2, max: 3 }))
+        .map(([f, k]) => setField(f, (p[f] as number) * k + 1, `problem.${f} × ${k} + 1 (buffers sized for the original)`)),
       fc.constantFrom('seqlenQ', 'seqlenK').map((f) => setField(f, 0, `problem.${f} = 0 (the block map needs a row)`)),
       fc.constant(setField('seqlenK', 4096 * 128 + 1, 'problem.seqlenK: more key blocks than the selection sorts')),
     ];
@@ -264,12 +343,46 @@ function sequenceCorruptions(p: Readonly<Record<string, unknown>>): fc.Arbitrary
   const field = fc.constantFrom('seqstartQ', 'seqstartK');
   const at = (f: string, n: number) => 1 + (n % (of(f).length - 1));
   return [
-    fc.tuple(field, fc.nat()).map(([f, n]) => setField(f, of(f).map((x, j) => (j === at(f, n) ? of(f)[j - 1]! - 1 : x)), `problem.${f}[${at(f, n)}] below its predecessor (non-monotone)`)),
-    fc.tuple(field, fc.nat(), fc.constantFrom<unknown>(-1, 2.5, Number.NaN, 2 ** 31, null)).map(([f, n, v]) => setField(f, of(f).map((x, j) => (j === n % of(f).length ? v : x)), `problem.${f}[${n % of(f).length}] = ${String(v)}`)),
-    fc.tuple(field, fc.boolean()).map(([f, longer]) => setField(f, longer ? [...of(f), of(f).at(-1)!] : of(f).slice(0, -1), `problem.${f} ${longer ? 'one entry too many' : 'one entry short'}`)),
-    fc.tuple(field, fc.integer({ min: 1, max: 9 })).map(([f, d]) => setField(f, of(f).map((x) => x + d), `problem.${f} starting at ${d}`)),
+    fc.tuple(field, fc.nat()).map(([f, n]) =>
+      setField(
+        f,
+        of(f).map((x, j) => (j === at(f, n) ? of(f)[j - 1]! - 1 : x)),
+        `problem.${f}[${at(f, n)}] below its predecessor (non-monotone)`,
+      ),
+    ),
+    fc.tuple(field, fc.nat(), fc.constantFrom<unknown>(-1, 2.5, Number.NaN, 2 ** 31, null)).map(([f, n, v]) =>
+      setField(
+        f,
+        of(f).map((x, j) => (j === n % of(f).length ? v : x)),
+        `problem.${f}[${n % of(f).length}] = ${String(v)}`,
+      ),
+    ),
+    fc
+      .tuple(field, fc.boolean())
+      .map(([f, longer]) =>
+        setField(
+          f,
+          longer ? [...of(f), of(f).at(-1)!] : of(f).slice(0, -1),
+          `problem.${f} ${longer ? 'one entry too many' : 'one entry short'}`,
+        ),
+      ),
+    fc.tuple(field, fc.integer({ min: 1, max: 9 })).map(([f, d]) =>
+      setField(
+        f,
+        of(f).map((x) => x + d),
+        `problem.${f} starting at ${d}`,
+      ),
+    ),
     fc.constant(setField('seqstartK', undefined, 'problem.seqstartK missing in group mode')),
-    fc.tuple(field, fc.integer({ min: 1, max: 64 })).map(([f, d]) => setField(f, [...of(f).slice(0, -1), of(f).at(-1)! + d], `problem.${f}: the last sequence ${d} rows longer (buffers sized for the original)`)),
+    fc
+      .tuple(field, fc.integer({ min: 1, max: 64 }))
+      .map(([f, d]) =>
+        setField(
+          f,
+          [...of(f).slice(0, -1), of(f).at(-1)! + d],
+          `problem.${f}: the last sequence ${d} rows longer (buffers sized for the original)`,
+        ),
+      ),
   ];
 }
 
@@ -277,7 +390,11 @@ function sequenceCorruptions(p: Readonly<Record<string, unknown>>): fc.Arbitrary
 function attentionCorruptions(c: SpargeFuzzCall): fc.Arbitrary<Corruption<SpargeFuzzCall>>[] {
   const p = c.problem as unknown as SpargeProblem;
   const grid = planSparge(p).attention;
-  const patch = (f: 'qBlocks' | 'kBlocks', delta: number): Corruption<SpargeFuzzCall> => ({ target: `launch.${f}`, label: `launch problem ${f} ${delta > 0 ? '+' : ''}${delta}`, apply: (x) => ({ ...x, patch: { ...x.patch, [f]: Math.max(0, grid[f] + delta) } }) });
+  const patch = (f: 'qBlocks' | 'kBlocks', delta: number): Corruption<SpargeFuzzCall> => ({
+    target: `launch.${f}`,
+    label: `launch problem ${f} ${delta > 0 ? '+' : ''}${delta}`,
+    apply: (x) => ({ ...x, patch: { ...x.patch, [f]: Math.max(0, grid[f] + delta) } }),
+  });
   const params = p.params;
   // (A PV-skip instance also runs pvMode none, and the Q·Kᵀ type is the instance's alone: neither is a mismatch.)
   const out = [
@@ -300,13 +417,26 @@ function buffersCorruptions(c: SpargeFuzzCall, target: SpargeFuzzTarget): fc.Arb
   const specs = spargeBufferSpecs(c.problem as unknown as SpargeProblem, target);
   const has = (n: string) => (specs[n]?.need ?? 0) > 0;
   const overlapsOf: Record<string, string[]> =
-    target === 'blockMap' ? { lut: ['blockMap'], validBlockNum: ['lut', 'blockMap'], visited: ['validBlockNum', 'lut'] } : { o: ['q', 'k', 'v', 'lut', 'blockMap', 'q8'], lse: ['q', 'o', 'k8'], pvStats: ['q', 'pvThreshold'] };
-  return Object.entries(specs).flatMap(([name, s]) => bufferCorruptions<SpargeFuzzCall>(name, { ...s, optional: name === 'visited' || name === 'pvStats', overlaps: s.need > 0 ? (overlapsOf[name] ?? []).filter(has) : [] }));
+    target === 'blockMap'
+      ? { lut: ['blockMap'], validBlockNum: ['lut', 'blockMap'], visited: ['validBlockNum', 'lut'] }
+      : { o: ['q', 'k', 'v', 'lut', 'blockMap', 'q8'], lse: ['q', 'o', 'k8'], pvStats: ['q', 'pvThreshold'] };
+  return Object.entries(specs).flatMap(([name, s]) =>
+    bufferCorruptions<SpargeFuzzCall>(name, {
+      ...s,
+      optional: name === 'visited' || name === 'pvStats',
+      overlaps: s.need > 0 ? (overlapsOf[name] ?? []).filter(has) : [],
+    }),
+  );
 }
 
 /** Invalid calls of `o.target`: a valid one with one to three corruptions. */
 export function invalidSpargeCalls(o: SpargeFuzzOptions): fc.Arbitrary<InvalidCall<SpargeFuzzCall>> {
-  return invalidCalls(validSpargeCalls(o), (c) => [...shapeCorruptions(c, o.target), ...paramCorruptions(c, o.target), ...(o.target === 'attention' ? attentionCorruptions(c) : []), ...buffersCorruptions(c, o.target)]);
+  return invalidCalls(validSpargeCalls(o), (c) => [
+    ...shapeCorruptions(c, o.target),
+    ...paramCorruptions(c, o.target),
+    ...(o.target === 'attention' ? attentionCorruptions(c) : []),
+    ...buffersCorruptions(c, o.target),
+  ]);
 }
 
 /** The sparse attention instance named `name`. */

@@ -43,11 +43,14 @@ describe('spargeRandomProblemArb', () => {
     expect(seen(({ plan }) => plan.attention.mode)).toEqual(new Set(['batch', 'group']));
     expect(seen(({ p }) => `${p.inputLayout}>${p.outputLayout}`).size).toBe(4);
     expect(seen(({ p }) => p.nheadQ / p.nheadK!)).toEqual(new Set([1, 2, 3, 4]));
-    expect(plans.some(({ plan: { attention: a } }) => a.mode === 'group' && a.seqstartQ.some((s, b) => s === a.seqstartQ[b + 1]))).toBe(true);
+    expect(plans.some(({ plan: { attention: a } }) => a.mode === 'group' && a.seqstartQ.some((s, b) => s === a.seqstartQ[b + 1]))).toBe(
+      true,
+    );
     expect(seen(({ p }) => p.pipeline)).toEqual(new Set(['vsa', 'jenga']));
     expect(seen(({ p }) => p.pvMode)).toEqual(new Set(['none', 'warp', 'block']));
     expect(seen(({ plan }) => plan.params.selection)).toEqual(new Set(['topk', 'cdf']));
-    for (const key of ['isCausal', 'int8', 'smoothK', 'attentionSink'] as const) expect(seen(({ plan }) => plan.params[key])).toEqual(new Set([true, false]));
+    for (const key of ['isCausal', 'int8', 'smoothK', 'attentionSink'] as const)
+      expect(seen(({ plan }) => plan.params[key])).toEqual(new Set([true, false]));
     expect(seen(({ plan }) => plan.params.tailBlockRule)).toEqual(new Set(['pooled', 'upstreamFix']));
     expect(seen(({ p }) => p.lse)).toEqual(new Set([true, false]));
     expect(plans.some(({ p }) => p.pvMode !== 'none' && p.params.pvThreshold !== undefined)).toBe(true);

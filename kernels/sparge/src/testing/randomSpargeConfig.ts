@@ -3,7 +3,13 @@
 // cheap for the CPU references, drawn reproducibly from a seed, and replayable from one JSON line.
 import type { AttentionLayout } from '@tilekit/fmha';
 import { formatFmhaFwdProblem } from '@tilekit/kernel-fmha-fwd';
-import { ATTENTION_RANDOM_SEQLENS, attentionRandomSequencesArb, attentionSequencesCost, fitAttentionSequencesToCost, type AttentionRandomSequences } from '@tilekit/fmha/testing';
+import {
+  ATTENTION_RANDOM_SEQLENS,
+  attentionRandomSequencesArb,
+  attentionSequencesCost,
+  fitAttentionSequencesToCost,
+  type AttentionRandomSequences,
+} from '@tilekit/fmha/testing';
 import { ArgumentError } from '@tilekit/numeric';
 import fc from 'fast-check';
 import { SPARGE_PIPELINES } from '../attention/spargeFwdInstance.ts';
@@ -50,7 +56,9 @@ function seqstartOf(lens: readonly number[]): number[] {
 export function spargeRandomCost(p: SpargeProblem): number {
   const lens = (s: readonly number[]): number[] => s.slice(1).map((e, b) => e - s[b]!);
   const group = p.seqstartQ !== undefined && p.seqstartK !== undefined;
-  const s = group ? { group, batch: p.batch, sq: lens(p.seqstartQ!), sk: lens(p.seqstartK!) } : { group, batch: p.batch, sq: [p.seqlenQ ?? 0], sk: [p.seqlenK ?? p.seqlenQ ?? 0] };
+  const s = group
+    ? { group, batch: p.batch, sq: lens(p.seqstartQ!), sk: lens(p.seqstartK!) }
+    : { group, batch: p.batch, sq: [p.seqlenQ ?? 0], sk: [p.seqlenK ?? p.seqlenQ ?? 0] };
   return sequencesCost(s, p.nheadQ, 2 * p.hdimQ);
 }
 
@@ -77,7 +85,12 @@ interface DrawnParams {
 }
 
 const paramsArb: fc.Arbitrary<DrawnParams> = fc.record({
-  selection: fc.record({ topk: fc.boolean(), perHead: fc.boolean(), topkValues: perHeadArb([0.1, 0.3, 0.5, 0.75, 1]), cdfValues: perHeadArb([0, 0.3, 0.6, 0.9, 0.99, 1]) }),
+  selection: fc.record({
+    topk: fc.boolean(),
+    perHead: fc.boolean(),
+    topkValues: perHeadArb([0.1, 0.3, 0.5, 0.75, 1]),
+    cdfValues: perHeadArb([0, 0.3, 0.6, 0.9, 0.99, 1]),
+  }),
   // Block self-similarities lie in [0, 1]: ~1/rows for random rows, 1 for a one-row block.
   simthreshd1: fc.constantFrom(undefined, -0.1, 0.005, 0.05, 0.6),
   isCausal: fc.boolean(),
@@ -93,7 +106,13 @@ function paramsOf(d: DrawnParams, nhead: number, voting: boolean): SpargeParams 
   const s = d.selection;
   const values = (s.topk ? s.topkValues : s.cdfValues).slice(0, nhead);
   const selection = s.perHead ? values : values[0]!;
-  const optional = { simthreshd1: d.simthreshd1, smoothK: d.smoothK, attentionSink: d.attentionSink, tailBlockRule: d.tailBlockRule, pvThreshold: voting ? d.pvThreshold : undefined };
+  const optional = {
+    simthreshd1: d.simthreshd1,
+    smoothK: d.smoothK,
+    attentionSink: d.attentionSink,
+    tailBlockRule: d.tailBlockRule,
+    pvThreshold: voting ? d.pvThreshold : undefined,
+  };
   const given = Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined));
   return { ...(s.topk ? { topk: selection } : { cdfthreshd: selection }), ...given, isCausal: d.isCausal, int8: d.int8 };
 }
@@ -175,8 +194,33 @@ export function checkSpargeRandomProblem(problem: SpargeProblem): SpargePlan {
   const r = plan.params;
   const group = p.mode === 'group';
   const sequences = group ? { seqstartQ: p.seqstartQ, seqstartK: p.seqstartK } : { seqlenQ: p.seqlenQ, seqlenK: p.seqlenK };
-  const pool = checkSpargePoolProblem({ dtype: p.dtype, headDim: p.hdimQ, batch: p.batch, nhead: p.nheadQ, nheadK: p.nheadK, ...sequences, qStrides: p.qStrides, kStrides: p.kStrides, blockQ: r.blockQ, blockK: r.blockK, smoothK: r.smoothK, int8: r.int8, tailBlockRule: r.tailBlockRule });
-  checkSpargeSelectConfig({ batch: pool.batch, nhead: pool.nhead, nheadK: pool.nheadK, headDim: pool.headDim, blockQ: r.blockQ, blockK: r.blockK, ...sequences, selection: r.selection, isCausal: r.isCausal, attentionSink: r.attentionSink });
+  const pool = checkSpargePoolProblem({
+    dtype: p.dtype,
+    headDim: p.hdimQ,
+    batch: p.batch,
+    nhead: p.nheadQ,
+    nheadK: p.nheadK,
+    ...sequences,
+    qStrides: p.qStrides,
+    kStrides: p.kStrides,
+    blockQ: r.blockQ,
+    blockK: r.blockK,
+    smoothK: r.smoothK,
+    int8: r.int8,
+    tailBlockRule: r.tailBlockRule,
+  });
+  checkSpargeSelectConfig({
+    batch: pool.batch,
+    nhead: pool.nhead,
+    nheadK: pool.nheadK,
+    headDim: pool.headDim,
+    blockQ: r.blockQ,
+    blockK: r.blockK,
+    ...sequences,
+    selection: r.selection,
+    isCausal: r.isCausal,
+    attentionSink: r.attentionSink,
+  });
   const unmet = spargeFwdUnsupported(plan.instance, p);
   if (unmet.length > 0) throw new ArgumentError('problem', `${plan.instance.name} cannot run it: ${unmet.join('; ')}`);
   return plan;
@@ -186,6 +230,19 @@ export function checkSpargeRandomProblem(problem: SpargeProblem): SpargePlan {
 export function spargeRandomLabel(problem: SpargeProblem): string {
   const { attention: a, params: r } = planSparge(problem);
   const distinct = (xs: readonly number[]): string => [...new Set(xs)].join('/');
-  const flags = [r.int8 ? 'int8' : '', r.smoothK ? '' : 'no-smoothK', r.attentionSink ? '' : 'no-sink', r.tailBlockRule === 'pooled' ? '' : r.tailBlockRule, a.pvMode === 'none' ? '' : `pv≥${distinct(r.pvThreshold)}`];
-  return [formatFmhaFwdProblem(a), a.pipeline, `pv=${a.pvMode}`, `${r.selection} ${distinct(r.selectionValue)}`, `θ=${distinct(r.simthreshd1)}`, ...flags.filter(Boolean)].join(' ');
+  const flags = [
+    r.int8 ? 'int8' : '',
+    r.smoothK ? '' : 'no-smoothK',
+    r.attentionSink ? '' : 'no-sink',
+    r.tailBlockRule === 'pooled' ? '' : r.tailBlockRule,
+    a.pvMode === 'none' ? '' : `pv≥${distinct(r.pvThreshold)}`,
+  ];
+  return [
+    formatFmhaFwdProblem(a),
+    a.pipeline,
+    `pv=${a.pvMode}`,
+    `${r.selection} ${distinct(r.selectionValue)}`,
+    `θ=${distinct(r.simthreshd1)}`,
+    ...flags.filter(Boolean),
+  ].join(' ');
 }

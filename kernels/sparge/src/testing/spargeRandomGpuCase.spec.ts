@@ -28,7 +28,8 @@ function emulatedRun(problem: SpargeProblem, inputs: SpargeRandomInputs): Sparge
     for (let h = 0; h < p.nheadQ; h++) {
       for (let i = 0; i < Math.ceil(sq / params.blockQ); i++) {
         for (let j = 0; j < Math.ceil(sk / params.blockK); j++) {
-          map[((b * p.nheadQ + h) * p.qBlocks + i) * p.kBlocks + j] = !params.isCausal || spargeCausalBlockAllowed(i, j, params.blockQ, params.blockK, sq) ? 1 : 0;
+          map[((b * p.nheadQ + h) * p.qBlocks + i) * p.kBlocks + j] =
+            !params.isCausal || spargeCausalBlockAllowed(i, j, params.blockQ, params.blockK, sq) ? 1 : 0;
         }
       }
     }
@@ -52,7 +53,20 @@ describe('checkSpargeRandomOutputs', () => {
   });
 
   it('finds a wrong O element, a wrong LSE row and a dropped block', () => {
-    const problem: SpargeProblem = { dtype: 'bf16', batch: 2, nheadQ: 4, nheadK: 2, hdimQ: 64, seqstartQ: [0, 129, 146], seqstartK: [0, 259, 276], inputLayout: 'bshd', outputLayout: 'bhsd', lse: true, params: { topk: 1 }, pipeline: 'vsa' };
+    const problem: SpargeProblem = {
+      dtype: 'bf16',
+      batch: 2,
+      nheadQ: 4,
+      nheadK: 2,
+      hdimQ: 64,
+      seqstartQ: [0, 129, 146],
+      seqstartK: [0, 259, 276],
+      inputLayout: 'bshd',
+      outputLayout: 'bhsd',
+      lse: true,
+      params: { topk: 1 },
+      pipeline: 'vsa',
+    };
     const inputs = spargeRandomInputs(planSparge(problem).attention);
     const run = emulatedRun(problem, inputs);
     const o = Float64Array.from(run.o);

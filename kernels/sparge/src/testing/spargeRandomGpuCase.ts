@@ -31,7 +31,15 @@ interface Sequence {
 
 function sequencesOf(p: SpargeFwdLaunchProblem): Sequence[] {
   return Array.from({ length: p.batch }, (_, b) =>
-    p.mode === 'batch' ? { b, sq: p.seqlenQ, sk: p.seqlenK, q0: 0, k0: 0 } : { b, sq: p.seqstartQ[b + 1]! - p.seqstartQ[b]!, sk: p.seqstartK[b + 1]! - p.seqstartK[b]!, q0: p.seqstartQ[b]!, k0: p.seqstartK[b]! },
+    p.mode === 'batch'
+      ? { b, sq: p.seqlenQ, sk: p.seqlenK, q0: 0, k0: 0 }
+      : {
+          b,
+          sq: p.seqstartQ[b + 1]! - p.seqstartQ[b]!,
+          sk: p.seqstartK[b + 1]! - p.seqstartK[b]!,
+          q0: p.seqstartQ[b]!,
+          k0: p.seqstartK[b]!,
+        },
   );
 }
 
@@ -41,10 +49,20 @@ function rowOffset(p: SpargeFwdLaunchProblem, s: AttentionTensorStrides, b: numb
 }
 
 /** Rows [start, start + rows) of batch b, every head, as packed [heads][rows][d] values (the references' layout). */
-function gather(p: SpargeFwdLaunchProblem, values: Float64Array, s: AttentionTensorStrides, heads: number, b: number, start: number, rows: number): Float64Array {
+function gather(
+  p: SpargeFwdLaunchProblem,
+  values: Float64Array,
+  s: AttentionTensorStrides,
+  heads: number,
+  b: number,
+  start: number,
+  rows: number,
+): Float64Array {
   const d = p.hdimQ;
   const out = new Float64Array(heads * rows * d);
-  for (let h = 0; h < heads; h++) for (let r = 0; r < rows; r++) out.set(values.subarray(rowOffset(p, s, b, start, h, r), rowOffset(p, s, b, start, h, r) + d), (h * rows + r) * d);
+  for (let h = 0; h < heads; h++)
+    for (let r = 0; r < rows; r++)
+      out.set(values.subarray(rowOffset(p, s, b, start, h, r), rowOffset(p, s, b, start, h, r) + d), (h * rows + r) * d);
   return out;
 }
 
@@ -57,8 +75,19 @@ export interface SpargeRandomInputs {
 /** Seeded uniform inputs in [−1, 1) rounded to the dtype, over the strided spans of Q, K, V (at least one element each). */
 export function spargeRandomInputs(p: SpargeFwdLaunchProblem): SpargeRandomInputs {
   const e = fmhaFwdOperandElements(p);
-  const bits = { q: randomBits16(p.dtype, Math.max(1, e.q), 11 + p.rowsQ), k: randomBits16(p.dtype, Math.max(1, e.k), 12 + p.rowsK), v: randomBits16(p.dtype, Math.max(1, e.v), 13 + p.rowsK) };
-  return { bits, values: { q: Float64Array.from(decodeArray(p.dtype, bits.q)), k: Float64Array.from(decodeArray(p.dtype, bits.k)), v: Float64Array.from(decodeArray(p.dtype, bits.v)) } };
+  const bits = {
+    q: randomBits16(p.dtype, Math.max(1, e.q), 11 + p.rowsQ),
+    k: randomBits16(p.dtype, Math.max(1, e.k), 12 + p.rowsK),
+    v: randomBits16(p.dtype, Math.max(1, e.v), 13 + p.rowsK),
+  };
+  return {
+    bits,
+    values: {
+      q: Float64Array.from(decodeArray(p.dtype, bits.q)),
+      k: Float64Array.from(decodeArray(p.dtype, bits.k)),
+      v: Float64Array.from(decodeArray(p.dtype, bits.v)),
+    },
+  };
 }
 
 /** One sequence's inputs (packed [heads][rows][d]) and its block-map reference; undefined without queries or keys. */
@@ -70,20 +99,36 @@ interface SequenceData {
   readonly map: SpargeBlockMapResult;
 }
 
-function sequenceData(plan: SpargePlan, problem: SpargeProblem, values: SpargeRandomInputs['values'], seq: Sequence): SequenceData | undefined {
+function sequenceData(
+  plan: SpargePlan,
+  problem: SpargeProblem,
+  values: SpargeRandomInputs['values'],
+  seq: Sequence,
+): SequenceData | undefined {
   const p = plan.attention;
   if (seq.sq === 0 || seq.sk === 0) return undefined;
   const q = gather(p, values.q, p.qStrides, p.nheadQ, seq.b, seq.q0, seq.sq);
   const k = gather(p, values.k, p.kStrides, p.nheadK, seq.b, seq.k0, seq.sk);
   const v = gather(p, values.v, p.vStrides, p.nheadK, seq.b, seq.k0, seq.sk);
   const shape = { batch: 1, nhead: p.nheadQ, nheadK: p.nheadK, seqlenQ: seq.sq, seqlenK: seq.sk, headDim: p.hdimQ };
-  return { seq, q, k, v, map: spargeBlockMapReference({ shape, q, k, params: { ...problem.params, blockQ: plan.params.blockQ, blockK: plan.params.blockK } }) };
+  return {
+    seq,
+    q,
+    k,
+    v,
+    map: spargeBlockMapReference({ shape, q, k, params: { ...problem.params, blockQ: plan.params.blockQ, blockK: plan.params.blockK } }),
+  };
 }
 
 /** The pooled inputs of the selection on the padded grid, assembled from the per-sequence references (zero elsewhere). */
 function pooledInputs(p: SpargeFwdLaunchProblem, data: readonly (SequenceData | undefined)[]): SpargeSelectInputs {
   const { qBlocks: QM, kBlocks: KM, hdimQ: d } = p;
-  const out = { pooledQ: new Float64Array(p.batch * p.nheadQ * QM * d), simQ: new Float64Array(p.batch * p.nheadQ * QM), pooledK: new Float64Array(p.batch * p.nheadK * KM * d), simK: new Float64Array(p.batch * p.nheadK * KM) };
+  const out = {
+    pooledQ: new Float64Array(p.batch * p.nheadQ * QM * d),
+    simQ: new Float64Array(p.batch * p.nheadQ * QM),
+    pooledK: new Float64Array(p.batch * p.nheadK * KM * d),
+    simK: new Float64Array(p.batch * p.nheadK * KM),
+  };
   for (const x of data) {
     if (x === undefined) continue;
     const { blockMap: g, pooledQ, similarityQ, pooledK, similarityK } = x.map;
@@ -103,19 +148,39 @@ function pooledInputs(p: SpargeFwdLaunchProblem, data: readonly (SequenceData | 
  * The GPU block map against the selection reference (`compareSpargeSelect`, default margins); a row
  * is also excused where a block similarity it depends on is within 1e-5 of simthreshd1.
  */
-function blockMapVerdict(plan: SpargePlan, data: readonly (SequenceData | undefined)[], gpu: { readonly map: Uint8Array; readonly lut: Int32Array; readonly validBlockNum: Int32Array }): SpargeSelectComparison {
+function blockMapVerdict(
+  plan: SpargePlan,
+  data: readonly (SequenceData | undefined)[],
+  gpu: { readonly map: Uint8Array; readonly lut: Int32Array; readonly validBlockNum: Int32Array },
+): SpargeSelectComparison {
   const p = plan.attention;
   const r = plan.params;
   const inputs = pooledInputs(p, data);
   const sequences = p.mode === 'group' ? { seqstartQ: p.seqstartQ, seqstartK: p.seqstartK } : { seqlenQ: p.seqlenQ, seqlenK: p.seqlenK };
-  const problem = { batch: p.batch, nhead: p.nheadQ, nheadK: p.nheadK, headDim: p.hdimQ, blockQ: r.blockQ, blockK: r.blockK, ...sequences, selection: r.selection, selectionValue: r.selectionValue, simthreshd1: r.simthreshd1, isCausal: r.isCausal, attentionSink: r.attentionSink };
+  const problem = {
+    batch: p.batch,
+    nhead: p.nheadQ,
+    nheadK: p.nheadK,
+    headDim: p.hdimQ,
+    blockQ: r.blockQ,
+    blockK: r.blockK,
+    ...sequences,
+    selection: r.selection,
+    selectionValue: r.selectionValue,
+    simthreshd1: r.simthreshd1,
+    isCausal: r.isCausal,
+    attentionSink: r.attentionSink,
+  };
   const near = (s: number, theta: number): boolean => Math.abs(s - theta) < 1e-5;
   const excuseRow = (row: number): boolean => {
     const bh = Math.floor(row / p.qBlocks);
     const h = bh % p.nheadQ;
     const bhk = Math.floor(bh / p.nheadQ) * p.nheadK + Math.floor(h / (p.nheadQ / p.nheadK));
     const theta = r.simthreshd1[h]!;
-    return near(inputs.simQ[row]!, theta) || Array.from({ length: p.kBlocks }, (_, j) => inputs.simK[bhk * p.kBlocks + j]!).some((s) => near(s, theta));
+    return (
+      near(inputs.simQ[row]!, theta) ||
+      Array.from({ length: p.kBlocks }, (_, j) => inputs.simK[bhk * p.kBlocks + j]!).some((s) => near(s, theta))
+    );
   };
   return compareSpargeSelect(spargeSelectReference(problem, inputs), gpu, { excuseRow });
 }
@@ -123,13 +188,32 @@ function blockMapVerdict(plan: SpargePlan, data: readonly (SequenceData | undefi
 /** The reference output of one sequence over the GPU's map rows for it (no keys: O 0, LSE −∞). */
 function attentionReference(plan: SpargePlan, x: SequenceData | undefined, seq: Sequence, gpuMap: Uint8Array): SpargeAttentionResult {
   const p = plan.attention;
-  if (x === undefined) return { o: new Float64Array(p.nheadQ * seq.sq * p.hdimQ), lse: new Float64Array(p.nheadQ * seq.sq).fill(-Infinity) };
+  if (x === undefined)
+    return { o: new Float64Array(p.nheadQ * seq.sq * p.hdimQ), lse: new Float64Array(p.nheadQ * seq.sq).fill(-Infinity) };
   const { qBlocks: qB, kBlocks: kB } = x.map.blockMap;
   const map = new Uint8Array(p.nheadQ * qB * kB);
-  for (let h = 0; h < p.nheadQ; h++) for (let i = 0; i < qB; i++) for (let j = 0; j < kB; j++) map[(h * qB + i) * kB + j] = gpuMap[((seq.b * p.nheadQ + h) * p.qBlocks + i) * p.kBlocks + j]!;
-  const args = { shape: x.map.shape, q: x.q, k: x.k, v: x.v, blockQ: plan.params.blockQ, blockK: plan.params.blockK, blocks: { batch: 1, nhead: p.nheadQ, qBlocks: qB, kBlocks: kB, map }, isCausal: plan.params.isCausal, scale: p.scale };
+  for (let h = 0; h < p.nheadQ; h++)
+    for (let i = 0; i < qB; i++)
+      for (let j = 0; j < kB; j++) map[(h * qB + i) * kB + j] = gpuMap[((seq.b * p.nheadQ + h) * p.qBlocks + i) * p.kBlocks + j]!;
+  const args = {
+    shape: x.map.shape,
+    q: x.q,
+    k: x.k,
+    v: x.v,
+    blockQ: plan.params.blockQ,
+    blockK: plan.params.blockK,
+    blocks: { batch: 1, nhead: p.nheadQ, qBlocks: qB, kBlocks: kB, map },
+    isCausal: plan.params.isCausal,
+    scale: p.scale,
+  };
   if (p.pvMode === 'none') return spargeMaskedAttentionReference(args);
-  return spargePvSkipAttentionReference({ ...args, pvMode: p.pvMode, pvThreshold: plan.params.pvThreshold, warpRows: 16, alwaysComputedTail: 1 });
+  return spargePvSkipAttentionReference({
+    ...args,
+    pvMode: p.pvMode,
+    pvThreshold: plan.params.pvThreshold,
+    warpRows: 16,
+    alwaysComputedTail: 1,
+  });
 }
 
 const maxAbs = (x: ArrayLike<number>): number => {
@@ -139,12 +223,26 @@ const maxAbs = (x: ArrayLike<number>): number => {
 };
 
 /** The O and LSE bounds: int8 a flat 0.05 on O; else attentionFwdTolerance, plus 2^−threshold·max|v| per key block with a PV vote (its fp32 decisions). */
-function toleranceOf(plan: SpargePlan, values: SpargeRandomInputs['values']): { readonly o: (want: number) => number; readonly lse: (want: number) => number } {
+function toleranceOf(
+  plan: SpargePlan,
+  values: SpargeRandomInputs['values'],
+): { readonly o: (want: number) => number; readonly lse: (want: number) => number } {
   const p = plan.attention;
   if (plan.params.int8) return { o: () => SPARGE_RANDOM_INT8_O_TOLERANCE, lse: () => Infinity };
-  const tol = attentionFwdTolerance({ dtype: p.dtype, seqlenK: Math.max(p.seqlenK, 1), hdimQ: p.hdimQ, scale: p.scale, maxAbsQ: maxAbs(values.q), maxAbsK: maxAbs(values.k), maxAbsV: maxAbs(values.v) });
+  const tol = attentionFwdTolerance({
+    dtype: p.dtype,
+    seqlenK: Math.max(p.seqlenK, 1),
+    hdimQ: p.hdimQ,
+    scale: p.scale,
+    maxAbsQ: maxAbs(values.q),
+    maxAbsK: maxAbs(values.k),
+    maxAbsV: maxAbs(values.v),
+  });
   const slack = p.pvMode === 'none' ? 0 : Math.max(...plan.params.pvThreshold.map((t) => 2 ** -t)) * maxAbs(values.v) * p.kBlocks;
-  return { o: (want) => tol.o.atol + tol.o.rtol * Math.abs(want) + slack, lse: (want) => tol.lse.atol + tol.lse.rtol * Math.abs(want) + slack };
+  return {
+    o: (want) => tol.o.atol + tol.o.rtol * Math.abs(want) + slack,
+    lse: (want) => tol.lse.atol + tol.lse.rtol * Math.abs(want) + slack,
+  };
 }
 
 /** What comparing the outputs found. */
@@ -155,7 +253,14 @@ interface OutputCheck {
 }
 
 /** Compares one sequence's O rows (and LSE rows, when given) with its reference. */
-function checkSequence(plan: SpargePlan, seq: Sequence, ref: SpargeAttentionResult, got: { readonly o: Float64Array | Float32Array; readonly lse?: Float32Array }, tol: ReturnType<typeof toleranceOf>, acc: OutputCheck): void {
+function checkSequence(
+  plan: SpargePlan,
+  seq: Sequence,
+  ref: SpargeAttentionResult,
+  got: { readonly o: Float64Array | Float32Array; readonly lse?: Float32Array },
+  tol: ReturnType<typeof toleranceOf>,
+  acc: OutputCheck,
+): void {
   const p = plan.attention;
   const d = p.hdimQ;
   for (let h = 0; h < p.nheadQ; h++) {
@@ -200,7 +305,9 @@ function buffersOf(runner: SpargeRunner, p: SpargeFwdLaunchProblem, bits: Sparge
     v: device.upload(bits.v),
     o: device.alloc(Math.max(1, e.o) * 2).fill(0xff),
     ...(p.lse ? { lse: device.alloc(Math.max(1, e.lse) * 4).fill(0xff) } : {}),
-    ...(p.mode === 'group' ? { seqstartQ: device.upload(new Int32Array(p.seqstartQ)), seqstartK: device.upload(new Int32Array(p.seqstartK)) } : {}),
+    ...(p.mode === 'group'
+      ? { seqstartQ: device.upload(new Int32Array(p.seqstartQ)), seqstartK: device.upload(new Int32Array(p.seqstartK)) }
+      : {}),
   };
 }
 

@@ -24,14 +24,25 @@ import { emitAsm } from './deviceHelper.ts';
 import { electSync } from './electSync.ts';
 import { gridDependencyLaunchDependents, gridDependencyWait } from './gridDependency.ts';
 import { ldmatrix } from './ldmatrix.ts';
-import { mbarrierArrive, mbarrierArriveExpectTx, mbarrierArriveWarp, mbarrierInit, mbarrierInval, mbarrierTryWaitParity, mbarrierWaitParity } from './mbarrier.ts';
+import {
+  mbarrierArrive,
+  mbarrierArriveExpectTx,
+  mbarrierArriveWarp,
+  mbarrierInit,
+  mbarrierInval,
+  mbarrierTryWaitParity,
+  mbarrierWaitParity,
+} from './mbarrier.ts';
 import { setMaxNReg } from './setmaxnreg.ts';
 import { sharedAddress } from './sharedAddress.ts';
 import { bulkCommitGroup, bulkWaitGroup, prefetchTensorMap, tmaLoad, tmaStore } from './tma.ts';
 
 const nvcc = process.env['TILEKIT_NVCC'] ?? 'nvcc';
 const hasNvcc = toolAvailable(nvcc);
-if (!hasNvcc) console.warn(`\n!!! SKIPPING the intrinsics nvcc compile test: "${nvcc}" not found (set TILEKIT_NVCC). The wrappers are NOT being compiled. !!!\n`);
+if (!hasNvcc)
+  console.warn(
+    `\n!!! SKIPPING the intrinsics nvcc compile test: "${nvcc}" not found (set TILEKIT_NVCC). The wrappers are NOT being compiled. !!!\n`,
+  );
 
 // Stand-ins of the right types (only their types matter until something renders them).
 const smem = variable('smem', array(uint8, 4096));
@@ -78,10 +89,22 @@ function compileCubin(target: Target, source: string): void {
   try {
     const file = join(dir, 'intrinsics.cu');
     writeFileSync(file, source);
-    const args = [`-arch=${target.arch as string}`, '-cubin', '-std=c++17', '-Werror', 'all-warnings', '-o', join(dir, 'intrinsics.cubin'), file];
+    const args = [
+      `-arch=${target.arch as string}`,
+      '-cubin',
+      '-std=c++17',
+      '-Werror',
+      'all-warnings',
+      '-o',
+      join(dir, 'intrinsics.cubin'),
+      file,
+    ];
     const res = spawnSync(nvcc, args, { encoding: 'utf8', timeout: 300_000 });
     if (res.status !== 0) {
-      const numbered = source.split('\n').map((l, i) => `${String(i + 1).padStart(4)}| ${l}`).join('\n');
+      const numbered = source
+        .split('\n')
+        .map((l, i) => `${String(i + 1).padStart(4)}| ${l}`)
+        .join('\n');
       throw new Error(`${nvcc} ${args.join(' ')} failed:\n${res.stderr}${res.error?.message ?? ''}\n${numbered}`);
     }
   } finally {
@@ -101,17 +124,27 @@ describe('intrinsics: emitted helpers', () => {
 
   it('are emitted once per file, each after the helpers it calls', () => {
     const src = new SourceBuilder({ dialect: sm90a });
-    src.function({ name: 'k', qualifiers: sm90a.kernelQualifiers(), params: { in: pointer(uint8, { const: true }) } }, (b, { in: input }) => {
-      const tile = sm90a.declareShared(b, 'tile', uint8, 64, { align: 16 });
-      const mb = sm90a.declareShared(b, 'mb', uint64, 2, { align: 8 });
-      for (let i = 0; i < 3; i += 1) b.expr(cpAsync(sm90a, { dst: addressOf(index(tile, i * 16)), src: input, bytes: 16 }));
-      b.expr(mbarrierInit(sm90a, mb, 1));
-      b.expr(mbarrierWaitParity(sm90a, addressOf(index(mb, 1)), 0));
-      b.expr(mbarrierWaitParity(sm90a, mb, 1));
-    });
+    src.function(
+      { name: 'k', qualifiers: sm90a.kernelQualifiers(), params: { in: pointer(uint8, { const: true }) } },
+      (b, { in: input }) => {
+        const tile = sm90a.declareShared(b, 'tile', uint8, 64, { align: 16 });
+        const mb = sm90a.declareShared(b, 'mb', uint64, 2, { align: 8 });
+        for (let i = 0; i < 3; i += 1) b.expr(cpAsync(sm90a, { dst: addressOf(index(tile, i * 16)), src: input, bytes: 16 }));
+        b.expr(mbarrierInit(sm90a, mb, 1));
+        b.expr(mbarrierWaitParity(sm90a, addressOf(index(mb, 1)), 0));
+        b.expr(mbarrierWaitParity(sm90a, mb, 1));
+      },
+    );
     const text = src.render();
-    const definitions = (name: string): number => text.split('\n').filter((l) => l.startsWith('__device__') && l.includes(` ${name}(`)).length;
-    for (const name of ['tk_smem_addr', 'tk_cp_async_cg_16', 'tk_mbarrier_init', 'tk_mbarrier_try_wait_parity', 'tk_mbarrier_wait_parity']) {
+    const definitions = (name: string): number =>
+      text.split('\n').filter((l) => l.startsWith('__device__') && l.includes(` ${name}(`)).length;
+    for (const name of [
+      'tk_smem_addr',
+      'tk_cp_async_cg_16',
+      'tk_mbarrier_init',
+      'tk_mbarrier_try_wait_parity',
+      'tk_mbarrier_wait_parity',
+    ]) {
       expect(definitions(name), name).toBe(1);
     }
     const at = (needle: string): number => text.indexOf(needle);
@@ -129,7 +162,8 @@ function helperDefinitions(text: string): Map<string, { readonly at: number; rea
     const m = /^__device__ __forceinline__ [^(]* (tk_\w+)\(/.exec(line);
     if (m === null) return;
     const calls: string[] = [];
-    for (let k = at + 1; k < lines.length && lines[k] !== '}'; k += 1) for (const c of (lines[k] as string).matchAll(/\b(tk_\w+)[<(]/g)) calls.push(c[1] as string);
+    for (let k = at + 1; k < lines.length && lines[k] !== '}'; k += 1)
+      for (const c of (lines[k] as string).matchAll(/\b(tk_\w+)[<(]/g)) calls.push(c[1] as string);
     expect(defs.has(m[1] as string), `${m[1]} defined twice`).toBe(false);
     defs.set(m[1] as string, { at, calls });
   });
@@ -193,7 +227,9 @@ describe('intrinsics: availability per target', () => {
         expect(e.message).toMatch(/\[[a-z-]+\]/);
       }
     }
-    expect(() => tmaLoad(gfx942, { dst: smem, map, bar, coords: [0] })).toThrow(/gfx942.*cp\.async\.bulk\.tensor.*\[tma\].*no gfx942 equivalent/);
+    expect(() => tmaLoad(gfx942, { dst: smem, map, bar, coords: [0] })).toThrow(
+      /gfx942.*cp\.async\.bulk\.tensor.*\[tma\].*no gfx942 equivalent/,
+    );
   });
 });
 

@@ -3,7 +3,15 @@ import type { Expr } from '../expr.ts';
 import { ne, not, toExpr, lit } from '../ops.ts';
 import type { ExprLike } from '../ops.ts';
 import type { Target } from '../target.ts';
-import { callHelper, defineDeviceHelper, emitAsm, requireAddress, requireImmediate, requireInteger, requireIntrinsic } from './deviceHelper.ts';
+import {
+  callHelper,
+  defineDeviceHelper,
+  emitAsm,
+  requireAddress,
+  requireImmediate,
+  requireInteger,
+  requireIntrinsic,
+} from './deviceHelper.ts';
 import { sharedAddressHelper } from './sharedAddress.ts';
 
 // An mbarrier is a 64-bit, 8-byte aligned object in shared memory (declare it with
@@ -14,15 +22,33 @@ const barPtr = pointer(voidType);
 const needs = [sharedAddressHelper.requirement];
 
 const initHelper = defineDeviceHelper(
-  { name: 'tk_mbarrier_init', doc: 'mbarrier.init.shared.b64: phase 0, `count` expected arrivals, tx-count 0.', params: { bar: barPtr, count: uint32 }, requires: needs },
+  {
+    name: 'tk_mbarrier_init',
+    doc: 'mbarrier.init.shared.b64: phase 0, `count` expected arrivals, tx-count 0.',
+    params: { bar: barPtr, count: uint32 },
+    requires: needs,
+  },
   (b, { bar, count }) => {
     const addr = b.let('addr', uint32, callHelper(sharedAddressHelper, [bar]));
-    emitAsm(b, { ptx: ['mbarrier.init.shared.b64 [%0], %1;'], inputs: [['r', addr], ['r', count]], memory: true });
+    emitAsm(b, {
+      ptx: ['mbarrier.init.shared.b64 [%0], %1;'],
+      inputs: [
+        ['r', addr],
+        ['r', count],
+      ],
+      memory: true,
+    });
   },
 );
 
 const arriveHelper = defineDeviceHelper(
-  { name: 'tk_mbarrier_arrive', doc: 'mbarrier.arrive.shared.b64: one arrival (release, CTA scope); returns the phase state token.', returns: uint64, params: { bar: barPtr }, requires: needs },
+  {
+    name: 'tk_mbarrier_arrive',
+    doc: 'mbarrier.arrive.shared.b64: one arrival (release, CTA scope); returns the phase state token.',
+    returns: uint64,
+    params: { bar: barPtr },
+    requires: needs,
+  },
   (b, { bar }) => {
     const addr = b.let('addr', uint32, callHelper(sharedAddressHelper, [bar]));
     const state = b.declare('state', uint64);
@@ -73,7 +99,10 @@ const arriveExpectTxHelper = defineDeviceHelper(
     emitAsm(b, {
       ptx: ['mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;'],
       outputs: [['=l', state]],
-      inputs: [['r', addr], ['r', tx_bytes]],
+      inputs: [
+        ['r', addr],
+        ['r', tx_bytes],
+      ],
       memory: true,
     });
     b.return(state);
@@ -94,7 +123,10 @@ const tryWaitHelper = defineDeviceHelper(
     emitAsm(b, {
       ptx: ['.reg .pred complete;', 'mbarrier.try_wait.parity.shared::cta.b64 complete, [%1], %2;', 'selp.u32 %0, 1, 0, complete;'],
       outputs: [['=r', done]],
-      inputs: [['r', addr], ['r', parity]],
+      inputs: [
+        ['r', addr],
+        ['r', parity],
+      ],
       memory: true,
     });
     b.return(ne(done, 0));
@@ -114,7 +146,12 @@ const waitHelper = defineDeviceHelper(
 );
 
 const invalHelper = defineDeviceHelper(
-  { name: 'tk_mbarrier_inval', doc: 'mbarrier.inval.shared.b64: end the object\'s life (before reusing its memory).', params: { bar: barPtr }, requires: needs },
+  {
+    name: 'tk_mbarrier_inval',
+    doc: "mbarrier.inval.shared.b64: end the object's life (before reusing its memory).",
+    params: { bar: barPtr },
+    requires: needs,
+  },
   (b, { bar }) => {
     const addr = b.let('addr', uint32, callHelper(sharedAddressHelper, [bar]));
     emitAsm(b, { ptx: ['mbarrier.inval.shared.b64 [%0];'], inputs: [['r', addr]], memory: true });

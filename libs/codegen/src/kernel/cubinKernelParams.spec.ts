@@ -20,7 +20,10 @@ function compile(arch: string): Uint8Array {
   const dir = mkdtempSync(join(tmpdir(), 'tilekit-cubin-params-'));
   try {
     writeFileSync(join(dir, 'k.cu'), SOURCE);
-    const run = spawnSync(nvcc, ['-cubin', `-arch=${arch}`, '-o', join(dir, 'k.cubin'), join(dir, 'k.cu')], { encoding: 'utf8', timeout: 300_000 });
+    const run = spawnSync(nvcc, ['-cubin', `-arch=${arch}`, '-o', join(dir, 'k.cubin'), join(dir, 'k.cu')], {
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
     if (run.status !== 0) throw new Error(run.stderr);
     return new Uint8Array(readFileSync(join(dir, 'k.cubin')));
   } finally {
@@ -41,20 +44,23 @@ describe('cubinKernelParams', () => {
   });
 
   for (const arch of ['sm_90a', 'sm_80']) {
-    it.runIf(hasNvcc)(`${arch}: reads the C ABI layout nvcc gave, [] without parameters, undefined for an unknown kernel or a cut image`, () => {
-      const cubin = compile(arch);
-      expect(cubinKernelParams(cubin, 'mixed')).toEqual([
-        { offset: 0, size: 8 },
-        { offset: 8, size: 4 },
-        { offset: 16, size: 8 },
-        { offset: 24, size: 20 },
-        { offset: 44, size: 1 },
-        { offset: 48, size: 8 },
-      ]);
-      expect(cubinKernelParams(cubin, 'empty')).toEqual([]);
-      expect(cubinKernelParams(cubin, 'absent')).toBeUndefined();
-      expect(elfSections(cubin.subarray(0, 64))).toBeUndefined();
-      expect(cubinKernelParams(cubin.subarray(0, 200), 'mixed')).toBeUndefined();
-    });
+    it.runIf(hasNvcc)(
+      `${arch}: reads the C ABI layout nvcc gave, [] without parameters, undefined for an unknown kernel or a cut image`,
+      () => {
+        const cubin = compile(arch);
+        expect(cubinKernelParams(cubin, 'mixed')).toEqual([
+          { offset: 0, size: 8 },
+          { offset: 8, size: 4 },
+          { offset: 16, size: 8 },
+          { offset: 24, size: 20 },
+          { offset: 44, size: 1 },
+          { offset: 48, size: 8 },
+        ]);
+        expect(cubinKernelParams(cubin, 'empty')).toEqual([]);
+        expect(cubinKernelParams(cubin, 'absent')).toBeUndefined();
+        expect(elfSections(cubin.subarray(0, 64))).toBeUndefined();
+        expect(cubinKernelParams(cubin.subarray(0, 200), 'mixed')).toBeUndefined();
+      },
+    );
   }
 });

@@ -29,7 +29,14 @@ export interface ElfSection {
 
 /** The section table of a little-endian ELF64 image, or undefined when it is not one (or is cut short). */
 export function elfSections(image: Uint8Array): ElfSection[] | undefined {
-  const isElf64Le = image.length >= 64 && image[0] === 0x7f && image[1] === 0x45 && image[2] === 0x4c && image[3] === 0x46 && image[4] === 2 && image[5] === 1;
+  const isElf64Le =
+    image.length >= 64 &&
+    image[0] === 0x7f &&
+    image[1] === 0x45 &&
+    image[2] === 0x4c &&
+    image[3] === 0x46 &&
+    image[4] === 2 &&
+    image[5] === 1;
   if (!isElf64Le) return undefined;
   const view = new DataView(image.buffer, image.byteOffset, image.byteLength);
   const shoff = Number(view.getBigUint64(0x28, true));
@@ -39,7 +46,11 @@ export function elfSections(image: Uint8Array): ElfSection[] | undefined {
   if (shentsize < 64 || shoff + shnum * shentsize > image.length || shstrndx >= shnum) return undefined;
   const raw = Array.from({ length: shnum }, (_, i) => {
     const at = shoff + i * shentsize;
-    return { nameAt: view.getUint32(at, true), offset: Number(view.getBigUint64(at + 24, true)), size: Number(view.getBigUint64(at + 32, true)) };
+    return {
+      nameAt: view.getUint32(at, true),
+      offset: Number(view.getBigUint64(at + 24, true)),
+      size: Number(view.getBigUint64(at + 32, true)),
+    };
   });
   const names = raw[shstrndx]!;
   if (names.offset + names.size > image.length) return undefined;

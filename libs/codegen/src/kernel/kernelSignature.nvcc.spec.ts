@@ -29,14 +29,18 @@ describe.runIf(hasNvcc)('argument layout == nvcc (cubin EIATTR_KPARAM_INFO)', ()
       const dir = mkdtempSync(join(tmpdir(), 'tilekit-kparam-'));
       try {
         writeFileSync(join(dir, 'k.cu'), src.render());
-        const run = spawnSync(nvcc, ['-cubin', `-arch=${target.arch as string}`, '-o', join(dir, 'k.cubin'), join(dir, 'k.cu')], { encoding: 'utf8', timeout: 300_000 });
+        const run = spawnSync(nvcc, ['-cubin', `-arch=${target.arch as string}`, '-o', join(dir, 'k.cubin'), join(dir, 'k.cu')], {
+          encoding: 'utf8',
+          timeout: 300_000,
+        });
         expect(run.status, `${run.stderr}\n${src.render()}`).toBe(0);
         const cubin = new Uint8Array(readFileSync(join(dir, 'k.cubin')));
         for (const sig of signatures) {
           const got = cubinKernelParams(cubin, sig.name) ?? [];
-          expect(got.map((p) => [p.offset, p.size]), `${sig.name}(${sig.layout.fields.map((f) => f.param.kind === 'scalar' ? f.param.scalar : f.param.kind).join(', ')})`).toEqual(
-            sig.layout.fields.map((f) => [f.offset, f.size]),
-          );
+          expect(
+            got.map((p) => [p.offset, p.size]),
+            `${sig.name}(${sig.layout.fields.map((f) => (f.param.kind === 'scalar' ? f.param.scalar : f.param.kind)).join(', ')})`,
+          ).toEqual(sig.layout.fields.map((f) => [f.offset, f.size]));
         }
       } finally {
         rmSync(dir, { recursive: true, force: true });

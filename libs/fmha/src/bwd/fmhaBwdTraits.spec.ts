@@ -3,7 +3,22 @@ import type { ArgumentError } from '@tilekit/numeric';
 import { describe, expect, it } from 'vitest';
 import { checkFmhaBwdTraits, FmhaBwdTraitsError, type FmhaBwdTraits } from './fmhaBwdTraits.ts';
 
-const base: FmhaBwdTraits = { batch: 2, nheadQ: 4, nheadK: 2, hdimQ: 64, hdimV: 64, dtype: 'fp16', groupMode: true, deterministic: true, seqlenQ: 10, seqlenK: 12, maxSeqlenQ: 6, maxSeqlenK: 8, seqstartQ: [0, 4, 10], seqstartK: [0, 8, 12] };
+const base: FmhaBwdTraits = {
+  batch: 2,
+  nheadQ: 4,
+  nheadK: 2,
+  hdimQ: 64,
+  hdimV: 64,
+  dtype: 'fp16',
+  groupMode: true,
+  deterministic: true,
+  seqlenQ: 10,
+  seqlenK: 12,
+  maxSeqlenQ: 6,
+  maxSeqlenK: 8,
+  seqstartQ: [0, 4, 10],
+  seqstartK: [0, 8, 12],
+};
 
 /** The arguments of every problem `t` is rejected for (empty when accepted). */
 function problemArguments(t: unknown): string[] {
@@ -47,7 +62,9 @@ describe('checkFmhaBwdTraits', () => {
 
   it('batch mode: stray seqstarts and unequal max lengths are reported together', () => {
     const { seqstartQ: _q, seqstartK: _k, ...batchBase } = base;
-    expect(problemArguments({ ...batchBase, groupMode: false, seqstartK: [0, 1, 2], seqlenQ: 5, seqlenK: 5, maxSeqlenQ: 4, maxSeqlenK: 6 })).toEqual(['traits.seqstartK', 'traits.maxSeqlenQ', 'traits.maxSeqlenK']);
+    expect(
+      problemArguments({ ...batchBase, groupMode: false, seqstartK: [0, 1, 2], seqlenQ: 5, seqlenK: 5, maxSeqlenQ: 4, maxSeqlenK: 6 }),
+    ).toEqual(['traits.seqstartK', 'traits.maxSeqlenQ', 'traits.maxSeqlenK']);
     expect(problemArguments({ ...base, groupMode: 'yes', hasDbias: true })).toEqual(['traits.groupMode', 'traits.hasDbias']);
   });
 });

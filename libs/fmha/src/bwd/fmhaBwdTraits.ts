@@ -1,6 +1,13 @@
 import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 import type { AttentionMaskSpec } from '../mask/attentionMaskSpec.ts';
-import { ATTENTION_MAX_BATCH, ATTENTION_MAX_HDIM, ATTENTION_MAX_HEADS, ATTENTION_MAX_SEQLEN, attentionProblemChecks, longestSlot } from '../problem/attentionProblemChecks.ts';
+import {
+  ATTENTION_MAX_BATCH,
+  ATTENTION_MAX_HDIM,
+  ATTENTION_MAX_HEADS,
+  ATTENTION_MAX_SEQLEN,
+  attentionProblemChecks,
+  longestSlot,
+} from '../problem/attentionProblemChecks.ts';
 
 /** An FMHA backward trait broke a rule; `argument` is `traits.<field>`. */
 export class FmhaBwdTraitsError extends ArgumentError {}
@@ -85,12 +92,19 @@ interface TraitLengths {
 }
 
 /** The traits' seqstarts (empty in batch mode), every problem of the mode's rules reported to `v`. */
-function traitSeqstarts(v: ArgumentProblems, t: FmhaBwdTraits, batch: number | undefined, lengths: TraitLengths): { q: readonly number[]; k: readonly number[] } | undefined {
+function traitSeqstarts(
+  v: ArgumentProblems,
+  t: FmhaBwdTraits,
+  batch: number | undefined,
+  lengths: TraitLengths,
+): { q: readonly number[]; k: readonly number[] } | undefined {
   if (!t.groupMode) {
     if (t.seqstartQ !== undefined) v.report('traits.seqstartQ', 'is only for group mode', t.seqstartQ);
     if (t.seqstartK !== undefined) v.report('traits.seqstartK', 'is only for group mode', t.seqstartK);
-    if (lengths.maxSeqlenQ !== undefined && lengths.seqlenQ !== undefined && lengths.maxSeqlenQ !== lengths.seqlenQ) v.report('traits.maxSeqlenQ', `must equal seqlenQ = ${lengths.seqlenQ} in batch mode`, lengths.maxSeqlenQ);
-    if (lengths.maxSeqlenK !== undefined && lengths.seqlenK !== undefined && lengths.maxSeqlenK !== lengths.seqlenK) v.report('traits.maxSeqlenK', `must equal seqlenK = ${lengths.seqlenK} in batch mode`, lengths.maxSeqlenK);
+    if (lengths.maxSeqlenQ !== undefined && lengths.seqlenQ !== undefined && lengths.maxSeqlenQ !== lengths.seqlenQ)
+      v.report('traits.maxSeqlenQ', `must equal seqlenQ = ${lengths.seqlenQ} in batch mode`, lengths.maxSeqlenQ);
+    if (lengths.maxSeqlenK !== undefined && lengths.seqlenK !== undefined && lengths.maxSeqlenK !== lengths.seqlenK)
+      v.report('traits.maxSeqlenK', `must equal seqlenK = ${lengths.seqlenK} in batch mode`, lengths.maxSeqlenK);
     return { q: [], k: [] };
   }
   const q = groupStarts(v, 'Q', t.seqstartQ, batch, lengths.seqlenQ, lengths.maxSeqlenQ);
@@ -99,7 +113,14 @@ function traitSeqstarts(v: ArgumentProblems, t: FmhaBwdTraits, batch: number | u
 }
 
 /** One side's group-mode starts and the total and longest length they imply. */
-function groupStarts(v: ArgumentProblems, side: 'Q' | 'K', given: readonly number[] | undefined, batch: number | undefined, seqlen: number | undefined, maxSeqlen: number | undefined): readonly number[] | undefined {
+function groupStarts(
+  v: ArgumentProblems,
+  side: 'Q' | 'K',
+  given: readonly number[] | undefined,
+  batch: number | undefined,
+  seqlen: number | undefined,
+  maxSeqlen: number | undefined,
+): readonly number[] | undefined {
   const what = side === 'Q' ? 'query' : 'key';
   if (given === undefined) {
     v.report(`traits.seqstart${side}`, `is required in group mode (cumulative physical ${what} rows, batch + 1 entries)`, given);
@@ -109,20 +130,36 @@ function groupStarts(v: ArgumentProblems, side: 'Q' | 'K', given: readonly numbe
   const starts = v.check(() => checks.seqstarts(`seqstart${side}`, given, batch));
   if (starts === undefined) return undefined;
   const last = starts.length - 1;
-  if (seqlen !== undefined && seqlen !== starts[last]) v.report(`traits.seqlen${side}`, `must be the total physical ${what} rows seqstart${side}[${last}] = ${starts[last]} in group mode`, seqlen);
+  if (seqlen !== undefined && seqlen !== starts[last])
+    v.report(
+      `traits.seqlen${side}`,
+      `must be the total physical ${what} rows seqstart${side}[${last}] = ${starts[last]} in group mode`,
+      seqlen,
+    );
   const slot = longestSlot(starts);
-  if (maxSeqlen !== undefined && maxSeqlen > slot) v.report(`traits.maxSeqlen${side}`, `must be at most the longest physical ${what} slot ${slot}`, maxSeqlen);
+  if (maxSeqlen !== undefined && maxSeqlen > slot)
+    v.report(`traits.maxSeqlen${side}`, `must be at most the longest physical ${what} slot ${slot}`, maxSeqlen);
   return starts;
 }
 
 /** bias, hasDbias, hasDropout, storeRandval with their defaults and the rules between them. */
-function traitOptions(v: ArgumentProblems, t: FmhaBwdTraits): { bias: FmhaBwdBiasKind | undefined; hasDbias: boolean | undefined; hasDropout: boolean | undefined; storeRandval: boolean | undefined } {
+function traitOptions(
+  v: ArgumentProblems,
+  t: FmhaBwdTraits,
+): {
+  bias: FmhaBwdBiasKind | undefined;
+  hasDbias: boolean | undefined;
+  hasDropout: boolean | undefined;
+  storeRandval: boolean | undefined;
+} {
   const bias = v.check(() => checks.oneOf('bias', t.bias ?? 'none', FMHA_BWD_BIAS_KINDS));
   const hasDbias = v.check(() => checks.flag('hasDbias', t.hasDbias, false));
   const hasDropout = v.check(() => checks.flag('hasDropout', t.hasDropout, false));
   const storeRandval = v.check(() => checks.flag('storeRandval', t.storeRandval, false));
-  if (hasDbias === true && bias !== undefined && bias !== 'elementwise') v.report('traits.hasDbias', 'needs bias = elementwise (dBias is the gradient of a bias tensor)', bias);
-  if (storeRandval === true && hasDropout === false) v.report('traits.storeRandval', 'needs hasDropout (there are no random values without dropout)', storeRandval);
+  if (hasDbias === true && bias !== undefined && bias !== 'elementwise')
+    v.report('traits.hasDbias', 'needs bias = elementwise (dBias is the gradient of a bias tensor)', bias);
+  if (storeRandval === true && hasDropout === false)
+    v.report('traits.storeRandval', 'needs hasDropout (there are no random values without dropout)', storeRandval);
   return { bias, hasDbias, hasDropout, storeRandval };
 }
 
@@ -147,8 +184,14 @@ export function checkFmhaBwdTraits(traits: FmhaBwdTraits): CheckedFmhaBwdTraits 
   const hdimV = v.check(() => checks.integer('hdimV', t.hdimV, 1, FMHA_BWD_MAX_HDIM));
   const groupMode = v.check(() => requireBoolean('groupMode', t.groupMode));
   const deterministic = v.check(() => requireBoolean('deterministic', t.deterministic));
-  const length = (field: 'seqlenQ' | 'seqlenK' | 'maxSeqlenQ' | 'maxSeqlenK') => v.check(() => checks.integer(field, t[field], 0, FMHA_BWD_MAX_SEQLEN));
-  const lengths: TraitLengths = { seqlenQ: length('seqlenQ'), seqlenK: length('seqlenK'), maxSeqlenQ: length('maxSeqlenQ'), maxSeqlenK: length('maxSeqlenK') };
+  const length = (field: 'seqlenQ' | 'seqlenK' | 'maxSeqlenQ' | 'maxSeqlenK') =>
+    v.check(() => checks.integer(field, t[field], 0, FMHA_BWD_MAX_SEQLEN));
+  const lengths: TraitLengths = {
+    seqlenQ: length('seqlenQ'),
+    seqlenK: length('seqlenK'),
+    maxSeqlenQ: length('maxSeqlenQ'),
+    maxSeqlenK: length('maxSeqlenK'),
+  };
   const starts = groupMode === undefined ? undefined : traitSeqstarts(v, { ...t, groupMode }, heads?.batch, lengths);
   const mask = v.check(() => checks.mask(t.mask));
   const options = traitOptions(v, t);

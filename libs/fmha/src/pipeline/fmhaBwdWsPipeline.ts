@@ -159,7 +159,16 @@ export class FmhaBwdWsPipeline {
   readonly qStageBytes: number;
   readonly doStageBytes: number;
   readonly dsBytes: number;
-  readonly offsets: { readonly k: number; readonly v: number; readonly q: number; readonly dO: number; readonly ds: number; readonly lse: number; readonly dqStage: number; readonly bars: number };
+  readonly offsets: {
+    readonly k: number;
+    readonly v: number;
+    readonly q: number;
+    readonly dO: number;
+    readonly ds: number;
+    readonly lse: number;
+    readonly dqStage: number;
+    readonly bars: number;
+  };
   /** Bytes of one stage's LSE (or D) rows. */
   readonly rowStageBytes: number;
   /** fp32 dQ staging: the bulk reduce's source (atomic mode), or the second warpgroup's partial (split mode with a key split). */
@@ -172,7 +181,11 @@ export class FmhaBwdWsPipeline {
     const bad = (what: string, rule: string, found: unknown): never => {
       throw new BlockGemmPolicyError(`FmhaBwdWsPipeline ${what}`, rule, String(found));
     };
-    for (const [what, d] of [['headDim', headDim], ['headDimV', headDimV]] as const) if (![64, 128, 256].includes(d)) bad(what, 'must be 64, 128 or 256', d);
+    for (const [what, d] of [
+      ['headDim', headDim],
+      ['headDimV', headDimV],
+    ] as const)
+      if (![64, 128, 256].includes(d)) bad(what, 'must be 64, 128 or 256', d);
     // Head dim 256: dK and dV of 64 key rows take 128 registers each, too many for one warpgroup.
     // Both consumer warpgroups then share 64 key rows: Sᵀ and dPᵀ computed by both (replicas),
     // dK, dV and dQ split over them along the head dim; dQ goes to dq_acc by red.global (the
@@ -195,11 +208,20 @@ export class FmhaBwdWsPipeline {
     // along N when the head dim makes two 64-wide slabs, else along K (each warpgroup its own
     // 64-key-row chunk of dS and K; both add their partial dQ into dq_acc).
     this.dqSplit = tileM === 128 ? 'M' : headDim >= 128 ? 'N' : 'K';
-    this.dqGemm = new WgmmaBlockGemmSs({ dtype, tileM, tileN: headDim, tileK: SLAB, aMajor: 'MN', bMajor: 'MN', ...(this.dqSplit === 'N' ? { warpgroupsN: 2 } : this.dqSplit === 'K' ? { warpgroupsK: 2 } : {}) });
+    this.dqGemm = new WgmmaBlockGemmSs({
+      dtype,
+      tileM,
+      tileN: headDim,
+      tileK: SLAB,
+      aMajor: 'MN',
+      bMajor: 'MN',
+      ...(this.dqSplit === 'N' ? { warpgroupsN: 2 } : this.dqSplit === 'K' ? { warpgroupsK: 2 } : {}),
+    });
     this.consumerThreads = this.sT.threads;
     if (this.dqGemm.threads !== this.consumerThreads) bad('dQ split', 'must use both consumer warpgroups', this.dqGemm.threads);
     this.threads = this.consumerThreads + 128;
-    if (pr * 128 + cr * this.consumerThreads > 65536) bad('registers', 'producer + consumer budgets must fit the 64K-register file', `${pr}·128 + ${cr}·${this.consumerThreads}`);
+    if (pr * 128 + cr * this.consumerThreads > 65536)
+      bad('registers', 'producer + consumer budgets must fit the 64K-register file', `${pr}·128 + ${cr}·${this.consumerThreads}`);
     this.slabsQK = headDim / SLAB;
     this.slabsV = headDimV / SLAB;
     this.chunks = tileN / 64;
@@ -233,7 +255,9 @@ export class FmhaBwdWsPipeline {
     const S = P.stages;
     const O = this.offsets;
     const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, this.threads - 1] });
-    b.comment(`dynamic shared memory (1024-aligned): K ${this.kBytes} B, V ${this.vBytes} B, ${S}× Q ${this.qStageBytes} B, ${S}× dO ${this.doStageBytes} B, dSᵀ ${this.dsBytes} B, barriers`);
+    b.comment(
+      `dynamic shared memory (1024-aligned): K ${this.kBytes} B, V ${this.vBytes} B, ${S}× Q ${this.qStageBytes} B, ${S}× dO ${this.doStageBytes} B, dSᵀ ${this.dsBytes} B, barriers`,
+    );
     const { smem, smemAddr } = declareAlignedDynamicShared(b, target, FMHA_BWD_DYNAMIC_SMEM);
     const bars = b.let('bars', pointer(uint64), cast(add(smem, O.bars), pointer(uint64)));
     const kvFull = bars;
@@ -257,7 +281,11 @@ export class FmhaBwdWsPipeline {
     b.push(target.syncThreads());
 
     // This block's key tiles kt = first + round·step < count (a runtime step: counted by rounds).
-    const keyRounds = b.let('key_rounds', int32, maxOf(div(add(sub(args.keyTiles.count, args.keyTiles.first), sub(args.keyTiles.step, 1)), args.keyTiles.step), 0));
+    const keyRounds = b.let(
+      'key_rounds',
+      int32,
+      maxOf(div(add(sub(args.keyTiles.count, args.keyTiles.first), sub(args.keyTiles.step, 1)), args.keyTiles.step), 0),
+    );
     // The query tiles of one key tile, for every query head of the group: iterations it = g·nq + t.
     const qRange = (bb: BlockBuilder, j0: Expr): { start: Expr; iters: Expr; nq: Expr } => {
       const r = args.mask.getTileRangeAlongY(j0, P.tileN, P.tileM);
@@ -271,7 +299,10 @@ export class FmhaBwdWsPipeline {
     });
     const iterOf = (bb: BlockBuilder, it: Expr, nq: Expr, start: Expr): { head: Expr; i0: Expr } => {
       const g = bb.let('g', int32, div(it, nq));
-      return { head: bb.let('q_head', int32, add(args.firstHead, g)), i0: bb.let('i0', int32, add(start, mul(sub(it, mul(g, nq)), P.tileM))) };
+      return {
+        head: bb.let('q_head', int32, add(args.firstHead, g)),
+        i0: bb.let('i0', int32, add(start, mul(sub(it, mul(g, nq)), P.tileM))),
+      };
     };
 
     b.if(
@@ -296,8 +327,24 @@ export class FmhaBwdWsPipeline {
               x.expr(mbarrierWaitParity(target, kvEmpty, bitXor(cast(bitAnd(tiles, 1), uint32), 1)));
               x.expr(mbarrierArriveExpectTx(target, kvFull, this.kBytes + this.vBytes));
               for (let c = 0; c < this.chunks; c++) {
-                for (let sl = 0; sl < this.slabsQK; sl++) x.expr(tmaLoad(target, { dst: add(smem, O.k + (c * this.slabsQK + sl) * SLAB_BYTES), map: args.kMap, bar: kvFull, coords: args.kvCoords(sl * SLAB, add(j0, 64 * c)) }));
-                for (let sl = 0; sl < this.slabsV; sl++) x.expr(tmaLoad(target, { dst: add(smem, O.v + (c * this.slabsV + sl) * SLAB_BYTES), map: args.vMap, bar: kvFull, coords: args.kvCoords(sl * SLAB, add(j0, 64 * c)) }));
+                for (let sl = 0; sl < this.slabsQK; sl++)
+                  x.expr(
+                    tmaLoad(target, {
+                      dst: add(smem, O.k + (c * this.slabsQK + sl) * SLAB_BYTES),
+                      map: args.kMap,
+                      bar: kvFull,
+                      coords: args.kvCoords(sl * SLAB, add(j0, 64 * c)),
+                    }),
+                  );
+                for (let sl = 0; sl < this.slabsV; sl++)
+                  x.expr(
+                    tmaLoad(target, {
+                      dst: add(smem, O.v + (c * this.slabsV + sl) * SLAB_BYTES),
+                      map: args.vMap,
+                      bar: kvFull,
+                      coords: args.kvCoords(sl * SLAB, add(j0, 64 * c)),
+                    }),
+                  );
               }
             });
             l.assign(tiles, add(tiles, 1));
@@ -310,20 +357,43 @@ export class FmhaBwdWsPipeline {
                 x.expr(mbarrierArriveExpectTx(target, qFull(s), this.qStageBytes + this.doStageBytes));
                 const qStage = x.let('q_stage', pointer(uint8), add(smem, add(O.q, mul(s, this.qStageBytes))));
                 const doStage = x.let('do_stage', pointer(uint8), add(smem, add(O.dO, mul(s, this.doStageBytes))));
-                for (let c = 0; c < this.slabsQK; c++) x.expr(tmaLoad(target, { dst: add(qStage, c * P.tileM * 128), map: args.qMap, bar: qFull(s), coords: args.qCoords(c * SLAB, i0, head) }));
-                for (let c = 0; c < this.slabsV; c++) x.expr(tmaLoad(target, { dst: add(doStage, c * P.tileM * 128), map: args.doMap, bar: qFull(s), coords: args.qCoords(c * SLAB, i0, head) }));
+                for (let c = 0; c < this.slabsQK; c++)
+                  x.expr(
+                    tmaLoad(target, {
+                      dst: add(qStage, c * P.tileM * 128),
+                      map: args.qMap,
+                      bar: qFull(s),
+                      coords: args.qCoords(c * SLAB, i0, head),
+                    }),
+                  );
+                for (let c = 0; c < this.slabsV; c++)
+                  x.expr(
+                    tmaLoad(target, {
+                      dst: add(doStage, c * P.tileM * 128),
+                      map: args.doMap,
+                      bar: qFull(s),
+                      coords: args.qCoords(c * SLAB, i0, head),
+                    }),
+                  );
               });
               // LSE (as LSE·log2 e; +∞ for a fully masked row, so its P is 0) and D of the tile's
               // rows, loaded here so their global latency hides behind the ring.
               const lseRow = args.lseRow(li, head);
               const dRow = args.dRow(li, head);
-              const lseStage = li.let('lse_stage', pointer(float32), cast(add(smem, add(O.lse, mul(s, 2 * this.rowStageBytes))), pointer(float32)));
+              const lseStage = li.let(
+                'lse_stage',
+                pointer(float32),
+                cast(add(smem, add(O.lse, mul(s, 2 * this.rowStageBytes))), pointer(float32)),
+              );
               for (let k = 0; k < P.tileM / 32; k++) {
                 const r = li.let('stage_r', int32, add(lane, 32 * k));
                 const row = li.let('stage_row', int32, add(i0, r));
                 const inSeq = li.let('in_seq', bool, lt(row, args.seqlenQ));
                 const lse = li.let('lse', float32, select(inSeq, index(lseRow, row), lit(0, float32)));
-                li.assign(index(lseStage, r), select(eq(lse, infinity(float32, { negative: true })), infinity(float32), mul(lse, lit(Math.LOG2E, float32))));
+                li.assign(
+                  index(lseStage, r),
+                  select(eq(lse, infinity(float32, { negative: true })), infinity(float32), mul(lse, lit(Math.LOG2E, float32))),
+                );
                 li.assign(index(lseStage, add(r, P.tileM)), select(inSeq, index(dRow, row), lit(0, float32)));
               }
               li.expr(mbarrierArrive(target, qFull(s)));
@@ -332,7 +402,20 @@ export class FmhaBwdWsPipeline {
           });
         });
       },
-      (cons) => this.#emitConsumers(cons, target, args, { smem, smemAddr, kvFull, kvEmpty, qFull, qEmpty, tid, keyRounds, qRange, stageOf, iterOf }),
+      (cons) =>
+        this.#emitConsumers(cons, target, args, {
+          smem,
+          smemAddr,
+          kvFull,
+          kvEmpty,
+          qFull,
+          qEmpty,
+          tid,
+          keyRounds,
+          qRange,
+          stageOf,
+          iterOf,
+        }),
     );
   }
 
@@ -394,16 +477,30 @@ export class FmhaBwdWsPipeline {
         const { head, i0 } = ctx.iterOf(li, it, nq, start);
         const qTile = li.let('q_tile', uint32, add(smemAddr, cast(add(O.q, mul(s, this.qStageBytes)), uint32)));
         const doTile = li.let('do_tile', uint32, add(smemAddr, cast(add(O.dO, mul(s, this.doStageBytes)), uint32)));
-        const lseStage = li.let('lse_stage', pointer(float32), cast(add(smem, add(O.lse, mul(s, 2 * this.rowStageBytes))), pointer(float32)));
+        const lseStage = li.let(
+          'lse_stage',
+          pointer(float32),
+          cast(add(smem, add(O.lse, mul(s, 2 * this.rowStageBytes))), pointer(float32)),
+        );
         li.expr(mbarrierWaitParity(target, ctx.qFull(s), parity));
         li.comment('Sᵀ = K·Qᵀ (this warpgroup: its 64 key rows)');
-        for (let c = 0; c < this.slabsQK; c++) this.sT.emitMma(li, target, sAcc, { aTile: add(kChunk, c * SLAB_BYTES), bTile: add(qTile, c * P.tileM * 128), warpgroup: lit(0, int32), accumulate: lit(c === 0 ? 0 : 1, int32) });
+        for (let c = 0; c < this.slabsQK; c++)
+          this.sT.emitMma(li, target, sAcc, {
+            aTile: add(kChunk, c * SLAB_BYTES),
+            bTile: add(qTile, c * P.tileM * 128),
+            warpgroup: lit(0, int32),
+            accumulate: lit(c === 0 ? 0 : 1, int32),
+          });
         this.sT.emitWait(li, target, sAcc, 0);
         const inner = new BlockEmitter(li, target, { numThreads: this.consumerThreads, index: index0 }, block);
         li.comment('the mask on edge tiles; query rows past seqlenQ (the next sequence in group mode) too');
         li.if(or(args.mask.isEdgeTile(i0, j0, P.tileM, P.tileN), gt(add(i0, P.tileM), args.seqlenQ)), (mb) =>
           new BlockEmitter(mb, target, { numThreads: this.consumerThreads, index: index0 }, block).threads((t) =>
-            sweepTile(t, sAcc, (e) => e.b.if(args.mask.isMaskedNonNegative(add(i0, e.x[1]!), add(j0, e.x[0]!)), (z) => z.assign(e.value, infinity(float32, { negative: true })))),
+            sweepTile(t, sAcc, (e) =>
+              e.b.if(args.mask.isMaskedNonNegative(add(i0, e.x[1]!), add(j0, e.x[0]!)), (z) =>
+                z.assign(e.value, infinity(float32, { negative: true })),
+              ),
+            ),
           ),
         );
         inner.threads((t) => {
@@ -414,11 +511,18 @@ export class FmhaBwdWsPipeline {
         });
         const firstIt = li.let('acc_kv', int32, cast(gt(it, 0), int32));
         inner.threads((t) => {
-          for (let r = 0; r < this.dvGemm.aRegisters; r++) t.b.assign(pFrag.at(t, r), packFloat2(target, P.dtype, sAcc.at(t, 2 * r), sAcc.at(t, 2 * r + 1)));
+          for (let r = 0; r < this.dvGemm.aRegisters; r++)
+            t.b.assign(pFrag.at(t, r), packFloat2(target, P.dtype, sAcc.at(t, 2 * r), sAcc.at(t, 2 * r + 1)));
         });
         li.comment('dV += Pᵀ·dO and dPᵀ = V·dOᵀ (issued after the softmax: the mask then has registers to spare)');
         this.dvGemm.emitMma(li, target, dvAcc, pFrag, { bTile: doTile, accumulate: firstIt, warpgroup: wg });
-        for (let c = 0; c < this.slabsV; c++) this.dpT.emitMma(li, target, dpAcc, { aTile: add(vChunk, c * SLAB_BYTES), bTile: add(doTile, c * P.tileM * 128), warpgroup: lit(0, int32), accumulate: lit(c === 0 ? 0 : 1, int32) });
+        for (let c = 0; c < this.slabsV; c++)
+          this.dpT.emitMma(li, target, dpAcc, {
+            aTile: add(vChunk, c * SLAB_BYTES),
+            bTile: add(doTile, c * P.tileM * 128),
+            warpgroup: lit(0, int32),
+            accumulate: lit(c === 0 ? 0 : 1, int32),
+          });
         this.dpT.emitWait(li, target, dpAcc, 0);
         this.dvGemm.emitWait(li, target, dvAcc, 0, pFrag);
         inner.threads((t) => {
@@ -426,7 +530,8 @@ export class FmhaBwdWsPipeline {
           sweepTile(t, dpAcc, (e) => {
             e.b.assign(e.value, mul(mul(sAcc.at(t, e.d), sub(e.value, index(lseStage, add(e.x[1]!, P.tileM)))), args.scale));
           });
-          for (let r = 0; r < this.dkGemm.aRegisters; r++) t.b.assign(dsFrag.at(t, r), packFloat2(target, P.dtype, dpAcc.at(t, 2 * r), dpAcc.at(t, 2 * r + 1)));
+          for (let r = 0; r < this.dkGemm.aRegisters; r++)
+            t.b.assign(dsFrag.at(t, r), packFloat2(target, P.dtype, dpAcc.at(t, 2 * r), dpAcc.at(t, 2 * r + 1)));
         });
         li.comment('dSᵀ pairs to shared memory once both warpgroups finished the previous dQ');
         li.expr(namedBarrierSync(target, 1, this.consumerThreads));
@@ -491,14 +596,26 @@ export class FmhaBwdWsPipeline {
         const replicas = atomic && this.dqSplit === 'K' ? 2 : 1;
         const tileBytes = P.tileM * P.headDim * 4;
         const issuer = li.let('dq_issuer', bool, replicas === 2 ? eq(bitAnd(tid, 127), 0) : eq(tid, 0));
-        const buffer = li.let('dq_tile', pointer(float32), cast(add(smem, replicas === 2 ? add(O.dqStage, mul(wg, tileBytes)) : O.dqStage), pointer(float32)));
+        const buffer = li.let(
+          'dq_tile',
+          pointer(float32),
+          cast(add(smem, replicas === 2 ? add(O.dqStage, mul(wg, tileBytes)) : O.dqStage), pointer(float32)),
+        );
         const at = (x: readonly Expr[]): Expr => index(buffer, add(mul(x[0]!, P.headDim), x[1]!));
         li.if(issuer, (x) => x.expr(bulkWaitGroup(target, 0, { read: true })));
         li.expr(namedBarrierSync(target, 3, this.consumerThreads));
         if (!atomic && this.dqSplit === 'K') {
-          li.if(eq(wg, 1), (w1) => new BlockEmitter(w1, target, { numThreads: this.consumerThreads, index: index0 }, block).threads((t) => sweepTile(t, dqAcc, (e) => e.b.assign(at(e.x), e.value))));
+          li.if(eq(wg, 1), (w1) =>
+            new BlockEmitter(w1, target, { numThreads: this.consumerThreads, index: index0 }, block).threads((t) =>
+              sweepTile(t, dqAcc, (e) => e.b.assign(at(e.x), e.value)),
+            ),
+          );
           li.expr(namedBarrierSync(target, 4, this.consumerThreads));
-          li.if(eq(wg, 0), (w0) => new BlockEmitter(w0, target, { numThreads: this.consumerThreads, index: index0 }, block).threads((t) => sweepTile(t, dqAcc, (e) => e.b.assign(at(e.x), add(at(e.x), e.value)))));
+          li.if(eq(wg, 0), (w0) =>
+            new BlockEmitter(w0, target, { numThreads: this.consumerThreads, index: index0 }, block).threads((t) =>
+              sweepTile(t, dqAcc, (e) => e.b.assign(at(e.x), add(at(e.x), e.value))),
+            ),
+          );
         } else {
           inner.threads((t) => sweepTile(t, dqAcc, (e) => e.b.assign(at(e.x), e.value)));
         }
@@ -509,7 +626,12 @@ export class FmhaBwdWsPipeline {
           const dst = x.let('dq_dst', pointer(float32), add(dqRow, mul(i0, P.headDim)));
           const bytes = mul(rows, P.headDim * 4);
           if (atomic) x.expr(bulkReduceAddF32(target, dst, buffer, bytes));
-          else x.if(eq(round, 0), (st) => st.expr(bulkStoreF32(target, dst, buffer, bytes)), (ad) => ad.expr(bulkReduceAddF32(target, dst, buffer, bytes)));
+          else
+            x.if(
+              eq(round, 0),
+              (st) => st.expr(bulkStoreF32(target, dst, buffer, bytes)),
+              (ad) => ad.expr(bulkReduceAddF32(target, dst, buffer, bytes)),
+            );
           x.expr(bulkCommitGroup(target));
         });
       });
@@ -526,14 +648,29 @@ export class FmhaBwdWsPipeline {
         }),
       );
       const inner = new BlockEmitter(l, target, { numThreads: this.consumerThreads, index: index0 }, block);
-      const dkWindow = makeTileWindow(inner, { view: args.dk, lengths: [P.tileN, P.headDim], origin: [j0, 0], encoding: this.dkGemm.cEncoding, originAlignment: [P.tileN, P.headDim] });
-      const dvWindow = makeTileWindow(inner, { view: args.dv, lengths: [P.tileN, P.headDimV], origin: [j0, 0], encoding: this.dvGemm.cEncoding, originAlignment: [P.tileN, P.headDimV] });
+      const dkWindow = makeTileWindow(inner, {
+        view: args.dk,
+        lengths: [P.tileN, P.headDim],
+        origin: [j0, 0],
+        encoding: this.dkGemm.cEncoding,
+        originAlignment: [P.tileN, P.headDim],
+      });
+      const dvWindow = makeTileWindow(inner, {
+        view: args.dv,
+        lengths: [P.tileN, P.headDimV],
+        origin: [j0, 0],
+        encoding: this.dvGemm.cEncoding,
+        originAlignment: [P.tileN, P.headDimV],
+      });
       inner.threads((t) => {
         storeTile(t, dkWindow, dkAcc);
         storeTile(t, dvWindow, dvAcc);
       });
     });
     cons.comment('the last bulk operations must finish reading shared memory (and land) before the block exits');
-    if (!this.wide) cons.if(P.dqMode === 'atomic' && this.dqSplit === 'K' ? eq(bitAnd(tid, 127), 0) : eq(tid, 0), (x) => x.expr(bulkWaitGroup(target, 0)));
+    if (!this.wide)
+      cons.if(P.dqMode === 'atomic' && this.dqSplit === 'K' ? eq(bitAnd(tid, 127), 0) : eq(tid, 0), (x) =>
+        x.expr(bulkWaitGroup(target, 0)),
+      );
   }
 }

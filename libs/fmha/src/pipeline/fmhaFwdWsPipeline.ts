@@ -174,10 +174,15 @@ export class FmhaFwdWsPipeline {
     const bad = (what: string, rule: string, found: unknown): never => {
       throw new BlockGemmPolicyError(`FmhaFwdWsPipeline ${what}`, rule, String(found));
     };
-    if (!Number.isSafeInteger(headDim) || headDim < 16 || headDim > 256 || headDim % 16 !== 0) bad('headDim', 'must be a multiple of 16 in [16, 256]', headDim);
-    if (!Number.isSafeInteger(headDimV) || headDimV < 16 || headDimV > 256 || headDimV % 16 !== 0) bad('headDimV', 'must be a multiple of 16 in [16, 256]', headDimV);
+    if (!Number.isSafeInteger(headDim) || headDim < 16 || headDim > 256 || headDim % 16 !== 0)
+      bad('headDim', 'must be a multiple of 16 in [16, 256]', headDim);
+    if (!Number.isSafeInteger(headDimV) || headDimV < 16 || headDimV > 256 || headDimV % 16 !== 0)
+      bad('headDimV', 'must be a multiple of 16 in [16, 256]', headDimV);
     if (![2, 3, 4].includes(stages)) bad('stages', 'must be 2, 3 or 4', stages);
-    for (const [what, r] of [['producerRegisters', pr], ['consumerRegisters', cr]] as const) {
+    for (const [what, r] of [
+      ['producerRegisters', pr],
+      ['consumerRegisters', cr],
+    ] as const) {
       if (!Number.isSafeInteger(r) || r < 24 || r > 256 || r % 8 !== 0) bad(what, 'must be a multiple of 8 in [24, 256]', r);
     }
     this.policy = Object.freeze({ ...policy });
@@ -188,7 +193,8 @@ export class FmhaFwdWsPipeline {
     this.pv = new WgmmaBlockGemmRs({ dtype, tileM, tileN: headDimV, tileK: tileN, bMajor: 'MN' });
     this.consumerThreads = this.qk.threads;
     this.threads = this.consumerThreads + 128;
-    if (pr * 128 + cr * this.consumerThreads > 65536) bad('registers', 'producer + consumer budgets must fit the 64K-register file', `${pr}·128 + ${cr}·${this.consumerThreads}`);
+    if (pr * 128 + cr * this.consumerThreads > 65536)
+      bad('registers', 'producer + consumer budgets must fit the 64K-register file', `${pr}·128 + ${cr}·${this.consumerThreads}`);
     this.slabsQK = int8 ? 1 : Math.ceil(headDim / SLAB);
     this.slabsV = Math.ceil(headDimV / SLAB);
     this.qBytes = this.slabsQK * this.qk.aTileBytes;
@@ -202,7 +208,8 @@ export class FmhaFwdWsPipeline {
     const walkBytes = policy.keyTileSharedBytes ?? 0;
     if (!Number.isSafeInteger(walkBytes) || walkBytes < 0) bad('keyTileSharedBytes', 'must be an integer ≥ 0', walkBytes);
     this.pvVoteOffset = this.keyTileOffset + Math.ceil(walkBytes / 16) * 16;
-    if (policy.pvSkip === true && stages !== 2) bad('stages', 'must be 2 with pvSkip (the vote rotates three rounds of slots and barriers)', stages);
+    if (policy.pvSkip === true && stages !== 2)
+      bad('stages', 'must be 2 with pvSkip (the vote rotates three rounds of slots and barriers)', stages);
     this.usedBytes = policy.pvSkip === true ? this.pvVoteOffset + FMHA_PV_VOTE_SHARED_BYTES : this.keyTileOffset + walkBytes;
     this.sharedBytes = this.usedBytes + 1024;
     if (this.sharedBytes > 232448) bad('shared memory', 'must fit the 227 KiB an sm_90 block may use', this.sharedBytes);
@@ -219,7 +226,9 @@ export class FmhaFwdWsPipeline {
     const S = P.stages;
     const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, this.threads - 1] });
 
-    b.comment(`dynamic shared memory, aligned up to 1024 bytes: Q (${this.qBytes} B), ${S} K stages (${this.kStageBytes} B), ${S} V stages (${this.vStageBytes} B), barriers`);
+    b.comment(
+      `dynamic shared memory, aligned up to 1024 bytes: Q (${this.qBytes} B), ${S} K stages (${this.kStageBytes} B), ${S} V stages (${this.vStageBytes} B), barriers`,
+    );
     const { smem, smemAddr } = declareAlignedDynamicShared(b, target, FMHA_DYNAMIC_SMEM);
     const bars = b.let('bars', pointer(uint64), cast(add(smem, this.barrierOffset), pointer(uint64)));
     const qFull = bars;
@@ -241,9 +250,18 @@ export class FmhaFwdWsPipeline {
     });
     const walk = args.keyTiles ?? new DenseKeyTileWalk(args.mask, args.split);
     if (walk.sharedBytes > (P.keyTileSharedBytes ?? 0)) {
-      throw new BlockGemmPolicyError('FmhaFwdWsPipeline keyTiles', `the walk needs ${walk.sharedBytes} bytes of shared memory: set keyTileSharedBytes`, String(P.keyTileSharedBytes ?? 0));
+      throw new BlockGemmPolicyError(
+        'FmhaFwdWsPipeline keyTiles',
+        `the walk needs ${walk.sharedBytes} bytes of shared memory: set keyTileSharedBytes`,
+        String(P.keyTileSharedBytes ?? 0),
+      );
     }
-    if ((P.pvSkip === true) !== (args.pvSkip !== undefined)) throw new BlockGemmPolicyError('FmhaFwdWsPipeline pvSkip', 'runtime PV-skip arguments are given exactly when the policy has pvSkip', String(P.pvSkip));
+    if ((P.pvSkip === true) !== (args.pvSkip !== undefined))
+      throw new BlockGemmPolicyError(
+        'FmhaFwdWsPipeline pvSkip',
+        'runtime PV-skip arguments are given exactly when the policy has pvSkip',
+        String(P.pvSkip),
+      );
     const walkCtx = { target, tid, shared: add(smem, this.keyTileOffset), m0: args.m0, tileM: P.tileM, tileN: P.tileN };
     walk.emitBeforeSync(b, walkCtx);
     b.push(target.syncThreads());
@@ -263,7 +281,14 @@ export class FmhaFwdWsPipeline {
           for (const map of [args.qMap, args.kMap, args.vMap]) one.expr(prefetchTensorMap(target, map));
           one.expr(mbarrierArriveExpectTx(target, qFull, this.qBytes));
           for (let c = 0; c < this.slabsQK; c++) {
-            one.expr(tmaLoad(target, { dst: add(smem, c * this.qk.aTileBytes), map: args.qMap, bar: qFull, coords: args.qCoords(c * SLAB, args.m0) }));
+            one.expr(
+              tmaLoad(target, {
+                dst: add(smem, c * this.qk.aTileBytes),
+                map: args.qMap,
+                bar: qFull,
+                coords: args.qCoords(c * SLAB, args.m0),
+              }),
+            );
           }
           const cursor = walk.emitCursor(one, walkCtx);
           one.forRange({ name: 'it', to: iters }, (l, it) => {
@@ -272,11 +297,27 @@ export class FmhaFwdWsPipeline {
             l.expr(mbarrierWaitParity(target, kEmpty(s), bitXor(parity, 1)));
             l.expr(mbarrierArriveExpectTx(target, kFull(s), this.kStageBytes));
             const kStage = l.let('k_stage', pointer(uint8), add(smem, add(this.kOffset, mul(s, this.kStageBytes))));
-            for (let c = 0; c < this.slabsQK; c++) l.expr(tmaLoad(target, { dst: add(kStage, c * this.qk.bTileBytes), map: args.kMap, bar: kFull(s), coords: args.kCoords(c * SLAB, row) }));
+            for (let c = 0; c < this.slabsQK; c++)
+              l.expr(
+                tmaLoad(target, {
+                  dst: add(kStage, c * this.qk.bTileBytes),
+                  map: args.kMap,
+                  bar: kFull(s),
+                  coords: args.kCoords(c * SLAB, row),
+                }),
+              );
             l.expr(mbarrierWaitParity(target, vEmpty(s), bitXor(parity, 1)));
             l.expr(mbarrierArriveExpectTx(target, vFull(s), this.vStageBytes));
             const vStage = l.let('v_stage', pointer(uint8), add(smem, add(this.vOffset, mul(s, this.vStageBytes))));
-            for (let c = 0; c < this.slabsV; c++) l.expr(tmaLoad(target, { dst: add(vStage, c * P.tileN * 128), map: args.vMap, bar: vFull(s), coords: args.vCoords(c * SLAB, row) }));
+            for (let c = 0; c < this.slabsV; c++)
+              l.expr(
+                tmaLoad(target, {
+                  dst: add(vStage, c * P.tileN * 128),
+                  map: args.vMap,
+                  bar: vFull(s),
+                  coords: args.vCoords(c * SLAB, row),
+                }),
+              );
           });
         });
       },
@@ -285,7 +326,12 @@ export class FmhaFwdWsPipeline {
         cons.expr(setMaxNReg(target, 'inc', P.consumerRegisters));
         const block = new BlockEmitter(cons, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } });
         const int8 = P.qkDtype === 'int8';
-        if (int8 !== (args.int8Scales !== undefined)) throw new BlockGemmPolicyError('FmhaFwdWsPipeline int8Scales', 'are given exactly when the policy has qkDtype int8', String(P.qkDtype));
+        if (int8 !== (args.int8Scales !== undefined))
+          throw new BlockGemmPolicyError(
+            'FmhaFwdWsPipeline int8Scales',
+            'are given exactly when the policy has qkDtype int8',
+            String(P.qkDtype),
+          );
         const sAcc = makeDistributedTensor(block, 's_acc', this.qk.cEncoding, float32);
         const sAccInt = int8 ? makeDistributedTensor(block, 's_acc_i32', this.qk.cEncoding, int32) : undefined;
         const oAcc = makeDistributedTensor(block, 'o_acc', this.pv.cEncoding, float32);
@@ -296,39 +342,69 @@ export class FmhaFwdWsPipeline {
         cons.expr(mbarrierWaitParity(target, qFull, 0));
         const qAddr = smemAddr;
         const cursor = walk.emitCursor(cons, walkCtx);
-        const vote = args.pvSkip === undefined ? undefined : new FmhaFwdPvSkipVote(cons, target, block, softmax, { ...args.pvSkip, iters, m0: args.m0, seqlenQ: args.seqlenQ, warpgroup: wg, tid, consumerThreads: this.consumerThreads, votes: cons.let('pv_votes', pointer(int32), cast(add(smem, this.pvVoteOffset), pointer(int32))) });
+        const vote =
+          args.pvSkip === undefined
+            ? undefined
+            : new FmhaFwdPvSkipVote(cons, target, block, softmax, {
+                ...args.pvSkip,
+                iters,
+                m0: args.m0,
+                seqlenQ: args.seqlenQ,
+                warpgroup: wg,
+                tid,
+                consumerThreads: this.consumerThreads,
+                votes: cons.let('pv_votes', pointer(int32), cast(add(smem, this.pvVoteOffset), pointer(int32))),
+              });
         // S = Q·Kᵀ of a tile once its K stage is full: committed, not waited.
         const issueQk = (l: BlockBuilder, s: Expr, parity: Expr, kAddr: Expr): void => {
           l.comment('S = Q·Kᵀ over the head dim, one 64-wide slab per wgmma group');
           l.expr(mbarrierWaitParity(target, kFull(s), parity));
           for (let c = 0; c < this.slabsQK; c++) {
-            this.qk.emitMma(l, target, sAccInt ?? sAcc, { aTile: add(qAddr, c * this.qk.aTileBytes), bTile: add(kAddr, c * this.qk.bTileBytes), warpgroup: wg, accumulate: lit(c === 0 ? 0 : 1, int32) });
+            this.qk.emitMma(l, target, sAccInt ?? sAcc, {
+              aTile: add(qAddr, c * this.qk.aTileBytes),
+              bTile: add(kAddr, c * this.qk.bTileBytes),
+              warpgroup: wg,
+              accumulate: lit(c === 0 ? 0 : 1, int32),
+            });
           }
         };
         // O *= c where O holds anything yet, then P packed into the A fragment (zeros for a warp that voted skip).
         const rescaleAndPack = (t: ThreadScope, oLive: Expr, corr: DistributedTensor): void => {
           t.b.if(oLive, (r) => softmax.emitRescale({ ...t, b: r }, oAcc, corr));
           t.b.comment('P to fp16/bf16 pairs: accumulator element 8·kk + i is A-fragment element i of k step kk');
-          for (let r = 0; r < this.pv.aRegisters; r++) t.b.assign(pFrag.at(t, r), packFloat2(target, P.dtype, sAcc.at(t, 2 * r), sAcc.at(t, 2 * r + 1)));
+          for (let r = 0; r < this.pv.aRegisters; r++)
+            t.b.assign(pFrag.at(t, r), packFloat2(target, P.dtype, sAcc.at(t, 2 * r), sAcc.at(t, 2 * r + 1)));
           if (vote !== undefined) {
-            t.b.comment('a warp that voted skip feeds zeros to its warpgroup\'s P·V (a uniform, rarely taken branch)');
+            t.b.comment("a warp that voted skip feeds zeros to its warpgroup's P·V (a uniform, rarely taken branch)");
             t.b.if(not(vote.keep), (z) => {
               for (let r = 0; r < this.pv.aRegisters; r++) z.assign(pFrag.at({ ...t, b: z }, r), lit(0, uint32));
             });
           }
         };
-        const threadsOf = (l: BlockBuilder): BlockEmitter => new BlockEmitter(l, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block);
+        const threadsOf = (l: BlockBuilder): BlockEmitter =>
+          new BlockEmitter(l, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block);
         // The mask and the online softmax of the tile in sAcc (S becomes P in place); `then` continues in the same thread scope.
-        const softmaxTile = (l: BlockBuilder, it: Expr, j0: Expr, then?: (t: ThreadScope, corr: DistributedTensor) => void): DistributedTensor => {
+        const softmaxTile = (
+          l: BlockBuilder,
+          it: Expr,
+          j0: Expr,
+          then?: (t: ThreadScope, corr: DistributedTensor) => void,
+        ): DistributedTensor => {
           const inner = threadsOf(l);
           let scaleLog2 = args.scaleLog2;
           if (sAccInt !== undefined && args.int8Scales !== undefined) {
-            l.comment('int8 S to float; the tile\'s dequantization scales join the softmax scale');
+            l.comment("int8 S to float; the tile's dequantization scales join the softmax scale");
             inner.threads((t) => {
               // |S| ≤ 128·128·128 < 2^22, so the float with S added to the mantissa of 1.5·2^23 is exact:
               // an integer add and a float subtract instead of the quarter-rate I2F conversion.
               for (let e = 0; e < sAcc.size; e++) {
-                t.b.assign(sAcc.at(t, e), sub(call('__int_as_float', [add(sAccInt.at(t, e), lit(0x4b400000, int32))], float32, { pure: true }), lit(12582912, float32)));
+                t.b.assign(
+                  sAcc.at(t, e),
+                  sub(
+                    call('__int_as_float', [add(sAccInt.at(t, e), lit(0x4b400000, int32))], float32, { pure: true }),
+                    lit(12582912, float32),
+                  ),
+                );
               }
             });
             scaleLog2 = l.let('scale_log2_tile', float32, mul(args.scaleLog2, mul(args.int8Scales.q, args.int8Scales.k(l, j0))));
@@ -337,7 +413,9 @@ export class FmhaFwdWsPipeline {
           l.if(args.mask.isEdgeTile(args.m0, j0, P.tileM, P.tileN), (mb) => {
             threadsOf(mb).threads((t) =>
               sweepTile(t, sAcc, (e) => {
-                e.b.if(args.mask.isMasked(add(args.m0, e.x[0]!), add(j0, e.x[1]!)), (z) => z.assign(e.value, infinity(float32, { negative: true })));
+                e.b.if(args.mask.isMasked(add(args.m0, e.x[0]!), add(j0, e.x[1]!)), (z) =>
+                  z.assign(e.value, infinity(float32, { negative: true })),
+                );
               }),
             );
           });
@@ -351,7 +429,15 @@ export class FmhaFwdWsPipeline {
           return corr!;
         };
         // O += P·V of the tile whose V is in stage `s` once it is full; `compute` false skips it (the vote); `wait` waits for it.
-        const issuePv = (l: BlockBuilder, vAddr: Expr, s: Expr, parity: Expr, accumulate: Expr, compute: Expr | undefined, wait: boolean): void => {
+        const issuePv = (
+          l: BlockBuilder,
+          vAddr: Expr,
+          s: Expr,
+          parity: Expr,
+          accumulate: Expr,
+          compute: Expr | undefined,
+          wait: boolean,
+        ): void => {
           l.comment('O += P·V (V as an MN-major B operand)');
           l.expr(mbarrierWaitParity(target, vFull(s), parity));
           const mma = (c: BlockBuilder): void => {
@@ -366,8 +452,10 @@ export class FmhaFwdWsPipeline {
         };
         // After a tile's P·V (issued or skipped by the vote): O is live once one ran; the counters.
         const countPv = (l: BlockBuilder, computed: Expr): void => vote?.emitAfterTile(l, computed);
-        const kTile = (l: BlockBuilder, s: Expr): Expr => l.let('k_tile', uint32, add(smemAddr, cast(add(this.kOffset, mul(s, this.kStageBytes)), uint32)));
-        const vTile = (l: BlockBuilder, s: Expr): Expr => l.let('v_tile', uint32, add(smemAddr, cast(add(this.vOffset, mul(s, this.vStageBytes)), uint32)));
+        const kTile = (l: BlockBuilder, s: Expr): Expr =>
+          l.let('k_tile', uint32, add(smemAddr, cast(add(this.kOffset, mul(s, this.kStageBytes)), uint32)));
+        const vTile = (l: BlockBuilder, s: Expr): Expr =>
+          l.let('v_tile', uint32, add(smemAddr, cast(add(this.vOffset, mul(s, this.vStageBytes)), uint32)));
         const oLiveNow = (it: Expr): Expr => (vote === undefined ? gt(it, 0) : ne(vote.oLive, 0));
         if (P.overlapSoftmax !== true) {
           cons.forRange({ name: 'it', to: iters }, (l, it) => {
@@ -384,9 +472,10 @@ export class FmhaFwdWsPipeline {
             l.expr(mbarrierArriveWarp(target, vEmpty(s)));
           });
         } else {
-          cons.comment('intra-warpgroup overlap: the previous tile\'s P·V runs while this tile\'s softmax does');
+          cons.comment("intra-warpgroup overlap: the previous tile's P·V runs while this tile's softmax does");
           // The previous tile's vote, carried into the iteration that issues its P·V.
-          const pending = vote === undefined ? undefined : cons.declare('pv_pending_compute', bool, lit(true, bool), { storage: 'mutable' });
+          const pending =
+            vote === undefined ? undefined : cons.declare('pv_pending_compute', bool, lit(true, bool), { storage: 'mutable' });
           cons.if(gt(iters, 0), (ov) => {
             ov.comment('the first tile alone: S, its softmax, P');
             const first = { s: lit(0, int32), parity: lit(0, uint32) };
@@ -402,7 +491,7 @@ export class FmhaFwdWsPipeline {
               issueQk(l, s, parity, kTile(l, s));
               const prev = stageOf(l, l.let('it_prev', int32, sub(it, 1)));
               issuePv(l, vTile(l, prev.s), prev.s, prev.parity, vote === undefined ? cast(gt(it, 1), int32) : vote.oLive, pending, false);
-              l.comment('this tile\'s S is done (the previous P·V may still run)');
+              l.comment("this tile's S is done (the previous P·V may still run)");
               this.qk.emitWait(l, target, sAccInt ?? sAcc, 1);
               l.expr(mbarrierArriveWarp(target, kEmpty(s)));
               const corr = softmaxTile(l, it, j0);
@@ -413,10 +502,18 @@ export class FmhaFwdWsPipeline {
               threadsOf(l).threads((t) => rescaleAndPack(t, oLiveNow(it), corr));
               if (pending !== undefined && vote !== undefined) l.assign(pending, vote.compute);
             });
-            ov.comment('the last tile\'s P·V');
+            ov.comment("the last tile's P·V");
             const last = ov.let('it_last', int32, sub(iters, 1));
             const stage = stageOf(ov, last);
-            issuePv(ov, vTile(ov, stage.s), stage.s, stage.parity, vote === undefined ? cast(gt(last, 0), int32) : vote.oLive, pending, false);
+            issuePv(
+              ov,
+              vTile(ov, stage.s),
+              stage.s,
+              stage.parity,
+              vote === undefined ? cast(gt(last, 0), int32) : vote.oLive,
+              pending,
+              false,
+            );
             this.pv.emitWait(ov, target, oAcc, 0, pFrag);
             if (pending !== undefined) countPv(ov, pending);
             ov.expr(mbarrierArriveWarp(target, vEmpty(stage.s)));
@@ -424,7 +521,11 @@ export class FmhaFwdWsPipeline {
         }
         if (vote !== undefined) vote.emitStats(cons, tid);
         cons.comment('epilogue: O /= l (0 for rows with nothing unmasked), LSE, predicated store');
-        cons.if(vote === undefined ? eq(iters, 0) : eq(vote.oLive, 0), (z) => new BlockEmitter(z, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block).threads((t) => clearTile(t, oAcc)));
+        cons.if(vote === undefined ? eq(iters, 0) : eq(vote.oLive, 0), (z) =>
+          new BlockEmitter(z, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block).threads((t) =>
+            clearTile(t, oAcc),
+          ),
+        );
         emitFmhaFwdEpilogue(block, softmax, oAcc, args, { tileM: P.tileM, headDimV: P.headDimV, oEncoding: this.pv.cEncoding });
       },
     );

@@ -20,16 +20,27 @@ function errorOf(f: () => unknown): { argument: string; message: string } {
   throw new Error('expected a TestProblemError');
 }
 
-const startsArb = fc.array(fc.integer({ min: 0, max: 50 }), { minLength: 0, maxLength: 6 }).map((lens) => lens.reduce<number[]>((s, n) => [...s, s.at(-1)! + n], [0]));
+const startsArb = fc
+  .array(fc.integer({ min: 0, max: 50 }), { minLength: 0, maxLength: 6 })
+  .map((lens) => lens.reduce<number[]>((s, n) => [...s, s.at(-1)! + n], [0]));
 
 describe('attention problem checks', () => {
   it('integer: accepts exactly the safe integers in [min, max], naming the field and the range otherwise', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.integer({ min: -20, max: 20 }), fc.double({ noNaN: false })), fc.integer({ min: -10, max: 0 }), fc.integer({ min: 0, max: 10 }), (v, min, max) => {
-        const ok = Number.isSafeInteger(v) && v >= min && v <= max;
-        if (ok) expect(checks.integer('n', v, min, max)).toBe(v);
-        else expect(errorOf(() => checks.integer('n', v, min, max))).toEqual({ argument: 'test.n', message: expect.stringContaining(`must be an integer in [${min}, ${max}]`) as unknown as string });
-      }),
+      fc.property(
+        fc.oneof(fc.integer({ min: -20, max: 20 }), fc.double({ noNaN: false })),
+        fc.integer({ min: -10, max: 0 }),
+        fc.integer({ min: 0, max: 10 }),
+        (v, min, max) => {
+          const ok = Number.isSafeInteger(v) && v >= min && v <= max;
+          if (ok) expect(checks.integer('n', v, min, max)).toBe(v);
+          else
+            expect(errorOf(() => checks.integer('n', v, min, max))).toEqual({
+              argument: 'test.n',
+              message: expect.stringContaining(`must be an integer in [${min}, ${max}]`) as unknown as string,
+            });
+        },
+      ),
     );
   });
 
@@ -43,8 +54,13 @@ describe('attention problem checks', () => {
           const i = 1 + (pick % batch);
           const broken = starts.map((s, j) => (j === i - 1 ? starts[i]! + 1 : s));
           const e = errorOf(() => checks.seqstarts('s', broken, batch));
-          if (i === 1) expect(e).toMatchObject({ argument: 'test.s[0]', message: expect.stringContaining('must be 0') as unknown as string });
-          else expect(e).toMatchObject({ argument: 'test.s', message: expect.stringContaining(`non-decreasing, but [${i}] = ${starts[i]}`) as unknown as string });
+          if (i === 1)
+            expect(e).toMatchObject({ argument: 'test.s[0]', message: expect.stringContaining('must be 0') as unknown as string });
+          else
+            expect(e).toMatchObject({
+              argument: 'test.s',
+              message: expect.stringContaining(`non-decreasing, but [${i}] = ${starts[i]}`) as unknown as string,
+            });
         }
       }),
     );
@@ -57,7 +73,14 @@ describe('attention problem checks', () => {
         const seqstartQ = q.slice(0, batch + 1);
         const seqstartK = k.slice(0, batch + 1);
         const g = checks.sequences({ seqstartQ, seqstartK }, batch, perBatch);
-        expect(g).toMatchObject({ mode: 'group', rowsQ: seqstartQ[batch], rowsK: seqstartK[batch], seqlenQ: longestSlot(seqstartQ), seqlenK: longestSlot(seqstartK), hasSeqlenK: false });
+        expect(g).toMatchObject({
+          mode: 'group',
+          rowsQ: seqstartQ[batch],
+          rowsK: seqstartK[batch],
+          seqlenQ: longestSlot(seqstartQ),
+          seqlenK: longestSlot(seqstartK),
+          hasSeqlenK: false,
+        });
         expect(g.seqlensK.reduce((a, b) => a + b, 0)).toBe(seqstartK[batch]);
         const b = checks.sequences({ seqlenQ: seqstartQ[batch]!, seqlenK: seqstartK[batch]! }, Math.max(batch, 1), perBatch);
         expect(b).toMatchObject({ mode: 'batch', rowsQ: seqstartQ[batch], rowsK: seqstartK[batch], seqstartQ: [], seqstartK: [] });
@@ -66,8 +89,12 @@ describe('attention problem checks', () => {
     expect(checks.sequences({ seqlenQ: 7 }, 2, false)).toMatchObject({ seqlenQ: 7, seqlenK: 7 });
     const used = checks.sequences({ seqstartQ: [0, 3, 4], seqstartK: [0, 5, 9], seqlenK: [2, 4] }, 2, true);
     expect(used).toMatchObject({ seqlensK: [2, 4], seqlenK: 4, hasSeqlenK: true, rowsK: 9 });
-    expect(errorOf(() => checks.sequences({ seqstartQ: [0, 3, 4], seqstartK: [0, 5, 9], seqlenK: [6, 4] }, 2, true)).argument).toBe('test.seqlenK[0]');
-    expect(errorOf(() => checks.sequences({ seqstartQ: [0, 3, 4], seqstartK: [0, 5, 9], seqlenK: 3 }, 2, false)).message).toMatch(/must be omitted in group mode/);
+    expect(errorOf(() => checks.sequences({ seqstartQ: [0, 3, 4], seqstartK: [0, 5, 9], seqlenK: [6, 4] }, 2, true)).argument).toBe(
+      'test.seqlenK[0]',
+    );
+    expect(errorOf(() => checks.sequences({ seqstartQ: [0, 3, 4], seqstartK: [0, 5, 9], seqlenK: 3 }, 2, false)).message).toMatch(
+      /must be omitted in group mode/,
+    );
     expect(errorOf(() => checks.sequences({ seqlenQ: 3, seqlenK: [3] }, 1, true)).message).toMatch(/must be a number in batch mode/);
     expect(errorOf(() => checks.sequences({ seqlenQ: 3, seqstartK: [0, 3] }, 1, true)).argument).toBe('test.seqlenQ');
     expect(errorOf(() => checks.sequences({ seqstartQ: [0, 3] }, 1, true)).argument).toBe('test.seqstartK');
@@ -81,7 +108,9 @@ describe('attention problem checks', () => {
         fc.record({ nhead: fc.integer({ min: 1, max: 3 }), rows: fc.integer({ min: 1, max: 4 }), hdim: fc.integer({ min: 1, max: 4 }) }),
         fc.record({ batch: fc.nat(120), head: fc.nat(40), row: fc.nat(20) }),
         (layout, { nhead, rows, hdim }, given) => {
-          expect(checks.strides('st', undefined, layout, nhead, rows, hdim, false)).toEqual(packedAttentionStrides(layout, nhead, rows, hdim));
+          expect(checks.strides('st', undefined, layout, nhead, rows, hdim, false)).toEqual(
+            packedAttentionStrides(layout, nhead, rows, hdim),
+          );
           expect(checks.strides('st', undefined, layout, nhead, rows, hdim, true).batch).toBe(0);
           let accepted;
           try {
@@ -92,18 +121,29 @@ describe('attention problem checks', () => {
             return;
           }
           const offsets = new Set<number>();
-          for (let b = 0; b < 2; b++) for (let h = 0; h < nhead; h++) for (let r = 0; r < rows; r++) for (let d = 0; d < hdim; d++) offsets.add(b * accepted.batch + h * accepted.head + r * accepted.row + d);
+          for (let b = 0; b < 2; b++)
+            for (let h = 0; h < nhead; h++)
+              for (let r = 0; r < rows; r++)
+                for (let d = 0; d < hdim; d++) offsets.add(b * accepted.batch + h * accepted.head + r * accepted.row + d);
           expect(offsets.size).toBe(2 * nhead * rows * hdim);
         },
       ),
     );
-    expect(errorOf(() => checks.strides('st', { batch: 0, head: 100 * 128 - 1, row: 128 }, 'bhsd', 8, 100, 128, false))).toMatchObject({ argument: 'test.st.head', message: expect.stringContaining('rows·row = 100·128') as unknown as string });
-    expect(errorOf(() => checks.strides('st', { batch: 5, head: 512, row: 128 }, 'bhsd', 2, 4, 128, true)).message).toMatch(/must be 0 in group mode/);
+    expect(errorOf(() => checks.strides('st', { batch: 0, head: 100 * 128 - 1, row: 128 }, 'bhsd', 8, 100, 128, false))).toMatchObject({
+      argument: 'test.st.head',
+      message: expect.stringContaining('rows·row = 100·128') as unknown as string,
+    });
+    expect(errorOf(() => checks.strides('st', { batch: 5, head: 512, row: 128 }, 'bhsd', 2, 4, 128, true)).message).toMatch(
+      /must be 0 in group mode/,
+    );
   });
 
   it('layout, mask, flag, oneOf and heads name the field and the rule', () => {
     expect(checks.layout('l', undefined)).toBe('bhsd');
-    expect(errorOf(() => checks.layout('l', 'sbhd'))).toMatchObject({ argument: 'test.l', message: expect.stringContaining('bhsd, bshd') as unknown as string });
+    expect(errorOf(() => checks.layout('l', 'sbhd'))).toMatchObject({
+      argument: 'test.l',
+      message: expect.stringContaining('bhsd, bshd') as unknown as string,
+    });
     expect(checks.mask(undefined)).toBe(noMask);
     expect(checks.mask('b')).toEqual(causalBottomRight);
     expect(errorOf(() => checks.mask('q')).argument).toBe('test.mask');
@@ -129,19 +169,42 @@ describe('attention problem checks', () => {
     fc.assert(
       fc.property(fc.boolean(), fc.boolean(), fc.boolean(), (badBatch, badQ, badK) => {
         const p = { batch: badBatch ? 0 : 2, nheadQ: badQ ? 1.5 : 8, nheadK: badK ? 70000 : 2 };
-        expect(all(() => checks.heads(p, false))).toEqual([badBatch && 'test.batch', badQ && 'test.nheadQ', badK && 'test.nheadK'].filter(Boolean));
+        expect(all(() => checks.heads(p, false))).toEqual(
+          [badBatch && 'test.batch', badQ && 'test.nheadQ', badK && 'test.nheadK'].filter(Boolean),
+        );
       }),
     );
     expect(all(() => checks.heads({ batch: 2, nheadQ: 8, nheadK: 3 }, false))).toEqual(['test.nheadK']);
     expect(all(() => checks.seqstarts('s', [0, -1, 'x', 5], 3))).toEqual(['test.s[1]', 'test.s[2]']);
     expect(all(() => checks.seqstarts('s', [0, 4, 3, 5, 2], 4))).toEqual(['test.s', 'test.s']);
-    expect(all(() => checks.strides('st', { batch: -1, head: 0.5, row: 8 }, 'bhsd', 2, 4, 16, false))).toEqual(['test.st.head', 'test.st.row', 'test.st.batch']);
-    expect(all(() => checks.strides('st', { batch: 5, head: 4, row: 2 }, 'bshd', 2, 4, 16, true))).toEqual(['test.st.head', 'test.st.row', 'test.st.batch']);
+    expect(all(() => checks.strides('st', { batch: -1, head: 0.5, row: 8 }, 'bhsd', 2, 4, 16, false))).toEqual([
+      'test.st.head',
+      'test.st.row',
+      'test.st.batch',
+    ]);
+    expect(all(() => checks.strides('st', { batch: 5, head: 4, row: 2 }, 'bshd', 2, 4, 16, true))).toEqual([
+      'test.st.head',
+      'test.st.row',
+      'test.st.batch',
+    ]);
     expect(all(() => checks.sequences({ seqlenQ: -1, seqlenK: -2 }, 1, false))).toEqual(['test.seqlenQ', 'test.seqlenK']);
-    expect(all(() => checks.sequences({ seqlenQ: 3, seqlenK: 4, seqstartQ: [1, 2] }, 1, false))).toEqual(['test.seqlenQ', 'test.seqlenK', 'test.seqstartQ[0]', 'test.seqstartK']);
+    expect(all(() => checks.sequences({ seqlenQ: 3, seqlenK: 4, seqstartQ: [1, 2] }, 1, false))).toEqual([
+      'test.seqlenQ',
+      'test.seqlenK',
+      'test.seqstartQ[0]',
+      'test.seqstartK',
+    ]);
     // An invalid batch (undefined) leaves the starts' count unchecked but every other rule in force.
-    expect(checks.sequences({ seqstartQ: [0, 2, 5], seqstartK: [0, 1, 1] }, undefined, false)).toMatchObject({ mode: 'group', rowsQ: 5, rowsK: 1, seqlenQ: 3 });
-    expect(all(() => checks.sequences({ seqstartQ: [0, 2, 1], seqstartK: [3] }, undefined, false))).toEqual(['test.seqstartQ', 'test.seqstartK[0]']);
+    expect(checks.sequences({ seqstartQ: [0, 2, 5], seqstartK: [0, 1, 1] }, undefined, false)).toMatchObject({
+      mode: 'group',
+      rowsQ: 5,
+      rowsK: 1,
+      seqlenQ: 3,
+    });
+    expect(all(() => checks.sequences({ seqstartQ: [0, 2, 1], seqstartK: [3] }, undefined, false))).toEqual([
+      'test.seqstartQ',
+      'test.seqstartK[0]',
+    ]);
   });
 
   it('scale: the result is an fp32 value > 0, default 1/√hdimQ', () => {

@@ -4,8 +4,19 @@
 // the rules and messages are written once. The compound checks (heads, sequences, seqstarts,
 // strides) report every independent problem they find in one error (see `ArgumentProblems`).
 import { ArgumentProblems, type ArgumentErrorClass } from '@tilekit/numeric';
-import { AttentionMaskError, checkAttentionMaskSpec, noMask, parseAttentionMaskSpec, type AttentionMaskSpec } from '../mask/attentionMaskSpec.ts';
-import { ATTENTION_LAYOUTS, packedAttentionStrides, type AttentionLayout, type AttentionTensorStrides } from '../reference/attentionTensorLayout.ts';
+import {
+  AttentionMaskError,
+  checkAttentionMaskSpec,
+  noMask,
+  parseAttentionMaskSpec,
+  type AttentionMaskSpec,
+} from '../mask/attentionMaskSpec.ts';
+import {
+  ATTENTION_LAYOUTS,
+  packedAttentionStrides,
+  type AttentionLayout,
+  type AttentionTensorStrides,
+} from '../reference/attentionTensorLayout.ts';
 import type { AttentionProblemMode } from './checkedAttentionProblem.ts';
 
 /** The largest sequence (and group-mode total) length: the kernels' int32 index arithmetic stays exact below it. */
@@ -55,7 +66,10 @@ export interface AttentionProblemChecks {
    * batch, nheadQ, nheadK in [1, 65535] with nheadQ % nheadK = 0; nheadK defaults to nheadQ only
    * when `nheadKDefaultsToNheadQ`. Every broken range is reported; the divisibility once both are valid.
    */
-  heads(p: { readonly batch: unknown; readonly nheadQ: unknown; readonly nheadK?: unknown }, nheadKDefaultsToNheadQ: boolean): { readonly batch: number; readonly nheadQ: number; readonly nheadK: number };
+  heads(
+    p: { readonly batch: unknown; readonly nheadQ: unknown; readonly nheadK?: unknown },
+    nheadKDefaultsToNheadQ: boolean,
+  ): { readonly batch: number; readonly nheadQ: number; readonly nheadK: number };
   /**
    * batch + 1 integers in [0, 2^30] from 0, non-decreasing. Reports every entry out of range, else
    * a non-zero start, else every decrease. `batch` undefined (the caller found it invalid): any
@@ -78,7 +92,15 @@ export interface AttentionProblemChecks {
    * Undefined gives the packed strides. Every broken rule is reported (a cross-check once the
    * strides it compares are integers).
    */
-  strides(field: string, given: AttentionTensorStrides | undefined, layout: AttentionLayout, nhead: number, rows: number, hdim: number, group: boolean): AttentionTensorStrides;
+  strides(
+    field: string,
+    given: AttentionTensorStrides | undefined,
+    layout: AttentionLayout,
+    nhead: number,
+    rows: number,
+    hdim: number,
+    group: boolean,
+  ): AttentionTensorStrides;
   /** A spec or CK's `-mask=` string (field `mask`), default none. */
   mask(given: AttentionMaskSpec | string | undefined): AttentionMaskSpec;
   /** Finite > 0 (default 1/√hdimQ), rounded to fp32 and still > 0 there. */
@@ -119,11 +141,21 @@ export function attentionProblemChecks(errorClass: ArgumentErrorClass, prefix: s
     oneOf: <T>(field: string, v: unknown, allowed: readonly T[]) => checkOneOf(f, field, v, allowed),
     seqstarts: (field: string, s: unknown, batch: number | undefined) => checkSeqstarts(f, field, s, batch),
     sequences: (p: AttentionSequenceFields, batch: number | undefined, perBatchSeqlenK: boolean) =>
-      p.seqstartQ === undefined && p.seqstartK === undefined ? batchSequences(f, p, perBatchSeqlenK) : groupSequences(f, p, batch, perBatchSeqlenK),
-    strides: (field: string, given: AttentionTensorStrides | undefined, layout: AttentionLayout, nhead: number, rows: number, hdim: number, group: boolean) =>
-      checkStrides(f, { field, given, layout, nhead, rows, hdim, group }),
+      p.seqstartQ === undefined && p.seqstartK === undefined
+        ? batchSequences(f, p, perBatchSeqlenK)
+        : groupSequences(f, p, batch, perBatchSeqlenK),
+    strides: (
+      field: string,
+      given: AttentionTensorStrides | undefined,
+      layout: AttentionLayout,
+      nhead: number,
+      rows: number,
+      hdim: number,
+      group: boolean,
+    ) => checkStrides(f, { field, given, layout, nhead, rows, hdim, group }),
     flag: (field: string, v: unknown, fallback: boolean) => checkFlag(f, field, v, fallback),
-    heads: (p: { readonly batch: unknown; readonly nheadQ: unknown; readonly nheadK?: unknown }, nheadKDefaultsToNheadQ: boolean) => checkHeads(f, p, nheadKDefaultsToNheadQ),
+    heads: (p: { readonly batch: unknown; readonly nheadQ: unknown; readonly nheadK?: unknown }, nheadKDefaultsToNheadQ: boolean) =>
+      checkHeads(f, p, nheadKDefaultsToNheadQ),
     layout: (field: string, v: unknown) => checkOneOf(f, field, v ?? 'bhsd', ATTENTION_LAYOUTS),
     mask: (given: AttentionMaskSpec | string | undefined) => checkMask(f, given),
     scale: (given: unknown, hdimQ: number) => checkScale(f, given, hdimQ),
@@ -146,19 +178,29 @@ function checkFlag(f: Failures, field: string, v: unknown, fallback: boolean): b
   return b;
 }
 
-function checkHeads(f: Failures, p: { readonly batch: unknown; readonly nheadQ: unknown; readonly nheadK?: unknown }, nheadKDefaultsToNheadQ: boolean): { readonly batch: number; readonly nheadQ: number; readonly nheadK: number } {
+function checkHeads(
+  f: Failures,
+  p: { readonly batch: unknown; readonly nheadQ: unknown; readonly nheadK?: unknown },
+  nheadKDefaultsToNheadQ: boolean,
+): { readonly batch: number; readonly nheadQ: number; readonly nheadK: number } {
   const v = f.collect();
   const batch = v.check(() => checkInteger(f, 'batch', p.batch, 1, ATTENTION_MAX_BATCH));
   const nheadQ = v.check(() => checkInteger(f, 'nheadQ', p.nheadQ, 1, ATTENTION_MAX_HEADS));
-  const nheadK = nheadKDefaultsToNheadQ && p.nheadK === undefined ? nheadQ : v.check(() => checkInteger(f, 'nheadK', p.nheadK, 1, ATTENTION_MAX_HEADS));
-  if (nheadQ !== undefined && nheadK !== undefined && nheadQ % nheadK !== 0) v.report(f.name('nheadK'), `must divide nheadQ = ${nheadQ} (GQA/MQA: nheadQ % nheadK == 0)`, nheadK);
+  const nheadK =
+    nheadKDefaultsToNheadQ && p.nheadK === undefined ? nheadQ : v.check(() => checkInteger(f, 'nheadK', p.nheadK, 1, ATTENTION_MAX_HEADS));
+  if (nheadQ !== undefined && nheadK !== undefined && nheadQ % nheadK !== 0)
+    v.report(f.name('nheadK'), `must divide nheadQ = ${nheadQ} (GQA/MQA: nheadQ % nheadK == 0)`, nheadK);
   v.throwIfAny();
   return { batch: batch!, nheadQ: nheadQ!, nheadK: nheadK! };
 }
 
 function checkSeqstarts(f: Failures, field: string, s: unknown, batch: number | undefined): number[] {
   if (!Array.isArray(s) || (batch !== undefined && s.length !== batch + 1)) {
-    f.fail(field, batch === undefined ? 'must be an array of batch + 1 integers' : `must be an array of batch + 1 = ${batch + 1} integers`, s);
+    f.fail(
+      field,
+      batch === undefined ? 'must be an array of batch + 1 integers' : `must be an array of batch + 1 = ${batch + 1} integers`,
+      s,
+    );
   }
   const v = f.collect();
   const out = (s as unknown[]).map((x, i) => v.check(() => checkInteger(f, `${field}[${i}]`, x, 0, ATTENTION_MAX_SEQLEN)));
@@ -166,7 +208,8 @@ function checkSeqstarts(f: Failures, field: string, s: unknown, batch: number | 
   const starts = out as number[];
   if (starts[0] !== 0) f.fail(`${field}[0]`, 'must be 0', starts[0]);
   for (let i = 1; i < starts.length; i++) {
-    if (starts[i]! < starts[i - 1]!) v.report(f.name(field), `must be non-decreasing, but [${i}] = ${starts[i]} < [${i - 1}] = ${starts[i - 1]}`, s);
+    if (starts[i]! < starts[i - 1]!)
+      v.report(f.name(field), `must be non-decreasing, but [${i}] = ${starts[i]} < [${i - 1}] = ${starts[i - 1]}`, s);
   }
   v.throwIfAny();
   return starts;
@@ -178,18 +221,31 @@ function batchSequences(f: Failures, p: AttentionSequenceFields, perBatchSeqlenK
   let seqlenK = seqlenQ;
   if (p.seqlenK !== undefined) {
     seqlenK = v.check(() => {
-      if (perBatchSeqlenK && Array.isArray(p.seqlenK)) f.fail('seqlenK', 'must be a number in batch mode (per-batch keys need group mode)', p.seqlenK);
+      if (perBatchSeqlenK && Array.isArray(p.seqlenK))
+        f.fail('seqlenK', 'must be a number in batch mode (per-batch keys need group mode)', p.seqlenK);
       return checkInteger(f, 'seqlenK', p.seqlenK, 0, ATTENTION_MAX_SEQLEN);
     });
   }
   v.throwIfAny();
-  return Object.freeze({ mode: 'batch', seqlenQ: seqlenQ!, seqlenK: seqlenK!, rowsQ: seqlenQ!, rowsK: seqlenK!, seqstartQ: [], seqstartK: [], seqlensK: [], hasSeqlenK: false });
+  return Object.freeze({
+    mode: 'batch',
+    seqlenQ: seqlenQ!,
+    seqlenK: seqlenK!,
+    rowsQ: seqlenQ!,
+    rowsK: seqlenK!,
+    seqstartQ: [],
+    seqstartK: [],
+    seqlensK: [],
+    hasSeqlenK: false,
+  });
 }
 
 function groupSequences(f: Failures, p: AttentionSequenceFields, batch: number | undefined, perBatchSeqlenK: boolean): AttentionSequences {
   const v = f.collect();
-  if (p.seqlenQ !== undefined) v.report(f.name('seqlenQ'), 'must be omitted in group mode (seqstartQ gives the query sequences)', p.seqlenQ);
-  if (!perBatchSeqlenK && p.seqlenK !== undefined) v.report(f.name('seqlenK'), 'must be omitted in group mode (seqstartK gives the key sequences)', p.seqlenK);
+  if (p.seqlenQ !== undefined)
+    v.report(f.name('seqlenQ'), 'must be omitted in group mode (seqstartQ gives the query sequences)', p.seqlenQ);
+  if (!perBatchSeqlenK && p.seqlenK !== undefined)
+    v.report(f.name('seqlenK'), 'must be omitted in group mode (seqstartK gives the key sequences)', p.seqlenK);
   const starts = (field: 'seqstartQ' | 'seqstartK', other: string): readonly number[] | undefined => {
     if (p[field] === undefined) {
       v.report(f.name(field), `is required in group mode (with ${other})`, undefined);
@@ -220,7 +276,8 @@ function keysUsed(f: Failures, seqlenK: AttentionSequenceFields['seqlenK'], seqs
   const batch = seqstartK.length - 1;
   const slots = seqstartK.slice(1).map((e, b) => e - seqstartK[b]!);
   if (seqlenK === undefined) return slots;
-  if (!Array.isArray(seqlenK) || seqlenK.length !== batch) f.fail('seqlenK', `in group mode must be an array of batch = ${batch} integers`, seqlenK);
+  if (!Array.isArray(seqlenK) || seqlenK.length !== batch)
+    f.fail('seqlenK', `in group mode must be an array of batch = ${batch} integers`, seqlenK);
   const v = f.collect();
   const out = (seqlenK as readonly unknown[]).map((x, b) =>
     v.check(() => {
@@ -257,11 +314,17 @@ function checkStrides(f: Failures, c: StridesCheck): AttentionTensorStrides {
   for (const [which, rule, found] of innerStrideProblems(c, head, row)) v.report(f.name(`${field}.${which}`), rule, found);
   let batch = 0;
   if (group) {
-    if (given.batch !== undefined && given.batch !== 0) v.report(f.name(`${field}.batch`), 'must be 0 in group mode (batches are found through seqstart)', given.batch);
+    if (given.batch !== undefined && given.batch !== 0)
+      v.report(f.name(`${field}.batch`), 'must be 0 in group mode (batches are found through seqstart)', given.batch);
   } else {
     const b = v.check(() => checkInteger(f, `${field}.batch`, given.batch, 0, Number.MAX_SAFE_INTEGER));
     const inner = head === undefined || row === undefined ? undefined : layout === 'bhsd' ? c.nhead * head : c.rows * row;
-    if (b !== undefined && inner !== undefined && b < inner) v.report(f.name(`${field}.batch`), `must be at least ${layout === 'bhsd' ? 'nhead·head' : 'rows·row'} = ${inner} (${layout}: no overlap between batches)`, b);
+    if (b !== undefined && inner !== undefined && b < inner)
+      v.report(
+        f.name(`${field}.batch`),
+        `must be at least ${layout === 'bhsd' ? 'nhead·head' : 'rows·row'} = ${inner} (${layout}: no overlap between batches)`,
+        b,
+      );
     batch = b ?? 0;
   }
   v.throwIfAny();
@@ -269,15 +332,23 @@ function checkStrides(f: Failures, c: StridesCheck): AttentionTensorStrides {
 }
 
 /** The head and row strides' no-overlap rules of a layout that (head, row) break; a rule needs the strides it compares to be integers. */
-function innerStrideProblems(c: StridesCheck, head: number | undefined, row: number | undefined): [which: 'head' | 'row', rule: string, found: number][] {
+function innerStrideProblems(
+  c: StridesCheck,
+  head: number | undefined,
+  row: number | undefined,
+): [which: 'head' | 'row', rule: string, found: number][] {
   const { rows, nhead, hdim } = c;
   const out: [which: 'head' | 'row', rule: string, found: number][] = [];
   if (c.layout === 'bhsd') {
-    if (row !== undefined && row < hdim) out.push(['row', `must be at least hdim = ${hdim} (bhsd: the head dim is contiguous inside a row)`, row]);
-    if (head !== undefined && row !== undefined && head < rows * row) out.push(['head', `must be at least rows·row = ${rows}·${row} = ${rows * row} (bhsd)`, head]);
+    if (row !== undefined && row < hdim)
+      out.push(['row', `must be at least hdim = ${hdim} (bhsd: the head dim is contiguous inside a row)`, row]);
+    if (head !== undefined && row !== undefined && head < rows * row)
+      out.push(['head', `must be at least rows·row = ${rows}·${row} = ${rows * row} (bhsd)`, head]);
   } else {
-    if (head !== undefined && head < hdim) out.push(['head', `must be at least hdim = ${hdim} (bshd: the head dim is contiguous inside a head)`, head]);
-    if (head !== undefined && row !== undefined && row < nhead * head) out.push(['row', `must be at least nhead·head = ${nhead}·${head} = ${nhead * head} (bshd)`, row]);
+    if (head !== undefined && head < hdim)
+      out.push(['head', `must be at least hdim = ${hdim} (bshd: the head dim is contiguous inside a head)`, head]);
+    if (head !== undefined && row !== undefined && row < nhead * head)
+      out.push(['row', `must be at least nhead·head = ${nhead}·${head} = ${nhead * head} (bshd)`, row]);
   }
   return out;
 }

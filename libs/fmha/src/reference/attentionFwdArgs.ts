@@ -60,7 +60,8 @@ function count(where: string, v: unknown, min = 0): number {
 }
 
 function seqstarts(where: string, s: unknown, batch: number): number[] {
-  if (!Array.isArray(s) || s.length !== batch + 1) throw new ArgumentError(where, `must be an array of batch + 1 = ${batch + 1} integers`, s);
+  if (!Array.isArray(s) || s.length !== batch + 1)
+    throw new ArgumentError(where, `must be an array of batch + 1 = ${batch + 1} integers`, s);
   const out = s.map((v, i) => count(`${where}[${i}]`, v));
   if (out[0] !== 0) throw new ArgumentError(`${where}[0]`, 'must be 0', out[0]);
   for (let i = 1; i < out.length; i++) if (out[i]! < out[i - 1]!) throw new ArgumentError(where, `must be non-decreasing (index ${i})`, s);
@@ -92,10 +93,12 @@ export function resolveAttentionFwdArgs(args: AttentionFwdArgs): ResolvedAttenti
     const slots = sk.slice(1).map((e, b) => e - sk[b]!);
     if (args.seqlenK === undefined) seqlensK = slots;
     else {
-      if (!Array.isArray(args.seqlenK) || args.seqlenK.length !== batch) throw new ArgumentError('seqlenK', `in group mode must be an array of batch = ${batch} integers`, args.seqlenK);
+      if (!Array.isArray(args.seqlenK) || args.seqlenK.length !== batch)
+        throw new ArgumentError('seqlenK', `in group mode must be an array of batch = ${batch} integers`, args.seqlenK);
       seqlensK = args.seqlenK.map((v, b) => {
         const n = count(`seqlenK[${b}]`, v);
-        if (n > slots[b]!) throw new ArgumentError(`seqlenK[${b}]`, `must be at most seqstartK[${b + 1}] − seqstartK[${b}] = ${slots[b]}`, n);
+        if (n > slots[b]!)
+          throw new ArgumentError(`seqlenK[${b}]`, `must be at most seqstartK[${b + 1}] − seqstartK[${b}] = ${slots[b]}`, n);
         return n;
       });
     }
@@ -120,10 +123,12 @@ export function resolveAttentionFwdArgs(args: AttentionFwdArgs): ResolvedAttenti
     if (typeof op !== 'object' || op === null) throw new ArgumentError(name, 'must be an operand { dtype, data, strides }', op);
     const want = op.dtype === 'fp32' ? Float32Array : op.dtype === 'fp16' || op.dtype === 'bf16' ? Uint16Array : undefined;
     if (want === undefined) throw new ArgumentError(`${name}.dtype`, 'must be fp16, bf16 or fp32', op.dtype);
-    if (!(op.data instanceof want)) throw new ArgumentError(`${name}.data`, `must be a ${want.name} for ${op.dtype}`, op.data?.constructor?.name);
+    if (!(op.data instanceof want))
+      throw new ArgumentError(`${name}.data`, `must be a ${want.name} for ${op.dtype}`, op.data?.constructor?.name);
     checkStrides(`${name}.strides`, op.strides, hdim, nhead);
     const span = attentionTensorSpan(op.strides, batches, nhead, rows, hdim);
-    if (op.data.length < span) throw new ArgumentError(`${name}.data`, `must hold at least ${span} elements (its strides reach that far)`, op.data.length);
+    if (op.data.length < span)
+      throw new ArgumentError(`${name}.data`, `must hold at least ${span} elements (its strides reach that far)`, op.data.length);
   };
   operand('q', nheadQ, rowsQ, hdimQ);
   operand('k', nheadK, rowsK, hdimQ);
@@ -131,7 +136,8 @@ export function resolveAttentionFwdArgs(args: AttentionFwdArgs): ResolvedAttenti
   const oStrides = args.oStrides ?? packedAttentionStrides('bhsd', nheadQ, rowsQ, hdimV);
   checkStrides('oStrides', oStrides, hdimV, nheadQ);
   const scale = args.scale ?? 1 / Math.sqrt(hdimQ);
-  if (typeof scale !== 'number' || !Number.isFinite(scale) || scale <= 0) throw new ArgumentError('scale', 'must be a finite number > 0', scale);
+  if (typeof scale !== 'number' || !Number.isFinite(scale) || scale <= 0)
+    throw new ArgumentError('scale', 'must be a finite number > 0', scale);
   const mask = checkAttentionMaskSpec(args.mask ?? noMask);
   return Object.freeze({
     batch,
@@ -155,12 +161,20 @@ export function resolveAttentionFwdArgs(args: AttentionFwdArgs): ResolvedAttenti
 function checkStrides(where: string, s: AttentionTensorStrides, hdim: number, nhead: number): void {
   if (typeof s !== 'object' || s === null) throw new ArgumentError(where, 'must be { batch, head, row }', s);
   for (const key of ['batch', 'head', 'row'] as const) count(`${where}.${key}`, s[key]);
-  if (s.row < hdim && s.head < hdim) throw new ArgumentError(where, `row or head stride must be at least hdim = ${hdim} (the head dim is contiguous)`, s);
+  if (s.row < hdim && s.head < hdim)
+    throw new ArgumentError(where, `row or head stride must be at least hdim = ${hdim} (the head dim is contiguous)`, s);
   if (nhead < 1) throw new ArgumentError(where, 'needs at least one head', nhead);
 }
 
 /** Element offset of (batch b, head h, row r, dim 0). */
-export function attentionRowOffset(a: ResolvedAttentionFwdArgs, strides: AttentionTensorStrides, rowStarts: readonly number[], b: number, h: number, r: number): number {
+export function attentionRowOffset(
+  a: ResolvedAttentionFwdArgs,
+  strides: AttentionTensorStrides,
+  rowStarts: readonly number[],
+  b: number,
+  h: number,
+  r: number,
+): number {
   return a.groupMode ? (rowStarts[b]! + r) * strides.row + h * strides.head : b * strides.batch + h * strides.head + r * strides.row;
 }
 

@@ -15,12 +15,17 @@ export interface AttentionRandomSequences {
   readonly sk: readonly number[];
 }
 
-const lengthArb = (withZero: boolean): fc.Arbitrary<number> => fc.constantFrom(...ATTENTION_RANDOM_SEQLENS.filter((l) => withZero || l > 0));
+const lengthArb = (withZero: boolean): fc.Arbitrary<number> =>
+  fc.constantFrom(...ATTENTION_RANDOM_SEQLENS.filter((l) => withZero || l > 0));
 
 /** Batch mode (1–3 batches of one non-empty length pair) or group mode (1–4 pairs, empty ones included). */
 export const attentionRandomSequencesArb: fc.Arbitrary<AttentionRandomSequences> = fc.oneof(
-  fc.record({ batch: fc.integer({ min: 1, max: 3 }), sq: lengthArb(false), sk: lengthArb(false) }).map(({ batch, sq, sk }) => ({ group: false, batch, sq: [sq], sk: [sk] })),
-  fc.array(fc.tuple(lengthArb(true), lengthArb(true)), { minLength: 1, maxLength: 4 }).map((pairs) => ({ group: true, batch: pairs.length, sq: pairs.map((p) => p[0]), sk: pairs.map((p) => p[1]) })),
+  fc
+    .record({ batch: fc.integer({ min: 1, max: 3 }), sq: lengthArb(false), sk: lengthArb(false) })
+    .map(({ batch, sq, sk }) => ({ group: false, batch, sq: [sq], sk: [sk] })),
+  fc
+    .array(fc.tuple(lengthArb(true), lengthArb(true)), { minLength: 1, maxLength: 4 })
+    .map((pairs) => ({ group: true, batch: pairs.length, sq: pairs.map((p) => p[0]), sk: pairs.map((p) => p[1]) })),
 );
 
 /** CPU reference multiply-adds of drawn sequences: Σ over batches of heads·sq·sk·dims. */
@@ -32,7 +37,12 @@ export function attentionSequencesCost(s: AttentionRandomSequences, nheadQ: numb
  * Shortens the longest length to the next shorter one of the set until the cost is at most
  * `maxCost`. Postcondition: the cost fits, or every length is at most 1.
  */
-export function fitAttentionSequencesToCost(s: AttentionRandomSequences, nheadQ: number, dims: number, maxCost: number): AttentionRandomSequences {
+export function fitAttentionSequencesToCost(
+  s: AttentionRandomSequences,
+  nheadQ: number,
+  dims: number,
+  maxCost: number,
+): AttentionRandomSequences {
   let fitted = s;
   while (attentionSequencesCost(fitted, nheadQ, dims) > maxCost && Math.max(...fitted.sq, ...fitted.sk) > 1) {
     const longest = Math.max(...fitted.sq, ...fitted.sk);

@@ -20,23 +20,26 @@ const policy = (tileN: number, extra: Partial<WsTmaWgmmaPolicy> = {}): WsTmaWgmm
 });
 
 describe('WgmmaBlockGemmSs (sm_90a block GEMM, A/B in shared memory, C in registers)', () => {
-  it.each([64, 128, 256])('tileN %i: the C distribution is the wgmma D fragment per warpgroup, rows offset by 64 per warpgroup', (tileN) => {
-    const blk = new WgmmaBlockGemmSs({ dtype: 'bf16', tileM: 128, tileN, tileK: 64 });
-    const atom = blk.atom.c;
-    expect(blk.cEncoding.numThreads).toBe(256);
-    expect(blk.cEncoding.threadBufferSize).toBe(tileN / 2);
-    expect(blk.cEncoding.xLengths).toEqual([128, tileN]);
-    for (const g of [0, 1]) {
-      for (const w of [0, 3]) {
-        for (const lane of [0, 5, 31]) {
-          for (const d of [0, 1, 2, 3, tileN / 2 - 1]) {
-            const [row, col] = atom.encoding.calculateXIndexFromD([w, lane], d);
-            expect(blk.cEncoding.calculateXIndexFromD([g, w, lane], d)).toEqual([64 * g + row!, col]);
+  it.each([64, 128, 256])(
+    'tileN %i: the C distribution is the wgmma D fragment per warpgroup, rows offset by 64 per warpgroup',
+    (tileN) => {
+      const blk = new WgmmaBlockGemmSs({ dtype: 'bf16', tileM: 128, tileN, tileK: 64 });
+      const atom = blk.atom.c;
+      expect(blk.cEncoding.numThreads).toBe(256);
+      expect(blk.cEncoding.threadBufferSize).toBe(tileN / 2);
+      expect(blk.cEncoding.xLengths).toEqual([128, tileN]);
+      for (const g of [0, 1]) {
+        for (const w of [0, 3]) {
+          for (const lane of [0, 5, 31]) {
+            for (const d of [0, 1, 2, 3, tileN / 2 - 1]) {
+              const [row, col] = atom.encoding.calculateXIndexFromD([w, lane], d);
+              expect(blk.cEncoding.calculateXIndexFromD([g, w, lane], d)).toEqual([64 * g + row!, col]);
+            }
           }
         }
       }
-    }
-  });
+    },
+  );
 
   it('descriptor start offsets: 32 bytes per k16 step inside the 128-byte swizzle row, 64 rows · 128 bytes per warpgroup', () => {
     const blk = new WgmmaBlockGemmSs({ dtype: 'fp16', tileM: 128, tileN: 256, tileK: 64 });
@@ -57,7 +60,7 @@ describe('WgmmaBlockGemmSs (sm_90a block GEMM, A/B in shared memory, C in regist
       [13, 7],
       [127, 4],
     ] as const) {
-      expect(l.descriptor.calculateOffset([r, 8 * q]) * 2).toBe(r * 128 + 16 * (q ^ r % 8));
+      expect(l.descriptor.calculateOffset([r, 8 * q]) * 2).toBe(r * 128 + 16 * (q ^ (r % 8)));
     }
   });
 
@@ -65,7 +68,7 @@ describe('WgmmaBlockGemmSs (sm_90a block GEMM, A/B in shared memory, C in regist
     const blk = new WgmmaBlockGemmSs({ dtype: 'bf16', tileM: 128, tileN, tileK: 64 });
     // TMA, 128B swizzle, box rows of 64 two-byte elements at a 1024-aligned base: element (r, c) at
     // r·128 + 16·((c / 8) XOR (r mod 8)) + 2·(c mod 8) — the 16-byte chunk XOR the 128-byte line index mod 8.
-    const tma = (r: number, c: number): number => r * 128 + 16 * (Math.floor(c / 8) ^ r % 8) + 2 * (c % 8);
+    const tma = (r: number, c: number): number => r * 128 + 16 * (Math.floor(c / 8) ^ (r % 8)) + 2 * (c % 8);
     // wgmma, K-major SW128 (PTX ISA 9.7.15.5.1.2): operand (i, j) at start + ⌊i/8⌋·SBO + (i mod 8)·128 + 2j,
     // then address bits [4, 7) XOR bits [7, 10).
     const wgmma = (start: number, i: number, j: number): number => {
@@ -75,9 +78,12 @@ describe('WgmmaBlockGemmSs (sm_90a block GEMM, A/B in shared memory, C in regist
     const base = 3 * 1024 * 16; // some 1024-aligned stage address
     for (let kk = 0; kk < blk.kSteps; kk++) {
       for (let g = 0; g < blk.warpgroups; g++) {
-        for (let i = 0; i < 64; i++) for (let j = 0; j < 16; j++) expect(wgmma(base + g * blk.aWarpgroupStride + blk.aOffsets[0]![kk]!, i, j)).toBe(base + tma(64 * g + i, 16 * kk + j));
+        for (let i = 0; i < 64; i++)
+          for (let j = 0; j < 16; j++)
+            expect(wgmma(base + g * blk.aWarpgroupStride + blk.aOffsets[0]![kk]!, i, j)).toBe(base + tma(64 * g + i, 16 * kk + j));
       }
-      for (let i = 0; i < tileN; i++) for (let j = 0; j < 16; j++) expect(wgmma(base + blk.bOffsets[kk]!, i, j)).toBe(base + tma(i, 16 * kk + j));
+      for (let i = 0; i < tileN; i++)
+        for (let j = 0; j < 16; j++) expect(wgmma(base + blk.bOffsets[kk]!, i, j)).toBe(base + tma(i, 16 * kk + j));
     }
   });
 
@@ -88,10 +94,19 @@ describe('WgmmaBlockGemmSs (sm_90a block GEMM, A/B in shared memory, C in regist
       [8192, 10240, 12288, 14336],
     ]);
     expect(blk.bOffsets).toEqual([0, 2048, 4096, 6144]);
-    expect([blk.aLayout.leadingByteOffset, blk.aLayout.strideByteOffset, blk.bLayout.leadingByteOffset, blk.bLayout.strideByteOffset]).toEqual([8192, 1024, 8192, 1024]);
+    expect([
+      blk.aLayout.leadingByteOffset,
+      blk.aLayout.strideByteOffset,
+      blk.bLayout.leadingByteOffset,
+      blk.bLayout.strideByteOffset,
+    ]).toEqual([8192, 1024, 8192, 1024]);
     expect(blk.atom.wrapperName).toBe('tk_wgmma_m64n256k16_f32_f16_f16_ss_mn');
-    expect(new WgmmaBlockGemmSs({ dtype: 'bf16', tileM: 128, tileN: 128, tileK: 64, bMajor: 'MN' }).atom.wrapperName).toBe('tk_wgmma_m64n128k16_f32_bf16_bf16_ss_kn');
-    expect(() => new WgmmaBlockGemmSs({ dtype: 'fp16', tileM: 128, tileN: 96, tileK: 64, bMajor: 'MN' })).toThrow(/tileN: must be a multiple of 64 with an N-major B/);
+    expect(new WgmmaBlockGemmSs({ dtype: 'bf16', tileM: 128, tileN: 128, tileK: 64, bMajor: 'MN' }).atom.wrapperName).toBe(
+      'tk_wgmma_m64n128k16_f32_bf16_bf16_ss_kn',
+    );
+    expect(() => new WgmmaBlockGemmSs({ dtype: 'fp16', tileM: 128, tileN: 96, tileK: 64, bMajor: 'MN' })).toThrow(
+      /tileN: must be a multiple of 64 with an N-major B/,
+    );
     expect(() => new WgmmaBlockGemmSs({ dtype: 'fp16', tileM: 128, tileN: 128, tileK: 64, aMajor: 'M' as never })).toThrow(/aMajor/);
   });
 
@@ -99,35 +114,46 @@ describe('WgmmaBlockGemmSs (sm_90a block GEMM, A/B in shared memory, C in regist
     ['MN', 'K', 128],
     ['K', 'MN', 256],
     ['MN', 'MN', 128],
-  ] as const)('A %s-major, B %s-major, tileN %i: what wgmma reads through each descriptor is what the TMA loads wrote (independent byte models)', (aMajor, bMajor, tileN) => {
-    const blk = new WgmmaBlockGemmSs({ dtype: 'bf16', tileM: 128, tileN, tileK: 64, aMajor, bMajor });
-    // TMA, 128B swizzle, 1024-aligned destination: box row r (the outer box coordinate), inner
-    // element c at r·128 + 16·((c / 8) XOR (r mod 8)) + 2·(c mod 8). K-major: one box, rows = M/N,
-    // inner = K. MN-major: load j covers M/N [64j, 64j + 64) at j · bytesPerLoad, rows = K, inner = M/N.
-    const box = (r: number, c: number): number => r * 128 + 16 * (Math.floor(c / 8) ^ r % 8) + 2 * (c % 8);
-    const tma = (major: 'K' | 'MN', bytesPerLoad: number, mn: number, kk: number): number =>
-      major === 'K' ? box(mn, kk) : Math.floor(mn / 64) * bytesPerLoad + box(kk, mn % 64);
-    // wgmma (PTX ISA 9.7.15.5.1.2): K-major SW128 operand (i, j) at start + ⌊i/8⌋·SBO + (i mod 8)·128 + 2j;
-    // MN-major SW128 at start + ⌊i/64⌋·LBO + 2·(i mod 64) + ⌊j/8⌋·SBO + (j mod 8)·128; then bits [4, 7) ^= bits [7, 10).
-    const wgmma = (major: 'K' | 'MN', lbo: number, sbo: number, start: number, i: number, j: number): number => {
-      const u = major === 'K' ? start + Math.floor(i / 8) * sbo + (i % 8) * 128 + 2 * j : start + Math.floor(i / 64) * lbo + 2 * (i % 64) + Math.floor(j / 8) * sbo + (j % 8) * 128;
-      return u ^ (((u >> 7) & 7) << 4);
-    };
-    const base = 5 * 1024 * 16;
-    const aLoads = tmaOperandLoads(blk.aLayout);
-    const bLoads = tmaOperandLoads(blk.bLayout);
-    expect(aLoads.count * aLoads.bytesPerLoad).toBe(blk.aTileBytes);
-    expect(bLoads.count * bLoads.bytesPerLoad).toBe(blk.bTileBytes);
-    const { leadingByteOffset: la, strideByteOffset: sa } = blk.aLayout;
-    const { leadingByteOffset: lb, strideByteOffset: sb } = blk.bLayout;
-    for (let kk = 0; kk < blk.kSteps; kk++) {
-      for (let g = 0; g < blk.warpgroups; g++) {
-        for (let i = 0; i < 64; i++)
-          for (let j = 0; j < 16; j++) expect(wgmma(aMajor, la, sa, base + g * blk.aWarpgroupStride + blk.aOffsets[0]![kk]!, i, j)).toBe(base + tma(aMajor, aLoads.bytesPerLoad, 64 * g + i, 16 * kk + j));
+  ] as const)(
+    'A %s-major, B %s-major, tileN %i: what wgmma reads through each descriptor is what the TMA loads wrote (independent byte models)',
+    (aMajor, bMajor, tileN) => {
+      const blk = new WgmmaBlockGemmSs({ dtype: 'bf16', tileM: 128, tileN, tileK: 64, aMajor, bMajor });
+      // TMA, 128B swizzle, 1024-aligned destination: box row r (the outer box coordinate), inner
+      // element c at r·128 + 16·((c / 8) XOR (r mod 8)) + 2·(c mod 8). K-major: one box, rows = M/N,
+      // inner = K. MN-major: load j covers M/N [64j, 64j + 64) at j · bytesPerLoad, rows = K, inner = M/N.
+      const box = (r: number, c: number): number => r * 128 + 16 * (Math.floor(c / 8) ^ (r % 8)) + 2 * (c % 8);
+      const tma = (major: 'K' | 'MN', bytesPerLoad: number, mn: number, kk: number): number =>
+        major === 'K' ? box(mn, kk) : Math.floor(mn / 64) * bytesPerLoad + box(kk, mn % 64);
+      // wgmma (PTX ISA 9.7.15.5.1.2): K-major SW128 operand (i, j) at start + ⌊i/8⌋·SBO + (i mod 8)·128 + 2j;
+      // MN-major SW128 at start + ⌊i/64⌋·LBO + 2·(i mod 64) + ⌊j/8⌋·SBO + (j mod 8)·128; then bits [4, 7) ^= bits [7, 10).
+      const wgmma = (major: 'K' | 'MN', lbo: number, sbo: number, start: number, i: number, j: number): number => {
+        const u =
+          major === 'K'
+            ? start + Math.floor(i / 8) * sbo + (i % 8) * 128 + 2 * j
+            : start + Math.floor(i / 64) * lbo + 2 * (i % 64) + Math.floor(j / 8) * sbo + (j % 8) * 128;
+        return u ^ (((u >> 7) & 7) << 4);
+      };
+      const base = 5 * 1024 * 16;
+      const aLoads = tmaOperandLoads(blk.aLayout);
+      const bLoads = tmaOperandLoads(blk.bLayout);
+      expect(aLoads.count * aLoads.bytesPerLoad).toBe(blk.aTileBytes);
+      expect(bLoads.count * bLoads.bytesPerLoad).toBe(blk.bTileBytes);
+      const { leadingByteOffset: la, strideByteOffset: sa } = blk.aLayout;
+      const { leadingByteOffset: lb, strideByteOffset: sb } = blk.bLayout;
+      for (let kk = 0; kk < blk.kSteps; kk++) {
+        for (let g = 0; g < blk.warpgroups; g++) {
+          for (let i = 0; i < 64; i++)
+            for (let j = 0; j < 16; j++)
+              expect(wgmma(aMajor, la, sa, base + g * blk.aWarpgroupStride + blk.aOffsets[0]![kk]!, i, j)).toBe(
+                base + tma(aMajor, aLoads.bytesPerLoad, 64 * g + i, 16 * kk + j),
+              );
+        }
+        for (let i = 0; i < tileN; i++)
+          for (let j = 0; j < 16; j++)
+            expect(wgmma(bMajor, lb, sb, base + blk.bOffsets[kk]!, i, j)).toBe(base + tma(bMajor, bLoads.bytesPerLoad, i, 16 * kk + j));
       }
-      for (let i = 0; i < tileN; i++) for (let j = 0; j < 16; j++) expect(wgmma(bMajor, lb, sb, base + blk.bOffsets[kk]!, i, j)).toBe(base + tma(bMajor, bLoads.bytesPerLoad, i, 16 * kk + j));
-    }
-  });
+    },
+  );
 
   it('tmaOperandLoads: one [tileK, tileMN] box for K-major, tileMN/64 boxes [64, tileK] of 8 KiB for MN-major', () => {
     const l = (mn: number, major: 'K' | 'MN') => makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'fp16', mn, k: 64, major });
@@ -156,7 +182,9 @@ describe('WgmmaBlockGemmSs (sm_90a block GEMM, A/B in shared memory, C in regist
     });
     const text = src.render();
     expect(text.match(/tk_wgmma_m64n128k16_f32_f16_f16_ss_kk\(acc/g)).toHaveLength(4);
-    expect(text).toContain('tk_wgmma_m64n128k16_f32_f16_f16_ss_kk(acc, tk_wgmma_desc_encode(a_wg, 16u, 1024u, 0u, 1u), tk_wgmma_desc_encode(b, 16u, 1024u, 0u, 1u), first);');
+    expect(text).toContain(
+      'tk_wgmma_m64n128k16_f32_f16_f16_ss_kk(acc, tk_wgmma_desc_encode(a_wg, 16u, 1024u, 0u, 1u), tk_wgmma_desc_encode(b, 16u, 1024u, 0u, 1u), first);',
+    );
     expect(text).toContain('tk_wgmma_desc_encode(a_wg + 96u, 16u, 1024u, 0u, 1u), tk_wgmma_desc_encode(b + 96u, 16u, 1024u, 0u, 1u), 1);');
     expect(text.slice(text.indexOf('void step('))).toMatchSnapshot();
   });
@@ -208,9 +236,21 @@ describe('WsTmaWgmmaPipeline (warp-specialized TMA + mbarrier + wgmma main loop)
     const desc = makeNaiveTensorDescriptor([m, n], [ldc, 1], { vectorLength: 2 });
     const half = sm90a.dtypeType('fp16');
     src.function(
-      { name: 'gemm_body', qualifiers: sm90a.kernelQualifiers(), params: { c: pointer(half), m: int32, n: int32, k: int32, ldc: int32, a_map: pointer(uint32), b_map: pointer(uint32) } },
+      {
+        name: 'gemm_body',
+        qualifiers: sm90a.kernelQualifiers(),
+        params: { c: pointer(half), m: int32, n: int32, k: int32, ldc: int32, a_map: pointer(uint32), b_map: pointer(uint32) },
+      },
       (b, p) => {
-        pipe.emit(b, sm90a, { aMap: p.a_map, bMap: p.b_map, m: p.m, n: p.n, k: p.k, c: makeTensorView(p.c, desc, { elementBytes: 2 }), symbols: { m: p.m, n: p.n, ldc: p.ldc } });
+        pipe.emit(b, sm90a, {
+          aMap: p.a_map,
+          bMap: p.b_map,
+          m: p.m,
+          n: p.n,
+          k: p.k,
+          c: makeTensorView(p.c, desc, { elementBytes: 2 }),
+          symbols: { m: p.m, n: p.n, ldc: p.ldc },
+        });
       },
     );
     const text = src.render();
@@ -234,9 +274,29 @@ describe('WsTmaWgmmaPipeline (warp-specialized TMA + mbarrier + wgmma main loop)
     const ldc = symbol('ldc', { max: 1 << 20, multipleOf: 2 });
     const desc = makeNaiveTensorDescriptor([m, n], [ldc, 1], { vectorLength: 2 });
     src.function(
-      { name: 'gemm_body', qualifiers: sm90a.kernelQualifiers(), params: { c: pointer(sm90a.dtypeType('fp16')), m: int32, n: int32, k: int32, ldc: int32, a_map: pointer(uint32), b_map: pointer(uint32) } },
+      {
+        name: 'gemm_body',
+        qualifiers: sm90a.kernelQualifiers(),
+        params: {
+          c: pointer(sm90a.dtypeType('fp16')),
+          m: int32,
+          n: int32,
+          k: int32,
+          ldc: int32,
+          a_map: pointer(uint32),
+          b_map: pointer(uint32),
+        },
+      },
       (b, p) => {
-        pipe.emit(b, sm90a, { aMap: p.a_map, bMap: p.b_map, m: p.m, n: p.n, k: p.k, c: makeTensorView(p.c, desc, { elementBytes: 2 }), symbols: { m: p.m, n: p.n, ldc: p.ldc } });
+        pipe.emit(b, sm90a, {
+          aMap: p.a_map,
+          bMap: p.b_map,
+          m: p.m,
+          n: p.n,
+          k: p.k,
+          c: makeTensorView(p.c, desc, { elementBytes: 2 }),
+          symbols: { m: p.m, n: p.n, ldc: p.ldc },
+        });
       },
     );
     const text = src.render();
@@ -245,29 +305,37 @@ describe('WsTmaWgmmaPipeline (warp-specialized TMA + mbarrier + wgmma main loop)
     expect(text).toContain('tk_tma_load_2d(smem + (s * 16384 + 8192), a_map, full_bar + s, m0 + 64, k0);');
     expect(text).toContain('tk_tma_load_2d(smem + (s * 32768 + 65536), b_map, full_bar + s, n0, k0);');
     expect(text).toContain('tk_tma_load_2d(smem + (s * 32768 + 90112), b_map, full_bar + s, n0 + 192, k0);');
-    expect(text).toContain('tk_wgmma_m64n256k16_f32_f16_f16_ss_mn(acc, tk_wgmma_desc_encode(a_wg + 2048u, 8192u, 1024u, 0u, 1u), tk_wgmma_desc_encode(b_tile + 2048u, 8192u, 1024u, 0u, 1u), 1);');
+    expect(text).toContain(
+      'tk_wgmma_m64n256k16_f32_f16_f16_ss_mn(acc, tk_wgmma_desc_encode(a_wg + 2048u, 8192u, 1024u, 0u, 1u), tk_wgmma_desc_encode(b_tile + 2048u, 8192u, 1024u, 0u, 1u), 1);',
+    );
     expect(text).toContain('p, 1, 1, 1, 1;');
   });
 
   it('persistent schedule (the TS twin of the emitted tile loop): over all blocks every tile exactly once, each block in increasing tile order', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 5000 }), fc.integer({ min: 1, max: 5000 }), fc.integer({ min: 1, max: 200 }), fc.integer({ min: 1, max: 16 }), (m, n, sms, groupM) => {
-        const p = new WsTmaWgmmaPipeline(policy(256, { persistent: true, groupM }));
-        const blocks = p.persistentGridSize(m, n, sms);
-        expect(blocks).toBe(Math.min(sms, p.gridSize(m, n)));
-        const seen = new Map<string, number>();
-        for (let x = 0; x < blocks; x++) {
-          const mine = p.persistentTiles(x, blocks, m, n);
-          expect(mine.length).toBeGreaterThan(0); // no idle block
-          for (const [tm, tn] of mine) {
-            expect(tm).toBeLessThan(Math.ceil(m / 128));
-            expect(tn).toBeLessThan(Math.ceil(n / 256));
-            seen.set(`${tm},${tn}`, (seen.get(`${tm},${tn}`) ?? 0) + 1);
+      fc.property(
+        fc.integer({ min: 1, max: 5000 }),
+        fc.integer({ min: 1, max: 5000 }),
+        fc.integer({ min: 1, max: 200 }),
+        fc.integer({ min: 1, max: 16 }),
+        (m, n, sms, groupM) => {
+          const p = new WsTmaWgmmaPipeline(policy(256, { persistent: true, groupM }));
+          const blocks = p.persistentGridSize(m, n, sms);
+          expect(blocks).toBe(Math.min(sms, p.gridSize(m, n)));
+          const seen = new Map<string, number>();
+          for (let x = 0; x < blocks; x++) {
+            const mine = p.persistentTiles(x, blocks, m, n);
+            expect(mine.length).toBeGreaterThan(0); // no idle block
+            for (const [tm, tn] of mine) {
+              expect(tm).toBeLessThan(Math.ceil(m / 128));
+              expect(tn).toBeLessThan(Math.ceil(n / 256));
+              seen.set(`${tm},${tn}`, (seen.get(`${tm},${tn}`) ?? 0) + 1);
+            }
           }
-        }
-        expect(seen.size).toBe(p.gridSize(m, n));
-        expect([...seen.values()].every((c) => c === 1)).toBe(true);
-      }),
+          expect(seen.size).toBe(p.gridSize(m, n));
+          expect([...seen.values()].every((c) => c === 1)).toBe(true);
+        },
+      ),
     );
     const p = new WsTmaWgmmaPipeline(policy(256, { persistent: true }));
     expect(p.persistentGridSize(8192, 8192, 132)).toBe(132);
@@ -315,13 +383,35 @@ describe('WsTmaWgmmaPipeline (warp-specialized TMA + mbarrier + wgmma main loop)
     const ldc = symbol('ldc', { max: 1 << 20, multipleOf: 2 });
     const desc = makeNaiveTensorDescriptor([m, n], [ldc, 1], { vectorLength: 2 });
     src.function(
-      { name: 'gemm_body', qualifiers: sm90a.kernelQualifiers(), params: { c: pointer(sm90a.dtypeType('fp16')), m: int32, n: int32, k: int32, ldc: int32, a_map: pointer(uint32), b_map: pointer(uint32) } },
+      {
+        name: 'gemm_body',
+        qualifiers: sm90a.kernelQualifiers(),
+        params: {
+          c: pointer(sm90a.dtypeType('fp16')),
+          m: int32,
+          n: int32,
+          k: int32,
+          ldc: int32,
+          a_map: pointer(uint32),
+          b_map: pointer(uint32),
+        },
+      },
       (b, p) => {
-        pipe.emit(b, sm90a, { aMap: p.a_map, bMap: p.b_map, m: p.m, n: p.n, k: p.k, c: makeTensorView(p.c, desc, { elementBytes: 2 }), symbols: { m: p.m, n: p.n, ldc: p.ldc } });
+        pipe.emit(b, sm90a, {
+          aMap: p.a_map,
+          bMap: p.b_map,
+          m: p.m,
+          n: p.n,
+          k: p.k,
+          c: makeTensorView(p.c, desc, { elementBytes: 2 }),
+          symbols: { m: p.m, n: p.n, ldc: p.ldc },
+        });
       },
     );
     const text = src.render();
-    const loops = text.match(/for \(int tile = static_cast<int>\(blockIdx\.x\); tile < total_tiles; tile \+= static_cast<int>\(gridDim\.x\)\) \{/g);
+    const loops = text.match(
+      /for \(int tile = static_cast<int>\(blockIdx\.x\); tile < total_tiles; tile \+= static_cast<int>\(gridDim\.x\)\) \{/g,
+    );
     expect(loops).toHaveLength(2);
     expect(text.match(/done \+= k_tiles;/g)).toHaveLength(2);
     expect(text.match(/const int step = done \+ kt;/g)).toHaveLength(2);

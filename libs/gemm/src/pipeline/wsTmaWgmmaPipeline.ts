@@ -77,7 +77,8 @@ export interface TmaOperandLoads {
 
 /** The TMA loads that fill a 128B-swizzled operand tile laid out by `makeWgmmaSmemLayout`. */
 export function tmaOperandLoads(layout: WgmmaSmemLayout): TmaOperandLoads {
-  if (layout.swizzle !== '128B') throw new BlockGemmPolicyError('tmaOperandLoads layout', 'must use the 128B swizzle (the pipeline\'s TMA maps)', layout.swizzle);
+  if (layout.swizzle !== '128B')
+    throw new BlockGemmPolicyError('tmaOperandLoads layout', "must use the 128B swizzle (the pipeline's TMA maps)", layout.swizzle);
   if (layout.major === 'K') return { major: 'K', box: [layout.k, layout.mn], count: 1, bytesPerLoad: layout.bytes, mnStep: 0 };
   const slab = layout.swizzleBytes / layout.elementBytes;
   const count = layout.mn / slab;
@@ -156,18 +157,30 @@ export class WsTmaWgmmaPipeline {
 
   constructor(policy: WsTmaWgmmaPolicy) {
     const { stages, producerRegisters: pr, consumerRegisters: cr, groupM } = policy;
-    if (!Number.isSafeInteger(stages) || stages < 2 || stages > 8 || (stages & (stages - 1)) !== 0) throw new BlockGemmPolicyError('WsTmaWgmmaPipeline stages', 'must be 2, 4 or 8', String(stages));
-    if (!Number.isSafeInteger(groupM) || groupM < 1) throw new BlockGemmPolicyError('WsTmaWgmmaPipeline groupM', 'must be a positive integer', String(groupM));
-    if (policy.persistent !== undefined && typeof policy.persistent !== 'boolean') throw new BlockGemmPolicyError('WsTmaWgmmaPipeline persistent', 'must be a boolean', String(policy.persistent));
+    if (!Number.isSafeInteger(stages) || stages < 2 || stages > 8 || (stages & (stages - 1)) !== 0)
+      throw new BlockGemmPolicyError('WsTmaWgmmaPipeline stages', 'must be 2, 4 or 8', String(stages));
+    if (!Number.isSafeInteger(groupM) || groupM < 1)
+      throw new BlockGemmPolicyError('WsTmaWgmmaPipeline groupM', 'must be a positive integer', String(groupM));
+    if (policy.persistent !== undefined && typeof policy.persistent !== 'boolean')
+      throw new BlockGemmPolicyError('WsTmaWgmmaPipeline persistent', 'must be a boolean', String(policy.persistent));
     this.policy = Object.freeze({ ...policy });
     this.partitioner = new GroupedTilePartitioner(policy, 'WsTmaWgmmaPipeline');
     this.block = new WgmmaBlockGemmSs(policy);
     this.consumerThreads = this.block.threads;
     this.threads = this.consumerThreads + 128;
-    for (const [what, r] of [['producerRegisters', pr], ['consumerRegisters', cr]] as const) {
-      if (!Number.isSafeInteger(r) || r < 24 || r > 256 || r % 8 !== 0) throw new BlockGemmPolicyError(`WsTmaWgmmaPipeline ${what}`, 'must be a multiple of 8 in [24, 256]', String(r));
+    for (const [what, r] of [
+      ['producerRegisters', pr],
+      ['consumerRegisters', cr],
+    ] as const) {
+      if (!Number.isSafeInteger(r) || r < 24 || r > 256 || r % 8 !== 0)
+        throw new BlockGemmPolicyError(`WsTmaWgmmaPipeline ${what}`, 'must be a multiple of 8 in [24, 256]', String(r));
     }
-    if (pr * 128 + cr * this.consumerThreads > 65536) throw new BlockGemmPolicyError('WsTmaWgmmaPipeline registers', 'producer + consumer budgets must fit the 64K-register file', `${pr}·128 + ${cr}·${this.consumerThreads}`);
+    if (pr * 128 + cr * this.consumerThreads > 65536)
+      throw new BlockGemmPolicyError(
+        'WsTmaWgmmaPipeline registers',
+        'producer + consumer budgets must fit the 64K-register file',
+        `${pr}·128 + ${cr}·${this.consumerThreads}`,
+      );
     this.bStageOffset = stages * this.block.aTileBytes;
     this.barrierOffset = this.bStageOffset + stages * this.block.bTileBytes;
     this.usedBytes = this.barrierOffset + 2 * stages * 8;
@@ -188,7 +201,8 @@ export class WsTmaWgmmaPipeline {
    * among the batch (at least one block per matrix).
    */
   persistentGridSize(m: number, n: number, sms: number, batch = 1): number {
-    if (!Number.isSafeInteger(sms) || sms < 1) throw new BlockGemmPolicyError('WsTmaWgmmaPipeline.persistentGridSize sms', 'must be a positive integer', String(sms));
+    if (!Number.isSafeInteger(sms) || sms < 1)
+      throw new BlockGemmPolicyError('WsTmaWgmmaPipeline.persistentGridSize sms', 'must be a positive integer', String(sms));
     return Math.min(this.gridSize(m, n), Math.max(1, Math.floor(sms / batch)));
   }
 
@@ -233,7 +247,9 @@ export class WsTmaWgmmaPipeline {
       width = part.emitGroupWidth(b, tilesN);
       ({ m0, n0 } = tileOrigin(b, pid, width, tilesM));
     } else {
-      b.comment(`persistent tile partition: ${P.tileM}x${P.tileN} tiles, grouped by ${P.groupM} M tiles; block x walks tiles x, x + gridDim.x, …`);
+      b.comment(
+        `persistent tile partition: ${P.tileM}x${P.tileN} tiles, grouped by ${P.groupM} M tiles; block x walks tiles x, x + gridDim.x, …`,
+      );
       let tilesN: Expr;
       ({ tilesM, tilesN } = part.emitTileCounts(b, args.m, args.n));
       width = part.emitGroupWidth(b, tilesN);
@@ -311,7 +327,9 @@ export class WsTmaWgmmaPipeline {
         });
       },
       (cons) => {
-        cons.comment(`${blk.warpgroups} consumer warpgroup(s): registers up to ${P.consumerRegisters}; wgmma m64n${P.tileN}k16 from shared memory`);
+        cons.comment(
+          `${blk.warpgroups} consumer warpgroup(s): registers up to ${P.consumerRegisters}; wgmma m64n${P.tileN}k16 from shared memory`,
+        );
         cons.expr(setMaxNReg(target, 'inc', P.consumerRegisters));
         const block = new BlockEmitter(cons, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } });
         const acc = makeDistributedTensor(block, 'acc', blk.cEncoding, float32);
@@ -337,16 +355,39 @@ export class WsTmaWgmmaPipeline {
             bb.expr(mbarrierArriveWarp(target, add(empty, bitAnd(sub(add(done, kTiles), 1), S - 1))));
           }
           const ep = args.epilogue !== undefined && !isIdentityEpilogue(args.epilogue.functor) ? args.epilogue : undefined;
-          if (ep !== undefined) bb.comment(`epilogue functor: acc = ${ep.functor.activation}(alpha * acc${ep.functor.bias ? ' + bias[n] (loads predicated on n < N)' : ''}) in fp32`);
+          if (ep !== undefined)
+            bb.comment(
+              `epilogue functor: acc = ${ep.functor.activation}(alpha * acc${ep.functor.bias ? ' + bias[n] (loads predicated on n < N)' : ''}) in fp32`,
+            );
           bb.comment('epilogue: fp32 accumulator → C type, predicated stores on the ragged M/N edge');
-          const w = makeTileWindow(tileBlock, { view: args.c, lengths: [P.tileM, P.tileN], origin: [origin.m0, origin.n0], encoding: blk.cEncoding, originAlignment: [P.tileM, P.tileN] });
+          const w = makeTileWindow(tileBlock, {
+            view: args.c,
+            lengths: [P.tileM, P.tileN],
+            origin: [origin.m0, origin.n0],
+            encoding: blk.cEncoding,
+            originAlignment: [P.tileM, P.tileN],
+          });
           tileBlock.threads((t) => {
-            if (ep !== undefined) emitGemmEpilogue(t, acc, ep.functor, { alpha: ep.alpha, n: args.n, n0: origin.n0, ...(ep.bias === undefined ? {} : { bias: ep.bias }) });
+            if (ep !== undefined)
+              emitGemmEpilogue(t, acc, ep.functor, {
+                alpha: ep.alpha,
+                n: args.n,
+                n0: origin.n0,
+                ...(ep.bias === undefined ? {} : { bias: ep.bias }),
+              });
             storeTile(t, w, acc);
           });
         };
         if (!persistent) consumerTile(cons, block, { m0: m0!, n0: n0! }, null);
-        else forEachTile(cons, (tb, origin, done) => consumerTile(tb, new BlockEmitter(tb, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block), origin, done));
+        else
+          forEachTile(cons, (tb, origin, done) =>
+            consumerTile(
+              tb,
+              new BlockEmitter(tb, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block),
+              origin,
+              done,
+            ),
+          );
       },
     );
   }

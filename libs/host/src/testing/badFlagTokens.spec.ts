@@ -14,7 +14,24 @@ describe('badFlagTokens', () => {
   it('every token fails to parse with an ArgParseError naming its flag; runCli exits 2 without running main', async () => {
     const tokens = badFlagTokens(parser);
     expect(tokens.map((t) => t.token)).toEqual([
-      '-no_such_flag=1', '-h=abc', '-h=1.5', '-h=0', '-p', '-p=abc', '-p=1.5', '-p=-1', '-p=2', '-f', '-f=abc', '-f=1e999', '-f=2', '-v', '-v=maybe', '-prec', '-prec=fp16bf16_not_a_choice', '-s',
+      '-no_such_flag=1',
+      '-h=abc',
+      '-h=1.5',
+      '-h=0',
+      '-p',
+      '-p=abc',
+      '-p=1.5',
+      '-p=-1',
+      '-p=2',
+      '-f',
+      '-f=abc',
+      '-f=1e999',
+      '-f=2',
+      '-v',
+      '-v=maybe',
+      '-prec',
+      '-prec=fp16bf16_not_a_choice',
+      '-s',
     ]);
     for (const { token, flag } of tokens) {
       expect(() => parser.parse([token]), token).toThrow(expect.objectContaining({ flag }));

@@ -32,7 +32,13 @@ export function fakeCompiler(fake: FuzzFakeAddon, counter: { compiles: number })
       counter.compiles++;
       fake.kernels.set(request.name, { params: null });
       const cubin = new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0x33]);
-      return Promise.resolve({ cubin, log: '', resources: NO_RESOURCES, functions: { [request.name]: NO_RESOURCES }, resourcesReported: false } as unknown as CompileResult);
+      return Promise.resolve({
+        cubin,
+        log: '',
+        resources: NO_RESOURCES,
+        functions: { [request.name]: NO_RESOURCES },
+        resourcesReported: false,
+      } as unknown as CompileResult);
     },
   };
 }
@@ -83,7 +89,12 @@ export function materialize(device: Device, plans: Readonly<Record<string, Buffe
 }
 
 /** A view of `plan.of`'s allocation; a buffer of its own when that one is no allocation (corrupted too). */
-function aliasView(device: Device, roots: ReadonlyMap<string, DeviceBuffer>, plan: Extract<BufferPlan, { kind: 'alias' }>, extra: DeviceBuffer[]): DeviceBuffer {
+function aliasView(
+  device: Device,
+  roots: ReadonlyMap<string, DeviceBuffer>,
+  plan: Extract<BufferPlan, { kind: 'alias' }>,
+  extra: DeviceBuffer[],
+): DeviceBuffer {
   const root = roots.get(plan.of);
   if (root === undefined) {
     const own = device.alloc(Math.max(1, plan.bytes));
@@ -114,7 +125,10 @@ export interface InvalidCall<C> {
  * Valid calls from `base`, each with one to three corruptions of distinct targets applied in order:
  * mostly one (a corruption the validator misses is only seen alone), else two or three.
  */
-export function invalidCalls<C>(base: fc.Arbitrary<C>, corruptions: (call: C) => readonly fc.Arbitrary<Corruption<C>>[]): fc.Arbitrary<InvalidCall<C>> {
+export function invalidCalls<C>(
+  base: fc.Arbitrary<C>,
+  corruptions: (call: C) => readonly fc.Arbitrary<Corruption<C>>[],
+): fc.Arbitrary<InvalidCall<C>> {
   const count = fc.oneof({ weight: 3, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.integer({ min: 2, max: 3 }) });
   return fc.tuple(base, count).chain(([b, n]) =>
     fc.uniqueArray(fc.oneof(...corruptions(b)), { minLength: n, maxLength: n, selector: (c) => c.target }).map((cs) => ({
@@ -127,7 +141,11 @@ export function invalidCalls<C>(base: fc.Arbitrary<C>, corruptions: (call: C) =>
 }
 
 /** Replaces one buffer's plan. */
-export function withBuffer<C extends { readonly buffers: Readonly<Record<string, BufferPlan>> }>(call: C, name: string, plan: BufferPlan): C {
+export function withBuffer<C extends { readonly buffers: Readonly<Record<string, BufferPlan>> }>(
+  call: C,
+  name: string,
+  plan: BufferPlan,
+): C {
   return { ...call, buffers: { ...call.buffers, [name]: plan } };
 }
 
@@ -142,17 +160,42 @@ export function bufferCorruptions<C extends { readonly buffers: Readonly<Record<
   name: string,
   spec: { readonly need: number; readonly align: number; readonly overlaps?: readonly string[]; readonly optional?: boolean },
 ): fc.Arbitrary<Corruption<C>>[] {
-  const out: fc.Arbitrary<Corruption<C>>[] = [fc.constant({ target: name, label: `${name} not a device buffer`, apply: (c: C) => withBuffer(c, name, { kind: 'notBuffer' }) })];
+  const out: fc.Arbitrary<Corruption<C>>[] = [
+    fc.constant({ target: name, label: `${name} not a device buffer`, apply: (c: C) => withBuffer(c, name, { kind: 'notBuffer' }) }),
+  ];
   if (spec.need > 0) {
-    out.push(fc.integer({ min: 0, max: spec.need - 1 }).map((bytes) => ({ target: name, label: `${name} ${bytes} of ${spec.need} bytes`, apply: (c: C) => withBuffer(c, name, { kind: 'alloc', bytes, offset: 0 }) })));
-    if (!spec.optional) out.push(fc.constant({ target: name, label: `${name} missing`, apply: (c: C) => withBuffer(c, name, { kind: 'absent' }) }));
+    out.push(
+      fc
+        .integer({ min: 0, max: spec.need - 1 })
+        .map((bytes) => ({
+          target: name,
+          label: `${name} ${bytes} of ${spec.need} bytes`,
+          apply: (c: C) => withBuffer(c, name, { kind: 'alloc', bytes, offset: 0 }),
+        })),
+    );
+    if (!spec.optional)
+      out.push(fc.constant({ target: name, label: `${name} missing`, apply: (c: C) => withBuffer(c, name, { kind: 'absent' }) }));
   }
   const offsets = [1, 2, 4, 8].filter((o) => o % spec.align !== 0);
   if (offsets.length > 0 && spec.need > 0) {
-    out.push(fc.constantFrom(...offsets).map((offset) => ({ target: name, label: `${name} at offset ${offset} (needs ${spec.align}-byte alignment)`, apply: (c: C) => withBuffer(c, name, { kind: 'alloc', bytes: spec.need, offset }) })));
+    out.push(
+      fc
+        .constantFrom(...offsets)
+        .map((offset) => ({
+          target: name,
+          label: `${name} at offset ${offset} (needs ${spec.align}-byte alignment)`,
+          apply: (c: C) => withBuffer(c, name, { kind: 'alloc', bytes: spec.need, offset }),
+        })),
+    );
   }
   for (const other of spec.overlaps ?? []) {
-    out.push(fc.constant({ target: name, label: `${name} aliasing ${other}`, apply: (c: C) => withBuffer(c, name, { kind: 'alias', of: other, offset: 0, bytes: spec.need }) }));
+    out.push(
+      fc.constant({
+        target: name,
+        label: `${name} aliasing ${other}`,
+        apply: (c: C) => withBuffer(c, name, { kind: 'alias', of: other, offset: 0, bytes: spec.need }),
+      }),
+    );
   }
   return out;
 }
@@ -206,7 +249,13 @@ export interface RejectionRules {
  * Throws an Error describing what went wrong otherwise (fast-check then reports the argument set).
  * Updates `tally`.
  */
-export async function expectRejected(call: () => unknown, counters: RejectionCounters, tally: FuzzTally, what: string, rules: RejectionRules = {}): Promise<ArgumentError> {
+export async function expectRejected(
+  call: () => unknown,
+  counters: RejectionCounters,
+  tally: FuzzTally,
+  what: string,
+  rules: RejectionRules = {},
+): Promise<ArgumentError> {
   const errorClass = rules.errorClass ?? ArgumentError;
   const before = { launches: counters.launches(), compiles: counters.compiles() };
   tally.sets++;
@@ -220,9 +269,16 @@ export async function expectRejected(call: () => unknown, counters: RejectionCou
   const compiled = counters.compiles() - before.compiles;
   tally.launches += launched;
   if (error === undefined) throw new Error(`accepted (a validation gap): ${what}`);
-  if (!(error instanceof errorClass)) throw new Error(`${what}: threw ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}, not a ${errorClass.name}`, { cause: error });
-  const bad = error.problems.filter((p) => typeof p.argument !== 'string' || p.argument === '' || typeof p.rule !== 'string' || p.rule === '');
-  if (error.problems.length === 0 || bad.length > 0) throw new Error(`${what}: a problem without argument or rule: ${JSON.stringify(error.problems)}`);
+  if (!(error instanceof errorClass))
+    throw new Error(
+      `${what}: threw ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}, not a ${errorClass.name}`,
+      { cause: error },
+    );
+  const bad = error.problems.filter(
+    (p) => typeof p.argument !== 'string' || p.argument === '' || typeof p.rule !== 'string' || p.rule === '',
+  );
+  if (error.problems.length === 0 || bad.length > 0)
+    throw new Error(`${what}: a problem without argument or rule: ${JSON.stringify(error.problems)}`);
   if (launched > 0) throw new Error(`${what}: ${launched} launches before the error (${error.message})`);
   const afterBuild = rules.checkedAfterBuild ?? [];
   const buffersOnly = error.problems.every((p) => afterBuild.includes(p.argument));

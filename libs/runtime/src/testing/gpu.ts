@@ -41,7 +41,9 @@ export const gpu = {
         cacheDir: process.env['TILEKIT_CACHE_DIR'] || mkdtempSync(join(tmpdir(), 'tilekit-gpu-tests-')),
       });
       const device = Device.open(0);
-      entry = compiler.compile({ source, name, arch: device, flags }).then((result) => ({ result, module: device.loadModule(result.cubin) }));
+      entry = compiler
+        .compile({ source, name, arch: device, flags })
+        .then((result) => ({ result, module: device.loadModule(result.cubin) }));
       modules.set(key, entry);
     }
     return entry;
@@ -64,7 +66,10 @@ export const gpu = {
     const dx = device.upload(x);
     const dy = device.upload(y);
     try {
-      kernel.launch({ grid: Math.ceil(n / 128), block: 128 }, kernelArgs((b) => b.f32(3).pointer(dx).pointer(dy).i32(n)));
+      kernel.launch(
+        { grid: Math.ceil(n / 128), block: 128 },
+        kernelArgs((b) => b.f32(3).pointer(dx).pointer(dy).i32(n)),
+      );
       const out = dy.copyToHost(new Float32Array(n));
       for (let i = 0; i < n; i += 1) assert.equal(out[i], 3 * x[i]! + y[i]!, `axpy[${i}]`);
     } finally {

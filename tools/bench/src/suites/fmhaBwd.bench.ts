@@ -3,4 +3,10 @@
 import { runBenchEntry } from '../benchEntry.ts';
 import { fmhaBwdSuite } from './fmhaBwd.ts';
 
-await runBenchEntry(() => fmhaBwdSuite(), [{ key: 'torch-flash', label: 'torch-flash' }, { key: 'torch-cudnn', label: 'torch-cudnn' }]);
+await runBenchEntry(
+  () => fmhaBwdSuite(),
+  [
+    { key: 'torch-flash', label: 'torch-flash' },
+    { key: 'torch-cudnn', label: 'torch-cudnn' },
+  ],
+);

@@ -3,4 +3,10 @@
 import { runBenchEntry } from '../benchEntry.ts';
 import { fmhaFwdSuite } from './fmhaFwd.ts';
 
-await runBenchEntry(() => fmhaFwdSuite(), [{ key: 'torch-flash', label: 'torch-flash' }, { key: 'torch-cudnn', label: 'torch-cudnn' }]);
+await runBenchEntry(
+  () => fmhaFwdSuite(),
+  [
+    { key: 'torch-flash', label: 'torch-flash' },
+    { key: 'torch-cudnn', label: 'torch-cudnn' },
+  ],
+);

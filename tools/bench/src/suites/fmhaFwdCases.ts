@@ -36,7 +36,10 @@ export interface FmhaFwdBenchCase {
  */
 export function fmhaFwdBenchFlops(s: FmhaFwdBenchShape): number {
   if (s.seqlensQ !== undefined && s.seqlensK !== undefined) {
-    return s.seqlensQ.reduce((sum, sq, i) => sum + attentionForwardFlops({ b: 1, h: s.h, sq, sk: s.seqlensK![i]!, dQk: s.d, dV: s.dv, causal: s.causal }), 0);
+    return s.seqlensQ.reduce(
+      (sum, sq, i) => sum + attentionForwardFlops({ b: 1, h: s.h, sq, sk: s.seqlensK![i]!, dQk: s.d, dV: s.dv, causal: s.causal }),
+      0,
+    );
   }
   return attentionForwardFlops({ b: s.b, h: s.h, sq: s.sq!, sk: s.sk!, dQk: s.d, dV: s.dv, causal: s.causal });
 }
@@ -57,12 +60,26 @@ export function fmhaFwdBenchName(s: FmhaFwdBenchShape): string {
 export function fmhaFwdBenchCase(s: FmhaFwdBenchShape): FmhaFwdBenchCase {
   const varlen = s.seqlensQ !== undefined && s.seqlensK !== undefined;
   const common = { dtype: s.dtype, b: s.b, h: s.h, hk: s.hk, d: s.d, dv: s.dv, causal: s.causal };
-  const params = varlen ? { ...common, seqlensQ: s.seqlensQ!.join(','), seqlensK: s.seqlensK!.join(',') } : { ...common, sq: s.sq!, sk: s.sk! };
-  const torchParams = varlen ? { ...common, seqlens_q: [...s.seqlensQ!], seqlens_k: [...s.seqlensK!], seed: 1 } : { ...common, sq: s.sq!, sk: s.sk!, layout: 'bhsd', seed: 1 };
+  const params = varlen
+    ? { ...common, seqlensQ: s.seqlensQ!.join(','), seqlensK: s.seqlensK!.join(',') }
+    : { ...common, sq: s.sq!, sk: s.sk! };
+  const torchParams = varlen
+    ? { ...common, seqlens_q: [...s.seqlensQ!], seqlens_k: [...s.seqlensK!], seed: 1 }
+    : { ...common, sq: s.sq!, sk: s.sk!, layout: 'bhsd', seed: 1 };
   return { name: fmhaFwdBenchName(s), shape: s, params, torch: { op: 'fmha_fwd', params: torchParams }, flops: fmhaFwdBenchFlops(s) };
 }
 
-const square = (dtype: 'fp16' | 'bf16', s: number, d: number, causal: boolean, h = 16, hk = h): FmhaFwdBenchShape => ({ dtype, b: 2, h, hk, d, dv: d, causal, sq: s, sk: s });
+const square = (dtype: 'fp16' | 'bf16', s: number, d: number, causal: boolean, h = 16, hk = h): FmhaFwdBenchShape => ({
+  dtype,
+  b: 2,
+  h,
+  hk,
+  d,
+  dv: d,
+  causal,
+  sq: s,
+  sk: s,
+});
 
 /** Ragged sequence lengths of the varlen case: long and short, odd, a single row (CK-style `-s=1,17,259,4097`). */
 export const FMHA_FWD_VARLEN_SEQLENS: readonly number[] = Object.freeze([8192, 4097, 2048, 1000, 259, 17, 1, 4096]);
@@ -74,12 +91,24 @@ export const FMHA_FWD_VARLEN_SEQLENS: readonly number[] = Object.freeze([8192, 4
  * (b=4, h=32, h_k=8, d=128, no mask: every query sees the whole cache).
  */
 export const FMHA_FWD_BENCH_SHAPES: readonly FmhaFwdBenchShape[] = Object.freeze([
-  ...(['fp16', 'bf16'] as const).flatMap((dtype) => [64, 128, 256].flatMap((d) => [false, true].map((causal) => square(dtype, 8192, d, causal)))),
+  ...(['fp16', 'bf16'] as const).flatMap((dtype) =>
+    [64, 128, 256].flatMap((d) => [false, true].map((causal) => square(dtype, 8192, d, causal))),
+  ),
   square('fp16', 16384, 128, false),
   square('fp16', 16384, 128, true),
   square('fp16', 8192, 128, false, 32, 8),
   square('fp16', 8192, 128, true, 32, 8),
-  ...[false, true].map((causal): FmhaFwdBenchShape => ({ dtype: 'fp16', b: FMHA_FWD_VARLEN_SEQLENS.length, h: 16, hk: 16, d: 128, dv: 128, causal, seqlensQ: FMHA_FWD_VARLEN_SEQLENS, seqlensK: FMHA_FWD_VARLEN_SEQLENS })),
+  ...[false, true].map((causal): FmhaFwdBenchShape => ({
+    dtype: 'fp16',
+    b: FMHA_FWD_VARLEN_SEQLENS.length,
+    h: 16,
+    hk: 16,
+    d: 128,
+    dv: 128,
+    causal,
+    seqlensQ: FMHA_FWD_VARLEN_SEQLENS,
+    seqlensK: FMHA_FWD_VARLEN_SEQLENS,
+  })),
   ...[1, 16, 64].map((sq): FmhaFwdBenchShape => ({ dtype: 'fp16', b: 4, h: 32, hk: 8, d: 128, dv: 128, causal: false, sq, sk: 32768 })),
 ]);
 

@@ -3,8 +3,11 @@
 import { runBenchEntry } from '../benchEntry.ts';
 import { spargeSuite } from './sparge.ts';
 
-await runBenchEntry(() => spargeSuite(), [
-  { key: 'ours-dense', label: 'our dense' },
-  { key: 'torch-cudnn', label: 'torch-cudnn' },
-  { key: 'torch-flash', label: 'torch-flash' },
-]);
+await runBenchEntry(
+  () => spargeSuite(),
+  [
+    { key: 'ours-dense', label: 'our dense' },
+    { key: 'torch-cudnn', label: 'torch-cudnn' },
+    { key: 'torch-flash', label: 'torch-flash' },
+  ],
+);

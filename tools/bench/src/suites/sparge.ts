@@ -10,7 +10,13 @@
 // way), and at topk 1.0 the whole O against our dense O.
 import { summarizeTimes } from '@tilekit/host';
 import { attentionFwdTolerance } from '@tilekit/fmha';
-import { FmhaFwdCombineKernel, FmhaFwdKernel, FmhaFwdRunner, type FmhaFwdCombineInstance, type FmhaFwdInstance } from '@tilekit/kernel-fmha-fwd';
+import {
+  FmhaFwdCombineKernel,
+  FmhaFwdKernel,
+  FmhaFwdRunner,
+  type FmhaFwdCombineInstance,
+  type FmhaFwdInstance,
+} from '@tilekit/kernel-fmha-fwd';
 import {
   compareSpargeSelect,
   SPARGE_DEFAULTS,
@@ -93,14 +99,25 @@ export function spargeBenchCase(c: SpargeBenchSpec): SpargeBenchCase {
     pvThreshold: c.pvThreshold,
     inputs: `spargeSyntheticInputs seed ${INPUT_SEED}, one (b,h) slice of ${c.s}x${c.d}; head bh = slice rotated by bh*floor(s/(b*h)) rows`,
   };
-  const torch = { op: 'fmha_fwd' as const, params: { dtype: 'fp16', b: c.b, h: c.h, hk: c.h, d: c.d, dv: c.d, causal: c.causal, sq: c.s, sk: c.s, layout: 'bhsd', seed: 1 } };
+  const torch = {
+    op: 'fmha_fwd' as const,
+    params: { dtype: 'fp16', b: c.b, h: c.h, hk: c.h, d: c.d, dv: c.d, causal: c.causal, sq: c.s, sk: c.s, layout: 'bhsd', seed: 1 },
+  };
   return { name: spargeBenchName(c), spec: c, params, torch, flops: spargeDenseFlops(c) };
 }
 
 /** The topk values of the issue's sweep. */
 export const SPARGE_BENCH_TOPKS: readonly number[] = Object.freeze([0.1, 0.2, 0.4, 0.5, 0.7, 1.0]);
 
-const base = { b: 2, h: 16, d: 128 as const, causal: false, int8: false, pvMode: 'none' as SpargePvModeName, pvThreshold: SPARGE_DEFAULTS.pvThreshold };
+const base = {
+  b: 2,
+  h: 16,
+  d: 128 as const,
+  causal: false,
+  int8: false,
+  pvMode: 'none' as SpargePvModeName,
+  pvThreshold: SPARGE_DEFAULTS.pvThreshold,
+};
 
 /**
  * The issue's cases, ordered by sequence length (inputs are made once per length): b2 h16 d128 fp16
@@ -150,7 +167,11 @@ export interface SpargeOurMeasurement extends OurMeasurement {
  * (`flops` / ms), speedups are denseMs / ms. Postcondition (tested): speedupVsDense ≥
  * totalSpeedupVsDense when blockMapMs ≥ 0 and totalMs ≥ attentionMs.
  */
-export function spargeOurMeasurement(flops: number, t: SpargeTimings, extra: { instance: string; denseInstance: string; achievedSparsity: number; pvComputed: number; pvSkipped: number }): SpargeOurMeasurement {
+export function spargeOurMeasurement(
+  flops: number,
+  t: SpargeTimings,
+  extra: { instance: string; denseInstance: string; achievedSparsity: number; pvComputed: number; pvSkipped: number },
+): SpargeOurMeasurement {
   return {
     ms: t.attentionMs,
     tflops: tflopsOf(flops, t.attentionMs),
@@ -183,7 +204,14 @@ export function rotateRows<T extends Float32Array | Uint16Array>(x: T, rotation:
  * s·d values): the keys of the key blocks `mapRow` selects (blockK rows each) and, when causal,
  * key ≤ row. Returns O (d values; zeros when no key is kept).
  */
-export function spargeMaskedRow(q: ArrayLike<number>, k: ArrayLike<number>, v: ArrayLike<number>, mapRow: ArrayLike<number>, row: number, opts: { s: number; d: number; blockK: number; causal: boolean; scale: number }): Float64Array {
+export function spargeMaskedRow(
+  q: ArrayLike<number>,
+  k: ArrayLike<number>,
+  v: ArrayLike<number>,
+  mapRow: ArrayLike<number>,
+  row: number,
+  opts: { s: number; d: number; blockK: number; causal: boolean; scale: number },
+): Float64Array {
   const { s, d, blockK, causal, scale } = opts;
   const logits: number[] = [];
   const keys: number[] = [];
@@ -234,7 +262,9 @@ export function spargeSuite(cases: readonly SpargeBenchCase[] = SPARGE_BENCH_CAS
   const compiler: Compiler = new NvccCompiler();
   const sparge = new SpargeRunner({ device, compiler });
   const buildKernel = buildOncePerInstance((instance: FmhaFwdInstance) => FmhaFwdKernel.build(instance, { device, compiler }));
-  const buildCombine = buildOncePerInstance((instance: FmhaFwdCombineInstance) => FmhaFwdCombineKernel.build(instance, { device, compiler }));
+  const buildCombine = buildOncePerInstance((instance: FmhaFwdCombineInstance) =>
+    FmhaFwdCombineKernel.build(instance, { device, compiler }),
+  );
   const byName = new Map(cases.map((c) => [c.name, c]));
   let inputs: SpargeInputs | undefined;
   const time = (launch: () => void): number => summarizeTimes(timeLaunches(device, launch, { warmup: WARMUP, repeat: REPEAT })).median;
@@ -250,7 +280,10 @@ export function spargeSuite(cases: readonly SpargeBenchCase[] = SPARGE_BENCH_CAS
     if (inputs?.s === c.s) return inputs;
     disposeInputs();
     const started = Date.now();
-    const slice = spargeSyntheticInputs({ batch: 1, nhead: 1, seqlenQ: c.s, seqlenK: c.s, headDim: c.d }, { seed: INPUT_SEED, roundTo: 'fp16' });
+    const slice = spargeSyntheticInputs(
+      { batch: 1, nhead: 1, seqlenQ: c.s, seqlenK: c.s, headDim: c.d },
+      { seed: INPUT_SEED, roundTo: 'fp16' },
+    );
     const heads = c.b * c.h;
     const upload = (x: Float32Array): DeviceBuffer => {
       const bits = encodeArray('fp16', x) as Uint16Array;
@@ -267,13 +300,20 @@ export function spargeSuite(cases: readonly SpargeBenchCase[] = SPARGE_BENCH_CAS
     const key = `${c.causal}`;
     const cached = inp.dense.get(key);
     if (cached !== undefined) return cached;
-    const runner = await FmhaFwdRunner.create(fmhaFwdBenchProblem({ dtype: 'fp16', b: c.b, h: c.h, hk: c.h, d: c.d, dv: c.d, causal: c.causal, sq: c.s, sk: c.s }), { device, compiler, buildKernel, buildCombine });
+    const runner = await FmhaFwdRunner.create(
+      fmhaFwdBenchProblem({ dtype: 'fp16', b: c.b, h: c.h, hk: c.h, d: c.d, dv: c.d, causal: c.causal, sq: c.s, sk: c.s }),
+      { device, compiler, buildKernel, buildCombine },
+    );
     const o = device.alloc(c.b * c.h * c.s * c.d * 2).fill(0xff);
     try {
       const run = runner.prepare({ q: inp.q, k: inp.k, v: inp.v, o });
       const ms = time(run.launch);
       device.synchronize();
-      const dense = { ms, instance: runner.instances.map((i) => i.name).join('+'), ...(c.causal ? {} : { o: new Uint16Array(o.copyToHost().buffer) }) };
+      const dense = {
+        ms,
+        instance: runner.instances.map((i) => i.name).join('+'),
+        ...(c.causal ? {} : { o: new Uint16Array(o.copyToHost().buffer) }),
+      };
       inp.dense.set(key, dense);
       log(`  our dense s${c.s}${c.causal ? ' causal' : ''}: ${ms.toFixed(3)} ms (${dense.instance})`);
       return dense;
@@ -317,14 +357,20 @@ export function spargeSuite(cases: readonly SpargeBenchCase[] = SPARGE_BENCH_CAS
         device.synchronize();
         const check = validateSparge(c, run.plan.attention.scale, inp.slice, maps, oBits, dense.o);
         if (!check.valid) log(`  ${sc.name}: INVALID: ${check.first}`);
-        const ours = spargeOurMeasurement(bc.flops, { blockMapMs, attentionMs, totalMs, denseMs: dense.ms }, {
-          instance: `${run.plan.instance.name} + block map d${c.d}`,
-          denseInstance: dense.instance,
-          achievedSparsity,
-          pvComputed: pv.computed,
-          pvSkipped: pv.skipped,
-        });
-        log(`  ${sc.name}: map ${blockMapMs.toFixed(3)} ms (${(100 * ours.blockMapFraction).toFixed(1)}% of dense), attention ${attentionMs.toFixed(3)} ms = ${ours.speedupVsDense.toFixed(2)}x dense (total ${ours.totalSpeedupVsDense.toFixed(2)}x), sparsity ${achievedSparsity.toFixed(3)}, P·V computed ${pv.computed} skipped ${pv.skipped}`);
+        const ours = spargeOurMeasurement(
+          bc.flops,
+          { blockMapMs, attentionMs, totalMs, denseMs: dense.ms },
+          {
+            instance: `${run.plan.instance.name} + block map d${c.d}`,
+            denseInstance: dense.instance,
+            achievedSparsity,
+            pvComputed: pv.computed,
+            pvSkipped: pv.skipped,
+          },
+        );
+        log(
+          `  ${sc.name}: map ${blockMapMs.toFixed(3)} ms (${(100 * ours.blockMapFraction).toFixed(1)}% of dense), attention ${attentionMs.toFixed(3)} ms = ${ours.speedupVsDense.toFixed(2)}x dense (total ${ours.totalSpeedupVsDense.toFixed(2)}x), sparsity ${achievedSparsity.toFixed(3)}, P·V computed ${pv.computed} skipped ${pv.skipped}`,
+        );
         const baselines: Record<string, BaselineMeasurement> = { 'ours-dense': { ms: dense.ms, tflops: tflopsOf(bc.flops, dense.ms) } };
         return { ours, valid: check.valid, maxAbsErr: check.maxAbsErr, note: check.note, baselines };
       } finally {
@@ -388,14 +434,32 @@ export function validateSparge(
     const hk = rotateRows(slice.k, rot, d);
     const hv = rotateRows(slice.v, rot, d);
     // Stage 1: this head's GPU map against the float64 reference.
-    const ref = spargeBlockMapReference({ shape: shape1, q: hq, k: hk, params: { topk: c.topk, isCausal: c.causal, blockQ: BLOCK, blockK: BLOCK } });
+    const ref = spargeBlockMapReference({
+      shape: shape1,
+      q: hq,
+      k: hk,
+      params: { topk: c.topk, isCausal: c.causal, blockQ: BLOCK, blockK: BLOCK },
+    });
     const p = ref.params;
     const sel = spargeSelectReference(
-      { ...shape1, blockQ: BLOCK, blockK: BLOCK, selection: p.selection, selectionValue: p.selectionValue, simthreshd1: p.simthreshd1, isCausal: p.isCausal, attentionSink: p.attentionSink },
+      {
+        ...shape1,
+        blockQ: BLOCK,
+        blockK: BLOCK,
+        selection: p.selection,
+        selectionValue: p.selectionValue,
+        simthreshd1: p.simthreshd1,
+        isCausal: p.isCausal,
+        attentionSink: p.attentionSink,
+      },
       { pooledQ: ref.pooledQ, simQ: ref.similarityQ, pooledK: ref.pooledK, simK: ref.similarityK },
     );
     const headMap = maps.map.subarray(bh * QM * KM, (bh + 1) * QM * KM);
-    const verdict = compareSpargeSelect(sel, { map: headMap, lut: maps.lut.subarray(bh * QM * KM, (bh + 1) * QM * KM), validBlockNum: maps.validBlockNum.subarray(bh * QM, (bh + 1) * QM) });
+    const verdict = compareSpargeSelect(sel, {
+      map: headMap,
+      lut: maps.lut.subarray(bh * QM * KM, (bh + 1) * QM * KM),
+      validBlockNum: maps.validBlockNum.subarray(bh * QM, (bh + 1) * QM),
+    });
     mapRows += verdict.rows;
     excused += verdict.excused;
     if (verdict.wrong > 0) fail(`block map head ${bh}: ${verdict.wrong}/${verdict.rows} rows wrong; ${verdict.first}`);
@@ -407,7 +471,15 @@ export function validateSparge(
       qv = spargeDequantizeBlocksInt8(quantized.q, 1, 1, s, d);
       kv = spargeDequantizeBlocksInt8(quantized.k, 1, 1, s, d);
     }
-    const tol = attentionFwdTolerance({ dtype: 'fp16', seqlenK: s, hdimQ: d, scale, maxAbsQ: maxAbs(qv), maxAbsK: maxAbs(kv), maxAbsV: maxAbs(hv) });
+    const tol = attentionFwdTolerance({
+      dtype: 'fp16',
+      seqlenK: s,
+      hdimQ: d,
+      scale,
+      maxAbsQ: maxAbs(qv),
+      maxAbsK: maxAbs(kv),
+      maxAbsV: maxAbs(hv),
+    });
     // The GPU's fp32 vote may differ from the float64 model's only for a group at the threshold,
     // whose skipped weights are ≤ 2^−pvThreshold of the row max: allow two such weights of max |v|.
     const skipSlack = c.pvMode === 'none' ? 0 : 2 ** -c.pvThreshold * maxAbs(hv) * 2;
@@ -418,13 +490,20 @@ export function validateSparge(
         const err = Math.abs(got - want[e]!);
         maxAbsErr = Number.isNaN(err) ? Infinity : Math.max(maxAbsErr, err);
         checked++;
-        if (!(err <= tol.o.atol + tol.o.rtol * Math.abs(want[e]!) + skipSlack)) fail(`O[head ${bh} row ${row} d${e}] = ${got}, reference ${want[e]}`);
+        if (!(err <= tol.o.atol + tol.o.rtol * Math.abs(want[e]!) + skipSlack))
+          fail(`O[head ${bh} row ${row} d${e}] = ${got}, reference ${want[e]}`);
       }
     };
     if (c.pvMode === 'none') {
       for (const row of [...new Set([0, s - 1, (bh * 7919 + 1299709) % s])]) {
         const i = Math.floor(row / BLOCK);
-        const want = spargeMaskedRow(qv.subarray(row * d, (row + 1) * d), kv, hv, headMap.subarray(i * KM, (i + 1) * KM), row, { s, d, blockK: BLOCK, causal: c.causal, scale });
+        const want = spargeMaskedRow(qv.subarray(row * d, (row + 1) * d), kv, hv, headMap.subarray(i * KM, (i + 1) * KM), row, {
+          s,
+          d,
+          blockK: BLOCK,
+          causal: c.causal,
+          scale,
+        });
         compareRow(row, want);
       }
     } else {
@@ -442,7 +521,13 @@ export function validateSparge(
           isCausal: false,
           scale,
         };
-        const model = spargePvSkipAttentionReference({ ...args, pvMode: c.pvMode, pvThreshold: c.pvThreshold, warpRows: 16, alwaysComputedTail: 1 });
+        const model = spargePvSkipAttentionReference({
+          ...args,
+          pvMode: c.pvMode,
+          pvThreshold: c.pvThreshold,
+          warpRows: 16,
+          alwaysComputedTail: 1,
+        });
         for (let r = 0; r < rows; r++) compareRow(i * BLOCK + r, model.o.subarray(r * d, (r + 1) * d));
         if (i === 0) {
           // What skipping changes (first block only: the model is the costly part of validation).
@@ -454,7 +539,15 @@ export function validateSparge(
   }
   let denseCheck = '';
   if (c.topk === 1 && denseO !== undefined) {
-    const tol = attentionFwdTolerance({ dtype: 'fp16', seqlenK: s, hdimQ: d, scale, maxAbsQ: maxAbs(slice.q), maxAbsK: maxAbs(slice.k), maxAbsV: maxAbs(slice.v) });
+    const tol = attentionFwdTolerance({
+      dtype: 'fp16',
+      seqlenK: s,
+      hdimQ: d,
+      scale,
+      maxAbsQ: maxAbs(slice.q),
+      maxAbsK: maxAbs(slice.k),
+      maxAbsV: maxAbs(slice.v),
+    });
     let bad = 0;
     let worst = 0;
     for (let x = 0; x < oBits.length; x++) {
@@ -470,7 +563,10 @@ export function validateSparge(
     maxAbsErr = Math.max(maxAbsErr, worst);
     denseCheck = `; all ${oBits.length} O elements vs our dense O: ${bad} outside 2x fp16 tolerance, max |err| ${worst.toExponential(2)}`;
   }
-  const stage2 = c.pvMode === 'none' ? 'sampled rows vs a float64 masked reference of the GPU map' : `whole query blocks vs the PV-skip model (pvThreshold ${c.pvThreshold}; in query block 0 the skip moves O by up to ${skipEffect.toExponential(2)} vs no skip)`;
+  const stage2 =
+    c.pvMode === 'none'
+      ? 'sampled rows vs a float64 masked reference of the GPU map'
+      : `whole query blocks vs the PV-skip model (pvThreshold ${c.pvThreshold}; in query block 0 the skip moves O by up to ${skipEffect.toExponential(2)} vs no skip)`;
   const note = `block map: ${mapRows} rows of ${spargeCheckedHeads(heads).length} heads vs float64 reference, ${excused} within rounding; ${checked} O elements (${stage2}${c.int8 ? ', Q/K int8-quantized on the CPU' : ''})${denseCheck}`;
   return { valid: wrong === 0 && checked > 0, maxAbsErr, first, note };
 }
