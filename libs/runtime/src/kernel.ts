@@ -1,4 +1,3 @@
-import { appendFileSync } from 'node:fs';
 import { ArgumentError } from '@tilekit/numeric';
 import { loadAddon, type FunctionHandle } from './addon.ts';
 import type { CudaModule } from './cudaModule.ts';
@@ -24,18 +23,6 @@ export interface KernelAttributes {
 
 // CUfunction_attribute values.
 const MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
-
-/**
- * The opt-in launch log: with `TILEKIT_LAUNCH_LOG=<file>` set, every launch the driver accepted
- * appends its kernel name and a newline to that file, so that a tool running the GPU tests under
- * compute-sanitizer (tools/device/run-sanitize.mjs) can say which kernels it covered and how often.
- * Unset or empty: nothing but one environment lookup per launch. Postcondition (tested): n accepted
- * launches append exactly n lines; a launch rejected before the driver appends none.
- */
-function appendLaunchLog(kernel: string): void {
-  const file = process.env['TILEKIT_LAUNCH_LOG'];
-  if (file) appendFileSync(file, `${kernel}\n`);
-}
 
 /**
  * A `__global__` function of a loaded module. `launch` validates the configuration and the
@@ -119,7 +106,6 @@ export class Kernel {
       args.offsets,
     );
     recordLaunch(this.name);
-    appendLaunchLog(this.name);
   }
 
   #launchLimits(): LaunchLimits {
