@@ -8,11 +8,10 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { randomBits16 } from '@tilekit/host';
 import { buildOncePerInstance, Device, unsettledLaunches, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
-import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
+import { countingCompiler, expectRejected, fuzzLine, gpu, gpuTestCompiler, materialize, newTally } from '@tilekit/runtime/testing';
 import { checkFmhaBwdProblem, fmhaBwdOperandElements, formatFmhaBwdProblem, type FmhaBwdProblem } from './fmhaBwdProblem.ts';
 import { compareFmhaBwd, fmhaBwdReference } from './fmhaBwdReference.ts';
 import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdAnyInstance, type FmhaBwdRunnerBuffers } from './fmhaBwdRunner.ts';
-import { expectRejected, fuzzLine, materialize, newTally } from '@tilekit/runtime/testing';
 import { invalidFmhaBwdCalls } from './testing/invalidFmhaBwdArgs.ts';
 
 const SEED = 0x17_04_04;
@@ -23,17 +22,7 @@ const VALID: FmhaBwdProblem = { dtype: 'fp16', batch: 2, nheadQ: 2, hdimQ: 128, 
 const counter = { compiles: 0 };
 
 /** nvcc (through the spec's cache), counting compile requests. */
-function countingCompiler(): Compiler {
-  const nvcc = gpuTestCompiler('fmha-bwd-fuzz');
-  return {
-    kind: nvcc.kind,
-    version: () => nvcc.version(),
-    compile: (request) => {
-      counter.compiles++;
-      return nvcc.compile(request);
-    },
-  };
-}
+const countingNvcc = (): Compiler => countingCompiler(gpuTestCompiler('fmha-bwd-fuzz'), counter);
 
 /** Runs VALID through `runner` and checks dQ, dK and dV against fmhaBwdReference. */
 function runAndCheck(runner: FmhaBwdRunner, device: Device): void {
@@ -72,7 +61,7 @@ test(
   gpu.options,
   async (t) => {
     const device = Device.open(0);
-    const compiler = countingCompiler();
+    const compiler = countingNvcc();
     const memo = buildOncePerInstance((i: FmhaBwdAnyInstance) => FmhaBwdKernel.build(i, { device, compiler }));
     const buildKernel = memo as unknown as <I extends FmhaBwdAnyInstance>(instance: I) => Promise<FmhaBwdKernel<I>>;
     // Built (not launched) first: the replays below reuse its kernels.

@@ -10,7 +10,16 @@ import fc from 'fast-check';
 import { sm90a } from '@tilekit/codegen';
 import { noMask } from '@tilekit/fmha';
 import { Device, encodeTensorMapTiled, unsettledLaunches, type Compiler } from '@tilekit/runtime';
-import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
+import {
+  countingCompiler,
+  expectRejected,
+  fuzzLine,
+  gpu,
+  gpuTestCompiler,
+  type InvalidCall,
+  materialize,
+  newTally,
+} from '@tilekit/runtime/testing';
 import { FmhaFwdCombineKernel, type FmhaFwdCombineBuffers } from './fmhaFwdCombineLauncher.ts';
 import { selectFmhaFwdCombineInstance, selectFmhaFwdInstance } from './fmhaFwdDispatch.ts';
 import { FmhaFwdKernel, type FmhaFwdBuffers } from './fmhaFwdLauncher.ts';
@@ -19,7 +28,6 @@ import { FmhaFwdRunner, type FmhaFwdRunnerBuffers } from './fmhaFwdRunner.ts';
 import { fmhaFwdSm80CatalogFor } from './sm80/fmhaFwdSm80Catalog.ts';
 import { FmhaFwdSm80Kernel } from './sm80/fmhaFwdSm80Launcher.ts';
 import { runFmhaFwdGpuCase, type FmhaFwdGpuCase } from './testing/fmhaFwdGpuCase.ts';
-import { expectRejected, fuzzLine, materialize, newTally, type InvalidCall } from '@tilekit/runtime/testing';
 import {
   invalidFmhaFwdCalls,
   type FmhaFwdFuzzCall,
@@ -47,17 +55,7 @@ const RUN_BUFFERS = ['q', 'k', 'v', 'o', 'lse', 'seqstartQ', 'seqstartK', 'seqle
 const counter = { compiles: 0 };
 
 /** nvcc (through the spec's cache), counting compile requests. */
-function countingCompiler(): Compiler {
-  const nvcc = gpuTestCompiler('fmha-fwd-fuzz');
-  return {
-    kind: nvcc.kind,
-    version: () => nvcc.version(),
-    compile: (request) => {
-      counter.compiles++;
-      return nvcc.compile(request);
-    },
-  };
-}
+const countingNvcc = (): Compiler => countingCompiler(gpuTestCompiler('fmha-fwd-fuzz'), counter);
 
 /** Replays `SETS` seeded invalid calls of `target` through `call`, each a typed error before any launch. */
 async function replay(
@@ -91,7 +89,7 @@ test(
   gpu.options,
   async (t) => {
     const device = Device.open(0);
-    const compiler = countingCompiler();
+    const compiler = countingNvcc();
     const encode = (o: Parameters<typeof encodeTensorMapTiled>[1]) => encodeTensorMapTiled(device, o);
     const one = checkFmhaFwdProblem({ dtype: 'fp16', batch: 1, nheadQ: 1, hdimQ: 128, seqlenQ: 64, seqlenK: 64, splitKv: 2 });
     const main = await FmhaFwdKernel.build(selectFmhaFwdInstance({ ...one, numSplits: 1 }), { device, compiler });

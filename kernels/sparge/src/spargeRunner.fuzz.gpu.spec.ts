@@ -8,11 +8,19 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { Device, encodeTensorMapTiled, unsettledLaunches, type Compiler } from '@tilekit/runtime';
-import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
+import {
+  countingCompiler,
+  expectRejected,
+  fuzzLine,
+  gpu,
+  gpuTestCompiler,
+  type InvalidCall,
+  materialize,
+  newTally,
+} from '@tilekit/runtime/testing';
 import { SpargeFwdKernel, type SpargeFwdBuffers, type SpargeFwdLaunchProblem } from './attention/spargeFwdLauncher.ts';
 import { SpargeBlockMapKernels, type SpargeBlockMapBuffers, type SpargeBlockMapProblem } from './blockMap/spargeBlockMapKernels.ts';
 import { planSparge, SpargeRunner, type SpargeBuffers, type SpargeProblem } from './spargeRunner.ts';
-import { expectRejected, fuzzLine, materialize, newTally, type InvalidCall } from '@tilekit/runtime/testing';
 import { invalidSpargeCalls, type SpargeFuzzCall, type SpargeFuzzOptions, type SpargeFuzzTarget } from './testing/invalidSpargeArgs.ts';
 import { runSpargeFwdGpuCase } from './testing/spargeFwdGpuCase.ts';
 
@@ -32,17 +40,7 @@ const VALID: SpargeProblem = { dtype: 'fp16', batch: 1, nheadQ: 2, hdimQ: 128, s
 const counter = { compiles: 0 };
 
 /** nvcc (through the spec's cache), counting compile requests. */
-function countingCompiler(): Compiler {
-  const nvcc = gpuTestCompiler('sparge-fuzz');
-  return {
-    kind: nvcc.kind,
-    version: () => nvcc.version(),
-    compile: (request) => {
-      counter.compiles++;
-      return nvcc.compile(request);
-    },
-  };
-}
+const countingNvcc = (): Compiler => countingCompiler(gpuTestCompiler('sparge-fuzz'), counter);
 
 /** Replays `SETS` seeded invalid calls of `target` through `call`, each a typed error before any launch. */
 async function replay(
@@ -75,7 +73,7 @@ test(
   gpu.options,
   async (t) => {
     const device = Device.open(0);
-    const compiler = countingCompiler();
+    const compiler = countingNvcc();
     const encode = (o: Parameters<typeof encodeTensorMapTiled>[1]) => encodeTensorMapTiled(device, o);
     const instance = planSparge(VALID).instance;
     const attention = await SpargeFwdKernel.build(instance, { device, compiler });

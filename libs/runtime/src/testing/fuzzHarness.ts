@@ -23,6 +23,18 @@ export function dropFuzzFakeAddon(): void {
   delete (globalThis as { __tilekitFuzzAddon?: unknown }).__tilekitFuzzAddon;
 }
 
+/** `compiler` with every compile request counted in `counter` (the GPU replays: nothing rejected may compile). */
+export function countingCompiler(compiler: Compiler, counter: { compiles: number }): Compiler {
+  return {
+    kind: compiler.kind,
+    version: () => compiler.version(),
+    compile: (request) => {
+      counter.compiles++;
+      return compiler.compile(request);
+    },
+  };
+}
+
 /** A compiler that compiles nothing: it counts requests and makes the fake driver know each entry name. */
 export function fakeCompiler(fake: FuzzFakeAddon, counter: { compiles: number }): Compiler {
   return {
@@ -165,13 +177,11 @@ export function bufferCorruptions<C extends { readonly buffers: Readonly<Record<
   ];
   if (spec.need > 0) {
     out.push(
-      fc
-        .integer({ min: 0, max: spec.need - 1 })
-        .map((bytes) => ({
-          target: name,
-          label: `${name} ${bytes} of ${spec.need} bytes`,
-          apply: (c: C) => withBuffer(c, name, { kind: 'alloc', bytes, offset: 0 }),
-        })),
+      fc.integer({ min: 0, max: spec.need - 1 }).map((bytes) => ({
+        target: name,
+        label: `${name} ${bytes} of ${spec.need} bytes`,
+        apply: (c: C) => withBuffer(c, name, { kind: 'alloc', bytes, offset: 0 }),
+      })),
     );
     if (!spec.optional)
       out.push(fc.constant({ target: name, label: `${name} missing`, apply: (c: C) => withBuffer(c, name, { kind: 'absent' }) }));
@@ -179,13 +189,11 @@ export function bufferCorruptions<C extends { readonly buffers: Readonly<Record<
   const offsets = [1, 2, 4, 8].filter((o) => o % spec.align !== 0);
   if (offsets.length > 0 && spec.need > 0) {
     out.push(
-      fc
-        .constantFrom(...offsets)
-        .map((offset) => ({
-          target: name,
-          label: `${name} at offset ${offset} (needs ${spec.align}-byte alignment)`,
-          apply: (c: C) => withBuffer(c, name, { kind: 'alloc', bytes: spec.need, offset }),
-        })),
+      fc.constantFrom(...offsets).map((offset) => ({
+        target: name,
+        label: `${name} at offset ${offset} (needs ${spec.align}-byte alignment)`,
+        apply: (c: C) => withBuffer(c, name, { kind: 'alloc', bytes: spec.need, offset }),
+      })),
     );
   }
   for (const other of spec.overlaps ?? []) {
