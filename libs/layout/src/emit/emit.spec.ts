@@ -20,7 +20,9 @@ describe('symbolic composition', () => {
       `equals the numeric evaluator on every in-range index (${symbolic ? 'symbolic' : 'static'})`,
       (rd) => {
         const desc = rd.descriptor;
-        const top = desc.lengths.map((l, i) => indexVar(`t${i}`, { min: 0, max: Number.MAX_SAFE_INTEGER, extent: l }));
+        // In-range indices: a static length L bounds its index by L − 1 (the prover needs it, e.g. to
+        // see that an xor key −t4 + t5 over a length-1 t4 is ≥ 0).
+        const top = desc.lengths.map((l, i) => indexVar(`t${i}`, { min: 0, max: typeof l === 'number' ? l - 1 : Number.MAX_SAFE_INTEGER, extent: l }));
         const { hidden, conditions } = composeTensorAdaptor(desc.adaptor, top);
         const rand = seededRandom(desc.adaptor.numHiddenDims);
         for (let trial = 0; trial < 20; trial++) {
