@@ -11,6 +11,8 @@ export type { CompileRequest, CompileResult, Compiler, CompilerKind, CompilerOpt
 export { CudaError, CudaUnavailableError, DeviceFaultError, DeviceOutOfMemoryError, cudaErrorFromDriver } from './cudaError.ts';
 export { unsettledLaunches } from './launchJournal.ts';
 export { CudaEvent } from './cudaEvent.ts';
+export { timeBackToBack } from './timeBackToBack.ts';
+export type { BackToBackTimes, TimeBackToBackOptions } from './timeBackToBack.ts';
 export { timeLaunches } from './timeLaunches.ts';
 export type { TimeLaunchesOptions } from './timeLaunches.ts';
 export type { CudaEventOptions } from './cudaEvent.ts';
