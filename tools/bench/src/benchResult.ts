@@ -1,4 +1,6 @@
 import { ArgumentError } from '@tilekit/numeric';
+import type { ErrorStats, Provenance, TimingPlan, TimingStats } from './referenceProtocol.ts';
+import type { CaseVerdict } from './validate/judgeOutputs.ts';
 
 /**
  * One suite's results, in the format of docs/benchmarks.md: our kernel and each reference
@@ -6,9 +8,21 @@ import { ArgumentError } from '@tilekit/numeric';
  * (copies, permutes) where bandwidth, not FLOPs, is the figure of merit.
  */
 export interface Measurement {
+  /** Median per-launch time over the repetitions (ms), with their min and max. */
   readonly ms: number;
+  readonly msMin?: number;
+  readonly msMax?: number;
+  /** Per-launch time of each repetition, and the launches each repetition timed back to back. */
+  readonly reps?: readonly number[];
+  readonly launchesPerRep?: number;
   readonly tflops?: number;
   readonly gbps?: number;
+  /** Short cases: the same timing with the L2 flushed before every launch. */
+  readonly flushed?: TimingStats;
+  /** How a baseline was called when not in its plain form (e.g. looped over sequences). */
+  readonly form?: string;
+  /** A baseline's error against the fp32 reference, per output. */
+  readonly errors?: Readonly<Record<string, ErrorStats>>;
 }
 
 export interface OurMeasurement extends Measurement {
@@ -24,7 +38,13 @@ export interface BenchCase {
   readonly ours: OurMeasurement;
   readonly baselines: Readonly<Record<string, BaselineMeasurement>>;
   readonly valid: boolean;
+  /** The largest max-abs error of our outputs against the fp32 reference. */
   readonly maxAbsErr?: number;
+  /** How the case was judged: per output our error, torch's, the limit, and the baseline whose error set it. */
+  readonly validation?: CaseVerdict & { readonly against: string };
+  /** (max − min) / median of our timing, and whether it stayed above 5% after the re-runs. */
+  readonly spread?: number;
+  readonly noisy?: boolean;
   readonly note?: string;
 }
 
@@ -33,6 +53,11 @@ export interface BenchSuiteResult {
   readonly device: string;
   readonly date: string;
   readonly commit: string;
+  /** Machine and library versions of the run (torch server's hello). */
+  readonly provenance?: Provenance;
+  /** Where the inputs came from: the generator of the cases (each case's seed is in its params). */
+  readonly inputs?: { readonly generator: string };
+  readonly timing?: TimingPlan;
   readonly cases: readonly BenchCase[];
 }
 
