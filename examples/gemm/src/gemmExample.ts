@@ -30,6 +30,7 @@ import {
   gemmProblemFlops,
   gemmReferenceArgs,
   GemmInstance,
+  GemmSm80Instance,
   NoGemmInstanceError,
   resolveGemmArch,
   selectGemmInstanceFor,
@@ -354,7 +355,8 @@ export async function runGemmExample(args: GemmArgs, log: (line: string) => void
   );
 
   const validate = args.get('v');
-  const elems = gemmOperandElements(p);
+  // A and B as far as the instance reads them (sm80 reads each row's tail as a whole 16-byte vector).
+  const elems = { ...gemmOperandElements(p), ...(instance instanceof GemmSm80Instance ? instance.readElements(p) : {}) };
   const seed = args.get('seed');
   const a = fillTensor(HostTensor.empty(p.dtype, [elems.a]), args.get('init'), seed);
   const b = fillTensor(HostTensor.empty(p.dtype, [elems.b]), args.get('init'), seed + 1);

@@ -111,6 +111,12 @@ export interface GemmLaunchRules {
   readonly name: string;
   readonly epilogue: GemmEpilogue;
   unsupported(problem: CheckedGemmProblem, alignment: GemmAlignment): string[];
+  /**
+   * The elements of A and B the kernel's reads may address, when more than the strided extent
+   * (gemmOperandElements): a family that reads whole vectors past the end of a row (zero-filled,
+   * never used) needs them addressable.
+   */
+  readElements?(problem: CheckedGemmProblem): { readonly a: number; readonly b: number };
 }
 
 /** The activation and bias rules of `instance`'s epilogue, every broken one reported to `v` (`c`: the checked C buffer, if valid). */
@@ -153,7 +159,7 @@ function checkEpilogueBuffers(
 export function checkGemmBuffers(instance: GemmLaunchRules, problem: GemmProblem, buffers: GemmBuffers): CheckedGemmProblem {
   const checked = checkGemmProblem(problem);
   const e = getDType(checked.dtype).bytes;
-  const elems = gemmOperandElements(checked);
+  const elems = { ...gemmOperandElements(checked), ...instance.readElements?.(checked) };
   const v = new ArgumentProblems(ArgumentError);
   const range = (name: 'a' | 'b' | 'c') => {
     const r = v.check(() => checkDeviceRange(name, buffers[name], elems[name] * e));

@@ -270,6 +270,18 @@ export function gemmOperandElements(p: CheckedGemmProblem): { readonly a: number
   return { a: b * p.batchStrideA + a, b: b * p.batchStrideB + bb, c: b * p.batchStrideC + (p.m - 1) * p.ldc + p.n };
 }
 
+/**
+ * The elements of A and B a kernel reading rows in whole vectors of `vector` elements addresses:
+ * gemmOperandElements with each operand's contiguous length rounded up to the vector.
+ */
+export function gemmVectorReadElements(p: CheckedGemmProblem, vector: number): { readonly a: number; readonly b: number } {
+  const up = (x: number): number => Math.ceil(x / vector) * vector;
+  const store = gemmOperandStorage(p.layout);
+  const a = gemmOperandElements(store.a === 'row' ? { ...p, k: up(p.k) } : { ...p, m: up(p.m) }).a;
+  const b = gemmOperandElements(store.b === 'col' ? { ...p, k: up(p.k) } : { ...p, n: up(p.n) }).b;
+  return { a, b };
+}
+
 /** 2·batch·M·N·K. */
 export function gemmProblemFlops(p: GemmProblem): number {
   return 2 * (p.batch ?? 1) * p.m * p.n * p.k;

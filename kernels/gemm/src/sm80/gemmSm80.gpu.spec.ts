@@ -55,8 +55,10 @@ async function runAndCheck(instance: GemmSm80Instance, problem: GemmProblem): Pr
   assert.deepEqual(instance.unsupported(p), [], `${instance.name} rejects ${formatGemmProblem(problem)}`);
   const kernel = await build(instance);
   const elems = gemmOperandElements(p);
-  const a = fillValues(elems.a, p.dtype, p.m * 31 + p.k);
-  const b = fillValues(elems.b, p.dtype, p.n * 17 + p.k);
+  // A and B as the launcher requires them: the last row's final 16-byte read must be addressable.
+  const read = instance.readElements(p);
+  const a = fillValues(read.a, p.dtype, p.m * 31 + p.k);
+  const b = fillValues(read.b, p.dtype, p.n * 17 + p.k);
   const want = referenceGemm(gemmReferenceArgs(p, a.values, b.values));
   let max = 0;
   for (let x = 0; x < p.batch; x++)

@@ -2,14 +2,46 @@
 // pipeline of @tilekit/gemm, with a deterministic key (= entry point), the predicates that decide
 // which problems it runs (each with its reason), and the launch constants. Compiled for sm_80 (A100)
 // or, with the sm_90a target, for Hopper (an sm_80 cubin does not load on sm_90).
-import { add, bitAnd, cast, instanceKey, int32, int64, KernelSignature, mul, SourceBuilder, sm80, type InstanceKey, type KernelArgValues, type Target } from '@tilekit/codegen';
+import {
+  add,
+  bitAnd,
+  cast,
+  instanceKey,
+  int32,
+  int64,
+  KernelSignature,
+  mul,
+  SourceBuilder,
+  sm80,
+  type InstanceKey,
+  type KernelArgValues,
+  type Target,
+} from '@tilekit/codegen';
 import { CpAsyncMmaPipeline, isIdentityEpilogue, type CpAsyncMmaPolicy, type GemmEpilogue } from '@tilekit/gemm';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { getDType } from '@tilekit/numeric';
 import { makeTensorView } from '@tilekit/tile';
-import { GEMM_ALLOCATION_ALIGNMENT, gemmEpilogueArgs, gemmEpilogueName, gemmEpilogueParams, gemmSharedPredicates, splitGemmEpilogue, type GemmAlignment, type GemmEpilogueParams, type GemmLaunch } from '../gemmInstance.ts';
+import {
+  GEMM_ALLOCATION_ALIGNMENT,
+  gemmEpilogueArgs,
+  gemmEpilogueName,
+  gemmEpilogueParams,
+  gemmSharedPredicates,
+  splitGemmEpilogue,
+  type GemmAlignment,
+  type GemmEpilogueParams,
+  type GemmLaunch,
+} from '../gemmInstance.ts';
 import { gemmPointerParams } from '../gemmPointerParams.ts';
-import { GEMM_MAX_BATCH, GEMM_MAX_DIM, gemmOperandMajors, type CheckedGemmProblem, type GemmDType, type GemmLayoutName } from '../gemmProblem.ts';
+import {
+  GEMM_MAX_BATCH,
+  GEMM_MAX_DIM,
+  gemmOperandMajors,
+  gemmVectorReadElements,
+  type CheckedGemmProblem,
+  type GemmDType,
+  type GemmLayoutName,
+} from '../gemmProblem.ts';
 
 /** The Policy of one sm_80 GEMM instance (the operand majors follow from `layout`). */
 export interface GemmSm80Policy extends Omit<CpAsyncMmaPolicy, 'aMajor' | 'bMajor'> {
@@ -58,7 +90,18 @@ export class GemmSm80Instance {
     this.key = instanceKey(
       'gemm_sm80_mma',
       { ...rest, tile: [tileM, tileN, tileK], warps: [warps[0], warps[1]], target: target.name, ...named },
-      { tags: { dtype: '', layout: '', tile: '', warps: 'w', stages: 's', cVector: 'v', target: '', ...(isIdentityEpilogue(epilogue) ? {} : { epilogue: '' }) } },
+      {
+        tags: {
+          dtype: '',
+          layout: '',
+          tile: '',
+          warps: 'w',
+          stages: 's',
+          cVector: 'v',
+          target: '',
+          ...(isIdentityEpilogue(epilogue) ? {} : { epilogue: '' }),
+        },
+      },
     );
     this.name = this.key.name;
     this.dtype = policy.dtype;
@@ -88,11 +131,23 @@ export class GemmSm80Instance {
     out.push(...shared.cStore);
     if (this.pipeline.gridSize(problem.m, problem.n) > 2 ** 31 - 1) out.push('more than 2^31 − 1 block tiles');
     if (problem.batch > 1) {
-      if (problem.batchStrideA % v !== 0) out.push(`batchStrideA = ${problem.batchStrideA} is not a multiple of ${v} (16-byte cp.async rows)`);
-      if (problem.batchStrideB % v !== 0) out.push(`batchStrideB = ${problem.batchStrideB} is not a multiple of ${v} (16-byte cp.async rows)`);
-      if (problem.batchStrideC % cv !== 0) out.push(`batchStrideC = ${problem.batchStrideC} is not a multiple of the ${cv}-element C store`);
+      if (problem.batchStrideA % v !== 0)
+        out.push(`batchStrideA = ${problem.batchStrideA} is not a multiple of ${v} (16-byte cp.async rows)`);
+      if (problem.batchStrideB % v !== 0)
+        out.push(`batchStrideB = ${problem.batchStrideB} is not a multiple of ${v} (16-byte cp.async rows)`);
+      if (problem.batchStrideC % cv !== 0)
+        out.push(`batchStrideC = ${problem.batchStrideC} is not a multiple of the ${cv}-element C store`);
     }
     return out;
+  }
+
+  /**
+   * A row's last 16-byte cp.async reads a whole vector (the bytes past the row are zero-filled, not
+   * used), so each operand must be addressable up to its last row's contiguous length rounded up to
+   * SM80_COPY_ELEMENTS.
+   */
+  readElements(problem: CheckedGemmProblem): { readonly a: number; readonly b: number } {
+    return gemmVectorReadElements(problem, SM80_COPY_ELEMENTS);
   }
 
   /** Dispatch preference among instances that run `problem` (lower is better): the widest C store. */
@@ -102,13 +157,30 @@ export class GemmSm80Instance {
 
   /** The launch: grid [block tiles (grouped rasterization), batch, 1], one block of `threads`, the pipeline's dynamic shared memory. */
   launch(problem: CheckedGemmProblem): GemmLaunch {
-    return { grid: [this.pipeline.gridSize(problem.m, problem.n), problem.batch, 1], block: [this.threads, 1, 1], sharedBytes: this.sharedBytes };
+    return {
+      grid: [this.pipeline.gridSize(problem.m, problem.n), problem.batch, 1],
+      block: [this.threads, 1, 1],
+      sharedBytes: this.sharedBytes,
+    };
   }
 
   /** Kernel argument values: the operand addresses, sizes, leading dimensions and batch strides (and the epilogue's alpha and bias). */
   args(problem: CheckedGemmProblem, a: bigint, b: bigint, c: bigint, bias?: bigint): KernelArgValues<GemmSm80Params> {
     const p = problem;
-    const base = { a, b, c, m: p.m, n: p.n, k: p.k, lda: p.lda, ldb: p.ldb, ldc: p.ldc, batch_stride_a: p.batchStrideA, batch_stride_b: p.batchStrideB, batch_stride_c: p.batchStrideC };
+    const base = {
+      a,
+      b,
+      c,
+      m: p.m,
+      n: p.n,
+      k: p.k,
+      lda: p.lda,
+      ldb: p.ldb,
+      ldc: p.ldc,
+      batch_stride_a: p.batchStrideA,
+      batch_stride_b: p.batchStrideB,
+      batch_stride_c: p.batchStrideC,
+    };
     return { ...base, ...gemmEpilogueArgs(this.epilogue, p, bias) };
   }
 
@@ -128,10 +200,15 @@ export class GemmSm80Instance {
     };
     const aDesc = operand('a', majors.a, 'm');
     const bDesc = operand('b', majors.b, 'n');
-    const cDesc = makeNaiveTensorDescriptor([symbol('m', max), symbol('n', { ...max, multipleOf: p.cVector })], [symbol('ldc', { ...max, multipleOf: p.cVector }), 1], { vectorLength: p.cVector });
+    const cDesc = makeNaiveTensorDescriptor(
+      [symbol('m', max), symbol('n', { ...max, multipleOf: p.cVector })],
+      [symbol('ldc', { ...max, multipleOf: p.cVector }), 1],
+      { vectorLength: p.cVector },
+    );
     this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads, minBlocksPerSm: 1 } }, (b, args) => {
       const batch = b.let('batch', int32, cast(this.target.blockIdx('y'), int32), { range: [0, GEMM_MAX_BATCH - 1] });
-      const at = (ptr: typeof args.a, stride: typeof args.batch_stride_a, name: string) => b.let(name, ptr.type, add(ptr, mul(cast(batch, int64), stride)));
+      const at = (ptr: typeof args.a, stride: typeof args.batch_stride_a, name: string) =>
+        b.let(name, ptr.type, add(ptr, mul(cast(batch, int64), stride)));
       const roundUp = (x: typeof args.k, name: string) => b.let(name, int32, bitAnd(add(x, v - 1), -v));
       const aLen = majors.a === 'K' ? args.k : args.m;
       const bLen = majors.b === 'K' ? args.k : args.n;
@@ -145,14 +222,19 @@ export class GemmSm80Instance {
         k: args.k,
         c: makeTensorView(at(args.c, args.batch_stride_c, 'c_batch'), cDesc, { elementBytes: e }),
         symbols: { m: args.m, n: args.n, k: args.k, lda: args.lda, ldb: args.ldb, ldc: args.ldc, a_cols: aCols, b_cols: bCols },
-        ...(args.alpha === undefined ? {} : { epilogue: { functor: this.epilogue, alpha: args.alpha, ...(args.bias === undefined ? {} : { bias: args.bias }) } }),
+        ...(args.alpha === undefined
+          ? {}
+          : { epilogue: { functor: this.epilogue, alpha: args.alpha, ...(args.bias === undefined ? {} : { bias: args.bias }) } }),
       });
     });
   }
 
   /** The kernel alone as a translation unit. */
   source(): string {
-    const src = new SourceBuilder({ dialect: this.target, header: [`tilekit gemm (sm_80 pipeline): ${this.name}`, 'generated by @tilekit/kernel-gemm; do not edit'] });
+    const src = new SourceBuilder({
+      dialect: this.target,
+      header: [`tilekit gemm (sm_80 pipeline): ${this.name}`, 'generated by @tilekit/kernel-gemm; do not edit'],
+    });
     this.emit(src);
     return src.render();
   }

@@ -11,6 +11,7 @@ import { getDType } from '@tilekit/numeric';
 import type { AnyGemmInstance } from '../anyGemmKernel.ts';
 import { findAnyGemmInstance } from '../anyGemmKernel.ts';
 import { GEMM_EPILOGUE_INSTANCES } from '../gemmCatalog.ts';
+import { GemmSm80Instance } from '../sm80/gemmSm80Instance.ts';
 import { selectGemmInstance, selectGemmSm80Instance } from '../gemmDispatch.ts';
 import {
   checkGemmProblem,
@@ -109,11 +110,14 @@ function instanceFor(p: GemmProblem, o: GemmFuzzOptions): AnyGemmInstance | unde
   }
 }
 
-/** The bytes each buffer of a valid problem needs. */
-export function gemmBufferBytes(p: GemmProblem): { readonly a: number; readonly b: number; readonly c: number; readonly bias: number } {
+/** The bytes each buffer of a valid problem needs (A and B as far as `instance` reads them). */
+export function gemmBufferBytes(
+  p: GemmProblem,
+  instance?: AnyGemmInstance,
+): { readonly a: number; readonly b: number; readonly c: number; readonly bias: number } {
   const checked = checkGemmProblem(p);
   const e = getDType(checked.dtype).bytes;
-  const elems = gemmOperandElements(checked);
+  const elems = { ...gemmOperandElements(checked), ...(instance instanceof GemmSm80Instance ? instance.readElements(checked) : {}) };
   return { a: elems.a * e, b: elems.b * e, c: elems.c * e, bias: checked.bias ? checked.n * e : 0 };
 }
 
@@ -124,7 +128,7 @@ export function validGemmCalls(o: GemmFuzzOptions): fc.Arbitrary<GemmFuzzCall> {
     .map((p) => ({ p, instance: instanceFor(p, o) }))
     .filter((x): x is { p: GemmProblem; instance: AnyGemmInstance } => x.instance !== undefined)
     .map(({ p, instance }) => {
-      const bytes = gemmBufferBytes(p);
+      const bytes = gemmBufferBytes(p, instance);
       const buffers: Record<string, BufferPlan> = { a: allocPlan(bytes.a), b: allocPlan(bytes.b), c: allocPlan(bytes.c) };
       if (bytes.bias > 0) buffers['bias'] = allocPlan(bytes.bias);
       return { problem: p as unknown as Record<string, unknown>, instance: instance.name, buffers };
@@ -204,7 +208,7 @@ function epilogueCorruptions(p: GemmProblem, instance: AnyGemmInstance): fc.Arbi
 /** Buffer corruptions: each operand too small, misaligned, missing, not a buffer; C over A or B; bias over C, or given to an instance without bias. */
 function buffersCorruptions(c: GemmFuzzCall, instance: AnyGemmInstance): fc.Arbitrary<Corruption<GemmFuzzCall>>[] {
   const p = c.problem as unknown as GemmProblem;
-  const bytes = gemmBufferBytes(p);
+  const bytes = gemmBufferBytes(p, instance);
   const e = getDType(p.dtype).bytes;
   const cAlign = instance.policy.cVector * e;
   const out = [
