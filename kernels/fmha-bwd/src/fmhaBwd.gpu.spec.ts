@@ -84,7 +84,12 @@ async function runCase(c: Case): Promise<string> {
     const x = b.copyToHost();
     return new Uint16Array(x.buffer, x.byteOffset, x.byteLength / 2);
   };
+  // The workspace starts as NaN (0xff bytes): dq_acc splits the launcher does not zero must all be
+  // written by dq_dk_dv before convert_dq reads them, or dQ comes out NaN. (compute-sanitizer's
+  // initcheck does not count dq_dk_dv's TMA bulk stores as initialization; this check does.)
+  const workspace = runner.workspaceSize.total > 0 ? device.alloc(runner.workspaceSize.total).fill(0xff) : undefined;
   try {
+    if (workspace !== undefined) runner.prepareWorkspace(workspace);
     const run = runner.prepare(bufs);
     run.launch();
     const dQ = bits(bufs.dQ);
@@ -106,6 +111,7 @@ async function runCase(c: Case): Promise<string> {
   } finally {
     device.synchronize();
     for (const b of Object.values(bufs)) b.dispose();
+    workspace?.dispose();
     runner.dispose();
   }
 }
