@@ -41,11 +41,12 @@ export function formatEntryCase(c: BenchCase, metric: Metric, baselines: readonl
   return `${c.name}: ours ${figure} = ${ratios.join(', ')}; valid ${c.valid}`;
 }
 
-const USAGE = 'usage: node .device/bench-<suite>.mjs [--out DIR] [--torch SCRIPT]';
+const USAGE = 'usage: node .device/bench-<suite>.mjs [--out DIR] [--work DIR] [--torch SCRIPT] [--only NAME[,NAME…]]';
 
 /**
  * Runs a suite as a bench entry: `--out DIR` (default .device/out) receives `<suite>.json`,
- * `--torch` overrides the reference script, `--help` prints the usage; prints `formatEntryCase` per
+ * `--work DIR` holds the case files while a case runs (default `<out>/work`), `--only` keeps the
+ * cases whose names contain one of the comma-separated parts, `--torch` overrides the reference script, `--help` prints the usage; prints `formatEntryCase` per
  * case. The command line is read before `makeSuite` opens the device, and errors follow the CLI
  * contract (`runCommand`): an unknown option or a missing device is one line on stderr and exit 2.
  * Returns (and sets) the exit code: 0 when every case validated, 1 when any did not.
@@ -58,12 +59,14 @@ export function runBenchEntry(
   return runCommand(async (io) => {
     const { values } = parseArgs({
       args: [...argv],
-      options: { out: { type: 'string' }, torch: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: { out: { type: 'string' }, work: { type: 'string' }, torch: { type: 'string' }, only: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     });
     if (values.help === true) return void io.stdout(`${USAGE}\n`);
     const root = process.cwd();
     const result = await runSuite(makeSuite(), {
       outDir: resolve(values.out ?? join(root, '.device', 'out')),
+      ...(values.work === undefined ? {} : { workDir: resolve(values.work) }),
+      only: values.only?.split(',').filter((part) => part.length > 0) ?? [],
       device: Device.open(0).name,
       commit: packedCommit(root),
       torchScript: values.torch ?? join(root, 'tools', 'bench', 'python', 'torch_reference.py'),

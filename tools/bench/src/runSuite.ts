@@ -1,83 +1,131 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseBenchResult, type BaselineMeasurement, type BenchCase, type BenchSuiteResult, type OurMeasurement } from './benchResult.ts';
+import type { BenchSuite, CaseContext, SuiteCase } from './benchSuite.ts';
+import { parseBenchResult, type BenchCase, type BenchSuiteResult } from './benchResult.ts';
+import { ReferenceClient } from './referenceClient.ts';
+import { DEFAULT_TIMING, type TensorDtype, type TensorFile, type TimingPlan } from './referenceProtocol.ts';
+import { MAX_SPREAD } from './timing/measureLaunches.ts';
+import { judgeCase } from './judgeCase.ts';
 
-/** One case of a suite: our parameters, and what the torch reference script should time for it. */
-export interface SuiteCase {
-  readonly name: string;
-  readonly params: Readonly<Record<string, string | number | boolean>>;
-  readonly torch: { readonly op: 'copy' | 'permute' | 'gemm' | 'sdpa_fwd' | 'sdpa_bwd' | 'fmha_fwd'; readonly params: Readonly<Record<string, unknown>> };
-}
-
-/** What our side of a case produced: the timing and whether the output was validated. */
-export interface OurCaseResult {
-  readonly ours: OurMeasurement;
-  readonly valid: boolean;
-  readonly maxAbsErr?: number;
-  readonly note?: string;
-  /** References our side measured itself in the same run (e.g. our dense kernel beside a sparse one), listed before torch's. */
-  readonly baselines?: Readonly<Record<string, BaselineMeasurement>>;
-}
-
-/** A named benchmark suite; operators register one each (tools/bench/src/suites). */
-export interface BenchSuite {
-  readonly name: string;
-  readonly cases: readonly SuiteCase[];
-  /** Runs, validates and times our kernel for one case (CUDA events, median of ≥ 20 after warm-up). */
-  runOurs(c: SuiteCase): Promise<OurCaseResult>;
-  /** Frees whatever the suite holds on the device. */
-  dispose?(): void;
-}
+export type { BenchSuite, CaseContext, OurCaseResult, SuiteCase } from './benchSuite.ts';
 
 export interface RunSuiteOptions {
   readonly outDir: string;
+  /** Scratch space for the case directories (inputs and outputs as files); default `<outDir>/work`. */
+  readonly workDir?: string;
   readonly device: string;
   readonly commit: string;
   readonly torchScript: string;
   readonly python?: string;
   readonly date?: string;
+  /** Only the cases whose names contain one of these (all when absent or empty). */
+  readonly only?: readonly string[];
   readonly log?: (line: string) => void;
 }
 
 /**
- * Runs the torch reference for every case (one python process, before ours, in the same device
- * command), then ours case by case with progress, and writes `<outDir>/<suite>.json`.
+ * Runs a suite beside the torch reference server (one python process): per case the server makes
+ * or reads the inputs, times torch and keeps the fp32 reference; ours runs on the same input files;
+ * the server measures our outputs' error; validate/ judges it. Writes `<outDir>/<suite>.json`.
  */
 export async function runSuite(suite: BenchSuite, options: RunSuiteOptions): Promise<BenchSuiteResult> {
   const log = options.log ?? ((line: string) => console.log(line));
-  mkdirSync(options.outDir, { recursive: true });
-  const casesPath = join(options.outDir, `${suite.name}.torch-cases.json`);
-  const torchPath = join(options.outDir, `${suite.name}.torch.json`);
-  writeFileSync(casesPath, JSON.stringify(suite.cases.map((c) => ({ name: c.name, ...c.torch })), null, 1));
-  log(`== ${suite.name}: torch reference for ${suite.cases.length} cases`);
-  const torchRun = spawnSync(options.python ?? 'python3', [options.torchScript, casesPath, torchPath], {
-    stdio: 'inherit',
-    env: { ...process.env, PYTHONUNBUFFERED: '1' },
-  });
-  let torchCases: Record<string, Record<string, BaselineMeasurement>> = {};
-  if (torchRun.status === 0) {
-    torchCases = (JSON.parse(readFileSync(torchPath, 'utf8')) as { cases: typeof torchCases }).cases;
-  } else {
-    log(`torch reference failed (exit ${torchRun.status ?? torchRun.signal}): baselines recorded as errors`);
+  const workDir = options.workDir ?? join(options.outDir, 'work');
+  mkdirSync(workDir, { recursive: true });
+  const selected = suite.cases.filter((c) => !options.only?.length || options.only.some((part) => c.name.includes(part)));
+  const client = ReferenceClient.start({ script: options.torchScript, python: options.python, log });
+  try {
+    const { provenance } = await client.hello();
+    log(`== ${suite.name}: ${selected.length} cases on ${provenance.device} (torch ${provenance.torch}, CUDA ${provenance.cuda}, cuDNN ${provenance.cudnn})`);
+    const cases: BenchCase[] = [];
+    const generators = new Set<string>();
+    for (const [i, c] of selected.entries()) {
+      const { record, generator } = await runCase(suite, c, client, join(workDir, c.name), log);
+      cases.push(record);
+      generators.add(generator);
+      log(`[${i + 1}/${selected.length}] ${progressLine(record)}`);
+    }
+    const result = parseBenchResult({
+      suite: suite.name,
+      device: options.device,
+      date: options.date ?? new Date().toISOString().slice(0, 10),
+      commit: options.commit,
+      provenance,
+      inputs: { generator: [...generators].join('; ') },
+      timing: DEFAULT_TIMING,
+      cases,
+    });
+    writeFileSync(join(options.outDir, `${suite.name}.json`), `${JSON.stringify(result, null, 2)}\n`);
+    return result;
+  } finally {
+    suite.dispose?.();
+    await client.close();
   }
-  const cases: BenchCase[] = [];
-  for (const [i, c] of suite.cases.entries()) {
-    const { baselines: ownBaselines, ...mine } = await suite.runOurs(c);
-    const torch = torchCases[c.name] ?? { torch: { error: `torch reference did not run (exit ${torchRun.status})` } };
-    const baselines = { ...ownBaselines, ...torch };
-    cases.push({ name: c.name, params: c.params, ...mine, baselines });
-    const figure = mine.ours.tflops !== undefined ? `${mine.ours.tflops.toFixed(1)} TFLOP/s` : `${mine.ours.gbps?.toFixed(0)} GB/s`;
-    log(`[${i + 1}/${suite.cases.length}] ${c.name}: ours ${mine.ours.ms.toFixed(4)} ms, ${figure}, valid=${mine.valid}`);
+}
+
+async function runCase(
+  suite: BenchSuite,
+  c: SuiteCase,
+  client: ReferenceClient,
+  dir: string,
+  log: (line: string) => void,
+): Promise<{ record: BenchCase; generator: string }> {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  try {
+    const timing = c.timing ?? DEFAULT_TIMING;
+    const inputs = suite.writeInputs?.(c, dir) ?? { source: 'normal' as const, seed: c.seed };
+    const prepared = await client.prepare({ case: c.name, op: c.reference.op, params: c.reference.params, dir, inputs, timing });
+    const mine = await suite.runOurs(c, caseContext(dir, prepared.inputs.tensors, timing, log));
+    const checked = await client.check({
+      case: c.name,
+      outputs: mine.outputs,
+      ...(mine.aux === undefined ? {} : { aux: mine.aux }),
+      ...(mine.checkOptions === undefined ? {} : { options: mine.checkOptions }),
+    });
+    const validation = judgeCase(c, prepared, checked);
+    const { msMin, msMax, ms } = mine.ours;
+    const spread = msMin === undefined || msMax === undefined ? undefined : (msMax - msMin) / ms;
+    const record: BenchCase = {
+      name: c.name,
+      params: { ...c.params, seed: prepared.inputs.seed },
+      ours: mine.ours,
+      baselines: { ...mine.baselines, ...prepared.baselines },
+      valid: validation.valid,
+      maxAbsErr: Math.max(0, ...Object.values(checked.errors).map((e) => e.maxAbs)),
+      validation,
+      ...(spread === undefined ? {} : { spread, noisy: spread > MAX_SPREAD }),
+      ...(mine.note === undefined ? {} : { note: mine.note }),
+    };
+    return { record, generator: prepared.inputs.generator };
+  } catch (error) {
+    throw new Error(`${suite.name} case ${c.name}: ${(error as Error).message}`, { cause: error });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
-  suite.dispose?.();
-  const result = parseBenchResult({
-    suite: suite.name,
-    device: options.device,
-    date: options.date ?? new Date().toISOString().slice(0, 10),
-    commit: options.commit,
-    cases,
-  });
-  writeFileSync(join(options.outDir, `${suite.name}.json`), `${JSON.stringify(result, null, 2)}\n`);
-  return result;
+}
+
+function caseContext(dir: string, inputs: Readonly<Record<string, TensorFile>>, timing: TimingPlan, log: (line: string) => void): CaseContext {
+  return {
+    dir,
+    inputs,
+    timing,
+    readInput(name: string): Uint8Array {
+      const file = inputs[name];
+      if (file === undefined) throw new Error(`input ${name} is not among the case's inputs (${Object.keys(inputs).join(', ')})`);
+      return new Uint8Array(readFileSync(join(dir, file.file)));
+    },
+    writeTensor(name: string, dtype: TensorDtype, shape: readonly number[], data: ArrayBufferView): TensorFile {
+      const file = `ours.${name}.bin`;
+      writeFileSync(join(dir, file), new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+      return { file, dtype, shape: [...shape] };
+    },
+    log,
+  };
+}
+
+function progressLine(c: BenchCase): string {
+  const figure = c.ours.tflops !== undefined ? `${c.ours.tflops.toFixed(1)} TFLOP/s` : `${c.ours.gbps?.toFixed(0)} GB/s`;
+  const spread = c.spread === undefined ? '' : `, spread ${(100 * c.spread).toFixed(1)}%${c.noisy ? ' (NOISY)' : ''}`;
+  return `${c.name}: ours ${c.ours.ms.toFixed(4)} ms, ${figure}${spread}, valid=${c.valid}${c.valid ? '' : ` — ${c.validation?.summary ?? ''}`}`;
 }
