@@ -17,6 +17,8 @@ export interface Measurement {
   readonly launchesPerRep?: number;
   readonly tflops?: number;
   readonly gbps?: number;
+  /** Timings thrown away because their spread exceeded 5% (timing/measureLaunches). */
+  readonly reruns?: number;
   /** Short cases: the same timing with the L2 flushed before every launch. */
   readonly flushed?: TimingStats;
   /** How a baseline was called when not in its plain form (e.g. looped over sequences). */

@@ -113,7 +113,7 @@ function caseContext(dir: string, inputs: Readonly<Record<string, TensorFile>>, 
     readInput(name: string): Uint8Array {
       const file = inputs[name];
       if (file === undefined) throw new Error(`input ${name} is not among the case's inputs (${Object.keys(inputs).join(', ')})`);
-      return new Uint8Array(readFileSync(join(dir, file.file)));
+      return readFileSync(join(dir, file.file));
     },
     writeTensor(name: string, dtype: TensorDtype, shape: readonly number[], data: ArrayBufferView): TensorFile {
       const file = `ours.${name}.bin`;
