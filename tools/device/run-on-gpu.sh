@@ -79,7 +79,10 @@ fi
 for bench in ${benches[@]+"${benches[@]}"}; do
   entry=".device/bench-$bench.mjs"
   if [ ! -f "$entry" ]; then echo "run-on-gpu: no bench bundle $entry" | tee -a "$OUT/bench-$bench.log"; status=1; continue; fi
-  "$work/node" "$entry" --out "$OUT" 2>&1 | tee "$OUT/bench-$bench.log"
+  # Case files (inputs, outputs) live under $work, never under $OUT. TILEKIT_BENCH_ARGS adds options
+  # of the bench entries (e.g. "--only s8192_d128").
+  # shellcheck disable=SC2086
+  "$work/node" "$entry" --out "$OUT" --work "$work/bench-$bench" ${TILEKIT_BENCH_ARGS:-} 2>&1 | tee "$OUT/bench-$bench.log"
   if [ "${PIPESTATUS[0]}" -ne 0 ]; then
     status=1
     echo "run-on-gpu: bench $bench failed; map its stack traces to the sources on the dev machine with: node tools/device/symbolize.mjs .device/out/bench-$bench.log" | tee -a "$OUT/bench-$bench.log"

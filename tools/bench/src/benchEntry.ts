@@ -45,7 +45,7 @@ const USAGE = 'usage: node .device/bench-<suite>.mjs [--out DIR] [--work DIR] [-
 
 /**
  * Runs a suite as a bench entry: `--out DIR` (default .device/out) receives `<suite>.json`,
- * `--work DIR` holds the case files while a case runs (default `<out>/work`), `--only` keeps the
+ * `--work DIR` holds the case files while a case runs (default under the OS temp dir), `--only` keeps the
  * cases whose names contain one of the comma-separated parts, `--torch` overrides the reference script, `--help` prints the usage; prints `formatEntryCase` per
  * case. The command line is read before `makeSuite` opens the device, and errors follow the CLI
  * contract (`runCommand`): an unknown option or a missing device is one line on stderr and exit 2.

@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BenchSuite, CaseContext, SuiteCase } from './benchSuite.ts';
 import { parseBenchResult, type BenchCase, type BenchSuiteResult } from './benchResult.ts';
@@ -11,7 +12,7 @@ export type { BenchSuite, CaseContext, OurCaseResult, SuiteCase } from './benchS
 
 export interface RunSuiteOptions {
   readonly outDir: string;
-  /** Scratch space for the case directories (inputs and outputs as files); default `<outDir>/work`. */
+  /** Scratch space for the case directories (inputs and outputs as files); default `<tmpdir>/tilekit-bench/<suite>`. */
   readonly workDir?: string;
   readonly device: string;
   readonly commit: string;
@@ -30,7 +31,7 @@ export interface RunSuiteOptions {
  */
 export async function runSuite(suite: BenchSuite, options: RunSuiteOptions): Promise<BenchSuiteResult> {
   const log = options.log ?? ((line: string) => console.log(line));
-  const workDir = options.workDir ?? join(options.outDir, 'work');
+  const workDir = options.workDir ?? join(tmpdir(), 'tilekit-bench', suite.name);
   mkdirSync(workDir, { recursive: true });
   const selected = suite.cases.filter((c) => !options.only?.length || options.only.some((part) => c.name.includes(part)));
   const client = ReferenceClient.start({ script: options.torchScript, python: options.python, log });
