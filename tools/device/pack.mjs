@@ -23,6 +23,7 @@ import { copyFileSync, createWriteStream, existsSync, mkdirSync, readdirSync, re
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundleForDevice, CHUNKS_DIR, findBenchEntries, GPU_TESTS_DIR, repoRoot } from './bundle.mjs';
+import { gitState } from './provenance.mjs';
 
 const LIMIT = 48 * 1024 * 1024;
 const ADDON = 'tilekit_runtime.node';
@@ -141,14 +142,8 @@ function workTreeBytes() {
 }
 
 /** HEAD, and whether uncommitted changes travel with the work tree (results then measure both). */
-function gitState() {
-  try {
-    const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repoRoot }).toString().trim();
-    const dirty = execFileSync('git', ['status', '--porcelain'], { cwd: repoRoot }).toString().trim() !== '';
-    return { commit, dirty };
-  } catch {
-    return { commit: 'unknown', dirty: false };
-  }
+function packedGitState() {
+  return gitState(repoRoot) ?? { commit: 'unknown', dirty: false };
 }
 
 /** Which line of the size report a packed file counts in. */
@@ -193,7 +188,7 @@ async function main() {
   const manifest = {
     createdAt: new Date().toISOString(),
     node: process.version,
-    ...gitState(),
+    ...packedGitState(),
     specs: bundled.specs,
     benches: Object.fromEntries(Object.entries(benches).map(([n, p]) => [n, relative(repoRoot, p)])),
     chunks: bundled.chunks,

@@ -5,7 +5,8 @@
 // only, so it fails the rest of its own file and nothing else. Prints a spec report per file, one
 // summary line
 //   GPU tests: <n> passed, <m> failed, <k> skipped (of <t>)
-// and a per-file breakdown; --out writes the same as gpu-tests.json. Without a usable CUDA device
+// and a per-file breakdown; --out writes the same as gpu-tests.json, headed by its provenance
+// (provenance.mjs: commit, device, date, driver, SM clocks, power limit). Without a usable CUDA device
 // every test skips itself; the runner then says so LOUDLY:
 //   SKIPPED: no CUDA device: <probe reason> (<n> GPU tests skipped, <t> found)
 // and exits 0. With a device it exits 1 when any test fails (or none passed).
@@ -29,6 +30,7 @@ import { clearTimeout, setTimeout } from 'node:timers';
 import { spec as SpecReporter } from 'node:test/reporters';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { recordProvenance } from './provenance.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..', '..');
@@ -75,6 +77,7 @@ if (!(fileTimeoutMs > 0)) usageError(`--file-timeout must be a positive number o
 
 let bundles;
 let mapsDir; // set when this run bundled the specs itself (else .device-maps, from pack.mjs)
+let packed = true; // bundles from a pack (their commit is the manifest's), not bundled here from the checkout
 if (args.bundle?.length) bundles = args.bundle.map((b) => resolve(b));
 else if (args.bundles) {
   const dir = resolve(args.bundles);
@@ -87,6 +90,7 @@ else if (args.bundles) {
   // A dev checkout: bundle into a temp folder laid out like .device/ (gpu-tests/ and chunks/),
   // with the maps beside it in maps/.
   const dir = mkdtempSync(join(tmpdir(), 'tilekit-gpu-tests-'));
+  packed = false;
   const { bundleForDevice, GPU_TESTS_DIR } = await import('./bundle.mjs');
   mapsDir = join(dir, 'maps');
   const { specs } = await bundleForDevice({ outDir: dir, mapsDir });
@@ -112,6 +116,13 @@ try {
   probe = { addon: false, driver: false, deviceCount: 0, nvrtc: false, reason: `native addon not loadable (${addon}): ${error.message}` };
 }
 console.log(`probe: ${JSON.stringify(probe)}`);
+// A pack's manifest.json lies beside its gpu-tests/ folder; bundles made here take the checkout's git state.
+const provenance = recordProvenance({
+  manifestPath: packed && bundles.length > 0 ? join(dirname(bundles[0]), '..', 'manifest.json') : undefined,
+  root,
+  fallbackDevice: probe.driver === true ? undefined : 'none',
+});
+console.log(`provenance: ${JSON.stringify(provenance)}`);
 const hasDevice = probe.driver === true && probe.deviceCount > 0;
 
 /** Runs one bundle in its own process (node:test gives every file a child process); its results. */
@@ -177,6 +188,7 @@ for (const bundle of bundles) files.push(await runBundle(bundle));
 const tests = files.flatMap((f) => f.tests);
 const counts = countsOf(tests);
 const summary = {
+  ...provenance,
   probe,
   addon,
   counts,

@@ -5,8 +5,8 @@
 // ONE node process that imports the family's GPU test bundles and selects its small cases with
 // --test-name-pattern, reads the tool's summary and reports (sanitizeReport.mjs) and the runtime's
 // launch log (TILEKIT_LAUNCH_LOG: which kernels ran, how often), and writes <out>/sanitize.json:
-//   { commit, device, date, ..., tools: { memcheck: { families: { fmhaFwd: { kernels, launches,
-//     findings, sample, ... } } } } }
+//   { commit, device, date, provenance: { driver, smClockMHz, ... } (provenance.mjs), ...,
+//     tools: { memcheck: { families: { fmhaFwd: { kernels, launches, findings, sample, ... } } } } }
 // after every run (a stopped runner leaves what it had), plus each run's output in
 // <out>/sanitize/<tool>-<family>.log. Exit 1 on any finding or an incomplete run (stopped by
 // --timeout or --budget, no summary line, a test failing, nothing selected, left out by --budget), else 0.
@@ -20,6 +20,7 @@ import { delimiter, dirname, join, relative, resolve } from 'node:path';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { recordProvenance } from './provenance.mjs';
 import { familySelectors, SANITIZE_PLAN, SANITIZER_TOOLS, selectorLabel, selectorMatches, selectorPattern } from './sanitizeCases.mjs';
 import { familyResult, parseTapTests } from './sanitizeReport.mjs';
 
@@ -216,27 +217,6 @@ function nodeArgs(entry, bundles, patterns) {
   ];
 }
 
-/** The commit measured: the pack's manifest (beside the bundles' folder), else git, else unknown. */
-function commitOf(bundles) {
-  try {
-    const manifest = JSON.parse(readFileSync(join(bundles, '..', 'manifest.json'), 'utf8'));
-    return `${manifest.commit}${manifest.dirty ? '+uncommitted' : ''}`;
-  } catch {
-    try {
-      const sha = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })
-        .toString()
-        .trim();
-      const dirty =
-        execFileSync('git', ['status', '--porcelain'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })
-          .toString()
-          .trim() !== '';
-      return `${sha}${dirty ? '+uncommitted' : ''}`;
-    } catch {
-      return 'unknown';
-    }
-  }
-}
-
 /** One line of a command's output, or `fallback` when it cannot run. */
 function firstLineOf(command, args, fallback, last = false) {
   try {
@@ -351,13 +331,12 @@ async function sanitize(config, families) {
   const ctx = { ...config, sanitizer, addon, bundles, scratch, cacheDir };
   mkdirSync(join(config.out, 'sanitize'), { recursive: true });
   const summary = {
-    commit: commitOf(bundles),
-    device: firstLineOf(
-      'nvidia-smi',
-      ['--query-gpu=name,driver_version,memory.total,compute_cap', '--format=csv,noheader'],
-      `unknown (probe ${JSON.stringify(device.probe)})`,
-    ),
-    date: new Date().toISOString(),
+    // Bundles from a pack: the commit of its manifest (beside the bundles' folder); bundled here: git's.
+    ...recordProvenance({
+      manifestPath: config.bundles === undefined ? undefined : join(bundles, '..', 'manifest.json'),
+      root,
+      fallbackDevice: `unknown (probe ${JSON.stringify(device.probe)})`,
+    }),
     sanitizer: firstLineOf(sanitizer, ['--version'], 'unknown', true),
     node: process.version,
     options: {

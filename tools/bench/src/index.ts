@@ -2,5 +2,7 @@ export * from './benchResult.ts';
 export * from './flops.ts';
 export { baselineNames, bestBaseline, formatBenchMarkdown } from './markdownReport.ts';
 export { renderBenchSvg } from './svgChart.ts';
-export { updateReadmeBlock, writeSuiteReports } from './writeReports.ts';
+export { writeSuiteReports } from './writeReports.ts';
+export { BENCH_TABLE_BEGIN, BENCH_TABLE_END, extractMarkedBlock, replaceMarkedBlock } from './readmeBlock.ts';
+export { formatReadmeBenchTable, formatSuiteSection } from './readmeTable.ts';
 export { runSuite, type BenchSuite, type OurCaseResult, type RunSuiteOptions, type SuiteCase } from './runSuite.ts';

@@ -1,4 +1,5 @@
-// Regenerates the markdown table and SVG chart of every given result file and refreshes the README block.
+// Regenerates the markdown table and SVG chart of every given result file, then README.md's benchmark
+// block from every committed result (readmeSync.ts; the same as npm run bench:readme -- --write).
 //   npx tsx --conditions=@tilekit/source tools/bench/src/reportCli.ts benchmarks/results/permute.json
 // Bad input (no file, an option, a missing or non-JSON file, a malformed result) is one line on stderr, exit 2.
 import { readFileSync, statSync } from 'node:fs';
@@ -6,7 +7,8 @@ import { relative, resolve } from 'node:path';
 import { ArgParseError, runCommand } from '@tilekit/host';
 import { ArgumentError } from '@tilekit/numeric';
 import { parseBenchResult } from './benchResult.ts';
-import { updateReadmeBlock, writeSuiteReports } from './writeReports.ts';
+import { syncReadmeBenchTable } from './readmeSync.ts';
+import { writeSuiteReports } from './writeReports.ts';
 
 const USAGE = 'usage: reportCli.ts benchmarks/results/<suite>.json [...]';
 const root = resolve(import.meta.dirname, '../../..');
@@ -41,7 +43,8 @@ await runCommand((io) => {
   files.forEach(checkResultFile);
   for (const file of files.map((f) => resolve(f))) {
     const { result, markdownPath, svgPath } = writeSuiteReports(file);
-    const inReadme = updateReadmeBlock(resolve(root, 'README.md'), result, relative(root, svgPath));
-    io.stdout(`${result.suite}: wrote ${relative(root, markdownPath)}, ${relative(root, svgPath)}${inReadme ? ', README block' : ''}\n`);
+    io.stdout(`${result.suite}: wrote ${relative(root, markdownPath)}, ${relative(root, svgPath)}\n`);
   }
+  const { differs, suites } = syncReadmeBenchTable(resolve(root, 'README.md'), resolve(root, 'benchmarks', 'results'), true);
+  io.stdout(`README.md: benchmark table of ${suites} suites ${differs ? 'rewritten' : 'up to date'}\n`);
 });

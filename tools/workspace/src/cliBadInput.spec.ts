@@ -78,6 +78,17 @@ const TOOL_CASES: readonly (readonly [string, readonly string[], string])[] = [
   ['reportCli unknown option', [...TSX, 'tools/bench/src/reportCli.ts', '--bogus'], 'unknown option --bogus'],
   ['reportCli missing file', [...TSX, 'tools/bench/src/reportCli.ts', 'no/such/result.json'], 'no/such/result.json: no such file'],
   ['reportCli not a result', [...TSX, 'tools/bench/src/reportCli.ts', 'package.json'], 'package.json: is not a bench result'],
+  ['readmeTableCli unknown option', [...TSX, 'tools/bench/src/readmeTableCli.ts', '--bogus'], "Unknown option '--bogus'"],
+  [
+    'readmeTableCli --write with --check',
+    [...TSX, 'tools/bench/src/readmeTableCli.ts', '--write', '--check'],
+    'give --write or --check, not both',
+  ],
+  [
+    'readmeTableCli missing README',
+    [...TSX, 'tools/bench/src/readmeTableCli.ts', '--check', '--readme', 'no/such/README.md'],
+    'no/such/README.md',
+  ],
   ['spargeCurveCli unknown flag', [...TSX, 'tools/bench/src/spargeCurveCli.ts', '--bogus'], 'unknown flag'],
   ...BENCH_ENTRIES.map((entry) => [`${entry} --bogus`, [...TSX, entry, '--bogus'], "Unknown option '--bogus'"] as const),
   ['printProjects with an argument', ['tools/workspace/src/printProjects.mjs', '--bogus'], 'takes no arguments'],
