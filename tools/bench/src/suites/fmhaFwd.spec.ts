@@ -1,35 +1,51 @@
-import { referenceAttentionFwd } from '@tilekit/fmha';
-import { fmhaFwdOperandElements, fmhaFwdReferenceArgs } from '@tilekit/kernel-fmha-fwd';
-import { encode } from '@tilekit/numeric';
+import type { AttentionTensorStrides } from '@tilekit/fmha';
+import { fmhaFwdOperandElements, fmhaFwdProblemFlops } from '@tilekit/kernel-fmha-fwd';
 import { describe, expect, it } from 'vitest';
-import { checkSampledRows, fmhaFwdBenchProblem } from './fmhaFwd.ts';
-import { FMHA_FWD_BENCH_SHAPES } from './fmhaFwdCases.ts';
+import { attentionFileBytes, type AttentionTensorFile } from './attentionFileLayout.ts';
+import { fmhaFwdBenchProblem } from './fmhaFwd.ts';
+import { FMHA_FWD_BENCH_CASES, fmhaFwdTensorFiles, type FmhaFwdBenchShape } from './fmhaFwdCases.ts';
+
+/** The strides a kernel uses (group mode has no batch stride). */
+function used(s: AttentionTensorStrides, group: boolean): Partial<AttentionTensorStrides> {
+  return group ? { head: s.head, row: s.row } : s;
+}
+
+/** Our problem reads each file where it lies: same strides, and the tensor spans the whole file. */
+function expectReadsFiles(s: FmhaFwdBenchShape): void {
+  const p = fmhaFwdBenchProblem(s);
+  const files = fmhaFwdTensorFiles(s);
+  const group = p.mode === 'group';
+  const elements = fmhaFwdOperandElements(p);
+  const tensors: [AttentionTensorStrides, AttentionTensorFile, number][] = [
+    [p.qStrides, files.q, elements.q],
+    [p.kStrides, files.k, elements.k],
+    [p.vStrides, files.v, elements.v],
+    [p.oStrides, files.o, elements.o],
+  ];
+  for (const [strides, file, span] of tensors) {
+    expect(used(strides, group)).toEqual(used(file.strides, group));
+    expect(2 * span).toBe(attentionFileBytes(file));
+  }
+}
 
 describe('fmha-fwd suite', () => {
-  it('every bench shape makes a valid problem (varlen in group mode, split-KV auto)', () => {
-    for (const s of FMHA_FWD_BENCH_SHAPES) {
-      const p = fmhaFwdBenchProblem(s);
-      expect(p.mode).toBe(s.seqlensQ !== undefined ? 'group' : 'batch');
+  it('every case makes a valid problem: varlen in group mode, split-KV auto, FLOPs as the case credits', () => {
+    for (const c of FMHA_FWD_BENCH_CASES) {
+      const p = fmhaFwdBenchProblem(c.shape);
+      expect(p.mode).toBe(c.shape.seqlensQ !== undefined ? 'group' : 'batch');
       expect(p.splitKvAuto).toBe(true);
+      expect(p.inputLayout).toBe(p.mode === 'group' ? 'bshd' : 'bhsd');
+      expect(p.outputLayout).toBe(p.inputLayout);
+      expect(fmhaFwdProblemFlops(p)).toBe(c.flops);
     }
   });
 
-  it('the sampled-row check accepts the CPU reference and rejects a wrong row (varlen, GQA, causal)', () => {
-    const p = fmhaFwdBenchProblem({ dtype: 'bf16', b: 3, h: 4, hk: 2, d: 32, dv: 32, causal: true, seqlensQ: [5, 0, 9], seqlensK: [5, 3, 9] });
-    const e = fmhaFwdOperandElements(p);
-    let x = 3;
-    const bits = (n: number) => Uint16Array.from({ length: n }, () => encode('bf16', ((x = (x * 48271) % 2147483647) / 2147483647) * 2 - 1));
-    const data = { q: bits(e.q), k: bits(e.k), v: bits(e.v) };
-    const ref = referenceAttentionFwd(fmhaFwdReferenceArgs(p, data));
-    const o = Uint16Array.from(ref.o, (v) => encode('bf16', v));
-    const good = checkSampledRows(p, { ...data, o });
-    expect(good.wrong).toBe(0);
-    // The first, the last and one more row per (sequence, head) (the third may repeat one); the empty sequence skipped.
-    expect(good.checked).toBeGreaterThanOrEqual(4 * (2 + 2) * 32);
-    expect(good.checked).toBeLessThanOrEqual(4 * (3 + 3) * 32);
-    o[(5 + 8) * p.oStrides.row + 3 * p.oStrides.head + 7] = encode('bf16', 3);
-    const bad = checkSampledRows(p, { ...data, o });
-    expect(bad.wrong).toBe(1);
-    expect(bad.first).toMatch(/^O\[b2 h3 r8 d7\]/);
+  it("every case's problem reads q, k, v and writes o in the files' own layout (uploaded and downloaded as they are)", () => {
+    for (const c of FMHA_FWD_BENCH_CASES) expectReadsFiles(c.shape);
+  });
+
+  it('so does a small varlen GQA problem with an empty sequence and hdimV ≠ hdimQ', () => {
+    expectReadsFiles({ dtype: 'bf16', b: 3, h: 4, hk: 2, d: 192, dv: 128, causal: false, seqlensQ: [5, 0, 9], seqlensK: [5, 3, 9] });
+    expectReadsFiles({ dtype: 'fp16', b: 2, h: 4, hk: 1, d: 64, dv: 64, causal: false, sq: 3, sk: 70 });
   });
 });

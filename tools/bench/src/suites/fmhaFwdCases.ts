@@ -1,7 +1,13 @@
-// The cases of the fmha-fwd benchmark suite (issue 7): the shapes, our parameters, what
-// torch_reference.py's `fmha_fwd` op times for each, and the FLOPs both sides are credited with.
-// The suite itself (running ours) lives in fmhaFwd.ts.
+// The cases of the fmha-fwd benchmark suite (issue 7): the shapes, their names (the results history
+// is keyed by them), our params, what the torch reference server's `attention_fwd` op runs for each
+// (REFERENCE_OPS.md: bhsd files, varlen (Σs, h, d)), the seed of their inputs, how their output is
+// judged, and the FLOPs both sides are credited with. The suite itself (running ours) lives in
+// fmhaFwd.ts.
+import type { SuiteCase } from '../benchSuite.ts';
 import { attentionForwardFlops } from '../flops.ts';
+import { SDPA_ERROR_BASELINES, SDPA_VARLEN_ERROR_BASELINES } from './attentionBaselines.ts';
+import { attentionTensorFile, type AttentionFileLayout, type AttentionTensorFile } from './attentionFileLayout.ts';
+import { caseSeed } from './caseSeed.ts';
 
 /** One benchmarked attention forward. Causal is the mask where sq = sk (top-left = bottom-right there). */
 export interface FmhaFwdBenchShape {
@@ -20,13 +26,16 @@ export interface FmhaFwdBenchShape {
   readonly seqlensK?: readonly number[];
 }
 
-/** A case as the suite will register it: `torch.op` is `fmha_fwd` (see torch_reference.py's run_fmha_fwd). */
-export interface FmhaFwdBenchCase {
-  readonly name: string;
+/** A varlen shape: its per-sequence lengths are present. */
+type VarlenShape = FmhaFwdBenchShape & { readonly seqlensQ: readonly number[]; readonly seqlensK: readonly number[] };
+
+function isVarlen(s: FmhaFwdBenchShape): s is VarlenShape {
+  return s.seqlensQ !== undefined && s.seqlensK !== undefined;
+}
+
+/** A case of the suite: what the harness runs (reference op, seed, precision, error baselines), the shape it is made from and its FLOPs. */
+export interface FmhaFwdBenchCase extends SuiteCase {
   readonly shape: FmhaFwdBenchShape;
-  /** Flat parameters for the result JSON (varlen seqlens comma-joined). */
-  readonly params: Readonly<Record<string, string | number | boolean>>;
-  readonly torch: { readonly op: 'fmha_fwd'; readonly params: Readonly<Record<string, unknown>> };
   readonly flops: number;
 }
 
@@ -35,9 +44,9 @@ export interface FmhaFwdBenchCase {
  * summed over the batch (varlen: over its sequences).
  */
 export function fmhaFwdBenchFlops(s: FmhaFwdBenchShape): number {
-  if (s.seqlensQ !== undefined && s.seqlensK !== undefined) {
+  if (isVarlen(s)) {
     return s.seqlensQ.reduce(
-      (sum, sq, i) => sum + attentionForwardFlops({ b: 1, h: s.h, sq, sk: s.seqlensK![i]!, dQk: s.d, dV: s.dv, causal: s.causal }),
+      (sum, sq, i) => sum + attentionForwardFlops({ b: 1, h: s.h, sq, sk: s.seqlensK[i]!, dQk: s.d, dV: s.dv, causal: s.causal }),
       0,
     );
   }
@@ -52,21 +61,55 @@ export function fmhaFwdBenchFlops(s: FmhaFwdBenchShape): number {
 export function fmhaFwdBenchName(s: FmhaFwdBenchShape): string {
   const heads = s.hk === s.h ? `h${s.h}` : `h${s.h}_hk${s.hk}`;
   const dims = s.dv === s.d ? `d${s.d}` : `d${s.d}_dv${s.dv}`;
-  const seq = s.seqlensQ !== undefined ? `varlen${s.b}_${heads}` : `b${s.b}_${heads}_${s.sq === s.sk ? `s${s.sq}` : `sq${s.sq}_sk${s.sk}`}`;
+  const seq = isVarlen(s) ? `varlen${s.b}_${heads}` : `b${s.b}_${heads}_${s.sq === s.sk ? `s${s.sq}` : `sq${s.sq}_sk${s.sk}`}`;
   return `fmha_fwd_${seq}_${dims}${s.causal ? '_causal' : ''}_${s.dtype}`;
 }
 
-/** The case of a shape: our flat params and torch's `fmha_fwd` params (bhsd, seeded). */
-export function fmhaFwdBenchCase(s: FmhaFwdBenchShape): FmhaFwdBenchCase {
-  const varlen = s.seqlensQ !== undefined && s.seqlensK !== undefined;
+/** The layout of a shape's tensor files: varlen for ragged batches, else bhsd (the layout the cases have always used). */
+export function fmhaFwdFileLayout(s: FmhaFwdBenchShape): AttentionFileLayout {
+  return isVarlen(s) ? 'varlen' : 'bhsd';
+}
+
+/** attention_fwd's tensors of a shape (REFERENCE_OPS.md): inputs q, k, v and output o, all in the shape's dtype. */
+export function fmhaFwdTensorFiles(s: FmhaFwdBenchShape): Readonly<Record<'q' | 'k' | 'v' | 'o', AttentionTensorFile>> {
+  const sum = (lengths: readonly number[]): number => lengths.reduce((a, n) => a + n, 0);
+  const rowsQ = isVarlen(s) ? sum(s.seqlensQ) : s.sq!;
+  const rowsK = isVarlen(s) ? sum(s.seqlensK) : s.sk!;
+  const file = (heads: number, rows: number, hdim: number): AttentionTensorFile =>
+    attentionTensorFile(fmhaFwdFileLayout(s), s.dtype, { batch: s.b, heads, rows, hdim });
+  return { q: file(s.h, rowsQ, s.d), k: file(s.hk, rowsK, s.d), v: file(s.hk, rowsK, s.dv), o: file(s.h, rowsQ, s.dv) };
+}
+
+/**
+ * attention_fwd's params of a shape (REFERENCE_OPS.md): dtype, b, h, hk, d, dv, causal, and
+ * sq, sk, layout (bhsd), or for varlen seqlens_q, seqlens_k (their files' layout is fixed).
+ */
+export function fmhaFwdReferenceParams(s: FmhaFwdBenchShape): Readonly<Record<string, unknown>> {
   const common = { dtype: s.dtype, b: s.b, h: s.h, hk: s.hk, d: s.d, dv: s.dv, causal: s.causal };
-  const params = varlen
-    ? { ...common, seqlensQ: s.seqlensQ!.join(','), seqlensK: s.seqlensK!.join(',') }
-    : { ...common, sq: s.sq!, sk: s.sk! };
-  const torchParams = varlen
-    ? { ...common, seqlens_q: [...s.seqlensQ!], seqlens_k: [...s.seqlensK!], seed: 1 }
-    : { ...common, sq: s.sq!, sk: s.sk!, layout: 'bhsd', seed: 1 };
-  return { name: fmhaFwdBenchName(s), shape: s, params, torch: { op: 'fmha_fwd', params: torchParams }, flops: fmhaFwdBenchFlops(s) };
+  if (isVarlen(s)) return { ...common, seqlens_q: [...s.seqlensQ], seqlens_k: [...s.seqlensK] };
+  return { ...common, sq: s.sq!, sk: s.sk!, layout: fmhaFwdFileLayout(s) };
+}
+
+/** Our flat params of a shape for the result JSON (varlen seqlens comma-joined). */
+function fmhaFwdRecordParams(s: FmhaFwdBenchShape): Readonly<Record<string, string | number | boolean>> {
+  const common = { dtype: s.dtype, b: s.b, h: s.h, hk: s.hk, d: s.d, dv: s.dv, causal: s.causal };
+  if (isVarlen(s)) return { ...common, seqlensQ: s.seqlensQ.join(','), seqlensK: s.seqlensK.join(',') };
+  return { ...common, sq: s.sq!, sk: s.sk! };
+}
+
+/** The case of a shape: named, seeded by its name, O judged at the input dtype against the SDPA backends' errors. */
+export function fmhaFwdBenchCase(s: FmhaFwdBenchShape): FmhaFwdBenchCase {
+  const name = fmhaFwdBenchName(s);
+  return {
+    name,
+    params: fmhaFwdRecordParams(s),
+    reference: { op: 'attention_fwd', params: fmhaFwdReferenceParams(s) },
+    seed: caseSeed(name),
+    precision: { o: s.dtype },
+    errorBaselines: isVarlen(s) ? SDPA_VARLEN_ERROR_BASELINES : SDPA_ERROR_BASELINES,
+    shape: s,
+    flops: fmhaFwdBenchFlops(s),
+  };
 }
 
 const square = (dtype: 'fp16' | 'bf16', s: number, d: number, causal: boolean, h = 16, hk = h): FmhaFwdBenchShape => ({
