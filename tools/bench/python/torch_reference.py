@@ -1,269 +1,1093 @@
-"""Times the torch reference for every case of a bench suite, on the GPU machine.
+"""The torch reference server of the bench harness (issue 16), run on the GPU machine.
 
-usage: python3 torch_reference.py CASES.json RESULT.json
+usage: python3 torch_reference.py --serve
 
-CASES.json is a list of {"name", "op", "params"}; ops: copy, permute, gemm, sdpa_fwd, sdpa_bwd, fmha_fwd.
-RESULT.json maps case name -> {baseline name -> {"ms", "tflops"?, "gbps"?} | {"error"}}.
-Timing follows shared/design/BENCHMARKS.md: CUDA events around the call, warm-up first, median of
-at least 20 repetitions. A backend that cannot run a case is recorded with its error, not dropped.
+The node harness (tools/bench/src/referenceClient.ts) writes one JSON request per line on stdin;
+each is answered with exactly one stdout line, REPLY_MARKER followed by the JSON reply ({"ok": false,
+"error": ...} when the request fails; the server keeps serving). Everything else goes to stderr. The
+server exits at EOF. The wire types and the timing scheme are tools/bench/src/referenceProtocol.ts;
+the ops (inputs, outputs, baselines, figures of merit) are tools/bench/REFERENCE_OPS.md.
+
+  hello    -> {"provenance": device, torch/CUDA/cuDNN versions, driver, SM clocks, power limit}
+  prepare  -> makes or reads the case's inputs, computes the fp32 reference (kept on the device until
+              check), times and measures every torch baseline
+  check    -> measures our outputs' error against the reference (sparge: the reference of the same
+              sparse computation, built from our block map), then frees the case
+
+JSON has no Infinity: an infinite number is written as 1e999 (JSON.parse reads it as Infinity), NaN
+as null. TILEKIT_REFERENCE_DEVICE=cpu runs everything on the CPU (tests on tiny shapes; the SDPA
+backends then record their errors and timings use the host clock).
 """
+import contextlib
+import dataclasses
 import json
+import math
+import os
 import statistics
+import subprocess
 import sys
+import threading
+import time
+import traceback
+from typing import Callable, Optional
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
-DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "uint8": torch.uint8,
-          "int8": torch.int8, "int32": torch.int32}
+REPLY_MARKER = "@@tilekit-reference "
+DEVICE = os.environ.get("TILEKIT_REFERENCE_DEVICE", "cuda")
+ON_GPU = DEVICE.startswith("cuda")
+# referenceProtocol.ts: FLUSH_BYTES, SHORT_CASE_MS. On the CPU (tests) a small flush keeps runs short.
+FLUSH_BYTES = (256 << 20) if ON_GPU else (8 << 20)
+SHORT_CASE_MS = 0.1
+DEFAULT_TIMING = {"warmup": 3, "repetitions": 5, "targetMs": 20, "minLaunches": 10, "maxLaunches": 2000, "flushL2": False}
+# Elements of one fp32 score block (rows x keys) of the chunked references: 256 MiB.
+SCORE_ELEMENTS = 1 << 26
+# Elements per chunk of the fp64 error sums.
+ERROR_CHUNK = 1 << 25
+LOG2E = math.log2(math.e)
+FP32_MAX = float(torch.finfo(torch.float32).max)
+_INF_TOKEN = "@@inf@@"
+
+# name -> (torch dtype, same-size torch dtype to move raw bytes, numpy dtype of those raw bytes)
+DTYPES = {
+    "fp16": (torch.float16, torch.int16, np.int16),
+    "bf16": (torch.bfloat16, torch.int16, np.int16),
+    "fp32": (torch.float32, torch.int32, np.int32),
+    "int8": (torch.int8, torch.int8, np.int8),
+    "uint8": (torch.uint8, torch.uint8, np.uint8),
+    "int32": (torch.int32, torch.int32, np.int32),
+}
+
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
+torch.set_float32_matmul_precision("highest")
 
 
-def median_ms(fn, warmup=5, reps=25):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(stop))
-    return statistics.median(times)
+def log(message):
+    print(f"[reference] {message}", file=sys.stderr, flush=True)
 
 
-def attention_flops(p, backward):
-    d_qk, d_v = p["d"], p.get("dv", p["d"])
-    sq, sk = p.get("sq", p.get("s")), p.get("sk", p.get("s"))
-    flops = 2 * p["b"] * p["h"] * sq * sk * (d_qk + d_v)
-    if p.get("causal") and sq == sk:
-        flops /= 2
-    return flops * (2.5 if backward else 1.0)
+def describe(error):
+    """The first line of an exception, with its type."""
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0][:300]}" if text else type(error).__name__
 
 
-def run_copy(p):
-    n = p["bytes"]
-    x = torch.empty(n, device="cuda", dtype=torch.uint8)
-    y = torch.empty_like(x)
-    ms = median_ms(lambda: y.copy_(x))
-    return {"torch-copy": {"ms": ms, "gbps": 2 * n / ms / 1e6}}
+def free_memory():
+    if ON_GPU:
+        torch.cuda.empty_cache()
 
 
-def run_permute(p):
-    dt = DTYPES[p["dtype"]]
-    shape = [int(s) for s in str(p["shape"]).split("x")]
-    perm = [int(s) for s in str(p["perm"]).split(",")]
-    x = torch.randn(shape, device="cuda").to(dt) if dt.is_floating_point else torch.zeros(shape, device="cuda", dtype=dt)
-    moved = 2 * x.numel() * x.element_size()
-    out = {}
-    ms = median_ms(lambda: x.permute(perm).contiguous())
-    out["torch-contiguous"] = {"ms": ms, "gbps": moved / ms / 1e6}
-    y = torch.empty_like(x)
-    flat, flat_out = x.view(-1), y.view(-1)
-    ms = median_ms(lambda: flat_out.copy_(flat))
-    out["torch-copy"] = {"ms": ms, "gbps": moved / ms / 1e6}
-    return out
+# ---------------------------------------------------------------------------------------------
+# Tensor files (raw little-endian, C-contiguous)
+
+def torch_dtype(name):
+    if name not in DTYPES:
+        raise ValueError(f"unknown dtype {name!r} (one of {', '.join(DTYPES)})")
+    return DTYPES[name][0]
 
 
-def run_gemm(p):
-    """a @ b with the case's storage (BLAS names: first letter A, second B; t = row-major, n =
-    column-major): a column-major operand is the transposed view of a packed row-major tensor, so
-    cuBLAS gets the transpose flags, not a copy. Cases without a layout keep the old row-major pair (tt)."""
-    dt = DTYPES[p["dtype"]]
-    m, n, k = p["m"], p["n"], p["k"]
-    layout = p.get("layout", "tt")
-    a = torch.randn(m, k, device="cuda", dtype=dt) if layout[0] == "t" else torch.randn(k, m, device="cuda", dtype=dt).t()
-    b = torch.randn(k, n, device="cuda", dtype=dt) if layout[1] == "t" else torch.randn(n, k, device="cuda", dtype=dt).t()
-    ms = median_ms(lambda: a @ b)
-    return {"torch-matmul": {"ms": ms, "tflops": 2 * p["m"] * p["n"] * p["k"] / ms / 1e9}}
+def dtype_name(dtype):
+    return next(name for name, (t, _, _) in DTYPES.items() if t == dtype)
 
 
-def run_sdpa(p, backward):
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    dt = DTYPES[p["dtype"]]
-    sq, sk = p.get("sq", p.get("s")), p.get("sk", p.get("s"))
-    hk = p.get("hk", p["h"])
-    q = torch.randn(p["b"], p["h"], sq, p["d"], device="cuda", dtype=dt, requires_grad=backward)
-    k = torch.randn(p["b"], hk, sk, p["d"], device="cuda", dtype=dt, requires_grad=backward)
-    v = torch.randn(p["b"], hk, sk, p.get("dv", p["d"]), device="cuda", dtype=dt, requires_grad=backward)
-    extra = {"enable_gqa": True} if hk != p["h"] else {}
-    out = {}
-    for name, backend in (("torch-flash", SDPBackend.FLASH_ATTENTION), ("torch-cudnn", SDPBackend.CUDNN_ATTENTION),
-                          ("torch-efficient", SDPBackend.EFFICIENT_ATTENTION)):
+def write_tensor(directory, name, tensor):
+    """Writes `<name>.bin` and returns its TensorFile."""
+    assert sys.byteorder == "little"
+    file = f"{name}.bin"
+    raw = tensor.detach().contiguous().view(DTYPES[dtype_name(tensor.dtype)][1])
+    raw.cpu().numpy().tofile(os.path.join(directory, file))
+    return {"file": file, "dtype": dtype_name(tensor.dtype), "shape": list(tensor.shape)}
+
+
+def read_tensor(directory, spec):
+    """A TensorFile ({file, dtype, shape}) of `directory` as a tensor on DEVICE."""
+    dtype = torch_dtype(spec["dtype"])
+    raw_numpy = DTYPES[spec["dtype"]][2]
+    shape = [int(n) for n in spec["shape"]]
+    raw = np.fromfile(os.path.join(directory, spec["file"]), dtype=raw_numpy)
+    if raw.size != math.prod(shape):
+        raise ValueError(f"{spec['file']}: {raw.size} {spec['dtype']} elements, shape {shape} needs {math.prod(shape)}")
+    return torch.from_numpy(raw).view(dtype).reshape(shape).to(DEVICE)
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors and reference sizes (REFERENCE_OPS.md), in fp64 over chunks
+
+def _flat_chunks(*tensors):
+    flats = [t.contiguous().reshape(-1) for t in tensors]
+    for start in range(0, flats[0].numel(), ERROR_CHUNK):
+        yield [f[start:start + ERROR_CHUNK].double() for f in flats]
+
+
+def error_stats(got, want):
+    """maxAbs = max |got - want|, rms = sqrt(mean((got - want)^2)); NaN/Inf in got makes both Infinity."""
+    if tuple(got.shape) != tuple(want.shape):
+        raise ValueError(f"output shape {list(got.shape)} is not the reference's {list(want.shape)}")
+    n = want.numel()
+    max_abs = torch.zeros((), dtype=torch.float64, device=want.device)
+    squares = torch.zeros((), dtype=torch.float64, device=want.device)
+    for g, w in _flat_chunks(got, want):
+        if not bool(torch.isfinite(w).all()):
+            raise ValueError("the reference holds a non-finite value")
+        if not bool(torch.isfinite(g).all()):
+            return {"maxAbs": math.inf, "rms": math.inf}
+        diff = g.sub_(w).abs_()
+        max_abs = torch.maximum(max_abs, diff.max())
+        squares += diff.square_().sum()
+    return {"maxAbs": float(max_abs), "rms": math.sqrt(float(squares) / n) if n else 0.0}
+
+
+def reference_stats(want):
+    """maxAbs = max |want|, rms = sqrt(mean(want^2))."""
+    n = want.numel()
+    max_abs, squares = 0.0, 0.0
+    for (w,) in _flat_chunks(want):
+        if not bool(torch.isfinite(w).all()):
+            raise ValueError("the reference holds a non-finite value")
+        max_abs = max(max_abs, float(w.abs().max()))
+        squares += float(w.square().sum())
+    return {"maxAbs": max_abs, "rms": math.sqrt(squares / n) if n else 0.0}
+
+
+# ---------------------------------------------------------------------------------------------
+# Timing (referenceProtocol.ts TimingPlan: the scheme of @tilekit/runtime's timeBackToBack)
+
+_flush_buffer = None
+
+
+def flush_buffer():
+    global _flush_buffer
+    if _flush_buffer is None:
+        _flush_buffer = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device=DEVICE)
+    return _flush_buffer
+
+
+def timed_batch(count, body):
+    """Milliseconds of `count` calls of body back to back (between two CUDA events on the GPU)."""
+    if not ON_GPU:
+        start = time.perf_counter()
+        for _ in range(count):
+            body()
+        return (time.perf_counter() - start) * 1e3
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(count):
+        body()
+    stop.record()
+    stop.synchronize()
+    return start.elapsed_time(stop)
+
+
+def time_back_to_back(call, plan, flush=False):
+    """warmup calls; one calibration call sets launchesPerRep = clamp(ceil(targetMs / t), min, max);
+    `repetitions` batches of launchesPerRep calls, each divided by launchesPerRep. With flush every
+    call is preceded by zeroing FLUSH_BYTES, and the same number of zeroings alone is subtracted."""
+    scratch = flush_buffer() if flush else None
+    step = call if scratch is None else (lambda: (scratch.zero_(), call()))
+    for _ in range(int(plan["warmup"])):
+        step()
+    once = max(timed_batch(1, step), 1e-4)
+    launches = min(int(plan["maxLaunches"]), max(int(plan["minLaunches"]), math.ceil(plan["targetMs"] / once)))
+    reps = []
+    for _ in range(int(plan["repetitions"])):
+        total = timed_batch(launches, step)
+        if scratch is not None:
+            total -= timed_batch(launches, scratch.zero_)
+        reps.append(max(total, 0.0) / launches)
+    return {"ms": statistics.median(reps), "msMin": min(reps), "msMax": max(reps), "reps": reps, "launchesPerRep": launches}
+
+
+def timing_plan(request):
+    plan = dict(DEFAULT_TIMING)
+    plan.update(request.get("timing") or {})
+    if int(plan["repetitions"]) < 1 or int(plan["minLaunches"]) < 1 or int(plan["maxLaunches"]) < int(plan["minLaunches"]):
+        raise ValueError(f"bad timing plan {plan}")
+    return plan
+
+
+# ---------------------------------------------------------------------------------------------
+# Baselines: each is tried in its forms until one runs; an error is recorded, never dropped
+
+@dataclasses.dataclass
+class Attempt:
+    """setup() -> (call, outputs): the timed callable and the outputs of one call (named as the
+    reference's, in its shapes). `context` is entered around setup and timing (e.g. an SDPA backend)."""
+    setup: Callable
+    form: Optional[str] = None
+    context: Callable = contextlib.nullcontext
+
+
+def measure(attempt, references, plan, figure):
+    with attempt.context():
+        call, outputs = attempt.setup()
+        errors = {name: error_stats(t, references[name]) for name, t in outputs.items()}
+        del outputs
+        result = time_back_to_back(call, plan)
+        if plan["flushL2"] or result["ms"] < SHORT_CASE_MS:
+            result["flushed"] = time_back_to_back(call, plan, flush=True)
+    if result["ms"] > 0:
+        result.update(figure(result["ms"]))
+    result["errors"] = errors
+    if attempt.form:
+        result["form"] = attempt.form
+    return result
+
+
+def run_baseline(name, attempts, references, plan, figure):
+    """The first attempt that runs, measured; else {"error": the first attempt's error}."""
+    first_error = None
+    for attempt in attempts:
         try:
-            with sdpa_kernel([backend]):
-                if backward:
-                    o = F.scaled_dot_product_attention(q, k, v, is_causal=bool(p.get("causal")), **extra)
-                    g = torch.randn_like(o)
-                    ms = median_ms(lambda: torch.autograd.grad(o, (q, k, v), g, retain_graph=True))
-                else:
-                    ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=bool(p.get("causal")), **extra))
-            out[name] = {"ms": ms, "tflops": attention_flops(p, backward) / ms / 1e9}
+            result = measure(attempt, references, plan, figure)
+            log(f"  {name}{' (' + attempt.form + ')' if attempt.form else ''}: {result['ms']:.4f} ms "
+                f"[{result['msMin']:.4f}, {result['msMax']:.4f}] x{result['launchesPerRep']}")
+            return result
         except Exception as error:  # recorded, never dropped
-            out[name] = {"error": str(error).splitlines()[0][:200] if str(error) else type(error).__name__}
-    return out
+            first_error = first_error or describe(error)
+            log(f"  {name}{' (' + attempt.form + ')' if attempt.form else ''}: {describe(error)}")
+        finally:
+            free_memory()
+    return {"error": first_error}
 
 
-def fmha_fwd_flops(p):
-    """BENCHMARKS.md: sum over sequences of 2*h*sq*sk*(d + dv), halved for causal when sq == sk."""
-    d, dv, h = p["d"], p.get("dv", p["d"]), p["h"]
-    pairs = list(zip(p["seqlens_q"], p["seqlens_k"])) if "seqlens_q" in p else [(p["sq"], p["sk"])] * p["b"]
-    return sum(2 * h * sq * sk * (d + dv) / (2 if p.get("causal") and sq == sk else 1) for sq, sk in pairs)
+def tflops_figure(flops):
+    return lambda ms: {"tflops": flops / ms / 1e9}
 
 
-def save_fmha_case(directory, name, tensors, meta):
-    """Raw little-endian 16-bit tensors (<name>.<q|k|v|o>.bin, contiguous in the shapes of meta.json) for ours to compare with."""
-    import os
-    os.makedirs(directory, exist_ok=True)
-    for key, t in tensors.items():
-        t.detach().contiguous().view(torch.int16).cpu().numpy().tofile(os.path.join(directory, f"{name}.{key}.bin"))
-    with open(os.path.join(directory, f"{name}.meta.json"), "w") as f:
-        json.dump(meta, f)
+def gbps_figure(moved_bytes):
+    return lambda ms: {"gbps": moved_bytes / ms / 1e6}
 
 
-def run_fmha_fwd(p):
-    """Suite fmha-fwd: F.scaled_dot_product_attention with each backend alone (flash = FlashAttention-2,
-    cudnn, efficient), median of >= 20 CUDA-event timings after warm-up.
+# ---------------------------------------------------------------------------------------------
+# Parameters
 
-    params: b, h, hk (default h: GQA through enable_gqa), sq, sk, d, dv (default d), causal (torch's
-    is_causal: top-left aligned, equal to bottom-right only when sq == sk), dtype, layout ("bhsd" or
-    "bshd": bshd tensors are made (b, s, h, d) and transposed, so SDPA sees the strides ours does),
-    seed. Varlen: seqlens_q / seqlens_k lists (b entries) -> jagged nested tensors (one SDPA call);
-    a backend that rejects them is timed again looping over the sequences ("<backend>-looped").
-    save: a directory; the flash output (with q, k, v) is written there for ours to compare with.
-    """
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    dt = DTYPES[p["dtype"]]
-    h, hk, d, dv = p["h"], p.get("hk", p["h"]), p["d"], p.get("dv", p["d"])
-    causal = bool(p.get("causal"))
-    gen = torch.Generator(device="cuda").manual_seed(int(p.get("seed", 0)))
-    flops = fmha_fwd_flops(p)
-    extra = {"enable_gqa": True} if hk != h else {}
-    backends = (("torch-flash", SDPBackend.FLASH_ATTENTION), ("torch-cudnn", SDPBackend.CUDNN_ATTENTION),
-                ("torch-efficient", SDPBackend.EFFICIENT_ATTENTION))
+def int_list(value, sep=","):
+    """[1, 2], "1,2" (or "1x2" with sep="x") -> [1, 2]."""
+    if isinstance(value, (list, tuple)):
+        return [int(v) for v in value]
+    return [int(v) for v in str(value).split(sep) if v.strip()]
 
-    def rand(*shape):
-        return torch.randn(*shape, device="cuda", dtype=dt, generator=gen)
 
-    def dense(b, heads, s, dim):
-        if p.get("layout", "bhsd") == "bshd":
-            return rand(b, s, heads, dim).transpose(1, 2)
-        return rand(b, heads, s, dim)
+# ---------------------------------------------------------------------------------------------
+# Attention: shapes, layouts, the chunked fp32 reference
 
-    out = {}
-    if "seqlens_q" in p:
-        lq, lk = p["seqlens_q"], p["seqlens_k"]
-        qs = [rand(s, h, d) for s in lq]
-        ks = [rand(s, hk, d) for s in lk]
-        vs = [rand(s, hk, dv) for s in lk]
+@dataclasses.dataclass
+class Attention:
+    """An attention problem of attention_fwd / attention_bwd / sparge params."""
+    dtype: torch.dtype
+    b: int
+    h: int
+    hk: int
+    d: int
+    dv: int
+    causal: bool
+    scale: float
+    scale_given: bool
+    layout: str  # bhsd, bshd or varlen
+    seqs: list  # (sq, sk) per sequence
 
-        def nested(parts):
-            return torch.nested.nested_tensor(parts, layout=torch.jagged).transpose(1, 2)
-        qn, kn, vn = nested(qs), nested(ks), nested(vs)
-        looped_inputs = [(qi.transpose(0, 1).unsqueeze(0), ki.transpose(0, 1).unsqueeze(0), vi.transpose(0, 1).unsqueeze(0))
-                         for qi, ki, vi in zip(qs, ks, vs)]
-        for name, backend in backends:
-            try:
-                with sdpa_kernel([backend]):
-                    ms = median_ms(lambda: F.scaled_dot_product_attention(qn, kn, vn, is_causal=causal, **extra))
-                out[name] = {"ms": ms, "tflops": flops / ms / 1e9}
-            except Exception as error:  # recorded, never dropped
-                out[name] = {"error": first_line(error)}
-                try:
-                    with sdpa_kernel([backend]):
-                        ms = median_ms(lambda: [F.scaled_dot_product_attention(qi, ki, vi, is_causal=causal, **extra)
-                                                for qi, ki, vi in looped_inputs])
-                    out[name + "-looped"] = {"ms": ms, "tflops": flops / ms / 1e9}
-                except Exception as looped_error:
-                    out[name + "-looped"] = {"error": first_line(looped_error)}
-        if p.get("save"):
-            with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
-                o = torch.cat([F.scaled_dot_product_attention(qi, ki, vi, is_causal=causal, **extra)[0].transpose(0, 1)
-                               for qi, ki, vi in looped_inputs])
-            save_fmha_case(p["save"], p.get("name", "case"), {"q": torch.cat(qs), "k": torch.cat(ks), "v": torch.cat(vs), "o": o},
-                           {**p, "layout": "thd", "note": "rows of all sequences stacked: (total, heads, dim)"})
+    @staticmethod
+    def of(p):
+        if "seqlens" in p:
+            lq = lk = int_list(p["seqlens"])
+        elif "seqlens_q" in p:
+            lq, lk = int_list(p["seqlens_q"]), int_list(p["seqlens_k"])
+        else:
+            sq = int(p["sq"] if "sq" in p else p["s"])
+            sk = int(p["sk"] if "sk" in p else p.get("s", sq))
+            lq, lk = [sq] * int(p["b"]), [sk] * int(p["b"])
+        if len(lq) != len(lk) or ("b" in p and int(p["b"]) != len(lq)):
+            raise ValueError(f"b = {p.get('b')}, {len(lq)} query and {len(lk)} key lengths")
+        varlen = "seqlens" in p or "seqlens_q" in p
+        h, d = int(p["h"]), int(p["d"])
+        hk = int(p.get("hk") or h)
+        if h % hk:
+            raise ValueError(f"h = {h} is not a multiple of hk = {hk}")
+        scale = p.get("scale")
+        layout = "varlen" if varlen else str(p.get("layout") or "bhsd")
+        if layout not in ("bhsd", "bshd", "varlen"):
+            raise ValueError(f"unknown layout {layout!r}")
+        return Attention(dtype=torch_dtype(p["dtype"]), b=len(lq), h=h, hk=hk, d=d, dv=int(p.get("dv") or d),
+                         causal=bool(p.get("causal")), scale=float(scale) if scale is not None else 1 / math.sqrt(d),
+                         scale_given=scale is not None, layout=layout, seqs=list(zip(lq, lk)))
+
+    @property
+    def group(self):
+        return self.h // self.hk
+
+    def shape(self, heads, dim, side):
+        """The file shape of a q-side ('q') or k-side ('k') tensor with `heads` heads of `dim`."""
+        lengths = [s[0] if side == "q" else s[1] for s in self.seqs]
+        if self.layout == "varlen":
+            return [sum(lengths), heads, dim]
+        s = lengths[0]
+        return [self.b, heads, s, dim] if self.layout == "bhsd" else [self.b, s, heads, dim]
+
+    def shapes(self):
+        return {"q": self.shape(self.h, self.d, "q"), "k": self.shape(self.hk, self.d, "k"),
+                "v": self.shape(self.hk, self.dv, "k"), "o": self.shape(self.h, self.dv, "q")}
+
+    def starts(self, side):
+        lengths = [s[0] if side == "q" else s[1] for s in self.seqs]
+        return [sum(lengths[:i]) for i in range(len(lengths) + 1)]
+
+    def views(self, x, side):
+        """Per sequence, the (heads, s, dim) view of a tensor in this layout."""
+        if self.layout == "bhsd":
+            return [x[i] for i in range(self.b)]
+        if self.layout == "bshd":
+            return [x[i].transpose(0, 1) for i in range(self.b)]
+        starts = self.starts(side)
+        return [x[starts[i]:starts[i + 1]].transpose(0, 1) for i in range(self.b)]
+
+    def to_bhsd(self, x):
+        return x.transpose(1, 2) if self.layout == "bshd" else x
+
+    def flops(self):
+        """BENCHMARKS.md forward count: sum over sequences of 2·h·sq·sk·(d + dv), halved for causal when sq = sk."""
+        return sum(2 * self.h * sq * sk * (self.d + self.dv) / (2 if self.causal and sq == sk else 1) for sq, sk in self.seqs)
+
+
+def causal_mask(sq, sk, top_left=False):
+    """mask_fn of attention_rows: key j is kept for row r iff j <= r + (sk - sq) (bottom-right), or j <= r (top-left)."""
+    offset = 0 if top_left else sk - sq
+
+    def mask(r0, r1):
+        rows = torch.arange(r0, r1, device=DEVICE)[:, None] + offset
+        return torch.arange(sk, device=DEVICE)[None, :] <= rows
+    return mask
+
+
+def masked_probs(s, mask):
+    """Softmax over the last dim of the scores s (in place), restricted to mask; a row without keys is 0."""
+    if mask is not None:
+        s.masked_fill_(~mask, -math.inf)
+    row_max = s.amax(-1, keepdim=True).nan_to_num_(neginf=0.0)
+    p = s.sub_(row_max).exp_()
+    # l >= 1 when the row keeps a key (its max contributes 1), 0 otherwise.
+    return p.div_(p.sum(-1, keepdim=True).clamp_min_(1.0))
+
+
+def row_chunk(width):
+    return max(1, SCORE_ELEMENTS // max(1, width))
+
+
+def attention_rows(q, k, v, scale, mask_fn):
+    """fp32 softmax(scale·q·kᵀ restricted to mask_fn(r0, r1))·v of q (G, sq, d) against one head's
+    k (sk, d), v (sk, dv); chunked over query rows. Returns (G, sq, dv)."""
+    g, sq, _ = q.shape
+    sk = k.shape[0]
+    out = torch.zeros((g, sq, v.shape[-1]), dtype=torch.float32, device=q.device)
+    if sq == 0 or sk == 0:
         return out
-    b, sq, sk = p["b"], p["sq"], p["sk"]
-    q, k, v = dense(b, h, sq, d), dense(b, hk, sk, d), dense(b, hk, sk, dv)
-    for name, backend in backends:
-        try:
-            with sdpa_kernel([backend]):
-                ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, **extra), warmup=5, reps=30)
-            out[name] = {"ms": ms, "tflops": flops / ms / 1e9}
-        except Exception as error:  # recorded, never dropped
-            out[name] = {"error": first_line(error)}
-    if p.get("save"):
-        with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
-            o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, **extra)
-        save_fmha_case(p["save"], p.get("name", "case"), {"q": q, "k": k, "v": v, "o": o}, {**p, "layout": "bhsd"})
+    kf, vf = k.float(), v.float()
+    rows = row_chunk(g * sk)
+    for r0 in range(0, sq, rows):
+        r1 = min(sq, r0 + rows)
+        s = torch.matmul(q[:, r0:r1].float(), kf.t()).mul_(scale)
+        out[:, r0:r1] = torch.matmul(masked_probs(s, None if mask_fn is None else mask_fn(r0, r1)), vf)
     return out
 
 
-def first_line(error):
-    return str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+def attention_rows_backward(q, k, v, do, scale, mask_fn):
+    """fp32 dq (G, sq, d), dk (sk, d), dv (sk, dv) of attention_rows: P = softmax, O = P·V,
+    dS = P∘(dO·Vᵀ − rowsum(dO∘O)), dQ = scale·dS·K, dK = scale·dSᵀ·Q, dV = Pᵀ·dO (summed over G)."""
+    g, sq, d = q.shape
+    sk, dv = k.shape[0], v.shape[-1]
+    dq = torch.zeros((g, sq, d), dtype=torch.float32, device=q.device)
+    dk = torch.zeros((sk, d), dtype=torch.float32, device=q.device)
+    dvv = torch.zeros((sk, dv), dtype=torch.float32, device=q.device)
+    if sq == 0 or sk == 0:
+        return dq, dk, dvv
+    kf, vf = k.float(), v.float()
+    rows = row_chunk(g * sk)
+    for r0 in range(0, sq, rows):
+        r1 = min(sq, r0 + rows)
+        qc, doc = q[:, r0:r1].float(), do[:, r0:r1].float()
+        p = masked_probs(torch.matmul(qc, kf.t()).mul_(scale), None if mask_fn is None else mask_fn(r0, r1))
+        delta = (doc * torch.matmul(p, vf)).sum(-1, keepdim=True)
+        ds = torch.matmul(doc, vf.t()).sub_(delta).mul_(p)
+        dq[:, r0:r1] = torch.matmul(ds, kf).mul_(scale)
+        dk += torch.matmul(ds.reshape(-1, sk).t(), qc.reshape(-1, d)).mul_(scale)
+        dvv += torch.matmul(p.reshape(-1, sk).t(), doc.reshape(-1, dv))
+    return dq, dk, dvv
 
 
-def run_sdpa_bwd(p):
-    """Suite fmha-bwd: the backward of F.scaled_dot_product_attention with each backend alone. Only
-    the backward is timed: the output is computed once, then torch.autograd.grad(o, (q, k, v), g)
-    (retain_graph) is timed (it runs the backend's dot_do_o/dq_dk_dv/convert kernels).
-    Varlen: "seqlens" (q = k per sequence) -> one dense SDPA per sequence, their backward timed
-    together (one autograd.grad over all outputs). FLOPs: 2.5 x the forward's (BENCHMARKS.md)."""
-    if "seqlens" not in p:
-        return run_sdpa(p, True)
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    dt = DTYPES[p["dtype"]]
-    h, hk, d, dv = p["h"], p.get("hk", p["h"]), p["d"], p.get("dv", p["d"])
-    causal = bool(p.get("causal"))
-    extra = {"enable_gqa": True} if hk != h else {}
-    flops = 2.5 * sum(2 * h * s * s * (d + dv) / (2 if causal else 1) for s in p["seqlens"])
+def attention_reference(a, x):
+    """The fp32 O (q's layout, dv columns) of an Attention on inputs x (q, k, v)."""
+    o = torch.zeros(a.shapes()["o"], dtype=torch.float32, device=DEVICE)
+    for qi, ki, vi, oi, (sq, sk) in zip(a.views(x["q"], "q"), a.views(x["k"], "k"), a.views(x["v"], "k"), a.views(o, "q"), a.seqs):
+        mask = causal_mask(sq, sk) if a.causal else None
+        for kvh in range(a.hk):
+            heads = slice(kvh * a.group, (kvh + 1) * a.group)
+            oi[heads] = attention_rows(qi[heads], ki[kvh], vi[kvh], a.scale, mask)
+    return {"o": o}
+
+
+def attention_bwd_reference(a, x):
+    """The fp32 dq, dk, dv (the inputs' shapes) of an Attention on inputs x (q, k, v, do)."""
+    grads = {name: torch.zeros(x[src].shape, dtype=torch.float32, device=DEVICE) for name, src in (("dq", "q"), ("dk", "k"), ("dv", "v"))}
+    per_seq = zip(a.views(x["q"], "q"), a.views(x["k"], "k"), a.views(x["v"], "k"), a.views(x["do"], "q"),
+                  a.views(grads["dq"], "q"), a.views(grads["dk"], "k"), a.views(grads["dv"], "k"), a.seqs)
+    for qi, ki, vi, doi, dqi, dki, dvi, (sq, sk) in per_seq:
+        mask = causal_mask(sq, sk) if a.causal else None
+        for kvh in range(a.hk):
+            heads = slice(kvh * a.group, (kvh + 1) * a.group)
+            dqi[heads], dki[kvh], dvi[kvh] = attention_rows_backward(qi[heads], ki[kvh], vi[kvh], doi[heads], a.scale, mask)
+    return grads
+
+
+# ---------------------------------------------------------------------------------------------
+# Attention baselines: F.scaled_dot_product_attention with one backend at a time
+
+SDPA_BACKENDS = (("torch-flash", "FLASH_ATTENTION"), ("torch-cudnn", "CUDNN_ATTENTION"), ("torch-efficient", "EFFICIENT_ATTENTION"))
+GQA_REPEAT_FORM = "K/V heads repeated for GQA (repeat_interleave inside the timed call)"
+
+
+def sdpa_context(backend):
+    def context():
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        return sdpa_kernel([getattr(SDPBackend, backend)])
+    return context
+
+
+def sdpa(a, q, k, v, gqa):
+    """SDPA on (b, heads, s, dim) tensors (or jagged nested ones); GQA through enable_gqa ('native') or by repeating K/V heads."""
+    kwargs = {"is_causal": a.causal}
+    if a.scale_given:
+        kwargs["scale"] = a.scale
+    if a.hk != a.h:
+        if gqa == "native":
+            kwargs["enable_gqa"] = True
+        else:
+            k, v = k.repeat_interleave(a.group, dim=1), v.repeat_interleave(a.group, dim=1)
+    return F.scaled_dot_product_attention(q, k, v, **kwargs)
+
+
+def gqa_forms(a):
+    return [("native", None)] if a.hk == a.h else [("native", None), ("repeat", GQA_REPEAT_FORM)]
+
+
+def jagged(packed, offsets):
+    """A (Σs, heads, dim) tensor as the (b, heads, j, dim) jagged nested tensor (a view)."""
+    return torch.nested.nested_tensor_from_jagged(packed, offsets).transpose(1, 2)
+
+
+def offsets_of(a):
+    """The jagged offsets of q and of k (the same tensor when the lengths agree, so the ragged dims match)."""
+    oq = torch.tensor(a.starts("q"), dtype=torch.int64, device=DEVICE)
+    ok = oq if a.starts("k") == a.starts("q") else torch.tensor(a.starts("k"), dtype=torch.int64, device=DEVICE)
+    return oq, ok
+
+
+def looped_parts(a, tensors, sides):
+    """Per non-empty sequence, its (1, heads, s, dim) views of each tensor."""
+    views = [a.views(t, side) for t, side in zip(tensors, sides)]
+    return [[v[i].unsqueeze(0) for v in views] for i, (sq, sk) in enumerate(a.seqs) if sq > 0 and sk > 0]
+
+
+def nonempty(a):
+    return [i for i, (sq, sk) in enumerate(a.seqs) if sq > 0 and sk > 0]
+
+
+def fwd_dense(a, x, gqa):
+    q, k, v = (a.to_bhsd(x[n]) for n in "qkv")
+
+    def call():
+        return sdpa(a, q, k, v, gqa)
+    return call, {"o": a.to_bhsd(call())}
+
+
+def fwd_nested(a, x, gqa):
+    oq, ok = offsets_of(a)
+    q, k, v = jagged(x["q"], oq), jagged(x["k"], ok), jagged(x["v"], ok)
+
+    def call():
+        return sdpa(a, q, k, v, gqa)
+    return call, {"o": call().transpose(1, 2).values()}
+
+
+def fwd_looped(a, x, gqa):
+    parts = looped_parts(a, [x["q"], x["k"], x["v"]], "qkk")
+
+    def call():
+        return [sdpa(a, q, k, v, gqa) for q, k, v in parts]
+    o = torch.zeros(a.shapes()["o"], dtype=a.dtype, device=DEVICE)
+    o_views = a.views(o, "q")
+    for i, out in zip(nonempty(a), call()):
+        o_views[i].copy_(out[0])
+    return call, {"o": o}
+
+
+def leaf(t):
+    return t.detach().requires_grad_()
+
+
+def bwd_dense(a, x, gqa):
+    q, k, v = (leaf(x[n]) for n in "qkv")
+    o = sdpa(a, a.to_bhsd(q), a.to_bhsd(k), a.to_bhsd(v), gqa)
+    do = a.to_bhsd(x["do"])
+
+    def call():
+        return torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
+    return call, dict(zip(("dq", "dk", "dv"), call()))
+
+
+def bwd_nested(a, x, gqa):
+    oq, ok = offsets_of(a)
+    q, k, v = (leaf(x[n]) for n in "qkv")
+    o = sdpa(a, jagged(q, oq), jagged(k, ok), jagged(v, ok), gqa)
+    do = jagged(x["do"], oq)
+
+    def call():
+        return torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
+    return call, dict(zip(("dq", "dk", "dv"), call()))
+
+
+def bwd_looped(a, x, gqa):
+    """One leaf per sequence (slicing one packed leaf would add a full-size zero-fill per sequence to
+    the timed backward); one autograd.grad over all sequences."""
+    parts = [[leaf(t) for t in part] for part in looped_parts(a, [x["q"], x["k"], x["v"]], "qkk")]
+    outs = [sdpa(a, q, k, v, gqa) for q, k, v in parts]
+    dos = [part[0] for part in looped_parts(a, [x["do"]], "q")]
+    leaves = [t for part in parts for t in part]
+
+    def call():
+        return torch.autograd.grad(outs, leaves, dos, retain_graph=True)
+    grads = call()
+    packed = {name: torch.zeros(x[src].shape, dtype=a.dtype, device=DEVICE) for name, src in (("dq", "q"), ("dk", "k"), ("dv", "v"))}
+    views = {name: a.views(t, "q" if name == "dq" else "k") for name, t in packed.items()}
+    for n, i in enumerate(nonempty(a)):
+        for j, name in enumerate(("dq", "dk", "dv")):
+            views[name][i].copy_(grads[3 * n + j][0])
+    return call, packed
+
+
+def attention_baselines(a, x, references, plan, backward):
+    """The three SDPA backends; varlen as jagged nested tensors, and for a backend that rejects them,
+    looped over the sequences as `<name>-looped`. GQA through enable_gqa, else by repeating K/V."""
+    dense, nested, looped = (bwd_dense, bwd_nested, bwd_looped) if backward else (fwd_dense, fwd_nested, fwd_looped)
+    figure = tflops_figure(a.flops() * (2.5 if backward else 1.0))
     out = {}
-    for name, backend in (("torch-flash", SDPBackend.FLASH_ATTENTION), ("torch-cudnn", SDPBackend.CUDNN_ATTENTION),
-                          ("torch-efficient", SDPBackend.EFFICIENT_ATTENTION)):
-        try:
-            inputs, outputs, grads = [], [], []
-            with sdpa_kernel([backend]):
-                for s in p["seqlens"]:
-                    q = torch.randn(1, h, s, d, device="cuda", dtype=dt, requires_grad=True)
-                    k = torch.randn(1, hk, s, d, device="cuda", dtype=dt, requires_grad=True)
-                    v = torch.randn(1, hk, s, dv, device="cuda", dtype=dt, requires_grad=True)
-                    o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, **extra)
-                    inputs += [q, k, v]
-                    outputs.append(o)
-                    grads.append(torch.randn_like(o))
-                ms = median_ms(lambda: torch.autograd.grad(outputs, inputs, grads, retain_graph=True))
-            out[name + "-looped"] = {"ms": ms, "tflops": flops / ms / 1e9}
-        except Exception as error:  # recorded, never dropped
-            out[name + "-looped"] = {"error": first_line(error)}
+
+    def attempts(setup, base_form):
+        return [Attempt(lambda gqa=gqa: setup(a, x, gqa), "; ".join(f for f in (base_form, form) if f), context)
+                for gqa, form in gqa_forms(a)]
+    for name, backend in SDPA_BACKENDS:
+        context = sdpa_context(backend)
+        if a.layout != "varlen":
+            out[name] = run_baseline(name, attempts(dense, None), references, plan, figure)
+            continue
+        out[name] = run_baseline(name, attempts(nested, "nested jagged tensors"), references, plan, figure)
+        if "error" in out[name]:
+            out[name + "-looped"] = run_baseline(name + "-looped", attempts(looped, "looped over sequences"), references, plan, figure)
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Sparge: the reference of the same sparse computation (kernels/sparge/src/spargeReference.ts)
+
+@dataclasses.dataclass
+class SpargeCheck:
+    """A Sparge check's settings: check options over the case's params."""
+    block_q: int
+    block_k: int
+    causal: bool
+    scale: float
+    pv_mode: str
+    thresholds: list  # per query head, log2 units; inf never skips
+    warp_rows: int
+    tail: int
+    in_denominator: bool
+
+    @staticmethod
+    def of(params, options, h, d):
+        options = options or {}
+
+        def pick(key, default):
+            value = options.get(key)
+            return default if value is None else value
+        pv_mode = str(pick("pv_mode", "none"))
+        if pv_mode not in ("none", "warp", "block"):
+            raise ValueError(f"pv_mode must be none, warp or block, not {pv_mode!r}")
+        raw = options.get("pv_threshold")
+        raw = [raw] * h if raw is None or isinstance(raw, (int, float)) else list(raw)
+        # JSON has no Infinity: null (JSON.stringify's Infinity) and values past fp32 (Number.MAX_VALUE,
+        # +inf to the kernel's fp32 array) never skip.
+        thresholds = [math.inf if t is None or float(t) > FP32_MAX else float(t) for t in raw]
+        if len(thresholds) != h or any(not t >= 0 for t in thresholds):
+            raise ValueError(f"pv_threshold must be a number >= 0 or {h} of them, not {options.get('pv_threshold')!r}")
+        scale = pick("scale", params.get("scale"))
+        check = SpargeCheck(block_q=int(params.get("block_q") or 128), block_k=int(params.get("block_k") or 128),
+                            causal=bool(pick("causal", bool(params.get("causal")))),
+                            scale=float(scale) if scale is not None else 1 / math.sqrt(d), pv_mode=pv_mode,
+                            thresholds=thresholds, warp_rows=int(pick("warp_rows", 16)), tail=int(pick("always_computed_tail", 1)),
+                            in_denominator=bool(pick("skipped_mass_in_denominator", False)))
+        if check.warp_rows < 1 or check.tail < 0 or check.block_q < 1 or check.block_k < 1:
+            raise ValueError(f"bad sparge check settings {check}")
+        return check
+
+    @property
+    def skips(self):
+        return self.pv_mode != "none" and any(math.isfinite(t) for t in self.thresholds)
+
+
+def sparge_reference(q, k, v, block_map, check, q_dequant=None, k_dequant=None):
+    """fp32 O (b, h, sq, dv) of attention restricted to the visited blocks (block_map == 1) and the
+    top-left causal mask, Q·Kᵀ from q_dequant/k_dequant when given; PV-skip modes follow
+    spargePvSkipAttentionReference."""
+    qs = q if q_dequant is None else q_dequant
+    ks = k if k_dequant is None else k_dequant
+    b, h, sq, _ = q.shape
+    hk, sk = k.shape[1], k.shape[2]
+    grid = [b, h, -(-sq // check.block_q), -(-sk // check.block_k)]
+    if list(block_map.shape) != grid:
+        raise ValueError(f"block_map shape {list(block_map.shape)}, expected {grid}")
+    if h % hk or (q_dequant is not None and q_dequant.shape != q.shape) or (k_dequant is not None and k_dequant.shape != k.shape):
+        raise ValueError("sparge: q/k/v/dequant shapes disagree")
+    visited = block_map == 1
+    if check.skips:
+        return sparge_pv_skip(qs, ks, v, visited, check)
+    return sparge_masked(qs, ks, v, visited, check)
+
+
+def sparge_masked(q, k, v, visited, check):
+    """Dense fp32 attention restricted to the visited blocks, chunked like attention_reference."""
+    b, h, sq, _ = q.shape
+    hk, sk = k.shape[1], k.shape[2]
+    group = h // hk
+    out = torch.zeros((b, h, sq, v.shape[-1]), dtype=torch.float32, device=DEVICE)
+    key_block = torch.arange(sk, device=DEVICE) // check.block_k
+    causal = causal_mask(sq, sk, top_left=True) if check.causal else None
+    for bi in range(b):
+        for kvh in range(hk):
+            heads = slice(kvh * group, (kvh + 1) * group)
+            head_map = visited[bi, heads]
+
+            def mask(r0, r1, head_map=head_map):
+                m = head_map[:, torch.arange(r0, r1, device=DEVICE) // check.block_q][:, :, key_block]
+                return m if causal is None else m & causal(r0, r1)
+            out[bi, heads] = attention_rows(q[bi, heads], k[bi, kvh], v[bi, kvh], check.scale, mask)
+    return out
+
+
+def pad_rows(x, rows):
+    """(n, s, dim) -> (n, rows, dim), zero rows appended."""
+    return F.pad(x, (0, 0, 0, rows - x.shape[1]))
+
+
+def sparge_pv_skip(q, k, v, visited, check):
+    """spargePvSkipAttentionReference in fp32, vectorized over (b·h head, query block) and looping
+    over the position in each query block's ascending list of visited key blocks."""
+    b, h, sq, d = q.shape
+    hk, sk, dv = k.shape[1], k.shape[2], v.shape[-1]
+    bq, bk = check.block_q, check.block_k
+    qb, kb = visited.shape[2], visited.shape[3]
+    k_blocks = pad_rows(k.reshape(b * hk, sk, d).float(), kb * bk).view(b * hk, kb, bk, d)
+    v_blocks = pad_rows(v.reshape(b * hk, sk, dv).float(), kb * bk).view(b * hk, kb, bk, dv)
+    q_heads = q.reshape(b * h, sq, d)
+    visited = visited.reshape(b * h, qb, kb)
+    thresholds = torch.tensor(check.thresholds, dtype=torch.float32, device=DEVICE)
+    out = torch.empty((b * h, sq, dv), dtype=torch.float32, device=DEVICE)
+    heads_per_group = max(1, SCORE_ELEMENTS // (qb * bq * max(bk, d, dv)))
+    for g0 in range(0, b * h, heads_per_group):
+        bh = torch.arange(g0, min(b * h, g0 + heads_per_group), device=DEVICE)
+        kv = (bh // h) * hk + (bh % h) // (h // hk)
+        q_blocks = pad_rows(q_heads[g0:g0 + len(bh)].float(), qb * bq).view(len(bh), qb, bq, d)
+        acc = pv_skip_heads(q_blocks, k_blocks, v_blocks, kv, visited[g0:g0 + len(bh)], thresholds[bh % h], check, sq, sk)
+        out[g0:g0 + len(bh)] = acc.reshape(len(bh), qb * bq, dv)[:, :sq]
+    return out.view(b, h, sq, dv)
+
+
+def pv_skip_heads(q_blocks, k_blocks, v_blocks, kv, visited, thresholds, check, sq, sk):
+    """O (G, QB, bq, dv) of G heads' query blocks (q_blocks (G, QB, bq, d)); kv: each head's row of
+    k_blocks / v_blocks (heads·KB blocks of bk rows); visited (G, QB, KB); thresholds (G,)."""
+    g, qb, bq, _ = q_blocks.shape
+    kb, bk = visited.shape[-1], k_blocks.shape[2]
+    dev = q_blocks.device
+    counts = visited.sum(-1)
+    order = torch.argsort((~visited).long() * kb + torch.arange(kb, device=dev), dim=-1)  # visited first, ascending
+    rows = torch.arange(qb * bq, device=dev).view(qb, bq)
+    rows_in = (rows < sq)[None, :, :, None]  # rows past seqlen see no key: they neither count nor vote
+    m = torch.full((g, qb, bq), -math.inf, device=dev)
+    l = torch.zeros((g, qb, bq), device=dev)
+    acc = torch.zeros((g, qb, bq, v_blocks.shape[-1]), device=dev)
+    for position in range(int(counts.max()) if counts.numel() else 0):
+        j = order[..., position]
+        active = position < counts
+        keys = j[..., None] * bk + torch.arange(bk, device=dev)  # (G, QB, bk)
+        keep = (keys < sk)[:, :, None, :] & active[:, :, None, None] & rows_in
+        if check.causal:
+            keep = keep & (keys[:, :, None, :] <= rows[None, :, :, None])
+        t = torch.matmul(q_blocks, k_blocks[kv[:, None], j].transpose(-1, -2)).mul_(check.scale * LOG2E)
+        t.masked_fill_(~keep, -math.inf)
+        m_loc = t.amax(-1)
+        delta = (m_loc - m).masked_fill_(m_loc == -math.inf, -math.inf)
+        m_new = torch.maximum(m, m_loc)
+        factor = torch.exp2(m - m_new).masked_fill_(m_new == -math.inf, 1.0)
+        l.mul_(factor)
+        acc.mul_(factor[..., None])
+        m = m_new
+        eligible = active & (position < counts - check.tail)
+        compute = pv_vote(delta, thresholds, eligible, check)
+        p = torch.exp2(t.sub_(m.masked_fill(m == -math.inf, 0.0)[..., None]))
+        l += p.sum(-1) * (compute | check.in_denominator)
+        acc += torch.matmul(p.mul_(compute[..., None]), v_blocks[kv[:, None], j])
+    return acc / l.masked_fill(l <= 0, 1.0)[..., None] * (l > 0)[..., None]
+
+
+def pv_vote(delta, thresholds, eligible, check):
+    """Per row (G, QB, bq): whether its group computes P·V. A group (block: all rows; warp: warp_rows
+    consecutive rows) computes iff it is not eligible, its threshold is infinite, or max Δ + threshold > 0."""
+    g, qb, bq = delta.shape
+    size = bq if check.pv_mode == "block" else check.warp_rows
+    groups = -(-bq // size)
+    vote = F.pad(delta, (0, groups * size - bq), value=-math.inf).view(g, qb, groups, size).amax(-1)
+    threshold = thresholds.view(g, 1, 1)
+    compute = (vote + threshold > 0) | torch.isinf(threshold) | ~eligible[..., None]
+    return compute.repeat_interleave(size, dim=-1)[..., :bq]
+
+
+# ---------------------------------------------------------------------------------------------
+# The ops (REFERENCE_OPS.md): inputs (name, shape, dtype) in drawing order, reference, baselines
+
+def permute_spec(p):
+    return torch_dtype(p["dtype"]), int_list(p["shape"], "x"), int_list(p["perm"])
+
+
+def permute_inputs(p):
+    dtype, shape, _ = permute_spec(p)
+    return [("x", shape, dtype)]
+
+
+def permute_reference(p, x):
+    _, _, perm = permute_spec(p)
+    return {"y": x["x"].permute(perm).contiguous()}  # exact: kept in the dtype
+
+
+def permute_baselines(p, x, references, plan):
+    _, _, perm = permute_spec(p)
+    src = x["x"]
+    figure = gbps_figure(2 * src.numel() * src.element_size())
+
+    def contiguous():
+        def call():
+            return src.permute(perm).contiguous()
+        return call, {"y": call()}
+
+    def copy():
+        dst = torch.empty_like(src)
+        return (lambda: dst.copy_(src)), {}
+    return {"torch-contiguous": run_baseline("torch-contiguous", [Attempt(contiguous)], references, plan, figure),
+            "torch-copy": run_baseline("torch-copy", [Attempt(copy)], references, plan, figure)}
+
+
+def gemm_spec(p):
+    layout = str(p.get("layout") or "tt")
+    if len(layout) != 2 or any(c not in "tn" for c in layout):
+        raise ValueError(f"gemm layout must be two of t/n, not {layout!r}")
+    return torch_dtype(p["dtype"]), int(p["m"]), int(p["n"]), int(p["k"]), layout
+
+
+def gemm_inputs(p):
+    dtype, m, n, k, layout = gemm_spec(p)
+    return [("a", [m, k] if layout[0] == "t" else [k, m], dtype), ("b", [k, n] if layout[1] == "t" else [n, k], dtype)]
+
+
+def gemm_operands(p, x):
+    """A (m, k) and B (k, n) as views of the stored tensors (column-major: a transposed view)."""
+    _, _, _, _, layout = gemm_spec(p)
+    a, b = x["a"], x["b"]
+    return (a if layout[0] == "t" else a.t()), (b if layout[1] == "t" else b.t())
+
+
+def gemm_reference(p, x):
+    a, b = gemm_operands(p, x)
+    return {"c": torch.matmul(a.float(), b.float())}
+
+
+def with_pitch(stored, pitch):
+    """The stored (rows, cols) operand as a view of a (rows, pitch) buffer: cuBLAS gets the pitch."""
+    if pitch is None or int(pitch) == stored.shape[1]:
+        return stored
+    if int(pitch) < stored.shape[1]:
+        raise ValueError(f"pitch {pitch} < {stored.shape[1]} columns")
+    wide = torch.zeros((stored.shape[0], int(pitch)), dtype=stored.dtype, device=stored.device)
+    wide[:, :stored.shape[1]] = stored
+    return wide[:, :stored.shape[1]]
+
+
+def gemm_baselines(p, x, references, plan):
+    _, m, n, k, _ = gemm_spec(p)
+    lda, ldb = p.get("lda"), p.get("ldb")
+    pitches = ", ".join(f"{name} {v}" for name, v in (("lda", lda), ("ldb", ldb)) if v is not None)
+    form = f"{pitches} (views of wider buffers)" if pitches else None
+
+    def matmul():
+        a, b = gemm_operands(p, {"a": with_pitch(x["a"], lda), "b": with_pitch(x["b"], ldb)})
+
+        def call():
+            return torch.matmul(a, b)
+        return call, {"c": call()}
+    return {"torch-matmul": run_baseline("torch-matmul", [Attempt(matmul, form)], references, plan, tflops_figure(2 * m * n * k))}
+
+
+def attention_fwd_inputs(p):
+    a = Attention.of(p)
+    return [(name, a.shapes()[name], a.dtype) for name in "qkv"]
+
+
+def attention_bwd_inputs(p):
+    a = Attention.of(p)
+    return attention_fwd_inputs(p) + [("do", a.shapes()["o"], a.dtype)]
+
+
+def sparge_check_reference(case, aux, options):
+    a = Attention.of(case.params)
+    if a.layout != "bhsd":
+        raise ValueError(f"sparge inputs are bhsd, not {a.layout}")
+    check = SpargeCheck.of(case.params, options, a.h, a.d)
+    if "block_map" not in aux:
+        raise ValueError("sparge check needs aux block_map")
+    q, k, v = case.inputs["q"], case.inputs["k"], case.inputs["v"]
+    o = sparge_reference(q, k, v, aux["block_map"], check, aux.get("q_dequant"), aux.get("k_dequant"))
+    return {"o": o}
+
+
+@dataclasses.dataclass(frozen=True)
+class Op:
+    inputs: Callable  # params -> [(name, shape, torch dtype)] in drawing order
+    reference: Callable  # (params, inputs) -> {output: fp32 reference}
+    baselines: Callable  # (params, inputs, references, plan) -> {name: BaselineReply}
+    check_reference: Optional[Callable] = None  # (case, aux, options) -> {output: reference}; default: prepare's
 
 
 RUNNERS = {
-    "copy": run_copy,
-    "permute": run_permute,
-    "gemm": run_gemm,
-    "sdpa_fwd": lambda p: run_sdpa(p, False),
-    "sdpa_bwd": run_sdpa_bwd,
-    "fmha_fwd": run_fmha_fwd,
+    "permute": Op(permute_inputs, permute_reference, permute_baselines),
+    "gemm": Op(gemm_inputs, gemm_reference, gemm_baselines),
+    "attention_fwd": Op(attention_fwd_inputs, lambda p, x: attention_reference(Attention.of(p), x),
+                        lambda p, x, r, plan: attention_baselines(Attention.of(p), x, r, plan, backward=False)),
+    "attention_bwd": Op(attention_bwd_inputs, lambda p, x: attention_bwd_reference(Attention.of(p), x),
+                        lambda p, x, r, plan: attention_baselines(Attention.of(p), x, r, plan, backward=True)),
+    "sparge": Op(attention_fwd_inputs, lambda p, x: attention_reference(Attention.of(p), x),
+                 lambda p, x, r, plan: attention_baselines(Attention.of(p), x, r, plan, backward=False),
+                 check_reference=sparge_check_reference),
 }
 
 
-def main():
-    cases_path, result_path = sys.argv[1], sys.argv[2]
-    with open(cases_path) as f:
-        cases = json.load(f)
-    results = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "cases": {}}
-    for i, case in enumerate(cases):
+# ---------------------------------------------------------------------------------------------
+# Requests
+
+@dataclasses.dataclass
+class Case:
+    op: str
+    params: dict
+    dir: str
+    references: dict
+    inputs: Optional[dict]  # kept only for ops whose check builds its own reference
+
+
+def generator_name(seed):
+    return (f"normal: torch {torch.__version__} randn(float32, torch.Generator(device={DEVICE!r}).manual_seed({seed})) "
+            "rounded to the dtype, inputs drawn in REFERENCE_OPS.md order")
+
+
+def make_inputs(specs, source, directory):
+    """The inputs as tensors on DEVICE and PrepareReply.inputs."""
+    if source["source"] == "normal":
+        seed = int(source["seed"])
+        g = torch.Generator(device=DEVICE).manual_seed(seed)
+        tensors, files = {}, {}
+        for name, shape, dtype in specs:
+            tensors[name] = torch.randn(shape, dtype=torch.float32, generator=g, device=DEVICE).to(dtype)
+            files[name] = write_tensor(directory, name, tensors[name])
+        return tensors, {"generator": generator_name(seed), "seed": seed, "tensors": files}
+    if source["source"] != "files":
+        raise ValueError(f"unknown input source {source['source']!r}")
+    tensors = {}
+    for name, shape, dtype in specs:
+        if name not in source["tensors"]:
+            raise ValueError(f"input {name} is missing from the files")
+        tensors[name] = read_tensor(directory, source["tensors"][name])
+        if list(tensors[name].shape) != list(shape) or tensors[name].dtype != dtype:
+            raise ValueError(f"input {name}: {source['tensors'][name]['dtype']} {list(tensors[name].shape)}, "
+                             f"the op needs {dtype_name(dtype)} {list(shape)}")
+    return tensors, {"generator": source["generator"], "seed": source["seed"], "tensors": source["tensors"]}
+
+
+def drop_cases(cases, reason):
+    for name in list(cases):
+        log(f"freeing case {name} ({reason})")
+        del cases[name]
+    free_memory()
+
+
+def handle_prepare(request, cases):
+    drop_cases(cases, "a new prepare came before its check")
+    name, params = request["case"], request.get("params") or {}
+    if request["op"] not in RUNNERS:
+        raise ValueError(f"unknown op {request['op']!r} (one of {', '.join(RUNNERS)})")
+    op, plan = RUNNERS[request["op"]], timing_plan(request)
+    started = time.time()
+    inputs, inputs_reply = make_inputs(op.inputs(params), request["inputs"], request["dir"])
+    with torch.no_grad():
+        references = op.reference(params, inputs)
+    reference = {out: reference_stats(t) for out, t in references.items()}
+    log(f"{name}: {request['op']} inputs and reference in {time.time() - started:.1f} s")
+    baselines = op.baselines(params, inputs, references, plan)
+    cases[name] = Case(request["op"], params, request["dir"], references, inputs if op.check_reference else None)
+    del inputs
+    free_memory()
+    return {"inputs": inputs_reply, "baselines": baselines, "reference": reference}
+
+
+def handle_check(request, cases):
+    if request["case"] not in cases:
+        raise ValueError(f"case {request['case']!r} was not prepared (or was checked already)")
+    case = cases.pop(request["case"])  # freed when this returns (answer() then empties the cache), also on failure
+    with torch.no_grad():
+        aux = {n: read_tensor(case.dir, spec) for n, spec in (request.get("aux") or {}).items()}
+        check_reference = RUNNERS[case.op].check_reference
+        references = case.references if check_reference is None else check_reference(case, aux, request.get("options"))
+        outputs = request.get("outputs") or {}
+        if sorted(outputs) != sorted(references):
+            raise ValueError(f"outputs {sorted(outputs)}, the op validates {sorted(references)}")
+        errors = {n: error_stats(read_tensor(case.dir, spec), references[n]) for n, spec in outputs.items()}
+        reference = {n: reference_stats(t) for n, t in references.items()}
+    log(f"{request['case']}: checked " + ", ".join(f"{n} maxAbs {e['maxAbs']:.3g} rms {e['rms']:.3g}" for n, e in errors.items()))
+    return {"errors": errors, "reference": reference}
+
+
+def nvidia_smi():
+    """Driver, current and max SM clock (MHz), power limit (W) of this process's GPU (by UUID when
+    torch knows it, else nvidia-smi's first GPU); zeros and "unknown" without nvidia-smi."""
+    fields = {"driver": "unknown", "smClockMHz": 0, "smClockMaxMHz": 0, "powerLimitW": 0}
+    command = ["nvidia-smi", "--query-gpu=driver_version,clocks.sm,clocks.max.sm,power.limit", "--format=csv,noheader,nounits"]
+    try:
+        uuid = torch.cuda.get_device_properties(torch.device(DEVICE)).uuid if ON_GPU else None
+    except Exception:  # older torch: no uuid
+        uuid = None
+    values = None
+    for extra in ([f"--id=GPU-{uuid}"], []) if uuid else ([],):
         try:
-            results["cases"][case["name"]] = RUNNERS[case["op"]](case["params"])
-        except Exception as error:
-            results["cases"][case["name"]] = {"torch": {"error": str(error).splitlines()[0][:200]}}
-        print(f"[torch {i + 1}/{len(cases)}] {case['name']}: {json.dumps(results['cases'][case['name']])}", flush=True)
-        torch.cuda.empty_cache()
-    with open(result_path, "w") as f:
-        json.dump(results, f, indent=1)
+            out = subprocess.run(command + extra, capture_output=True, text=True, timeout=30, check=True).stdout
+            values = [v.strip() for v in out.strip().splitlines()[0].split(",")]
+            break
+        except Exception as error:  # no nvidia-smi: recorded as unknown
+            log(f"nvidia-smi {' '.join(extra)}: {describe(error)}")
+    if values is None:
+        return fields
+
+    def number(text):
+        try:
+            return float(text)
+        except ValueError:  # [N/A]
+            return 0
+    fields["driver"] = values[0] or "unknown"
+    for key, text in zip(("smClockMHz", "smClockMaxMHz", "powerLimitW"), values[1:]):
+        fields[key] = number(text)
+    return fields
+
+
+def under_load(query, warmup_s=0.3):
+    """query()'s result, run while the GPU multiplies fp16 matrices: the SM clock it reads is the
+    clock under load (an idle card reports its idle clock)."""
+    if not ON_GPU:
+        return query()
+    a = torch.randn(4096, 4096, device=DEVICE).half()
+    result = {}
+    worker = threading.Thread(target=lambda: result.update(query()))
+    started = time.time()
+    while not result and (worker.ident is None or worker.is_alive()):
+        for _ in range(20):
+            torch.matmul(a, a)
+        torch.cuda.synchronize()
+        if worker.ident is None and time.time() - started > warmup_s:
+            worker.start()
+    worker.join()
+    return result
+
+
+def handle_hello(request, cases):
+    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    provenance = {
+        "device": torch.cuda.get_device_name(torch.device(DEVICE)) if ON_GPU else "cpu",
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda or "none",
+        "cudnn": str(cudnn) if cudnn else "none",
+        **under_load(nvidia_smi),
+    }
+    return {"provenance": provenance}
+
+
+HANDLERS = {"hello": handle_hello, "prepare": handle_prepare, "check": handle_check}
+
+
+def json_safe(value):
+    """Non-finite floats as JSON can carry them: +-Infinity as +-1e999 (via a token), NaN as null."""
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else (_INF_TOKEN if value > 0 else "-" + _INF_TOKEN)
+    return value
+
+
+def encode_reply(reply):
+    text = json.dumps(json_safe(reply), allow_nan=False)
+    return text.replace(f'"-{_INF_TOKEN}"', "-1e999").replace(f'"{_INF_TOKEN}"', "1e999")
+
+
+def answer(line, cases):
+    try:
+        request = json.loads(line)
+        if request.get("cmd") not in HANDLERS:
+            raise ValueError(f"unknown cmd {request.get('cmd')!r}")
+        return {"ok": True, **HANDLERS[request["cmd"]](request, cases)}
+    except Exception as error:  # the server keeps serving
+        trace = traceback.format_exc()
+        log(trace.rstrip())
+        frame = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
+        where = f" (at {os.path.basename(frame.filename)}:{frame.lineno} in {frame.name})" if frame else ""
+        return {"ok": False, "error": trace.strip().splitlines()[-1] + where}
+    finally:
+        free_memory()
+
+
+def serve():
+    # Replies alone on the real stdout: anything else printed (python or native code) goes to stderr.
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+    cases = {}
+    log(f"serving on {DEVICE} (torch {torch.__version__})")
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            break
+        if not line.strip():
+            continue
+        try:
+            text = encode_reply(answer(line, cases))
+        except Exception as error:  # a reply JSON cannot carry is still answered
+            text = encode_reply({"ok": False, "error": f"reply not serializable: {describe(error)}"})
+        replies.write(REPLY_MARKER + text + "\n")
+        replies.flush()
+    log("stdin closed: exiting")
+
+
+def main(argv):
+    if argv[1:] != ["--serve"]:
+        print(__doc__, file=sys.stderr)
+        return 2
+    serve()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv))
