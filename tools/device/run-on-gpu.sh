@@ -7,8 +7,9 @@
 # The bundles share their code through .device/chunks/ and carry no source maps: back on the dev
 # machine, `node tools/device/symbolize.mjs <log>` maps their stack traces to the .ts sources.
 #
-#   tools/device/run-on-gpu.sh [--sanitize[=families] | --sanitize-only[=families]] [bench-name ...]
+#   tools/device/run-on-gpu.sh [--sanitize[=families] | --sanitize-only[=families] | --benches-only] [bench-name ...]
 #
+# --benches-only runs neither the GPU tests nor the sanitizer, only the benches named.
 # --sanitize runs compute-sanitizer over the plan's families (all, or the comma-separated ones
 # given) after the GPU tests; --sanitize-only runs it instead of them. It writes $OUT/sanitize.json,
 # $OUT/sanitize.log and $OUT/sanitize/<tool>-<family>.log; TILEKIT_SANITIZE_ARGS adds options of
@@ -28,7 +29,8 @@ for arg in "$@"; do
     --sanitize=*) sanitize=after; families="${arg#*=}" ;;
     --sanitize-only) sanitize=only ;;
     --sanitize-only=*) sanitize=only; families="${arg#*=}" ;;
-    -*) echo "run-on-gpu: unknown option $arg (--sanitize[=families], --sanitize-only[=families], then bench names)" >&2; exit 2 ;;
+    --benches-only) sanitize=none ;;
+    -*) echo "run-on-gpu: unknown option $arg (--sanitize[=families], --sanitize-only[=families], --benches-only, then bench names)" >&2; exit 2 ;;
     *) benches+=("$arg") ;;
   esac
 done
@@ -63,12 +65,12 @@ fi
 cat "$OUT/environment.txt"
 
 status=0
-if [ "$sanitize" != only ]; then
+if [ "$sanitize" != only ] && [ "$sanitize" != none ]; then
   "$work/node" tools/device/run-gpu-tests.mjs --bundles .device/gpu-tests --addon .device/tilekit_runtime.node --file-timeout "${TILEKIT_GPU_FILE_TIMEOUT:-900}" --out "$OUT" 2>&1 | tee "$OUT/gpu-tests.log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
-if [ -n "$sanitize" ]; then
+if [ -n "$sanitize" ] && [ "$sanitize" != none ]; then
   # Word splitting of TILEKIT_SANITIZE_ARGS is intended: it holds options.
   # shellcheck disable=SC2086
   "$work/node" tools/device/run-sanitize.mjs --bundles .device/gpu-tests --addon .device/tilekit_runtime.node --out "$OUT" ${families:+--families "$families"} ${TILEKIT_SANITIZE_ARGS:-} 2>&1 | tee "$OUT/sanitize.log"
