@@ -70,11 +70,16 @@ function withFlush(buffer: DeviceBuffer, launch: () => void, stream: Stream | un
 
 function checkOptions(options: TimeBackToBackOptions): void {
   for (const key of ['warmup', 'repetitions', 'minLaunches', 'maxLaunches'] as const) {
-    if (!Number.isSafeInteger(options[key]) || options[key] < 0) throw new ArgumentError(key, 'must be a non-negative integer', options[key]);
+    if (!Number.isSafeInteger(options[key]) || options[key] < 0)
+      throw new ArgumentError(key, 'must be a non-negative integer', options[key]);
   }
   if (options.repetitions < 1) throw new ArgumentError('repetitions', 'must be at least 1', options.repetitions);
   if (options.minLaunches < 1 || options.maxLaunches < options.minLaunches) {
-    throw new ArgumentError('maxLaunches', 'must be ≥ minLaunches ≥ 1', { minLaunches: options.minLaunches, maxLaunches: options.maxLaunches });
+    throw new ArgumentError('maxLaunches', 'must be ≥ minLaunches ≥ 1', {
+      minLaunches: options.minLaunches,
+      maxLaunches: options.maxLaunches,
+    });
   }
-  if (!(Number.isFinite(options.targetMs) && options.targetMs > 0)) throw new ArgumentError('targetMs', 'must be a positive finite number', options.targetMs);
+  if (!(Number.isFinite(options.targetMs) && options.targetMs > 0))
+    throw new ArgumentError('targetMs', 'must be a positive finite number', options.targetMs);
 }

@@ -25,6 +25,8 @@ export interface Measurement {
   readonly form?: string;
   /** A baseline's error against the fp32 reference, per output. */
   readonly errors?: Readonly<Record<string, ErrorStats>>;
+  /** A torch baseline judged by the case's limits (a wrong baseline is no yardstick for speed either). */
+  readonly valid?: boolean;
 }
 
 export interface OurMeasurement extends Measurement {
@@ -47,6 +49,8 @@ export interface BenchCase {
   /** (max − min) / median of our timing, and whether it stayed above 5% after the re-runs. */
   readonly spread?: number;
   readonly noisy?: boolean;
+  /** What the reference could not decide and excused (referenceProtocol CheckReply.excused). */
+  readonly excused?: Readonly<Record<string, { readonly maxExcuse: number; readonly elements: number }>>;
   readonly note?: string;
 }
 

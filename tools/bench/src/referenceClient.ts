@@ -6,9 +6,9 @@ import {
   REPLY_MARKER,
   type CheckReply,
   type CheckRequest,
+  type HelloReply,
   type PrepareReply,
   type PrepareRequest,
-  type Provenance,
   type ReferenceRequest,
 } from './referenceProtocol.ts';
 
@@ -55,7 +55,7 @@ export class ReferenceClient {
     return new ReferenceClient(child, options.log ?? ((line) => console.log(line)));
   }
 
-  hello(): Promise<{ ok: true; provenance: Provenance }> {
+  hello(): Promise<HelloReply> {
     return this.#request({ cmd: 'hello' });
   }
 

@@ -74,7 +74,10 @@ export interface TimingStats {
   readonly launchesPerRep: number;
 }
 
-/** Error of an output against the fp32 reference: max |got − want| and sqrt(mean((got − want)²)); NaN anywhere makes both Infinity. */
+/**
+ * Error of an output against the fp32 reference: max |got − want| and sqrt(mean((got − want)²)); NaN
+ * anywhere makes both Infinity (python writes it as 1e999, which JSON.parse reads as Infinity).
+ */
 export interface ErrorStats {
   readonly maxAbs: number;
   readonly rms: number;
@@ -88,6 +91,11 @@ export interface ReferenceStats {
 
 export interface HelloRequest {
   readonly cmd: 'hello';
+}
+
+export interface HelloReply {
+  readonly ok: true;
+  readonly provenance: Provenance;
 }
 
 /** Machine and library provenance, recorded in every result. */
@@ -152,6 +160,11 @@ export interface CheckReply {
   readonly errors: Readonly<Record<string, ErrorStats>>;
   /** The reference our outputs were compared with (differs from prepare's for sparse ops). */
   readonly reference: Readonly<Record<string, ReferenceStats>>;
+  /**
+   * Per output, what the reference could not decide and took off |ours − reference| (Sparge: PV-skip
+   * votes within rounding of their threshold): the largest excuse and how many elements had one.
+   */
+  readonly excused?: Readonly<Record<string, { readonly maxExcuse: number; readonly elements: number }>>;
 }
 
 export interface ErrorReply {

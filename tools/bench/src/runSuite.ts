@@ -37,7 +37,9 @@ export async function runSuite(suite: BenchSuite, options: RunSuiteOptions): Pro
   const client = ReferenceClient.start({ script: options.torchScript, python: options.python, log });
   try {
     const { provenance } = await client.hello();
-    log(`== ${suite.name}: ${selected.length} cases on ${provenance.device} (torch ${provenance.torch}, CUDA ${provenance.cuda}, cuDNN ${provenance.cudnn})`);
+    log(
+      `== ${suite.name}: ${selected.length} cases on ${provenance.device} (torch ${provenance.torch}, CUDA ${provenance.cuda}, cuDNN ${provenance.cudnn})`,
+    );
     const cases: BenchCase[] = [];
     const generators = new Set<string>();
     for (const [i, c] of selected.entries()) {
@@ -84,18 +86,25 @@ async function runCase(
       ...(mine.aux === undefined ? {} : { aux: mine.aux }),
       ...(mine.checkOptions === undefined ? {} : { options: mine.checkOptions }),
     });
-    const validation = judgeCase(c, prepared, checked);
+    const { baselines: baselineVerdicts, ...validation } = judgeCase(c, prepared, checked);
+    const torchBaselines = Object.fromEntries(
+      Object.entries(prepared.baselines).map(([name, b]) => [
+        name,
+        name in baselineVerdicts ? { ...b, valid: baselineVerdicts[name]! } : b,
+      ]),
+    );
     const { msMin, msMax, ms } = mine.ours;
     const spread = msMin === undefined || msMax === undefined ? undefined : (msMax - msMin) / ms;
     const record: BenchCase = {
       name: c.name,
       params: { ...c.params, seed: prepared.inputs.seed },
       ours: mine.ours,
-      baselines: { ...mine.baselines, ...prepared.baselines },
+      baselines: { ...mine.baselines, ...torchBaselines },
       valid: validation.valid,
       maxAbsErr: Math.max(0, ...Object.values(checked.errors).map((e) => e.maxAbs)),
       validation,
       ...(spread === undefined ? {} : { spread, noisy: spread > MAX_SPREAD }),
+      ...(checked.excused === undefined ? {} : { excused: checked.excused }),
       ...(mine.note === undefined ? {} : { note: mine.note }),
     };
     return { record, generator: prepared.inputs.generator };
@@ -106,7 +115,12 @@ async function runCase(
   }
 }
 
-function caseContext(dir: string, inputs: Readonly<Record<string, TensorFile>>, timing: TimingPlan, log: (line: string) => void): CaseContext {
+function caseContext(
+  dir: string,
+  inputs: Readonly<Record<string, TensorFile>>,
+  timing: TimingPlan,
+  log: (line: string) => void,
+): CaseContext {
   return {
     dir,
     inputs,
