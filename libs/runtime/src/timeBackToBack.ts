@@ -9,6 +9,8 @@ export interface TimeBackToBackOptions {
   readonly warmup: number;
   /** Independent repetitions; each is one timed batch of back-to-back launches. */
   readonly repetitions: number;
+  /** GPU time of untimed launches after the calibration (clocks up from idle); default 0. */
+  readonly warmupMs?: number;
   /** A repetition should last about this long: sets the launches per repetition from one calibration call. */
   readonly targetMs: number;
   readonly minLaunches: number;
@@ -29,8 +31,8 @@ export interface BackToBackTimes {
 }
 
 /**
- * Times `launch` without host launch overhead: after `warmup` calls and one calibration call, each
- * repetition enqueues launchesPerRep = clamp(⌈targetMs / t⌉, minLaunches, maxLaunches) launches back to
+ * Times `launch` without host launch overhead: after `warmup` calls, one calibration call (t) and
+ * ⌈warmupMs / t⌉ more untimed ones, each repetition enqueues launchesPerRep = clamp(⌈targetMs / t⌉, minLaunches, maxLaunches) launches back to
  * back between two events and divides their elapsed time by launchesPerRep (BENCHMARKS.md). `launch`
  * must only enqueue.
  */
@@ -49,6 +51,7 @@ export function timeBackToBack(device: Device, launch: () => void, options: Time
     };
     const once = Math.max(batch(1, step), 1e-4);
     const launchesPerRep = Math.min(options.maxLaunches, Math.max(options.minLaunches, Math.ceil(options.targetMs / once)));
+    batch(Math.min(options.maxLaunches, Math.ceil((options.warmupMs ?? 0) / once)), step);
     const flushOnly = options.flush === undefined ? undefined : withFlush(options.flush, () => {}, options.stream);
     const reps = Array.from({ length: options.repetitions }, () => {
       const total = batch(launchesPerRep, step) - (flushOnly === undefined ? 0 : batch(launchesPerRep, flushOnly));

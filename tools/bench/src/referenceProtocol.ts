@@ -41,14 +41,17 @@ export type InputSource =
 
 /**
  * How both sides time a callable (ours: @tilekit/runtime's timeBackToBack; torch: the same scheme
- * in python): `warmup` untimed calls; one calibration call sets launchesPerRep = clamp(ceil(targetMs /
- * t), minLaunches, maxLaunches); then `repetitions` independent repetitions of launchesPerRep calls back
- * to back between two CUDA events, each divided by launchesPerRep. With flushL2 every call is preceded
- * by a write of FLUSH_BYTES to a scratch buffer, and the same number of flushes alone is timed and
- * subtracted.
+ * in python): `warmup` untimed calls; one calibration call (t) sets launchesPerRep = clamp(ceil(targetMs
+ * / t), minLaunches, maxLaunches) and ceil(warmupMs / t) more untimed calls (≤ maxLaunches) bring the
+ * clocks up from idle; then `repetitions` independent repetitions of launchesPerRep calls back to back
+ * between two CUDA events, each divided by launchesPerRep. A timing whose (max − min) / median
+ * exceeds 5% is repeated up to twice and the tightest kept. With flushL2 every call is preceded by a
+ * write of FLUSH_BYTES to a scratch buffer, and the same number of flushes alone is timed and subtracted.
  */
 export interface TimingPlan {
   readonly warmup: number;
+  /** GPU time of untimed calls after the calibration, so both sides start at speed (not from idle clocks). */
+  readonly warmupMs: number;
   readonly repetitions: number;
   readonly targetMs: number;
   readonly minLaunches: number;
@@ -59,8 +62,16 @@ export interface TimingPlan {
 /** Bytes written to flush the L2 cache (H100/H200 L2 is 50 MiB). */
 export const FLUSH_BYTES = 256 << 20;
 
-/** Default plan: 3 warm-ups, 5 repetitions of ≥ 20 ms each (10..2000 launches). */
-export const DEFAULT_TIMING: TimingPlan = { warmup: 3, repetitions: 5, targetMs: 20, minLaunches: 10, maxLaunches: 2000, flushL2: false };
+/** Default plan: 3 warm-ups and 250 ms of warm-up, 5 repetitions of ≥ 20 ms each (10..2000 launches). */
+export const DEFAULT_TIMING: TimingPlan = {
+  warmup: 3,
+  warmupMs: 250,
+  repetitions: 5,
+  targetMs: 20,
+  minLaunches: 10,
+  maxLaunches: 2000,
+  flushL2: false,
+};
 
 /** A case whose median is below this is also timed with the L2 flushed (BENCHMARKS.md). */
 export const SHORT_CASE_MS = 0.1;

@@ -107,7 +107,11 @@ async function runCase(
       ...(checked.excused === undefined ? {} : { excused: checked.excused }),
       ...(mine.note === undefined ? {} : { note: mine.note }),
     };
-    return { record, generator: prepared.inputs.generator };
+    // The generator once per suite: each case's seed is in its params.
+    return {
+      record,
+      generator: prepared.inputs.generator.replaceAll(`manual_seed(${prepared.inputs.seed})`, 'manual_seed(<params.seed>)'),
+    };
   } catch (error) {
     throw new Error(`${suite.name} case ${c.name}: ${(error as Error).message}`, { cause: error });
   } finally {

@@ -8,7 +8,7 @@ function fakeContext(files: Record<string, TensorFile>, bytes: Record<string, Ui
   return {
     dir: '/nowhere',
     inputs: files,
-    timing: { warmup: 0, repetitions: 1, targetMs: 1, minLaunches: 1, maxLaunches: 1, flushL2: false },
+    timing: { warmup: 0, warmupMs: 0, repetitions: 1, targetMs: 1, minLaunches: 1, maxLaunches: 1, flushL2: false },
     readInput: (name) => bytes[name]!,
     writeTensor: () => {
       throw new Error('not here');
