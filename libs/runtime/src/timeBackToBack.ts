@@ -85,4 +85,6 @@ function checkOptions(options: TimeBackToBackOptions): void {
   }
   if (!(Number.isFinite(options.targetMs) && options.targetMs > 0))
     throw new ArgumentError('targetMs', 'must be a positive finite number', options.targetMs);
+  const warm = options.warmupMs ?? 0;
+  if (!(Number.isFinite(warm) && warm >= 0)) throw new ArgumentError('warmupMs', 'must be a finite number ≥ 0', options.warmupMs);
 }

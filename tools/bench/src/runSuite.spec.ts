@@ -1,0 +1,85 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { BenchSuite, CaseContext, SuiteCase } from './benchSuite.ts';
+import { parseBenchResult } from './benchResult.ts';
+import { runSuite } from './runSuite.ts';
+
+// The harness end to end without a GPU: a fake reference server (same protocol, no torch) and a
+// fake suite whose "kernel" doubles x, exactly or 1% off.
+const SERVER = resolve(import.meta.dirname, '../python/testing/fake_reference_server.py');
+const out = mkdtempSync(join(tmpdir(), 'tilekit-run-suite-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+function fakeCase(name: string, seed: number): SuiteCase {
+  return {
+    name,
+    params: { n: 4 },
+    reference: { op: 'gemm', params: {} },
+    seed,
+    precision: { y: 'fp32' },
+    errorBaselines: ['torch-missing', 'torch-broken', 'torch-good'],
+  };
+}
+
+function fakeSuite(seen: string[]): BenchSuite {
+  return {
+    name: 'fake',
+    cases: [fakeCase('exact', 7), fakeCase('one_percent_off', 8)],
+    runOurs: async (c: SuiteCase, ctx: CaseContext) => {
+      seen.push(...Object.keys(ctx.inputs));
+      const x = new Float32Array(new Uint8Array(ctx.readInput('x')).buffer);
+      const y = x.map((v) => 2 * v * (c.name === 'exact' ? 1 : 1.01));
+      return {
+        ours: { ms: 1, msMin: 0.98, msMax: 1.1, reps: [1, 1, 1], launchesPerRep: 10, tflops: 2, instance: 'fake_kernel' },
+        outputs: { y: ctx.writeTensor('y', 'fp32', [4], y) },
+      };
+    },
+  };
+}
+
+describe('runSuite with a fake reference server', async () => {
+  const seen: string[] = [];
+  const log: string[] = [];
+  const work = join(out, 'work');
+  const result = await runSuite(fakeSuite(seen), {
+    outDir: out,
+    workDir: work,
+    device: 'Fake GPU',
+    commit: 'abc1234',
+    torchScript: SERVER,
+    log: (line) => log.push(line),
+  });
+
+  it('hands ours the files the server wrote and writes a result that parses, with provenance and the generator once', () => {
+    expect(seen).toEqual(['x', 'x']);
+    const written = parseBenchResult(JSON.parse(readFileSync(join(out, 'fake.json'), 'utf8')));
+    expect(written.provenance).toMatchObject({ device: 'Fake GPU', powerLimitW: 3 });
+    expect(written.inputs?.generator).toBe('fake manual_seed(<params.seed>)');
+    expect(written.cases.map((c) => c.params['seed'])).toEqual([7, 8]);
+    expect(log.some((line) => line === 'fake reference server up')).toBe(true);
+  });
+
+  it('judges ours against the first sound baseline: the exact kernel passes, the 1% one fails', () => {
+    const [exact, off] = result.cases;
+    expect(exact!.valid).toBe(true);
+    expect(off!.valid).toBe(false);
+    expect(exact!.validation?.against).toBe('torch-good');
+    expect(off!.validation?.summary).toMatch(/^y FAIL/);
+    expect(exact!.maxAbsErr).toBe(0);
+  });
+
+  it('judges torch baselines by the same limits and keeps the failed one with its error', () => {
+    const b = result.cases[0]!.baselines;
+    expect(b['torch-good']).toMatchObject({ valid: true });
+    expect(b['torch-broken']).toMatchObject({ valid: false });
+    expect(b['torch-missing']).toEqual({ error: 'RuntimeError: No available kernel' });
+  });
+
+  it('records the spread and removes the case directories', () => {
+    expect(result.cases[0]!.spread).toBeCloseTo(0.12, 10);
+    expect(result.cases[0]!.noisy).toBe(true);
+    expect(existsSync(work) ? readdirSync(work) : []).toEqual([]);
+  });
+});
