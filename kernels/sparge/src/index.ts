@@ -44,3 +44,4 @@ export * from './attention/spargeFwdLauncher.ts';
 
 // The operator: plan, kernels, workspace and launches of both stages.
 export * from './spargeRunner.ts';
+export { spargeBlockMapProblemOf } from './spargeBlockMapProblemOf.ts';

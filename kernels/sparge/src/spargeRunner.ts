@@ -26,6 +26,7 @@ import {
   type SpargePvModeName,
 } from './attention/spargeFwdLauncher.ts';
 import { SpargeArgumentError } from './spargeArgumentError.ts';
+import { spargeBlockMapProblemOf } from './spargeBlockMapProblemOf.ts';
 import { checkSpargeParams, type ResolvedSpargeParams, type SpargeParams } from './spargeHyperparameters.ts';
 import { SPARGE_PV_MODES } from './spargeReference.ts';
 import { spargeCausalBlockAllowed } from './spargeShape.ts';
@@ -63,21 +64,6 @@ export interface SpargePlan {
   readonly instance: SpargeFwdInstance;
   /** Blocks dense attention visits per (b, h) summed (the denominator of the achieved sparsity). */
   readonly denseBlocks: number;
-}
-
-/** The block-map problem of an attention problem: its shape, Q/K strides and sequences, the hyperparameters with the kernels' blocks. */
-function spargeBlockMapProblemOf(p: SpargeFwdLaunchProblem, params: SpargeParams, resolved: ResolvedSpargeParams): SpargeBlockMapProblem {
-  return {
-    dtype: p.dtype,
-    headDim: p.hdimQ,
-    batch: p.batch,
-    nhead: p.nheadQ,
-    nheadK: p.nheadK,
-    ...(p.mode === 'group' ? { seqstartQ: p.seqstartQ, seqstartK: p.seqstartK } : { seqlenQ: p.seqlenQ, seqlenK: p.seqlenK }),
-    qStrides: p.qStrides,
-    kStrides: p.kStrides,
-    params: { ...params, blockQ: resolved.blockQ, blockK: resolved.blockK },
-  };
 }
 
 /**

@@ -4,6 +4,7 @@
 // are deterministic (fixed reduction order, no float atomics), so the bytes are the runner's; its
 // LUT is returned too, and the suite checks it equals the runner's as evidence.
 import {
+  spargeBlockMapProblemOf,
   type SpargeBlockMapIntermediates,
   type SpargeBlockMapKernels,
   type SpargeBlockMapProblem,
@@ -25,18 +26,7 @@ export interface SpargeInt8Readback {
 export function spargeBlockMapProblemOfPlan(plan: SpargePlan, params: SpargeParams): SpargeBlockMapProblem {
   const p = plan.attention;
   if (p.mode !== 'batch') throw new Error('spargeBlockMapProblemOfPlan: batch mode only');
-  return {
-    dtype: p.dtype,
-    headDim: p.hdimQ,
-    batch: p.batch,
-    nhead: p.nheadQ,
-    nheadK: p.nheadK,
-    seqlenQ: p.seqlenQ,
-    seqlenK: p.seqlenK,
-    qStrides: p.qStrides,
-    kStrides: p.kStrides,
-    params: { ...params, blockQ: plan.params.blockQ, blockK: plan.params.blockK },
-  };
+  return spargeBlockMapProblemOf(p, params, plan.params);
 }
 
 function download(name: string, range: DeviceRange | undefined): Uint8Array {

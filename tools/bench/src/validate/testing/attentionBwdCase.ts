@@ -1,4 +1,5 @@
-import { noMask, referenceAttentionBwd, referenceAttentionFwd, type AttentionFwdArgs } from '@tilekit/fmha';
+import { referenceAttentionBwd, referenceAttentionFwd } from '@tilekit/fmha';
+import { attentionArgs } from './attentionArgs.ts';
 import { errorStats, referenceStats } from '../errorStats.ts';
 import type { OutputEvidence } from '../judgeOutputs.ts';
 import { attentionInputs } from './attentionInputs.ts';
@@ -28,19 +29,7 @@ export interface AttentionBwdCase {
 
 export function attentionBwdCase(dtype: 'fp16' | 'bf16', shape: AttentionShape, seed: number): AttentionBwdCase {
   const inputs = attentionInputs(dtype, shape, seed);
-  const args: AttentionFwdArgs = {
-    batch: 1,
-    nheadQ: shape.heads,
-    hdimQ: shape.d,
-    hdimV: shape.d,
-    seqlenQ: shape.sq,
-    seqlenK: shape.sk,
-    q: inputs.q.operand,
-    k: inputs.k.operand,
-    v: inputs.v.operand,
-    scale: shape.scale,
-    mask: noMask,
-  };
+  const args = attentionArgs(shape, inputs, false);
   const fwd = referenceAttentionFwd(args);
   const ref = referenceAttentionBwd({
     ...args,

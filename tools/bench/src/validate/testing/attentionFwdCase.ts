@@ -1,4 +1,5 @@
-import { causalBottomRight, noMask, referenceAttentionFwd } from '@tilekit/fmha';
+import { referenceAttentionFwd } from '@tilekit/fmha';
+import { attentionArgs } from './attentionArgs.ts';
 import { errorStats, referenceStats } from '../errorStats.ts';
 import type { OutputEvidence } from '../judgeOutputs.ts';
 import { attentionInputs } from './attentionInputs.ts';
@@ -31,26 +32,12 @@ export interface AttentionFwdCase {
 }
 
 export function attentionFwdCase(dtype: 'fp16' | 'bf16', shape: AttentionShape, causal: boolean, seed: number): AttentionFwdCase {
-  const { q, k, v } = attentionInputs(dtype, shape, seed);
+  const inputs = attentionInputs(dtype, shape, seed);
+  const { q, k, v } = inputs;
   const scores = once(() => attentionScores(q.values, k.values, shape));
   const vt = once(() => transposeHeads(v.values, shape.heads, shape.sk, shape.d));
   const keys = causal ? causalKeys(shape.sk) : allKeys(shape.sk);
-  const reference = once(
-    () =>
-      referenceAttentionFwd({
-        batch: 1,
-        nheadQ: shape.heads,
-        hdimQ: shape.d,
-        hdimV: shape.d,
-        seqlenQ: shape.sq,
-        seqlenK: shape.sk,
-        q: q.operand,
-        k: k.operand,
-        v: v.operand,
-        scale: shape.scale,
-        mask: causal ? causalBottomRight : noMask,
-      }).o,
-  );
+  const reference = once(() => referenceAttentionFwd(attentionArgs(shape, inputs, causal)).o);
   const torch = once(() => torchLikeAttentionFwd(scores(), vt(), shape, dtype, keys).o);
   const oursWith = (with_: KeyRange = keys, skipTile?: number): Float64Array =>
     tiledAttentionFwd(scores(), vt(), shape, dtype, with_, { tile: KEY_TILE, skipTile }).o;
