@@ -33,7 +33,7 @@ export interface BackToBackTimes {
 /**
  * Times `launch` without host launch overhead: after `warmup` calls, one calibration call (t) and
  * ⌈warmupMs / t⌉ more untimed ones, each repetition enqueues launchesPerRep = clamp(⌈targetMs / t⌉, minLaunches, maxLaunches) launches back to
- * back between two events and divides their elapsed time by launchesPerRep (BENCHMARKS.md). `launch`
+ * back between two events and divides their elapsed time by launchesPerRep (docs/benchmarks.md). `launch`
  * must only enqueue.
  */
 export function timeBackToBack(device: Device, launch: () => void, options: TimeBackToBackOptions): BackToBackTimes {

@@ -371,7 +371,7 @@ class Attention:
         return x.transpose(1, 2) if self.layout == "bshd" else x
 
     def flops(self):
-        """BENCHMARKS.md forward count: sum over sequences of 2·h·sq·sk·(d + dv), halved for causal when sq = sk."""
+        """docs/benchmarks.md forward count: sum over sequences of 2·h·sq·sk·(d + dv), halved for causal when sq = sk."""
         return sum(2 * self.h * sq * sk * (self.d + self.dv) / (2 if self.causal and sq == sk else 1) for sq, sk in self.seqs)
 
 

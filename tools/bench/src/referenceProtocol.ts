@@ -73,7 +73,7 @@ export const DEFAULT_TIMING: TimingPlan = {
   flushL2: false,
 };
 
-/** A case whose median is below this is also timed with the L2 flushed (BENCHMARKS.md). */
+/** A case whose median is below this is also timed with the L2 flushed (docs/benchmarks.md). */
 export const SHORT_CASE_MS = 0.1;
 
 /** A timing: per-launch milliseconds of each repetition, and their median, min and max. */

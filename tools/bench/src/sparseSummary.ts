@@ -1,6 +1,6 @@
 import type { BenchCase, BenchSuiteResult } from './benchResult.ts';
 
-/** What a sparse-attention case records beside its time (BENCHMARKS.md: the sparsity actually achieved, the prediction stage apart). */
+/** What a sparse-attention case records beside its time (docs/benchmarks.md: the sparsity actually achieved, the prediction stage apart). */
 interface SparseFigures {
   readonly achievedSparsity: number;
   /** The attention alone (timed on its own). */

@@ -9,7 +9,7 @@ export interface LaunchTiming extends TimingStats {
   readonly reruns: number;
 }
 
-/** BENCHMARKS.md: a case whose (max − min) / median exceeds this is timed again. */
+/** docs/benchmarks.md: a case whose (max − min) / median exceeds this is timed again. */
 export const MAX_SPREAD = 0.05;
 /** How many times a noisy timing is repeated before it is recorded as noisy. */
 export const MAX_RERUNS = 2;

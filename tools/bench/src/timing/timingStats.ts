@@ -9,7 +9,7 @@ export function timingStats(times: BackToBackTimes): TimingStats {
   return { ms, msMin: sorted[0]!, msMax: sorted[sorted.length - 1]!, reps: times.reps, launchesPerRep: times.launchesPerRep };
 }
 
-/** (max − min) / median of a timing: the spread BENCHMARKS.md bounds at 5%. */
+/** (max − min) / median of a timing: the spread docs/benchmarks.md bounds at 5%. */
 export function timingSpread(t: TimingStats): number {
   return t.ms > 0 ? (t.msMax - t.msMin) / t.ms : 0;
 }
