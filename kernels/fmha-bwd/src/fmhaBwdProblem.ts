@@ -230,7 +230,7 @@ export function fmhaBwdSequences(p: CheckedFmhaBwdProblem): { readonly sq: numbe
 }
 
 /**
- * FLOPs credited to a backward call (BENCHMARKS.md): 2.5 × the forward's Σ_b 2·nheadQ·sq·sk·(hdimQ +
+ * FLOPs credited to a backward call (docs/benchmarks.md): 2.5 × the forward's Σ_b 2·nheadQ·sq·sk·(hdimQ +
  * hdimV), the forward's halved for a causal mask when sq = sk.
  */
 export function fmhaBwdProblemFlops(p: CheckedFmhaBwdProblem): number {

@@ -231,7 +231,7 @@ describe('checkFmhaFwdProblem', () => {
     );
   });
 
-  it('flops follow BENCHMARKS.md (causal halves only when sq = sk; group mode sums batches)', () => {
+  it('flops follow docs/benchmarks.md (causal halves only when sq = sk; group mode sums batches)', () => {
     const c = checkFmhaFwdProblem({ dtype: 'fp16', batch: 2, nheadQ: 16, hdimQ: 128, seqlenQ: 8192 });
     expect(fmhaFwdProblemFlops(c)).toBe(4 * 2 * 16 * 8192 * 8192 * 128);
     expect(

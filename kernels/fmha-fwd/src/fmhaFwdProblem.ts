@@ -198,7 +198,7 @@ function sequences(p: CheckedFmhaFwdProblem): { readonly sq: number; readonly sk
 }
 
 /**
- * FLOPs as BENCHMARKS.md counts them: Σ over batches of 2·nheadQ·sq·sk·(hdimQ + hdimV), halved
+ * FLOPs as docs/benchmarks.md counts them: Σ over batches of 2·nheadQ·sq·sk·(hdimQ + hdimV), halved
  * for a causal mask when sq = sk (other masks count the full product, as CK's example does).
  */
 export function fmhaFwdProblemFlops(p: CheckedFmhaFwdProblem): number {

@@ -24,7 +24,10 @@ function structured(batch: number, heads: number, seqlen: number, d: number, see
   return out;
 }
 
-/** The digest's §1.7 pseudo-code, transcribed literally (Gram-matrix similarity, softmax, argsort, cumsum), nheadK = nhead. */
+/**
+ * Upstream's block-map prediction (thu-ml/SpargeAttn `spas_sage_attn/utils.py`) transcribed literally
+ * (Gram-matrix similarity, softmax, argsort, cumsum), nheadK = nhead.
+ */
 function digestPseudoCode(shape: Required<SpargeShape>, q: Float64Array, k: Float64Array, p: Required<Pick<SpargeParams, 'smoothK' | 'attentionSink' | 'isCausal' | 'blockQ' | 'blockK'>> & { topk?: number[]; cdf?: number[]; sim: number[] }): Uint8Array {
   const { batch, nhead: H, seqlenQ: Nq, seqlenK: Nk, headDim: D } = shape;
   const { blockQ: BQ, blockK: BK } = p;
@@ -98,7 +101,7 @@ const caseArb = fc.record({
 });
 
 describe('spargeBlockMapReference', () => {
-  it('equals the digest pseudo-code on random inputs (partial tails, causal, per-head parameters)', () => {
+  it('equals the literal transcription of upstream on random inputs (partial tails, causal, per-head parameters)', () => {
     fc.assert(
       fc.property(caseArb, (c) => {
         const seqlenK = c.isCausal ? c.seqlenQ : c.seqlenK; // upstream's block-causal formula assumes Nq = Nk

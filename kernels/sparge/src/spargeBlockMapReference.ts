@@ -148,8 +148,9 @@ export function spargeSelectRow(scores: Float64Array, selection: SpargeSelection
 }
 
 /**
- * Sparge's block-map prediction (stage 1) on the CPU in float64, upstream's pseudo-code (digest §1.7)
- * with the upstream bugs fixed:
+ * Sparge's block-map prediction (stage 1) on the CPU in float64, as upstream computes it
+ * (thu-ml/SpargeAttn `spas_sage_attn/utils.py`; SpargeAttn paper, arXiv 2502.18137, Algorithm 1), with
+ * the upstream bugs fixed:
  * 1. K smoothing: km = mean over the sequence of K per (b, hk), subtracted before pooling (smoothK);
  * 2. per-block mean pooling over the real rows and self-similarity of Q blocks and (K − km) blocks;
  *    a block is self-similar iff similarity > simthreshd1[h] (strict), else it is a fix block;
@@ -161,7 +162,7 @@ export function spargeSelectRow(scores: Float64Array, selection: SpargeSelection
  *    sink: M[:, 0] = 1.
  * Query head h reads K head ⌊h / (nhead / nheadK)⌋. Partial tail blocks pool over their real rows
  * (`tailBlockRule` `pooled`) or are fix blocks as upstream (`upstreamFix`).
- * Postconditions (tested): equals a literal transcription of the digest's pseudo-code; every row has
+ * Postconditions (tested): equals a literal transcription of upstream's computation; every row has
  * at least one block when the sink is on or a candidate exists; the LUT encodes the map.
  * @throws SpargeArgumentError for a bad shape, values or hyperparameters.
  */

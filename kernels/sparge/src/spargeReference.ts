@@ -155,8 +155,8 @@ export interface SpargePvSkipResult extends SpargeAttentionResult {
 const LOG2E = Math.LOG2E;
 
 /**
- * The attention stage with upstream's PV skip (digest §2.2) as a CPU model in float64: per query
- * block, the visited key blocks in ascending order, online softmax in base 2 (t = scale·log2e·q·k,
+ * The attention stage with upstream's PV skip (`update_mo` of thu-ml/SpargeAttn) as a CPU model in
+ * float64: per query block, the visited key blocks in ascending order, online softmax in base 2 (t = scale·log2e·q·k,
  * masked keys −∞). For each visited block and row: m_loc = max_c t, Δ = m_loc − m_prev (−∞ for a row
  * without keys in this block), m_new = max(m_prev, m_loc), O and l rescaled by 2^(m_prev − m_new)
  * (always). Then each vote group computes iff max_{rows} Δ + pvThreshold[h] > 0 (pvThreshold = +∞

@@ -67,9 +67,10 @@ export interface VectorLoadSpec {
 }
 
 /**
- * CK's coalesced 2-D load distribution (`MakeADramTileDistribution` of the default GEMM policy,
- * digest §2.6), built as warps ⊗ warp tile: K1 = vectorLength, K0 = cols / K1 lanes along a row,
- * M2 = warpSize / K0 rows per warp pass, M1 = numWarps, M0 = rows / (M2·M1) repeats. Encoding:
+ * CK's coalesced 2-D load distribution (`MakeADramTileDistribution` of CK-tile's default GEMM policy,
+ * `ops/gemm/pipeline/gemm_pipeline_agmem_bgmem_creg_v1_default_policy.hpp`), built as warps ⊗ warp
+ * tile: K1 = vectorLength, K0 = cols / K1 lanes along a row, M2 = warpSize / K0 rows per warp pass,
+ * M1 = numWarps, M0 = rows / (M2·M1) repeats. Encoding:
  * H_M = (M0, M1, M2), H_K = (K0, K1); P0 (warp) → M1; P1 (lane) → (M2, K0); Y → (M0, K1).
  * Consecutive lanes read consecutive vectors of a row.
  */

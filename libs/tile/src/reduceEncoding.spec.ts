@@ -8,7 +8,7 @@ import { allIndices, bijectionModuloRViolation } from './testing/bruteForce.ts';
 import { hRef, rRef, splitMixedRadix, TileDistributionEncoding } from './tileDistributionEncoding.ts';
 
 describe('reduceEncoding', () => {
-  it('digest §2.6 row reduction over K: K0 (lane-owned) becomes R = (1, 8); P1 → (M2, R1); Y → (M0)', () => {
+  it('row reduction over K of CK\'s 64×64 coalesced load: K0 (lane-owned) becomes R = (1, 8); P1 → (M2, R1); Y → (M0)', () => {
     const enc = new TileDistributionEncoding({ rs: [1], hs: [[2, 4, 8], [8, 8]], ps: [[hRef(0, 1)], [hRef(0, 2), hRef(1, 0)]], ys: [hRef(0, 0), hRef(1, 1)] });
     const red = reduceEncoding(enc, [1]);
     expect(red.encoding.equals(new TileDistributionEncoding({ rs: [1, 8], hs: [[2, 4, 8]], ps: [[hRef(0, 1)], [hRef(0, 2), rRef(1)]], ys: [hRef(0, 0)] }))).toBe(true);

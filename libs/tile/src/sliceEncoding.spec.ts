@@ -44,7 +44,7 @@ function boxArb(enc: TileDistributionEncoding): fc.Arbitrary<{ b: number[]; e: n
 }
 
 describe('sliceEncoding', () => {
-  it('keeps the Y sub-box of the digest load (wave32): rows 32..63 = the m0 = 1 registers; lane and warp digits cannot be cut', () => {
+  it('keeps the Y sub-box of CK\'s coalesced 64×64 load (wave32): rows 32..63 = the m0 = 1 registers; lane and warp digits cannot be cut', () => {
     const enc = makeVectorLoadEncoding({ rows: 64, cols: 64, vectorLength: 8, warpSize: 32, numWarps: 8 });
     const s = sliceEncoding(enc, [32, 0], [64, 64]);
     expect(s.encoding.toString()).toBe('TileDistributionEncoding R () H ((1, 8, 4), (8, 8)); P0 → h0[1]; P1 → h0[2] h1[0]; Y → h0[0] h1[1]');

@@ -1,5 +1,5 @@
 // GPU tests of the tile library (node:test; `npm run test:gpu`, or tools/device on the GPU machine):
-// every program of testing/gpuParity.ts — load/store round trips through the §2.6 coalesced fp16
+// every program of testing/gpuParity.ts — load/store round trips through CK's coalesced fp16
 // load (wave32, 16-byte vectors), mma.sync C and A fragment distributions, a fixed irregular encoding
 // (R replicas, digits 3 and 5, 24 threads), ragged windows partly outside the tensor (runtime
 // lengths and origin; odd length), fp16 staging through padded and xor-swizzled shared memory into

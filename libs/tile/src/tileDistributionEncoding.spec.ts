@@ -7,7 +7,7 @@ import { encodingArb } from './testing/arbitraries.ts';
 import { allIndices, bijectionModuloRViolation, referenceRIndex, referenceXIndex } from './testing/bruteForce.ts';
 import { hRef, rRef, TileDistributionEncoding, type TileDistributionEncodingSpec } from './tileDistributionEncoding.ts';
 
-/** Digest §2.6 as CK writes it for wave64: R = (1), H_M = (2, 4, 8), H_K = (8, 8). */
+/** CK-tile's `MakeADramTileDistribution` for a 64×64 fp16 tile, 256 threads, wave64: R = (1), H_M = (2, 4, 8), H_K = (8, 8). */
 const digestWave64: TileDistributionEncodingSpec = {
   rs: [1],
   hs: [
@@ -18,7 +18,7 @@ const digestWave64: TileDistributionEncodingSpec = {
   ys: [hRef(0, 0), hRef(1, 1)],
 };
 
-/** Thread t's (row, col) pairs of the digest example: rows m0 = 0, 1; cols k1 = 0..7 (d = 8·m0 + k1). */
+/** Thread t's (row, col) pairs of that example: rows m0 = 0, 1; cols k1 = 0..7 (d = 8·m0 + k1). */
 function threadCells(enc: TileDistributionEncoding, t: number, warpSize: number): { rows: number[]; cols: number[] } {
   const ps = [Math.floor(t / warpSize), t % warpSize];
   const cells = Array.from({ length: 16 }, (_, d) => enc.calculateXIndexFromD(ps, d));
@@ -27,7 +27,7 @@ function threadCells(enc: TileDistributionEncoding, t: number, warpSize: number)
 
 const range = (a: number, b: number): number[] => Array.from({ length: b - a }, (_, i) => a + i);
 
-describe('the CK-tile digest §2.6 worked example (64×64 fp16, 256 threads, 8-element vectors)', () => {
+describe('CK-tile\'s coalesced A-tile load as a worked example (64×64 fp16, 256 threads, 8-element vectors)', () => {
   it('wave64, as CK writes it: m = 32·m0 + 8·w + ⌊l/8⌋, k = 8·(l mod 8) + k1, d = 8·m0 + k1', () => {
     const enc = new TileDistributionEncoding(digestWave64);
     expect(enc.pLengths).toEqual([4, 64]);
@@ -42,7 +42,7 @@ describe('the CK-tile digest §2.6 worked example (64×64 fp16, 256 threads, 8-e
           expect(enc.calculateD([m0, k1])).toBe(8 * m0 + k1);
         }
     }
-    // The digest's literal cells.
+    // A few threads' cells, written out.
     expect(threadCells(enc, 0, 64)).toEqual({ rows: [0, 32], cols: range(0, 8) });
     expect(threadCells(enc, 1, 64)).toEqual({ rows: [0, 32], cols: range(8, 16) });
     expect(threadCells(enc, 8, 64)).toEqual({ rows: [1, 33], cols: range(0, 8) });
@@ -155,7 +155,7 @@ describe('well-formedness', () => {
 });
 
 describe('random well-formed encodings', () => {
-  it('the layout adaptor equals the digest pseudo-code, and (P, Y) → X is a bijection modulo R', () => {
+  it('the layout adaptor equals the direct definition (testing/bruteForce.ts), and (P, Y) → X is a bijection modulo R', () => {
     fc.assert(
       fc.property(encodingArb(), (enc) => {
         for (const ps of allIndices(enc.pLengths)) {

@@ -211,7 +211,7 @@ describe("CUDA dialect of the tile operations", () => {
     expect(s).toContain('__shared__');
   });
 
-  it('digest §2.6 (wave32): 64×64 fp16 over 256 threads is two 16-byte loads per thread, coalesced along rows', () => {
+  it('CK\'s coalesced load (wave32): 64×64 fp16 over 256 threads is two 16-byte loads per thread, coalesced along rows', () => {
     const enc = makeVectorLoadEncoding({ rows: 64, cols: 64, vectorLength: 8, warpSize: 32, numWarps: 8 });
     const half = sm90a.dtypeType('fp16');
     const src = new SourceBuilder({ dialect: sm90a });

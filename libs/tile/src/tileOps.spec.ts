@@ -93,14 +93,14 @@ describe('sweepOrder', () => {
     );
   });
 
-  it('digest §2.6: X_M span (M0) outside X_K span (K1) = d order', () => {
+  it('CK\'s coalesced 64×64 load: X_M span (M0) outside X_K span (K1) = d order', () => {
     const enc = makeVectorLoadEncoding({ rows: 64, cols: 64, vectorLength: 8, warpSize: 64, numWarps: 4 });
     expect(sweepOrder(enc).map((y) => enc.calculateD(y))).toEqual(Array.from({ length: 16 }, (_, i) => i));
   });
 });
 
 describe('blockReducePlan', () => {
-  it('digest §2.6 row sums over K: one lane digit (K0 = 8, stride 1) through shuffles', () => {
+  it('row sums over K of CK\'s coalesced 64×64 load: one lane digit (K0 = 8, stride 1) through shuffles', () => {
     const enc = makeVectorLoadEncoding({ rows: 64, cols: 64, vectorLength: 8, warpSize: 64, numWarps: 4 });
     expect(blockReducePlan(enc, [1], 64).steps).toEqual([{ stride: 1, length: 8, via: 'lanes' }]);
   });

@@ -72,7 +72,7 @@ describe('knownMultiple', () => {
 });
 
 describe('loadStoreTraits', () => {
-  it('digest §2.6: 64×64 fp16, 8-element guarantee → Y1 (K1) × 8, two accesses per thread', () => {
+  it('CK\'s coalesced load: 64×64 fp16, 8-element guarantee → Y1 (K1) × 8, two accesses per thread', () => {
     const enc = makeVectorLoadEncoding({ rows: 64, cols: 64, vectorLength: 8, warpSize: 64, numWarps: 4 });
     const desc = makeNaiveTensorDescriptor([64, 64], [64, 1], { vectorLength: 8 });
     const t = loadStoreTraits(enc, desc, { originAlignment: [64, 64], elementBytes: 2 });
@@ -110,7 +110,7 @@ interface RoundTripCase {
   readonly bindings?: Readonly<Record<string, number>>;
 }
 
-/** CK's coalesced vector-load distributions (digest §2.6) at small sizes: the vectorized path. */
+/** CK's coalesced vector-load distributions (`makeVectorLoadEncoding`) at small sizes: the vectorized path. */
 const vectorLoadArb = fc
   .record({ k1: fc.constantFrom(2, 4), k0: fc.constantFrom(2, 4), m2: fc.constantFrom(1, 2, 4), warps: fc.constantFrom(1, 2), m0: fc.constantFrom(1, 2) })
   .map(({ k1, k0, m2, warps, m0 }) => makeVectorLoadEncoding({ rows: m0 * m2 * warps, cols: k0 * k1, vectorLength: k1, warpSize: k0 * m2, numWarps: warps }));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { attentionBackwardFlops, attentionForwardFlops, gbpsOf, gemmFlops, tflopsOf } from './flops.ts';
 
-describe('FLOP rules of BENCHMARKS.md', () => {
+describe('FLOP rules of docs/benchmarks.md', () => {
   const base = { b: 2, h: 16, sq: 8192, sk: 8192, dQk: 128, causal: false };
 
   it('forward is 4·b·h·sq·sk·d when d_qk = d_v', () => {

@@ -1,5 +1,5 @@
 /**
- * FLOP counts as shared/design/BENCHMARKS.md defines them, so every suite reports comparable TFLOP/s.
+ * FLOP counts by the rules of docs/benchmarks.md (FLOPs), so every suite reports comparable TFLOP/s.
  */
 export interface AttentionShape {
   readonly b: number;

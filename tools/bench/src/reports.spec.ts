@@ -28,7 +28,7 @@ const sample: BenchSuiteResult = {
 };
 
 describe('result format', () => {
-  it('accepts the BENCHMARKS.md example shape', () => {
+  it('accepts the example shape of docs/benchmarks.md', () => {
     expect(parseBenchResult(JSON.parse(JSON.stringify(sample)))).toEqual(sample);
   });
 

@@ -31,7 +31,7 @@ import {
 import { SPARGE_PV_MODES, type SpargePvMode } from '../spargeReference.ts';
 import { SPARGE_JENGA_MAX_KEY_BLOCKS, type SpargeFwdInstance, type SpargeFwdLaunch, type SpargePipeline } from './spargeFwdInstance.ts';
 
-/** PV-skip granularity (digest §2.2): `warp` the paper's per-warp vote, `block` upstream's shipped per-CTA vote. */
+/** PV-skip granularity: `warp` the SpargeAttn paper's per-warp vote (§3.4, Algorithm 1), `block` upstream's shipped per-CTA vote. */
 export type SpargePvModeName = SpargePvMode;
 
 /** A dense forward launch problem plus the block map's grid and the sparse choices. */

@@ -58,8 +58,8 @@ export interface SpargeBlockMapKernelsOptions {
 }
 
 /**
- * The GPU block map (digest §1): `build` loads part A's kernels and the selection catalog;
- * `prepare(problem, buffers)` checks the hyperparameters (checkSpargeParams: exactly one of
+ * The GPU block map (SpargeAttn's stage 1, as spargeBlockMapReference.ts states it): `build` loads
+ * part A's kernels and the selection catalog; `prepare(problem, buffers)` checks the hyperparameters (checkSpargeParams: exactly one of
  * topk/cdfthreshd, ranges, per-head lengths, head dim), the shapes and every buffer, uploads the
  * per-head simthreshd1 and topk/τ arrays (float64) and allocates missing intermediates; `launch()`
  * enqueues K mean → K pooling → Q pooling → selection on `buffers.stream`. Postcondition (GPU spec

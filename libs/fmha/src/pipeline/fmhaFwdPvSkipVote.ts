@@ -61,7 +61,7 @@ const VOTE_ROUNDS = 3;
 export const FMHA_PV_VOTE_SHARED_BYTES = VOTE_ROUNDS * 16 * 4;
 
 /**
- * Sparge's PV skip (digest §2.2) for the consumer warpgroups of the sm_90a forward pipeline, as
+ * Sparge's PV skip (SpargeAttn paper, arXiv 2502.18137, §3.4) for the consumer warpgroups of the sm_90a forward pipeline, as
  * block code. Per visited key tile but the last, every row r has Δ(r) = m_loc(r) − m_prev(r) (log2
  * units; −∞ when the tile masks the whole row) and a group of rows computes P·V iff
  * max_r Δ(r) + threshold > 0; a skipped group adds nothing to l and its P·V is not issued (O and l are

@@ -62,7 +62,7 @@ export interface FmhaFwdWsPolicy {
   /** Register budget of each consumer warpgroup after `setmaxnreg.inc`. */
   readonly consumerRegisters: number;
   /**
-   * Emit the PV-skip vote (Sparge, digest §2.2; default false): per visited key tile but the last,
+   * Emit the PV-skip vote (SpargeAttn paper §3.4; default false): per visited key tile but the last,
    * a group of rows skips P·V when max over its rows of (m_loc − m_prev) + threshold ≤ 0; the mode
    * (none, warp, block) and threshold are runtime arguments ({@link FmhaFwdPvSkipArgs}).
    */

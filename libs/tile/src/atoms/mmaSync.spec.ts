@@ -82,7 +82,7 @@ describe('mma.sync fragments match the PTX ISA cell by cell', () => {
     expect(k16.a.toString()).toBe('mma.m16n8k16.f16.A (mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32): m=16 × k=16, 32 threads × 8 fp16 in 4 registers');
   });
 
-  it('the A encoding is the digest §2.6 NVIDIA bridge: H_M = (2, 8), H_K = (2, 4, 2), lane → (H_M[1], H_K[1]), Y = (H_K[0], H_M[0], H_K[2])', () => {
+  it('the A encoding is the PTX ISA m16n8k16 fp16 A fragment: H_M = (2, 8), H_K = (2, 4, 2), lane → (H_M[1], H_K[1]), Y = (H_K[0], H_M[0], H_K[2])', () => {
     expect(mmaSyncAtoms('m16n8k16', 'fp16').a.encoding.toString()).toBe('TileDistributionEncoding R () H ((2, 8), (2, 4, 2)); P0 → h0[1] h1[1]; Y → h1[0] h0[0] h1[2]');
   });
 

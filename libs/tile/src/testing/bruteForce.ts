@@ -1,5 +1,6 @@
-// Independent, deliberately naive recomputations of what an encoding means, for tests: the digest's
-// pseudo-code for (P, Y) → X, full enumeration of ownership, and a bijection-modulo-R checker.
+// Independent, deliberately naive recomputations of what an encoding means, for tests: (P, Y) → X as
+// CK-tile's `tile_distribution_encoding` defines it, digit by digit; full enumeration of ownership; and a
+// bijection-modulo-R checker.
 import type { TileDistributionEncoding, TileOwner } from '../tileDistributionEncoding.ts';
 
 /** Every index of `lengths`, row-major (last fastest). */
@@ -17,7 +18,7 @@ export function* allIndices(lengths: readonly number[]): Generator<number[]> {
 }
 
 /**
- * The digest's pseudo-code, written without the layout library: split each P into its digits (first
+ * (P, Y) → X written without the layout library: split each P into its digits (first
  * most significant), read each Y as its digit, then X_i = row-major number of H_i's digits.
  */
 export function referenceXIndex(enc: TileDistributionEncoding, ps: readonly number[], ys: readonly number[]): number[] {

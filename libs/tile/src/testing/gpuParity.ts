@@ -290,7 +290,7 @@ interface StagingSpec {
 }
 
 /**
- * fp16 64×64: global → registers (§2.6, 16-byte vectors) → shared (`shared` layout) → barrier →
+ * fp16 64×64: global → registers (CK's coalesced load, 16-byte vectors) → shared (`shared` layout) → barrier →
  * registers of the mma.sync A-fragment block distribution (dumped) → global.
  */
 function stagingCase(s: StagingSpec, seed: number): ParityCase {
@@ -440,7 +440,7 @@ export function gpuParityCases(): ParityCase[] {
   return [
     roundTripCase({
       name: 'rt_vec_fp16',
-      what: 'digest §2.6 coalesced 64×64 fp16 load (wave32, 8 warps, 16-byte vectors) at origin [64, 8] of a 128×72 tensor',
+      what: 'CK coalesced 64×64 fp16 load (wave32, 8 warps, 16-byte vectors) at origin [64, 8] of a 128×72 tensor',
       encoding: vecHalf,
       element: 'f16',
       descriptor: makeNaiveTensorDescriptor([128, 72], [72, 1], { vectorLength: 8 }),
@@ -496,11 +496,11 @@ export function gpuParityCases(): ParityCase[] {
     }),
     stagingCase({ name: 'stage_padded', what: 'fp16 global → padded shared (rows of 72) → mma A-fragment distribution → global', shared: padded, sharedSize: padded.elementSpaceSize as number }, 7),
     stagingCase({ name: 'stage_swizzled', what: 'fp16 global → xor-swizzled shared (8-element chunks) → mma A-fragment distribution → global', shared: swizzled, sharedSize: 64 * 64 }, 8),
-    reduceCase({ name: 'red_vec_cols', what: 'sum/max over rows of the 64×64 fp32 §2.6 tile (8 warps: shared memory, then lanes), integer data', encoding: vecFloat, reduceXs: [0], fill: 'integer', seed: 11 }),
-    reduceCase({ name: 'red_vec_rows', what: 'sum/max over columns of the 64×64 fp32 §2.6 tile (16 lanes: shuffles only), integer data', encoding: vecFloat, reduceXs: [1], fill: 'integer', seed: 12 }),
+    reduceCase({ name: 'red_vec_cols', what: 'sum/max over rows of the 64×64 fp32 coalesced-load tile (8 warps: shared memory, then lanes), integer data', encoding: vecFloat, reduceXs: [0], fill: 'integer', seed: 11 }),
+    reduceCase({ name: 'red_vec_rows', what: 'sum/max over columns of the 64×64 fp32 coalesced-load tile (16 lanes: shuffles only), integer data', encoding: vecFloat, reduceXs: [1], fill: 'integer', seed: 12 }),
     reduceCase({ name: 'red_irregular_x0', what: 'sum/max over X0 of the irregular encoding (3 threads: shared memory; then lanes; partial warp), integer data', encoding: irregular, reduceXs: [0], fill: 'integer', seed: 13 }),
     reduceCase({ name: 'red_irregular_x1', what: 'sum/max over X1 of the irregular encoding (lanes, partial warp), integer data', encoding: irregular, reduceXs: [1], fill: 'integer', seed: 14 }),
-    reduceCase({ name: 'red_vec_cols_frac', what: 'sum/max over rows of the 64×64 fp32 §2.6 tile, fractional data (exact: both dialects fold in the same order)', encoding: vecFloat, reduceXs: [0], fill: 'fractional', seed: 15 }),
+    reduceCase({ name: 'red_vec_cols_frac', what: 'sum/max over rows of the 64×64 fp32 coalesced-load tile, fractional data (exact: both dialects fold in the same order)', encoding: vecFloat, reduceXs: [0], fill: 'fractional', seed: 15 }),
     reduceCase({ name: 'red_irregular_x0_frac', what: 'sum/max over X0 of the irregular encoding, fractional data (exact: same fold order)', encoding: irregular, reduceXs: [0], fill: 'fractional', seed: 16 }),
   ];
 }
