@@ -46,7 +46,8 @@ export function validateRoundTrip(name: DTypeName, input: number): string | unde
   if (dtype.kind !== 'float' || !Number.isFinite(input) || Math.abs(input) > dtype.max) return undefined;
   const bits = encode(dtype, input);
   const back = decode(dtype, bits);
-  if (!Object.is(back, roundTo(dtype, input))) return `${name}: decode(encode(${input})) = ${back} but roundTo gives ${roundTo(dtype, input)}`;
+  if (!Object.is(back, roundTo(dtype, input)))
+    return `${name}: decode(encode(${input})) = ${back} but roundTo gives ${roundTo(dtype, input)}`;
   if (!Object.is(roundTo(dtype, back), back)) return `${name}: rounding ${back} again moved it`;
   const ulp = ulpAround(dtype, back);
   if (Math.abs(back - input) > ulp / 2) return `${name}: |${back} - ${input}| exceeds half an ulp (${ulp})`;

@@ -16,12 +16,58 @@ async function run(argv: string[]): Promise<{ code: number; out: string }> {
 
 describe('example_fmha_bwd', () => {
   it("has the forward example's flags plus -deterministic and -dbias", () => {
-    expect(fmhaBwdParser.flags().map((f) => f.key)).toEqual(['b', 'h', 'h_k', 's', 's_k', 'd', 'd_v', 'mode', 'mask', 'iperm', 'operm', 'prec', 'scale_s', 'deterministic', 'dbias', 'v', 'seed', 'warmup', 'repeat']);
+    expect(fmhaBwdParser.flags().map((f) => f.key)).toEqual([
+      'b',
+      'h',
+      'h_k',
+      's',
+      's_k',
+      'd',
+      'd_v',
+      'mode',
+      'mask',
+      'iperm',
+      'operm',
+      'prec',
+      'scale_s',
+      'deterministic',
+      'dbias',
+      'v',
+      'seed',
+      'warmup',
+      'repeat',
+    ]);
   });
 
   it('maps flags to a problem: batch mode, group mode lists, layouts, GQA, determinism', () => {
-    expect(problemFromArgs(fmhaBwdParser.parse(['-b=3', '-h=8', '-h_k=2', '-s=100', '-s_k=300', '-d=64', '-iperm=0', '-mask=b', '-deterministic=1', '-scale_s=0.5']))).toEqual({
-      dtype: 'fp16', batch: 3, nheadQ: 8, nheadK: 2, hdimQ: 64, inputLayout: 'bshd', outputLayout: 'bhsd', mask: 'b', scale: 0.5, deterministic: true, seqlenQ: 100, seqlenK: 300,
+    expect(
+      problemFromArgs(
+        fmhaBwdParser.parse([
+          '-b=3',
+          '-h=8',
+          '-h_k=2',
+          '-s=100',
+          '-s_k=300',
+          '-d=64',
+          '-iperm=0',
+          '-mask=b',
+          '-deterministic=1',
+          '-scale_s=0.5',
+        ]),
+      ),
+    ).toEqual({
+      dtype: 'fp16',
+      batch: 3,
+      nheadQ: 8,
+      nheadK: 2,
+      hdimQ: 64,
+      inputLayout: 'bshd',
+      outputLayout: 'bhsd',
+      mask: 'b',
+      scale: 0.5,
+      deterministic: true,
+      seqlenQ: 100,
+      seqlenK: 300,
     });
     const g = checkFmhaBwdProblem(problemFromArgs(fmhaBwdParser.parse(['-mode=1', '-s=1,17,0', '-s_k=5'])));
     expect([g.mode, g.batch, g.seqstartQ, g.seqstartK, g.deterministic]).toEqual(['group', 3, [0, 1, 18, 18], [0, 5, 10, 15], false]);
@@ -39,12 +85,16 @@ describe('example_fmha_bwd', () => {
     expect(out).toMatch(/no instance.*hdimQ/);
   });
 
-  it.runIf(hasNvcc && !hasGpu)('without a GPU: prints the triple, the workspace layout and the reference, exits 0', async () => {
-    const { code, out } = await run(['-mode=1', '-s=1,17,0,70', '-s_k=17,1,5,130', '-d=64', '-h=2', '-deterministic=1', '-mask=b']);
-    expect(code).toBe(0);
-    expect(out).toMatch(/dq_dk_dv_sm90_fp16_d64_window_128x128_s2_dqsplit/);
-    expect(out).toMatch(/int32 nsplits\[4\] = \[1, 1, 1, 2\]/);
-    expect(out).toMatch(/int64 dq_acc_offsets\[5\]/);
-    expect(out).toMatch(/no CUDA device/);
-  }, 300_000);
+  it.runIf(hasNvcc && !hasGpu)(
+    'without a GPU: prints the triple, the workspace layout and the reference, exits 0',
+    async () => {
+      const { code, out } = await run(['-mode=1', '-s=1,17,0,70', '-s_k=17,1,5,130', '-d=64', '-h=2', '-deterministic=1', '-mask=b']);
+      expect(code).toBe(0);
+      expect(out).toMatch(/dq_dk_dv_sm90_fp16_d64_window_128x128_s2_dqsplit/);
+      expect(out).toMatch(/int32 nsplits\[4\] = \[1, 1, 1, 2\]/);
+      expect(out).toMatch(/int64 dq_acc_offsets\[5\]/);
+      expect(out).toMatch(/no CUDA device/);
+    },
+    300_000,
+  );
 });

@@ -30,18 +30,70 @@ describe('example_fmha_fwd', () => {
   it("-? lists CK-tile's flags with their defaults and runs nothing", async () => {
     const { code, stdout, stderr } = await cli(['-?']);
     expect([code, stderr]).toEqual([0, '']);
-    expect(fmhaFwdParser.flags().map((f) => f.key)).toEqual(['b', 'h', 'h_k', 's', 's_k', 'd', 'd_v', 'mode', 'mask', 'iperm', 'operm', 'prec', 'scale_s', 'lse', 'num_splits', 'v', 'seed', 'warmup', 'repeat']);
+    expect(fmhaFwdParser.flags().map((f) => f.key)).toEqual([
+      'b',
+      'h',
+      'h_k',
+      's',
+      's_k',
+      'd',
+      'd_v',
+      'mode',
+      'mask',
+      'iperm',
+      'operm',
+      'prec',
+      'scale_s',
+      'lse',
+      'num_splits',
+      'v',
+      'seed',
+      'warmup',
+      'repeat',
+    ]);
     for (const f of fmhaFwdParser.flags()) expect(stdout, `-${f.key}`).toMatch(new RegExp(`^-${f.key} `, 'm'));
     expect(stdout).not.toContain('example_fmha_fwd: fp16');
   });
 
   it('maps flags to a problem: batch mode, group mode lists, layouts, GQA, splits', () => {
-    expect(problemFromArgs(fmhaFwdParser.parse(['-b=3', '-h=8', '-h_k=2', '-s=100', '-s_k=300', '-d=64', '-iperm=0', '-mask=b:3,0', '-lse=1', '-num_splits=4', '-scale_s=0.5']))).toEqual({
-      dtype: 'fp16', batch: 3, nheadQ: 8, nheadK: 2, hdimQ: 64, inputLayout: 'bshd', outputLayout: 'bhsd', mask: 'b:3,0', lse: true, scale: 0.5, splitKv: 4, seqlenQ: 100, seqlenK: 300,
+    expect(
+      problemFromArgs(
+        fmhaFwdParser.parse([
+          '-b=3',
+          '-h=8',
+          '-h_k=2',
+          '-s=100',
+          '-s_k=300',
+          '-d=64',
+          '-iperm=0',
+          '-mask=b:3,0',
+          '-lse=1',
+          '-num_splits=4',
+          '-scale_s=0.5',
+        ]),
+      ),
+    ).toEqual({
+      dtype: 'fp16',
+      batch: 3,
+      nheadQ: 8,
+      nheadK: 2,
+      hdimQ: 64,
+      inputLayout: 'bshd',
+      outputLayout: 'bhsd',
+      mask: 'b:3,0',
+      lse: true,
+      scale: 0.5,
+      splitKv: 4,
+      seqlenQ: 100,
+      seqlenK: 300,
     });
     const g = problemFromArgs(fmhaFwdParser.parse(['-mode=1', '-s=1,17,259,4097', '-s_k=5', '-num_splits=0', '-prec=bf16']));
     expect(g).toMatchObject({ batch: 4, seqstartQ: [0, 1, 18, 277, 4374], seqstartK: [0, 5, 10, 15, 20], splitKv: 'auto', dtype: 'bf16' });
-    expect(problemFromArgs(fmhaFwdParser.parse(['-mode=1', '-b=3', '-s=7']))).toMatchObject({ batch: 3, seqstartQ: [0, 7, 14, 21], seqstartK: [0, 7, 14, 21] });
+    expect(problemFromArgs(fmhaFwdParser.parse(['-mode=1', '-b=3', '-s=7']))).toMatchObject({
+      batch: 3,
+      seqstartQ: [0, 7, 14, 21],
+      seqstartK: [0, 7, 14, 21],
+    });
   });
 
   it('a bad flag exits 2 with a one-line error naming it', async () => {
@@ -68,10 +120,26 @@ describe('example_fmha_fwd', () => {
   });
 
   it('the sampled CPU reference equals the full one on the sampled rows (group mode, GQA, window mask, bshd)', () => {
-    const p = checkFmhaFwdProblem(problemFromArgs(fmhaFwdParser.parse(['-mode=1', '-s=1,17,40', '-s_k=30,0,64', '-h=4', '-h_k=2', '-d=32', '-mask=b:9,2', '-iperm=0', '-operm=0', '-lse=1'])));
+    const p = checkFmhaFwdProblem(
+      problemFromArgs(
+        fmhaFwdParser.parse([
+          '-mode=1',
+          '-s=1,17,40',
+          '-s_k=30,0,64',
+          '-h=4',
+          '-h_k=2',
+          '-d=32',
+          '-mask=b:9,2',
+          '-iperm=0',
+          '-operm=0',
+          '-lse=1',
+        ]),
+      ),
+    );
     const e = fmhaFwdOperandElements(p);
     let x = 7;
-    const bits = (n: number) => Uint16Array.from({ length: n }, () => encode('fp16', ((x = (x * 48271) % 2147483647) / 2147483647) * 2 - 1));
+    const bits = (n: number) =>
+      Uint16Array.from({ length: n }, () => encode('fp16', ((x = (x * 48271) % 2147483647) / 2147483647) * 2 - 1));
     const data = { q: bits(e.q), k: bits(e.k), v: bits(e.v) };
     const full = fmhaFwdReferenceCheck(p, data);
     const sampled = fmhaFwdReferenceCheck(p, data, { sample: 3, seed: 1 });
@@ -86,32 +154,44 @@ describe('example_fmha_fwd', () => {
     // The second sequence has no keys: its rows are O = 0 and LSE = −∞.
     expect(full.lseWant.filter((l) => l === -Infinity).length).toBeGreaterThanOrEqual(4 * 17);
     // And a wrong answer fails the comparison.
-    const exact = compareWithReference(full, (off) => full.oWant[full.oOffsets.indexOf(off)]!, (li) => full.lseWant[full.lseIndices.indexOf(li)]!);
+    const exact = compareWithReference(
+      full,
+      (off) => full.oWant[full.oOffsets.indexOf(off)]!,
+      (li) => full.lseWant[full.lseIndices.indexOf(li)]!,
+    );
     expect(exact.ok).toBe(true);
     const wrong = compareWithReference(full, (off) => full.oWant[full.oOffsets.indexOf(off)]! + 0.05, undefined);
     expect(wrong.ok).toBe(false);
     expect(wrong.message).toMatch(/outside; first: O\[/);
   });
 
-  it.runIf(hasNvcc && !hasGpu)('without a GPU: compiles the split kernel and the combine, prints instances and resources, runs the CPU reference, says no device, exits 0', async () => {
-    const { code, out } = await run(['-b=1', '-h=2', '-s=16', '-s_k=4097', '-num_splits=0', '-lse=1']);
-    expect(code).toBe(0);
-    expect(out).toContain('example_fmha_fwd: fp16 batch 1x2h 16x4097 d128/128 bhsd>bhsd lse split');
-    expect(out).toMatch(/split-KV heuristic: \d+ split\(s\) for 132 SMs \(no device: an H200 assumed\)/);
-    expect(out).toMatch(/instance: fmha_fwd_sm90_fp16_d128_none_128x128_s2_split1 \(key [0-9a-f]+\)/);
-    expect(out).toMatch(/combine: +fmha_fwd_combine_sm90_fp16_dv128_m16_t128/);
-    expect(out).toMatch(/fmha_fwd_combine_sm90_fp16_dv128_m16_t128 +sm_90a +\d+ +8192 +0 +0\/0 +0/);
-    expect(out).toContain('CPU reference (fp64, probabilities not narrowed): all 32 query rows');
-    expect(out).toContain('no CUDA device found');
-  }, 300_000);
+  it.runIf(hasNvcc && !hasGpu)(
+    'without a GPU: compiles the split kernel and the combine, prints instances and resources, runs the CPU reference, says no device, exits 0',
+    async () => {
+      const { code, out } = await run(['-b=1', '-h=2', '-s=16', '-s_k=4097', '-num_splits=0', '-lse=1']);
+      expect(code).toBe(0);
+      expect(out).toContain('example_fmha_fwd: fp16 batch 1x2h 16x4097 d128/128 bhsd>bhsd lse split');
+      expect(out).toMatch(/split-KV heuristic: \d+ split\(s\) for 132 SMs \(no device: an H200 assumed\)/);
+      expect(out).toMatch(/instance: fmha_fwd_sm90_fp16_d128_none_128x128_s2_split1 \(key [0-9a-f]+\)/);
+      expect(out).toMatch(/combine: +fmha_fwd_combine_sm90_fp16_dv128_m16_t128/);
+      expect(out).toMatch(/fmha_fwd_combine_sm90_fp16_dv128_m16_t128 +sm_90a +\d+ +8192 +0 +0\/0 +0/);
+      expect(out).toContain('CPU reference (fp64, probabilities not narrowed): all 32 query rows');
+      expect(out).toContain('no CUDA device found');
+    },
+    300_000,
+  );
 
-  it.runIf(hasNvcc && !hasGpu)('without a GPU, group mode and a big problem: one kernel, sampled reference', async () => {
-    const { code, out } = await run(['-mode=1', '-s=1,17,259,4097', '-h=2', '-mask=b', '-prec=bf16']);
-    expect(code).toBe(0);
-    expect(out).toContain('example_fmha_fwd: bf16 group 4x2h sq[1,17,259,4097] sk[1,17,259,4097] d128/128 bhsd>bhsd mask=b');
-    expect(out).toMatch(/instance: fmha_fwd_sm90_bf16_d128_window_128x128_s2_split0/);
-    expect(out).not.toContain('combine:');
-    expect(out).toMatch(/SAMPLED \d+ query rows/);
-    expect(out).toContain('no CUDA device found');
-  }, 300_000);
+  it.runIf(hasNvcc && !hasGpu)(
+    'without a GPU, group mode and a big problem: one kernel, sampled reference',
+    async () => {
+      const { code, out } = await run(['-mode=1', '-s=1,17,259,4097', '-h=2', '-mask=b', '-prec=bf16']);
+      expect(code).toBe(0);
+      expect(out).toContain('example_fmha_fwd: bf16 group 4x2h sq[1,17,259,4097] sk[1,17,259,4097] d128/128 bhsd>bhsd mask=b');
+      expect(out).toMatch(/instance: fmha_fwd_sm90_bf16_d128_window_128x128_s2_split0/);
+      expect(out).not.toContain('combine:');
+      expect(out).toMatch(/SAMPLED \d+ query rows/);
+      expect(out).toContain('no CUDA device found');
+    },
+    300_000,
+  );
 });

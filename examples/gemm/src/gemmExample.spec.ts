@@ -33,7 +33,26 @@ describe('example_gemm', () => {
     expect(code).toBe(0);
     expect(stderr).toBe('');
     const flags = gemmParser.flags().map((f) => f.key);
-    expect(flags).toEqual(['m', 'n', 'k', 'b', 'stride_a', 'stride_b', 'stride_c', 'a_layout', 'b_layout', 'prec', 'v', 'warmup', 'repeat', 'seed', 'init', 'instance', 'arch', 'compiler']);
+    expect(flags).toEqual([
+      'm',
+      'n',
+      'k',
+      'b',
+      'stride_a',
+      'stride_b',
+      'stride_c',
+      'a_layout',
+      'b_layout',
+      'prec',
+      'v',
+      'warmup',
+      'repeat',
+      'seed',
+      'init',
+      'instance',
+      'arch',
+      'compiler',
+    ]);
     for (const f of gemmParser.flags()) {
       const shown = f.defaultValue === '' ? '""' : String(f.defaultValue);
       const line = stdout.split('\n').find((l) => l.startsWith(`-${f.key} `));
@@ -67,10 +86,24 @@ describe('example_gemm', () => {
   });
 
   it('maps CK-style flags to a problem and a layout name', () => {
-    expect(problemFromArgs(gemmParser.parse(['-m=7', '-n=9', '-k=64', '-b=2', '-stride_a=72', '-stride_c=16', '-prec=bf16']))).toEqual({ dtype: 'bf16', m: 7, n: 9, k: 64, batch: 2, layout: 'tn', lda: 72, ldc: 16 });
+    expect(problemFromArgs(gemmParser.parse(['-m=7', '-n=9', '-k=64', '-b=2', '-stride_a=72', '-stride_c=16', '-prec=bf16']))).toEqual({
+      dtype: 'bf16',
+      m: 7,
+      n: 9,
+      k: 64,
+      batch: 2,
+      layout: 'tn',
+      lda: 72,
+      ldc: 16,
+    });
     expect(problemFromArgs(gemmParser.parse([]))).toEqual({ dtype: 'fp16', m: 3840, n: 4096, k: 2048, batch: 1, layout: 'tn' });
     expect(problemFromArgs(gemmParser.parse(['-a_layout=C', '-b_layout=R', '-stride_a=136']))).toMatchObject({ layout: 'nt', lda: 136 });
-    expect([layoutFromFlags('R', 'C'), layoutFromFlags('C', 'C'), layoutFromFlags('R', 'R'), layoutFromFlags('C', 'R')]).toEqual(['tn', 'nn', 'tt', 'nt']);
+    expect([layoutFromFlags('R', 'C'), layoutFromFlags('C', 'C'), layoutFromFlags('R', 'R'), layoutFromFlags('C', 'R')]).toEqual([
+      'tn',
+      'nn',
+      'tt',
+      'nt',
+    ]);
   });
 
   it('every -a_layout/-b_layout pair dispatches to its own instance; problems no instance runs get the dispatcher error, exit 1, before compiling', async () => {
@@ -112,34 +145,48 @@ describe('example_gemm', () => {
     expect(pickInstance(parse('-arch=sm80')).instance.name).toBe('gemm_sm80_mma_fp16_tn_128x128x32_w2x4_s4_v1_sm_80');
     expect(pickInstance(parse('-arch=sm80'), 'sm_90a').instance.name).toBe('gemm_sm80_mma_fp16_tn_128x128x32_w2x4_s4_v1_sm_90a');
     expect(pickInstance(parse(), 'sm_80').instance.name).toBe('gemm_sm80_mma_fp16_tn_128x128x32_w2x4_s4_v1_sm_80');
-    expect(pickInstance(parse('-a_layout=C', '-prec=bf16', '-stride_a=1000'), 'sm_80').instance.name).toBe('gemm_sm80_mma_bf16_nn_128x128x32_w2x4_s4_v1_sm_80');
+    expect(pickInstance(parse('-a_layout=C', '-prec=bf16', '-stride_a=1000'), 'sm_80').instance.name).toBe(
+      'gemm_sm80_mma_bf16_nn_128x128x32_w2x4_s4_v1_sm_80',
+    );
     const named = 'gemm_sm80_mma_fp16_tn_128x128x32_w2x4_s4_v1_sm_90a';
     expect(pickInstance(parse(`-instance=${named}`), 'sm_90a').instance.name).toBe(named);
     expect(pickInstance(parse(`-instance=${named}`, '-arch=sm80')).instance.name).toBe(named);
     expect(() => pickInstance(parse(`-instance=${named}`), 'sm_80')).toThrow(/built for sm_90a, this GPU is sm_80/);
-    expect(() => pickInstance(parse('-instance=gemm_sm80_mma_fp16_tn_128x128x32_w2x4_s4_v1_sm_80'), 'sm_90a')).toThrow(/the sm_90a build ends _sm_90a/);
-    expect(() => pickInstance(parse('-arch=sm90a'), 'sm_80')).toThrow(expect.objectContaining({ argument: '-arch', message: expect.stringMatching(/only on an sm_90a device/) }));
+    expect(() => pickInstance(parse('-instance=gemm_sm80_mma_fp16_tn_128x128x32_w2x4_s4_v1_sm_80'), 'sm_90a')).toThrow(
+      /the sm_90a build ends _sm_90a/,
+    );
+    expect(() => pickInstance(parse('-arch=sm90a'), 'sm_80')).toThrow(
+      expect.objectContaining({ argument: '-arch', message: expect.stringMatching(/only on an sm_90a device/) }),
+    );
     expect(() => pickInstance(parse(), 'sm_86')).toThrow(expect.objectContaining({ argument: '-arch' }));
     // The sm_80 family's own predicates: leading dimensions in 16-byte rows, its own layouts.
     expect(() => pickInstance(parse('-arch=sm80', '-k=77'))).toThrow(/lda = 77 is not a multiple of 8/);
     expect(() => pickInstance(parse('-arch=sm80', '-b_layout=R'))).toThrow(/no gemm instance runs fp16 tt/);
   });
 
-  it.each(['nn', 'nt', 'tt'] as const)('layout %s: the sampled CPU reference equals the full one at the sampled elements (ragged, strided, batched)', (layout) => {
-    const [a, b] = [layout[0] === 't' ? 'R' : 'C', layout[1] === 'n' ? 'C' : 'R'] as const;
-    const p = checkGemmProblem({ ...problemFromArgs(gemmParser.parse([`-a_layout=${a}`, `-b_layout=${b}`, '-m=37', '-n=29', '-k=72', '-b=2', '-prec=bf16'])), lda: a === 'R' ? 80 : 40, ldb: b === 'C' ? 88 : 32, ldc: 33 });
-    const ta = fillTensor(HostTensor.empty('bf16', [2 * p.batchStrideA]), 'uf:-1,1', 1);
-    const tb = fillTensor(HostTensor.empty('bf16', [2 * p.batchStrideB]), 'uf:-1,1', 2);
-    const full = gemmReferenceCheck(p, ta, tb);
-    const byOffset = new Map<number, number>();
-    full.offsets.forEach((o, i) => byOffset.set(o, full.want[i]!));
-    const sampled = gemmReferenceCheck(p, ta, tb, { sample: 100, seed: 5 });
-    sampled.offsets.forEach((o, i) => expect(sampled.want[i], `offset ${o}`).toBe(byOffset.get(o)));
-    // And the full reference reads A and B through their layouts: C(0, 0) is row 0 of A · column 0 of B.
-    let dot = 0;
-    for (let q = 0; q < p.k; q++) dot = Math.fround(dot + ta.at(a === 'R' ? q : q * p.lda) * tb.at(b === 'C' ? q : q * p.ldb));
-    expect(byOffset.get(0)).toBe(decode('bf16', encode('bf16', dot)));
-  });
+  it.each(['nn', 'nt', 'tt'] as const)(
+    'layout %s: the sampled CPU reference equals the full one at the sampled elements (ragged, strided, batched)',
+    (layout) => {
+      const [a, b] = [layout[0] === 't' ? 'R' : 'C', layout[1] === 'n' ? 'C' : 'R'] as const;
+      const p = checkGemmProblem({
+        ...problemFromArgs(gemmParser.parse([`-a_layout=${a}`, `-b_layout=${b}`, '-m=37', '-n=29', '-k=72', '-b=2', '-prec=bf16'])),
+        lda: a === 'R' ? 80 : 40,
+        ldb: b === 'C' ? 88 : 32,
+        ldc: 33,
+      });
+      const ta = fillTensor(HostTensor.empty('bf16', [2 * p.batchStrideA]), 'uf:-1,1', 1);
+      const tb = fillTensor(HostTensor.empty('bf16', [2 * p.batchStrideB]), 'uf:-1,1', 2);
+      const full = gemmReferenceCheck(p, ta, tb);
+      const byOffset = new Map<number, number>();
+      full.offsets.forEach((o, i) => byOffset.set(o, full.want[i]!));
+      const sampled = gemmReferenceCheck(p, ta, tb, { sample: 100, seed: 5 });
+      sampled.offsets.forEach((o, i) => expect(sampled.want[i], `offset ${o}`).toBe(byOffset.get(o)));
+      // And the full reference reads A and B through their layouts: C(0, 0) is row 0 of A · column 0 of B.
+      let dot = 0;
+      for (let q = 0; q < p.k; q++) dot = Math.fround(dot + ta.at(a === 'R' ? q : q * p.lda) * tb.at(b === 'C' ? q : q * p.ldb));
+      expect(byOffset.get(0)).toBe(decode('bf16', encode('bf16', dot)));
+    },
+  );
 
   it('the sampled CPU reference equals the full one at the sampled elements (ragged, strided, batched)', () => {
     const p = checkGemmProblem({ dtype: 'bf16', m: 37, n: 29, k: 72, lda: 80, ldb: 88, ldc: 33, batch: 2 });
@@ -158,32 +205,48 @@ describe('example_gemm', () => {
     expect(sampled.rtol).toBe(full.rtol);
   });
 
-  it.runIf(hasNvcc && !hasGpu)('without a GPU: generates and compiles the kernel, prints instance, resources and launch, runs the CPU reference, says no device, exits 0', async () => {
-    const { code, out } = await run(['-m=128', '-n=256', '-k=64', '-v=1']);
-    expect(code).toBe(0);
-    expect(out).toContain('example_gemm: fp16 tn 128x256x64');
-    expect(out).toMatch(/instance: gemm_sm90_ws_fp16_tn_128x128x64_s4_v2 \(key [0-9a-f]+\)/);
-    expect(out).toContain('launch: grid [2, 1, 1], block [384, 1, 1], 132160 B dynamic shared memory');
-    expect(out).toMatch(/sm_90a +168 +0 +132160 +0\/0 +0/); // registers, static / dynamic smem, no spills, no stack
-    expect(out).toContain('CPU reference: all 32768 C elements');
-    expect(out).toContain('no CUDA device found');
-    expect(out).toContain('the CPU reference computed');
-  }, 120_000);
+  it.runIf(hasNvcc && !hasGpu)(
+    'without a GPU: generates and compiles the kernel, prints instance, resources and launch, runs the CPU reference, says no device, exits 0',
+    async () => {
+      const { code, out } = await run(['-m=128', '-n=256', '-k=64', '-v=1']);
+      expect(code).toBe(0);
+      expect(out).toContain('example_gemm: fp16 tn 128x256x64');
+      expect(out).toMatch(/instance: gemm_sm90_ws_fp16_tn_128x128x64_s4_v2 \(key [0-9a-f]+\)/);
+      expect(out).toContain('launch: grid [2, 1, 1], block [384, 1, 1], 132160 B dynamic shared memory');
+      expect(out).toMatch(/sm_90a +168 +0 +132160 +0\/0 +0/); // registers, static / dynamic smem, no spills, no stack
+      expect(out).toContain('CPU reference: all 32768 C elements');
+      expect(out).toContain('no CUDA device found');
+      expect(out).toContain('the CPU reference computed');
+    },
+    120_000,
+  );
 
-  it.runIf(hasNvcc && !hasGpu)('without a GPU, -arch=sm80: generates and compiles the sm_80 kernel (for sm_80), prints it, exits 0', async () => {
-    const { code, out } = await run(['-arch=sm80', '-m=128', '-n=256', '-k=64', '-v=1']);
-    expect(code).toBe(0);
-    expect(out).toMatch(/instance: gemm_sm80_mma_fp16_tn_128x128x32_w2x4_s4_v1_sm_80 \(key [0-9a-f]+\), tile 128x128x32, 4 stages, 256 threads \(2x4 warps, cp.async \+ mma.sync\), 1-element C stores/);
-    expect(out).toContain('launch: grid [2, 1, 1], block [256, 1, 1], 66560 B dynamic shared memory');
-    expect(out).toMatch(/sm_80 +\d+ +0 +66560 +0\/0 +0/); // no spills, no stack
-    expect(out).toContain('CPU reference: all 32768 C elements');
-    expect(out).toContain('no CUDA device found');
-  }, 120_000);
+  it.runIf(hasNvcc && !hasGpu)(
+    'without a GPU, -arch=sm80: generates and compiles the sm_80 kernel (for sm_80), prints it, exits 0',
+    async () => {
+      const { code, out } = await run(['-arch=sm80', '-m=128', '-n=256', '-k=64', '-v=1']);
+      expect(code).toBe(0);
+      expect(out).toMatch(
+        /instance: gemm_sm80_mma_fp16_tn_128x128x32_w2x4_s4_v1_sm_80 \(key [0-9a-f]+\), tile 128x128x32, 4 stages, 256 threads \(2x4 warps, cp.async \+ mma.sync\), 1-element C stores/,
+      );
+      expect(out).toContain('launch: grid [2, 1, 1], block [256, 1, 1], 66560 B dynamic shared memory');
+      expect(out).toMatch(/sm_80 +\d+ +0 +66560 +0\/0 +0/); // no spills, no stack
+      expect(out).toContain('CPU reference: all 32768 C elements');
+      expect(out).toContain('no CUDA device found');
+    },
+    120_000,
+  );
 
-  it.runIf(hasNvcc && !hasGpu)('without a GPU, big problem: samples the CPU reference and says so', async () => {
-    const { code, out } = await run(['-m=2048', '-n=2048', '-k=512', '-prec=bf16']);
-    expect(code).toBe(0);
-    expect(out).toMatch(/CPU reference: SAMPLED 4096 of 4194304 C elements \(a grid of rows × columns incl\. the first and last; m·n·k·b = 2\^31\.0 > 2\^30/);
-    expect(out).toContain('no CUDA device found');
-  }, 120_000);
+  it.runIf(hasNvcc && !hasGpu)(
+    'without a GPU, big problem: samples the CPU reference and says so',
+    async () => {
+      const { code, out } = await run(['-m=2048', '-n=2048', '-k=512', '-prec=bf16']);
+      expect(code).toBe(0);
+      expect(out).toMatch(
+        /CPU reference: SAMPLED 4096 of 4194304 C elements \(a grid of rows × columns incl\. the first and last; m·n·k·b = 2\^31\.0 > 2\^30/,
+      );
+      expect(out).toContain('no CUDA device found');
+    },
+    120_000,
+  );
 });

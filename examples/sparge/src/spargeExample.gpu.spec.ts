@@ -9,8 +9,33 @@ import { runSpargeExample, spargeParser } from './spargeExample.ts';
 
 const cases: readonly (readonly string[])[] = [
   ['-s=1024', '-h=2', '-d=128', '-v=1', '-print_sparsity=1', '-warmup=2', '-repeat=5'],
-  ['-pipeline=jenga', '-prec=bf16', '-s=1000', '-h=3', '-d=64', '-causal=1', '-topk=0.3,0.5,0.2', '-pv_mode=block', '-pv_threshold=6', '-v=1', '-warmup=1', '-repeat=3'],
-  ['-s=768', '-h=2', '-d=128', '-cdfthreshd=0.7,0.95', '-pv_mode=warp', '-pv_threshold=8', '-int8=1', '-v=1', '-print_sparsity=1', '-warmup=1', '-repeat=3'],
+  [
+    '-pipeline=jenga',
+    '-prec=bf16',
+    '-s=1000',
+    '-h=3',
+    '-d=64',
+    '-causal=1',
+    '-topk=0.3,0.5,0.2',
+    '-pv_mode=block',
+    '-pv_threshold=6',
+    '-v=1',
+    '-warmup=1',
+    '-repeat=3',
+  ],
+  [
+    '-s=768',
+    '-h=2',
+    '-d=128',
+    '-cdfthreshd=0.7,0.95',
+    '-pv_mode=warp',
+    '-pv_threshold=8',
+    '-int8=1',
+    '-v=1',
+    '-print_sparsity=1',
+    '-warmup=1',
+    '-repeat=3',
+  ],
   ['-s=640', '-s_k=900', '-h=4', '-h_k=2', '-d=64', '-inputs=uniform', '-sink=0', '-smooth_k=0', '-v=1', '-warmup=1', '-repeat=3'],
 ];
 
@@ -27,7 +52,8 @@ for (const argv of cases) {
     assert.match(out, /block map: \d+ query-block rows, \d+ differ within rounding of a threshold, 0 wrong/);
     assert.match(out, /O\/LSE: .* 0 outside/);
     assert.match(out, /valid: yes/);
-    if (argv.some((a) => a.startsWith('-pv_mode=') && a !== '-pv_mode=none')) assert.match(out, /PV skip \((warp|block)\): \d+ P·V tiles computed, \d+ skipped/);
+    if (argv.some((a) => a.startsWith('-pv_mode=') && a !== '-pv_mode=none'))
+      assert.match(out, /PV skip \((warp|block)\): \d+ P·V tiles computed, \d+ skipped/);
     if (argv.includes('-print_sparsity=1')) assert.match(out, /achieved sparsity \(GPU block map\): [\d.]+\n {2}per head:/);
   });
 }

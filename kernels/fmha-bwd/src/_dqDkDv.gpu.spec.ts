@@ -18,7 +18,14 @@ import {
 } from '@tilekit/fmha';
 import { randomBits16 } from '@tilekit/host';
 import { decode, encode, getDType } from '@tilekit/numeric';
-import { buildOncePerInstance, checkTiledTensorMap, Device, encodeTensorMapTiled, loadInstance, type TiledTensorMapOptions } from '@tilekit/runtime';
+import {
+  buildOncePerInstance,
+  checkTiledTensorMap,
+  Device,
+  encodeTensorMapTiled,
+  loadInstance,
+  type TiledTensorMapOptions,
+} from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { fmhaBwdTile } from './fmhaBwdCatalog.ts';
 import { dqAccHeadBytes, FmhaBwdDqDkDvInstance, type FmhaBwdDqDkDvPolicy } from './fmhaBwdDqDkDvInstance.ts';
@@ -57,7 +64,13 @@ async function runCase(c: Case): Promise<string> {
   const dO = randomBits16(c.dtype, batches * c.h * rowsQ * d, 8 + rowsQ);
   const seqs = group ? { seqstartQ: starts(sqs), seqstartK: starts(sks) } : { seqlenQ: rowsQ, seqlenK: rowsK };
   const common = { batch: c.batch, nheadQ: c.h, nheadK: hk, hdimQ: d, hdimV: d, ...seqs, mask: c.mask };
-  const fwd = referenceAttentionFwd({ ...common, q: { dtype: c.dtype, data: q, strides: qs }, k: { dtype: c.dtype, data: k, strides: ks }, v: { dtype: c.dtype, data: v, strides: ks }, oStrides: qs });
+  const fwd = referenceAttentionFwd({
+    ...common,
+    q: { dtype: c.dtype, data: q, strides: qs },
+    k: { dtype: c.dtype, data: k, strides: ks },
+    v: { dtype: c.dtype, data: v, strides: ks },
+    oStrides: qs,
+  });
   const o16 = new Uint16Array(fwd.o.length);
   fwd.o.forEach((x, i) => (o16[i] = encode(c.dtype, x)));
   const bwdArgs: AttentionBwdArgs = {
@@ -74,7 +87,16 @@ async function runCase(c: Case): Promise<string> {
   };
   const ref = referenceAttentionBwd(bwdArgs);
   const tol = attentionBwdToleranceFor(bwdArgs, ref);
-  const policy: FmhaBwdDqDkDvPolicy = { dtype: c.dtype, headDim: d, headDimV: d, ...fmhaBwdTile(d), producerRegisters: 24, consumerRegisters: 240, mask: c.mask.kind === 'none' ? 'none' : 'window', dqMode: c.dqMode };
+  const policy: FmhaBwdDqDkDvPolicy = {
+    dtype: c.dtype,
+    headDim: d,
+    headDimV: d,
+    ...fmhaBwdTile(d),
+    producerRegisters: 24,
+    consumerRegisters: 240,
+    mask: c.mask.kind === 'none' ? 'none' : 'window',
+    dqMode: c.dqMode,
+  };
   const instance = new FmhaBwdDqDkDvInstance(policy);
   const loaded = await kernelFor(instance);
   const device = Device.open(0);
@@ -116,7 +138,12 @@ async function runCase(c: Case): Promise<string> {
     sk: group ? device.upload(new Int32Array(starts(sks))) : undefined,
   };
   try {
-    const maps = { q: map(bufs.q.ptr, qs, c.h, rowsQ, instance.tmaBoxes.q), k: map(bufs.k.ptr, ks, hk, rowsK, instance.tmaBoxes.kv), v: map(bufs.v.ptr, ks, hk, rowsK, instance.tmaBoxes.kv), dO: map(bufs.dO.ptr, qs, c.h, rowsQ, instance.tmaBoxes.q) };
+    const maps = {
+      q: map(bufs.q.ptr, qs, c.h, rowsQ, instance.tmaBoxes.q),
+      k: map(bufs.k.ptr, ks, hk, rowsK, instance.tmaBoxes.kv),
+      v: map(bufs.v.ptr, ks, hk, rowsK, instance.tmaBoxes.kv),
+      dO: map(bufs.dO.ptr, qs, c.h, rowsQ, instance.tmaBoxes.q),
+    };
     for (const m of Object.values(maps)) checkTiledTensorMap(m);
     const scale = 1 / Math.sqrt(d);
     const window = c.mask.kind === 'window' ? c.mask : undefined;
@@ -177,7 +204,8 @@ async function runCase(c: Case): Promise<string> {
           const base = group ? (starts(sqs)[b]! + r) * qs.row + h * qs.head : b * qs.batch + h * qs.head + r * qs.row;
           for (let x = 0; x < d; x++) {
             let sum = 0;
-            for (let s = 0; s < ns; s++) sum += acc[(group ? offsets[b]! : b * c.h * ns * rowsQ * d) + ((h * ns + s) * sqs[b]! + r) * d + x]!;
+            for (let s = 0; s < ns; s++)
+              sum += acc[(group ? offsets[b]! : b * c.h * ns * rowsQ * d) + ((h * ns + s) * sqs[b]! + r) * d + x]!;
             check('dq', sum, ref.dq[base + x]!, `[b${b} h${h} r${r} d${x}]`);
           }
         }
@@ -201,14 +229,97 @@ async function runCase(c: Case): Promise<string> {
 
 const cases: readonly Case[] = [
   { label: 'fp16 d128 no mask b1 h2 s259', dtype: 'fp16', d: 128, batch: 1, h: 2, sq: 259, sk: 259, mask: noMask, dqMode: 'atomic' },
-  { label: 'fp16 d128 causal s300 GQA 4:2', dtype: 'fp16', d: 128, batch: 2, h: 4, hk: 2, sq: 300, sk: 300, mask: causalTopLeft, dqMode: 'atomic' },
-  { label: 'bf16 d64 causal bottom-right sq 259 > sk 100', dtype: 'bf16', d: 64, batch: 1, h: 2, sq: 259, sk: 100, mask: causalBottomRight, dqMode: 'atomic' },
-  { label: 'fp16 d64 window t:17,5 s127', dtype: 'fp16', d: 64, batch: 1, h: 2, sq: 127, sk: 127, mask: slidingWindowMask(17, 5), dqMode: 'atomic' },
-  { label: 'fp16 d128 varlen q 1,0,17,259 k 17,5,0,300', dtype: 'fp16', d: 128, batch: 4, h: 2, sq: [1, 0, 17, 259], sk: [17, 5, 0, 300], mask: noMask, dqMode: 'atomic' },
-  { label: 'fp16 d128 split: batch mode, 2 splits looping over 3 key tiles', dtype: 'fp16', d: 128, batch: 1, h: 2, sq: 200, sk: 300, mask: noMask, dqMode: 'split', splits: 2 },
-  { label: 'bf16 d64 split: varlen causal', dtype: 'bf16', d: 64, batch: 3, h: 2, sq: [17, 259, 1], sk: [300, 259, 129], mask: causalBottomRight, dqMode: 'split' },
-  { label: 'bf16 d256 causal s300 GQA 4:2 (two warpgroups share 64 key rows)', dtype: 'bf16', d: 256, batch: 1, h: 4, hk: 2, sq: 300, sk: 300, mask: causalTopLeft, dqMode: 'atomic' },
-  { label: 'fp16 d256 varlen q 1,0,130 k 65,7,200, window t:40,3', dtype: 'fp16', d: 256, batch: 3, h: 2, sq: [1, 0, 130], sk: [65, 7, 200], mask: slidingWindowMask(40, 3), dqMode: 'atomic' },
+  {
+    label: 'fp16 d128 causal s300 GQA 4:2',
+    dtype: 'fp16',
+    d: 128,
+    batch: 2,
+    h: 4,
+    hk: 2,
+    sq: 300,
+    sk: 300,
+    mask: causalTopLeft,
+    dqMode: 'atomic',
+  },
+  {
+    label: 'bf16 d64 causal bottom-right sq 259 > sk 100',
+    dtype: 'bf16',
+    d: 64,
+    batch: 1,
+    h: 2,
+    sq: 259,
+    sk: 100,
+    mask: causalBottomRight,
+    dqMode: 'atomic',
+  },
+  {
+    label: 'fp16 d64 window t:17,5 s127',
+    dtype: 'fp16',
+    d: 64,
+    batch: 1,
+    h: 2,
+    sq: 127,
+    sk: 127,
+    mask: slidingWindowMask(17, 5),
+    dqMode: 'atomic',
+  },
+  {
+    label: 'fp16 d128 varlen q 1,0,17,259 k 17,5,0,300',
+    dtype: 'fp16',
+    d: 128,
+    batch: 4,
+    h: 2,
+    sq: [1, 0, 17, 259],
+    sk: [17, 5, 0, 300],
+    mask: noMask,
+    dqMode: 'atomic',
+  },
+  {
+    label: 'fp16 d128 split: batch mode, 2 splits looping over 3 key tiles',
+    dtype: 'fp16',
+    d: 128,
+    batch: 1,
+    h: 2,
+    sq: 200,
+    sk: 300,
+    mask: noMask,
+    dqMode: 'split',
+    splits: 2,
+  },
+  {
+    label: 'bf16 d64 split: varlen causal',
+    dtype: 'bf16',
+    d: 64,
+    batch: 3,
+    h: 2,
+    sq: [17, 259, 1],
+    sk: [300, 259, 129],
+    mask: causalBottomRight,
+    dqMode: 'split',
+  },
+  {
+    label: 'bf16 d256 causal s300 GQA 4:2 (two warpgroups share 64 key rows)',
+    dtype: 'bf16',
+    d: 256,
+    batch: 1,
+    h: 4,
+    hk: 2,
+    sq: 300,
+    sk: 300,
+    mask: causalTopLeft,
+    dqMode: 'atomic',
+  },
+  {
+    label: 'fp16 d256 varlen q 1,0,130 k 65,7,200, window t:40,3',
+    dtype: 'fp16',
+    d: 256,
+    batch: 3,
+    h: 2,
+    sq: [1, 0, 130],
+    sk: [65, 7, 200],
+    mask: slidingWindowMask(40, 3),
+    dqMode: 'atomic',
+  },
 ];
 
 for (const c of cases) {

@@ -7,10 +7,19 @@ import { join } from 'node:path';
 import { NvccCompiler } from '@tilekit/runtime';
 import { catalogCompileProblems } from '@tilekit/runtime/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FMHA_BWD_ALL_INSTANCES, FMHA_BWD_COMPILE_FLAGS, FMHA_BWD_CONVERT_DQ_CATALOG, FMHA_BWD_DOT_DO_O_CATALOG, FMHA_BWD_DQ_DK_DV_CATALOG } from './fmhaBwdCatalog.ts';
+import {
+  FMHA_BWD_ALL_INSTANCES,
+  FMHA_BWD_COMPILE_FLAGS,
+  FMHA_BWD_CONVERT_DQ_CATALOG,
+  FMHA_BWD_DOT_DO_O_CATALOG,
+  FMHA_BWD_DQ_DK_DV_CATALOG,
+} from './fmhaBwdCatalog.ts';
 
 const hasNvcc = NvccCompiler.available();
-if (!hasNvcc) console.warn('\n!!! SKIPPING the fmha-bwd catalog compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n');
+if (!hasNvcc)
+  console.warn(
+    '\n!!! SKIPPING the fmha-bwd catalog compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n',
+  );
 
 describe.runIf(hasNvcc)('fmha-bwd catalog: every instance compiles for sm_90a without spills', () => {
   const cacheDir = mkdtempSync(join(tmpdir(), 'tilekit-fmha-bwd-catalog-'));
@@ -18,7 +27,14 @@ describe.runIf(hasNvcc)('fmha-bwd catalog: every instance compiles for sm_90a wi
   const compiler = new NvccCompiler({ cacheDir });
 
   it(`compiles the ${FMHA_BWD_DOT_DO_O_CATALOG.length} dot_do_o and ${FMHA_BWD_CONVERT_DQ_CATALOG.length} convert_dq instances`, async () => {
-    expect(await catalogCompileProblems('fmha-bwd rows', [...FMHA_BWD_DOT_DO_O_CATALOG, ...FMHA_BWD_CONVERT_DQ_CATALOG], compiler, FMHA_BWD_COMPILE_FLAGS)).toEqual([]);
+    expect(
+      await catalogCompileProblems(
+        'fmha-bwd rows',
+        [...FMHA_BWD_DOT_DO_O_CATALOG, ...FMHA_BWD_CONVERT_DQ_CATALOG],
+        compiler,
+        FMHA_BWD_COMPILE_FLAGS,
+      ),
+    ).toEqual([]);
   }, 300_000);
 
   it(`compiles the ${FMHA_BWD_DQ_DK_DV_CATALOG.length} dq_dk_dv instances`, async () => {

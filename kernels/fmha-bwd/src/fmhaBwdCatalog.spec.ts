@@ -1,7 +1,24 @@
-import { causalBottomRight, causalTopLeft, checkFmhaBwdInstanceTriple, FmhaBwdLauncher, fmhaBwdTripleMismatches, checkFmhaBwdTraits, makeFmhaBwdWorkspace, noMask, slidingWindowMask, type FmhaBwdExecutor } from '@tilekit/fmha';
+import {
+  causalBottomRight,
+  causalTopLeft,
+  checkFmhaBwdInstanceTriple,
+  FmhaBwdLauncher,
+  fmhaBwdTripleMismatches,
+  checkFmhaBwdTraits,
+  makeFmhaBwdWorkspace,
+  noMask,
+  slidingWindowMask,
+  type FmhaBwdExecutor,
+} from '@tilekit/fmha';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FMHA_BWD_ALL_INSTANCES, FMHA_BWD_DQ_DK_DV_CATALOG, FMHA_BWD_TRIPLES, fmhaBwdAccumulationOf, fmhaBwdKernelsOf } from './fmhaBwdCatalog.ts';
+import {
+  FMHA_BWD_ALL_INSTANCES,
+  FMHA_BWD_DQ_DK_DV_CATALOG,
+  FMHA_BWD_TRIPLES,
+  fmhaBwdAccumulationOf,
+  fmhaBwdKernelsOf,
+} from './fmhaBwdCatalog.ts';
 import { dqAccHeadBytes } from './fmhaBwdDqDkDvInstance.ts';
 import { checkFmhaBwdProblem, FmhaBwdArgumentError, fmhaBwdProblemFlops, fmhaBwdTraitsOf } from './fmhaBwdProblem.ts';
 import { fmhaBwdRowTile } from './fmhaBwdRowTileEncoding.ts';
@@ -39,14 +56,28 @@ describe('fmha-bwd catalog', () => {
     fc.assert(
       fc.property(problemArb, (c) => {
         const group = c.lens !== undefined;
-        const p = checkFmhaBwdProblem({ dtype: c.dtype, batch: group ? c.lens!.length : 2, nheadQ: c.h * c.ratio, nheadK: c.h, hdimQ: c.d, mask: c.mask, deterministic: c.deterministic, ...(group ? { seqstartQ: starts(c.lens!), seqstartK: starts(c.lens!.map((l) => l + 3)) } : { seqlenQ: c.s }) });
+        const p = checkFmhaBwdProblem({
+          dtype: c.dtype,
+          batch: group ? c.lens!.length : 2,
+          nheadQ: c.h * c.ratio,
+          nheadK: c.h,
+          hdimQ: c.d,
+          mask: c.mask,
+          deterministic: c.deterministic,
+          ...(group ? { seqstartQ: starts(c.lens!), seqstartK: starts(c.lens!.map((l) => l + 3)) } : { seqlenQ: c.s }),
+        });
         const traits = checkFmhaBwdTraits(fmhaBwdTraitsOf(p));
         const matches = FMHA_BWD_TRIPLES.filter((t) => fmhaBwdTripleMismatches(t, traits).length === 0);
         expect(matches.length).toBe(1);
         const t = matches[0]!;
         expect(t.dqDkDv.masks).toEqual([c.mask.kind]);
         expect(t.dqDkDv.dqAccumulation).toBe(!c.deterministic ? 'atomic' : group ? 'splitStore' : 'persistent');
-        const launcher = new FmhaBwdLauncher(fmhaBwdTraitsOf(p), { catalog: FMHA_BWD_TRIPLES, executor: silent, smCount: 132, warn: () => {} });
+        const launcher = new FmhaBwdLauncher(fmhaBwdTraitsOf(p), {
+          catalog: FMHA_BWD_TRIPLES,
+          executor: silent,
+          smCount: 132,
+          warn: () => {},
+        });
         expect(launcher.supported).toBe(true);
       }),
     );
@@ -54,9 +85,17 @@ describe('fmha-bwd catalog', () => {
 
   it('an unsupported problem (d 256 deterministic, a generic mask) gives an unsupported launcher naming the trait', () => {
     const warnings: string[] = [];
-    for (const problem of [{ hdimQ: 256, deterministic: true }, { hdimQ: 64, mask: 'g:3,5' }] as const) {
+    for (const problem of [
+      { hdimQ: 256, deterministic: true },
+      { hdimQ: 64, mask: 'g:3,5' },
+    ] as const) {
       const p = checkFmhaBwdProblem({ dtype: 'fp16', batch: 1, nheadQ: 2, seqlenQ: 100, ...problem });
-      const l = new FmhaBwdLauncher(fmhaBwdTraitsOf(p), { catalog: FMHA_BWD_TRIPLES, executor: silent, smCount: 132, warn: (m) => warnings.push(m) });
+      const l = new FmhaBwdLauncher(fmhaBwdTraitsOf(p), {
+        catalog: FMHA_BWD_TRIPLES,
+        executor: silent,
+        smCount: 132,
+        warn: (m) => warnings.push(m),
+      });
       expect(l.supported).toBe(false);
     }
     expect(warnings[0]).toMatch(/determin|hdimQ/);
@@ -67,7 +106,15 @@ describe('fmha-bwd catalog', () => {
     fc.assert(
       fc.property(problemArb, fc.integer({ min: 1, max: 264 }), (c, sms) => {
         const group = c.lens !== undefined;
-        const p = checkFmhaBwdProblem({ dtype: c.dtype, batch: group ? c.lens!.length : 3, nheadQ: c.h, hdimQ: c.d, mask: c.mask, deterministic: c.deterministic, ...(group ? { seqstartQ: starts(c.lens!), seqstartK: starts(c.lens!) } : { seqlenQ: c.s }) });
+        const p = checkFmhaBwdProblem({
+          dtype: c.dtype,
+          batch: group ? c.lens!.length : 3,
+          nheadQ: c.h,
+          hdimQ: c.d,
+          mask: c.mask,
+          deterministic: c.deterministic,
+          ...(group ? { seqstartQ: starts(c.lens!), seqstartK: starts(c.lens!) } : { seqlenQ: c.s }),
+        });
         const traits = checkFmhaBwdTraits(fmhaBwdTraitsOf(p));
         const t = FMHA_BWD_TRIPLES.find((x) => fmhaBwdTripleMismatches(x, traits).length === 0)!;
         const ws = makeFmhaBwdWorkspace(traits, t.dqDkDv, sms);
@@ -77,11 +124,36 @@ describe('fmha-bwd catalog', () => {
   });
 
   it('packs the three stages for a problem (fake TMA encoder): grids cover the rows, split grids the largest split count', () => {
-    const p = checkFmhaBwdProblem({ dtype: 'bf16', batch: 3, nheadQ: 4, nheadK: 2, hdimQ: 128, seqstartQ: starts([1, 0, 259]), seqstartK: starts([17, 5, 300]), mask: causalBottomRight, deterministic: true });
+    const p = checkFmhaBwdProblem({
+      dtype: 'bf16',
+      batch: 3,
+      nheadQ: 4,
+      nheadK: 2,
+      hdimQ: 128,
+      seqstartQ: starts([1, 0, 259]),
+      seqstartK: starts([17, 5, 300]),
+      mask: causalBottomRight,
+      deterministic: true,
+    });
     const l = new FmhaBwdLauncher(fmhaBwdTraitsOf(p), { catalog: FMHA_BWD_TRIPLES, executor: silent, smCount: 132 });
     const k = fmhaBwdKernelsOf(l.triple!);
     const tensor = { ptr: 0x10000n, strides: { batch: 0, head: 1024, row: 128 } };
-    const args = { q: tensor, k: tensor, v: tensor, o: tensor, dO: tensor, dQ: tensor, dK: tensor, dV: tensor, lse: { ptr: 0x2000n, strides: p.lseStrides }, d: { ptr: 0x3000n, strides: p.lseStrides }, seqstartQ: 0x400n, seqstartK: 0x500n, scale: p.scale, workspace: 0x9000n };
+    const args = {
+      q: tensor,
+      k: tensor,
+      v: tensor,
+      o: tensor,
+      dO: tensor,
+      dQ: tensor,
+      dK: tensor,
+      dV: tensor,
+      lse: { ptr: 0x2000n, strides: p.lseStrides },
+      d: { ptr: 0x3000n, strides: p.lseStrides },
+      seqstartQ: 0x400n,
+      seqstartK: 0x500n,
+      scale: p.scale,
+      workspace: 0x9000n,
+    };
     const dot = packFmhaBwdDotDoO(k.dotDoO, l.traits, args);
     expect(dot.grid).toEqual([Math.ceil(259 / k.dotDoO.tileM), 4, 3]);
     const dq = packFmhaBwdDqDkDv(k.dqDkDv, l.traits, l.workspace!, args, () => new Uint8Array(128));
@@ -95,13 +167,19 @@ describe('fmha-bwd catalog', () => {
 describe('fmha-bwd row tile encoding', () => {
   it('covers rows × cols exactly: threads · elements per thread = rows · cols, lanes per row · vector ≤ cols', () => {
     fc.assert(
-      fc.property(fc.constantFrom(4, 8), fc.integer({ min: 1, max: 64 }), fc.constantFrom(32, 64, 128, 256), fc.integer({ min: 1, max: 64 }), (vec, n, threads, ept) => {
-        const cols = vec * n;
-        const tile = fmhaBwdRowTile({ cols, vectorLength: vec, threads, elementsPerThread: ept });
-        expect(tile.encoding.threadBufferSize * threads).toBe(tile.rows * cols);
-        expect(cols % (tile.lanesPerRow * vec)).toBe(0);
-        expect(32 % tile.lanesPerRow).toBe(0);
-      }),
+      fc.property(
+        fc.constantFrom(4, 8),
+        fc.integer({ min: 1, max: 64 }),
+        fc.constantFrom(32, 64, 128, 256),
+        fc.integer({ min: 1, max: 64 }),
+        (vec, n, threads, ept) => {
+          const cols = vec * n;
+          const tile = fmhaBwdRowTile({ cols, vectorLength: vec, threads, elementsPerThread: ept });
+          expect(tile.encoding.threadBufferSize * threads).toBe(tile.rows * cols);
+          expect(cols % (tile.lanesPerRow * vec)).toBe(0);
+          expect(32 % tile.lanesPerRow).toBe(0);
+        },
+      ),
     );
   });
 });
@@ -109,8 +187,12 @@ describe('fmha-bwd row tile encoding', () => {
 describe('fmha-bwd problem', () => {
   it('rejects bad fields with a typed error naming them', () => {
     const bad = (p: object, field: string): void => {
-      expect(() => checkFmhaBwdProblem({ dtype: 'fp16', batch: 1, nheadQ: 2, hdimQ: 64, seqlenQ: 16, ...p } as never)).toThrow(expect.objectContaining({ argument: `problem.${field}` }));
-      expect(() => checkFmhaBwdProblem({ dtype: 'fp16', batch: 1, nheadQ: 2, hdimQ: 64, seqlenQ: 16, ...p } as never)).toThrow(FmhaBwdArgumentError);
+      expect(() => checkFmhaBwdProblem({ dtype: 'fp16', batch: 1, nheadQ: 2, hdimQ: 64, seqlenQ: 16, ...p } as never)).toThrow(
+        expect.objectContaining({ argument: `problem.${field}` }),
+      );
+      expect(() => checkFmhaBwdProblem({ dtype: 'fp16', batch: 1, nheadQ: 2, hdimQ: 64, seqlenQ: 16, ...p } as never)).toThrow(
+        FmhaBwdArgumentError,
+      );
     };
     bad({ dtype: 'fp32' }, 'dtype');
     bad({ nheadK: 3 }, 'nheadK');
@@ -132,7 +214,14 @@ describe('fmha-bwd problem', () => {
   });
 
   it('flags layouts the kernels cannot take', () => {
-    const p = checkFmhaBwdProblem({ dtype: 'fp16', batch: 1, nheadQ: 1, hdimQ: 64, seqlenQ: 8, strides: { o: { batch: 4000, head: 700, row: 68 }, q: { batch: 4000, head: 700, row: 68 } } });
+    const p = checkFmhaBwdProblem({
+      dtype: 'fp16',
+      batch: 1,
+      nheadQ: 1,
+      hdimQ: 64,
+      seqlenQ: 8,
+      strides: { o: { batch: 4000, head: 700, row: 68 }, q: { batch: 4000, head: 700, row: 68 } },
+    });
     const problems = fmhaBwdLayoutProblems(p);
     expect(problems.some((x) => x.startsWith('o row'))).toBe(true);
     expect(problems.some((x) => x.startsWith('q row'))).toBe(true);

@@ -1,7 +1,13 @@
 // The instance catalog of attention backward: the compiled kernels of the three stages, and the
 // (dot_do_o, dq_dk_dv, convert_dq) triples the pure launcher of @tilekit/fmha selects from, as
 // records whose facts (kN0, dQ accumulation) come from the dq_dk_dv instances themselves.
-import type { FmhaBwdConvertDqInstance as ConvertDqRecord, FmhaBwdDotDoOInstance as DotDoORecord, FmhaBwdDqAccumulation, FmhaBwdDqDkDvInstance as DqDkDvRecord, FmhaBwdInstanceTriple } from '@tilekit/fmha';
+import type {
+  FmhaBwdConvertDqInstance as ConvertDqRecord,
+  FmhaBwdDotDoOInstance as DotDoORecord,
+  FmhaBwdDqAccumulation,
+  FmhaBwdDqDkDvInstance as DqDkDvRecord,
+  FmhaBwdInstanceTriple,
+} from '@tilekit/fmha';
 import { TilekitError } from '@tilekit/numeric';
 import { FMHA_BWD_CONVERT_DQ_HEAD_DIMS, FmhaBwdConvertDqInstance } from './fmhaBwdConvertDq.ts';
 import { FMHA_BWD_DOT_DO_O_HEAD_DIMS, FMHA_BWD_KERNEL_DTYPES, FmhaBwdDotDoOInstance } from './fmhaBwdDotDoO.ts';
@@ -41,11 +47,15 @@ export class FmhaBwdKernelCatalogError extends TilekitError {
   }
 }
 
-function unique<T extends { readonly name: string; readonly key: { readonly hash: string } }>(what: string, list: readonly T[]): readonly T[] {
+function unique<T extends { readonly name: string; readonly key: { readonly hash: string } }>(
+  what: string,
+  list: readonly T[],
+): readonly T[] {
   const names = new Set<string>();
   const hashes = new Set<string>();
   for (const i of list) {
-    if (names.has(i.name) || hashes.has(i.key.hash)) throw new FmhaBwdKernelCatalogError(`two ${what} instances share the name or hash of ${i.name}`);
+    if (names.has(i.name) || hashes.has(i.key.hash))
+      throw new FmhaBwdKernelCatalogError(`two ${what} instances share the name or hash of ${i.name}`);
     names.add(i.name);
     hashes.add(i.key.hash);
   }
@@ -57,7 +67,12 @@ export const FMHA_BWD_DQ_DK_DV_CATALOG: readonly FmhaBwdDqDkDvInstance[] = uniqu
   'dq_dk_dv',
   FMHA_BWD_KERNEL_DTYPES.flatMap((dtype) =>
     FMHA_BWD_HEAD_DIMS.flatMap((d) =>
-      FMHA_BWD_MASKS.flatMap((mask) => fmhaBwdDqModes(d).map((dqMode) => new FmhaBwdDqDkDvInstance({ dtype, headDim: d, headDimV: d, ...fmhaBwdTile(d), ...FMHA_BWD_REGISTER_SPLIT, mask, dqMode }))),
+      FMHA_BWD_MASKS.flatMap((mask) =>
+        fmhaBwdDqModes(d).map(
+          (dqMode) =>
+            new FmhaBwdDqDkDvInstance({ dtype, headDim: d, headDimV: d, ...fmhaBwdTile(d), ...FMHA_BWD_REGISTER_SPLIT, mask, dqMode }),
+        ),
+      ),
     ),
   ),
 );
@@ -65,14 +80,20 @@ export const FMHA_BWD_DQ_DK_DV_CATALOG: readonly FmhaBwdDqDkDvInstance[] = uniqu
 /** dot_do_o: {fp16, bf16} × d_v {64, 128, 256} (batch and group mode at run time). */
 export const FMHA_BWD_DOT_DO_O_CATALOG: readonly FmhaBwdDotDoOInstance[] = unique(
   'dot_do_o',
-  FMHA_BWD_KERNEL_DTYPES.flatMap((dtype) => FMHA_BWD_DOT_DO_O_HEAD_DIMS.map((headDimV) => new FmhaBwdDotDoOInstance({ dtype, headDimV, threads: FMHA_BWD_ROW_KERNEL_THREADS }))),
+  FMHA_BWD_KERNEL_DTYPES.flatMap((dtype) =>
+    FMHA_BWD_DOT_DO_O_HEAD_DIMS.map((headDimV) => new FmhaBwdDotDoOInstance({ dtype, headDimV, threads: FMHA_BWD_ROW_KERNEL_THREADS })),
+  ),
 );
 
 /** convert_dq: {fp16, bf16} × d {64, 128, 256} × {atomic, deterministic} (batch and group mode at run time; any kN0). */
 export const FMHA_BWD_CONVERT_DQ_CATALOG: readonly FmhaBwdConvertDqInstance[] = unique(
   'convert_dq',
   FMHA_BWD_KERNEL_DTYPES.flatMap((dtype) =>
-    FMHA_BWD_CONVERT_DQ_HEAD_DIMS.flatMap((headDim) => [false, true].map((deterministic) => new FmhaBwdConvertDqInstance({ dtype, headDim, threads: FMHA_BWD_ROW_KERNEL_THREADS, deterministic }))),
+    FMHA_BWD_CONVERT_DQ_HEAD_DIMS.flatMap((headDim) =>
+      [false, true].map(
+        (deterministic) => new FmhaBwdConvertDqInstance({ dtype, headDim, threads: FMHA_BWD_ROW_KERNEL_THREADS, deterministic }),
+      ),
+    ),
   ),
 );
 
@@ -93,12 +114,24 @@ function find<T extends { readonly name: string }>(what: string, list: readonly 
  * convert_dq: dtype and head dims equal, kN0 = the instance's `kN0`, the accumulation from its
  * `dqMode` (`fmhaBwdAccumulationOf`), masks [its mask kind], no bias/dropout/dBias, no seqlen limit.
  */
-export function fmhaBwdTripleOf(instance: FmhaBwdDqDkDvInstance, groupMode: boolean, catalogs: { readonly dotDoO?: readonly FmhaBwdDotDoOInstance[]; readonly convertDq?: readonly FmhaBwdConvertDqInstance[] } = {}): FmhaBwdInstanceTriple {
+export function fmhaBwdTripleOf(
+  instance: FmhaBwdDqDkDvInstance,
+  groupMode: boolean,
+  catalogs: { readonly dotDoO?: readonly FmhaBwdDotDoOInstance[]; readonly convertDq?: readonly FmhaBwdConvertDqInstance[] } = {},
+): FmhaBwdInstanceTriple {
   const P = instance.policy;
   const acc = fmhaBwdAccumulationOf(instance, groupMode);
-  const dot = find('dot_do_o', catalogs.dotDoO ?? FMHA_BWD_DOT_DO_O_CATALOG, (i) => i.policy.dtype === P.dtype && i.policy.headDimV === P.headDimV);
+  const dot = find(
+    'dot_do_o',
+    catalogs.dotDoO ?? FMHA_BWD_DOT_DO_O_CATALOG,
+    (i) => i.policy.dtype === P.dtype && i.policy.headDimV === P.headDimV,
+  );
   const deterministic = acc !== 'atomic';
-  const conv = find('convert_dq', catalogs.convertDq ?? FMHA_BWD_CONVERT_DQ_CATALOG, (i) => i.policy.dtype === P.dtype && i.policy.headDim === P.headDim && i.policy.deterministic === deterministic);
+  const conv = find(
+    'convert_dq',
+    catalogs.convertDq ?? FMHA_BWD_CONVERT_DQ_CATALOG,
+    (i) => i.policy.dtype === P.dtype && i.policy.headDim === P.headDim && i.policy.deterministic === deterministic,
+  );
   const dotDoO: DotDoORecord = Object.freeze({ name: dot.name, dtype: P.dtype, hdimV: P.headDimV, groupMode, hasDropout: false });
   const dqDkDv: DqDkDvRecord = Object.freeze({
     name: instance.name,
@@ -125,7 +158,9 @@ export function fmhaBwdTripleOf(instance: FmhaBwdDqDkDvInstance, groupMode: bool
  * each passes `checkFmhaBwdInstanceTriple`, names a compiled instance of the three catalogs, and for
  * every supported (dtype, d, mask, deterministic, mode) exactly one triple matches.
  */
-export const FMHA_BWD_TRIPLES: readonly FmhaBwdInstanceTriple[] = Object.freeze(FMHA_BWD_DQ_DK_DV_CATALOG.flatMap((i) => [fmhaBwdTripleOf(i, false), fmhaBwdTripleOf(i, true)]));
+export const FMHA_BWD_TRIPLES: readonly FmhaBwdInstanceTriple[] = Object.freeze(
+  FMHA_BWD_DQ_DK_DV_CATALOG.flatMap((i) => [fmhaBwdTripleOf(i, false), fmhaBwdTripleOf(i, true)]),
+);
 
 /** The compiled instances a triple names. */
 export interface FmhaBwdKernelSet {
@@ -137,7 +172,11 @@ export interface FmhaBwdKernelSet {
 /** The compiled instances of `triple` (by name). @throws FmhaBwdKernelCatalogError when one is missing. */
 export function fmhaBwdKernelsOf(
   triple: FmhaBwdInstanceTriple,
-  catalogs: { readonly dqDkDv?: readonly FmhaBwdDqDkDvInstance[]; readonly dotDoO?: readonly FmhaBwdDotDoOInstance[]; readonly convertDq?: readonly FmhaBwdConvertDqInstance[] } = {},
+  catalogs: {
+    readonly dqDkDv?: readonly FmhaBwdDqDkDvInstance[];
+    readonly dotDoO?: readonly FmhaBwdDotDoOInstance[];
+    readonly convertDq?: readonly FmhaBwdConvertDqInstance[];
+  } = {},
 ): FmhaBwdKernelSet {
   const byName = <T extends { readonly name: string }>(what: string, list: readonly T[], name: string): T => {
     const found = list.find((i) => i.name === name);
@@ -147,9 +186,14 @@ export function fmhaBwdKernelsOf(
   return {
     dotDoO: byName('dot_do_o', catalogs.dotDoO ?? FMHA_BWD_DOT_DO_O_CATALOG, triple.dotDoO.name),
     dqDkDv: byName('dq_dk_dv', catalogs.dqDkDv ?? FMHA_BWD_DQ_DK_DV_CATALOG, triple.dqDkDv.name),
-    convertDq: triple.convertDq === null ? null : byName('convert_dq', catalogs.convertDq ?? FMHA_BWD_CONVERT_DQ_CATALOG, triple.convertDq.name),
+    convertDq:
+      triple.convertDq === null ? null : byName('convert_dq', catalogs.convertDq ?? FMHA_BWD_CONVERT_DQ_CATALOG, triple.convertDq.name),
   };
 }
 
 /** Every compiled instance of the three catalogs (what CI compiles). */
-export const FMHA_BWD_ALL_INSTANCES: readonly (FmhaBwdDqDkDvInstance | FmhaBwdDotDoOInstance | FmhaBwdConvertDqInstance)[] = Object.freeze([...FMHA_BWD_DQ_DK_DV_CATALOG, ...FMHA_BWD_DOT_DO_O_CATALOG, ...FMHA_BWD_CONVERT_DQ_CATALOG]);
+export const FMHA_BWD_ALL_INSTANCES: readonly (FmhaBwdDqDkDvInstance | FmhaBwdDotDoOInstance | FmhaBwdConvertDqInstance)[] = Object.freeze([
+  ...FMHA_BWD_DQ_DK_DV_CATALOG,
+  ...FMHA_BWD_DOT_DO_O_CATALOG,
+  ...FMHA_BWD_CONVERT_DQ_CATALOG,
+]);

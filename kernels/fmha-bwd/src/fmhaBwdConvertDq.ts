@@ -3,11 +3,37 @@
 // fp16/bf16 and stored with dQ's strides. It reads nsplits (and in group mode the dq_acc offsets)
 // from the head of the workspace, so it knows nothing of the dq_dk_dv instance's key tile (kN0):
 // one convert_dq instance serves every dq_dk_dv tile size.
-import { add, bitAnd, cast, float32, index, int32, int64, kernelParam, mul, pointer, select, sm90a, uint8, type SourceBuilder, type Target } from '@tilekit/codegen';
+import {
+  add,
+  bitAnd,
+  cast,
+  float32,
+  index,
+  int32,
+  int64,
+  kernelParam,
+  mul,
+  pointer,
+  select,
+  sm90a,
+  uint8,
+  type SourceBuilder,
+  type Target,
+} from '@tilekit/codegen';
 import { emitRowTileSequence } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { ArgumentError, getDType } from '@tilekit/numeric';
-import { BlockEmitter, castTile, clearTile, loadTile, makeDistributedTensor, makeTensorView, makeTileWindow, storeTile, sweepTile } from '@tilekit/tile';
+import {
+  BlockEmitter,
+  castTile,
+  clearTile,
+  loadTile,
+  makeDistributedTensor,
+  makeTensorView,
+  makeTileWindow,
+  storeTile,
+  sweepTile,
+} from '@tilekit/tile';
 import { FMHA_BWD_ROW_MAX_ROWS, FmhaBwdRowKernel, fmhaBwdRowSequenceParams, type FmhaBwdRowKernelPolicy } from './fmhaBwdRowKernel.ts';
 
 /** Head dims (of Q) the convert_dq instances cover. */
@@ -86,7 +112,14 @@ export class FmhaBwdConvertDqInstance extends FmhaBwdRowKernel<FmhaBwdConvertDqP
     const dqDesc = makeNaiveTensorDescriptor([rows, P.headDim], [dqStride, 1], { vectorLength: FMHA_BWD_DQ_STORE_VECTOR });
     const alignUp = (x: ReturnType<typeof mul>) => bitAnd(add(x, ALIGN - 1), ~(ALIGN - 1));
     this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads, minBlocksPerSm: 4 } }, (b, a) => {
-      const { batch, head, m0, group, rowStart: rowQ, seqlen: seqlenQ } = emitRowTileSequence(b, t, { tileRows: M, seqlen: a.seqlen_q, seqstart: a.seqstart_q, batchName: 'batch_idx' });
+      const {
+        batch,
+        head,
+        m0,
+        group,
+        rowStart: rowQ,
+        seqlen: seqlenQ,
+      } = emitRowTileSequence(b, t, { tileRows: M, seqlen: a.seqlen_q, seqstart: a.seqstart_q, batchName: 'batch_idx' });
       b.comment('the workspace head: int32 nsplits[], group mode int64 dq_acc offsets[batch + 1], then fp32 dq_acc');
       const perBatch = P.deterministic ? group : undefined;
       const nsplitsCount = b.let('nsplits_count', int32, perBatch === undefined ? 1 : select(perBatch, a.batch, 1));
@@ -94,18 +127,54 @@ export class FmhaBwdConvertDqInstance extends FmhaBwdRowKernel<FmhaBwdConvertDqP
       const offsetsBytes = b.let('offsets_bytes', int32, select(group, alignUp(mul(add(a.batch, 1), 8)), 0));
       const nsplitsPtr = b.let('nsplits_ptr', pointer(int32, { const: true }), cast(a.workspace, pointer(int32, { const: true })));
       const nsplits = b.let('nsplits', int32, index(nsplitsPtr, perBatch === undefined ? 0 : select(perBatch, batch, 0)));
-      const offsetsPtr = b.let('offsets_ptr', pointer(int64, { const: true }), cast(add(a.workspace, nsplitsBytes), pointer(int64, { const: true })));
-      const dqAcc = b.let('dq_acc', pointer(float32, { const: true }), cast(add(a.workspace, add(nsplitsBytes, offsetsBytes)), pointer(float32, { const: true })));
+      const offsetsPtr = b.let(
+        'offsets_ptr',
+        pointer(int64, { const: true }),
+        cast(add(a.workspace, nsplitsBytes), pointer(int64, { const: true })),
+      );
+      const dqAcc = b.let(
+        'dq_acc',
+        pointer(float32, { const: true }),
+        cast(add(a.workspace, add(nsplitsBytes, offsetsBytes)), pointer(float32, { const: true })),
+      );
       const splitStride = b.let('split_stride', int64, mul(cast(seqlenQ, int64), P.headDim));
-      const batchBase = b.let('batch_base', int64, select(group, index(offsetsPtr, batch), mul(mul(mul(cast(batch, int64), a.nhead_q), cast(nsplits, int64)), splitStride)));
-      const split = b.declare('acc_split', pointer(float32, { const: true }), add(dqAcc, add(batchBase, mul(mul(cast(head, int64), cast(nsplits, int64)), splitStride))), { storage: 'mutable' });
-      const dqBase = b.let('dq_base', a.dq.type, add(a.dq, add(add(mul(cast(select(group, 0, batch), int64), a.dq_stride_batch), mul(cast(head, int64), a.dq_stride_head)), mul(cast(rowQ, int64), cast(a.dq_stride_row, int64)))));
-      const block = new BlockEmitter(b, t, { numThreads: this.threads, index: { symbols: { seqlen_q: seqlenQ, dq_stride_row: a.dq_stride_row } } });
+      const batchBase = b.let(
+        'batch_base',
+        int64,
+        select(group, index(offsetsPtr, batch), mul(mul(mul(cast(batch, int64), a.nhead_q), cast(nsplits, int64)), splitStride)),
+      );
+      const split = b.declare(
+        'acc_split',
+        pointer(float32, { const: true }),
+        add(dqAcc, add(batchBase, mul(mul(cast(head, int64), cast(nsplits, int64)), splitStride))),
+        { storage: 'mutable' },
+      );
+      const dqBase = b.let(
+        'dq_base',
+        a.dq.type,
+        add(
+          a.dq,
+          add(
+            add(mul(cast(select(group, 0, batch), int64), a.dq_stride_batch), mul(cast(head, int64), a.dq_stride_head)),
+            mul(cast(rowQ, int64), cast(a.dq_stride_row, int64)),
+          ),
+        ),
+      );
+      const block = new BlockEmitter(b, t, {
+        numThreads: this.threads,
+        index: { symbols: { seqlen_q: seqlenQ, dq_stride_row: a.dq_stride_row } },
+      });
       const acc = makeDistributedTensor(block, 'dq_sum', enc, float32);
       const part = makeDistributedTensor(block, 'dq_part', enc, float32);
       const out = makeDistributedTensor(block, 'dq_out', enc, t.dtypeType(P.dtype));
       block.threads((th) => clearTile(th, acc));
-      const accWindow = makeTileWindow(block, { view: makeTensorView(split, accDesc), lengths: [M, P.headDim], origin: [m0, 0], encoding: enc, originAlignment: [M, P.headDim] });
+      const accWindow = makeTileWindow(block, {
+        view: makeTensorView(split, accDesc),
+        lengths: [M, P.headDim],
+        origin: [m0, 0],
+        encoding: enc,
+        originAlignment: [M, P.headDim],
+      });
       b.comment('Σ over the splits in order (a fixed order: the deterministic mode stays bitwise reproducible)');
       block.forRange({ name: 's', to: nsplits }, (inner) => {
         inner.threads((th) => {
@@ -114,7 +183,13 @@ export class FmhaBwdConvertDqInstance extends FmhaBwdRowKernel<FmhaBwdConvertDqP
         });
         inner.b.assign(split, add(split, splitStride));
       });
-      const dqWindow = makeTileWindow(block, { view: makeTensorView(dqBase, dqDesc, { elementBytes: getDType(P.dtype).bytes }), lengths: [M, P.headDim], origin: [m0, 0], encoding: enc, originAlignment: [M, P.headDim] });
+      const dqWindow = makeTileWindow(block, {
+        view: makeTensorView(dqBase, dqDesc, { elementBytes: getDType(P.dtype).bytes }),
+        lengths: [M, P.headDim],
+        origin: [m0, 0],
+        encoding: enc,
+        originAlignment: [M, P.headDim],
+      });
       block.threads((th) => {
         castTile(th, out, acc);
         storeTile(th, dqWindow, out);

@@ -3,11 +3,38 @@
 // tile of rows of one (batch, head): O and dO are loaded through tile windows (16-byte vectors,
 // consecutive lanes along a row), multiplied in fp32, and summed along the head dim with a block
 // tile reduction (in-thread, then a lane butterfly).
-import { add, and, bitAnd, cast, eq, float32, index, int32, int64, kernelParam, lt, mul, select, sm90a, type SourceBuilder, type Target } from '@tilekit/codegen';
+import {
+  add,
+  and,
+  bitAnd,
+  cast,
+  eq,
+  float32,
+  index,
+  int32,
+  int64,
+  kernelParam,
+  lt,
+  mul,
+  select,
+  sm90a,
+  type SourceBuilder,
+  type Target,
+} from '@tilekit/codegen';
 import { emitRowTileSequence } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { getDType } from '@tilekit/numeric';
-import { BlockEmitter, blockTileReduce, castTile, loadTile, makeDistributedTensor, makeTensorView, makeTileWindow, reduceSum, sweepTile } from '@tilekit/tile';
+import {
+  BlockEmitter,
+  blockTileReduce,
+  castTile,
+  loadTile,
+  makeDistributedTensor,
+  makeTensorView,
+  makeTileWindow,
+  reduceSum,
+  sweepTile,
+} from '@tilekit/tile';
 import { FMHA_BWD_ROW_MAX_ROWS, FmhaBwdRowKernel, fmhaBwdRowSequenceParams, type FmhaBwdRowKernelPolicy } from './fmhaBwdRowKernel.ts';
 
 export { FMHA_BWD_KERNEL_DTYPES, type FmhaBwdKernelDType, type FmhaBwdRowLaunch } from './fmhaBwdRowKernel.ts';
@@ -80,22 +107,42 @@ export class FmhaBwdDotDoOInstance extends FmhaBwdRowKernel<FmhaBwdDotDoOPolicy,
     const oDesc = makeNaiveTensorDescriptor([rows, P.headDimV], [oStride, 1], { vectorLength: VECTOR });
     const doDesc = makeNaiveTensorDescriptor([rows, P.headDimV], [doStride, 1], { vectorLength: VECTOR });
     this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads, minBlocksPerSm: 4 } }, (b, a) => {
-      const { batch, head, m0, group, rowStart: rowQ, seqlen: seqlenQ } = emitRowTileSequence(b, t, { tileRows: M, seqlen: a.seqlen_q, seqstart: a.seqstart_q });
+      const {
+        batch,
+        head,
+        m0,
+        group,
+        rowStart: rowQ,
+        seqlen: seqlenQ,
+      } = emitRowTileSequence(b, t, { tileRows: M, seqlen: a.seqlen_q, seqstart: a.seqstart_q });
       const mapBatch = b.let('b_off', int64, cast(select(group, 0, batch), int64));
       const row64 = cast(rowQ, int64);
       const base = (ptr: typeof a.o, sb: typeof a.o_stride_batch, sh: typeof a.o_stride_head, sr: typeof a.o_stride_row, name: string) =>
         b.let(name, ptr.type, add(ptr, add(add(mul(mapBatch, sb), mul(cast(head, int64), sh)), mul(row64, cast(sr, int64)))));
       const oBase = base(a.o, a.o_stride_batch, a.o_stride_head, a.o_stride_row, 'o_base');
       const doBase = base(a.d_o, a.do_stride_batch, a.do_stride_head, a.do_stride_row, 'do_base');
-      const dBase = b.let('d_base', a.d.type, add(a.d, add(add(mul(mapBatch, a.d_stride_batch), mul(cast(head, int64), a.d_stride_head)), row64)));
-      const block = new BlockEmitter(b, t, { numThreads: this.threads, index: { symbols: { seqlen_q: seqlenQ, o_stride_row: a.o_stride_row, do_stride_row: a.do_stride_row } } });
+      const dBase = b.let(
+        'd_base',
+        a.d.type,
+        add(a.d, add(add(mul(mapBatch, a.d_stride_batch), mul(cast(head, int64), a.d_stride_head)), row64)),
+      );
+      const block = new BlockEmitter(b, t, {
+        numThreads: this.threads,
+        index: { symbols: { seqlen_q: seqlenQ, o_stride_row: a.o_stride_row, do_stride_row: a.do_stride_row } },
+      });
       const element = t.dtypeType(P.dtype);
       const oTile = makeDistributedTensor(block, 'o_tile', enc, element);
       const doTile = makeDistributedTensor(block, 'do_tile', enc, element);
       const prod = makeDistributedTensor(block, 'o_f32', enc, float32);
       const doF = makeDistributedTensor(block, 'do_f32', enc, float32);
       const window = (ptr: typeof oBase, desc: typeof oDesc) =>
-        makeTileWindow(block, { view: makeTensorView(ptr, desc, { elementBytes: e }), lengths: [M, P.headDimV], origin: [m0, 0], encoding: enc, originAlignment: [M, P.headDimV] });
+        makeTileWindow(block, {
+          view: makeTensorView(ptr, desc, { elementBytes: e }),
+          lengths: [M, P.headDimV],
+          origin: [m0, 0],
+          encoding: enc,
+          originAlignment: [M, P.headDimV],
+        });
       const oWindow = window(oBase, oDesc);
       const doWindow = window(doBase, doDesc);
       b.comment('O and dO of this tile (rows past the sequence read as 0), their product in fp32');
@@ -106,7 +153,7 @@ export class FmhaBwdDotDoOInstance extends FmhaBwdRowKernel<FmhaBwdDotDoOPolicy,
         castTile(th, doF, doTile);
         sweepTile(th, prod, (x) => x.b.assign(x.value, mul(x.value, doF.at(th, x.d))));
       });
-      b.comment('D = the row sums (every lane of a row ends with the sum); the row\'s first lane stores it');
+      b.comment("D = the row sums (every lane of a row ends with the sum); the row's first lane stores it");
       const rowSum = blockTileReduce(block, 'd_sum', prod, [1], reduceSum);
       const lanes = this.tile.lanesPerRow;
       block.threads((th) => {

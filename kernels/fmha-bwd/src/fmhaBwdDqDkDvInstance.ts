@@ -2,7 +2,32 @@
 // pipeline, with its key (= entry point), parameters and launch shape. dQ partials go to the
 // unified workspace (see @tilekit/fmha's FmhaBwdWorkspace layout): the kernel finds nsplits, the
 // group-mode offsets and dq_acc itself from the workspace pointer and the batch count.
-import { add, bitAnd, bool, cast, div, float32, index, instanceKey, int32, int64, kernelParam, KernelSignature, mul, ne, pointer, select, SourceBuilder, sm90a, sub, uint8, type BlockBuilder, type Expr, type InstanceKey, type Target } from '@tilekit/codegen';
+import {
+  add,
+  bitAnd,
+  bool,
+  cast,
+  div,
+  float32,
+  index,
+  instanceKey,
+  int32,
+  int64,
+  kernelParam,
+  KernelSignature,
+  mul,
+  ne,
+  pointer,
+  select,
+  SourceBuilder,
+  sm90a,
+  sub,
+  uint8,
+  type BlockBuilder,
+  type Expr,
+  type InstanceKey,
+  type Target,
+} from '@tilekit/codegen';
 import { emitGenericAttentionMask, FmhaBwdWsPipeline, GenericAttentionMaskCode, type FmhaBwdWsPolicy } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { getDType } from '@tilekit/numeric';
@@ -142,37 +167,103 @@ export class FmhaBwdDqDkDvInstance {
         g.if(a.seqlen_k_ptr, (x) => x.assign(seqlenK, index(a.seqlen_k_ptr, batch)));
       });
       const mapBatch = b.let('map_batch', int32, select(group, 0, batch));
-      const mask = emitGenericAttentionMask(P.mask === 'none' ? { kind: 'none' } : { kind: 'window', alignment: ne(a.mask_top_left, 0), left: a.mask_left, right: a.mask_right }, seqlenQ, seqlenK);
-      const maskCode = mask.masking ? new GenericAttentionMaskCode({ masking: true, y: b.let('mask_y', int32, mask.y), x: b.let('mask_x', int32, mask.x), seqlenQ, seqlenK }) : mask;
+      const mask = emitGenericAttentionMask(
+        P.mask === 'none'
+          ? { kind: 'none' }
+          : { kind: 'window', alignment: ne(a.mask_top_left, 0), left: a.mask_left, right: a.mask_right },
+        seqlenQ,
+        seqlenK,
+      );
+      const maskCode = mask.masking
+        ? new GenericAttentionMaskCode({
+            masking: true,
+            y: b.let('mask_y', int32, mask.y),
+            x: b.let('mask_x', int32, mask.x),
+            seqlenQ,
+            seqlenK,
+          })
+        : mask;
       b.comment('the unified workspace: nsplits[], group-mode dq_acc offsets[], then dq_acc');
       const nsplitsCount = b.let('nsplits_count', int32, split ? select(group, a.batch, 1) : 1);
       const nsplitsBytes = b.let('nsplits_bytes', int32, bitAnd(add(mul(nsplitsCount, 4), 15), ~15));
       const offsetsBytes = b.let('offsets_bytes', int32, select(group, bitAnd(add(mul(add(a.batch, 1), 8), 15), ~15), 0));
       const nsplitsPtr = b.let('nsplits_ptr', pointer(int32, { const: true }), cast(a.workspace, pointer(int32, { const: true })));
       const nsplits = b.let('nsplits', int32, index(nsplitsPtr, split ? select(group, batch, 0) : 0));
-      const offsetsPtr = b.let('offsets_ptr', pointer(int64, { const: true }), cast(add(a.workspace, nsplitsBytes), pointer(int64, { const: true })));
+      const offsetsPtr = b.let(
+        'offsets_ptr',
+        pointer(int64, { const: true }),
+        cast(add(a.workspace, nsplitsBytes), pointer(int64, { const: true })),
+      );
       const dqAcc = b.let('dq_acc', pointer(float32), cast(add(a.workspace, add(nsplitsBytes, offsetsBytes)), pointer(float32)));
       // Per batch: [nhead, nsplits_b, seqq_b, hdim_q] with seqq_b the physical query rows.
       const batchBase = b.let(
         'dq_batch_base',
         int64,
-        select(group, index(offsetsPtr, batch), mul(mul(mul(cast(batch, int64), a.nhead_q), mul(cast(nsplits, int64), cast(a.seqlen_q, int64))), P.headDim)),
+        select(
+          group,
+          index(offsetsPtr, batch),
+          mul(mul(mul(cast(batch, int64), a.nhead_q), mul(cast(nsplits, int64), cast(a.seqlen_q, int64))), P.headDim),
+        ),
       );
       // Split mode walks the physical key slot (the workspace's nsplits count it): tiles past a
       // shorter logical seqlen_k still store their (zero) dQ partial, so no split is left unwritten.
       const kvTiles = b.let('kv_tiles', int32, div(add(split ? slotK : seqlenK, P.tileN - 1), P.tileN));
       const block = b.let('kv_block', int32, cast(t.blockIdx('x'), int32));
-      const keyTiles = split ? { first: block, step: nsplits, count: kvTiles } : { first: block, step: cast(t.gridDim('x'), int32), count: kvTiles };
-      const dkBase = b.let('dk_base', a.dk.type, add(a.dk, add(add(mul(cast(batch, int64), a.dk_stride_batch), mul(cast(headK, int64), a.dk_stride_head)), mul(cast(rowK, int64), cast(a.dk_stride_row, int64)))));
-      const dvBase = b.let('dv_base', a.dv.type, add(a.dv, add(add(mul(cast(batch, int64), a.dv_stride_batch), mul(cast(headK, int64), a.dv_stride_head)), mul(cast(rowK, int64), cast(a.dv_stride_row, int64)))));
+      const keyTiles = split
+        ? { first: block, step: nsplits, count: kvTiles }
+        : { first: block, step: cast(t.gridDim('x'), int32), count: kvTiles };
+      const dkBase = b.let(
+        'dk_base',
+        a.dk.type,
+        add(
+          a.dk,
+          add(
+            add(mul(cast(batch, int64), a.dk_stride_batch), mul(cast(headK, int64), a.dk_stride_head)),
+            mul(cast(rowK, int64), cast(a.dk_stride_row, int64)),
+          ),
+        ),
+      );
+      const dvBase = b.let(
+        'dv_base',
+        a.dv.type,
+        add(
+          a.dv,
+          add(
+            add(mul(cast(batch, int64), a.dv_stride_batch), mul(cast(headK, int64), a.dv_stride_head)),
+            mul(cast(rowK, int64), cast(a.dv_stride_row, int64)),
+          ),
+        ),
+      );
       const e = getDType(P.dtype).bytes;
       this.pipeline.emit(b, t, {
         qMap: a.q_map,
         kMap: a.k_map,
         vMap: a.v_map,
         doMap: a.do_map,
-        lseRow: (bb: BlockBuilder, head: Expr) => bb.let('lse_row', a.lse.type, add(a.lse, add(add(mul(cast(select(group, 0, batch), int64), a.lse_stride_batch), mul(cast(head, int64), a.lse_stride_head)), cast(rowQ, int64)))),
-        dRow: (bb: BlockBuilder, head: Expr) => bb.let('d_row', a.d.type, add(a.d, add(add(mul(cast(select(group, 0, batch), int64), a.lse_stride_batch), mul(cast(head, int64), a.lse_stride_head)), cast(rowQ, int64)))),
+        lseRow: (bb: BlockBuilder, head: Expr) =>
+          bb.let(
+            'lse_row',
+            a.lse.type,
+            add(
+              a.lse,
+              add(
+                add(mul(cast(select(group, 0, batch), int64), a.lse_stride_batch), mul(cast(head, int64), a.lse_stride_head)),
+                cast(rowQ, int64),
+              ),
+            ),
+          ),
+        dRow: (bb: BlockBuilder, head: Expr) =>
+          bb.let(
+            'd_row',
+            a.d.type,
+            add(
+              a.d,
+              add(
+                add(mul(cast(select(group, 0, batch), int64), a.lse_stride_batch), mul(cast(head, int64), a.lse_stride_head)),
+                cast(rowQ, int64),
+              ),
+            ),
+          ),
         qCoords: (d0, row, head) => [d0, add(rowQ, row), head, mapBatch].map((x) => cast(x, int32)),
         kvCoords: (d0, row) => [d0, add(rowK, row), headK, mapBatch].map((x) => cast(x, int32)),
         seqlenQ,
@@ -184,7 +275,20 @@ export class FmhaBwdDqDkDvInstance {
         mask: maskCode,
         keyTiles,
         dqAcc: (bb: BlockBuilder, head: Expr) =>
-          bb.let('dq_row0', pointer(float32), add(dqAcc, add(batchBase, mul(mul(add(mul(cast(head, int64), nsplits), split ? cast(block, int64) : cast(0, int64)), cast(seqlenQ, int64)), P.headDim)))),
+          bb.let(
+            'dq_row0',
+            pointer(float32),
+            add(
+              dqAcc,
+              add(
+                batchBase,
+                mul(
+                  mul(add(mul(cast(head, int64), nsplits), split ? cast(block, int64) : cast(0, int64)), cast(seqlenQ, int64)),
+                  P.headDim,
+                ),
+              ),
+            ),
+          ),
         dk: makeTensorView(dkBase, dkDesc, { elementBytes: e }),
         dv: makeTensorView(dvBase, dvDesc, { elementBytes: e }),
         symbols: { seqlen_k: seqlenK, dk_stride_row: a.dk_stride_row, dv_stride_row: a.dv_stride_row },
@@ -193,7 +297,10 @@ export class FmhaBwdDqDkDvInstance {
   }
 
   source(): string {
-    const src = new SourceBuilder({ dialect: this.target, header: [`tilekit fmha backward: ${this.name}`, 'generated by @tilekit/kernel-fmha-bwd; do not edit'] });
+    const src = new SourceBuilder({
+      dialect: this.target,
+      header: [`tilekit fmha backward: ${this.name}`, 'generated by @tilekit/kernel-fmha-bwd; do not edit'],
+    });
     this.emit(src);
     return src.render();
   }

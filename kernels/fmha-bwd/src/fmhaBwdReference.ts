@@ -1,7 +1,16 @@
 // The CPU side of checking a backward run: the forward's O (rounded to the dtype, as a forward
 // kernel would store it) and LSE from `referenceAttentionFwd`, then `referenceAttentionBwd` and its
 // tolerance, and a comparison of dQ/dK/dV (bit patterns in the problem's strides) with it.
-import { attentionBwdToleranceFor, attentionRowOffset, referenceAttentionBwd, referenceAttentionFwd, type AttentionBwdArgs, type AttentionBwdResult, type AttentionBwdTolerance, type AttentionFwdArgs } from '@tilekit/fmha';
+import {
+  attentionBwdToleranceFor,
+  attentionRowOffset,
+  referenceAttentionBwd,
+  referenceAttentionFwd,
+  type AttentionBwdArgs,
+  type AttentionBwdResult,
+  type AttentionBwdTolerance,
+  type AttentionFwdArgs,
+} from '@tilekit/fmha';
 import { decode, encode } from '@tilekit/numeric';
 import type { CheckedFmhaBwdProblem } from './fmhaBwdProblem.ts';
 
@@ -32,13 +41,33 @@ export interface FmhaBwdReference {
 export function fmhaBwdReference(p: CheckedFmhaBwdProblem, data: FmhaBwdHostInputs): FmhaBwdReference {
   const op = (d: Uint16Array, name: 'q' | 'k' | 'v' | 'o' | 'dO') => ({ dtype: p.dtype, data: d, strides: p.strides[name] });
   const mode = p.mode === 'group' ? { seqstartQ: p.seqstartQ, seqstartK: p.seqstartK } : { seqlenQ: p.seqlenQ, seqlenK: p.seqlenK };
-  const common = { batch: p.batch, nheadQ: p.nheadQ, nheadK: p.nheadK, hdimQ: p.hdimQ, hdimV: p.hdimV, ...mode, q: op(data.q, 'q'), k: op(data.k, 'k'), v: op(data.v, 'v'), scale: p.scale, mask: p.mask };
+  const common = {
+    batch: p.batch,
+    nheadQ: p.nheadQ,
+    nheadK: p.nheadK,
+    hdimQ: p.hdimQ,
+    hdimV: p.hdimV,
+    ...mode,
+    q: op(data.q, 'q'),
+    k: op(data.k, 'k'),
+    v: op(data.v, 'v'),
+    scale: p.scale,
+    mask: p.mask,
+  };
   const fwd: AttentionFwdArgs = { ...common, oStrides: p.strides.o };
   const f = referenceAttentionFwd(fwd);
   const o = new Uint16Array(Math.max(1, f.o.length));
   f.o.forEach((x, i) => (o[i] = encode(p.dtype, x)));
   const lse = Float32Array.from(f.lse);
-  const args: AttentionBwdArgs = { ...common, o: op(o, 'o'), dO: op(data.dO, 'dO'), lse, dqStrides: p.strides.dQ, dkStrides: p.strides.dK, dvStrides: p.strides.dV };
+  const args: AttentionBwdArgs = {
+    ...common,
+    o: op(o, 'o'),
+    dO: op(data.dO, 'dO'),
+    lse,
+    dqStrides: p.strides.dQ,
+    dkStrides: p.strides.dK,
+    dvStrides: p.strides.dV,
+  };
   const result = referenceAttentionBwd(args);
   return { o, lse, args, result, tolerance: attentionBwdToleranceFor(args, result) };
 }
@@ -56,12 +85,46 @@ export interface FmhaBwdComparison {
  * Compares the kernel's dQ, dK, dV (bit patterns in the problem's strides) with the reference on
  * every element of every sequence's rows (padding never read): |got − want| ≤ atol + rtol·|want|.
  */
-export function compareFmhaBwd(p: CheckedFmhaBwdProblem, ref: FmhaBwdReference, got: { readonly dQ: Uint16Array; readonly dK: Uint16Array; readonly dV: Uint16Array }): FmhaBwdComparison[] {
+export function compareFmhaBwd(
+  p: CheckedFmhaBwdProblem,
+  ref: FmhaBwdReference,
+  got: { readonly dQ: Uint16Array; readonly dK: Uint16Array; readonly dV: Uint16Array },
+): FmhaBwdComparison[] {
   const a = ref.result.args;
   const spec = [
-    { tensor: 'dQ' as const, bits: got.dQ, want: ref.result.dq, strides: a.dqStrides, heads: p.nheadQ, dim: p.hdimQ, rows: a.seqlensQ, starts: a.rowStartsQ, tol: ref.tolerance.dq },
-    { tensor: 'dK' as const, bits: got.dK, want: ref.result.dk, strides: a.dkStrides, heads: p.nheadK, dim: p.hdimQ, rows: a.seqlensK, starts: a.rowStartsK, tol: ref.tolerance.dk },
-    { tensor: 'dV' as const, bits: got.dV, want: ref.result.dv, strides: a.dvStrides, heads: p.nheadK, dim: p.hdimV, rows: a.seqlensK, starts: a.rowStartsK, tol: ref.tolerance.dv },
+    {
+      tensor: 'dQ' as const,
+      bits: got.dQ,
+      want: ref.result.dq,
+      strides: a.dqStrides,
+      heads: p.nheadQ,
+      dim: p.hdimQ,
+      rows: a.seqlensQ,
+      starts: a.rowStartsQ,
+      tol: ref.tolerance.dq,
+    },
+    {
+      tensor: 'dK' as const,
+      bits: got.dK,
+      want: ref.result.dk,
+      strides: a.dkStrides,
+      heads: p.nheadK,
+      dim: p.hdimQ,
+      rows: a.seqlensK,
+      starts: a.rowStartsK,
+      tol: ref.tolerance.dk,
+    },
+    {
+      tensor: 'dV' as const,
+      bits: got.dV,
+      want: ref.result.dv,
+      strides: a.dvStrides,
+      heads: p.nheadK,
+      dim: p.hdimV,
+      rows: a.seqlensK,
+      starts: a.rowStartsK,
+      tol: ref.tolerance.dv,
+    },
   ];
   return spec.map((s) => {
     let checked = 0;

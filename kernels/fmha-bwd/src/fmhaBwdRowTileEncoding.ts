@@ -40,9 +40,12 @@ export interface FmhaBwdRowTile {
 export function fmhaBwdRowTile(spec: FmhaBwdRowTileSpec): FmhaBwdRowTile {
   const { cols, vectorLength: k1, threads, elementsPerThread } = spec;
   if (!Number.isSafeInteger(k1) || k1 < 1) throw new ArgumentError('spec.vectorLength', 'must be a positive integer', k1);
-  if (!Number.isSafeInteger(cols) || cols < k1 || cols % k1 !== 0) throw new ArgumentError('spec.cols', `must be a positive multiple of the vector length ${k1}`, cols);
-  if (!Number.isSafeInteger(threads) || threads < WARP || threads % WARP !== 0 || threads > 1024) throw new ArgumentError('spec.threads', 'must be a multiple of 32 in [32, 1024]', threads);
-  if (!Number.isSafeInteger(elementsPerThread) || elementsPerThread < 1) throw new ArgumentError('spec.elementsPerThread', 'must be a positive integer', elementsPerThread);
+  if (!Number.isSafeInteger(cols) || cols < k1 || cols % k1 !== 0)
+    throw new ArgumentError('spec.cols', `must be a positive multiple of the vector length ${k1}`, cols);
+  if (!Number.isSafeInteger(threads) || threads < WARP || threads % WARP !== 0 || threads > 1024)
+    throw new ArgumentError('spec.threads', 'must be a multiple of 32 in [32, 1024]', threads);
+  if (!Number.isSafeInteger(elementsPerThread) || elementsPerThread < 1)
+    throw new ArgumentError('spec.elementsPerThread', 'must be a positive integer', elementsPerThread);
   const vectors = cols / k1;
   let k0 = 1;
   while (k0 * 2 <= WARP && vectors % (k0 * 2) === 0) k0 *= 2;

@@ -26,7 +26,16 @@ const cases = [
 ];
 for (const c of cases) {
   const tileN = c.d === 256 ? 64 : 128;
-  const problem = checkFmhaFwdProblem({ dtype: 'fp16', batch: c.b, nheadQ: c.h, hdimQ: c.d, seqlenQ: c.s, seqlenK: c.s, mask: c.causal ? causalTopLeft : noMask, lse: true });
+  const problem = checkFmhaFwdProblem({
+    dtype: 'fp16',
+    batch: c.b,
+    nheadQ: c.h,
+    hdimQ: c.d,
+    seqlenQ: c.s,
+    seqlenK: c.s,
+    mask: c.causal ? causalTopLeft : noMask,
+    lse: true,
+  });
   const n = c.b * c.h * c.s * c.d;
   const bits = new Uint16Array(n);
   for (let i = 0; i < n; i++) bits[i] = encode('fp16', (((i * 2654435761) >>> 0) % 2000) / 1000 - 1);
@@ -35,7 +44,18 @@ for (const c of cases) {
   const lses = [device.alloc(c.b * c.h * c.s * 4), device.alloc(c.b * c.h * c.s * 4)];
   const ms: number[] = [];
   for (const [i, overlapSoftmax] of [false, true].entries()) {
-    const inst = new FmhaFwdInstance({ dtype: 'fp16', headDim: c.d, headDimV: c.d, tileM: 128, tileN, stages: 2, ...FMHA_FWD_REGISTER_SPLIT, mask: c.causal ? 'window' : 'none', splitKv: false, overlapSoftmax });
+    const inst = new FmhaFwdInstance({
+      dtype: 'fp16',
+      headDim: c.d,
+      headDimV: c.d,
+      tileM: 128,
+      tileN,
+      stages: 2,
+      ...FMHA_FWD_REGISTER_SPLIT,
+      mask: c.causal ? 'window' : 'none',
+      splitKv: false,
+      overlapSoftmax,
+    });
     const kernel = await FmhaFwdKernel.build(inst, { device, compiler });
     const l = kernel.prepare(problem, { q, k: q, v: q, o: outs[i]!, lse: lses[i]! }, encodeMap);
     l.launch();
@@ -48,6 +68,8 @@ for (const c of cases) {
   for (let i = 0; i < o0!.length; i++) if (o0![i] !== o1![i]) diffs++;
   for (let i = 0; i < l0!.length; i++) if (l0![i] !== l1![i]) diffs++;
   const flops = 4 * c.b * c.h * c.s * c.s * c.d * (c.causal ? 0.5 : 1);
-  console.log(`b${c.b} h${c.h} s${c.s} d${c.d}${c.causal ? ' causal' : ''}: ${diffs === 0 ? 'bitwise equal' : `${diffs} DIFFERENT values`}${c.time ? `; plain ${ms[0]!.toFixed(3)} ms (${(flops / ms[0]! / 1e9).toFixed(0)} TF), overlap ${ms[1]!.toFixed(3)} ms (${(flops / ms[1]! / 1e9).toFixed(0)} TF) = ${(ms[0]! / ms[1]!).toFixed(3)}×` : ''}`);
+  console.log(
+    `b${c.b} h${c.h} s${c.s} d${c.d}${c.causal ? ' causal' : ''}: ${diffs === 0 ? 'bitwise equal' : `${diffs} DIFFERENT values`}${c.time ? `; plain ${ms[0]!.toFixed(3)} ms (${(flops / ms[0]! / 1e9).toFixed(0)} TF), overlap ${ms[1]!.toFixed(3)} ms (${(flops / ms[1]! / 1e9).toFixed(0)} TF) = ${(ms[0]! / ms[1]!).toFixed(3)}×` : ''}`,
+  );
   for (const x of [q, ...outs, ...lses]) x.dispose();
 }

@@ -12,12 +12,17 @@ import { checkFmhaFwdCatalog, FMHA_FWD_CATALOG } from './fmhaFwdCatalog.ts';
 import { FMHA_FWD_COMPILE_FLAGS } from './fmhaFwdLauncher.ts';
 
 const hasNvcc = NvccCompiler.available();
-if (!hasNvcc) console.warn('\n!!! SKIPPING the fmha-fwd catalog compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n');
+if (!hasNvcc)
+  console.warn(
+    '\n!!! SKIPPING the fmha-fwd catalog compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n',
+  );
 
 describe('fmha-fwd catalog', () => {
   it('names and hashes are unique; every head-dim pair has both mask kinds, with and without split-KV', () => {
     expect(() => checkFmhaFwdCatalog(FMHA_FWD_CATALOG)).not.toThrow();
-    const keys = new Set(FMHA_FWD_CATALOG.map((i) => `${i.policy.dtype} ${i.policy.headDim}/${i.policy.headDimV} ${i.policy.mask} ${i.policy.splitKv}`));
+    const keys = new Set(
+      FMHA_FWD_CATALOG.map((i) => `${i.policy.dtype} ${i.policy.headDim}/${i.policy.headDimV} ${i.policy.mask} ${i.policy.splitKv}`),
+    );
     expect(keys.size).toBe(FMHA_FWD_CATALOG.length);
     expect(FMHA_FWD_CATALOG.length).toBe(2 * 6 * 2 * 2);
   });
@@ -28,6 +33,8 @@ describe.runIf(hasNvcc)('fmha-fwd catalog: every instance compiles for sm_90a wi
   afterAll(() => rmSync(cacheDir, { recursive: true, force: true }));
 
   it(`compiles all ${FMHA_FWD_CATALOG.length} instances`, async () => {
-    expect(await catalogCompileProblems('fmha-fwd catalog', FMHA_FWD_CATALOG, new NvccCompiler({ cacheDir }), FMHA_FWD_COMPILE_FLAGS)).toEqual([]);
+    expect(
+      await catalogCompileProblems('fmha-fwd catalog', FMHA_FWD_CATALOG, new NvccCompiler({ cacheDir }), FMHA_FWD_COMPILE_FLAGS),
+    ).toEqual([]);
   }, 900_000);
 });

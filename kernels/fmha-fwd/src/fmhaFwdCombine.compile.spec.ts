@@ -11,13 +11,18 @@ import { FMHA_FWD_COMBINE_CATALOG } from './fmhaFwdCombine.ts';
 import { FMHA_FWD_COMPILE_FLAGS } from './fmhaFwdLauncher.ts';
 
 const hasNvcc = NvccCompiler.available();
-if (!hasNvcc) console.warn('\n!!! SKIPPING the fmha-fwd combine compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n');
+if (!hasNvcc)
+  console.warn(
+    '\n!!! SKIPPING the fmha-fwd combine compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n',
+  );
 
 describe.runIf(hasNvcc)('fmha-fwd combine catalog: every instance compiles for sm_90a without spills', () => {
   const cacheDir = mkdtempSync(join(tmpdir(), 'tilekit-fmha-combine-'));
   afterAll(() => rmSync(cacheDir, { recursive: true, force: true }));
 
   it(`compiles all ${FMHA_FWD_COMBINE_CATALOG.length} instances`, async () => {
-    expect(await catalogCompileProblems('fmha-fwd combine', FMHA_FWD_COMBINE_CATALOG, new NvccCompiler({ cacheDir }), FMHA_FWD_COMPILE_FLAGS)).toEqual([]);
+    expect(
+      await catalogCompileProblems('fmha-fwd combine', FMHA_FWD_COMBINE_CATALOG, new NvccCompiler({ cacheDir }), FMHA_FWD_COMPILE_FLAGS),
+    ).toEqual([]);
   }, 300_000);
 });

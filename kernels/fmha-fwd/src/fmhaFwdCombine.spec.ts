@@ -7,7 +7,12 @@ import { selectFmhaFwdCombineInstance } from './fmhaFwdDispatch.ts';
 import { fmhaFwdWorkspace } from './fmhaFwdLauncher.ts';
 
 /** Softmax over `keys` of scores `s` with values `v` (rows of hdimV): LSE and O, float64. */
-function softmax(s: readonly number[], v: readonly (readonly number[])[], keys: readonly number[], hdimV: number): { lse: number; o: number[] } {
+function softmax(
+  s: readonly number[],
+  v: readonly (readonly number[])[],
+  keys: readonly number[],
+  hdimV: number,
+): { lse: number; o: number[] } {
   if (keys.length === 0) return { lse: -Infinity, o: new Array<number>(hdimV).fill(0) };
   const m = Math.max(...keys.map((j) => s[j]!));
   const p = keys.map((j) => Math.exp(s[j]! - m));
@@ -61,8 +66,20 @@ describe('combineSplitPartials', () => {
           const s = Array.from({ length: n }, rnd);
           const v = Array.from({ length: n }, () => Array.from({ length: hdimV }, rnd));
           const owner = Array.from({ length: n }, () => Math.floor(((rnd() + 4) / 8) * splits) % splits);
-          const parts = Array.from({ length: splits }, (_, k) => softmax(s, v, owner.flatMap((o, j) => (o === k ? [j] : [])), hdimV));
-          const whole = softmax(s, v, s.map((_, j) => j), hdimV);
+          const parts = Array.from({ length: splits }, (_, k) =>
+            softmax(
+              s,
+              v,
+              owner.flatMap((o, j) => (o === k ? [j] : [])),
+              hdimV,
+            ),
+          );
+          const whole = softmax(
+            s,
+            v,
+            s.map((_, j) => j),
+            hdimV,
+          );
           const got = combineSplitPartials(parts, hdimV);
           if (n === 0) {
             expect(got.lse).toBe(-Infinity);
@@ -89,8 +106,19 @@ describe('combine catalog, dispatch and launch', () => {
   it('dispatches by dtype and hdimV; an odd o row stride is rejected with the reason', () => {
     const p = checkFmhaFwdProblem({ dtype: 'fp16', batch: 2, nheadQ: 4, hdimQ: 192, seqlenQ: 3, seqlenK: 4097, splitKv: 8 });
     expect(selectFmhaFwdCombineInstance(p).name).toBe('fmha_fwd_combine_sm90_fp16_dv128_m16_t128');
-    const odd = checkFmhaFwdProblem({ dtype: 'fp16', batch: 1, nheadQ: 1, hdimQ: 64, seqlenQ: 3, splitKv: 2, outputLayout: 'bshd', oStrides: { batch: 1000, head: 64, row: 65 } });
-    expect(fmhaFwdCombineUnsupported(findFmhaFwdCombineInstance('fp16', 64)!, odd)).toEqual(['o row stride 65 is odd (the combine stores element pairs)']);
+    const odd = checkFmhaFwdProblem({
+      dtype: 'fp16',
+      batch: 1,
+      nheadQ: 1,
+      hdimQ: 64,
+      seqlenQ: 3,
+      splitKv: 2,
+      outputLayout: 'bshd',
+      oStrides: { batch: 1000, head: 64, row: 65 },
+    });
+    expect(fmhaFwdCombineUnsupported(findFmhaFwdCombineInstance('fp16', 64)!, odd)).toEqual([
+      'o row stride 65 is odd (the combine stores element pairs)',
+    ]);
     expect(() => selectFmhaFwdCombineInstance(odd)).toThrow(/no fmha-fwd instance runs .*row stride 65 is odd/s);
   });
 
@@ -99,15 +127,30 @@ describe('combine catalog, dispatch and launch', () => {
     const inst = findFmhaFwdCombineInstance('bf16', 64)!;
     const ws = fmhaFwdWorkspace(p);
     const buf = (ptr: bigint, bytes: number) => ({ ptr, bytes });
-    const ok = { oAcc: buf(0x10000n, ws.oElements * 4), lseAcc: buf(0x900000n, ws.lseElements * 4), o: buf(0xa00000n, 2 * 3 * 17 * 64 * 2), lse: buf(0xb00000n, 2 * 3 * 17 * 4) };
+    const ok = {
+      oAcc: buf(0x10000n, ws.oElements * 4),
+      lseAcc: buf(0x900000n, ws.lseElements * 4),
+      o: buf(0xa00000n, 2 * 3 * 17 * 64 * 2),
+      lse: buf(0xb00000n, 2 * 3 * 17 * 4),
+    };
     const { launch } = prepareFmhaFwdCombineLaunch(inst, p, ok);
     expect(launch).toEqual({ grid: [2, 3, 2], block: [128, 1, 1], sharedBytes: 0 });
     expect(() => prepareFmhaFwdCombineLaunch(inst, p, { ...ok, oAcc: buf(0x10000n, ws.oElements * 4 - 4) })).toThrow(/oAcc/);
     expect(() => prepareFmhaFwdCombineLaunch(inst, p, { ...ok, oAcc: buf(0x10008n, ws.oElements * 4) })).toThrow(/oAcc.*16 bytes/);
     expect(() => prepareFmhaFwdCombineLaunch(inst, p, { ...ok, lse: undefined as never })).toThrow(/lse/);
     expect(() => prepareFmhaFwdCombineLaunch(inst, p, { ...ok, o: buf(0xa00000n, 100) })).toThrow(/^.*o.*at least/);
-    expect(() => prepareFmhaFwdCombineLaunch(findFmhaFwdCombineInstance('fp16', 64)!, p, ok)).toThrow(/dtype bf16: this combine writes fp16/);
-    const g = checkFmhaFwdProblem({ dtype: 'bf16', batch: 2, nheadQ: 3, hdimQ: 64, seqstartQ: [0, 5, 9], seqstartK: [0, 100, 300], splitKv: 3 });
+    expect(() => prepareFmhaFwdCombineLaunch(findFmhaFwdCombineInstance('fp16', 64)!, p, ok)).toThrow(
+      /dtype bf16: this combine writes fp16/,
+    );
+    const g = checkFmhaFwdProblem({
+      dtype: 'bf16',
+      batch: 2,
+      nheadQ: 3,
+      hdimQ: 64,
+      seqstartQ: [0, 5, 9],
+      seqstartK: [0, 100, 300],
+      splitKv: 3,
+    });
     expect(() => prepareFmhaFwdCombineLaunch(inst, g, { ...ok })).toThrow(/seqstartQ/);
   });
 });

@@ -4,11 +4,52 @@
 // head): the block first turns the splits' LSEs of its rows into weights exp(lse_s − lse) in shared
 // memory, then sums the weighted partial O tiles, loaded through a tile window whose distribution
 // puts consecutive lanes on consecutive 16-byte vectors of a row.
-import { add, and, bool, cast, exp2Approx, log2Approx, div, float32, index, infinity, instanceKey, int32, int64, kernelParam, KernelSignature, lit, lt, maxOf, mod, mul, ne, select, SourceBuilder, sm90a, sub, type Expr, type InstanceKey, type Target } from '@tilekit/codegen';
+import {
+  add,
+  and,
+  bool,
+  cast,
+  exp2Approx,
+  log2Approx,
+  div,
+  float32,
+  index,
+  infinity,
+  instanceKey,
+  int32,
+  int64,
+  kernelParam,
+  KernelSignature,
+  lit,
+  lt,
+  maxOf,
+  mod,
+  mul,
+  ne,
+  select,
+  SourceBuilder,
+  sm90a,
+  sub,
+  type Expr,
+  type InstanceKey,
+  type Target,
+} from '@tilekit/codegen';
 import { emitRowTileSequence } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { ArgumentError, getDType, TilekitError } from '@tilekit/numeric';
-import { BlockEmitter, castTile, clearTile, hRef, loadTile, makeDistributedTensor, makeTensorView, makeTileWindow, storeTile, sweepTile, TileDistributionEncoding } from '@tilekit/tile';
+import {
+  BlockEmitter,
+  castTile,
+  clearTile,
+  hRef,
+  loadTile,
+  makeDistributedTensor,
+  makeTensorView,
+  makeTileWindow,
+  storeTile,
+  sweepTile,
+  TileDistributionEncoding,
+} from '@tilekit/tile';
 import { FMHA_FWD_DTYPES, FMHA_FWD_HEAD_DIMS, FMHA_FWD_MAX_SPLITS, type FmhaFwdDType } from './fmhaFwdProblem.ts';
 
 /** The Policy of one combine instance: output dtype, value head dim, rows per block and threads. */
@@ -38,15 +79,22 @@ const MAX_ROWS = 2 ** 30;
  */
 export function fmhaFwdCombineEncoding(policy: FmhaFwdCombinePolicy): TileDistributionEncoding {
   const { headDimV, tileM, threads } = policy;
-  if (!Number.isSafeInteger(headDimV) || headDimV < ACC_VECTOR || headDimV % ACC_VECTOR !== 0) throw new ArgumentError('policy.headDimV', `must be a positive multiple of ${ACC_VECTOR}`, headDimV);
-  if (!Number.isSafeInteger(threads) || threads < WARP || threads % WARP !== 0 || threads > 1024) throw new ArgumentError('policy.threads', 'must be a multiple of 32 in [32, 1024]', threads);
+  if (!Number.isSafeInteger(headDimV) || headDimV < ACC_VECTOR || headDimV % ACC_VECTOR !== 0)
+    throw new ArgumentError('policy.headDimV', `must be a positive multiple of ${ACC_VECTOR}`, headDimV);
+  if (!Number.isSafeInteger(threads) || threads < WARP || threads % WARP !== 0 || threads > 1024)
+    throw new ArgumentError('policy.threads', 'must be a multiple of 32 in [32, 1024]', threads);
   const vectors = headDimV / ACC_VECTOR;
   let k0 = 1;
   while (k0 * 2 <= WARP && vectors % (k0 * 2) === 0) k0 *= 2;
   const krep = vectors / k0;
   const m2 = WARP / k0;
   const warps = threads / WARP;
-  if (!Number.isSafeInteger(tileM) || tileM < 1 || tileM % (m2 * warps) !== 0) throw new ArgumentError('policy.tileM', `must be a multiple of ${m2 * warps} (rows per pass of ${warps} warps with ${k0} lanes per row)`, tileM);
+  if (!Number.isSafeInteger(tileM) || tileM < 1 || tileM % (m2 * warps) !== 0)
+    throw new ArgumentError(
+      'policy.tileM',
+      `must be a multiple of ${m2 * warps} (rows per pass of ${warps} warps with ${k0} lanes per row)`,
+      tileM,
+    );
   const m0 = tileM / (m2 * warps);
   return new TileDistributionEncoding({
     hs: [
@@ -118,7 +166,11 @@ export class FmhaFwdCombineInstance {
     this.target = target;
     this.encoding = fmhaFwdCombineEncoding(this.policy);
     const { dtype, headDimV, tileM, threads } = this.policy;
-    this.key = instanceKey('fmha_fwd_combine_sm90', { dtype, hdimv: headDimV, rows: tileM, threads, target: target.name }, { tags: { dtype: '', hdimv: 'dv', rows: 'm', threads: 't' } });
+    this.key = instanceKey(
+      'fmha_fwd_combine_sm90',
+      { dtype, hdimv: headDimV, rows: tileM, threads, target: target.name },
+      { tags: { dtype: '', hdimv: 'dv', rows: 'm', threads: 't' } },
+    );
     this.name = this.key.name;
     this.threads = threads;
     this.staticSharedBytes = FMHA_FWD_MAX_SPLITS * tileM * 4;
@@ -157,22 +209,55 @@ export class FmhaFwdCombineInstance {
     const logf = (x: Expr): Expr => mul(log2Approx(t, x), lit(Math.LN2, float32));
     const negInf = infinity(float32, { negative: true });
     this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads, minBlocksPerSm: this.minBlocksPerSm } }, (b, a) => {
-      const { batch, head, m0, rowStart: rowQ, seqlen: seqlenQ } = emitRowTileSequence(b, t, { tileRows: P.tileM, seqlen: a.seqlen_q, seqstart: a.seqstart_q });
+      const {
+        batch,
+        head,
+        m0,
+        rowStart: rowQ,
+        seqlen: seqlenQ,
+      } = emitRowTileSequence(b, t, { tileRows: P.tileM, seqlen: a.seqlen_q, seqstart: a.seqstart_q });
       const row64 = cast(rowQ, int64);
-      const oAcc = b.let('o_acc_base', a.o_acc.type, add(a.o_acc, add(add(mul(cast(batch, int64), a.o_acc_stride_batch), mul(cast(head, int64), a.o_acc_stride_head)), mul(row64, P.headDimV))));
-      const lseAcc = b.let('lse_acc_base', a.lse_acc.type, add(a.lse_acc, add(add(mul(cast(batch, int64), a.lse_acc_stride_batch), mul(cast(head, int64), a.lse_acc_stride_head)), row64)));
-      const oBase = b.let('o_base', a.o.type, add(a.o, add(add(mul(cast(batch, int64), a.o_stride_batch), mul(cast(head, int64), a.o_stride_head)), mul(row64, cast(a.o_stride_row, int64)))));
-      const block = new BlockEmitter(b, t, { numThreads: this.threads, index: { symbols: { seqlen_q: seqlenQ, o_stride_row: a.o_stride_row } } });
+      const oAcc = b.let(
+        'o_acc_base',
+        a.o_acc.type,
+        add(
+          a.o_acc,
+          add(add(mul(cast(batch, int64), a.o_acc_stride_batch), mul(cast(head, int64), a.o_acc_stride_head)), mul(row64, P.headDimV)),
+        ),
+      );
+      const lseAcc = b.let(
+        'lse_acc_base',
+        a.lse_acc.type,
+        add(a.lse_acc, add(add(mul(cast(batch, int64), a.lse_acc_stride_batch), mul(cast(head, int64), a.lse_acc_stride_head)), row64)),
+      );
+      const oBase = b.let(
+        'o_base',
+        a.o.type,
+        add(
+          a.o,
+          add(
+            add(mul(cast(batch, int64), a.o_stride_batch), mul(cast(head, int64), a.o_stride_head)),
+            mul(row64, cast(a.o_stride_row, int64)),
+          ),
+        ),
+      );
+      const block = new BlockEmitter(b, t, {
+        numThreads: this.threads,
+        index: { symbols: { seqlen_q: seqlenQ, o_stride_row: a.o_stride_row } },
+      });
       // weights[s · tileM + r]: first the splits' LSEs of row m0 + r, then exp(lse_s − lse).
       const weights = block.shared('weights', float32, FMHA_FWD_MAX_SPLITS * P.tileM);
       const entries = mul(a.num_splits, P.tileM);
 
-      b.comment('1. the splits\' LSEs of this tile\'s rows into shared memory (rows past the sequence: −∞)');
+      b.comment("1. the splits' LSEs of this tile's rows into shared memory (rows past the sequence: −∞)");
       block.threads((th) => {
         th.b.forRange({ name: 'i', from: th.tid, to: entries, step: this.threads }, (l, i) => {
           const s = l.let('s', int32, div(i, P.tileM));
           const row = l.let('row', int32, add(m0, mod(i, P.tileM)));
-          l.assign(index(weights, i), select(lt(row, seqlenQ), index(lseAcc, add(mul(cast(s, int64), a.lse_acc_split_stride), cast(row, int64))), negInf));
+          l.assign(
+            index(weights, i),
+            select(lt(row, seqlenQ), index(lseAcc, add(mul(cast(s, int64), a.lse_acc_split_stride), cast(row, int64))), negInf),
+          );
         });
       });
       block.sync();
@@ -190,7 +275,16 @@ export class FmhaFwdCombineInstance {
           r.forRange({ name: 's', to: a.num_splits }, (l, s) => l.assign(at(s), select(live, expf(sub(at(s), lse)), lit(0, float32))));
           const row = r.let('row', int32, add(m0, th.tid));
           r.if(and(ne(select(a.lse, 1, 0), 0), lt(row, seqlenQ)), (st) =>
-            st.assign(index(a.lse, add(add(mul(cast(batch, int64), a.lse_stride_batch), mul(cast(head, int64), a.lse_stride_head)), add(row64, cast(row, int64)))), lse),
+            st.assign(
+              index(
+                a.lse,
+                add(
+                  add(mul(cast(batch, int64), a.lse_stride_batch), mul(cast(head, int64), a.lse_stride_head)),
+                  add(row64, cast(row, int64)),
+                ),
+              ),
+              lse,
+            ),
           );
         });
       });
@@ -202,7 +296,13 @@ export class FmhaFwdCombineInstance {
       const out = makeDistributedTensor(block, 'o_out', this.encoding, t.dtypeType(P.dtype));
       block.threads((th) => clearTile(th, acc));
       const split = b.declare('o_split', a.o_acc.type, oAcc, { storage: 'mutable' });
-      const accWindow = makeTileWindow(block, { view: makeTensorView(split, accDesc), lengths: [P.tileM, P.headDimV], origin: [m0, 0], encoding: this.encoding, originAlignment: [P.tileM, P.headDimV] });
+      const accWindow = makeTileWindow(block, {
+        view: makeTensorView(split, accDesc),
+        lengths: [P.tileM, P.headDimV],
+        origin: [m0, 0],
+        encoding: this.encoding,
+        originAlignment: [P.tileM, P.headDimV],
+      });
       // Two splits per trip: their loads are in flight together (ptxas's own unrolling spills here).
       block.forRange({ name: 's', to: a.num_splits, unroll: 2 }, (inner, s) => {
         inner.threads((th) => {
@@ -214,7 +314,13 @@ export class FmhaFwdCombineInstance {
         });
         inner.b.assign(split, add(split, a.o_acc_split_stride));
       });
-      const oWindow = makeTileWindow(block, { view: makeTensorView(oBase, oDesc, { elementBytes: getDType(P.dtype).bytes }), lengths: [P.tileM, P.headDimV], origin: [m0, 0], encoding: this.encoding, originAlignment: [P.tileM, P.headDimV] });
+      const oWindow = makeTileWindow(block, {
+        view: makeTensorView(oBase, oDesc, { elementBytes: getDType(P.dtype).bytes }),
+        lengths: [P.tileM, P.headDimV],
+        origin: [m0, 0],
+        encoding: this.encoding,
+        originAlignment: [P.tileM, P.headDimV],
+      });
       block.threads((th) => {
         castTile(th, out, acc);
         storeTile(th, oWindow, out);
@@ -224,7 +330,10 @@ export class FmhaFwdCombineInstance {
 
   /** The kernel alone as a translation unit. */
   source(): string {
-    const src = new SourceBuilder({ dialect: this.target, header: [`tilekit fmha forward split-KV combine: ${this.name}`, 'generated by @tilekit/kernel-fmha-fwd; do not edit'] });
+    const src = new SourceBuilder({
+      dialect: this.target,
+      header: [`tilekit fmha forward split-KV combine: ${this.name}`, 'generated by @tilekit/kernel-fmha-fwd; do not edit'],
+    });
     this.emit(src);
     return src.render();
   }
@@ -242,11 +351,14 @@ export const FMHA_FWD_COMBINE_TILE = Object.freeze({ tileM: 16, threads: 128 });
 
 function buildCombineCatalog(): FmhaFwdCombineInstance[] {
   const dims = [...new Set(FMHA_FWD_HEAD_DIMS.map((d) => d.hdimV))];
-  const out = FMHA_FWD_DTYPES.flatMap((dtype) => dims.map((headDimV) => new FmhaFwdCombineInstance({ dtype, headDimV, ...FMHA_FWD_COMBINE_TILE })));
+  const out = FMHA_FWD_DTYPES.flatMap((dtype) =>
+    dims.map((headDimV) => new FmhaFwdCombineInstance({ dtype, headDimV, ...FMHA_FWD_COMBINE_TILE })),
+  );
   const names = new Set<string>();
   const hashes = new Set<string>();
   for (const i of out) {
-    if (names.has(i.name) || hashes.has(i.key.hash)) throw new FmhaFwdCombineCatalogError(`two combine instances share the name or hash of ${i.name}`);
+    if (names.has(i.name) || hashes.has(i.key.hash))
+      throw new FmhaFwdCombineCatalogError(`two combine instances share the name or hash of ${i.name}`);
     names.add(i.name);
     hashes.add(i.key.hash);
   }
@@ -260,7 +372,11 @@ function buildCombineCatalog(): FmhaFwdCombineInstance[] {
 export const FMHA_FWD_COMBINE_CATALOG: readonly FmhaFwdCombineInstance[] = Object.freeze(buildCombineCatalog());
 
 /** The combine instance for `dtype` and `hdimV`, or undefined. */
-export function findFmhaFwdCombineInstance(dtype: FmhaFwdDType, hdimV: number, catalog: readonly FmhaFwdCombineInstance[] = FMHA_FWD_COMBINE_CATALOG): FmhaFwdCombineInstance | undefined {
+export function findFmhaFwdCombineInstance(
+  dtype: FmhaFwdDType,
+  hdimV: number,
+  catalog: readonly FmhaFwdCombineInstance[] = FMHA_FWD_COMBINE_CATALOG,
+): FmhaFwdCombineInstance | undefined {
   return catalog.find((i) => i.policy.dtype === dtype && i.policy.headDimV === hdimV);
 }
 

@@ -23,12 +23,16 @@ export class NoFmhaFwdInstanceError extends NoInstanceError {
  * dims, mask kind, split or not, TMA stride rules), the first of the catalog. Throws
  * `ArgumentError` for an invalid problem and `NoFmhaFwdInstanceError` when none fits.
  */
-export function selectFmhaFwdInstance(problem: FmhaFwdProblem | CheckedFmhaFwdProblem, options: { readonly catalog?: readonly FmhaFwdInstance[] } = {}): FmhaFwdInstance {
+export function selectFmhaFwdInstance(
+  problem: FmhaFwdProblem | CheckedFmhaFwdProblem,
+  options: { readonly catalog?: readonly FmhaFwdInstance[] } = {},
+): FmhaFwdInstance {
   const checked = 'rowsQ' in problem ? problem : checkFmhaFwdProblem(problem);
   const result = selectInstance(options.catalog ?? FMHA_FWD_CATALOG, {
     unsupported: (instance) => fmhaFwdUnsupported(instance, checked),
     // Instances of another dtype or head dim are counted, not listed.
-    relevant: (instance) => instance.policy.dtype === checked.dtype && instance.policy.headDim === checked.hdimQ && instance.policy.headDimV === checked.hdimV,
+    relevant: (instance) =>
+      instance.policy.dtype === checked.dtype && instance.policy.headDim === checked.hdimQ && instance.policy.headDimV === checked.hdimV,
     preference: () => [0],
   });
   if ('instance' in result) return result.instance;
@@ -39,7 +43,10 @@ export function selectFmhaFwdInstance(problem: FmhaFwdProblem | CheckedFmhaFwdPr
  * The split-KV combine instance for `problem` (its dtype and hdimV; o row stride even). Throws
  * `ArgumentError` for an invalid problem and `NoFmhaFwdInstanceError` when none fits.
  */
-export function selectFmhaFwdCombineInstance(problem: FmhaFwdProblem | CheckedFmhaFwdProblem, options: { readonly catalog?: readonly FmhaFwdCombineInstance[] } = {}): FmhaFwdCombineInstance {
+export function selectFmhaFwdCombineInstance(
+  problem: FmhaFwdProblem | CheckedFmhaFwdProblem,
+  options: { readonly catalog?: readonly FmhaFwdCombineInstance[] } = {},
+): FmhaFwdCombineInstance {
   const checked = 'rowsQ' in problem ? problem : checkFmhaFwdProblem(problem);
   const result = selectInstance(options.catalog ?? FMHA_FWD_COMBINE_CATALOG, {
     unsupported: (instance) => fmhaFwdCombineUnsupported(instance, checked),

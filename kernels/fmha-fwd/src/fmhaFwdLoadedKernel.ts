@@ -1,7 +1,16 @@
 // What every forward kernel wrapper (the sm_90a attention kernel, the sm_80 one, the split-KV
 // combine) does the same way on a device, on top of the runtime's loaded-kernel base: compile with
 // the forward's flags, and turn a prepared launch into a closure that only enqueues.
-import { LoadedKernel, type Compiler, type Device, type Dim3, type LoadableInstance, type LoadedInstance, type PackedKernelArgs, type Stream } from '@tilekit/runtime';
+import {
+  LoadedKernel,
+  type Compiler,
+  type Device,
+  type Dim3,
+  type LoadableInstance,
+  type LoadedInstance,
+  type PackedKernelArgs,
+  type Stream,
+} from '@tilekit/runtime';
 
 /** nvcc flags of every forward instance (the sm_90a and sm_80 kernels, the combine). */
 export const FMHA_FWD_COMPILE_FLAGS: readonly string[] = Object.freeze(['-std=c++17', '-lineinfo']);
@@ -22,7 +31,10 @@ export interface FmhaFwdPackedLaunch {
  */
 export abstract class FmhaFwdLoadedKernel<I extends FmhaFwdLoadableInstance> extends LoadedKernel<I> {
   /** Compiles and loads `instance` (the runtime's `loadInstance` checks) and opts in to its dynamic shared memory. */
-  protected static loadOn(instance: FmhaFwdLoadableInstance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<LoadedInstance> {
+  protected static loadOn(
+    instance: FmhaFwdLoadableInstance,
+    options: { readonly device: Device; readonly compiler: Compiler },
+  ): Promise<LoadedInstance> {
     return LoadedKernel.loadWith(instance, { ...options, flags: FMHA_FWD_COMPILE_FLAGS });
   }
 

@@ -2,7 +2,23 @@
 // cp.async/mma.sync one): the block's sequence in batch or group (varlen) mode, its window mask,
 // and the (batch, head, row) bases of its tensors. Both kernels take these parameters under the
 // same names, so the CUDA they emit reads the same.
-import { add, bool, cast, ge, index, int32, int64, mul, ne, select, sub, type BlockBuilder, type Expr, type Target, type VarExpr } from '@tilekit/codegen';
+import {
+  add,
+  bool,
+  cast,
+  ge,
+  index,
+  int32,
+  int64,
+  mul,
+  ne,
+  select,
+  sub,
+  type BlockBuilder,
+  type Expr,
+  type Target,
+  type VarExpr,
+} from '@tilekit/codegen';
 import { emitGenericAttentionMask, GenericAttentionMaskCode, type FmhaFwdWsArgs } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { makeTensorView } from '@tilekit/tile';
@@ -60,10 +76,27 @@ export function emitFmhaFwdSequence(b: BlockBuilder, a: FmhaFwdSequenceParams, b
  * top-left or bottom-right alignment) with its (y, x) held in locals, since every edge test and
  * element predicate reads them.
  */
-export function emitFmhaFwdMask(b: BlockBuilder, kind: FmhaFwdMaskKind, a: FmhaFwdSequenceParams, seq: FmhaFwdSequence): GenericAttentionMaskCode {
+export function emitFmhaFwdMask(
+  b: BlockBuilder,
+  kind: FmhaFwdMaskKind,
+  a: FmhaFwdSequenceParams,
+  seq: FmhaFwdSequence,
+): GenericAttentionMaskCode {
   const { seqlenQ, seqlenK } = seq;
-  const mask = emitGenericAttentionMask(kind === 'none' ? { kind: 'none' } : { kind: 'window', alignment: ne(a.mask_top_left, 0), left: a.mask_left, right: a.mask_right }, seqlenQ, seqlenK);
-  return mask.masking ? new GenericAttentionMaskCode({ masking: true, y: b.let('mask_y', int32, mask.y), x: b.let('mask_x', int32, mask.x), seqlenQ, seqlenK }) : mask;
+  const mask = emitGenericAttentionMask(
+    kind === 'none' ? { kind: 'none' } : { kind: 'window', alignment: ne(a.mask_top_left, 0), left: a.mask_left, right: a.mask_right },
+    seqlenQ,
+    seqlenK,
+  );
+  return mask.masking
+    ? new GenericAttentionMaskCode({
+        masking: true,
+        y: b.let('mask_y', int32, mask.y),
+        x: b.let('mask_x', int32, mask.x),
+        seqlenQ,
+        seqlenK,
+      })
+    : mask;
 }
 
 /** Where a (batch, head) slice of a tensor starts, plus a row offset already in elements. */
@@ -138,19 +171,36 @@ export interface FmhaFwdWsBlock {
 export function emitFmhaFwdWsBlock(b: BlockBuilder, a: FmhaFwdWsBlockParams, spec: FmhaFwdWsBlockSpec): FmhaFwdWsBlock {
   const t = spec.target;
   const { batch, head, headK } = spec;
-  const tile = b.let('q_tile', int32, spec.mask === 'none' ? cast(t.blockIdx('x'), int32) : sub(sub(cast(t.gridDim('x'), int32), 1), cast(t.blockIdx('x'), int32)));
+  const tile = b.let(
+    'q_tile',
+    int32,
+    spec.mask === 'none' ? cast(t.blockIdx('x'), int32) : sub(sub(cast(t.gridDim('x'), int32), 1), cast(t.blockIdx('x'), int32)),
+  );
   const m0 = b.let('m0', int32, mul(tile, spec.tileM));
   const seq = emitFmhaFwdSequence(b, a, batch, m0);
   const { group, rowQ, rowK, seqlenQ, seqlenK } = seq;
   const mapBatch = b.let('map_batch', int32, select(group, 0, batch));
   const maskCode = emitFmhaFwdMask(b, spec.mask, a, seq);
   const plus = (x: Expr, extra: Expr | undefined): Expr => (extra === undefined ? x : add(x, extra));
-  const oBase = emitFmhaFwdBase(b, 'o_base', a.o, { batch, batchStride: a.o_stride_batch, head, headStride: a.o_stride_head, rowOffset: plus(mul(cast(rowQ, int64), cast(a.o_stride_row, int64)), spec.oOffset) });
-  const lseBase = emitFmhaFwdLseBase(b, a.lse, { batch, batchStride: a.lse_stride_batch, head, headStride: a.lse_stride_head, rowOffset: plus(cast(rowQ, int64), spec.lseOffset) });
+  const oBase = emitFmhaFwdBase(b, 'o_base', a.o, {
+    batch,
+    batchStride: a.o_stride_batch,
+    head,
+    headStride: a.o_stride_head,
+    rowOffset: plus(mul(cast(rowQ, int64), cast(a.o_stride_row, int64)), spec.oOffset),
+  });
+  const lseBase = emitFmhaFwdLseBase(b, a.lse, {
+    batch,
+    batchStride: a.lse_stride_batch,
+    head,
+    headStride: a.lse_stride_head,
+    rowOffset: plus(cast(rowQ, int64), spec.lseOffset),
+  });
   const rowsQ = symbol('seqlen_q', { max: FMHA_MAX_SEQLEN });
   const oStride = symbol('o_stride_row', { max: 2 ** 31 - 1 });
   const oDesc = makeNaiveTensorDescriptor([rowsQ, spec.headDimV], [oStride, 1], { vectorLength: 2 });
-  const coords = (row0: Expr, h: Expr) => (d0: number, row: Expr) => [cast(d0, int32), add(row0, row), h, mapBatch].map((x) => cast(x, int32));
+  const coords = (row0: Expr, h: Expr) => (d0: number, row: Expr) =>
+    [cast(d0, int32), add(row0, row), h, mapBatch].map((x) => cast(x, int32));
   return {
     tile,
     m0,

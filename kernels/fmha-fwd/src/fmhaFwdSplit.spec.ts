@@ -36,13 +36,30 @@ describe('chooseFmhaFwdSplits', () => {
     const s = chooseFmhaFwdSplits(few, 132, tiles);
     expect(s).toBeGreaterThan(8);
     expect(8 * s).toBeGreaterThanOrEqual(0.8 * 132);
-    expect(chooseFmhaFwdSplits(checkFmhaFwdProblem({ dtype: 'fp16', batch: 4, nheadQ: 32, hdimQ: 128, seqlenQ: 16, seqlenK: 32768 }), 132, tiles)).toBe(1);
-    expect(chooseFmhaFwdSplits(checkFmhaFwdProblem({ dtype: 'fp16', batch: 1, nheadQ: 2, hdimQ: 128, seqlenQ: 1, seqlenK: 100 }), 132, tiles)).toBe(1);
+    expect(
+      chooseFmhaFwdSplits(
+        checkFmhaFwdProblem({ dtype: 'fp16', batch: 4, nheadQ: 32, hdimQ: 128, seqlenQ: 16, seqlenK: 32768 }),
+        132,
+        tiles,
+      ),
+    ).toBe(1);
+    expect(
+      chooseFmhaFwdSplits(checkFmhaFwdProblem({ dtype: 'fp16', batch: 1, nheadQ: 2, hdimQ: 128, seqlenQ: 1, seqlenK: 100 }), 132, tiles),
+    ).toBe(1);
     expect(() => chooseFmhaFwdSplits(few, 0, tiles)).toThrow(/smCount/);
   });
 
   it("'auto' is resolved by the plan: split instance, combine instance and workspace", () => {
-    const p = checkFmhaFwdProblem({ dtype: 'bf16', batch: 1, nheadQ: 4, hdimQ: 128, seqlenQ: 16, seqlenK: 4097, splitKv: 'auto', lse: true });
+    const p = checkFmhaFwdProblem({
+      dtype: 'bf16',
+      batch: 1,
+      nheadQ: 4,
+      hdimQ: 128,
+      seqlenQ: 16,
+      seqlenK: 4097,
+      splitKv: 'auto',
+      lse: true,
+    });
     expect(p).toMatchObject({ numSplits: 1, splitKvAuto: true });
     const plan = planFmhaFwd(p, { smCount: 132 });
     expect(plan.problem.numSplits).toBeGreaterThan(1);

@@ -30,7 +30,8 @@ export const FMHA_FWD_SPLIT_EFFICIENCY = 0.85;
 export function chooseFmhaFwdSplits(problem: CheckedFmhaFwdProblem, smCount: number, tiles: FmhaFwdSplitTiles): number {
   if (!Number.isSafeInteger(smCount) || smCount < 1) throw new ArgumentError('smCount', 'must be a positive integer', smCount);
   for (const key of ['tileM', 'tileN'] as const) {
-    if (!Number.isSafeInteger(tiles[key]) || tiles[key] < 1) throw new ArgumentError(`tiles.${key}`, 'must be a positive integer', tiles[key]);
+    if (!Number.isSafeInteger(tiles[key]) || tiles[key] < 1)
+      throw new ArgumentError(`tiles.${key}`, 'must be a positive integer', tiles[key]);
   }
   const blocks = problem.batch * problem.nheadQ * Math.max(1, Math.ceil(problem.seqlenQ / tiles.tileM));
   const keyTiles = Math.ceil(problem.seqlenK / tiles.tileN);
@@ -51,6 +52,7 @@ export function chooseFmhaFwdSplits(problem: CheckedFmhaFwdProblem, smCount: num
 
 /** `problem` with `numSplits` key splits (the rest unchanged), frozen. */
 export function withFmhaFwdSplits<P extends CheckedFmhaFwdProblem>(problem: P, numSplits: number): P {
-  if (!Number.isSafeInteger(numSplits) || numSplits < 1 || numSplits > FMHA_FWD_MAX_SPLITS) throw new ArgumentError('numSplits', `must be an integer in [1, ${FMHA_FWD_MAX_SPLITS}]`, numSplits);
+  if (!Number.isSafeInteger(numSplits) || numSplits < 1 || numSplits > FMHA_FWD_MAX_SPLITS)
+    throw new ArgumentError('numSplits', `must be an integer in [1, ${FMHA_FWD_MAX_SPLITS}]`, numSplits);
   return Object.freeze({ ...problem, numSplits, splitKvAuto: false });
 }

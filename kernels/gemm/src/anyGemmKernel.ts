@@ -23,6 +23,9 @@ export function findAnyGemmInstance(name: string): AnyGemmInstance | undefined {
 }
 
 /** The family's kernel for `instance`: `GemmKernel.build` (sm_90a) or `GemmSm80Kernel.build` (sm_80). */
-export function buildGemmKernel(instance: AnyGemmInstance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<AnyGemmKernel> {
+export function buildGemmKernel(
+  instance: AnyGemmInstance,
+  options: { readonly device: Device; readonly compiler: Compiler },
+): Promise<AnyGemmKernel> {
   return instance instanceof GemmInstance ? GemmKernel.build(instance, options) : GemmSm80Kernel.build(instance, options);
 }

@@ -20,7 +20,11 @@ export interface ResolvedGemmArch {
 
 function checkDeviceArch(deviceArch: string): 'sm_90a' | 'sm_80' {
   if (deviceArch === 'sm_90a' || deviceArch === 'sm_80') return deviceArch;
-  throw new ArgumentError('deviceArch', `must be one of ${GEMM_DEVICE_ARCHS.join(', ')} (the archs the GEMM kernels are built for)`, deviceArch);
+  throw new ArgumentError(
+    'deviceArch',
+    `must be one of ${GEMM_DEVICE_ARCHS.join(', ')} (the archs the GEMM kernels are built for)`,
+    deviceArch,
+  );
 }
 
 /**
@@ -36,7 +40,8 @@ export function resolveGemmArch(options: { readonly arch?: GemmArch; readonly de
   const arch = options.arch ?? (device === 'sm_80' ? 'sm80' : 'sm90a');
   if (!(GEMM_ARCHS as readonly string[]).includes(arch)) throw new ArgumentError('arch', `must be one of ${GEMM_ARCHS.join(', ')}`, arch);
   if (arch === 'sm90a') {
-    if (device !== undefined && device !== 'sm_90a') throw new ArgumentError('arch', 'sm90a kernels (wgmma, TMA, setmaxnreg) run only on an sm_90a device', `${arch} on ${device}`);
+    if (device !== undefined && device !== 'sm_90a')
+      throw new ArgumentError('arch', 'sm90a kernels (wgmma, TMA, setmaxnreg) run only on an sm_90a device', `${arch} on ${device}`);
     return { arch, target: sm90a };
   }
   return { arch, target: device === 'sm_90a' ? sm90a : sm80 };

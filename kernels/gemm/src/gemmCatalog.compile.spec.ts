@@ -12,7 +12,10 @@ import { GEMM_CATALOG } from './gemmCatalog.ts';
 import { GEMM_COMPILE_FLAGS } from './gemmLauncher.ts';
 
 const hasNvcc = NvccCompiler.available();
-if (!hasNvcc) console.warn('\n!!! SKIPPING the gemm catalog compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n');
+if (!hasNvcc)
+  console.warn(
+    '\n!!! SKIPPING the gemm catalog compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n',
+  );
 
 describe.runIf(hasNvcc)('gemm catalog: every instance compiles for sm_90a without spills', () => {
   const cacheDir = mkdtempSync(join(tmpdir(), 'tilekit-gemm-catalog-'));

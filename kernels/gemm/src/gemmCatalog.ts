@@ -47,14 +47,27 @@ function buildCatalog(): GemmInstance[] {
     }
   }
   for (const { dtype, epilogue } of GEMM_EPILOGUE_INSTANCES) {
-    out.push(new GemmInstance({ dtype, layout: 'tn', ...GEMM_TILES[0]!, ...GEMM_REGISTER_SPLIT, groupM: GEMM_GROUP_M, cVector: 2, epilogue }));
+    out.push(
+      new GemmInstance({ dtype, layout: 'tn', ...GEMM_TILES[0]!, ...GEMM_REGISTER_SPLIT, groupM: GEMM_GROUP_M, cVector: 2, epilogue }),
+    );
   }
   for (const dtype of GEMM_DTYPES) {
-    out.push(new GemmInstance({ dtype, layout: 'tn', ...GEMM_TILES[0]!, ...GEMM_REGISTER_SPLIT, groupM: GEMM_GROUP_M, cVector: 2, persistent: true }));
+    out.push(
+      new GemmInstance({
+        dtype,
+        layout: 'tn',
+        ...GEMM_TILES[0]!,
+        ...GEMM_REGISTER_SPLIT,
+        groupM: GEMM_GROUP_M,
+        cVector: 2,
+        persistent: true,
+      }),
+    );
   }
   for (const layout of GEMM_TRANSPOSED_LAYOUTS) {
     for (const dtype of GEMM_DTYPES) {
-      for (const tile of GEMM_TILES) out.push(new GemmInstance({ dtype, layout, ...tile, ...GEMM_REGISTER_SPLIT, groupM: GEMM_GROUP_M, cVector: 2 }));
+      for (const tile of GEMM_TILES)
+        out.push(new GemmInstance({ dtype, layout, ...tile, ...GEMM_REGISTER_SPLIT, groupM: GEMM_GROUP_M, cVector: 2 }));
     }
   }
   return out;

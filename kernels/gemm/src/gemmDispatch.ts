@@ -34,7 +34,10 @@ function select<I extends DispatchedInstance>(checked: CheckedGemmProblem, catal
     unsupported: (instance) => instance.unsupported(checked, alignment),
     // Instances of another dtype, layout or epilogue functor are counted, not listed.
     relevant: (instance) =>
-      instance.dtype === checked.dtype && instance.policy.layout === checked.layout && instance.epilogue.bias === checked.bias && instance.epilogue.activation === checked.activation,
+      instance.dtype === checked.dtype &&
+      instance.policy.layout === checked.layout &&
+      instance.epilogue.bias === checked.bias &&
+      instance.epilogue.activation === checked.activation,
     preference: (instance) => instance.preference(checked),
   });
   if ('instance' in result) return result.instance;
@@ -46,7 +49,10 @@ function select<I extends DispatchedInstance>(checked: CheckedGemmProblem, catal
  * 256 bytes): among the instances whose predicates all hold, the lowest `preference`, catalog order
  * breaking ties. Throws `ArgumentError` for an invalid problem and `NoGemmInstanceError` when none fits.
  */
-export function selectGemmInstance(problem: GemmProblem, options: { readonly alignment?: GemmAlignment; readonly catalog?: readonly GemmInstance[] } = {}): GemmInstance {
+export function selectGemmInstance(
+  problem: GemmProblem,
+  options: { readonly alignment?: GemmAlignment; readonly catalog?: readonly GemmInstance[] } = {},
+): GemmInstance {
   return select(checkGemmProblem(problem), options.catalog ?? GEMM_CATALOG, options.alignment ?? GEMM_ALLOCATION_ALIGNMENT);
 }
 
@@ -54,7 +60,10 @@ export function selectGemmInstance(problem: GemmProblem, options: { readonly ali
  * The sm_80-family instance that runs `problem` (as {@link selectGemmInstance}, over `catalog`,
  * default the sm_80 build `GEMM_SM80_CATALOG`; pass `gemmSm80CatalogFor(sm90a)` for Hopper).
  */
-export function selectGemmSm80Instance(problem: GemmProblem, options: { readonly alignment?: GemmAlignment; readonly catalog?: readonly GemmSm80Instance[] } = {}): GemmSm80Instance {
+export function selectGemmSm80Instance(
+  problem: GemmProblem,
+  options: { readonly alignment?: GemmAlignment; readonly catalog?: readonly GemmSm80Instance[] } = {},
+): GemmSm80Instance {
   return select(checkGemmProblem(problem), options.catalog ?? gemmSm80CatalogFor(sm80), options.alignment ?? GEMM_ALLOCATION_ALIGNMENT);
 }
 
@@ -66,7 +75,10 @@ export function selectGemmSm80Instance(problem: GemmProblem, options: { readonly
  * sm90a on a device that is not sm_90a) and `NoGemmInstanceError` with every relevant instance's
  * reasons when none of the family fits.
  */
-export function selectGemmInstanceFor(problem: GemmProblem, options: { readonly arch?: GemmArch; readonly deviceArch?: string; readonly alignment?: GemmAlignment } = {}): AnyGemmInstance {
+export function selectGemmInstanceFor(
+  problem: GemmProblem,
+  options: { readonly arch?: GemmArch; readonly deviceArch?: string; readonly alignment?: GemmAlignment } = {},
+): AnyGemmInstance {
   const { arch, target } = resolveGemmArch(options);
   const checked = checkGemmProblem(problem);
   const alignment = options.alignment ?? GEMM_ALLOCATION_ALIGNMENT;

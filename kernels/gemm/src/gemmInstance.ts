@@ -1,12 +1,42 @@
 // Kernel instances of the GEMM operator: a Policy bound to the sm_90a warp-specialized TMA + wgmma
 // pipeline of @tilekit/gemm, with a deterministic key (= entry point), the predicates that decide
 // which problems it runs, and the launch constants the host asks for. Host code never re-derives these.
-import { add, cast, instanceKey, int32, int64, kernelParam, KernelSignature, mul, SourceBuilder, sm90a, type InstanceKey, type KernelArgValues, type PointerParam, type ScalarParam, type Target } from '@tilekit/codegen';
-import { checkGemmEpilogue, GEMM_EPILOGUE_NONE, isIdentityEpilogue, WsTmaWgmmaPipeline, type GemmEpilogue, type WsTmaWgmmaPolicy } from '@tilekit/gemm';
+import {
+  add,
+  cast,
+  instanceKey,
+  int32,
+  int64,
+  kernelParam,
+  KernelSignature,
+  mul,
+  SourceBuilder,
+  sm90a,
+  type InstanceKey,
+  type KernelArgValues,
+  type PointerParam,
+  type ScalarParam,
+  type Target,
+} from '@tilekit/codegen';
+import {
+  checkGemmEpilogue,
+  GEMM_EPILOGUE_NONE,
+  isIdentityEpilogue,
+  WsTmaWgmmaPipeline,
+  type GemmEpilogue,
+  type WsTmaWgmmaPolicy,
+} from '@tilekit/gemm';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { getDType } from '@tilekit/numeric';
 import { makeTensorView } from '@tilekit/tile';
-import { GEMM_MAX_BATCH, GEMM_MAX_DIM, gemmOperandMajors, type CheckedGemmProblem, type GemmDType, type GemmLayoutName } from './gemmProblem.ts';
+import {
+  GEMM_MAX_BATCH,
+  GEMM_MAX_DIM,
+  gemmOperandMajors,
+  type CheckedGemmProblem,
+  type GemmDType,
+  type GemmLayoutName,
+} from './gemmProblem.ts';
 
 /** The Policy of one GEMM instance: the pipeline's shape plus the epilogue's vector width. */
 export interface GemmPolicy extends Omit<WsTmaWgmmaPolicy, 'aMajor' | 'bMajor'> {
@@ -86,7 +116,11 @@ export function gemmEpilogueParams(epilogue: GemmEpilogue, dtype: GemmDType, tar
 }
 
 /** The epilogue's argument values (`alpha`, and the bias address) for {@link gemmEpilogueParams}; empty for the identity. */
-export function gemmEpilogueArgs(epilogue: GemmEpilogue, problem: CheckedGemmProblem, bias: bigint | undefined): { readonly alpha?: number; readonly bias?: bigint } {
+export function gemmEpilogueArgs(
+  epilogue: GemmEpilogue,
+  problem: CheckedGemmProblem,
+  bias: bigint | undefined,
+): { readonly alpha?: number; readonly bias?: bigint } {
   if (isIdentityEpilogue(epilogue)) return {};
   return { alpha: problem.alpha, ...(epilogue.bias ? { bias: bias ?? 0n } : {}) };
 }
@@ -95,10 +129,12 @@ export function gemmEpilogueArgs(epilogue: GemmEpilogue, problem: CheckedGemmPro
  * The policy without an identity epilogue (so instances without one keep their key and source) and
  * the checked functor: what both CUDA families' constructors start from.
  */
-export function splitGemmEpilogue<P extends { readonly epilogue?: GemmEpilogue }>(policy: P): { readonly policy: P; readonly plain: Omit<P, 'epilogue'>; readonly epilogue: GemmEpilogue } {
+export function splitGemmEpilogue<P extends { readonly epilogue?: GemmEpilogue }>(
+  policy: P,
+): { readonly policy: P; readonly plain: Omit<P, 'epilogue'>; readonly epilogue: GemmEpilogue } {
   const epilogue = checkGemmEpilogue(policy.epilogue ?? GEMM_EPILOGUE_NONE);
   const { epilogue: _given, ...plain } = policy;
-  return { policy: Object.freeze(isIdentityEpilogue(epilogue) ? (plain as P) : { ...plain, epilogue } as P), plain, epilogue };
+  return { policy: Object.freeze(isIdentityEpilogue(epilogue) ? (plain as P) : ({ ...plain, epilogue } as P)), plain, epilogue };
 }
 
 /** What {@link gemmSharedPredicates} reads of an instance. */
@@ -114,15 +150,21 @@ export interface GemmPredicateRules {
  * `cStore` — the C store width (n, ldc and C's address for 2-element stores; C's element alignment
  * for scalar ones). One line per broken predicate.
  */
-export function gemmSharedPredicates(instance: GemmPredicateRules, problem: CheckedGemmProblem, alignment: GemmAlignment): { readonly head: string[]; readonly cStore: string[] } {
+export function gemmSharedPredicates(
+  instance: GemmPredicateRules,
+  problem: CheckedGemmProblem,
+  alignment: GemmAlignment,
+): { readonly head: string[]; readonly cStore: string[] } {
   const head: string[] = [];
   const cStore: string[] = [];
   const e = getDType(instance.dtype).bytes;
   if (problem.dtype !== instance.dtype) head.push(`dtype ${problem.dtype}: this kernel computes ${instance.dtype}`);
   if (problem.layout !== instance.policy.layout) head.push(`layout ${problem.layout}: this kernel reads ${instance.policy.layout}`);
-  if (problem.activation !== instance.epilogue.activation) head.push(`activation ${problem.activation}: this kernel applies ${instance.epilogue.activation}`);
+  if (problem.activation !== instance.epilogue.activation)
+    head.push(`activation ${problem.activation}: this kernel applies ${instance.epilogue.activation}`);
   if (problem.bias !== instance.epilogue.bias) head.push(problem.bias ? 'bias: this kernel adds none' : 'no bias: this kernel adds one');
-  if (problem.alpha !== 1 && isIdentityEpilogue(instance.epilogue)) head.push(`alpha ${problem.alpha}: this kernel has no epilogue functor (alpha 1 only)`);
+  if (problem.alpha !== 1 && isIdentityEpilogue(instance.epilogue))
+    head.push(`alpha ${problem.alpha}: this kernel has no epilogue functor (alpha 1 only)`);
   const v = instance.policy.cVector;
   if (v > 1) {
     if (problem.n % v !== 0) cStore.push(`n = ${problem.n} is not a multiple of the ${v}-element C store`);
@@ -134,7 +176,10 @@ export function gemmSharedPredicates(instance: GemmPredicateRules, problem: Chec
 
 /** The entry point's parameters (the epilogue's `alpha` and `bias` only where the epilogue is not the identity). */
 export function gemmSignature(name: string, policy: GemmPolicy, target: Target = sm90a): KernelSignature<GemmParams> {
-  const params: GemmParams = { ...baseParams(policy, target), ...gemmEpilogueParams(policy.epilogue ?? GEMM_EPILOGUE_NONE, policy.dtype, target) };
+  const params: GemmParams = {
+    ...baseParams(policy, target),
+    ...gemmEpilogueParams(policy.epilogue ?? GEMM_EPILOGUE_NONE, policy.dtype, target),
+  };
   return new KernelSignature(name, target, params);
 }
 
@@ -167,7 +212,11 @@ export class GemmInstance {
     this.target = target;
     // The layout decides the operands' majors; K-major ones are left out (the tn pipeline policy as before).
     const majors = gemmOperandMajors(policy.layout);
-    this.pipeline = new WsTmaWgmmaPipeline({ ...plain, ...(majors.a === 'K' ? {} : { aMajor: majors.a }), ...(majors.b === 'K' ? {} : { bMajor: majors.b }) });
+    this.pipeline = new WsTmaWgmmaPipeline({
+      ...plain,
+      ...(majors.a === 'K' ? {} : { aMajor: majors.a }),
+      ...(majors.b === 'K' ? {} : { bMajor: majors.b }),
+    });
     const { tileM, tileN, tileK, epilogue: _e, persistent, ...rest } = this.policy;
     const named = isIdentityEpilogue(epilogue) ? {} : { epilogue: gemmEpilogueName(epilogue) };
     // Persistent instances are named `..._persistent`; a policy without the flag keeps its key.
@@ -175,7 +224,17 @@ export class GemmInstance {
     this.key = instanceKey(
       'gemm_sm90_ws',
       { ...rest, tile: [tileM, tileN, tileK], target: target.name, ...schedule, ...named },
-      { tags: { dtype: '', layout: '', tile: '', stages: 's', cVector: 'v', ...(persistent === true ? { schedule: '' } : {}), ...(isIdentityEpilogue(epilogue) ? {} : { epilogue: '' }) } },
+      {
+        tags: {
+          dtype: '',
+          layout: '',
+          tile: '',
+          stages: 's',
+          cVector: 'v',
+          ...(persistent === true ? { schedule: '' } : {}),
+          ...(isIdentityEpilogue(epilogue) ? {} : { epilogue: '' }),
+        },
+      },
     );
     this.name = this.key.name;
     this.dtype = policy.dtype;
@@ -189,16 +248,22 @@ export class GemmInstance {
     const shared = gemmSharedPredicates(this, problem, alignment);
     const out = shared.head;
     const e = getDType(this.dtype).bytes;
-    if ((problem.lda * e) % TMA_ALIGNMENT_BYTES !== 0) out.push(`lda · ${e} = ${problem.lda * e} bytes is not a multiple of ${TMA_ALIGNMENT_BYTES} (TMA global stride)`);
-    if ((problem.ldb * e) % TMA_ALIGNMENT_BYTES !== 0) out.push(`ldb · ${e} = ${problem.ldb * e} bytes is not a multiple of ${TMA_ALIGNMENT_BYTES} (TMA global stride)`);
+    if ((problem.lda * e) % TMA_ALIGNMENT_BYTES !== 0)
+      out.push(`lda · ${e} = ${problem.lda * e} bytes is not a multiple of ${TMA_ALIGNMENT_BYTES} (TMA global stride)`);
+    if ((problem.ldb * e) % TMA_ALIGNMENT_BYTES !== 0)
+      out.push(`ldb · ${e} = ${problem.ldb * e} bytes is not a multiple of ${TMA_ALIGNMENT_BYTES} (TMA global stride)`);
     if (alignment.a % TMA_ALIGNMENT_BYTES !== 0) out.push(`a address aligned to ${alignment.a} bytes, TMA needs ${TMA_ALIGNMENT_BYTES}`);
     if (alignment.b % TMA_ALIGNMENT_BYTES !== 0) out.push(`b address aligned to ${alignment.b} bytes, TMA needs ${TMA_ALIGNMENT_BYTES}`);
     const v = this.policy.cVector;
     out.push(...shared.cStore);
     if (this.pipeline.gridSize(problem.m, problem.n) > 2 ** 31 - 1) out.push('more than 2^31 − 1 block tiles');
     if (problem.batch > 1) {
-      for (const [name, stride] of [['batchStrideA', problem.batchStrideA], ['batchStrideB', problem.batchStrideB]] as const) {
-        if ((stride * e) % TMA_ALIGNMENT_BYTES !== 0) out.push(`${name} · ${e} = ${stride * e} bytes is not a multiple of ${TMA_ALIGNMENT_BYTES} (TMA global stride)`);
+      for (const [name, stride] of [
+        ['batchStrideA', problem.batchStrideA],
+        ['batchStrideB', problem.batchStrideB],
+      ] as const) {
+        if ((stride * e) % TMA_ALIGNMENT_BYTES !== 0)
+          out.push(`${name} · ${e} = ${stride * e} bytes is not a multiple of ${TMA_ALIGNMENT_BYTES} (TMA global stride)`);
         if (stride * e >= 2 ** 40) out.push(`${name} · ${e} bytes reaches 2^40 (TMA global stride)`);
       }
       if (problem.batchStrideC % v !== 0) out.push(`batchStrideC = ${problem.batchStrideC} is not a multiple of the ${v}-element C store`);
@@ -236,7 +301,16 @@ export class GemmInstance {
 
   /** Kernel argument values: the two encoded tensor maps (128 bytes each), C's address and the sizes (and the epilogue's alpha and bias address). */
   args(problem: CheckedGemmProblem, aMap: Uint8Array, bMap: Uint8Array, c: bigint, bias?: bigint): KernelArgValues<GemmParams> {
-    const base = { a_map: aMap, b_map: bMap, c, m: problem.m, n: problem.n, k: problem.k, ldc: problem.ldc, batch_stride_c: problem.batchStrideC };
+    const base = {
+      a_map: aMap,
+      b_map: bMap,
+      c,
+      m: problem.m,
+      n: problem.n,
+      k: problem.k,
+      ldc: problem.ldc,
+      batch_stride_c: problem.batchStrideC,
+    };
     return { ...base, ...gemmEpilogueArgs(this.epilogue, problem, bias) };
   }
 
@@ -270,14 +344,19 @@ export class GemmInstance {
         k: args.k,
         c: makeTensorView(cBatch, cDesc, { elementBytes: getDType(p.dtype).bytes }),
         symbols: { m: args.m, n: args.n, ldc: args.ldc },
-        ...(args.alpha === undefined ? {} : { epilogue: { functor: this.epilogue, alpha: args.alpha, ...(args.bias === undefined ? {} : { bias: args.bias }) } }),
+        ...(args.alpha === undefined
+          ? {}
+          : { epilogue: { functor: this.epilogue, alpha: args.alpha, ...(args.bias === undefined ? {} : { bias: args.bias }) } }),
       });
     });
   }
 
   /** The kernel alone as a translation unit. */
   source(): string {
-    const src = new SourceBuilder({ dialect: this.target, header: [`tilekit gemm: ${this.name}`, 'generated by @tilekit/kernel-gemm; do not edit'] });
+    const src = new SourceBuilder({
+      dialect: this.target,
+      header: [`tilekit gemm: ${this.name}`, 'generated by @tilekit/kernel-gemm; do not edit'],
+    });
     this.emit(src);
     return src.render();
   }

@@ -75,64 +75,70 @@ function conflictDegree(byteAddresses: readonly number[], accessBytes: number): 
 const transposes = PERMUTE_CATALOG.filter((i): i is TransposeInstance => i instanceof TransposeInstance);
 
 describe('transpose shared memory (xor swizzle)', () => {
-  it.each(transposes.map((i) => [i.name, i.policy] as const))('%s: both views address one bijective tile', (_name, policy: TransposePolicy) => {
-    const { rows, columns } = transposeSharedViews(policy);
-    const e = policy.dtype === 'fp32' ? 4 : 2;
-    const V = policy.vectorBytes / e;
-    const seen = new Set<number>();
-    for (let m = 0; m < policy.tileM; m++) {
-      for (let n = 0; n < policy.tileN; n++) {
-        const off = rows.calculateOffset([m, n]);
-        expect(columns.calculateOffset([Math.floor(m / V), m % V, n])).toBe(off);
-        if (n % V === 0) {
-          expect(off % V).toBe(0); // a vector starts aligned ...
-          for (let w = 1; w < V; w++) expect(rows.calculateOffset([m, n + w])).toBe(off + w); // ... and is contiguous
+  it.each(transposes.map((i) => [i.name, i.policy] as const))(
+    '%s: both views address one bijective tile',
+    (_name, policy: TransposePolicy) => {
+      const { rows, columns } = transposeSharedViews(policy);
+      const e = policy.dtype === 'fp32' ? 4 : 2;
+      const V = policy.vectorBytes / e;
+      const seen = new Set<number>();
+      for (let m = 0; m < policy.tileM; m++) {
+        for (let n = 0; n < policy.tileN; n++) {
+          const off = rows.calculateOffset([m, n]);
+          expect(columns.calculateOffset([Math.floor(m / V), m % V, n])).toBe(off);
+          if (n % V === 0) {
+            expect(off % V).toBe(0); // a vector starts aligned ...
+            for (let w = 1; w < V; w++) expect(rows.calculateOffset([m, n + w])).toBe(off + w); // ... and is contiguous
+          }
+          seen.add(off);
         }
-        seen.add(off);
       }
-    }
-    expect([...seen].sort((a, b) => a - b)).toEqual(Array.from({ length: policy.tileM * policy.tileN }, (_, k) => k));
-  });
+      expect([...seen].sort((a, b) => a - b)).toEqual(Array.from({ length: policy.tileM * policy.tileN }, (_, k) => k));
+    },
+  );
 
-  it.each(transposes.map((i) => [i.name, i.policy] as const))('%s: phase 1 stores and phase 2 loads: no bank conflicts with 16-byte vectors, at most 2-way for scalars', (_name, policy: TransposePolicy) => {
-    const { rows, columns } = transposeSharedViews(policy);
-    const e = policy.dtype === 'fp32' ? 4 : 2;
-    const V = policy.vectorBytes / e;
-    const chunks = policy.tileN / V;
-    let phase1 = 1;
-    let phase2 = 1;
-    for (let warp = 0; warp < policy.threads / 32; warp++) {
-      const lanes = Array.from({ length: 32 }, (_, l) => warp * 32 + l);
-      for (let k = 0; k < (policy.tileM * chunks) / policy.threads; k++) {
-        const addresses = lanes.map((t) => {
-          const idx = t + k * policy.threads;
-          return rows.calculateOffset([Math.floor(idx / chunks), (idx % chunks) * V]) * e;
-        });
-        phase1 = Math.max(phase1, conflictDegree(addresses, policy.vectorBytes));
-      }
-      const run = policy.storeRun;
-      const hi = policy.tileM / V / run;
-      for (let k = 0; k < (policy.tileN * (policy.tileM / V)) / policy.threads; k++) {
-        for (let j = 0; j < V; j++) {
+  it.each(transposes.map((i) => [i.name, i.policy] as const))(
+    '%s: phase 1 stores and phase 2 loads: no bank conflicts with 16-byte vectors, at most 2-way for scalars',
+    (_name, policy: TransposePolicy) => {
+      const { rows, columns } = transposeSharedViews(policy);
+      const e = policy.dtype === 'fp32' ? 4 : 2;
+      const V = policy.vectorBytes / e;
+      const chunks = policy.tileN / V;
+      let phase1 = 1;
+      let phase2 = 1;
+      for (let warp = 0; warp < policy.threads / 32; warp++) {
+        const lanes = Array.from({ length: 32 }, (_, l) => warp * 32 + l);
+        for (let k = 0; k < (policy.tileM * chunks) / policy.threads; k++) {
           const addresses = lanes.map((t) => {
             const idx = t + k * policy.threads;
-            const mvLo = idx % run;
-            const nn = Math.floor(idx / run) % policy.tileN;
-            const mvHi = Math.floor(idx / (run * policy.tileN)) % hi;
-            return columns.calculateOffset([mvHi * run + mvLo, j, nn]) * e;
+            return rows.calculateOffset([Math.floor(idx / chunks), (idx % chunks) * V]) * e;
           });
-          phase2 = Math.max(phase2, conflictDegree(addresses, e));
+          phase1 = Math.max(phase1, conflictDegree(addresses, policy.vectorBytes));
+        }
+        const run = policy.storeRun;
+        const hi = policy.tileM / V / run;
+        for (let k = 0; k < (policy.tileN * (policy.tileM / V)) / policy.threads; k++) {
+          for (let j = 0; j < V; j++) {
+            const addresses = lanes.map((t) => {
+              const idx = t + k * policy.threads;
+              const mvLo = idx % run;
+              const nn = Math.floor(idx / run) % policy.tileN;
+              const mvHi = Math.floor(idx / (run * policy.tileN)) % hi;
+              return columns.calculateOffset([mvHi * run + mvLo, j, nn]) * e;
+            });
+            phase2 = Math.max(phase2, conflictDegree(addresses, e));
+          }
         }
       }
-    }
-    if (policy.vectorBytes === 16) {
-      expect(phase1).toBe(1);
-      expect(phase2).toBe(1);
-    } else {
-      expect(phase1).toBeLessThanOrEqual(2); // the scalar fallback: at most 2-way
-      expect(phase2).toBeLessThanOrEqual(2);
-    }
-  });
+      if (policy.vectorBytes === 16) {
+        expect(phase1).toBe(1);
+        expect(phase2).toBe(1);
+      } else {
+        expect(phase1).toBeLessThanOrEqual(2); // the scalar fallback: at most 2-way
+        expect(phase2).toBeLessThanOrEqual(2);
+      }
+    },
+  );
 
   test.prop([fc.integer({ min: 1, max: 150 }), fc.integer({ min: 1, max: 150 }), fc.constantFrom(...transposes)], { numRuns: 30 })(
     'global views: in-range elements map to src[m, n] and dst[n, m]; the padding is invalid',

@@ -11,7 +11,10 @@ import { compilePermuteInstance } from './permuteLauncher.ts';
 import type { PermuteInstance } from './permuteInstance.ts';
 
 const hasNvcc = NvccCompiler.available();
-if (!hasNvcc) console.warn('\n!!! SKIPPING the permute catalog compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n');
+if (!hasNvcc)
+  console.warn(
+    '\n!!! SKIPPING the permute catalog compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n',
+  );
 
 describe.runIf(hasNvcc)('permute catalog: every instance compiles for sm_90a without spills', () => {
   const cacheDir = mkdtempSync(join(tmpdir(), 'tilekit-permute-catalog-'));
@@ -48,9 +51,11 @@ describe.runIf(hasNvcc)('permute catalog: every instance compiles for sm_90a wit
       const r = results.get(instance.name)!;
       const out: string[] = [];
       if (!r.resourcesReported) out.push(`${instance.name}: ptxas reported no resources`);
-      if (r.resources.spillStores > 0 || r.resources.spillLoads > 0) out.push(`${instance.name}: spills ${r.resources.spillStores}/${r.resources.spillLoads} bytes`);
+      if (r.resources.spillStores > 0 || r.resources.spillLoads > 0)
+        out.push(`${instance.name}: spills ${r.resources.spillStores}/${r.resources.spillLoads} bytes`);
       if (r.resources.stackFrame > 0) out.push(`${instance.name}: ${r.resources.stackFrame}-byte stack frame`);
-      if (r.resources.sharedBytes !== instance.staticSharedBytes) out.push(`${instance.name}: ${r.resources.sharedBytes} B smem, the instance says ${instance.staticSharedBytes}`);
+      if (r.resources.sharedBytes !== instance.staticSharedBytes)
+        out.push(`${instance.name}: ${r.resources.sharedBytes} B smem, the instance says ${instance.staticSharedBytes}`);
       return out;
     });
     expect(problems).toEqual([]);

@@ -23,8 +23,16 @@ const transposeProblem = fc.record({
 
 describe('permute problem', () => {
   it('knows the shapes and axes of each kind', () => {
-    expect(permuteShapes({ kind: 'bhsd2bshd', dtype: 'fp16', b: 2, h: 3, s: 5, d: 8 })).toEqual({ input: [2, 3, 5, 8], output: [2, 5, 3, 8], axes: [0, 2, 1, 3] });
-    expect(permuteShapes({ kind: 'bshd2bhsd', dtype: 'fp16', b: 2, h: 3, s: 5, d: 8 })).toEqual({ input: [2, 5, 3, 8], output: [2, 3, 5, 8], axes: [0, 2, 1, 3] });
+    expect(permuteShapes({ kind: 'bhsd2bshd', dtype: 'fp16', b: 2, h: 3, s: 5, d: 8 })).toEqual({
+      input: [2, 3, 5, 8],
+      output: [2, 5, 3, 8],
+      axes: [0, 2, 1, 3],
+    });
+    expect(permuteShapes({ kind: 'bshd2bhsd', dtype: 'fp16', b: 2, h: 3, s: 5, d: 8 })).toEqual({
+      input: [2, 5, 3, 8],
+      output: [2, 3, 5, 8],
+      axes: [0, 2, 1, 3],
+    });
     expect(permuteShapes({ kind: 'transpose', dtype: 'fp32', m: 4, n: 6 })).toEqual({ input: [4, 6], output: [6, 4], axes: [1, 0] });
   });
 
@@ -41,18 +49,30 @@ describe('permute problem', () => {
 
 describe('dispatch', () => {
   it('takes 16-byte vectors and the tile the (x, d/V) plane fills for the benchmark shapes', () => {
-    expect(selectPermuteInstance({ kind: 'bhsd2bshd', dtype: 'fp16', b: 16, h: 32, s: 8192, d: 128 }).name).toBe('permute_head_fp16_v16_t256_u2_r2');
-    expect(selectPermuteInstance({ kind: 'bshd2bhsd', dtype: 'bf16', b: 16, h: 32, s: 8192, d: 128 }).name).toBe('permute_head_bf16_v16_t256_u4_r1');
-    expect(selectPermuteInstance({ kind: 'bhsd2bshd', dtype: 'fp16', b: 16, h: 32, s: 16384, d: 64 }).name).toBe('permute_head_fp16_v16_t256_u1_r4');
-    expect(selectPermuteInstance({ kind: 'transpose', dtype: 'fp16', m: 16384, n: 32768 }).name).toBe('permute_transpose_fp16_v16_128x64_t256_r8_i32');
-    expect(selectPermuteInstance({ kind: 'transpose', dtype: 'fp32', m: 65536, n: 8192 }).name).toBe('permute_transpose_fp32_v16_128x64_t256_r8_i64');
+    expect(selectPermuteInstance({ kind: 'bhsd2bshd', dtype: 'fp16', b: 16, h: 32, s: 8192, d: 128 }).name).toBe(
+      'permute_head_fp16_v16_t256_u2_r2',
+    );
+    expect(selectPermuteInstance({ kind: 'bshd2bhsd', dtype: 'bf16', b: 16, h: 32, s: 8192, d: 128 }).name).toBe(
+      'permute_head_bf16_v16_t256_u4_r1',
+    );
+    expect(selectPermuteInstance({ kind: 'bhsd2bshd', dtype: 'fp16', b: 16, h: 32, s: 16384, d: 64 }).name).toBe(
+      'permute_head_fp16_v16_t256_u1_r4',
+    );
+    expect(selectPermuteInstance({ kind: 'transpose', dtype: 'fp16', m: 16384, n: 32768 }).name).toBe(
+      'permute_transpose_fp16_v16_128x64_t256_r8_i32',
+    );
+    expect(selectPermuteInstance({ kind: 'transpose', dtype: 'fp32', m: 65536, n: 8192 }).name).toBe(
+      'permute_transpose_fp32_v16_128x64_t256_r8_i64',
+    );
   });
 
   it('falls back to narrower vectors for odd sizes and for misaligned pointers', () => {
     expect(selectPermuteInstance({ kind: 'bhsd2bshd', dtype: 'fp16', b: 1, h: 2, s: 3, d: 36 }).vectorBytes).toBe(8);
     expect(selectPermuteInstance({ kind: 'bhsd2bshd', dtype: 'fp16', b: 1, h: 2, s: 3, d: 33 }).vectorBytes).toBe(2);
     expect(selectPermuteInstance({ kind: 'transpose', dtype: 'bf16', m: 8, n: 12 }).vectorBytes).toBe(2);
-    expect(selectPermuteInstance({ kind: 'bhsd2bshd', dtype: 'fp32', b: 1, h: 2, s: 3, d: 64 }, { alignment: { src: 256, dst: 8 } }).vectorBytes).toBe(8);
+    expect(
+      selectPermuteInstance({ kind: 'bhsd2bshd', dtype: 'fp32', b: 1, h: 2, s: 3, d: 64 }, { alignment: { src: 256, dst: 8 } }).vectorBytes,
+    ).toBe(8);
   });
 
   it('says which predicates failed when nothing matches', () => {
@@ -74,29 +94,33 @@ describe('dispatch', () => {
     expect(() => selectPermuteInstance({ kind: 'transpose', dtype: 'fp16', m: 0, n: 4 })).toThrow(ArgumentError);
   });
 
-  test.prop([fc.oneof(headProblem, transposeProblem)])('the selected instance supports the problem and no supporting instance is preferred over it', (problem) => {
-    let chosen;
-    try {
-      chosen = selectPermuteInstance(problem);
-    } catch (e) {
-      expect(e).toBeInstanceOf(NoPermuteInstanceError);
-      expect(PERMUTE_CATALOG.every((i) => i.unsupported(problem).length > 0)).toBe(true);
-      return;
-    }
-    expect(chosen.unsupported(problem)).toEqual([]);
-    expect(chosen.kinds).toContain(problem.kind);
-    expect(chosen.dtype).toBe(problem.dtype);
-    const pref = chosen.preference(problem);
-    for (const other of PERMUTE_CATALOG) {
-      if (other.unsupported(problem).length > 0) continue;
-      const p = other.preference(problem);
-      const i = p.findIndex((v, k) => v !== pref[k]);
-      if (i >= 0) expect(p[i]!).toBeGreaterThan(pref[i]!);
-    }
-  });
+  test.prop([fc.oneof(headProblem, transposeProblem)])(
+    'the selected instance supports the problem and no supporting instance is preferred over it',
+    (problem) => {
+      let chosen;
+      try {
+        chosen = selectPermuteInstance(problem);
+      } catch (e) {
+        expect(e).toBeInstanceOf(NoPermuteInstanceError);
+        expect(PERMUTE_CATALOG.every((i) => i.unsupported(problem).length > 0)).toBe(true);
+        return;
+      }
+      expect(chosen.unsupported(problem)).toEqual([]);
+      expect(chosen.kinds).toContain(problem.kind);
+      expect(chosen.dtype).toBe(problem.dtype);
+      const pref = chosen.preference(problem);
+      for (const other of PERMUTE_CATALOG) {
+        if (other.unsupported(problem).length > 0) continue;
+        const p = other.preference(problem);
+        const i = p.findIndex((v, k) => v !== pref[k]);
+        if (i >= 0) expect(p[i]!).toBeGreaterThan(pref[i]!);
+      }
+    },
+  );
 
   test.prop([headProblem])('head launches cover the (x, d/V) plane with whole tiles and y with whole row blocks', (problem) => {
-    const instance = PERMUTE_CATALOG.find((i) => i instanceof HeadPermuteInstance && i.unsupported(problem).length === 0) as HeadPermuteInstance | undefined;
+    const instance = PERMUTE_CATALOG.find((i) => i instanceof HeadPermuteInstance && i.unsupported(problem).length === 0) as
+      HeadPermuteInstance | undefined;
     fc.pre(instance !== undefined);
     const { grid, block } = instance!.launch(problem);
     const { x, y } = HeadPermuteInstance.axes(problem as Parameters<typeof HeadPermuteInstance.axes>[0]);

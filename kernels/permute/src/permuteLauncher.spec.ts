@@ -43,8 +43,18 @@ describe('preparePermuteLaunch (validation before any launch)', () => {
   });
 
   it('rejects a problem the instance cannot run, naming the broken predicates', () => {
-    expect(() => preparePermuteLaunch(instance, { ...problem, d: 36 }, { src, dst })).toThrow(/d · 2 = 72 bytes is not a multiple of the 16-byte vector/);
-    expect(argumentOf(() => preparePermuteLaunch(instance, { ...problem, dtype: 'fp32' }, { src: { ...src, bytes: 2 * bytes }, dst: { ...dst, bytes: 2 * bytes } }))).toBe('problem');
+    expect(() => preparePermuteLaunch(instance, { ...problem, d: 36 }, { src, dst })).toThrow(
+      /d · 2 = 72 bytes is not a multiple of the 16-byte vector/,
+    );
+    expect(
+      argumentOf(() =>
+        preparePermuteLaunch(
+          instance,
+          { ...problem, dtype: 'fp32' },
+          { src: { ...src, bytes: 2 * bytes }, dst: { ...dst, bytes: 2 * bytes } },
+        ),
+      ),
+    ).toBe('problem');
     expect(argumentOf(() => preparePermuteLaunch(instance, { ...problem, s: 0 }, { src, dst }))).toBe('problem.s');
   });
 

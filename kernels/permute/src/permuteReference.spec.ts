@@ -13,7 +13,12 @@ const small = fc.oneof(
     s: fc.integer({ min: 1, max: 7 }),
     d: fc.integer({ min: 1, max: 9 }),
   }),
-  fc.record({ kind: fc.constant('transpose' as const), dtype: fc.constantFrom('fp16' as const, 'fp32' as const), m: fc.integer({ min: 1, max: 130 }), n: fc.integer({ min: 1, max: 70 }) }),
+  fc.record({
+    kind: fc.constant('transpose' as const),
+    dtype: fc.constantFrom('fp16' as const, 'fp32' as const),
+    m: fc.integer({ min: 1, max: 130 }),
+    n: fc.integer({ min: 1, max: 70 }),
+  }),
 );
 
 function shapeOf(p: PermuteProblem): number[] {

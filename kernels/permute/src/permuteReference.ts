@@ -39,7 +39,8 @@ export interface PermuteComparison {
  */
 export function comparePermutedBits(problem: PermuteProblem, input: ElementBits, output: ElementBits): PermuteComparison {
   const elements = permuteElements(problem);
-  if (input.length < elements || output.length < elements) throw new ArgumentError('input/output', `must hold ${elements} elements`, [input.length, output.length]);
+  if (input.length < elements || output.length < elements)
+    throw new ArgumentError('input/output', `must hold ${elements} elements`, [input.length, output.length]);
   let mismatches = 0;
   let first: PermuteComparison['first'];
   const check = (o: number, i: number): void => {

@@ -28,7 +28,16 @@ function structured(batch: number, heads: number, seqlen: number, d: number, see
  * Upstream's block-map prediction (thu-ml/SpargeAttn `spas_sage_attn/utils.py`) transcribed literally
  * (Gram-matrix similarity, softmax, argsort, cumsum), nheadK = nhead.
  */
-function digestPseudoCode(shape: Required<SpargeShape>, q: Float64Array, k: Float64Array, p: Required<Pick<SpargeParams, 'smoothK' | 'attentionSink' | 'isCausal' | 'blockQ' | 'blockK'>> & { topk?: number[]; cdf?: number[]; sim: number[] }): Uint8Array {
+function digestPseudoCode(
+  shape: Required<SpargeShape>,
+  q: Float64Array,
+  k: Float64Array,
+  p: Required<Pick<SpargeParams, 'smoothK' | 'attentionSink' | 'isCausal' | 'blockQ' | 'blockK'>> & {
+    topk?: number[];
+    cdf?: number[];
+    sim: number[];
+  },
+): Uint8Array {
   const { batch, nhead: H, seqlenQ: Nq, seqlenK: Nk, headDim: D } = shape;
   const { blockQ: BQ, blockK: BK } = p;
   const nQ = Math.ceil(Nq / BQ);
@@ -46,7 +55,8 @@ function digestPseudoCode(shape: Required<SpargeShape>, q: Float64Array, k: Floa
   };
   for (let b = 0; b < batch; b++) {
     for (let h = 0; h < H; h++) {
-      const rowsOf = (t: Float64Array, N: number): number[][] => Array.from({ length: N }, (_, n) => Array.from(t.subarray(((b * H + h) * N + n) * D, ((b * H + h) * N + n + 1) * D)));
+      const rowsOf = (t: Float64Array, N: number): number[][] =>
+        Array.from({ length: N }, (_, n) => Array.from(t.subarray(((b * H + h) * N + n) * D, ((b * H + h) * N + n + 1) * D)));
       const qr = rowsOf(q, Nq);
       let kr = rowsOf(k, Nk);
       if (p.smoothK) {
@@ -58,7 +68,11 @@ function digestPseudoCode(shape: Required<SpargeShape>, q: Float64Array, k: Floa
       const theta = p.sim[h]!;
       for (let i = 0; i < nQ; i++) {
         const C = (j: number): boolean => j < ((i + 1) * BQ) / BK;
-        const row = kb.map((kj, j) => (!(kj.sim > theta) || (p.isCausal && !C(j)) ? -Infinity : qb[i]!.pooled.reduce((s, v, c) => s + v * kj.pooled[c]!, 0) / Math.sqrt(D)));
+        const row = kb.map((kj, j) =>
+          !(kj.sim > theta) || (p.isCausal && !C(j))
+            ? -Infinity
+            : qb[i]!.pooled.reduce((s, v, c) => s + v * kj.pooled[c]!, 0) / Math.sqrt(D),
+        );
         const max = Math.max(...row);
         const e = row.map((s) => Math.exp(s - max));
         const total = e.reduce((s, v) => s + v, 0);
@@ -110,8 +124,21 @@ describe('spargeBlockMapReference', () => {
         const k = structured(c.batch, c.nhead, seqlenK, 64, c.seed + 7, c.kStrength);
         const perHead = (v: number[]): number[] => v.slice(0, c.nhead);
         const flags = { isCausal: c.isCausal, smoothK: c.smoothK, attentionSink: c.attentionSink, blockQ: c.blockQ, blockK: c.blockK };
-        const got = spargeBlockMapReference({ shape, q, k, params: { ...flags, simthreshd1: perHead(c.sims), ...(c.cdfMode ? { cdfthreshd: perHead(c.values) } : { topk: perHead(c.values) }) } });
-        const want = digestPseudoCode(shape, q, k, { ...flags, sim: perHead(c.sims), ...(c.cdfMode ? { cdf: perHead(c.values) } : { topk: perHead(c.values) }) });
+        const got = spargeBlockMapReference({
+          shape,
+          q,
+          k,
+          params: {
+            ...flags,
+            simthreshd1: perHead(c.sims),
+            ...(c.cdfMode ? { cdfthreshd: perHead(c.values) } : { topk: perHead(c.values) }),
+          },
+        });
+        const want = digestPseudoCode(shape, q, k, {
+          ...flags,
+          sim: perHead(c.sims),
+          ...(c.cdfMode ? { cdf: perHead(c.values) } : { topk: perHead(c.values) }),
+        });
         // Rows whose selection sits within rounding of a threshold (τ equal to a cumulative mass,
         // two equal scores) may go either way between two summation orders: compare the others.
         const rows = got.scoreMargin.length;
@@ -123,7 +150,9 @@ describe('spargeBlockMapReference', () => {
         expect(decodeSpargeLut(got.lut).map).toEqual(got.blockMap.map);
         const visited = got.lut.validBlockNum.reduce((a, b) => a + b, 0);
         let dense = 0;
-        for (let i = 0; i < got.blockMap.qBlocks; i++) for (let j = 0; j < got.blockMap.kBlocks; j++) dense += !c.isCausal || spargeCausalBlockAllowed(i, j, c.blockQ, c.blockK, c.seqlenQ) ? c.batch * c.nhead : 0;
+        for (let i = 0; i < got.blockMap.qBlocks; i++)
+          for (let j = 0; j < got.blockMap.kBlocks; j++)
+            dense += !c.isCausal || spargeCausalBlockAllowed(i, j, c.blockQ, c.blockK, c.seqlenQ) ? c.batch * c.nhead : 0;
         expect(got.achievedSparsity).toBeCloseTo(1 - visited / dense, 12);
         for (const s of [...got.similarityQ, ...got.similarityK]) expect(Number.isNaN(s)).toBe(false);
       }),
@@ -137,13 +166,26 @@ describe('spargeBlockMapReference', () => {
         const shape = { batch: c.batch, nhead: c.nhead, seqlenQ: c.seqlenQ, seqlenK: c.seqlenQ, headDim: 64 };
         const q = structured(c.batch, c.nhead, c.seqlenQ, 64, c.seed);
         const k = structured(c.batch, c.nhead, c.seqlenQ, 64, c.seed + 3);
-        const r = spargeBlockMapReference({ shape, q, k, params: { topk: c.values[0]!, simthreshd1: c.sims[0]!, isCausal: true, attentionSink: c.attentionSink, blockQ: c.blockQ, blockK: c.blockK } });
+        const r = spargeBlockMapReference({
+          shape,
+          q,
+          k,
+          params: {
+            topk: c.values[0]!,
+            simthreshd1: c.sims[0]!,
+            isCausal: true,
+            attentionSink: c.attentionSink,
+            blockQ: c.blockQ,
+            blockK: c.blockK,
+          },
+        });
         const { qBlocks, kBlocks, map } = r.blockMap;
         for (let row = 0; row < c.batch * c.nhead * qBlocks; row++) {
           const i = row % qBlocks;
           expect(r.lut.validBlockNum[row]!).toBeGreaterThanOrEqual(1);
           if (c.attentionSink) expect(map[row * kBlocks]).toBe(1);
-          for (let j = 0; j < kBlocks; j++) if (!spargeCausalBlockAllowed(i, j, c.blockQ, c.blockK, c.seqlenQ)) expect(map[row * kBlocks + j]).toBe(0);
+          for (let j = 0; j < kBlocks; j++)
+            if (!spargeCausalBlockAllowed(i, j, c.blockQ, c.blockK, c.seqlenQ)) expect(map[row * kBlocks + j]).toBe(0);
         }
       }),
       { numRuns: 40 },
@@ -162,7 +204,9 @@ describe('spargeBlockMapReference', () => {
         for (let row = 0; row < on.scoreMargin.length; row++) {
           if (Math.min(on.scoreMargin[row]!, off.scoreMargin[row]!) < 1e-9) continue; // a near-tie may flip by rounding
           const kb = on.blockMap.kBlocks;
-          expect(Array.from(on.blockMap.map.subarray(row * kb, (row + 1) * kb))).toEqual(Array.from(off.blockMap.map.subarray(row * kb, (row + 1) * kb)));
+          expect(Array.from(on.blockMap.map.subarray(row * kb, (row + 1) * kb))).toEqual(
+            Array.from(off.blockMap.map.subarray(row * kb, (row + 1) * kb)),
+          );
         }
       }),
       { numRuns: 40 },
@@ -211,7 +255,12 @@ describe('spargeBlockMapReference', () => {
     const k = structured(1, 2, 128, 64, 2);
     const r = spargeBlockMapReference({ shape, q, k, params: { topk: 0.25, blockQ: 32, blockK: 32 } });
     const kOfHead1 = k.slice(128 * 64);
-    const alone = spargeBlockMapReference({ shape: { ...shape, nhead: 1, nheadK: 1 }, q: q.slice(3 * 128 * 64), k: kOfHead1, params: { topk: 0.25, blockQ: 32, blockK: 32 } });
+    const alone = spargeBlockMapReference({
+      shape: { ...shape, nhead: 1, nheadK: 1 },
+      q: q.slice(3 * 128 * 64),
+      k: kOfHead1,
+      params: { topk: 0.25, blockQ: 32, blockK: 32 },
+    });
     expect(Array.from(r.blockMap.map.subarray(3 * 16))).toEqual(Array.from(alone.blockMap.map));
   });
 });
@@ -219,22 +268,30 @@ describe('spargeBlockMapReference', () => {
 describe('spargePoolBlocks', () => {
   it('similarity is the mean of the Gram matrix of the normalized rows, in [0, 1], zero rows included', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 40 }), fc.constantFrom(4, 8, 16), fc.integer({ min: 0, max: 1 << 30 }), fc.boolean(), (seqlen, block, seed, withZero) => {
-        const d = 8;
-        const x = spargeRandomValues(seqlen * d, seed);
-        if (withZero) x.fill(0, 0, d);
-        const { pooled, similarity } = spargePoolBlocks(x, 0, seqlen, d, block, null);
-        for (let blk = 0; blk < similarity.length; blk++) {
-          const rows = Array.from({ length: Math.min(block, seqlen - blk * block) }, (_, r) => Array.from(x.subarray((blk * block + r) * d, (blk * block + r + 1) * d)));
-          const unit = rows.map((r) => r.map((v) => v / (Math.hypot(...r) || 1)));
-          let gram = 0;
-          for (const a of unit) for (const b of unit) gram += a.reduce((s, v, c) => s + v * b[c]!, 0);
-          expect(similarity[blk]!).toBeCloseTo(gram / rows.length ** 2, 12);
-          expect(similarity[blk]!).toBeGreaterThanOrEqual(0);
-          expect(similarity[blk]!).toBeLessThanOrEqual(1 + 1e-12);
-          for (let c = 0; c < d; c++) expect(pooled[blk * d + c]!).toBeCloseTo(rows.reduce((s, r) => s + r[c]!, 0) / rows.length, 12);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 40 }),
+        fc.constantFrom(4, 8, 16),
+        fc.integer({ min: 0, max: 1 << 30 }),
+        fc.boolean(),
+        (seqlen, block, seed, withZero) => {
+          const d = 8;
+          const x = spargeRandomValues(seqlen * d, seed);
+          if (withZero) x.fill(0, 0, d);
+          const { pooled, similarity } = spargePoolBlocks(x, 0, seqlen, d, block, null);
+          for (let blk = 0; blk < similarity.length; blk++) {
+            const rows = Array.from({ length: Math.min(block, seqlen - blk * block) }, (_, r) =>
+              Array.from(x.subarray((blk * block + r) * d, (blk * block + r + 1) * d)),
+            );
+            const unit = rows.map((r) => r.map((v) => v / (Math.hypot(...r) || 1)));
+            let gram = 0;
+            for (const a of unit) for (const b of unit) gram += a.reduce((s, v, c) => s + v * b[c]!, 0);
+            expect(similarity[blk]!).toBeCloseTo(gram / rows.length ** 2, 12);
+            expect(similarity[blk]!).toBeGreaterThanOrEqual(0);
+            expect(similarity[blk]!).toBeLessThanOrEqual(1 + 1e-12);
+            for (let c = 0; c < d; c++) expect(pooled[blk * d + c]!).toBeCloseTo(rows.reduce((s, r) => s + r[c]!, 0) / rows.length, 12);
+          }
+        },
+      ),
     );
   });
 });
@@ -263,9 +320,15 @@ describe('spargeSelectRow', () => {
 describe('spargeCausalBlockAllowed', () => {
   it('equals upstream j < (i + 1)·BLKQ/BLKK when seqlenQ = seqlenK', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 2000 }), fc.constantFrom(16, 32, 64, 128, 256), fc.constantFrom(16, 32, 64, 128, 256), (n, bq, bk) => {
-        for (let i = 0; i < Math.ceil(n / bq); i++) for (let j = 0; j < Math.ceil(n / bk); j++) expect(spargeCausalBlockAllowed(i, j, bq, bk, n)).toBe(j < ((i + 1) * bq) / bk);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 2000 }),
+        fc.constantFrom(16, 32, 64, 128, 256),
+        fc.constantFrom(16, 32, 64, 128, 256),
+        (n, bq, bk) => {
+          for (let i = 0; i < Math.ceil(n / bq); i++)
+            for (let j = 0; j < Math.ceil(n / bk); j++) expect(spargeCausalBlockAllowed(i, j, bq, bk, n)).toBe(j < ((i + 1) * bq) / bk);
+        },
+      ),
       { numRuns: 50 },
     );
   });

@@ -1,6 +1,21 @@
-import { checkSpargeParams, spargeTopkCount, type ResolvedSpargeParams, type SpargeParams, type SpargeSelection, type SpargeTailBlockRule } from './spargeHyperparameters.ts';
+import {
+  checkSpargeParams,
+  spargeTopkCount,
+  type ResolvedSpargeParams,
+  type SpargeParams,
+  type SpargeSelection,
+  type SpargeTailBlockRule,
+} from './spargeHyperparameters.ts';
 import { encodeSpargeLut, type SpargeBlockMap, type SpargeLut } from './spargeLut.ts';
-import { checkSpargeValues, resolveSpargeShape, spargeBlockCount, spargeCausalBlockAllowed, type ResolvedSpargeShape, type SpargeShape, type SpargeValues } from './spargeShape.ts';
+import {
+  checkSpargeValues,
+  resolveSpargeShape,
+  spargeBlockCount,
+  spargeCausalBlockAllowed,
+  type ResolvedSpargeShape,
+  type SpargeShape,
+  type SpargeValues,
+} from './spargeShape.ts';
 
 /** Inputs of the block-map prediction: decoded Q [b][h][sq][d] and K [b][hk][sk][d] (packed bhsd). */
 export interface SpargeBlockMapArgs {
@@ -66,7 +81,16 @@ export function spargeKeyMean(k: SpargeValues, batch: number, nheadK: number, se
  * similarity NaN (upstream's zero-padded 0/0), so it compares false against every threshold.
  * Postcondition (property-tested): similarity = mean of the Gram matrix X̂X̂ᵀ, in [0, 1].
  */
-export function spargePoolBlocks(values: SpargeValues, offset: number, seqlen: number, headDim: number, blockSize: number, mean: Float64Array | null, meanOffset = 0, tailBlockRule: SpargeTailBlockRule = 'pooled'): SpargePooledBlocks {
+export function spargePoolBlocks(
+  values: SpargeValues,
+  offset: number,
+  seqlen: number,
+  headDim: number,
+  blockSize: number,
+  mean: Float64Array | null,
+  meanOffset = 0,
+  tailBlockRule: SpargeTailBlockRule = 'pooled',
+): SpargePooledBlocks {
   const blocks = spargeBlockCount(seqlen, blockSize);
   const pooled = new Float64Array(blocks * headDim);
   const similarity = new Float64Array(blocks);

@@ -22,7 +22,15 @@ describe('checkSpargeParams', () => {
     expect(p.selectionValue).toEqual([0.5, 0.5, 0.5, 0.5]);
     expect(p.simthreshd1).toEqual([-0.1, -0.1, -0.1, -0.1]);
     expect(p.pvThreshold).toEqual([50, 50, 50, 50]);
-    expect([p.blockQ, p.blockK, p.smoothK, p.attentionSink, p.isCausal, p.int8, p.tailBlockRule]).toEqual([128, 64, true, true, false, false, 'pooled']);
+    expect([p.blockQ, p.blockK, p.smoothK, p.attentionSink, p.isCausal, p.int8, p.tailBlockRule]).toEqual([
+      128,
+      64,
+      true,
+      true,
+      false,
+      false,
+      'pooled',
+    ]);
     const c = checkSpargeParams({ cdfthreshd: [0.9, 0.95, 0.97, 1], pvThreshold: Infinity, blockQ: 64, blockK: 128 }, ctx);
     expect(c.selection).toBe('cdf');
     expect(c.selectionValue).toEqual([0.9, 0.95, 0.97, 1]);
@@ -32,7 +40,9 @@ describe('checkSpargeParams', () => {
   });
 
   it('accepts per-head typed arrays', () => {
-    expect(checkSpargeParams({ topk: new Float32Array([0.25, 0.5, 0.75, 1]), simthreshd1: [0.1, 0.2, 0.3, 0.4] }, ctx).simthreshd1).toEqual([0.1, 0.2, 0.3, 0.4]);
+    expect(checkSpargeParams({ topk: new Float32Array([0.25, 0.5, 0.75, 1]), simthreshd1: [0.1, 0.2, 0.3, 0.4] }, ctx).simthreshd1).toEqual(
+      [0.1, 0.2, 0.3, 0.4],
+    );
   });
 
   it('accepts exactly the topk values in (0, 1]', () => {

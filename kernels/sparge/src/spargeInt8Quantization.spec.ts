@@ -18,19 +18,27 @@ describe('spargeQuantizeBlocksInt8', () => {
 
   it('round-trips within half a step per element, |q| ≤ 127, one scale per block (tails included)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 2 }), fc.integer({ min: 1, max: 2 }), fc.integer({ min: 1, max: 70 }), fc.constantFrom(16, 32, 64), fc.integer({ min: 0, max: 1 << 30 }), fc.double({ min: 1e-3, max: 1e3, noNaN: true }), (batch, heads, seqlen, block, seed, amplitude) => {
-        const d = 8;
-        const x = spargeRandomValues(batch * heads * seqlen * d, seed, amplitude);
-        const qz = spargeQuantizeBlocksInt8(x, batch, heads, seqlen, d, block);
-        expect(qz.scales.length).toBe(batch * heads * Math.ceil(seqlen / block));
-        const back = spargeDequantizeBlocksInt8(qz, batch, heads, seqlen, d);
-        for (let i = 0; i < x.length; i++) {
-          const blockIndex = Math.floor(i / d / seqlen) * Math.ceil(seqlen / block) + Math.floor(Math.floor(i / d) % seqlen / block);
-          const scale = qz.scales[blockIndex]!;
-          expect(Math.abs(qz.values[i]!)).toBeLessThanOrEqual(127);
-          expect(Math.abs(back[i]! - x[i]!)).toBeLessThanOrEqual(scale / 2 + 2 ** -20 * Math.abs(x[i]!) + 1e-7);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 2 }),
+        fc.integer({ min: 1, max: 2 }),
+        fc.integer({ min: 1, max: 70 }),
+        fc.constantFrom(16, 32, 64),
+        fc.integer({ min: 0, max: 1 << 30 }),
+        fc.double({ min: 1e-3, max: 1e3, noNaN: true }),
+        (batch, heads, seqlen, block, seed, amplitude) => {
+          const d = 8;
+          const x = spargeRandomValues(batch * heads * seqlen * d, seed, amplitude);
+          const qz = spargeQuantizeBlocksInt8(x, batch, heads, seqlen, d, block);
+          expect(qz.scales.length).toBe(batch * heads * Math.ceil(seqlen / block));
+          const back = spargeDequantizeBlocksInt8(qz, batch, heads, seqlen, d);
+          for (let i = 0; i < x.length; i++) {
+            const blockIndex = Math.floor(i / d / seqlen) * Math.ceil(seqlen / block) + Math.floor((Math.floor(i / d) % seqlen) / block);
+            const scale = qz.scales[blockIndex]!;
+            expect(Math.abs(qz.values[i]!)).toBeLessThanOrEqual(127);
+            expect(Math.abs(back[i]! - x[i]!)).toBeLessThanOrEqual(scale / 2 + 2 ** -20 * Math.abs(x[i]!) + 1e-7);
+          }
+        },
+      ),
     );
   });
 
@@ -45,7 +53,8 @@ describe('spargeQuantizeBlocksInt8', () => {
     expect(smooth.keyMean).toEqual(spargeKeyMean(k, 1, 2, 80, 64));
     const back = spargeDequantizeBlocksInt8(smooth.k, 1, 2, 80, 64);
     let worst = 0;
-    for (let i = 0; i < k.length; i++) worst = Math.max(worst, Math.abs(back[i]! + smooth.keyMean[Math.floor(i / (80 * 64)) * 64 + (i % 64)]! - k[i]!));
+    for (let i = 0; i < k.length; i++)
+      worst = Math.max(worst, Math.abs(back[i]! + smooth.keyMean[Math.floor(i / (80 * 64)) * 64 + (i % 64)]! - k[i]!));
     expect(worst).toBeLessThan(Math.max(...smooth.k.scales) / 2 + 1e-6);
     // The common offset dominates the raw scales; smoothing removes it (SageAttention's reason for smoothing K).
     expect(Math.max(...smooth.k.scales)).toBeLessThan(Math.max(...raw.k.scales) / 10);

@@ -26,10 +26,19 @@ export interface SpargeInt8Qk {
  * Postcondition (property-tested): |q·scale − x| ≤ scale/2 (plus fp32 rounding) and |q| ≤ 127.
  * @throws SpargeArgumentError for bad sizes.
  */
-export function spargeQuantizeBlocksInt8(values: SpargeValues, batch: number, heads: number, seqlen: number, headDim: number, blockSize: number, mean: Float64Array | null = null): SpargeInt8Blocks {
+export function spargeQuantizeBlocksInt8(
+  values: SpargeValues,
+  batch: number,
+  heads: number,
+  seqlen: number,
+  headDim: number,
+  blockSize: number,
+  mean: Float64Array | null = null,
+): SpargeInt8Blocks {
   checkSpargeValues('values', values, batch, heads, seqlen, headDim);
   if (!Number.isSafeInteger(blockSize) || blockSize < 1) throw new SpargeArgumentError('blockSize', 'must be an integer ≥ 1', blockSize);
-  if (mean !== null && mean.length !== batch * heads * headDim) throw new SpargeArgumentError('mean', `must hold batch·heads·headDim = ${batch * heads * headDim} entries`, mean.length);
+  if (mean !== null && mean.length !== batch * heads * headDim)
+    throw new SpargeArgumentError('mean', `must hold batch·heads·headDim = ${batch * heads * headDim} entries`, mean.length);
   const blocks = spargeBlockCount(seqlen, blockSize);
   const out = new Int8Array(values.length);
   const scales = new Float32Array(batch * heads * blocks);
@@ -55,7 +64,13 @@ export function spargeQuantizeBlocksInt8(values: SpargeValues, batch: number, he
 }
 
 /** value ≈ q·scale of every element (float64), the inverse map of `spargeQuantizeBlocksInt8` up to rounding. */
-export function spargeDequantizeBlocksInt8(blocks: SpargeInt8Blocks, batch: number, heads: number, seqlen: number, headDim: number): Float64Array {
+export function spargeDequantizeBlocksInt8(
+  blocks: SpargeInt8Blocks,
+  batch: number,
+  heads: number,
+  seqlen: number,
+  headDim: number,
+): Float64Array {
   const n = spargeBlockCount(seqlen, blocks.blockSize);
   const out = new Float64Array(blocks.values.length);
   for (let bh = 0; bh < batch * heads; bh++) {
@@ -72,7 +87,14 @@ export function spargeDequantizeBlocksInt8(blocks: SpargeInt8Blocks, batch: numb
  * what upstream's fused pool/quant kernel feeds the int8 Q·Kᵀ. Smoothing K does not change the
  * softmax (q·km is constant per row) but shrinks K's quantization error.
  */
-export function spargeQuantizeQkInt8(shape: SpargeShape, q: SpargeValues, k: SpargeValues, blockQ: number, blockK: number, smoothK: boolean): SpargeInt8Qk {
+export function spargeQuantizeQkInt8(
+  shape: SpargeShape,
+  q: SpargeValues,
+  k: SpargeValues,
+  blockQ: number,
+  blockK: number,
+  smoothK: boolean,
+): SpargeInt8Qk {
   const s = resolveSpargeShape(shape);
   checkSpargeValues('q', q, s.batch, s.nhead, s.seqlenQ, s.headDim);
   checkSpargeValues('k', k, s.batch, s.nheadK, s.seqlenK, s.headDim);

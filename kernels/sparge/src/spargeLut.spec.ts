@@ -4,8 +4,22 @@ import { SpargeArgumentError } from './spargeArgumentError.ts';
 import { decodeSpargeLut, encodeSpargeLut, spargeLutRowBlocks, type SpargeBlockMap } from './spargeLut.ts';
 
 const blockMapArb: fc.Arbitrary<SpargeBlockMap> = fc
-  .record({ batch: fc.integer({ min: 1, max: 2 }), nhead: fc.integer({ min: 1, max: 3 }), qBlocks: fc.integer({ min: 1, max: 5 }), kBlocks: fc.integer({ min: 1, max: 12 }) })
-  .chain((g) => fc.uint8Array({ min: 0, max: 1, minLength: g.batch * g.nhead * g.qBlocks * g.kBlocks, maxLength: g.batch * g.nhead * g.qBlocks * g.kBlocks }).map((map) => ({ ...g, map })));
+  .record({
+    batch: fc.integer({ min: 1, max: 2 }),
+    nhead: fc.integer({ min: 1, max: 3 }),
+    qBlocks: fc.integer({ min: 1, max: 5 }),
+    kBlocks: fc.integer({ min: 1, max: 12 }),
+  })
+  .chain((g) =>
+    fc
+      .uint8Array({
+        min: 0,
+        max: 1,
+        minLength: g.batch * g.nhead * g.qBlocks * g.kBlocks,
+        maxLength: g.batch * g.nhead * g.qBlocks * g.kBlocks,
+      })
+      .map((map) => ({ ...g, map })),
+  );
 
 describe('spargeLut', () => {
   it('encodes a golden row as upstream (absolute first index, then deltas, zero tail)', () => {
@@ -33,7 +47,8 @@ describe('spargeLut', () => {
 
   it('rejects inconsistent LUTs and maps with typed errors', () => {
     const good = encodeSpargeLut({ batch: 1, nhead: 1, qBlocks: 1, kBlocks: 4, map: Uint8Array.from([1, 0, 1, 0]) });
-    const bad = (lut: number[], valid: number): unknown => decodeSpargeLut({ ...good, lut: Int32Array.from(lut), validBlockNum: Int32Array.from([valid]) });
+    const bad = (lut: number[], valid: number): unknown =>
+      decodeSpargeLut({ ...good, lut: Int32Array.from(lut), validBlockNum: Int32Array.from([valid]) });
     expect(() => bad([0, 2, 0, 0], 2)).not.toThrow();
     expect(() => bad([0, 0, 0, 0], 2)).toThrow(SpargeArgumentError); // repeated block
     expect(() => bad([3, 1, 0, 0], 2)).toThrow(/kBlocks/);

@@ -46,7 +46,12 @@ export function encodeSpargeLut(blockMap: SpargeBlockMap): SpargeLut {
   checkGrid('blockMap', blockMap);
   const { kBlocks, map } = blockMap;
   const rows = spargeGridRows(blockMap);
-  if (!(map instanceof Uint8Array) || map.length !== rows * kBlocks) throw new SpargeArgumentError('blockMap.map', `must be a Uint8Array of batch·nhead·qBlocks·kBlocks = ${rows * kBlocks} entries`, map?.length);
+  if (!(map instanceof Uint8Array) || map.length !== rows * kBlocks)
+    throw new SpargeArgumentError(
+      'blockMap.map',
+      `must be a Uint8Array of batch·nhead·qBlocks·kBlocks = ${rows * kBlocks} entries`,
+      map?.length,
+    );
   const lut = new Int32Array(rows * kBlocks);
   const validBlockNum = new Int32Array(rows);
   for (let r = 0; r < rows; r++) {
@@ -73,7 +78,8 @@ export function encodeSpargeLut(blockMap: SpargeBlockMap): SpargeLut {
 export function spargeLutRowBlocks(lut: SpargeLut, r: number): number[] {
   const { kBlocks } = lut;
   const n = lut.validBlockNum[r]!;
-  if (!Number.isInteger(n) || n < 0 || n > kBlocks) throw new SpargeArgumentError(`lut.validBlockNum[${r}]`, `must be in [0, kBlocks = ${kBlocks}]`, n);
+  if (!Number.isInteger(n) || n < 0 || n > kBlocks)
+    throw new SpargeArgumentError(`lut.validBlockNum[${r}]`, `must be in [0, kBlocks = ${kBlocks}]`, n);
   const out: number[] = [];
   let index = 0;
   for (let t = 0; t < kBlocks; t++) {
@@ -83,7 +89,12 @@ export function spargeLutRowBlocks(lut: SpargeLut, r: number): number[] {
       if (delta !== 0) throw new SpargeArgumentError(`lut.lut[${at}]`, `must be 0 past validBlockNum = ${n}`, delta);
       continue;
     }
-    if (t === 0 ? delta < 0 : delta < 1) throw new SpargeArgumentError(`lut.lut[${at}]`, t === 0 ? 'the first block index must be ≥ 0' : 'deltas must be ≥ 1 (blocks strictly ascending)', delta);
+    if (t === 0 ? delta < 0 : delta < 1)
+      throw new SpargeArgumentError(
+        `lut.lut[${at}]`,
+        t === 0 ? 'the first block index must be ≥ 0' : 'deltas must be ≥ 1 (blocks strictly ascending)',
+        delta,
+      );
     index += delta;
     if (index >= kBlocks) throw new SpargeArgumentError(`lut.lut[${at}]`, `reaches block ${index} ≥ kBlocks = ${kBlocks}`, delta);
     out.push(index);
@@ -99,8 +110,10 @@ export function spargeLutRowBlocks(lut: SpargeLut, r: number): number[] {
 export function decodeSpargeLut(lut: SpargeLut): SpargeBlockMap {
   checkGrid('lut', lut);
   const rows = spargeGridRows(lut);
-  if (!(lut.lut instanceof Int32Array) || lut.lut.length !== rows * lut.kBlocks) throw new SpargeArgumentError('lut.lut', `must be an Int32Array of ${rows * lut.kBlocks} entries`, lut.lut?.length);
-  if (!(lut.validBlockNum instanceof Int32Array) || lut.validBlockNum.length !== rows) throw new SpargeArgumentError('lut.validBlockNum', `must be an Int32Array of ${rows} entries`, lut.validBlockNum?.length);
+  if (!(lut.lut instanceof Int32Array) || lut.lut.length !== rows * lut.kBlocks)
+    throw new SpargeArgumentError('lut.lut', `must be an Int32Array of ${rows * lut.kBlocks} entries`, lut.lut?.length);
+  if (!(lut.validBlockNum instanceof Int32Array) || lut.validBlockNum.length !== rows)
+    throw new SpargeArgumentError('lut.validBlockNum', `must be an Int32Array of ${rows} entries`, lut.validBlockNum?.length);
   const map = new Uint8Array(rows * lut.kBlocks);
   for (let r = 0; r < rows; r++) for (const j of spargeLutRowBlocks(lut, r)) map[r * lut.kBlocks + j] = 1;
   return { batch: lut.batch, nhead: lut.nhead, qBlocks: lut.qBlocks, kBlocks: lut.kBlocks, map };

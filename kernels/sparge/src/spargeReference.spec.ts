@@ -60,19 +60,23 @@ function bruteForce({ args, map }: Case): { o: Float64Array; lse: Float64Array }
       for (let r = 0; r < seqlenQ; r++) {
         const kept: number[] = [];
         for (let j = 0; j < seqlenK; j++) {
-          const on = map.map[((b * nhead + h) * map.qBlocks + Math.floor(r / args.blockQ)) * map.kBlocks + Math.floor(j / args.blockK)] === 1;
+          const on =
+            map.map[((b * nhead + h) * map.qBlocks + Math.floor(r / args.blockQ)) * map.kBlocks + Math.floor(j / args.blockK)] === 1;
           if (on && (!args.isCausal || j <= r)) kept.push(j);
         }
         const logit = kept.map((j) => {
           let s = 0;
-          for (let c = 0; c < d; c++) s += args.q[((b * nhead + h) * seqlenQ + r) * d + c]! * args.k[((b * nheadK + hk) * seqlenK + j) * d + c]!;
+          for (let c = 0; c < d; c++)
+            s += args.q[((b * nhead + h) * seqlenQ + r) * d + c]! * args.k[((b * nheadK + hk) * seqlenK + j) * d + c]!;
           return s / Math.sqrt(d);
         });
         const max = Math.max(...logit);
         const w = logit.map((s) => Math.exp(s - max));
         const total = w.reduce((x, y) => x + y, 0);
         lse[(b * nhead + h) * seqlenQ + r] = kept.length === 0 ? -Infinity : max + Math.log(total);
-        for (let c = 0; c < d; c++) o[((b * nhead + h) * seqlenQ + r) * d + c] = kept.length === 0 ? 0 : kept.reduce((s, j, t) => s + w[t]! * args.v[((b * nheadK + hk) * seqlenK + j) * d + c]!, 0) / total;
+        for (let c = 0; c < d; c++)
+          o[((b * nhead + h) * seqlenQ + r) * d + c] =
+            kept.length === 0 ? 0 : kept.reduce((s, j, t) => s + w[t]! * args.v[((b * nheadK + hk) * seqlenK + j) * d + c]!, 0) / total;
       }
     }
   }
@@ -108,7 +112,11 @@ describe('spargeMaskedAttentionReference', () => {
         const got = spargeMaskedAttentionReference({ ...c.args, blocks: full });
         const s = c.args.shape;
         const nheadK = s.nheadK ?? s.nhead;
-        const operand = (data: Float32Array, heads: number, rows: number) => ({ dtype: 'fp32' as const, data, strides: packedAttentionStrides('bhsd', heads, rows, s.headDim) });
+        const operand = (data: Float32Array, heads: number, rows: number) => ({
+          dtype: 'fp32' as const,
+          data,
+          strides: packedAttentionStrides('bhsd', heads, rows, s.headDim),
+        });
         const want = referenceAttentionFwd({
           batch: s.batch,
           nheadQ: s.nhead,
@@ -130,9 +138,23 @@ describe('spargeMaskedAttentionReference', () => {
   it('rejects a grid that does not match the shape', () => {
     const q = new Float64Array(64 * 4);
     const args = { shape: { batch: 1, nhead: 1, seqlenQ: 64, seqlenK: 64, headDim: 4 }, q, k: q, v: q, blockQ: 32, blockK: 16 };
-    expect(() => spargeMaskedAttentionReference({ ...args, blocks: { batch: 1, nhead: 1, qBlocks: 2, kBlocks: 2, map: new Uint8Array(4) } })).toThrow(SpargeArgumentError);
-    expect(() => spargeMaskedAttentionReference({ ...args, blocks: { batch: 1, nhead: 1, qBlocks: 2, kBlocks: 4, map: new Uint8Array(8) }, scale: -1 })).toThrow(/scale/);
-    expect(() => spargeMaskedAttentionReference({ ...args, v: new Float64Array(3), blocks: { batch: 1, nhead: 1, qBlocks: 2, kBlocks: 4, map: new Uint8Array(8) } })).toThrow(/^v:/);
+    expect(() =>
+      spargeMaskedAttentionReference({ ...args, blocks: { batch: 1, nhead: 1, qBlocks: 2, kBlocks: 2, map: new Uint8Array(4) } }),
+    ).toThrow(SpargeArgumentError);
+    expect(() =>
+      spargeMaskedAttentionReference({
+        ...args,
+        blocks: { batch: 1, nhead: 1, qBlocks: 2, kBlocks: 4, map: new Uint8Array(8) },
+        scale: -1,
+      }),
+    ).toThrow(/scale/);
+    expect(() =>
+      spargeMaskedAttentionReference({
+        ...args,
+        v: new Float64Array(3),
+        blocks: { batch: 1, nhead: 1, qBlocks: 2, kBlocks: 4, map: new Uint8Array(8) },
+      }),
+    ).toThrow(/^v:/);
   });
 });
 
@@ -168,7 +190,8 @@ describe('spargePvSkipAttentionReference', () => {
         if (block.pvSkipped > 0) runsWithSkips++;
         // Each skipped tile holds ≤ blockK weights ≤ 2^−pv (l ≥ 1 holds the max weight): |ΔO| ≤ 2·tiles·blockK·2^−pv·max|v|.
         const bound = 2 * c.map.kBlocks * args.blockK * 2 ** -pvThreshold * Math.max(...Array.from(args.v, Math.abs));
-        for (const r of [warp, block]) for (let i = 0; i < exact.o.length; i++) expect(Math.abs(r.o[i]! - exact.o[i]!)).toBeLessThanOrEqual(bound + 1e-12);
+        for (const r of [warp, block])
+          for (let i = 0; i < exact.o.length; i++) expect(Math.abs(r.o[i]! - exact.o[i]!)).toBeLessThanOrEqual(bound + 1e-12);
       }),
       // A fixed seed: the property holds for every input, but whether some run skips depends on the draw.
       { seed: SKIPPING_SEED },
@@ -183,7 +206,16 @@ describe('spargePvSkipAttentionReference', () => {
     const kRow = (x: number) => [x, 0, 0, 0];
     const k = Float64Array.from([...kRow(0), ...kRow((-20 * Math.LN2) / 1), ...kRow(0)]);
     const v = Float64Array.from([1, 0, 0, 0, 0, 1000, 0, 0, 0, 0, 1, 0]);
-    const args = { shape: { batch: 1, nhead: 1, seqlenQ: 1, seqlenK: 3, headDim: d }, q, k, v, blockQ: 1, blockK: 1, scale: 0.5, blocks: { batch: 1, nhead: 1, qBlocks: 1, kBlocks: 3, map: Uint8Array.from([1, 1, 1]) } };
+    const args = {
+      shape: { batch: 1, nhead: 1, seqlenQ: 1, seqlenK: 3, headDim: d },
+      q,
+      k,
+      v,
+      blockQ: 1,
+      blockK: 1,
+      scale: 0.5,
+      blocks: { batch: 1, nhead: 1, qBlocks: 1, kBlocks: 3, map: Uint8Array.from([1, 1, 1]) },
+    };
     const upstream = spargePvSkipAttentionReference({ ...args, pvMode: 'block', pvThreshold: 19 });
     expect(upstream.pvSkipped).toBe(1);
     expect(Array.from(upstream.o)).toEqual([0.5, 0, 0.5, 0]);
@@ -197,7 +229,15 @@ describe('spargePvSkipAttentionReference', () => {
 
   it('rejects bad PV arguments with typed errors', () => {
     const q = new Float64Array(16 * 4);
-    const args = { shape: { batch: 1, nhead: 1, seqlenQ: 16, seqlenK: 16, headDim: 4 }, q, k: q, v: q, blockQ: 16, blockK: 16, blocks: { batch: 1, nhead: 1, qBlocks: 1, kBlocks: 1, map: Uint8Array.from([1]) } };
+    const args = {
+      shape: { batch: 1, nhead: 1, seqlenQ: 16, seqlenK: 16, headDim: 4 },
+      q,
+      k: q,
+      v: q,
+      blockQ: 16,
+      blockK: 16,
+      blocks: { batch: 1, nhead: 1, qBlocks: 1, kBlocks: 1, map: Uint8Array.from([1]) },
+    };
     expect(() => spargePvSkipAttentionReference({ ...args, pvMode: 'thread' as 'warp', pvThreshold: 1 })).toThrow(/pvMode/);
     expect(() => spargePvSkipAttentionReference({ ...args, pvMode: 'warp', pvThreshold: -1 })).toThrow(/pvThreshold/);
     expect(() => spargePvSkipAttentionReference({ ...args, pvMode: 'warp', pvThreshold: [1, 2] })).toThrow(/pvThreshold/);

@@ -1,7 +1,14 @@
 import { SpargeArgumentError } from './spargeArgumentError.ts';
 import type { SpargePerHead } from './spargeHyperparameters.ts';
 import { decodeSpargeLut, type SpargeBlockMap, type SpargeLut } from './spargeLut.ts';
-import { checkSpargeValues, resolveSpargeShape, spargeBlockCount, type ResolvedSpargeShape, type SpargeShape, type SpargeValues } from './spargeShape.ts';
+import {
+  checkSpargeValues,
+  resolveSpargeShape,
+  spargeBlockCount,
+  type ResolvedSpargeShape,
+  type SpargeShape,
+  type SpargeValues,
+} from './spargeShape.ts';
 
 /** PV-skip vote granularity: `none` (never skip), `warp` (each group of `warpRows` query rows votes alone), `block` (all rows of the query block vote together). */
 export const SPARGE_PV_MODES = ['none', 'warp', 'block'] as const;
@@ -55,12 +62,15 @@ function resolve(args: SpargeAttentionArgs): Resolved {
   if (typeof blocks !== 'object' || blocks === null) throw new SpargeArgumentError('blocks', 'must be a block map or a LUT', blocks);
   const grid = { batch, nhead, qBlocks, kBlocks };
   for (const key of ['batch', 'nhead', 'qBlocks', 'kBlocks'] as const) {
-    if (blocks[key] !== grid[key]) throw new SpargeArgumentError(`blocks.${key}`, `must be ${grid[key]} (from the shape and block sizes)`, blocks[key]);
+    if (blocks[key] !== grid[key])
+      throw new SpargeArgumentError(`blocks.${key}`, `must be ${grid[key]} (from the shape and block sizes)`, blocks[key]);
   }
   const map = 'map' in blocks ? blocks : decodeSpargeLut(blocks);
-  if (!(map.map instanceof Uint8Array) || map.map.length !== batch * nhead * qBlocks * kBlocks) throw new SpargeArgumentError('blocks.map', `must be a Uint8Array of ${batch * nhead * qBlocks * kBlocks} entries`, map.map?.length);
+  if (!(map.map instanceof Uint8Array) || map.map.length !== batch * nhead * qBlocks * kBlocks)
+    throw new SpargeArgumentError('blocks.map', `must be a Uint8Array of ${batch * nhead * qBlocks * kBlocks} entries`, map.map?.length);
   const scale = args.scale ?? 1 / Math.sqrt(headDim);
-  if (typeof scale !== 'number' || !Number.isFinite(scale) || scale <= 0) throw new SpargeArgumentError('scale', 'must be a finite number > 0', scale);
+  if (typeof scale !== 'number' || !Number.isFinite(scale) || scale <= 0)
+    throw new SpargeArgumentError('scale', 'must be a finite number > 0', scale);
   const isCausal = args.isCausal ?? false;
   if (typeof isCausal !== 'boolean') throw new SpargeArgumentError('isCausal', 'must be a boolean', isCausal);
   return { shape, map, qBlocks, kBlocks, scale, isCausal };
@@ -177,16 +187,24 @@ export function spargePvSkipAttentionReference(args: SpargePvSkipArgs): SpargePv
   const { shape, map, qBlocks, kBlocks, scale, isCausal } = resolve(args);
   const { batch, nhead, nheadK, seqlenQ, seqlenK, headDim: d } = shape;
   const { q, k, v, blockQ, blockK, pvMode } = args;
-  if (!(SPARGE_PV_MODES as readonly string[]).includes(pvMode)) throw new SpargeArgumentError('pvMode', `must be one of ${SPARGE_PV_MODES.join(', ')}`, pvMode);
+  if (!(SPARGE_PV_MODES as readonly string[]).includes(pvMode))
+    throw new SpargeArgumentError('pvMode', `must be one of ${SPARGE_PV_MODES.join(', ')}`, pvMode);
   const warpRows = args.warpRows ?? 16;
   if (!Number.isSafeInteger(warpRows) || warpRows < 1) throw new SpargeArgumentError('warpRows', 'must be an integer ≥ 1', warpRows);
   const tail = args.alwaysComputedTail ?? 1;
   if (!Number.isSafeInteger(tail) || tail < 0) throw new SpargeArgumentError('alwaysComputedTail', 'must be an integer ≥ 0', tail);
   const inDenominator = args.skippedMassInDenominator ?? false;
-  const thresholds = typeof args.pvThreshold === 'number' ? Array<number>(nhead).fill(args.pvThreshold) : Array.from(args.pvThreshold as ArrayLike<number>);
-  if (thresholds.length !== nhead) throw new SpargeArgumentError('pvThreshold', `as a per-head array must have nhead = ${nhead} entries`, thresholds.length);
+  const thresholds =
+    typeof args.pvThreshold === 'number' ? Array<number>(nhead).fill(args.pvThreshold) : Array.from(args.pvThreshold as ArrayLike<number>);
+  if (thresholds.length !== nhead)
+    throw new SpargeArgumentError('pvThreshold', `as a per-head array must have nhead = ${nhead} entries`, thresholds.length);
   thresholds.forEach((t, h) => {
-    if (typeof t !== 'number' || !(t >= 0)) throw new SpargeArgumentError(typeof args.pvThreshold === 'number' ? 'pvThreshold' : `pvThreshold[${h}]`, 'must be ≥ 0 (+Infinity disables skipping)', t);
+    if (typeof t !== 'number' || !(t >= 0))
+      throw new SpargeArgumentError(
+        typeof args.pvThreshold === 'number' ? 'pvThreshold' : `pvThreshold[${h}]`,
+        'must be ≥ 0 (+Infinity disables skipping)',
+        t,
+      );
   });
   const o = new Float64Array(batch * nhead * seqlenQ * d);
   const lse = new Float64Array(batch * nhead * seqlenQ).fill(-Infinity);

@@ -15,7 +15,8 @@ import { SpargeRunner, type SpargeProblem } from './spargeRunner.ts';
 import { spargeRelativeL1, spargeSyntheticInputs } from './spargeSyntheticInputs.ts';
 
 let runner: SpargeRunner | undefined;
-const runnerOnce = (): SpargeRunner => (runner ??= new SpargeRunner({ device: Device.open(0), compiler: gpuTestCompiler('sparge-runner-gpu') }));
+const runnerOnce = (): SpargeRunner =>
+  (runner ??= new SpargeRunner({ device: Device.open(0), compiler: gpuTestCompiler('sparge-runner-gpu') }));
 
 interface RunnerCase {
   readonly label: string;
@@ -33,13 +34,80 @@ interface RunnerCase {
 }
 
 const cases: readonly RunnerCase[] = [
-  { label: 'vsa fp16 d64 b1 h2 s1024 topk 0.5: accuracy on structured inputs', dtype: 'fp16', d: 64, batch: 1, h: 2, s: 1024, params: { topk: 0.5 }, pipeline: 'vsa', maxL1: 0.05 },
-  { label: 'jenga bf16 d128 b2 h2 s1000 topk 1.0 = dense', dtype: 'bf16', d: 128, batch: 2, h: 2, s: 1000, params: { topk: 1 }, pipeline: 'jenga', maxL1: 0.01 },
-  { label: 'vsa fp16 d128 b1 h2 s2048 causal topk 0.3, per-head simthreshd1', dtype: 'fp16', d: 128, batch: 1, h: 2, s: 2048, params: { topk: 0.3, isCausal: true, simthreshd1: [-0.1, 0.5] }, pipeline: 'vsa' },
-  { label: 'jenga fp16 d64 b1 h4 s1536 cdf 0.9, no sink, no smoothing', dtype: 'fp16', d: 64, batch: 1, h: 4, s: 1536, params: { cdfthreshd: 0.9, attentionSink: false, smoothK: false }, pipeline: 'jenga' },
-  { label: 'vsa fp16 d128 varlen 17,259,1000 causal topk 0.5', dtype: 'fp16', d: 128, batch: 3, h: 2, s: [17, 259, 1000], params: { topk: 0.5, isCausal: true }, pipeline: 'vsa' },
-  { label: 'vsa fp16 d128 b1 h2 s2048 int8 Q·Kᵀ topk 0.4', dtype: 'fp16', d: 128, batch: 1, h: 2, s: 2048, params: { topk: 0.4, int8: true }, pipeline: 'vsa', maxL1: 0.08 },
-  { label: 'vsa fp16 d64 b1 h2 s2048 topk 0.6, block PV vote at threshold 8', dtype: 'fp16', d: 64, batch: 1, h: 2, s: 2048, params: { topk: 0.6, pvThreshold: 8 }, pipeline: 'vsa', pvMode: 'block' },
+  {
+    label: 'vsa fp16 d64 b1 h2 s1024 topk 0.5: accuracy on structured inputs',
+    dtype: 'fp16',
+    d: 64,
+    batch: 1,
+    h: 2,
+    s: 1024,
+    params: { topk: 0.5 },
+    pipeline: 'vsa',
+    maxL1: 0.05,
+  },
+  {
+    label: 'jenga bf16 d128 b2 h2 s1000 topk 1.0 = dense',
+    dtype: 'bf16',
+    d: 128,
+    batch: 2,
+    h: 2,
+    s: 1000,
+    params: { topk: 1 },
+    pipeline: 'jenga',
+    maxL1: 0.01,
+  },
+  {
+    label: 'vsa fp16 d128 b1 h2 s2048 causal topk 0.3, per-head simthreshd1',
+    dtype: 'fp16',
+    d: 128,
+    batch: 1,
+    h: 2,
+    s: 2048,
+    params: { topk: 0.3, isCausal: true, simthreshd1: [-0.1, 0.5] },
+    pipeline: 'vsa',
+  },
+  {
+    label: 'jenga fp16 d64 b1 h4 s1536 cdf 0.9, no sink, no smoothing',
+    dtype: 'fp16',
+    d: 64,
+    batch: 1,
+    h: 4,
+    s: 1536,
+    params: { cdfthreshd: 0.9, attentionSink: false, smoothK: false },
+    pipeline: 'jenga',
+  },
+  {
+    label: 'vsa fp16 d128 varlen 17,259,1000 causal topk 0.5',
+    dtype: 'fp16',
+    d: 128,
+    batch: 3,
+    h: 2,
+    s: [17, 259, 1000],
+    params: { topk: 0.5, isCausal: true },
+    pipeline: 'vsa',
+  },
+  {
+    label: 'vsa fp16 d128 b1 h2 s2048 int8 Q·Kᵀ topk 0.4',
+    dtype: 'fp16',
+    d: 128,
+    batch: 1,
+    h: 2,
+    s: 2048,
+    params: { topk: 0.4, int8: true },
+    pipeline: 'vsa',
+    maxL1: 0.08,
+  },
+  {
+    label: 'vsa fp16 d64 b1 h2 s2048 topk 0.6, block PV vote at threshold 8',
+    dtype: 'fp16',
+    d: 64,
+    batch: 1,
+    h: 2,
+    s: 2048,
+    params: { topk: 0.6, pvThreshold: 8 },
+    pipeline: 'vsa',
+    pvMode: 'block',
+  },
 ];
 
 for (const c of cases) {
@@ -53,11 +121,13 @@ for (const c of cases) {
     const q = new Float32Array(batches * c.h * rows * c.d);
     const k = new Float32Array(q.length);
     const v = new Float32Array(q.length);
-    const seq = lens.map((n, b) => spargeSyntheticInputs({ batch: 1, nhead: c.h, seqlenQ: n, seqlenK: n, headDim: c.d }, { seed: 40 + b, roundTo: c.dtype }));
+    const seq = lens.map((n, b) =>
+      spargeSyntheticInputs({ batch: 1, nhead: c.h, seqlenQ: n, seqlenK: n, headDim: c.d }, { seed: 40 + b, roundTo: c.dtype }),
+    );
     let start = 0;
     lens.forEach((n, b) => {
       for (let h = 0; h < c.h; h++) {
-        const dst = group ? (h * rows + start) * c.d : ((b * c.h + h) * rows) * c.d;
+        const dst = group ? (h * rows + start) * c.d : (b * c.h + h) * rows * c.d;
         q.set(seq[b]!.q.subarray(h * n * c.d, (h + 1) * n * c.d), dst);
         k.set(seq[b]!.k.subarray(h * n * c.d, (h + 1) * n * c.d), dst);
         v.set(seq[b]!.v.subarray(h * n * c.d, (h + 1) * n * c.d), dst);
@@ -125,25 +195,54 @@ for (const c of cases) {
         // Stage 2: the GPU output against the CPU attention over the GPU's own map (K of the int8 path quantized on the GPU: compare loosely).
         const got = new Float64Array(c.h * n * c.d);
         for (let h = 0; h < c.h; h++) {
-          const src = group ? (h * rows + start) * c.d : ((b * c.h + h) * rows) * c.d;
+          const src = group ? (h * rows + start) * c.d : (b * c.h + h) * rows * c.d;
           got.set(o.subarray(src, src + n * c.d), h * n * c.d);
         }
-        const attentionArgs = { shape, q: seq[b]!.q, k: seq[b]!.k, v: seq[b]!.v, blockQ: 128, blockK: 128, blocks: { batch: 1, nhead: c.h, qBlocks: qB, kBlocks: kB, map: used }, isCausal: c.params.isCausal === true, scale: Math.fround(1 / Math.sqrt(c.d)) };
+        const attentionArgs = {
+          shape,
+          q: seq[b]!.q,
+          k: seq[b]!.k,
+          v: seq[b]!.v,
+          blockQ: 128,
+          blockK: 128,
+          blocks: { batch: 1, nhead: c.h, qBlocks: qB, kBlocks: kB, map: used },
+          isCausal: c.params.isCausal === true,
+          scale: Math.fround(1 / Math.sqrt(c.d)),
+        };
         // With the vote on, the reference is the PV-skip model (upstream's: skipped tiles add nothing to l).
         const masked =
           c.pvMode === undefined || c.pvMode === 'none'
             ? spargeMaskedAttentionReference(attentionArgs)
-            : spargePvSkipAttentionReference({ ...attentionArgs, pvMode: c.pvMode, pvThreshold: c.params.pvThreshold ?? 50, warpRows: 16, alwaysComputedTail: 1 });
-        for (let e = 0; e < got.length; e++) worstErr = Math.max(worstErr, Number.isNaN(got[e]!) ? Infinity : Math.abs(got[e]! - masked.o[e]!));
+            : spargePvSkipAttentionReference({
+                ...attentionArgs,
+                pvMode: c.pvMode,
+                pvThreshold: c.params.pvThreshold ?? 50,
+                warpRows: 16,
+                alwaysComputedTail: 1,
+              });
+        for (let e = 0; e < got.length; e++)
+          worstErr = Math.max(worstErr, Number.isNaN(got[e]!) ? Infinity : Math.abs(got[e]! - masked.o[e]!));
         if (c.maxL1 !== undefined) {
-          const dense = spargeMaskedAttentionReference({ shape, q: seq[b]!.q, k: seq[b]!.k, v: seq[b]!.v, blockQ: 128, blockK: 128, blocks: { batch: 1, nhead: c.h, qBlocks: qB, kBlocks: kB, map: new Uint8Array(c.h * qB * kB).fill(1) }, isCausal: c.params.isCausal === true, scale: Math.fround(1 / Math.sqrt(c.d)) });
+          const dense = spargeMaskedAttentionReference({
+            shape,
+            q: seq[b]!.q,
+            k: seq[b]!.k,
+            v: seq[b]!.v,
+            blockQ: 128,
+            blockK: 128,
+            blocks: { batch: 1, nhead: c.h, qBlocks: qB, kBlocks: kB, map: new Uint8Array(c.h * qB * kB).fill(1) },
+            isCausal: c.params.isCausal === true,
+            scale: Math.fround(1 / Math.sqrt(c.d)),
+          });
           worstL1 = Math.max(worstL1, spargeRelativeL1(got, dense.o));
         }
         start += n;
       });
       const sparsity = run.achievedSparsity();
       const stats = run.pvStats();
-      console.log(`${run.plan.instance.name}: sparsity ${sparsity.toFixed(3)}, map rows excused ${excusedRows}, max |O − masked ref| ${worstErr.toExponential(2)}${c.maxL1 !== undefined ? `, relative L1 vs dense ${worstL1.toExponential(2)}` : ''}, P·V computed ${stats.computed} skipped ${stats.skipped}`);
+      console.log(
+        `${run.plan.instance.name}: sparsity ${sparsity.toFixed(3)}, map rows excused ${excusedRows}, max |O − masked ref| ${worstErr.toExponential(2)}${c.maxL1 !== undefined ? `, relative L1 vs dense ${worstL1.toExponential(2)}` : ''}, P·V computed ${stats.computed} skipped ${stats.skipped}`,
+      );
       assert.equal(wrongRows, 0, `${wrongRows} block-map rows differ from the CPU reference beyond its margins`);
       // The vote's fp32 decisions may differ from the model's float64 ones only where a group's skipped weights are ≤ 2^−threshold of its row maxima.
       const tolerance = c.params.int8 === true ? 0.05 : c.pvMode === 'block' ? 1e-2 : c.dtype === 'bf16' ? 2e-2 : 4e-3;

@@ -69,17 +69,25 @@ function unitWalk(rng: Prng, length: number, dim: number, step: number): Float64
  */
 export function spargeSyntheticInputs(shape: SpargeShape, options: SpargeSyntheticOptions = {}): SpargeSyntheticInputs {
   const s = resolveSpargeShape(shape, { anyHeadDim: true });
-  if (s.seqlenQ !== s.seqlenK) throw new SpargeArgumentError('shape.seqlenK', `must equal seqlenQ = ${s.seqlenQ} (self-attention inputs)`, s.seqlenK);
+  if (s.seqlenQ !== s.seqlenK)
+    throw new SpargeArgumentError('shape.seqlenK', `must equal seqlenQ = ${s.seqlenQ} (self-attention inputs)`, s.seqlenK);
   if (s.nheadK !== s.nhead) throw new SpargeArgumentError('shape.nheadK', `must equal nhead = ${s.nhead}`, s.nheadK);
   const walkStep = options.walkStep ?? 0.12;
   const sharpness = options.sharpness ?? 8;
   const noise = options.noise ?? 0.3;
   const keyOffset = options.keyOffset ?? 1;
-  for (const [name, value] of [['walkStep', walkStep], ['sharpness', sharpness], ['noise', noise], ['keyOffset', keyOffset]] as const) {
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new SpargeArgumentError(`options.${name}`, 'must be a finite number ≥ 0', value);
+  for (const [name, value] of [
+    ['walkStep', walkStep],
+    ['sharpness', sharpness],
+    ['noise', noise],
+    ['keyOffset', keyOffset],
+  ] as const) {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+      throw new SpargeArgumentError(`options.${name}`, 'must be a finite number ≥ 0', value);
   }
   const storage = options.roundTo ?? 'fp16';
-  if (storage !== 'fp16' && storage !== 'bf16' && storage !== 'none') throw new SpargeArgumentError('options.roundTo', 'must be fp16, bf16 or none', storage);
+  if (storage !== 'fp16' && storage !== 'bf16' && storage !== 'none')
+    throw new SpargeArgumentError('options.roundTo', 'must be fp16, bf16 or none', storage);
   const { batch, nhead, seqlenQ: n, headDim: d } = s;
   const rng = new Prng(options.seed ?? 1);
   const amplitude = Math.sqrt(sharpness * Math.sqrt(d));
@@ -132,7 +140,12 @@ export interface SpargeCurvePoint {
  * achieved sparsity and relative L1 error against dense attention (every block on, same causality).
  * For the benchmark report and the accuracy tests.
  */
-export function spargeErrorSparsityCurve(inputs: { readonly shape: SpargeShape; readonly q: SpargeValues; readonly k: SpargeValues; readonly v: SpargeValues }, values: readonly number[], params: Omit<SpargeParams, 'topk' | 'cdfthreshd'> = {}, selection: 'topk' | 'cdf' = 'topk'): SpargeCurvePoint[] {
+export function spargeErrorSparsityCurve(
+  inputs: { readonly shape: SpargeShape; readonly q: SpargeValues; readonly k: SpargeValues; readonly v: SpargeValues },
+  values: readonly number[],
+  params: Omit<SpargeParams, 'topk' | 'cdfthreshd'> = {},
+  selection: 'topk' | 'cdf' = 'topk',
+): SpargeCurvePoint[] {
   const shape = resolveSpargeShape(inputs.shape);
   const blockQ = params.blockQ ?? SPARGE_DEFAULTS.blockQ;
   const blockK = params.blockK ?? SPARGE_DEFAULTS.blockK;
@@ -141,7 +154,12 @@ export function spargeErrorSparsityCurve(inputs: { readonly shape: SpargeShape; 
   const full = spargeBlockMapReference({ shape, q: inputs.q, k: inputs.k, params: { ...params, blockQ, blockK, topk: 1, simthreshd1: 2 } });
   const dense = spargeMaskedAttentionReference({ ...common, blocks: full.blockMap });
   return values.map((value) => {
-    const predicted = spargeBlockMapReference({ shape, q: inputs.q, k: inputs.k, params: { ...params, blockQ, blockK, ...(selection === 'topk' ? { topk: value } : { cdfthreshd: value }) } });
+    const predicted = spargeBlockMapReference({
+      shape,
+      q: inputs.q,
+      k: inputs.k,
+      params: { ...params, blockQ, blockK, ...(selection === 'topk' ? { topk: value } : { cdfthreshd: value }) },
+    });
     const sparse = spargeMaskedAttentionReference({ ...common, blocks: predicted.lut });
     return { value, achievedSparsity: predicted.achievedSparsity, relativeL1: spargeRelativeL1(sparse.o, dense.o) };
   });

@@ -113,7 +113,11 @@ describe('BlockBuilder', () => {
   it('gives a loop index its range and drops provably empty loops and dead branches', () => {
     const b = new BlockBuilder();
     b.forRange({ to: 8 }, (l, i) => {
-      l.if(lt(i, 8), (t) => t.comment(`always: ${printExpr(div(i, 8))}`), (e) => e.comment('never'));
+      l.if(
+        lt(i, 8),
+        (t) => t.comment(`always: ${printExpr(div(i, 8))}`),
+        (e) => e.comment('never'),
+      );
     });
     b.forRange({ from: 4, to: 4 }, (l) => l.comment('never runs'));
     expect(render(b)).toBe(['for (int i = 0; i < 8; ++i) {', '  // always: 0', '}', ''].join('\n'));
@@ -147,7 +151,12 @@ describe('BlockBuilder: general loops and nesting', () => {
       (l, k) => l.expr(call('use', [k as VarExpr], voidType)),
       false,
     );
-    b.for(null, () => null, () => null, (l) => l.break());
+    b.for(
+      null,
+      () => null,
+      () => null,
+      (l) => l.break(),
+    );
     expect(render(b)).toBe(
       [
         'const int k = 1;',
@@ -167,7 +176,10 @@ describe('BlockBuilder: general loops and nesting', () => {
 describe('CodeWriter', () => {
   it('indents, trims and ends with one newline', () => {
     const w = new CodeWriter(4);
-    w.line('a {').indented(() => w.line('b;').blank().blank().line('')).line('}').blank();
+    w.line('a {')
+      .indented(() => w.line('b;').blank().blank().line(''))
+      .line('}')
+      .blank();
     expect(w.toString()).toBe('a {\n    b;\n\n\n}\n');
     expect(new CodeWriter().toString()).toBe('');
   });

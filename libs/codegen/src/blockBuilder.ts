@@ -8,16 +8,7 @@ import { NameScope } from './nameScope.ts';
 import { cast, lit, lt, toExpr, toRange } from './ops.ts';
 import type { ExprLike } from './ops.ts';
 import { rangeOf } from './range.ts';
-import {
-  assignStmt,
-  blockStmt,
-  commentStmt,
-  convertForStore,
-  declStmt,
-  exprStmt,
-  preprocessorStmt,
-  verbatimStmt,
-} from './stmt.ts';
+import { assignStmt, blockStmt, commentStmt, convertForStore, declStmt, exprStmt, preprocessorStmt, verbatimStmt } from './stmt.ts';
 import type { AssignOp, BlockStmt, IfStmt, Stmt, Storage, Unroll } from './stmt.ts';
 
 /** What a block knows about where it sits. */
@@ -229,7 +220,8 @@ export class BlockBuilder {
       v = makeVar(name, init.type);
     }
     const s = step(v);
-    if (s !== null && s.kind !== 'assign' && s.kind !== 'expr') throw new ArgumentError('step', 'must be an assignment or expression statement', s.kind);
+    if (s !== null && s.kind !== 'assign' && s.kind !== 'expr')
+      throw new ArgumentError('step', 'must be an assignment or expression statement', s.kind);
     const inner = new BlockBuilder(scope.child(), this.context);
     body(inner, v);
     this.#stmts.push(Object.freeze({ kind: 'for', init: initStmt, cond: cond(v), step: s, body: inner.build(), unroll }));

@@ -12,12 +12,17 @@ import { sampleKernelsSource } from './testing/samples.ts';
 
 const nvcc = process.env['TILEKIT_NVCC'] ?? 'nvcc';
 const hasNvcc = toolAvailable(nvcc);
-const clangCandidates = [process.env['TILEKIT_CLANG'], 'clang-19', '/usr/lib/llvm-19/bin/clang-19'].filter((c): c is string => c !== undefined);
+const clangCandidates = [process.env['TILEKIT_CLANG'], 'clang-19', '/usr/lib/llvm-19/bin/clang-19'].filter(
+  (c): c is string => c !== undefined,
+);
 const clang = clangCandidates.find((c) => toolAvailable(c));
 
-if (!hasNvcc) console.warn(`\n!!! SKIPPING the nvcc compile test: "${nvcc}" not found (set TILEKIT_NVCC). Emitted CUDA is NOT being compiled. !!!\n`);
+if (!hasNvcc)
+  console.warn(`\n!!! SKIPPING the nvcc compile test: "${nvcc}" not found (set TILEKIT_NVCC). Emitted CUDA is NOT being compiled. !!!\n`);
 if (clang === undefined) {
-  console.warn(`\n!!! SKIPPING the HIP compile test: none of ${clangCandidates.join(', ')} runs (set TILEKIT_CLANG). Emitted HIP is NOT being compiled. !!!\n`);
+  console.warn(
+    `\n!!! SKIPPING the HIP compile test: none of ${clangCandidates.join(', ')} runs (set TILEKIT_CLANG). Emitted HIP is NOT being compiled. !!!\n`,
+  );
 }
 
 /** Compile `source` in a fresh temp dir; returns the output's size or throws with the log and source. */
@@ -30,7 +35,10 @@ function compile(target: Target, source: string, command: (file: string, out: st
     const [exe, args] = command(file, out);
     const res = spawnSync(exe, args, { encoding: 'utf8', timeout: 300_000 });
     if (res.status !== 0) {
-      const numbered = source.split('\n').map((l, i) => `${String(i + 1).padStart(4)}| ${l}`).join('\n');
+      const numbered = source
+        .split('\n')
+        .map((l, i) => `${String(i + 1).padStart(4)}| ${l}`)
+        .join('\n');
       throw new Error(`${exe} ${args.join(' ')} failed:\n${res.stderr}${res.error?.message ?? ''}\n${numbered}`);
     }
     return existsSync(out) ? statSync(out).size : 0;
@@ -53,7 +61,22 @@ describe('emitted device code compiles', () => {
   it.skipIf(clang === undefined)('gfx942 sample kernels compile as header-less HIP with clang (-nogpuinc)', () => {
     const size = compile(gfx942, sampleKernelsSource(gfx942), (file, out) => [
       clang as string,
-      ['-x', 'hip', `--offload-arch=${gfx942.arch as string}`, '-nogpulib', '-nogpuinc', '--cuda-device-only', '-std=c++17', '-O1', '-Wall', '-Werror', '-S', '-o', out, file],
+      [
+        '-x',
+        'hip',
+        `--offload-arch=${gfx942.arch as string}`,
+        '-nogpulib',
+        '-nogpuinc',
+        '--cuda-device-only',
+        '-std=c++17',
+        '-O1',
+        '-Wall',
+        '-Werror',
+        '-S',
+        '-o',
+        out,
+        file,
+      ],
     ]);
     expect(size).toBeGreaterThan(0);
   });

@@ -1,17 +1,6 @@
 import { ArgumentError } from '@tilekit/numeric';
 import { CodegenTypeError } from './errors.ts';
-import {
-  bool,
-  commonType,
-  float32,
-  isArithmetic,
-  isIntegral,
-  pointer,
-  promote,
-  sameType,
-  typeRange,
-  typeToString,
-} from './cType.ts';
+import { bool, commonType, float32, isArithmetic, isIntegral, pointer, promote, sameType, typeRange, typeToString } from './cType.ts';
 import type { ArithmeticType, CType, FloatType, IntType } from './cType.ts';
 import type { ArithmeticOp, ComparisonOp, CValue, ShiftOp } from './cArithmetic.ts';
 import type { Requirement } from './requirement.ts';
@@ -130,16 +119,7 @@ export interface VerbatimExpr {
 
 /** An immutable, typed C++ expression tree. */
 export type Expr =
-  | LiteralExpr
-  | VarExpr
-  | UnaryExpr
-  | BinaryExpr
-  | SelectExpr
-  | CastExpr
-  | CallExpr
-  | MemberExpr
-  | IndexExpr
-  | VerbatimExpr;
+  LiteralExpr | VarExpr | UnaryExpr | BinaryExpr | SelectExpr | CastExpr | CallExpr | MemberExpr | IndexExpr | VerbatimExpr;
 
 const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const qualifiedIdentifier = /^(::)?[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*$/;
@@ -311,7 +291,11 @@ export function selectResultType(cond: Expr, ifTrue: Expr, ifFalse: Expr): CType
     return ifTrue.type;
   }
   if (isArithmetic(ifTrue.type) && isArithmetic(ifFalse.type)) return commonType(ifTrue.type, ifFalse.type);
-  throw new CodegenTypeError('branches of ?:', 'must have the same type or both be arithmetic', `${typeToString(ifTrue.type)}, ${typeToString(ifFalse.type)}`);
+  throw new CodegenTypeError(
+    'branches of ?:',
+    'must have the same type or both be arithmetic',
+    `${typeToString(ifTrue.type)}, ${typeToString(ifFalse.type)}`,
+  );
 }
 
 /** An unsimplified `?:` node. */
@@ -373,7 +357,8 @@ export function makeMember(object: Expr, field: string, type: CType, range?: Int
   if (!identifier.test(field)) throw new ArgumentError('field', 'must be a C++ identifier', field);
   const arrow = object.type.kind === 'pointer';
   const inner = object.type.kind === 'pointer' ? object.type.pointee : object.type;
-  if (inner.kind !== 'opaque') throw new CodegenTypeError(`object of .${field}`, 'must be an opaque (struct) type or a pointer to one', typeToString(object.type));
+  if (inner.kind !== 'opaque')
+    throw new CodegenTypeError(`object of .${field}`, 'must be an opaque (struct) type or a pointer to one', typeToString(object.type));
   return Object.freeze({ kind: 'member', type, object, field, arrow, range: checkRange(`.${field}`, type, range) });
 }
 

@@ -142,7 +142,8 @@ export function callFunction(fn: FunctionDef, args: readonly ExprLike[], options
   }
   const converted = args.map((a, i) => {
     const p = fn.params[i] as Param;
-    const e = typeof a === 'object' ? a : lit(a, p.type.kind === 'int' || p.type.kind === 'float' || p.type.kind === 'bool' ? p.type : undefined);
+    const e =
+      typeof a === 'object' ? a : lit(a, p.type.kind === 'int' || p.type.kind === 'float' || p.type.kind === 'bool' ? p.type : undefined);
     return convertForStore(e, p.type, `argument ${p.name} of ${fn.name}`);
   });
   return makeCall(fn.qualifiedName, converted, fn.returnType, options);

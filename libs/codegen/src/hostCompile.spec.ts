@@ -29,7 +29,10 @@ const vars = [x, y, r, s, u, w, b];
 
 /** A host function `name(x, y, r, s, u, w, b)` returning `body`. */
 function fnOf(name: string, body: Expr): FunctionDef {
-  return defineFunction({ name, returns: body.type, params: { x: int32, y: int32, r: int32, s: int32, u: uint32, w: int64, b: bool } }, (blk) => blk.return(body));
+  return defineFunction(
+    { name, returns: body.type, params: { x: int32, y: int32, r: int32, s: int32, u: uint32, w: int64, b: bool } },
+    (blk) => blk.return(body),
+  );
 }
 
 const argsOf = (env: Bindings): Scalar[] => vars.map((v) => env[v.name] as Scalar);
@@ -54,7 +57,10 @@ describe('emitted host C++ agrees with evaluate() (g++)', () => {
         if (want === undefined) continue; // undefined behaviour in C++: nothing to compare
         for (const fn of [raw, simple]) {
           calls.push({ fn, args: argsOf(env) });
-          expected.push({ want, what: `${fn.name}: ${printExpr(fn === raw ? e : simplify(e))} with ${JSON.stringify(env, (_, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}` });
+          expected.push({
+            want,
+            what: `${fn.name}: ${printExpr(fn === raw ? e : simplify(e))} with ${JSON.stringify(env, (_, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}`,
+          });
         }
       }
     });
@@ -62,7 +68,10 @@ describe('emitted host C++ agrees with evaluate() (g++)', () => {
     // Floating point: literals of random binary32/binary64 values, exact int→float rounding, float arithmetic.
     const floats = fc.sample(fc.float({ noNaN: true, noDefaultInfinity: true }), { numRuns: 40, seed: seed + 2 });
     const doubles = fc.sample(fc.double({ noNaN: true, noDefaultInfinity: true }), { numRuns: 40, seed: seed + 3 });
-    const literalFns = [...floats.map((v, i) => [lit(v, float32), i] as const), ...doubles.map((v, i) => [lit(v, float64), i + 100] as const)].map(([e, i]) => {
+    const literalFns = [
+      ...floats.map((v, i) => [lit(v, float32), i] as const),
+      ...doubles.map((v, i) => [lit(v, float64), i + 100] as const),
+    ].map(([e, i]) => {
       const fn = defineFunction({ name: `lit_${i}`, returns: e.type }, (blk) => blk.return(e));
       functions.push(fn);
       calls.push({ fn, args: [] });
@@ -76,7 +85,9 @@ describe('emitted host C++ agrees with evaluate() (g++)', () => {
     const fa = variable('fa', float32);
     const fb = variable('fb', float32);
     const fmaLike = add(mul(fa, fb), div(fa, 3));
-    const floatArith = defineFunction({ name: 'float_arith', returns: float32, params: { fa: float32, fb: float32 } }, (blk) => blk.return(fmaLike));
+    const floatArith = defineFunction({ name: 'float_arith', returns: float32, params: { fa: float32, fb: float32 } }, (blk) =>
+      blk.return(fmaLike),
+    );
     functions.push(toFloat, floatArith);
     const wide = fc.sample(fc.bigInt({ min: -(1n << 63n), max: (1n << 63n) - 1n }), { numRuns: 60, seed: seed + 4 });
     for (const v of [...wide, (1n << 60n) + (1n << 36n) + 1n, (1n << 60n) + (1n << 36n)]) {
@@ -92,7 +103,9 @@ describe('emitted host C++ agrees with evaluate() (g++)', () => {
     // Random trees trip g++ warnings (constant overflow, sign compares, shifts of bool...): compile with -w.
     const got = runHostFunctions(functions, calls, { flags: ['-std=c++17', '-O1', '-w'] });
     expect(calls.length).toBeGreaterThan(2000);
-    const mismatches = expected.flatMap((e, i) => (sameScalar(e.want, got[i] as Scalar) ? [] : [`${e.what}: TS ${String(e.want)} vs C++ ${String(got[i])}`]));
+    const mismatches = expected.flatMap((e, i) =>
+      sameScalar(e.want, got[i] as Scalar) ? [] : [`${e.what}: TS ${String(e.want)} vs C++ ${String(got[i])}`],
+    );
     expect(mismatches.slice(0, 5)).toEqual([]);
   });
 

@@ -15,16 +15,7 @@ import {
   makeVar,
   makeVerbatim,
 } from './expr.ts';
-import type {
-  BinaryOp,
-  CallOptions,
-  Expr,
-  IntRange,
-  LiteralExpr,
-  UnaryOp,
-  VarExpr,
-  VerbatimOptions,
-} from './expr.ts';
+import type { BinaryOp, CallOptions, Expr, IntRange, LiteralExpr, UnaryOp, VarExpr, VerbatimOptions } from './expr.ts';
 import { simplifyNode } from './simplify.ts';
 
 /**
@@ -206,7 +197,12 @@ export function cast(x: ExprLike, type: CType): Expr {
 
 /** A call of `callee` with result `type`. Impure by default (never dropped); see `CallOptions`. */
 export function call(callee: string, args: readonly ExprLike[], type: CType, options: CallOptions = {}): Expr {
-  return makeCall(callee, args.map((a) => toExpr(a)), type, options);
+  return makeCall(
+    callee,
+    args.map((a) => toExpr(a)),
+    type,
+    options,
+  );
 }
 
 /** `object.field` / `object->field` of type `type` (e.g. `member(threadIdx, 'x', uint32)`). */

@@ -5,7 +5,9 @@ describe('requirements', () => {
   it('order dependencies first and drop repeats', () => {
     const a = snippet('a', ['// a'], [include('<cstdint>')]);
     const b = snippet('b', ['// b'], [a]);
-    const order = orderRequirements([b, include('<cstdio>'), a, include('<cstdint>')]).map((r) => (r.kind === 'include' ? r.header : r.name));
+    const order = orderRequirements([b, include('<cstdio>'), a, include('<cstdint>')]).map((r) =>
+      r.kind === 'include' ? r.header : r.name,
+    );
     expect(order).toEqual(['<cstdint>', 'a', 'b', '<cstdio>']);
   });
 

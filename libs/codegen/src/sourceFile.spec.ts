@@ -70,6 +70,8 @@ describe('SourceBuilder options', () => {
   it('indents by the requested width and keeps the dialect’s pragmas', () => {
     const src = new SourceBuilder({ dialect: host, indent: 4 });
     src.function({ name: 'f' }, (b) => b.forRange({ to: 4, unroll: 2 }, (l) => l.break()));
-    expect(src.render()).toBe(['void f() {', '    #pragma GCC unroll 2', '    for (int i = 0; i < 4; ++i) {', '        break;', '    }', '}', ''].join('\n'));
+    expect(src.render()).toBe(
+      ['void f() {', '    #pragma GCC unroll 2', '    for (int i = 0; i < 4; ++i) {', '        break;', '    }', '}', ''].join('\n'),
+    );
   });
 });

@@ -198,7 +198,12 @@ export class SourceBuilder {
   readonly #dialect: SourceDialect;
   readonly #namespace: readonly string[];
 
-  constructor(options: SourceOptions = {}, scope: NameScope = new NameScope(), includes: Requirement[] = [], namespace: readonly string[] = []) {
+  constructor(
+    options: SourceOptions = {},
+    scope: NameScope = new NameScope(),
+    includes: Requirement[] = [],
+    namespace: readonly string[] = [],
+  ) {
     this.scope = scope;
     this.#includes = includes;
     this.#namespace = namespace;
@@ -212,7 +217,12 @@ export class SourceBuilder {
         : {
             indent: options.indent,
             ...(dialect.prelude === undefined ? {} : { prelude: dialect.prelude }),
-            ...(dialect.unrollPragma === undefined ? {} : { unrollPragma: (u: Exclude<Unroll, null>) => (dialect.unrollPragma as NonNullable<SourceDialect['unrollPragma']>).call(dialect, u) }),
+            ...(dialect.unrollPragma === undefined
+              ? {}
+              : {
+                  unrollPragma: (u: Exclude<Unroll, null>) =>
+                    (dialect.unrollPragma as NonNullable<SourceDialect['unrollPragma']>).call(dialect, u),
+                }),
           };
   }
 
@@ -257,7 +267,12 @@ export class SourceBuilder {
   /** A global variable `[qualifiers] T name [= init];`; returns a reference to it. */
   global(name: string, type: CType, init: ExprLike | null = null, options: GlobalOptions = {}): VarExpr {
     this.scope.reserve(name, 'source file');
-    const e = init === null ? null : typeof init === 'object' ? init : lit(init, type.kind === 'int' || type.kind === 'float' || type.kind === 'bool' ? type : undefined);
+    const e =
+      init === null
+        ? null
+        : typeof init === 'object'
+          ? init
+          : lit(init, type.kind === 'int' || type.kind === 'float' || type.kind === 'bool' ? type : undefined);
     this.#items.push(declStmt(name, type, e, options));
     return makeVar([...this.#namespace, name].join('::'), type);
   }

@@ -188,7 +188,8 @@ export function commentStmt(text: string): CommentStmt {
 
 /** A preprocessor line; must start with `#` and be one line. */
 export function preprocessorStmt(text: string): PreprocessorStmt {
-  if (!text.startsWith('#') || text.includes('\n')) throw new ArgumentError('text', 'a preprocessor line starts with # and has no newline', text);
+  if (!text.startsWith('#') || text.includes('\n'))
+    throw new ArgumentError('text', 'a preprocessor line starts with # and has no newline', text);
   return Object.freeze({ kind: 'preprocessor', text });
 }
 

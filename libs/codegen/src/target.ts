@@ -1,7 +1,22 @@
 import { ArgumentError, getDType } from '@tilekit/numeric';
 import type { DTypeName } from '@tilekit/numeric';
 import { CodegenTypeError, TargetFeatureError } from './errors.ts';
-import { array, bool, float32, int8, int32, int64, isArithmetic, opaque, typeToString, uint8, uint16, uint32, uint64, voidType } from './cType.ts';
+import {
+  array,
+  bool,
+  float32,
+  int8,
+  int32,
+  int64,
+  isArithmetic,
+  opaque,
+  typeToString,
+  uint8,
+  uint16,
+  uint32,
+  uint64,
+  voidType,
+} from './cType.ts';
 import type { CType, IntType } from './cType.ts';
 import { makeCall, makeCast, makeMember, makeVar } from './expr.ts';
 import type { Expr, IntRange, VarExpr } from './expr.ts';
@@ -170,7 +185,12 @@ function rangeFor(what: keyof typeof limits, dim: Dim): IntRange {
 function shuffleValue(target: string, value: Expr): void {
   const t = value.type;
   const ok = t.kind === 'opaque' || (t.kind === 'int' && t.bits >= 32) || t.kind === 'float';
-  if (!ok) throw new CodegenTypeError(`shuffle on ${target}`, 'value must be a 32/64-bit integer, float, double or an opaque type', typeToString(t));
+  if (!ok)
+    throw new CodegenTypeError(
+      `shuffle on ${target}`,
+      'value must be a 32/64-bit integer, float, double or an opaque type',
+      typeToString(t),
+    );
 }
 
 function dtypeScalar(dtype: DTypeName): CType | null {
@@ -375,7 +395,12 @@ class CudaTarget extends BaseTarget {
 
   #builtin(variable: 'threadIdx' | 'blockIdx' | 'blockDim' | 'gridDim', dim: Dim): Expr {
     checkDim(dim);
-    return makeMember(makeVar(variable, opaque(variable === 'threadIdx' || variable === 'blockIdx' ? 'uint3' : 'dim3')), dim, uint32, rangeFor(variable, dim));
+    return makeMember(
+      makeVar(variable, opaque(variable === 'threadIdx' || variable === 'blockIdx' ? 'uint3' : 'dim3')),
+      dim,
+      uint32,
+      rangeFor(variable, dim),
+    );
   }
   threadIdx(dim: Dim): Expr {
     return this.#builtin('threadIdx', dim);
@@ -442,7 +467,8 @@ class CudaTarget extends BaseTarget {
       throw new ArgumentError('maxThreads', 'must be an integer in [1, 1024]', maxThreads);
     }
     if (minBlocksPerSm === undefined) return `__launch_bounds__(${maxThreads})`;
-    if (!Number.isInteger(minBlocksPerSm) || minBlocksPerSm < 1) throw new ArgumentError('minBlocksPerSm', 'must be a positive integer', minBlocksPerSm);
+    if (!Number.isInteger(minBlocksPerSm) || minBlocksPerSm < 1)
+      throw new ArgumentError('minBlocksPerSm', 'must be a positive integer', minBlocksPerSm);
     return `__launch_bounds__(${maxThreads}, ${minBlocksPerSm})`;
   }
   cppTypeOf(dtype: DTypeName): string {
@@ -682,7 +708,10 @@ class HipTarget extends BaseTarget {
       throw new ArgumentError('maxThreads', 'must be an integer in [1, 1024]', maxThreads);
     }
     if (minBlocksPerSm !== undefined) {
-      return this.missing('__launch_bounds__ minimum blocks per multiprocessor', 'AMD occupancy is amdgpu_waves_per_eu; pass it as a function attribute');
+      return this.missing(
+        '__launch_bounds__ minimum blocks per multiprocessor',
+        'AMD occupancy is amdgpu_waves_per_eu; pass it as a function attribute',
+      );
     }
     return `__attribute__((amdgpu_flat_work_group_size(1, ${maxThreads})))`;
   }
@@ -724,7 +753,16 @@ export const sm80: Target = new CudaTarget('sm_80', cudaCommon);
  * CUDA for Hopper with arch-specific features (`sm_90a`: wgmma, TMA, clusters, setmaxnreg; and the
  * sm_90 mbarrier transaction counts, `elect.sync`, `griddepcontrol`).
  */
-export const sm90a: Target = new CudaTarget('sm_90a', [...cudaCommon, 'mbarrier-tx', 'elect-sync', 'griddepcontrol', 'wgmma', 'tma', 'clusters', 'setmaxnreg']);
+export const sm90a: Target = new CudaTarget('sm_90a', [
+  ...cudaCommon,
+  'mbarrier-tx',
+  'elect-sync',
+  'griddepcontrol',
+  'wgmma',
+  'tma',
+  'clusters',
+  'setmaxnreg',
+]);
 /**
  * HIP for MI300 (`gfx942`), wave64, self-contained: CI compiles it with `clang -x hip
  * --offload-arch=gfx942 -nogpulib -nogpuinc --cuda-device-only`, i.e. WITHOUT HIP headers, where

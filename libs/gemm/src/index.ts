@@ -6,7 +6,14 @@
 export * from './errors.ts';
 export * from './warp/index.ts';
 export { wgmmaInt8Ns } from './warp/warpGemmAtom.ts';
-export { makeWgmmaSmemLayout, wgmmaOperandDescriptor, type OperandMajor, type WgmmaOperandOrigin, type WgmmaSmemLayout, type WgmmaSmemLayoutSpec } from './smemLayouts.ts';
+export {
+  makeWgmmaSmemLayout,
+  wgmmaOperandDescriptor,
+  type OperandMajor,
+  type WgmmaOperandOrigin,
+  type WgmmaSmemLayout,
+  type WgmmaSmemLayoutSpec,
+} from './smemLayouts.ts';
 export { referenceGemm, type GemmLayout, type ReferenceGemmArgs, type ReferenceGemmOperand } from './reference/referenceGemm.ts';
 export * from './block/index.ts';
 export * from './pipeline/index.ts';

@@ -83,14 +83,20 @@ describe('wgmma shared-memory layouts (PTX ISA 9.7.15.5.1.2)', () => {
     const l64 = makeWgmmaSmemLayout({ swizzle: '64B', dtype: 'bf16', mn: 16, k: 32 });
     const l32 = makeWgmmaSmemLayout({ swizzle: '32B', dtype: 'bf16', mn: 16, k: 16 });
     for (let r = 0; r < 16; r++) {
-      for (let c = 0; c < 32; c++) expect(l64.descriptor.calculateOffset([r, c])).toBe(r * 32 + (((c >> 3) ^ ((r >> 1) % 4)) << 3) + (c % 8));
-      for (let c = 0; c < 16; c++) expect(l32.descriptor.calculateOffset([r, c])).toBe(r * 16 + (((c >> 3) ^ ((r >> 2) % 2)) << 3) + (c % 8));
+      for (let c = 0; c < 32; c++)
+        expect(l64.descriptor.calculateOffset([r, c])).toBe(r * 32 + (((c >> 3) ^ ((r >> 1) % 4)) << 3) + (c % 8));
+      for (let c = 0; c < 16; c++)
+        expect(l32.descriptor.calculateOffset([r, c])).toBe(r * 16 + (((c >> 3) ^ ((r >> 2) % 2)) << 3) + (c % 8));
     }
   });
 
   it('none: 8×16-byte core matrices, each contiguous; LBO = mn·16 along K, SBO = 128 along M/N', () => {
     const l = makeWgmmaSmemLayout({ swizzle: 'none', dtype: 'fp16', mn: 64, k: 16 });
-    for (let r = 0; r < 64; r++) for (let c = 0; c < 16; c++) expect(l.descriptor.calculateOffset([r, c]) * 2).toBe((c >> 3) * l.leadingByteOffset + (r >> 3) * l.strideByteOffset + (r % 8) * 16 + (c % 8) * 2);
+    for (let r = 0; r < 64; r++)
+      for (let c = 0; c < 16; c++)
+        expect(l.descriptor.calculateOffset([r, c]) * 2).toBe(
+          (c >> 3) * l.leadingByteOffset + (r >> 3) * l.strideByteOffset + (r % 8) * 16 + (c % 8) * 2,
+        );
     expect([l.leadingByteOffset, l.strideByteOffset]).toEqual([64 * 16, 128]);
   });
 
@@ -124,12 +130,15 @@ describe('wgmma shared-memory layouts (PTX ISA 9.7.15.5.1.2)', () => {
   it('MN-major is the same physical layout with the contiguous dim M/N', () => {
     const k = makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'fp16', mn: 16, k: 64 });
     const mn = makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'fp16', mn: 64, k: 16, major: 'MN' });
-    for (let i = 0; i < 16; i++) for (let j = 0; j < 64; j++) expect(mn.descriptor.calculateOffset([j, i])).toBe(k.descriptor.calculateOffset([i, j]));
+    for (let i = 0; i < 16; i++)
+      for (let j = 0; j < 64; j++) expect(mn.descriptor.calculateOffset([j, i])).toBe(k.descriptor.calculateOffset([i, j]));
   });
 
   it('rejects shapes the swizzle atom cannot tile', () => {
     expect(() => makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'fp16', mn: 12, k: 64 })).toThrow(SmemLayoutError);
-    expect(() => makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'fp16', mn: 64, k: 32 })).toThrow(/multiple of 64 fp16 elements \(128 bytes\)/);
+    expect(() => makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'fp16', mn: 64, k: 32 })).toThrow(
+      /multiple of 64 fp16 elements \(128 bytes\)/,
+    );
     expect(() => makeWgmmaSmemLayout({ swizzle: '64B', dtype: 'fp16', mn: 64, k: 12, major: 'MN' })).toThrow(/k: the strided extent/);
   });
 
@@ -140,7 +149,9 @@ describe('wgmma shared-memory layouts (PTX ISA 9.7.15.5.1.2)', () => {
       const k = 32 / l.elementBytes; // one wgmma K step is 32 bytes (k16 for 16-bit, k8 tf32, k32 fp8)
       const e = 16 / l.elementBytes;
       const atom = l.swizzle === 'none' ? l.k : l.swizzleBytes / l.elementBytes;
-      const k0s = Array.from({ length: l.k / e }, (_, q) => q * e).filter((k0) => k0 + k <= l.k && Math.floor(k0 / atom) === Math.floor((k0 + k - 1) / atom));
+      const k0s = Array.from({ length: l.k / e }, (_, q) => q * e).filter(
+        (k0) => k0 + k <= l.k && Math.floor(k0 / atom) === Math.floor((k0 + k - 1) / atom),
+      );
       return fc.record({
         l: fc.constant(l),
         k: fc.constant(k),
@@ -151,7 +162,7 @@ describe('wgmma shared-memory layouts (PTX ISA 9.7.15.5.1.2)', () => {
     });
 
   test.prop([operandArb], { numRuns: 60 })(
-    'wgmmaOperandDescriptor: the address wgmma derives from the descriptor for every sub-tile element is the layout\'s',
+    "wgmmaOperandDescriptor: the address wgmma derives from the descriptor for every sub-tile element is the layout's",
     ({ l, k, mn0, k0, tileAddress }) => {
       const f = wgmmaOperandDescriptor(l, { tileAddress, mn0, k0, k });
       expect(decodeWgmmaDescriptor(encodeWgmmaDescriptor(f))).toEqual(f);
@@ -161,8 +172,15 @@ describe('wgmma shared-memory layouts (PTX ISA 9.7.15.5.1.2)', () => {
         for (let j = 0; j < k; j++) {
           const hw =
             l.swizzle === 'none'
-              ? f.startAddress + Math.floor(i / 8) * f.strideByteOffset + (i % 8) * 16 + Math.floor(j / e) * f.leadingByteOffset + (j % e) * l.elementBytes
-              : swizzleAddress(l.swizzle, f.startAddress + Math.floor(i / 8) * f.strideByteOffset + (i % 8) * l.swizzleBytes + j * l.elementBytes);
+              ? f.startAddress +
+                Math.floor(i / 8) * f.strideByteOffset +
+                (i % 8) * 16 +
+                Math.floor(j / e) * f.leadingByteOffset +
+                (j % e) * l.elementBytes
+              : swizzleAddress(
+                  l.swizzle,
+                  f.startAddress + Math.floor(i / 8) * f.strideByteOffset + (i % 8) * l.swizzleBytes + j * l.elementBytes,
+                );
           expect(hw).toBe(tileAddress + l.descriptor.calculateOffset([mn0 + i, k0 + j]) * l.elementBytes);
         }
     },
@@ -182,7 +200,10 @@ describe('wgmma shared-memory layouts (PTX ISA 9.7.15.5.1.2)', () => {
       return start + Math.floor(i / e) * sbo + (i % e) * eb + Math.floor(j / 8) * lbo + (j % 8) * 16;
     }
     const slab = l.swizzleBytes / eb;
-    return swizzleAddress(l.swizzle, start + Math.floor(i / slab) * lbo + (i % slab) * eb + Math.floor(j / 8) * sbo + (j % 8) * l.swizzleBytes);
+    return swizzleAddress(
+      l.swizzle,
+      start + Math.floor(i / slab) * lbo + (i % slab) * eb + Math.floor(j / 8) * sbo + (j % 8) * l.swizzleBytes,
+    );
   }
 
   const mnOperandArb = layoutArb
@@ -198,14 +219,17 @@ describe('wgmma shared-memory layouts (PTX ISA 9.7.15.5.1.2)', () => {
       });
     });
 
-  it('wgmmaOperandDescriptor (MN-major): the address wgmma derives for every sub-tile element (all remaining M/N) is the layout\'s', () => {
+  it("wgmmaOperandDescriptor (MN-major): the address wgmma derives for every sub-tile element (all remaining M/N) is the layout's", () => {
     fc.assert(
       fc.property(mnOperandArb, ({ l, k, mn0, k0, tileAddress }) => {
         const f = wgmmaOperandDescriptor(l, { tileAddress, mn0, k0, k });
         expect(decodeWgmmaDescriptor(encodeWgmmaDescriptor(f))).toEqual(f);
         if (l.swizzle !== 'none') expect(f.startAddress % l.repeatBytes).toBe(0); // base offset 0 stays right
         for (let i = 0; i < l.mn - mn0; i++)
-          for (let j = 0; j < k; j++) expect(mnMajorAddress(l, f.startAddress, f.leadingByteOffset, f.strideByteOffset, i, j)).toBe(tileAddress + l.descriptor.calculateOffset([mn0 + i, k0 + j]) * l.elementBytes);
+          for (let j = 0; j < k; j++)
+            expect(mnMajorAddress(l, f.startAddress, f.leadingByteOffset, f.strideByteOffset, i, j)).toBe(
+              tileAddress + l.descriptor.calculateOffset([mn0 + i, k0 + j]) * l.elementBytes,
+            );
       }),
       { numRuns: 60 },
     );
@@ -219,9 +243,13 @@ describe('wgmma shared-memory layouts (PTX ISA 9.7.15.5.1.2)', () => {
     for (let mn = 0; mn < 256; mn++)
       for (let kk = 0; kk < 64; kk++) {
         const c = mn % 64;
-        expect(l.descriptor.calculateOffset([mn, kk]) * 2).toBe(Math.floor(mn / 64) * 64 * 128 + kk * 128 + 16 * (Math.floor(c / 8) ^ kk % 8) + 2 * (c % 8));
+        expect(l.descriptor.calculateOffset([mn, kk]) * 2).toBe(
+          Math.floor(mn / 64) * 64 * 128 + kk * 128 + 16 * (Math.floor(c / 8) ^ (kk % 8)) + 2 * (c % 8),
+        );
       }
-    expect([0, 16, 32, 48].map((k0) => wgmmaOperandDescriptor(l, { tileAddress: 4096, k0 }).startAddress - 4096)).toEqual([0, 2048, 4096, 6144]);
+    expect([0, 16, 32, 48].map((k0) => wgmmaOperandDescriptor(l, { tileAddress: 4096, k0 }).startAddress - 4096)).toEqual([
+      0, 2048, 4096, 6144,
+    ]);
     expect(wgmmaOperandDescriptor(l, { tileAddress: 0, mn0: 64 }).startAddress).toBe(8192);
     expect(() => wgmmaOperandDescriptor(l, { tileAddress: 0, mn0: 8 })).toThrow(/mn0: must be a multiple of 64/);
     expect(() => wgmmaOperandDescriptor(l, { tileAddress: 0, k0: 4 })).toThrow(/k0: must be a multiple of 8/);
@@ -280,7 +308,9 @@ describe('int8 K-major wgmma tiles as TMA writes them (box [k, rows], CU_TENSOR_
 
   it('golden cells: 128B row 1 swaps chunk pairs, 64B rows 2–3 swap chunk pairs and rows 6–7 reverse the four chunks', () => {
     const l128 = makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'int8', mn: 64, k: 128 });
-    expect([0, 1, 2, 3, 4, 5, 6, 7].map((q) => (l128.descriptor.calculateOffset([1, 16 * q]) - 128) / 16)).toEqual([1, 0, 3, 2, 5, 4, 7, 6]);
+    expect([0, 1, 2, 3, 4, 5, 6, 7].map((q) => (l128.descriptor.calculateOffset([1, 16 * q]) - 128) / 16)).toEqual([
+      1, 0, 3, 2, 5, 4, 7, 6,
+    ]);
     expect(l128.descriptor.calculateOffset([7, 5])).toBe(7 * 128 + 7 * 16 + 5);
     const l64 = makeWgmmaSmemLayout({ swizzle: '64B', dtype: 'int8', mn: 64, k: 64 });
     expect([0, 1, 2, 3].map((q) => (l64.descriptor.calculateOffset([1, 16 * q]) - 64) / 16)).toEqual([0, 1, 2, 3]);
@@ -294,20 +324,27 @@ describe('int8 K-major wgmma tiles as TMA writes them (box [k, rows], CU_TENSOR_
     const l64 = makeWgmmaSmemLayout({ swizzle: '64B', dtype: 'int8', mn: 128, k: 64 });
     expect([l128.leadingByteOffset, l128.strideByteOffset, l128.repeatBytes]).toEqual([16, 1024, 1024]);
     expect([l64.leadingByteOffset, l64.strideByteOffset, l64.repeatBytes]).toEqual([16, 512, 512]);
-    const at = (l: WgmmaSmemLayout, mn0: number, k0: number): number => wgmmaOperandDescriptor(l, { tileAddress: 0, mn0, k0, k: 32 }).startAddress;
+    const at = (l: WgmmaSmemLayout, mn0: number, k0: number): number =>
+      wgmmaOperandDescriptor(l, { tileAddress: 0, mn0, k0, k: 32 }).startAddress;
     expect([0, 32, 64, 96].map((k0) => at(l128, 0, k0))).toEqual([0, 32, 64, 96]);
     expect([0, 32].map((k0) => at(l64, 0, k0))).toEqual([0, 32]);
     expect(at(l128, 64, 0)).toBe(64 * 128);
     expect(at(l64, 64, 32)).toBe(64 * 64 + 32);
     // Bits: start >> 4 at 0, LBO >> 4 = 1 at 16, SBO >> 4 at 32, swizzle at 62 (PTX ISA 9.7.15.5.1.2.2).
-    expect(encodeWgmmaDescriptor(wgmmaOperandDescriptor(l128, { tileAddress: 2048, k0: 32, k: 32 }))).toBe((BigInt((2048 + 32) >> 4)) | (1n << 16n) | (64n << 32n) | (1n << 62n));
-    expect(encodeWgmmaDescriptor(wgmmaOperandDescriptor(l64, { tileAddress: 1024, k0: 32, k: 32 }))).toBe((BigInt((1024 + 32) >> 4)) | (1n << 16n) | (32n << 32n) | (2n << 62n));
+    expect(encodeWgmmaDescriptor(wgmmaOperandDescriptor(l128, { tileAddress: 2048, k0: 32, k: 32 }))).toBe(
+      BigInt((2048 + 32) >> 4) | (1n << 16n) | (64n << 32n) | (1n << 62n),
+    );
+    expect(encodeWgmmaDescriptor(wgmmaOperandDescriptor(l64, { tileAddress: 1024, k0: 32, k: 32 }))).toBe(
+      BigInt((1024 + 32) >> 4) | (1n << 16n) | (32n << 32n) | (2n << 62n),
+    );
     // A k32 slice must stay inside one atom: k0 = 48 would straddle the 64-byte row.
     expect(() => wgmmaOperandDescriptor(l64, { tileAddress: 0, k0: 48, k: 32 })).toThrow(/inside one 64B atom/);
-    expect(() => makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'int8', mn: 64, k: 64 })).toThrow(/multiple of 128 int8 elements \(128 bytes\)/);
+    expect(() => makeWgmmaSmemLayout({ swizzle: '128B', dtype: 'int8', mn: 64, k: 64 })).toThrow(
+      /multiple of 128 int8 elements \(128 bytes\)/,
+    );
   });
 
-  it('wgmmaOperandDescriptor (int8, k32): the address wgmma derives for every element of a 64-row × 32 sub-tile is the layout\'s', () => {
+  it("wgmmaOperandDescriptor (int8, k32): the address wgmma derives for every element of a 64-row × 32 sub-tile is the layout's", () => {
     fc.assert(
       fc.property(
         int8Arb.chain(({ k, rows }) =>

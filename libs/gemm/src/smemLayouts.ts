@@ -1,5 +1,12 @@
 import { getDType, type DTypeName } from '@tilekit/numeric';
-import { makeNaiveTensorDescriptorPacked, merge, passThrough, transformTensorDescriptor, xor, type TensorDescriptor } from '@tilekit/layout';
+import {
+  makeNaiveTensorDescriptorPacked,
+  merge,
+  passThrough,
+  transformTensorDescriptor,
+  xor,
+  type TensorDescriptor,
+} from '@tilekit/layout';
 import { SmemLayoutError } from './errors.ts';
 import { wgmmaSwizzleModes, type WgmmaDescriptorFields, type WgmmaSwizzle } from './warp/wgmmaDescriptor.ts';
 
@@ -77,26 +84,45 @@ const swizzleWidth: Record<WgmmaSwizzle, number> = { none: 16, '128B': 128, '64B
 export function makeWgmmaSmemLayout(spec: WgmmaSmemLayoutSpec): WgmmaSmemLayout {
   const { swizzle, dtype, mn, k } = spec;
   const major = spec.major ?? 'K';
-  if (!wgmmaSwizzleModes.includes(swizzle)) throw new SmemLayoutError('makeWgmmaSmemLayout swizzle', `must be one of ${wgmmaSwizzleModes.join(', ')}`, String(swizzle));
+  if (!wgmmaSwizzleModes.includes(swizzle))
+    throw new SmemLayoutError('makeWgmmaSmemLayout swizzle', `must be one of ${wgmmaSwizzleModes.join(', ')}`, String(swizzle));
   if (major !== 'K' && major !== 'MN') throw new SmemLayoutError('makeWgmmaSmemLayout major', 'must be "K" or "MN"', String(major));
   const d = getDType(dtype);
-  if (d.bits < 8 || 128 % d.bits !== 0) throw new SmemLayoutError('makeWgmmaSmemLayout dtype', 'elements must be 1, 2, 4, 8 or 16 bytes', dtype);
+  if (d.bits < 8 || 128 % d.bits !== 0)
+    throw new SmemLayoutError('makeWgmmaSmemLayout dtype', 'elements must be 1, 2, 4, 8 or 16 bytes', dtype);
   const elementBytes = d.bits / 8;
   const e = 16 / elementBytes;
   const [rows, cols] = major === 'K' ? [mn, k] : [k, mn];
   const rowName = major === 'K' ? 'mn' : 'k';
   const colName = major === 'K' ? 'k' : 'mn';
   const w = swizzleWidth[swizzle];
-  if (!Number.isSafeInteger(rows) || rows <= 0 || rows % 8 !== 0) throw new SmemLayoutError(`makeWgmmaSmemLayout ${rowName}`, 'the strided extent must be a positive multiple of 8 (rows of a swizzle atom)', String(rows));
+  if (!Number.isSafeInteger(rows) || rows <= 0 || rows % 8 !== 0)
+    throw new SmemLayoutError(
+      `makeWgmmaSmemLayout ${rowName}`,
+      'the strided extent must be a positive multiple of 8 (rows of a swizzle atom)',
+      String(rows),
+    );
   const colElems = w / elementBytes;
   if (!Number.isSafeInteger(cols) || cols <= 0 || cols % colElems !== 0) {
-    throw new SmemLayoutError(`makeWgmmaSmemLayout ${colName}`, `the contiguous extent must be a positive multiple of ${colElems} ${dtype} elements (${w} bytes)`, String(cols));
+    throw new SmemLayoutError(
+      `makeWgmmaSmemLayout ${colName}`,
+      `the contiguous extent must be a positive multiple of ${colElems} ${dtype} elements (${w} bytes)`,
+      String(cols),
+    );
   }
   let desc: TensorDescriptor;
   if (swizzle === 'none') {
     // [core-matrix column, 8-row group, row in group, element in chunk]
     const base = makeNaiveTensorDescriptorPacked([cols / e, rows / 8, 8, e]);
-    desc = transformTensorDescriptor(base, [merge([rows / 8, 8]), merge([cols / e, e])], [[1, 2], [0, 3]], [[0], [1]]);
+    desc = transformTensorDescriptor(
+      base,
+      [merge([rows / 8, 8]), merge([cols / e, e])],
+      [
+        [1, 2],
+        [0, 3],
+      ],
+      [[0], [1]],
+    );
   } else {
     const chunks = w / 16;
     const rowLo = 128 / w; // rows sharing one 128-byte line: the XOR source is the line index
@@ -109,7 +135,15 @@ export function makeWgmmaSmemLayout(spec: WgmmaSmemLayoutSpec): WgmmaSmemLayout 
       [[0], [1, 3], [2], [4]],
       [[0], [1, 3], [2], [4]],
     );
-    desc = transformTensorDescriptor(swz, [merge([rowHi, rowLo]), merge([cols / colElems, chunks, e])], [[1, 2], [0, 3, 4]], [[0], [1]]);
+    desc = transformTensorDescriptor(
+      swz,
+      [merge([rowHi, rowLo]), merge([cols / colElems, chunks, e])],
+      [
+        [1, 2],
+        [0, 3, 4],
+      ],
+      [[0], [1]],
+    );
   }
   if (major === 'MN') desc = transformTensorDescriptor(desc, [passThrough(rows), passThrough(cols)], [[0], [1]], [[1], [0]]);
   const kMajor = major === 'K';
@@ -172,27 +206,48 @@ export function wgmmaOperandDescriptor(layout: WgmmaSmemLayout, origin: WgmmaOpe
   const k0 = origin.k0 ?? 0;
   const k = origin.k ?? 16;
   if (!Number.isSafeInteger(tileAddress) || tileAddress < 0 || tileAddress % layout.repeatBytes !== 0) {
-    throw new SmemLayoutError('wgmmaOperandDescriptor tileAddress', `must be a multiple of ${layout.repeatBytes} bytes (the ${layout.swizzle} pattern repeat, for base offset 0)`, String(tileAddress));
+    throw new SmemLayoutError(
+      'wgmmaOperandDescriptor tileAddress',
+      `must be a multiple of ${layout.repeatBytes} bytes (the ${layout.swizzle} pattern repeat, for base offset 0)`,
+      String(tileAddress),
+    );
   }
   const g = layout.mnGranularity;
   if (!Number.isSafeInteger(mn0) || mn0 < 0 || mn0 % g !== 0 || mn0 >= layout.mn) {
-    throw new SmemLayoutError('wgmmaOperandDescriptor mn0', `must be a multiple of ${g} in [0, ${layout.mn}) (${layout.major}-major ${layout.swizzle})`, String(mn0));
+    throw new SmemLayoutError(
+      'wgmmaOperandDescriptor mn0',
+      `must be a multiple of ${g} in [0, ${layout.mn}) (${layout.major}-major ${layout.swizzle})`,
+      String(mn0),
+    );
   }
   const e = 16 / layout.elementBytes;
   if (layout.major === 'MN') {
     // K runs along the strided dim: the slice is whole 8-row groups (SBO / LBO steps between them).
-    if (!Number.isSafeInteger(k) || k <= 0 || k % 8 !== 0) throw new SmemLayoutError('wgmmaOperandDescriptor k', 'must be a positive multiple of 8 (MN-major: whole 8-row K groups)', String(k));
+    if (!Number.isSafeInteger(k) || k <= 0 || k % 8 !== 0)
+      throw new SmemLayoutError('wgmmaOperandDescriptor k', 'must be a positive multiple of 8 (MN-major: whole 8-row K groups)', String(k));
     if (!Number.isSafeInteger(k0) || k0 < 0 || k0 % 8 !== 0 || k0 + k > layout.k) {
-      throw new SmemLayoutError('wgmmaOperandDescriptor k0', `must be a multiple of 8 with [k0, k0 + ${k}) inside [0, ${layout.k})`, String(k0));
+      throw new SmemLayoutError(
+        'wgmmaOperandDescriptor k0',
+        `must be a multiple of 8 with [k0, k0 + ${k}) inside [0, ${layout.k})`,
+        String(k0),
+      );
     }
   } else {
     const atomElems = layout.swizzle === 'none' ? e : layout.swizzleBytes / layout.elementBytes;
     if (!Number.isSafeInteger(k) || k <= 0 || (layout.swizzle !== 'none' && k > atomElems) || (layout.swizzle === 'none' && k % e !== 0)) {
-      throw new SmemLayoutError('wgmmaOperandDescriptor k', layout.swizzle === 'none' ? `must be a positive multiple of ${e}` : `must be in [1, ${atomElems}] (one swizzle atom wide)`, String(k));
+      throw new SmemLayoutError(
+        'wgmmaOperandDescriptor k',
+        layout.swizzle === 'none' ? `must be a positive multiple of ${e}` : `must be in [1, ${atomElems}] (one swizzle atom wide)`,
+        String(k),
+      );
     }
     const sameAtom = layout.swizzle === 'none' || Math.floor(k0 / atomElems) === Math.floor((k0 + k - 1) / atomElems);
     if (!Number.isSafeInteger(k0) || k0 < 0 || k0 + k > layout.k || k0 % e !== 0 || !sameAtom) {
-      throw new SmemLayoutError('wgmmaOperandDescriptor k0', `must be a multiple of ${e} with [k0, k0 + ${k}) inside [0, ${layout.k}) and inside one ${layout.swizzle} atom`, String(k0));
+      throw new SmemLayoutError(
+        'wgmmaOperandDescriptor k0',
+        `must be a multiple of ${e} with [k0, k0 + ${k}) inside [0, ${layout.k}) and inside one ${layout.swizzle} atom`,
+        String(k0),
+      );
     }
   }
   return {

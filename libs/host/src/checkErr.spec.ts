@@ -5,7 +5,12 @@ import { checkErr } from './checkErr.ts';
 import { HostTensor } from './hostTensor.ts';
 import { applyViewChain, hostTensorArb, viewChainArb } from './testing/index.ts';
 
-const ref = () => HostTensor.fromValues('fp32', [2, 2, 5], Array.from({ length: 20 }, (_, i) => i / 4));
+const ref = () =>
+  HostTensor.fromValues(
+    'fp32',
+    [2, 2, 5],
+    Array.from({ length: 20 }, (_, i) => i / 4),
+  );
 
 describe('checkErr', () => {
   it('golden: passing check, one-line message', () => {
@@ -14,7 +19,9 @@ describe('checkErr', () => {
     const r = checkErr(out, ref(), { rtol: 1e-3, atol: 1e-3 });
     expect(r).toMatchObject({ ok: true, total: 20, failures: 0, nanInfMismatches: 0, worstIndex: [1, 0, 3], reported: [] });
     expect(r.maxAbsErr).toBe(Math.fround(13 / 4 + 1e-6) - 13 / 4);
-    expect(r.message).toBe('ok: 20 elements within rtol 0.001, atol 0.001; max abs err 9.537e-7 at [1,0,3] (out 3.25, ref 3.25), max rel err 2.934e-7');
+    expect(r.message).toBe(
+      'ok: 20 elements within rtol 0.001, atol 0.001; max abs err 9.537e-7 at [1,0,3] (out 3.25, ref 3.25), max rel err 2.934e-7',
+    );
   });
 
   it('golden: failures, NaN/Inf mismatches and the first failing elements', () => {
@@ -75,7 +82,10 @@ describe('checkErr', () => {
   it('ok ⇔ every element passes |out − ref| <= atol + rtol·|ref|', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.double({ min: -10, max: 10, noNaN: true }), fc.double({ min: -10, max: 10, noNaN: true })), { minLength: 1, maxLength: 30 }),
+        fc.array(fc.tuple(fc.double({ min: -10, max: 10, noNaN: true }), fc.double({ min: -10, max: 10, noNaN: true })), {
+          minLength: 1,
+          maxLength: 30,
+        }),
         fc.double({ min: 0, max: 1, noNaN: true }),
         fc.double({ min: 0, max: 1, noNaN: true }),
         (pairs, rtol, atol) => {

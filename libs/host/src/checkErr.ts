@@ -53,13 +53,20 @@ export interface CheckErrResult {
  * Postconditions (tested): `ok` ⇔ `failures === 0`; comparing a tensor with itself is ok with
  * zero errors; the message is a single line.
  */
-export function checkErr(out: HostTensor | ArrayLike<number>, ref: HostTensor | ArrayLike<number>, options: CheckErrOptions = {}): CheckErrResult {
+export function checkErr(
+  out: HostTensor | ArrayLike<number>,
+  ref: HostTensor | ArrayLike<number>,
+  options: CheckErrOptions = {},
+): CheckErrResult {
   const shape = sharedShape(out, ref);
   const dtype = options.dtype ?? (out instanceof HostTensor ? out.dtype.name : 'fp32');
   const defaults = options.rtol === undefined || options.atol === undefined ? defaultTolerance(dtype) : undefined;
   const rtol = options.rtol ?? defaults!.rtol;
   const atol = options.atol ?? defaults!.atol;
-  for (const [name, value] of [['rtol', rtol], ['atol', atol]] as const) {
+  for (const [name, value] of [
+    ['rtol', rtol],
+    ['atol', atol],
+  ] as const) {
     if (!Number.isFinite(value) || value < 0) throw new ArgumentError('checkErr', `${name} must be finite and non-negative`, value);
   }
   const maxReport = options.maxReport ?? 3;

@@ -44,7 +44,10 @@ describe('parseFillSpec / formatFillSpec', () => {
 
   const finite = fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 });
   const specArb: fc.Arbitrary<FillSpec> = fc.oneof(
-    fc.tuple(finite, finite).filter(([a, b]) => a < b).map(([min, max]) => ({ kind: 'uf' as const, min, max })),
+    fc
+      .tuple(finite, finite)
+      .filter(([a, b]) => a < b)
+      .map(([min, max]) => ({ kind: 'uf' as const, min, max })),
     fc.tuple(fc.integer({ min: -100, max: 100 }), fc.nat({ max: 50 })).map(([min, w]) => ({ kind: 'ui' as const, min, max: min + w })),
     fc.tuple(finite, fc.double({ min: 0, max: 10, noNaN: true })).map(([mean, stddev]) => ({ kind: 'nf' as const, mean, stddev })),
     fc.tuple(finite, fc.double({ min: 0, max: 10, noNaN: true })).map(([mean, stddev]) => ({ kind: 'ni' as const, mean, stddev })),
@@ -52,9 +55,11 @@ describe('parseFillSpec / formatFillSpec', () => {
     finite.map((value) => ({ kind: 'constant' as const, value })),
   );
   it('parseFillSpec ∘ formatFillSpec = identity', () => {
-    fc.assert(fc.property(specArb, (spec) => {
-      expect(parseFillSpec(formatFillSpec(spec))).toEqual(spec);
-    }));
+    fc.assert(
+      fc.property(specArb, (spec) => {
+        expect(parseFillSpec(formatFillSpec(spec))).toEqual(spec);
+      }),
+    );
   });
 
   it('errors: ArgumentError, or ArgParseError naming the flag', () => {
@@ -91,7 +96,9 @@ describe('fillTensor', () => {
 
   it('golden: the first values of seed 11939 (computed independently from a C build of the reference algorithms)', () => {
     expect([...fillValues('ui', 8, 11939)]).toEqual([1, 3, -3, -1, -2, 0, 1, -2]);
-    expect([...fillTensor(HostTensor.empty('fp16', [4]), 'uf', 11939).toFloat64Array()]).toEqual([0.09814453125, 0.71484375, 0.623046875, 0.54931640625]);
+    expect([...fillTensor(HostTensor.empty('fp16', [4]), 'uf', 11939).toFloat64Array()]).toEqual([
+      0.09814453125, 0.71484375, 0.623046875, 0.54931640625,
+    ]);
   });
 
   it('uniform fills stay in range after rounding, for every dtype', () => {

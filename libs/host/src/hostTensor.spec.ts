@@ -7,7 +7,11 @@ import { applyViewChain, hostTensorArb, permutationArb, viewChainArb } from './t
 
 const iota = (dtype: 'fp32' | 'fp16' | 'int32', shape: number[]) => {
   const size = shape.reduce((a, b) => a * b, 1);
-  return HostTensor.fromValues(dtype, shape, Array.from({ length: size }, (_, i) => i));
+  return HostTensor.fromValues(
+    dtype,
+    shape,
+    Array.from({ length: size }, (_, i) => i),
+  );
 };
 
 /** Logical values read element by element through get(), independent of toFloat64Array's walk. */
@@ -66,12 +70,16 @@ describe('HostTensor construction', () => {
   });
 
   it('errors name the method, the argument and what was found', () => {
-    expect(() => HostTensor.empty('fp32', [2, -3])).toThrow('HostTensor.empty: shape must be an array of non-negative integers (got [2,-3])');
+    expect(() => HostTensor.empty('fp32', [2, -3])).toThrow(
+      'HostTensor.empty: shape must be an array of non-negative integers (got [2,-3])',
+    );
     expect(() => HostTensor.empty('fp32', [2, 3], { strides: [1] })).toThrow(
       'HostTensor.empty: strides must be 2 non-negative integers, one per axis of [2,3] (got [1])',
     );
     expect(() => HostTensor.empty('fp99' as 'fp32', [1])).toThrow(ArgumentError);
-    expect(() => HostTensor.fromValues('fp32', [2, 2], [1, 2, 3])).toThrow('HostTensor.fromValues: values must have 4 entries for shape [2,2] (got 3)');
+    expect(() => HostTensor.fromValues('fp32', [2, 2], [1, 2, 3])).toThrow(
+      'HostTensor.fromValues: values must have 4 entries for shape [2,2] (got 3)',
+    );
     expect(() => HostTensor.fromStorage('fp16', [2], new Float32Array(2))).toThrow(
       'HostTensor.fromStorage: storage must be a Uint16Array for fp16 (got "Float32Array")',
     );
@@ -79,7 +87,9 @@ describe('HostTensor construction', () => {
       'HostTensor.fromStorage: storage must hold at least offset + 4 = 4 elements (got 3)',
     );
     const t = iota('fp32', [2, 3, 4, 5]);
-    expect(() => t.get([0, 3, 0, 0])).toThrow('HostTensor.get: index entry 1 must be an integer in [0, 3) for shape [2,3,4,5] (got [0,3,0,0])');
+    expect(() => t.get([0, 3, 0, 0])).toThrow(
+      'HostTensor.get: index entry 1 must be an integer in [0, 3) for shape [2,3,4,5] (got [0,3,0,0])',
+    );
     expect(() => t.set([0, 0], 1)).toThrow('HostTensor.set: index must have 4 entries for shape [2,3,4,5] (got [0,0])');
     expect(() => t.at(120)).toThrow('HostTensor.at: flat index must be an integer in [0, 120) for shape [2,3,4,5] (got 120)');
     expect(() => t.permute([0, 0, 1, 2])).toThrow('permute: axes must be a permutation of 0..3 (got [0,0,1,2])');
@@ -97,7 +107,10 @@ describe('HostTensor views', () => {
   it('golden: permute, transpose, slice, view share storage', () => {
     const t = iota('fp32', [2, 3, 4]);
     const p = t.permute([2, 0, 1]);
-    expect([p.shape, p.strides]).toEqual([[4, 2, 3], [1, 12, 4]]);
+    expect([p.shape, p.strides]).toEqual([
+      [4, 2, 3],
+      [1, 12, 4],
+    ]);
     expect(p.get([3, 1, 2])).toBe(t.get([1, 2, 3]));
     expect(t.transpose(0, 2).strides).toEqual([1, 4, 12]);
     const s = t.slice(1, 1, 3);
@@ -143,37 +156,43 @@ describe('HostTensor views', () => {
   });
 
   it('element access through a view equals access through the base', () => {
-    fc.assert(fc.property(hostTensorArb('bf16'), viewChainArb(), (base, steps) => {
-      const { view, toBase } = applyViewChain(base, steps);
-      expect(view.storage).toBe(base.storage);
-      for (let f = 0; f < view.size; f++) {
-        const index = unravelIndex(f, view.shape);
-        expect(view.get(index)).toBe(base.get(toBase(index)));
-        expect(view.at(f)).toBe(view.get(index));
-      }
-      expect([...view.toFloat64Array()]).toEqual(valuesByGet(view));
-    }));
+    fc.assert(
+      fc.property(hostTensorArb('bf16'), viewChainArb(), (base, steps) => {
+        const { view, toBase } = applyViewChain(base, steps);
+        expect(view.storage).toBe(base.storage);
+        for (let f = 0; f < view.size; f++) {
+          const index = unravelIndex(f, view.shape);
+          expect(view.get(index)).toBe(base.get(toBase(index)));
+          expect(view.at(f)).toBe(view.get(index));
+        }
+        expect([...view.toFloat64Array()]).toEqual(valuesByGet(view));
+      }),
+    );
   });
 
   it('writes through a view land in the base', () => {
-    fc.assert(fc.property(hostTensorArb('fp8e5m2'), viewChainArb(), (base, steps) => {
-      const { view, toBase } = applyViewChain(base, steps);
-      if (view.size === 0) return;
-      const index = unravelIndex(view.size - 1, view.shape);
-      view.set(index, 3);
-      expect(base.get(toBase(index))).toBe(3);
-    }));
+    fc.assert(
+      fc.property(hostTensorArb('fp8e5m2'), viewChainArb(), (base, steps) => {
+        const { view, toBase } = applyViewChain(base, steps);
+        if (view.size === 0) return;
+        const index = unravelIndex(view.size - 1, view.shape);
+        view.set(index, 3);
+        expect(base.get(toBase(index))).toBe(3);
+      }),
+    );
   });
 
   it('contiguous() preserves values bit-exactly and is packed with fresh storage', () => {
-    fc.assert(fc.property(hostTensorArb('fp32', { minLength: 0 }), viewChainArb(), (base, steps) => {
-      const { view } = applyViewChain(base, steps);
-      const c = view.contiguous();
-      expect([c.shape, c.isContiguous, c.offset, c.byteLength]).toEqual([view.shape, true, 0, view.size * 4]);
-      expect(c.storage).not.toBe(view.storage);
-      expect(c.toFloat64Array()).toEqual(view.toFloat64Array());
-      expect(valuesByGet(c)).toEqual(valuesByGet(view));
-    }));
+    fc.assert(
+      fc.property(hostTensorArb('fp32', { minLength: 0 }), viewChainArb(), (base, steps) => {
+        const { view } = applyViewChain(base, steps);
+        const c = view.contiguous();
+        expect([c.shape, c.isContiguous, c.offset, c.byteLength]).toEqual([view.shape, true, 0, view.size * 4]);
+        expect(c.storage).not.toBe(view.storage);
+        expect(c.toFloat64Array()).toEqual(view.toFloat64Array());
+        expect(valuesByGet(c)).toEqual(valuesByGet(view));
+      }),
+    );
   });
 
   it('contiguous() keeps fp32 NaN payloads (signalling ones too) bit for bit', () => {

@@ -110,7 +110,11 @@ export class HostTensor {
   ): HostTensor {
     const t = HostTensor.empty(dtype, shape, options.strides === undefined ? {} : { strides: options.strides });
     if (values.length !== t.size) {
-      throw new ArgumentError('HostTensor.fromValues', `values must have ${t.size} entries for shape ${formatShape(t.shape)}`, values.length);
+      throw new ArgumentError(
+        'HostTensor.fromValues',
+        `values must have ${t.size} entries for shape ${formatShape(t.shape)}`,
+        values.length,
+      );
     }
     t.forEachOffset((off, flat) => setStorageElement(t.dtype, t.storage, off, values[flat]!, options));
     return t;
@@ -134,7 +138,11 @@ export class HostTensor {
     }
     const span = spanOf(checked, strides);
     if (span > 0 && offset + span > storage.length) {
-      throw new ArgumentError('HostTensor.fromStorage', `storage must hold at least offset + ${span} = ${offset + span} elements`, storage.length);
+      throw new ArgumentError(
+        'HostTensor.fromStorage',
+        `storage must hold at least offset + ${span} = ${offset + span} elements`,
+        storage.length,
+      );
     }
     return new HostTensor(type, checked, strides, offset, storage);
   }
@@ -331,9 +339,14 @@ export class HostTensor {
 
 function checkStrides(strides: readonly number[], shape: readonly number[], method: string): readonly number[] {
   if (!Array.isArray(strides) || strides.length !== shape.length || strides.some((s) => !Number.isSafeInteger(s) || s < 0)) {
-    throw new ArgumentError(method, `strides must be ${shape.length} non-negative integers, one per axis of ${formatShape(shape)}`, strides);
+    throw new ArgumentError(
+      method,
+      `strides must be ${shape.length} non-negative integers, one per axis of ${formatShape(shape)}`,
+      strides,
+    );
   }
-  if (!Number.isSafeInteger(spanOf(shape, strides))) throw new ArgumentError(method, 'strides must span at most 2^53 - 1 elements', strides);
+  if (!Number.isSafeInteger(spanOf(shape, strides)))
+    throw new ArgumentError(method, 'strides must span at most 2^53 - 1 elements', strides);
   return strides;
 }
 

@@ -33,20 +33,24 @@ describe('Prng (xoshiro128**)', () => {
   });
 
   it('same seed => same stream; clone continues it', () => {
-    fc.assert(fc.property(fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), (seed) => {
-      const a = new Prng(seed);
-      const b = new Prng(seed);
-      expect(draws(a, 8)).toEqual(draws(b, 8));
-      const c = a.clone();
-      expect(draws(a, 8)).toEqual(draws(c, 8));
-      expect(Prng.fromState(b.state()).nextUint32()).toBe(b.nextUint32());
-    }));
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), (seed) => {
+        const a = new Prng(seed);
+        const b = new Prng(seed);
+        expect(draws(a, 8)).toEqual(draws(b, 8));
+        const c = a.clone();
+        expect(draws(a, 8)).toEqual(draws(c, 8));
+        expect(Prng.fromState(b.state()).nextUint32()).toBe(b.nextUint32());
+      }),
+    );
   });
 
   it('neighbouring seeds give different streams', () => {
-    fc.assert(fc.property(fc.integer(), fc.integer({ min: 1, max: 20 }), (seed, step) => {
-      expect(draws(new Prng(seed), 4)).not.toEqual(draws(new Prng(seed + step), 4));
-    }));
+    fc.assert(
+      fc.property(fc.integer(), fc.integer({ min: 1, max: 20 }), (seed, step) => {
+        expect(draws(new Prng(seed), 4)).not.toEqual(draws(new Prng(seed + step), 4));
+      }),
+    );
   });
 
   it('nextFloat lies in [0,1) and nextRange in [min, max)', () => {
@@ -71,18 +75,13 @@ describe('Prng (xoshiro128**)', () => {
 
   it('nextInt lies in [lo, hi] and is an integer', () => {
     fc.assert(
-      fc.property(
-        fc.integer(),
-        fc.integer({ min: -1000, max: 1000 }),
-        fc.integer({ min: 0, max: 2 ** 32 - 1 }),
-        (seed, lo, span) => {
-          const prng = new Prng(seed);
-          for (let i = 0; i < 20; i++) {
-            const x = prng.nextInt(lo, lo + span);
-            expect(Number.isInteger(x) && x >= lo && x <= lo + span).toBe(true);
-          }
-        },
-      ),
+      fc.property(fc.integer(), fc.integer({ min: -1000, max: 1000 }), fc.integer({ min: 0, max: 2 ** 32 - 1 }), (seed, lo, span) => {
+        const prng = new Prng(seed);
+        for (let i = 0; i < 20; i++) {
+          const x = prng.nextInt(lo, lo + span);
+          expect(Number.isInteger(x) && x >= lo && x <= lo + span).toBe(true);
+        }
+      }),
     );
   });
 

@@ -29,15 +29,22 @@ describe('shape helpers', () => {
   });
 
   it('inversePermutation inverts', () => {
-    fc.assert(fc.property(fc.nat({ max: 6 }).chain((rank) => permutationArb(rank)), (p) => {
-      const inv = inversePermutation(p);
-      p.forEach((a, i) => expect(inv[a]).toBe(i));
-      expect(inversePermutation(inv)).toEqual(p);
-    }));
+    fc.assert(
+      fc.property(
+        fc.nat({ max: 6 }).chain((rank) => permutationArb(rank)),
+        (p) => {
+          const inv = inversePermutation(p);
+          p.forEach((a, i) => expect(inv[a]).toBe(i));
+          expect(inversePermutation(inv)).toEqual(p);
+        },
+      ),
+    );
   });
 
   it('errors name the function, the argument and what was found', () => {
-    expect(() => checkShape([2, -1], 'HostTensor.empty')).toThrow('HostTensor.empty: shape must be an array of non-negative integers (got [2,-1])');
+    expect(() => checkShape([2, -1], 'HostTensor.empty')).toThrow(
+      'HostTensor.empty: shape must be an array of non-negative integers (got [2,-1])',
+    );
     expect(() => checkShape([1.5])).toThrow(ArgumentError);
     expect(() => checkShape([2 ** 30, 2 ** 30])).toThrow('shape must have at most 2^53 - 1 elements');
     expect(() => unravelIndex(6, [2, 3])).toThrow('unravelIndex: flat index must be an integer in [0, 6) (got 6)');

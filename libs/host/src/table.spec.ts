@@ -22,16 +22,29 @@ describe('formatTable', () => {
   });
 
   it('golden: explicit alignments, empty cells, gap', () => {
-    expect(formatTable(['a', 'b', 'c'], [['x', null, 'yy'], ['long', 7, undefined]], { align: ['right', 'center', undefined], gap: 1 })).toBe(
-      ['   a b c', '---- - --', '   x   yy', 'long 7'].join('\n'),
-    );
+    expect(
+      formatTable(
+        ['a', 'b', 'c'],
+        [
+          ['x', null, 'yy'],
+          ['long', 7, undefined],
+        ],
+        { align: ['right', 'center', undefined], gap: 1 },
+      ),
+    ).toBe(['   a b c', '---- - --', '   x   yy', 'long 7'].join('\n'));
   });
 
-  const cell = fc.oneof(fc.string({ maxLength: 8 }).map((s) => s.replace(/\s/g, 'x')), fc.integer(), fc.constant(null));
+  const cell = fc.oneof(
+    fc.string({ maxLength: 8 }).map((s) => s.replace(/\s/g, 'x')),
+    fc.integer(),
+    fc.constant(null),
+  );
   it('every line (before trimming) has the same width', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 5 }).chain((n) => fc.array(fc.array(cell, { minLength: n, maxLength: n }), { maxLength: 6 }).map((r) => [n, r] as const)),
+        fc
+          .integer({ min: 1, max: 5 })
+          .chain((n) => fc.array(fc.array(cell, { minLength: n, maxLength: n }), { maxLength: 6 }).map((r) => [n, r] as const)),
         ([n, body]) => {
           const header = Array.from({ length: n }, (_, i) => `c${i}`);
           const lines = formatTable(header, body, { align: 'center' }).split('\n');

@@ -15,13 +15,15 @@ describe('summarizeTimes', () => {
   const samples = fc.array(fc.double({ min: 0, max: 1e4, noNaN: true }), { minLength: 1, maxLength: 50 });
 
   it('min <= median, mean <= max; stddev >= 0', () => {
-    fc.assert(fc.property(samples, (ms) => {
-      const s = summarizeTimes(ms);
-      expect(s.n).toBe(ms.length);
-      expect(s.min <= s.median && s.median <= s.max).toBe(true);
-      expect(s.min <= s.mean && s.mean <= s.max).toBe(true);
-      expect(s.stddev >= 0).toBe(true);
-    }));
+    fc.assert(
+      fc.property(samples, (ms) => {
+        const s = summarizeTimes(ms);
+        expect(s.n).toBe(ms.length);
+        expect(s.min <= s.median && s.median <= s.max).toBe(true);
+        expect(s.min <= s.mean && s.mean <= s.max).toBe(true);
+        expect(s.stddev >= 0).toBe(true);
+      }),
+    );
   });
 
   it('does not depend on sample order', () => {

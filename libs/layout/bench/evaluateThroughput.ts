@@ -20,9 +20,22 @@ function fourLevel(seqlen: number | ReturnType<typeof symbol>, S: number, D: num
   const d0 = makeNaiveTensorDescriptor([seqlen, H, D], [H * 128, 128, 1], { vectorLength: 4 });
   const Sp = Math.ceil(S / 64) * 64;
   const Dp = Math.ceil(D / 32) * 32;
-  const d1 = transformTensorDescriptor(d0, [rightPad(seqlen, Sp - S), passThrough(H), rightPad(D, Dp - D)], [[0], [1], [2]], [[0], [1], [2]]);
+  const d1 = transformTensorDescriptor(
+    d0,
+    [rightPad(seqlen, Sp - S), passThrough(H), rightPad(D, Dp - D)],
+    [[0], [1], [2]],
+    [[0], [1], [2]],
+  );
   const d2 = transformTensorDescriptor(d1, [merge([H, d1.lengths[0]!]), passThrough(Dp)], [[1, 0], [2]], [[0], [1]]);
-  return transformTensorDescriptor(d2, [unmerge([(H * Sp) / 64, 64]), unmerge([Dp / 8, 8])], [[0], [1]], [[0, 1], [2, 3]]);
+  return transformTensorDescriptor(
+    d2,
+    [unmerge([(H * Sp) / 64, 64]), unmerge([Dp / 8, 8])],
+    [[0], [1]],
+    [
+      [0, 1],
+      [2, 3],
+    ],
+  );
 }
 
 function measure(label: string, run: (n: number) => number): void {
@@ -33,7 +46,9 @@ function measure(label: string, run: (n: number) => number): void {
     const sink = run(n);
     const ms = performance.now() - t0;
     if (ms > 300 || n > 50_000_000) {
-      console.log(`${label.padEnd(52)} ${((n / ms) * 1000 / 1e6).toFixed(2).padStart(7)} M coordinates/s  (${n} in ${ms.toFixed(0)} ms, checksum ${sink})`);
+      console.log(
+        `${label.padEnd(52)} ${(((n / ms) * 1000) / 1e6).toFixed(2).padStart(7)} M coordinates/s  (${n} in ${ms.toFixed(0)} ms, checksum ${sink})`,
+      );
       return;
     }
     n *= 2;
@@ -46,7 +61,9 @@ for (const [name, desc, bindings] of [
   ['static', fourLevel(S, S, D), {}],
   ['symbolic seqlen', fourLevel(symbol('seqlen', { max: 1 << 20 }), S, D), { seqlen: S }],
 ] as const) {
-  console.log(`4-level descriptor (${name}): ${desc.adaptor.transforms.length} transforms, lengths (${desc.lengths.map(String).join(', ')})`);
+  console.log(
+    `4-level descriptor (${name}): ${desc.adaptor.transforms.length} transforms, lengths (${desc.lengths.map(String).join(', ')})`,
+  );
   const bound = desc.bind(bindings);
   const L = bound.lengths;
   const idx = L.map(() => 0);

@@ -15,7 +15,12 @@ describe('tensor adaptors', () => {
       const [s1, s2] = rd.stages as [(typeof rd.stages)[0], (typeof rd.stages)[0]];
       const a1 = makeSingleStageTensorAdaptor(s1.transforms, s1.lowerDimIds, s1.upperDimIds);
       const a2 = makeSingleStageTensorAdaptor(s2.transforms, s2.lowerDimIds, s2.upperDimIds);
-      const viaTransform = transformTensorAdaptor(transformTensorAdaptor(base, s1.transforms, s1.lowerDimIds, s1.upperDimIds), s2.transforms, s2.lowerDimIds, s2.upperDimIds);
+      const viaTransform = transformTensorAdaptor(
+        transformTensorAdaptor(base, s1.transforms, s1.lowerDimIds, s1.upperDimIds),
+        s2.transforms,
+        s2.lowerDimIds,
+        s2.upperDimIds,
+      );
       const left = chainTensorAdaptors(chainTensorAdaptors(base, a1), a2);
       const right = chainTensorAdaptors(base, chainTensorAdaptors(a1, a2));
       const lengths = viaTransform.topLengths.map((l) => evaluateSymInt(l, b));
@@ -56,22 +61,49 @@ describe('tensor adaptors', () => {
   });
 
   it('rejects malformed graphs with typed errors', () => {
-    expect(() => new TensorAdaptor([passThrough(2), passThrough(2)], [[0], [0]], [[1], [2]], [0], [1, 2])).toThrow(expect.objectContaining({ code: 'layout/invalid-hidden-graph' }));
-    expect(() => new TensorAdaptor([passThrough(2), passThrough(2)], [[0], [1]], [[2], [2]], [0, 1], [2])).toThrow(expect.objectContaining({ code: 'layout/dim-consumed-twice' }));
-    expect(() => new TensorAdaptor([passThrough(2), passThrough(2)], [[2], [0]], [[1], [2]], [0], [1])).toThrow(expect.objectContaining({ code: 'layout/invalid-hidden-graph', message: expect.stringContaining('before') }));
-    expect(() => new TensorAdaptor([embed([2, 2], [1, 2])], [[0]], [[1]], [0], [1])).toThrow(expect.objectContaining({ code: 'layout/arity-mismatch' }));
+    expect(() => new TensorAdaptor([passThrough(2), passThrough(2)], [[0], [0]], [[1], [2]], [0], [1, 2])).toThrow(
+      expect.objectContaining({ code: 'layout/invalid-hidden-graph' }),
+    );
+    expect(() => new TensorAdaptor([passThrough(2), passThrough(2)], [[0], [1]], [[2], [2]], [0, 1], [2])).toThrow(
+      expect.objectContaining({ code: 'layout/dim-consumed-twice' }),
+    );
+    expect(() => new TensorAdaptor([passThrough(2), passThrough(2)], [[2], [0]], [[1], [2]], [0], [1])).toThrow(
+      expect.objectContaining({ code: 'layout/invalid-hidden-graph', message: expect.stringContaining('before') }),
+    );
+    expect(() => new TensorAdaptor([embed([2, 2], [1, 2])], [[0]], [[1]], [0], [1])).toThrow(
+      expect.objectContaining({ code: 'layout/arity-mismatch' }),
+    );
     const a = makeSingleStageTensorAdaptor([passThrough(2), passThrough(3)], [[0], [1]], [[0], [1]]);
-    expect(() => transformTensorAdaptor(a, [merge([2, 3])], [[0, 0]], [[0]])).toThrow(expect.objectContaining({ code: 'layout/dim-consumed-twice', message: expect.stringContaining('top dimension 0') }));
-    expect(() => transformTensorAdaptor(a, [passThrough(2)], [[0]], [[0]])).toThrow(expect.objectContaining({ code: 'layout/dim-not-consumed' }));
-    expect(() => transformTensorAdaptor(a, [passThrough(2), passThrough(3)], [[0], [1]], [[1], [1]])).toThrow(expect.objectContaining({ code: 'layout/top-dims-not-permutation' }));
-    expect(() => transformTensorAdaptor(a, [passThrough(5), passThrough(3)], [[0], [1]], [[0], [1]])).toThrow(expect.objectContaining({ code: 'layout/length-mismatch' }));
-    expect(() => chainTensorAdaptors(a, makeSingleStageTensorAdaptor([passThrough(2)], [[0]], [[0]]))).toThrow(expect.objectContaining({ code: 'layout/arity-mismatch' }));
-    expect(() => a.calculateBottomIndex([1])).toThrow(expect.objectContaining({ code: 'layout/arity-mismatch', message: expect.stringContaining('top index') }));
+    expect(() => transformTensorAdaptor(a, [merge([2, 3])], [[0, 0]], [[0]])).toThrow(
+      expect.objectContaining({ code: 'layout/dim-consumed-twice', message: expect.stringContaining('top dimension 0') }),
+    );
+    expect(() => transformTensorAdaptor(a, [passThrough(2)], [[0]], [[0]])).toThrow(
+      expect.objectContaining({ code: 'layout/dim-not-consumed' }),
+    );
+    expect(() => transformTensorAdaptor(a, [passThrough(2), passThrough(3)], [[0], [1]], [[1], [1]])).toThrow(
+      expect.objectContaining({ code: 'layout/top-dims-not-permutation' }),
+    );
+    expect(() => transformTensorAdaptor(a, [passThrough(5), passThrough(3)], [[0], [1]], [[0], [1]])).toThrow(
+      expect.objectContaining({ code: 'layout/length-mismatch' }),
+    );
+    expect(() => chainTensorAdaptors(a, makeSingleStageTensorAdaptor([passThrough(2)], [[0]], [[0]]))).toThrow(
+      expect.objectContaining({ code: 'layout/arity-mismatch' }),
+    );
+    expect(() => a.calculateBottomIndex([1])).toThrow(
+      expect.objectContaining({ code: 'layout/arity-mismatch', message: expect.stringContaining('top index') }),
+    );
   });
 
-  test.prop([fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 1, maxLength: 3 })])('a stage of pass-throughs is the identity', (lengths) => {
-    const ids = lengths.map((_, i) => [i]);
-    const a = makeSingleStageTensorAdaptor(lengths.map((l) => passThrough(l)), ids, ids);
-    for (const top of allIndices(lengths)) expect(a.calculateBottomIndex(top)).toEqual(top);
-  });
+  test.prop([fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 1, maxLength: 3 })])(
+    'a stage of pass-throughs is the identity',
+    (lengths) => {
+      const ids = lengths.map((_, i) => [i]);
+      const a = makeSingleStageTensorAdaptor(
+        lengths.map((l) => passThrough(l)),
+        ids,
+        ids,
+      );
+      for (const top of allIndices(lengths)) expect(a.calculateBottomIndex(top)).toEqual(top);
+    },
+  );
 });

@@ -47,8 +47,18 @@ export class TensorAdaptor {
     bottomDimHiddenIds: readonly number[],
     topDimHiddenIds: readonly number[],
   ) {
-    if (lowerDimHiddenIds.length !== transforms.length) throw new ArityMismatchError('tensor adaptor lowerDimHiddenIds (one list per transform)', transforms.length, lowerDimHiddenIds.length);
-    if (upperDimHiddenIds.length !== transforms.length) throw new ArityMismatchError('tensor adaptor upperDimHiddenIds (one list per transform)', transforms.length, upperDimHiddenIds.length);
+    if (lowerDimHiddenIds.length !== transforms.length)
+      throw new ArityMismatchError(
+        'tensor adaptor lowerDimHiddenIds (one list per transform)',
+        transforms.length,
+        lowerDimHiddenIds.length,
+      );
+    if (upperDimHiddenIds.length !== transforms.length)
+      throw new ArityMismatchError(
+        'tensor adaptor upperDimHiddenIds (one list per transform)',
+        transforms.length,
+        upperDimHiddenIds.length,
+      );
     this.transforms = [...transforms];
     this.lowerDimHiddenIds = lowerDimHiddenIds.map((x) => [...x]);
     this.upperDimHiddenIds = upperDimHiddenIds.map((x) => [...x]);
@@ -61,8 +71,10 @@ export class TensorAdaptor {
       maxId = Math.max(maxId, id);
     };
     transforms.forEach((t, i) => {
-      if (this.lowerDimHiddenIds[i]!.length !== t.lowerArity) throw new ArityMismatchError(`transform ${i} (${t.toString()}) lower dim ids`, t.lowerArity, this.lowerDimHiddenIds[i]!.length);
-      if (this.upperDimHiddenIds[i]!.length !== t.upperArity) throw new ArityMismatchError(`transform ${i} (${t.toString()}) upper dim ids`, t.upperArity, this.upperDimHiddenIds[i]!.length);
+      if (this.lowerDimHiddenIds[i]!.length !== t.lowerArity)
+        throw new ArityMismatchError(`transform ${i} (${t.toString()}) lower dim ids`, t.lowerArity, this.lowerDimHiddenIds[i]!.length);
+      if (this.upperDimHiddenIds[i]!.length !== t.upperArity)
+        throw new ArityMismatchError(`transform ${i} (${t.toString()}) upper dim ids`, t.upperArity, this.upperDimHiddenIds[i]!.length);
       this.lowerDimHiddenIds[i]!.forEach((id) => visit(id, `transform ${i} lower id`));
       this.upperDimHiddenIds[i]!.forEach((id) => visit(id, `transform ${i} upper id`));
     });
@@ -87,8 +99,10 @@ export class TensorAdaptor {
     });
     const tops = new Set(this.topDimHiddenIds);
     const bottoms = new Set(this.bottomDimHiddenIds);
-    if (tops.size !== this.topDimHiddenIds.length) throw new HiddenGraphError(`top ids repeat a dim ([${this.topDimHiddenIds.join(', ')}])`);
-    if (bottoms.size !== this.bottomDimHiddenIds.length) throw new HiddenGraphError(`bottom ids repeat a dim ([${this.bottomDimHiddenIds.join(', ')}])`);
+    if (tops.size !== this.topDimHiddenIds.length)
+      throw new HiddenGraphError(`top ids repeat a dim ([${this.topDimHiddenIds.join(', ')}])`);
+    if (bottoms.size !== this.bottomDimHiddenIds.length)
+      throw new HiddenGraphError(`bottom ids repeat a dim ([${this.bottomDimHiddenIds.join(', ')}])`);
     for (const id of tops) {
       if (reader[id] === -1) throw new HiddenGraphError(`top dim ${id} is read by no transform (its length would be unknown)`);
       if (writer[id] !== -1) throw new HiddenGraphError(`top dim ${id} is written by transform ${writer[id]}`);
@@ -102,9 +116,13 @@ export class TensorAdaptor {
       const r = reader[id]!;
       if (r !== -1 && !tops.has(id)) {
         if (w === -1) throw new HiddenGraphError(`hidden dim ${id} is read by transform ${r} but written by none and is not a top dim`);
-        if (w <= r) throw new HiddenGraphError(`hidden dim ${id} is read by transform ${r} before transform ${w} writes it (transforms are listed bottom-up)`);
+        if (w <= r)
+          throw new HiddenGraphError(
+            `hidden dim ${id} is read by transform ${r} before transform ${w} writes it (transforms are listed bottom-up)`,
+          );
       }
-      if (w !== -1 && r === -1 && !bottoms.has(id)) throw new HiddenGraphError(`hidden dim ${id} is written by transform ${w} but is neither read nor a bottom dim`);
+      if (w !== -1 && r === -1 && !bottoms.has(id))
+        throw new HiddenGraphError(`hidden dim ${id} is written by transform ${w} but is neither read nor a bottom dim`);
     }
     this.hiddenLengths = lengths;
     this.writerOf = writer;
@@ -314,7 +332,13 @@ export function transformTensorAdaptor(
       return id;
     }),
   );
-  return new TensorAdaptor([...old.transforms, ...transforms], [...old.lowerDimHiddenIds, ...lows], [...old.upperDimHiddenIds, ...ups], old.bottomDimHiddenIds, newTop);
+  return new TensorAdaptor(
+    [...old.transforms, ...transforms],
+    [...old.lowerDimHiddenIds, ...lows],
+    [...old.upperDimHiddenIds, ...ups],
+    old.bottomDimHiddenIds,
+    newTop,
+  );
 }
 
 /**
@@ -322,12 +346,22 @@ export function transformTensorAdaptor(
  * (ids 0..numBottom−1, every one consumed exactly once); new top position p gets hidden id
  * numBottom + p.
  */
-export function makeSingleStageTensorAdaptor(transforms: readonly Transform[], lowerDimIds: readonly (readonly number[])[], upperDimIds: readonly (readonly number[])[]): TensorAdaptor {
+export function makeSingleStageTensorAdaptor(
+  transforms: readonly Transform[],
+  lowerDimIds: readonly (readonly number[])[],
+  upperDimIds: readonly (readonly number[])[],
+): TensorAdaptor {
   const numBottom = lowerDimIds.flat().length;
   checkStage('makeSingleStageTensorAdaptor', transforms, lowerDimIds, upperDimIds, numBottom, undefined);
   const ups = upperDimIds.map((ids) => ids.map((p) => numBottom + p));
   const top = Array.from({ length: upperDimIds.flat().length }, (_, p) => numBottom + p);
-  return new TensorAdaptor(transforms, lowerDimIds, ups, Array.from({ length: numBottom }, (_, i) => i), top);
+  return new TensorAdaptor(
+    transforms,
+    lowerDimIds,
+    ups,
+    Array.from({ length: numBottom }, (_, i) => i),
+    top,
+  );
 }
 
 /**
@@ -336,7 +370,12 @@ export function makeSingleStageTensorAdaptor(transforms: readonly Transform[], l
  * chain(a, b).calculateBottomIndex(t) = a.calculateBottomIndex(b.calculateBottomIndex(t)).
  */
 export function chainTensorAdaptors(first: TensorAdaptor, second: TensorAdaptor): TensorAdaptor {
-  if (second.numBottomDims !== first.numTopDims) throw new ArityMismatchError('chainTensorAdaptors: second adaptor bottom dims (= first adaptor top dims)', first.numTopDims, second.numBottomDims);
+  if (second.numBottomDims !== first.numTopDims)
+    throw new ArityMismatchError(
+      'chainTensorAdaptors: second adaptor bottom dims (= first adaptor top dims)',
+      first.numTopDims,
+      second.numBottomDims,
+    );
   const map = new Map<number, number>();
   second.bottomDimHiddenIds.forEach((id, k) => map.set(id, first.topDimHiddenIds[k]!));
   let next = first.numHiddenDims;
@@ -352,7 +391,9 @@ export function chainTensorAdaptors(first: TensorAdaptor, second: TensorAdaptor)
 }
 
 function isUsed(a: TensorAdaptor, id: number): boolean {
-  return a.topDimHiddenIds.includes(id) || a.lowerDimHiddenIds.some((x) => x.includes(id)) || a.upperDimHiddenIds.some((x) => x.includes(id));
+  return (
+    a.topDimHiddenIds.includes(id) || a.lowerDimHiddenIds.some((x) => x.includes(id)) || a.upperDimHiddenIds.some((x) => x.includes(id))
+  );
 }
 
 /** Validates one stage: arities, each old top consumed exactly once, new tops a permutation, static lengths agree. */
@@ -364,22 +405,30 @@ export function checkStage(
   numOldTop: number,
   oldTopLengths: readonly SymInt[] | undefined,
 ): void {
-  if (lowerDimIds.length !== transforms.length) throw new ArityMismatchError(`${what} lowerDimIds (one list per transform)`, transforms.length, lowerDimIds.length);
-  if (upperDimIds.length !== transforms.length) throw new ArityMismatchError(`${what} upperDimIds (one list per transform)`, transforms.length, upperDimIds.length);
+  if (lowerDimIds.length !== transforms.length)
+    throw new ArityMismatchError(`${what} lowerDimIds (one list per transform)`, transforms.length, lowerDimIds.length);
+  if (upperDimIds.length !== transforms.length)
+    throw new ArityMismatchError(`${what} upperDimIds (one list per transform)`, transforms.length, upperDimIds.length);
   const consumed = new Array<boolean>(numOldTop).fill(false);
   transforms.forEach((t, i) => {
     const low = lowerDimIds[i]!;
     const up = upperDimIds[i]!;
-    if (low.length !== t.lowerArity) throw new ArityMismatchError(`${what} lowerDimIds[${i}] for ${t.toString()}`, t.lowerArity, low.length);
+    if (low.length !== t.lowerArity)
+      throw new ArityMismatchError(`${what} lowerDimIds[${i}] for ${t.toString()}`, t.lowerArity, low.length);
     if (up.length !== t.upperArity) throw new ArityMismatchError(`${what} upperDimIds[${i}] for ${t.toString()}`, t.upperArity, up.length);
     low.forEach((p, j) => {
-      if (!Number.isSafeInteger(p) || p < 0 || p >= numOldTop) throw new InvalidParameterError(`${what} lowerDimIds[${i}][${j}]`, `must be a top dimension in [0, ${numOldTop})`, String(p));
+      if (!Number.isSafeInteger(p) || p < 0 || p >= numOldTop)
+        throw new InvalidParameterError(`${what} lowerDimIds[${i}][${j}]`, `must be a top dimension in [0, ${numOldTop})`, String(p));
       if (consumed[p]) throw new DimensionConsumedTwiceError(what, p);
       consumed[p] = true;
       const expected = oldTopLengths?.[p];
       const found = t.lowerLengths[j];
       if (typeof expected === 'number' && typeof found === 'number' && expected !== found) {
-        throw new LengthMismatchError(`${what} transform ${i} (${t.toString()}) lower dim ${j} = top dimension ${p}`, String(expected), String(found));
+        throw new LengthMismatchError(
+          `${what} transform ${i} (${t.toString()}) lower dim ${j} = top dimension ${p}`,
+          String(expected),
+          String(found),
+        );
       }
     });
   });
@@ -388,7 +437,8 @@ export function checkStage(
   const positions = upperDimIds.flat();
   const seen = new Array<boolean>(positions.length).fill(false);
   for (const p of positions) {
-    if (!Number.isSafeInteger(p) || p < 0 || p >= positions.length || seen[p]) throw new TopDimensionPermutationError(`${what} upperDimIds`, positions);
+    if (!Number.isSafeInteger(p) || p < 0 || p >= positions.length || seen[p])
+      throw new TopDimensionPermutationError(`${what} upperDimIds`, positions);
     seen[p] = true;
   }
 }

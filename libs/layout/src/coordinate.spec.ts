@@ -10,40 +10,51 @@ const moveCase = (symbolic: boolean) =>
   descriptorArb({ symbolic }).chain((rd) =>
     bindingsArb(rd.symbols).chain((bindings) => {
       const lengths = rd.descriptor.lengths.map((l) => evaluateSymInt(l, bindings));
-      return fc.tuple(indexArb(lengths), fc.array(fc.tuple(indexArb(lengths), fc.array(fc.boolean(), { minLength: lengths.length, maxLength: lengths.length })), { minLength: 1, maxLength: 5 })).map(([start, targets]) => ({
-        rd,
-        bindings,
-        start,
-        // Each target keeps some dims where they are (zero steps prune transforms).
-        path: targets.map(([t, keep]) => ({ target: t, keep })),
-      }));
+      return fc
+        .tuple(
+          indexArb(lengths),
+          fc.array(fc.tuple(indexArb(lengths), fc.array(fc.boolean(), { minLength: lengths.length, maxLength: lengths.length })), {
+            minLength: 1,
+            maxLength: 5,
+          }),
+        )
+        .map(([start, targets]) => ({
+          rd,
+          bindings,
+          start,
+          // Each target keeps some dims where they are (zero steps prune transforms).
+          path: targets.map(([t, keep]) => ({ target: t, keep })),
+        }));
     }),
   );
 
 describe('moveTensorCoordinate', () => {
   for (const symbolic of [false, true]) {
-    test.prop([moveCase(symbolic)])(`equals recomputing from scratch for random steps, negative too (${symbolic ? 'symbolic' : 'static'})`, ({ rd, bindings, start, path }) => {
-      const desc = rd.descriptor;
-      const bound = desc.adaptor.bind(bindings);
-      const coord = makeTensorCoordinate(desc, start, bindings);
-      let current = [...start];
-      for (const { target, keep } of path) {
-        const next = target.map((t, i) => (keep[i] ? current[i]! : t));
-        const step = next.map((x, i) => x - current[i]!);
-        const before = [...coord.hidden];
-        moveTensorCoordinate(desc, coord, step);
-        const fresh = bound.hiddenIndex(next);
-        expect(coord.hidden, rd.recipe).toEqual(fresh);
-        expect(coord.offset).toBe(desc.calculateOffset(next, bindings));
-        expect(coord.isValidAssumingTopInRange).toBe(desc.isValidIndex(next, bindings));
-        // Only the touched transforms may change hidden dims.
-        const run = new Set(bound.transformsTouchedBy(step.map((s) => s !== 0)));
-        desc.adaptor.transforms.forEach((_, i) => {
-          if (!run.has(i)) for (const id of desc.adaptor.lowerDimHiddenIds[i]!) expect(coord.hidden[id]).toBe(before[id]);
-        });
-        current = next;
-      }
-    });
+    test.prop([moveCase(symbolic)])(
+      `equals recomputing from scratch for random steps, negative too (${symbolic ? 'symbolic' : 'static'})`,
+      ({ rd, bindings, start, path }) => {
+        const desc = rd.descriptor;
+        const bound = desc.adaptor.bind(bindings);
+        const coord = makeTensorCoordinate(desc, start, bindings);
+        let current = [...start];
+        for (const { target, keep } of path) {
+          const next = target.map((t, i) => (keep[i] ? current[i]! : t));
+          const step = next.map((x, i) => x - current[i]!);
+          const before = [...coord.hidden];
+          moveTensorCoordinate(desc, coord, step);
+          const fresh = bound.hiddenIndex(next);
+          expect(coord.hidden, rd.recipe).toEqual(fresh);
+          expect(coord.offset).toBe(desc.calculateOffset(next, bindings));
+          expect(coord.isValidAssumingTopInRange).toBe(desc.isValidIndex(next, bindings));
+          // Only the touched transforms may change hidden dims.
+          const run = new Set(bound.transformsTouchedBy(step.map((s) => s !== 0)));
+          desc.adaptor.transforms.forEach((_, i) => {
+            if (!run.has(i)) for (const id of desc.adaptor.lowerDimHiddenIds[i]!) expect(coord.hidden[id]).toBe(before[id]);
+          });
+          current = next;
+        }
+      },
+    );
   }
 
   it('runs no transform for a zero step and only the chain below a moved dim otherwise', () => {

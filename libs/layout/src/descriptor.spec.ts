@@ -78,7 +78,7 @@ function safe(d: TensorDescriptor): readonly number[] {
   return d.safeVectorLengthsStrides().lengths;
 }
 
-describe('golden layouts (CK-tile\'s GEMM and FMHA layouts)', () => {
+describe("golden layouts (CK-tile's GEMM and FMHA layouts)", () => {
   it('GEMM LDS "3d + padding": (kK/8, kM, 8) with strides ((kM+1)·8, 8, 1), viewed as (M, K)', () => {
     const kM = 32;
     const kK = 32;

@@ -3,7 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { magicDivide, magicNumbers, MAGIC_DIVISION_MAX_DIVIDEND, mulhi32 } from './magicDivision.ts';
 
 const big = (n: number, d: number): number => Number(BigInt(n) / BigInt(d));
-const dividend = fc.oneof(fc.integer({ min: 0, max: MAGIC_DIVISION_MAX_DIVIDEND }), fc.integer({ min: 2 ** 31 - 4096, max: 2 ** 31 - 1 }), fc.nat(4096));
+const dividend = fc.oneof(
+  fc.integer({ min: 0, max: MAGIC_DIVISION_MAX_DIVIDEND }),
+  fc.integer({ min: 2 ** 31 - 4096, max: 2 ** 31 - 1 }),
+  fc.nat(4096),
+);
 const divisor = fc.oneof(
   fc.integer({ min: 1, max: 2 ** 31 - 1 }),
   fc.integer({ min: 1, max: 1024 }),
@@ -15,9 +19,12 @@ describe('magic division', () => {
     expect(magicDivide(n, magicNumbers(d))).toBe(big(n, d));
   });
 
-  test.prop([fc.integer({ min: 0, max: 2 ** 32 - 1 }), fc.integer({ min: 0, max: 2 ** 32 - 1 })])('mulhi32 is the exact high word', (n, m) => {
-    expect(mulhi32(n, m)).toBe(Number((BigInt(n) * BigInt(m)) >> 32n));
-  });
+  test.prop([fc.integer({ min: 0, max: 2 ** 32 - 1 }), fc.integer({ min: 0, max: 2 ** 32 - 1 })])(
+    'mulhi32 is the exact high word',
+    (n, m) => {
+      expect(mulhi32(n, m)).toBe(Number((BigInt(n) * BigInt(m)) >> 32n));
+    },
+  );
 
   it('covers the edges of the documented range exhaustively for small divisors', () => {
     for (let d = 1; d <= 300; d++) {

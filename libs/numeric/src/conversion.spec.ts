@@ -52,9 +52,7 @@ describe('roundTo properties (all float dtypes)', () => {
   });
 
   it('is monotone: x ≤ y ⇒ roundTo(x) ≤ roundTo(y)', () => {
-    const pairs = floatDTypeNameArbitrary().chain((name) =>
-      fc.tuple(fc.constant(name), doublesFor(name), doublesFor(name), optionsArb),
-    );
+    const pairs = floatDTypeNameArbitrary().chain((name) => fc.tuple(fc.constant(name), doublesFor(name), doublesFor(name), optionsArb));
     fc.assert(
       fc.property(pairs, ([name, a, b, options]) => {
         const [x, y] = a <= b ? [a, b] : [b, a];
@@ -99,9 +97,7 @@ describe('roundTo properties (all float dtypes)', () => {
   });
 
   it('leaves representable values unchanged under every option', () => {
-    const representable = floatDTypeNameArbitrary().chain((name) =>
-      fc.tuple(fc.constant(name), representableArbitrary(name), optionsArb),
-    );
+    const representable = floatDTypeNameArbitrary().chain((name) => fc.tuple(fc.constant(name), representableArbitrary(name), optionsArb));
     fc.assert(
       fc.property(representable, ([name, v, options]) => {
         expect(Object.is(roundTo(name, v, options), v) || (v === 0 && !dtypes[name].hasNegativeZero)).toBe(true);
@@ -135,7 +131,9 @@ describe('options and arguments', () => {
   });
 
   it('rejects malformed options, values, patterns and dtypes', () => {
-    expect(() => encode('fp16', 1, { rounding: 'up' as Rounding })).toThrow(/options.rounding: must be one of nearestEven, towardZero \(got "up"\)/);
+    expect(() => encode('fp16', 1, { rounding: 'up' as Rounding })).toThrow(
+      /options.rounding: must be one of nearestEven, towardZero \(got "up"\)/,
+    );
     expect(() => encode('fp16', 1, { saturate: 'yes' as unknown as boolean })).toThrow(/options.saturate/);
     expect(() => encode('fp16', 1n as unknown as number)).toThrow(/value: must be a number \(got 1n\)/);
     expect(() => roundTo('fp16', '1' as unknown as number)).toThrow(ArgumentError);

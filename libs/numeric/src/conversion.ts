@@ -33,8 +33,7 @@ function smallFloatCodec(format: FloatFormat): Codec {
     table ??= Float64Array.from({ length: 2 ** format.bits }, (_, i) => decodeFloatBits(format, i));
     return table[bits]!;
   };
-  const encode = (value: number, saturate: boolean, rounding: Rounding): number =>
-    encodeFloatBits(format, value, saturate, rounding);
+  const encode = (value: number, saturate: boolean, rounding: Rounding): number => encodeFloatBits(format, value, saturate, rounding);
   return { encode, decode, roundTo: (value, saturate, rounding) => decode(encode(value, saturate, rounding)) };
 }
 
@@ -147,7 +146,11 @@ export function roundTo(dtype: DType | DTypeName, value: number, options?: Encod
 function integerFormatOf(d: DType, fn: string): IntegerFormat {
   const format = integerFormats[d.name];
   if (format === undefined) {
-    throw new ArgumentError('dtype', `${fn} converts integer dtypes only (int8, uint8, int32, int64); use ${fn === 'encodeBigInt' ? 'encode' : 'decode'} for floats`, d.name);
+    throw new ArgumentError(
+      'dtype',
+      `${fn} converts integer dtypes only (int8, uint8, int32, int64); use ${fn === 'encodeBigInt' ? 'encode' : 'decode'} for floats`,
+      d.name,
+    );
   }
   return format;
 }

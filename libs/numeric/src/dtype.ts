@@ -9,17 +9,7 @@ import { ArgumentError } from './tilekitError.ts';
 
 /** The element types tilekit kernels read and write. */
 export type DTypeName =
-  | 'fp32'
-  | 'fp16'
-  | 'bf16'
-  | 'fp8e4m3fn'
-  | 'fp8e5m2'
-  | 'fp8e4m3fnuz'
-  | 'fp8e5m2fnuz'
-  | 'int8'
-  | 'uint8'
-  | 'int32'
-  | 'int64';
+  'fp32' | 'fp16' | 'bf16' | 'fp8e4m3fn' | 'fp8e5m2' | 'fp8e4m3fnuz' | 'fp8e5m2fnuz' | 'int8' | 'uint8' | 'int32' | 'int64';
 
 /** Every {@link DTypeName}, floats first (widest first), then integers. */
 export const dtypeNames: readonly DTypeName[] = Object.freeze([
@@ -166,8 +156,7 @@ function intDType<N extends DTypeName>(name: N, format: IntegerFormat, cpp: stri
   } satisfies DType<N>);
 }
 
-const ieeeNaN = (canonical: string): string =>
-  `exponent all ones with a non-zero mantissa, either sign; canonical quiet NaN ${canonical}`;
+const ieeeNaN = (canonical: string): string => `exponent all ones with a non-zero mantissa, either sign; canonical quiet NaN ${canonical}`;
 
 /** The registry: one frozen {@link DType} per {@link DTypeName}. */
 export const dtypes: Readonly<{ [N in DTypeName]: DType<N> }> = Object.freeze({

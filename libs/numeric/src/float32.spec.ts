@@ -77,13 +77,16 @@ describe('fp32 generic codec', () => {
 
   it('truncates to Math.fround or its neighbour toward zero, never growing |x|', () => {
     fc.assert(
-      fc.property(anyDouble.filter((x) => Number.isFinite(x)), (x) => {
-        const t = roundTo('fp32', x, { rounding: 'towardZero' });
-        const r = Math.fround(x);
-        expect(Math.abs(t)).toBeLessThanOrEqual(Math.abs(x));
-        if (Math.abs(r) <= Math.abs(x)) expect(t).toBe(r);
-        else expect(Math.abs(t)).toBe(Math.abs(decode('fp32', encode('fp32', r) - 1)));
-      }),
+      fc.property(
+        anyDouble.filter((x) => Number.isFinite(x)),
+        (x) => {
+          const t = roundTo('fp32', x, { rounding: 'towardZero' });
+          const r = Math.fround(x);
+          expect(Math.abs(t)).toBeLessThanOrEqual(Math.abs(x));
+          if (Math.abs(r) <= Math.abs(x)) expect(t).toBe(r);
+          else expect(Math.abs(t)).toBe(Math.abs(decode('fp32', encode('fp32', r) - 1)));
+        },
+      ),
       { numRuns: 5000 },
     );
   });

@@ -22,7 +22,11 @@ describe.each(smallFloats)('%s, every bit pattern', (name) => {
   const maxMagnitude = values.indexOf(d.max);
   const canonicalNaN = d.canonicalNaNBits!;
   const overflowBits = (negative: boolean): number =>
-    specials === 'ieee' ? (negative ? signBit : 0) + d.infinityBits! : specials === 'fn' && negative ? signBit + canonicalNaN : canonicalNaN;
+    specials === 'ieee'
+      ? (negative ? signBit : 0) + d.infinityBits!
+      : specials === 'fn' && negative
+        ? signBit + canonicalNaN
+        : canonicalNaN;
 
   it('round-trips decode → encode for every non-NaN pattern, under every option', () => {
     const failures: string[] = [];
@@ -176,9 +180,9 @@ describe.each(smallFloats)('%s, every bit pattern', (name) => {
     const inRange = fc.oneof(
       fc.double({ min: d.lowest, max: d.max, noNaN: true }),
       fc.double({ min: -d.minNormal * 4, max: d.minNormal * 4, noNaN: true }),
-      fc.integer({ min: 0, max: maxMagnitude - 1 }).chain((mag) =>
-        fc.double({ min: values[mag]!, max: values[mag + 1]!, noNaN: true }).map((x) => (mag % 3 === 0 ? -x : x)),
-      ),
+      fc
+        .integer({ min: 0, max: maxMagnitude - 1 })
+        .chain((mag) => fc.double({ min: values[mag]!, max: values[mag + 1]!, noNaN: true }).map((x) => (mag % 3 === 0 ? -x : x))),
     );
     fc.assert(
       fc.property(inRange, fc.boolean(), (x, towardZero) => {
@@ -193,7 +197,13 @@ describe('defineFloatFormat', () => {
   const e4m3 = { name: 'e4m3', exponentBits: 4, mantissaBits: 3, exponentBias: 7, specials: 'fn', canonicalNaN: 0x7f } as const;
 
   it('derives the constants of a format', () => {
-    expect(defineFloatFormat(e4m3)).toMatchObject({ bits: 8, signBit: 0x80, maxFiniteMagnitude: 0x7e, infinityMagnitude: null, minExponent: -6 });
+    expect(defineFloatFormat(e4m3)).toMatchObject({
+      bits: 8,
+      signBit: 0x80,
+      maxFiniteMagnitude: 0x7e,
+      infinityMagnitude: null,
+      minExponent: -6,
+    });
     expect(isNaNBits(defineFloatFormat(e4m3), 0xff)).toBe(true);
   });
 

@@ -76,12 +76,7 @@ export function decodeIntegerBits(format: IntegerFormat, bits: number): number {
  * {@link integerValueOf} (NaN → 0; ±Inf → the bound when saturating, else 0); bigints need no
  * rounding. Saturating clamps; wrapping reduces modulo 2^bits (BigInt.asIntN / asUintN).
  */
-export function integerBigIntValueOf(
-  format: IntegerFormat,
-  value: number | bigint,
-  saturate: boolean,
-  rounding: Rounding,
-): bigint {
+export function integerBigIntValueOf(format: IntegerFormat, value: number | bigint, saturate: boolean, rounding: Rounding): bigint {
   let n: bigint;
   if (typeof value === 'bigint') {
     n = value;

@@ -3,14 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encode, roundTo } from './conversion.ts';
 import { dtypeNames, dtypes } from './dtype.ts';
-import {
-  allocStorage,
-  decodeArray,
-  encodeArray,
-  setStorageElement,
-  storageConstructorOf,
-  storageElement,
-} from './storage.ts';
+import { allocStorage, decodeArray, encodeArray, setStorageElement, storageConstructorOf, storageElement } from './storage.ts';
 import { dtypeNameArbitrary, representableArbitrary } from './testing/arbitraries.ts';
 import { ArgumentError } from './tilekitError.ts';
 
@@ -70,7 +63,9 @@ describe('storage', () => {
   });
 
   it('round-trips representable values exactly through setStorageElement / storageElement', () => {
-    const cases = dtypeNameArbitrary().chain((name) => fc.tuple(fc.constant(name), fc.array(representableArbitrary(name), { minLength: 1, maxLength: 8 })));
+    const cases = dtypeNameArbitrary().chain((name) =>
+      fc.tuple(fc.constant(name), fc.array(representableArbitrary(name), { minLength: 1, maxLength: 8 })),
+    );
     fc.assert(
       fc.property(cases, ([name, values]) => {
         const s = allocStorage(name, values.length);

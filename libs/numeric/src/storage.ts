@@ -194,13 +194,7 @@ export function storageElement(dtype: DType | DTypeName, storage: Storage, i: nu
  * `storageElement(d, s, i) === roundTo(d, value, options)` (int64: up to the final double rounding).
  * @throws ArgumentError for a storage of the wrong class, an index out of range or bad options.
  */
-export function setStorageElement(
-  dtype: DType | DTypeName,
-  storage: Storage,
-  i: number,
-  value: number,
-  options?: EncodeOptions,
-): void {
+export function setStorageElement(dtype: DType | DTypeName, storage: Storage, i: number, value: number, options?: EncodeOptions): void {
   const d = resolveDType(dtype);
   checkStorage(d, storage);
   checkIndex(storage, i);

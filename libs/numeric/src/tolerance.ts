@@ -20,12 +20,7 @@ function checkAccumulations(nAcc: unknown): asserts nAcc is number {
  * 0 when any of the three is an integer type (integer pipelines are compared exactly).
  * Example: (fp16, fp16, fp32, 1024) → max(2^-11, 2^-11, 2^-24·1024) = 2^-11.
  */
-export function relativeThreshold(
-  compute: DTypeName | DType,
-  out: DTypeName | DType,
-  acc: DTypeName | DType,
-  nAcc = 1,
-): number {
+export function relativeThreshold(compute: DTypeName | DType, out: DTypeName | DType, acc: DTypeName | DType, nAcc = 1): number {
   const [c, o, a] = [resolveDType(compute), resolveDType(out), resolveDType(acc)];
   checkAccumulations(nAcc);
   if (c.kind === 'int' || o.kind === 'int' || a.kind === 'int') return 0;

@@ -24,11 +24,7 @@ export function requireIntegerIn(argument: string, value: unknown, min: number, 
 /** `[offset, offset + bytes)` lies inside a region of `size` bytes. */
 export function requireRange(argument: string, offset: number, bytes: number, size: number): void {
   if (offset + bytes > size) {
-    throw new ArgumentError(
-      argument,
-      `range [${offset}, ${offset + bytes}) must lie inside ${size} bytes`,
-      { offset, bytes, size },
-    );
+    throw new ArgumentError(argument, `range [${offset}, ${offset + bytes}) must lie inside ${size} bytes`, { offset, bytes, size });
   }
 }
 

@@ -49,7 +49,7 @@ describe('parseDiagnostics', () => {
   });
 
   it('finds nothing in a clean ptxas report', () => {
-    expect(parseDiagnostics("ptxas info    : Used 10 registers, used 0 barriers\n")).toEqual([]);
+    expect(parseDiagnostics('ptxas info    : Used 10 registers, used 0 barriers\n')).toEqual([]);
     expect(firstError([])).toBeUndefined();
   });
 });

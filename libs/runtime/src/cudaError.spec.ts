@@ -14,7 +14,13 @@ describe('CudaError', () => {
   });
 
   it('appends loader detail and knows sticky errors', () => {
-    const error = new CudaError('cuModuleLoadDataEx', 200, 'CUDA_ERROR_INVALID_IMAGE', 'device kernel image is invalid', 'loader log:\nbad ELF');
+    const error = new CudaError(
+      'cuModuleLoadDataEx',
+      200,
+      'CUDA_ERROR_INVALID_IMAGE',
+      'device kernel image is invalid',
+      'loader log:\nbad ELF',
+    );
     expect(error.message).toMatch(/^cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_IMAGE \(200\): .*\nloader log:\nbad ELF$/);
     expect(new CudaError('cuCtxSynchronize', 700, 'CUDA_ERROR_ILLEGAL_ADDRESS', 'illegal address').sticky).toBe(true);
   });

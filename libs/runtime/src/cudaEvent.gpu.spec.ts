@@ -15,7 +15,10 @@ test('runtime/gpu: events measure the GPU time of a launch on a stream', gpu.opt
   const end = device.createEvent();
   start.record(stream);
   // About 5 ms at ~2 GHz; the assertion only needs "more than nothing".
-  kernel.launch({ grid: 1, block: 32, stream }, kernelArgs((b) => b.i64(10_000_000n).pointer(done)));
+  kernel.launch(
+    { grid: 1, block: 32, stream },
+    kernelArgs((b) => b.i64(10_000_000n).pointer(done)),
+  );
   end.record(stream);
   const ms = CudaEvent.elapsedMs(start, end);
   t.diagnostic(`spin(1e7 cycles): ${ms.toFixed(3)} ms`);
@@ -38,7 +41,10 @@ test('runtime/gpu: timeLaunches times each of `repeat` launches after `warmup` u
   let launches = 0;
   const launch = () => {
     launches++;
-    kernel.launch({ grid: 1, block: 32, stream }, kernelArgs((b) => b.i64(1_000_000n).pointer(done)));
+    kernel.launch(
+      { grid: 1, block: 32, stream },
+      kernelArgs((b) => b.i64(1_000_000n).pointer(done)),
+    );
   };
   const times = timeLaunches(device, launch, { warmup: 2, repeat: 5, stream });
   t.diagnostic(`spin(1e6 cycles) x5: ${times.map((ms) => ms.toFixed(3)).join(', ')} ms`);

@@ -43,7 +43,10 @@ export class CudaEvent {
 
   /** Milliseconds of GPU time from `start` to `end` (both recorded on the same device). */
   static elapsedMs(start: CudaEvent, end: CudaEvent): number {
-    for (const [name, event] of [['start', start], ['end', end]] as const) {
+    for (const [name, event] of [
+      ['start', start],
+      ['end', end],
+    ] as const) {
       if (!event.timing) throw new ArgumentError(name, 'must be created with timing enabled');
       if (!event.#recorded) throw new ArgumentError(name, 'must be recorded before reading elapsed time');
     }

@@ -93,7 +93,10 @@ test('runtime/gpu: synchronizeAsync waits on a worker thread (context made curre
   const done = device.alloc(4).fill(0);
   const stream = device.createStream();
   const end = device.createEvent();
-  kernel.launch({ grid: 1, block: 32, stream }, kernelArgs((b) => b.i64(20_000_000n).pointer(done)));
+  kernel.launch(
+    { grid: 1, block: 32, stream },
+    kernelArgs((b) => b.i64(20_000_000n).pointer(done)),
+  );
   end.record(stream);
   await stream.synchronizeAsync();
   assert.equal(end.isComplete(), true);

@@ -63,14 +63,18 @@ test('runtime/gpu: views share memory; device↔device copies between views', gp
   b.dispose();
 });
 
-test('runtime/gpu: allocating more than the device has raises CUDA_ERROR_OUT_OF_MEMORY; the context stays usable', gpu.options, async () => {
-  const device = gpu.device();
-  const info = device.memoryInfo();
-  assert.ok(info.free <= info.total && info.total > 0);
-  const error = await thrown(() => device.alloc(device.totalMemoryBytes + 2 ** 30));
-  assert.ok(error instanceof CudaError, String(error));
-  assert.equal(error.call, 'cuMemAlloc_v2');
-  assert.equal(error.cudaName, 'CUDA_ERROR_OUT_OF_MEMORY');
-  assert.match(error.message, /^cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY \(2\)/);
-  await gpu.expectUsable();
-});
+test(
+  'runtime/gpu: allocating more than the device has raises CUDA_ERROR_OUT_OF_MEMORY; the context stays usable',
+  gpu.options,
+  async () => {
+    const device = gpu.device();
+    const info = device.memoryInfo();
+    assert.ok(info.free <= info.total && info.total > 0);
+    const error = await thrown(() => device.alloc(device.totalMemoryBytes + 2 ** 30));
+    assert.ok(error instanceof CudaError, String(error));
+    assert.equal(error.call, 'cuMemAlloc_v2');
+    assert.equal(error.cudaName, 'CUDA_ERROR_OUT_OF_MEMORY');
+    assert.match(error.message, /^cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY \(2\)/);
+    await gpu.expectUsable();
+  },
+);

@@ -16,6 +16,7 @@ export function checkDeviceRange(name: string, range: DeviceRange | undefined, n
     throw new ArgumentError(name, 'must be a device buffer (an object with a bigint ptr and a byte count)', range);
   }
   if (range.bytes < needed) throw new ArgumentError(name, `must hold at least ${needed} bytes`, range.bytes);
-  if (align > 1 && range.ptr % BigInt(align) !== 0n) throw new ArgumentError(name, `address must be aligned to ${align} bytes`, `0x${range.ptr.toString(16)}`);
+  if (align > 1 && range.ptr % BigInt(align) !== 0n)
+    throw new ArgumentError(name, `address must be aligned to ${align} bytes`, `0x${range.ptr.toString(16)}`);
   return range;
 }

@@ -86,9 +86,7 @@ describe('checkLaunch', () => {
 
   it('checks clusters: support, size, and that they tile the grid', () => {
     expect(checkLaunch({ grid: [8, 2], block: 32, cluster: [2, 2] }, limits).cluster).toEqual([2, 2, 1]);
-    expect(argumentOf(() => checkLaunch({ grid: 8, block: 32, cluster: 2 }, { ...limits, clusterLaunch: false }))).toBe(
-      'cluster',
-    );
+    expect(argumentOf(() => checkLaunch({ grid: 8, block: 32, cluster: 2 }, { ...limits, clusterLaunch: false }))).toBe('cluster');
     expect(argumentOf(() => checkLaunch({ grid: 16, block: 32, cluster: 16 }, limits))).toBe('cluster');
     expect(argumentOf(() => checkLaunch({ grid: [6, 3], block: 32, cluster: [4, 1] }, limits))).toBe('grid.x');
   });
@@ -111,9 +109,7 @@ describe('checkKernelArgs', () => {
     expect(argumentOf(() => checkKernelArgs('k', { bytes, offsets: [0, 8], sizes: [8, 8] }, params))).toBe('args');
     expect(() => checkKernelArgs('k', { bytes, offsets: [0, 8], sizes: [8, 8] }, params)).toThrow(/takes 3 parameters/);
     expect(argumentOf(() => checkKernelArgs('k', { bytes, offsets: [0, 8, 16], sizes: [8, 4, 4] }, params))).toBe('args[1]');
-    expect(argumentOf(() => checkKernelArgs('k', { bytes, offsets: [0, 8, 20], sizes: [8, 8, 8] }, undefined))).toBe(
-      'args[2]',
-    );
+    expect(argumentOf(() => checkKernelArgs('k', { bytes, offsets: [0, 8, 20], sizes: [8, 8, 8] }, undefined))).toBe('args[2]');
     expect(argumentOf(() => checkKernelArgs('k', { bytes, offsets: [0], sizes: [8, 8] }, undefined))).toBe('args');
   });
 });

@@ -21,7 +21,13 @@ function fakeCompiler(requests: CompileRequest[]): Compiler {
     compile: (request) => {
       requests.push(request);
       const resources = { ...NO_RESOURCES, registers: 40 };
-      return Promise.resolve({ cubin: ELF, log: '', resources, functions: { [request.name]: resources }, resourcesReported: true } as CompileResult);
+      return Promise.resolve({
+        cubin: ELF,
+        log: '',
+        resources,
+        functions: { [request.name]: resources },
+        resourcesReported: true,
+      } as CompileResult);
     },
   };
 }
@@ -39,7 +45,11 @@ class ProbeKernel extends LoadedKernel<LoadableInstance> {
   }
 
   enqueuer(launch: KernelLaunchGeometry, stream?: Stream): () => void {
-    return this.enqueue(launch, kernelArgs((b) => b.i32(7)), stream);
+    return this.enqueue(
+      launch,
+      kernelArgs((b) => b.i32(7)),
+      stream,
+    );
   }
 }
 
@@ -82,7 +92,9 @@ describe('LoadedKernel', () => {
 
   it('refuses a device of another arch before compiling', async () => {
     const requests: CompileRequest[] = [];
-    await expect(ProbeKernel.build(instance('sm_80', 1024), device, fakeCompiler(requests))).rejects.toThrow(/device: must be a sm_80 device for probe/);
+    await expect(ProbeKernel.build(instance('sm_80', 1024), device, fakeCompiler(requests))).rejects.toThrow(
+      /device: must be a sm_80 device for probe/,
+    );
     expect(requests).toHaveLength(0);
   });
 });

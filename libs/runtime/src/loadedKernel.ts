@@ -50,7 +50,10 @@ export abstract class LoadedKernel<I extends LoadableInstance> {
    * `ParamLayoutMismatchError` when the driver disagrees with the declared layout), then opts the
    * kernel in to the instance's dynamic shared memory when it uses any.
    */
-  protected static async loadWith(instance: LoadableInstance, options: { readonly device: Device; readonly compiler: Compiler; readonly flags: readonly string[] }): Promise<LoadedInstance> {
+  protected static async loadWith(
+    instance: LoadableInstance,
+    options: { readonly device: Device; readonly compiler: Compiler; readonly flags: readonly string[] },
+  ): Promise<LoadedInstance> {
     const loaded = await loadInstance(instance, options);
     if (instance.sharedBytes > 0) loaded.kernel.setMaxDynamicSharedMemory(instance.sharedBytes);
     return loaded;

@@ -29,7 +29,10 @@ test('runtime/gpu: NVRTC compiles to a cubin for the device arch, with PTX, and 
   const x = Float32Array.from({ length: n }, (_, i) => i);
   const dx = device.upload(x);
   const dy = device.alloc(n * 4).fill(0);
-  kernel.launch({ grid: 3, block: 256 }, kernelArgs((b) => b.f32(4).pointer(dx).pointer(dy).i32(n)));
+  kernel.launch(
+    { grid: 3, block: 256 },
+    kernelArgs((b) => b.f32(4).pointer(dx).pointer(dy).i32(n)),
+  );
   const out = dy.copyToHost(new Float32Array(n));
   for (let i = 0; i < n; i += 1) assert.equal(out[i], 4 * i);
   dx.dispose();

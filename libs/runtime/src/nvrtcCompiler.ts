@@ -62,7 +62,11 @@ export class NvrtcCompiler extends CachingCompiler {
     const options = [`--gpu-architecture=${arch}`, ...flags];
     let out = await native.nvrtcCompile(source, ENTRY_FILES.source, options);
     if (!out.ok && out.result === NVRTC_ERROR_INVALID_OPTION && options.includes(PTXAS_VERBOSE)) {
-      out = await native.nvrtcCompile(source, ENTRY_FILES.source, options.filter((o) => o !== PTXAS_VERBOSE));
+      out = await native.nvrtcCompile(
+        source,
+        ENTRY_FILES.source,
+        options.filter((o) => o !== PTXAS_VERBOSE),
+      );
     }
     const log = `$ nvrtc ${options.join(' ')}\n${out.log}`;
     if (!out.ok) {

@@ -66,7 +66,10 @@ describe('parsePtxasInfo', () => {
 
   it('reads the NVRTC layout of the same report', () => {
     expect(parsePtxasInfo(NVRTC13)).toEqual(new Map([['axpy', { ...NO_RESOURCES, registers: 10 }]]));
-    const spilled = NVRTC13.replace('0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads', '48 bytes stack frame, 44 bytes spill stores, 40 bytes spill loads');
+    const spilled = NVRTC13.replace(
+      '0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads',
+      '48 bytes stack frame, 44 bytes spill stores, 40 bytes spill loads',
+    );
     expect(parsePtxasInfo(spilled).get('axpy')).toMatchObject({ stackFrame: 48, spillStores: 44, spillLoads: 40 });
   });
 

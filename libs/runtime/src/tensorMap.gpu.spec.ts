@@ -28,7 +28,10 @@ test('runtime/gpu: a TMA descriptor from cuTensorMapEncodeTiled loads a tile (an
     [48, 40],
   ] as const) {
     out.fill(0xff);
-    kernel.launch({ grid: 1, block: 128 }, kernelArgs((b) => b.tensorMap(map).pointer(out).i32(x0).i32(y0)));
+    kernel.launch(
+      { grid: 1, block: 128 },
+      kernelArgs((b) => b.tensorMap(map).pointer(out).i32(x0).i32(y0)),
+    );
     const tile = out.copyToHost(new Float32Array(16 * 32));
     for (let r = 0; r < 16; r += 1) {
       for (let c = 0; c < 32; c += 1) {

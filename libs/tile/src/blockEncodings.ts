@@ -28,15 +28,25 @@ export interface WarpGridSpec {
 export function makeWarpGridEncoding(spec: WarpGridSpec): TileDistributionEncoding {
   const axisOwner = new Array<number>(spec.warps.length).fill(-1);
   spec.warps.forEach((w, a) => {
-    if (!Number.isSafeInteger(w) || w < 1) throw new EncodingBuilderError('makeWarpGridEncoding warps', `warps[${a}] must be an integer ≥ 1`, String(w));
+    if (!Number.isSafeInteger(w) || w < 1)
+      throw new EncodingBuilderError('makeWarpGridEncoding warps', `warps[${a}] must be an integer ≥ 1`, String(w));
   });
   if (spec.warps.length === 0) throw new EncodingBuilderError('makeWarpGridEncoding warps', 'the grid needs at least one axis', '[]');
   spec.xs.forEach((x, i) => {
     if (x.warpAxis === undefined) return;
     if (!Number.isSafeInteger(x.warpAxis) || x.warpAxis < 0 || x.warpAxis >= spec.warps.length) {
-      throw new EncodingBuilderError('makeWarpGridEncoding xs', `xs[${i}].warpAxis must be a grid axis in [0, ${spec.warps.length})`, String(x.warpAxis));
+      throw new EncodingBuilderError(
+        'makeWarpGridEncoding xs',
+        `xs[${i}].warpAxis must be a grid axis in [0, ${spec.warps.length})`,
+        String(x.warpAxis),
+      );
     }
-    if (axisOwner[x.warpAxis] !== -1) throw new EncodingBuilderError('makeWarpGridEncoding xs', `grid axis ${x.warpAxis} may split only one X`, `X${axisOwner[x.warpAxis]} and X${i}`);
+    if (axisOwner[x.warpAxis] !== -1)
+      throw new EncodingBuilderError(
+        'makeWarpGridEncoding xs',
+        `grid axis ${x.warpAxis} may split only one X`,
+        `X${axisOwner[x.warpAxis]} and X${i}`,
+      );
     axisOwner[x.warpAxis] = i;
   });
   const rs: number[] = [];
@@ -77,13 +87,25 @@ export interface VectorLoadSpec {
 export function makeVectorLoadEncoding(spec: VectorLoadSpec): TileDistributionEncoding {
   const { rows, cols, vectorLength: k1, warpSize, numWarps } = spec;
   for (const [name, v] of Object.entries(spec)) {
-    if (!Number.isSafeInteger(v) || v < 1) throw new EncodingBuilderError(`makeVectorLoadEncoding ${name}`, 'must be an integer ≥ 1', String(v));
+    if (!Number.isSafeInteger(v) || v < 1)
+      throw new EncodingBuilderError(`makeVectorLoadEncoding ${name}`, 'must be an integer ≥ 1', String(v));
   }
-  if (cols % k1 !== 0) throw new EncodingBuilderError('makeVectorLoadEncoding', 'cols must be a multiple of vectorLength', `${cols} and ${k1}`);
+  if (cols % k1 !== 0)
+    throw new EncodingBuilderError('makeVectorLoadEncoding', 'cols must be a multiple of vectorLength', `${cols} and ${k1}`);
   const k0 = cols / k1;
-  if (warpSize % k0 !== 0) throw new EncodingBuilderError('makeVectorLoadEncoding', 'warpSize must be a multiple of the vectors per row (cols / vectorLength)', `${warpSize} and ${k0}`);
+  if (warpSize % k0 !== 0)
+    throw new EncodingBuilderError(
+      'makeVectorLoadEncoding',
+      'warpSize must be a multiple of the vectors per row (cols / vectorLength)',
+      `${warpSize} and ${k0}`,
+    );
   const m2 = warpSize / k0;
-  if (rows % (m2 * numWarps) !== 0) throw new EncodingBuilderError('makeVectorLoadEncoding', 'rows must be a multiple of (rows per warp pass) × numWarps', `${rows} and ${m2} × ${numWarps}`);
+  if (rows % (m2 * numWarps) !== 0)
+    throw new EncodingBuilderError(
+      'makeVectorLoadEncoding',
+      'rows must be a multiple of (rows per warp pass) × numWarps',
+      `${rows} and ${m2} × ${numWarps}`,
+    );
   const m0 = rows / (m2 * numWarps);
   const outer = new TileDistributionEncoding({ hs: [[m0, numWarps], []], ps: [[hRef(0, 1)]], ys: [hRef(0, 0)] });
   const inner = new TileDistributionEncoding({ hs: [[m2], [k0, k1]], ps: [[hRef(0, 0), hRef(1, 0)]], ys: [hRef(1, 1)] });

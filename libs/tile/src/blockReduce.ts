@@ -1,4 +1,4 @@
-import { add, bitXor, cast, div, eq, index, int32, lit, maxOf, minOf, mod, mul, select, sub, uint32, type Expr, } from '@tilekit/codegen';
+import { add, bitXor, cast, div, eq, index, int32, lit, maxOf, minOf, mod, mul, select, sub, uint32, type Expr } from '@tilekit/codegen';
 import { makeDistributedTensor, type DistributedTensor, type ThreadBuffers } from './distributedTensor.ts';
 import { TileEmitError } from './errors.ts';
 import { reduceEncoding, type ReducedEncoding } from './reduceEncoding.ts';
@@ -47,7 +47,11 @@ const isPow2 = (n: number): boolean => n > 0 && (n & (n - 1)) === 0;
  * warp goes through lane shuffles (an xor butterfly: every replica ends with the full result, so the
  * broadcast is free); any other (across warps, or non-power-of-two) through shared memory.
  */
-export function blockReducePlan(encoding: TileDistributionEncoding, reduceXs: readonly number[], warpSize: number): { readonly reduced: ReducedEncoding; readonly steps: readonly CrossThreadStep[] } {
+export function blockReducePlan(
+  encoding: TileDistributionEncoding,
+  reduceXs: readonly number[],
+  warpSize: number,
+): { readonly reduced: ReducedEncoding; readonly steps: readonly CrossThreadStep[] } {
   const reduced = reduceEncoding(encoding, reduceXs);
   const out = reduced.encoding;
   const steps: CrossThreadStep[] = [];
@@ -71,7 +75,13 @@ export function blockReducePlan(encoding: TileDistributionEncoding, reduceXs: re
  * result. Block level: emits its own `threads` regions and barriers. Postcondition (host dialect,
  * g++, against {@link evaluateBlockReduce}): exact for exactly-representable data.
  */
-export function blockTileReduce(block: BlockEmitter, name: string, input: DistributedTensor, reduceXs: readonly number[], op: ReduceOp): DistributedTensor {
+export function blockTileReduce(
+  block: BlockEmitter,
+  name: string,
+  input: DistributedTensor,
+  reduceXs: readonly number[],
+  op: ReduceOp,
+): DistributedTensor {
   const { reduced, steps } = blockReducePlan(input.encoding, reduceXs, block.warpSize);
   const inEnc = input.encoding;
   const out = makeDistributedTensor(block, name, reduced.encoding, input.type);
@@ -145,9 +155,15 @@ export function blockTileReduce(block: BlockEmitter, name: string, input: Distri
  * thread is `op` folded (in X order) over the input tile elements whose kept X coordinates are its
  * own. The input tile is read from `buffers` (each element from its first owner).
  */
-export function evaluateBlockReduce(encoding: TileDistributionEncoding, reduceXs: readonly number[], buffers: ThreadBuffers, op: ReduceOp): ThreadBuffers {
+export function evaluateBlockReduce(
+  encoding: TileDistributionEncoding,
+  reduceXs: readonly number[],
+  buffers: ThreadBuffers,
+  op: ReduceOp,
+): ThreadBuffers {
   const reduced = reduceEncoding(encoding, reduceXs);
-  if (reduced.keptXs.length + reduceXs.length !== encoding.ndimX) throw new TileEmitError('evaluateBlockReduce', 'bad reduceXs', `[${reduceXs.join(', ')}]`);
+  if (reduced.keptXs.length + reduceXs.length !== encoding.ndimX)
+    throw new TileEmitError('evaluateBlockReduce', 'bad reduceXs', `[${reduceXs.join(', ')}]`);
   const acc = new Map<string, number>();
   const total = encoding.xLengths.reduce((a, b) => a * b, 1);
   for (let flat = 0; flat < total; flat++) {

@@ -1,4 +1,17 @@
-import { cast, div, int32, isArithmetic, lit, mod, typeToString, verbatim, type CType, type Expr, type ExprLike, type BlockBuilder } from '@tilekit/codegen';
+import {
+  cast,
+  div,
+  int32,
+  isArithmetic,
+  lit,
+  mod,
+  typeToString,
+  verbatim,
+  type CType,
+  type Expr,
+  type ExprLike,
+  type BlockBuilder,
+} from '@tilekit/codegen';
 import { emitCalculateBottomIndex } from '@tilekit/layout';
 import { TileEmitError } from './errors.ts';
 import { splitMixedRadix, type TileDistributionEncoding } from './tileDistributionEncoding.ts';
@@ -16,7 +29,12 @@ export class DistributedTensor {
   readonly registers: RegisterArray;
 
   constructor(encoding: TileDistributionEncoding, type: CType, registers: RegisterArray) {
-    if (registers.length < encoding.threadBufferSize) throw new TileEmitError('DistributedTensor registers', `need at least ${encoding.threadBufferSize} elements`, String(registers.length));
+    if (registers.length < encoding.threadBufferSize)
+      throw new TileEmitError(
+        'DistributedTensor registers',
+        `need at least ${encoding.threadBufferSize} elements`,
+        String(registers.length),
+      );
     this.encoding = encoding;
     this.type = type;
     this.registers = registers;
@@ -37,9 +55,18 @@ export class DistributedTensor {
 export type ThreadBuffers = number[][];
 
 /** Declares the registers of a new distributed tensor (uninitialized) in `block`. */
-export function makeDistributedTensor(block: BlockEmitter, name: string, encoding: TileDistributionEncoding, type: CType): DistributedTensor {
+export function makeDistributedTensor(
+  block: BlockEmitter,
+  name: string,
+  encoding: TileDistributionEncoding,
+  type: CType,
+): DistributedTensor {
   if (encoding.numThreads !== block.numThreads) {
-    throw new TileEmitError('makeDistributedTensor', `the encoding's threads (Π P lengths) must equal the block's ${block.numThreads}`, String(encoding.numThreads));
+    throw new TileEmitError(
+      'makeDistributedTensor',
+      `the encoding's threads (Π P lengths) must equal the block's ${block.numThreads}`,
+      String(encoding.numThreads),
+    );
   }
   return new DistributedTensor(encoding, type, block.registers(name, type, encoding.threadBufferSize));
 }
@@ -117,16 +144,29 @@ export function sweepTile(t: ThreadScope, tensor: DistributedTensor, visit: (e: 
 }
 
 function checkSameDistribution(what: string, a: DistributedTensor, b: DistributedTensor): void {
-  if (!a.encoding.equals(b.encoding)) throw new TileEmitError(what, 'tensors must have the same distribution', `${a.encoding} and ${b.encoding}`);
+  if (!a.encoding.equals(b.encoding))
+    throw new TileEmitError(what, 'tensors must have the same distribution', `${a.encoding} and ${b.encoding}`);
 }
 
 /**
  * CK's `tile_elementwise_inout`: `out[d] = f(ins[0][d], ins[1][d], …)` for every element of the
  * calling thread (all tensors share one distribution; `out` may be one of `ins`).
  */
-export function tileElementwise(t: ThreadScope, out: DistributedTensor, ins: readonly DistributedTensor[], f: (values: readonly Expr[], d: number) => ExprLike): void {
+export function tileElementwise(
+  t: ThreadScope,
+  out: DistributedTensor,
+  ins: readonly DistributedTensor[],
+  f: (values: readonly Expr[], d: number) => ExprLike,
+): void {
   ins.forEach((x) => checkSameDistribution('tileElementwise', out, x));
-  for (let d = 0; d < out.size; d++) t.b.assign(out.at(t, d), f(ins.map((x) => x.at(t, d)), d));
+  for (let d = 0; d < out.size; d++)
+    t.b.assign(
+      out.at(t, d),
+      f(
+        ins.map((x) => x.at(t, d)),
+        d,
+      ),
+    );
 }
 
 /** CK's `cast_tile`: `out[d] = static_cast<out type>(in[d])` (same distribution). */

@@ -13,9 +13,16 @@ import { TileDistributionEncoding, type RhRef } from './tileDistributionEncoding
  */
 export function embedEncoding(outer: TileDistributionEncoding, inner: TileDistributionEncoding): TileDistributionEncoding {
   if (outer.ndimX !== inner.ndimX) {
-    throw new EncodingBuilderError('embedEncoding', 'outer and inner encodings must have the same number of X dimensions', `${outer.ndimX} and ${inner.ndimX}`);
+    throw new EncodingBuilderError(
+      'embedEncoding',
+      'outer and inner encodings must have the same number of X dimensions',
+      `${outer.ndimX} and ${inner.ndimX}`,
+    );
   }
-  const shift = (r: RhRef): RhRef => ({ major: r.major, minor: r.minor + (r.major === 0 ? outer.ndimR : outer.hsLengthss[r.major - 1]!.length) });
+  const shift = (r: RhRef): RhRef => ({
+    major: r.major,
+    minor: r.minor + (r.major === 0 ? outer.ndimR : outer.hsLengthss[r.major - 1]!.length),
+  });
   return new TileDistributionEncoding({
     rs: [...outer.rsLengths, ...inner.rsLengths],
     hs: outer.hsLengthss.map((h, i) => [...h, ...inner.hsLengthss[i]!]),

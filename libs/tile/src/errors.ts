@@ -23,7 +23,10 @@ export class TileArityError extends TileError {
 /** An index lies outside the lengths of the dims it indexes. */
 export class TileIndexRangeError extends TileError {
   constructor(what: string, lengths: readonly number[], found: readonly number[]) {
-    super('tile/index-out-of-range', `${what}: each entry must lie in [0, length) for lengths [${lengths.join(', ')}] (got [${found.join(', ')}])`);
+    super(
+      'tile/index-out-of-range',
+      `${what}: each entry must lie in [0, length) for lengths [${lengths.join(', ')}] (got [${found.join(', ')}])`,
+    );
   }
 }
 

@@ -48,15 +48,18 @@ describe('GPU parity programs', () => {
       expect(out.length).toBe(c.buffers.length);
       c.buffers.forEach((b, k) => {
         expect(out[k]!.byteLength, `${c.name}.${b.name}`).toBe(b.init.byteLength);
-        if (c.expected !== undefined) expect(firstMismatch(b.element, out[k]!, c.expected[k]!), `${c.name}.${b.name}: ${c.what}`).toBeUndefined();
+        if (c.expected !== undefined)
+          expect(firstMismatch(b.element, out[k]!, c.expected[k]!), `${c.name}.${b.name}: ${c.what}`).toBeUndefined();
       });
     });
     // Fractional reductions: sums are not the TS (double, X-order) values but both runs agree.
     const again = runParityCasesOnHost(cases.filter((c) => c.expected === undefined));
-    cases.filter((c) => c.expected === undefined).forEach((c, j) => {
-      const i = cases.indexOf(c);
-      c.buffers.forEach((b, k) => expect(firstMismatch(b.element, again[j]![k]!, got[i]![k]!), `${c.name}.${b.name}`).toBeUndefined());
-    });
+    cases
+      .filter((c) => c.expected === undefined)
+      .forEach((c, j) => {
+        const i = cases.indexOf(c);
+        c.buffers.forEach((b, k) => expect(firstMismatch(b.element, again[j]![k]!, got[i]![k]!), `${c.name}.${b.name}`).toBeUndefined());
+      });
   });
 
   it.runIf(hasNvcc)('the CUDA dialect of every case compiles with nvcc (sm_90a cubin)', () => {
@@ -65,8 +68,15 @@ describe('GPU parity programs', () => {
       const file = join(dir, 'parity.cu');
       const source = cudaParitySource(cases, sm80);
       writeFileSync(file, source);
-      const res = spawnSync(nvcc, ['-arch=sm_90a', '-cubin', '-std=c++17', '-O3', '-o', join(dir, 'parity.cubin'), file], { encoding: 'utf8', timeout: 300_000 });
-      const numbered = (): string => source.split('\n').map((l, i) => `${String(i + 1).padStart(4)}| ${l}`).join('\n');
+      const res = spawnSync(nvcc, ['-arch=sm_90a', '-cubin', '-std=c++17', '-O3', '-o', join(dir, 'parity.cubin'), file], {
+        encoding: 'utf8',
+        timeout: 300_000,
+      });
+      const numbered = (): string =>
+        source
+          .split('\n')
+          .map((l, i) => `${String(i + 1).padStart(4)}| ${l}`)
+          .join('\n');
       expect(res.status, res.status === 0 ? '' : `nvcc failed:\n${res.stderr}${res.error?.message ?? ''}\n${numbered()}`).toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });

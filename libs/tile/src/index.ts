@@ -62,4 +62,13 @@ export {
 } from './tileWindow.ts';
 export { shufflePermutation, shuffleTile } from './shuffleTile.ts';
 export { getSliceTile, makeSliceTile, setSliceTile, sliceTileMap } from './sliceTile.ts';
-export { blockReducePlan, blockTileReduce, evaluateBlockReduce, reduceMax, reduceMin, reduceSum, type CrossThreadStep, type ReduceOp } from './blockReduce.ts';
+export {
+  blockReducePlan,
+  blockTileReduce,
+  evaluateBlockReduce,
+  reduceMax,
+  reduceMin,
+  reduceSum,
+  type CrossThreadStep,
+  type ReduceOp,
+} from './blockReduce.ts';

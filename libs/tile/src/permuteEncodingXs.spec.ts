@@ -8,7 +8,14 @@ import { allIndices } from './testing/bruteForce.ts';
 
 describe('permuteEncodingXs', () => {
   it('X_out(P, Y)_j = X_in(P, Y)_order[j]; the inverse permutation restores the encoding', () => {
-    const arb = encodingArb().chain((enc) => fc.shuffledSubarray(enc.hsLengthss.map((_, i) => i), { minLength: enc.ndimX, maxLength: enc.ndimX }).map((order) => ({ enc, order })));
+    const arb = encodingArb().chain((enc) =>
+      fc
+        .shuffledSubarray(
+          enc.hsLengthss.map((_, i) => i),
+          { minLength: enc.ndimX, maxLength: enc.ndimX },
+        )
+        .map((order) => ({ enc, order })),
+    );
     fc.assert(
       fc.property(arb, ({ enc, order }) => {
         const out = permuteEncodingXs(enc, order);

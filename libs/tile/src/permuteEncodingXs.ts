@@ -9,9 +9,11 @@ import { TileDistributionEncoding, type RhRef } from './tileDistributionEncoding
 export function permuteEncodingXs(enc: TileDistributionEncoding, order: readonly number[]): TileDistributionEncoding {
   const n = enc.ndimX;
   const inverse = new Array<number>(n).fill(-1);
-  if (order.length !== n) throw new EncodingBuilderError('permuteEncodingXs order', `must be a permutation of 0..${n - 1}`, `[${order.join(', ')}]`);
+  if (order.length !== n)
+    throw new EncodingBuilderError('permuteEncodingXs order', `must be a permutation of 0..${n - 1}`, `[${order.join(', ')}]`);
   order.forEach((x, j) => {
-    if (!Number.isSafeInteger(x) || x < 0 || x >= n || inverse[x] !== -1) throw new EncodingBuilderError('permuteEncodingXs order', `must be a permutation of 0..${n - 1}`, `[${order.join(', ')}]`);
+    if (!Number.isSafeInteger(x) || x < 0 || x >= n || inverse[x] !== -1)
+      throw new EncodingBuilderError('permuteEncodingXs order', `must be a permutation of 0..${n - 1}`, `[${order.join(', ')}]`);
     inverse[x] = j;
   });
   const remap = (r: RhRef): RhRef => (r.major === 0 ? r : { major: inverse[r.major - 1]! + 1, minor: r.minor });

@@ -8,10 +8,22 @@ import { allIndices, bijectionModuloRViolation } from './testing/bruteForce.ts';
 import { hRef, rRef, splitMixedRadix, TileDistributionEncoding } from './tileDistributionEncoding.ts';
 
 describe('reduceEncoding', () => {
-  it('row reduction over K of CK\'s 64×64 coalesced load: K0 (lane-owned) becomes R = (1, 8); P1 → (M2, R1); Y → (M0)', () => {
-    const enc = new TileDistributionEncoding({ rs: [1], hs: [[2, 4, 8], [8, 8]], ps: [[hRef(0, 1)], [hRef(0, 2), hRef(1, 0)]], ys: [hRef(0, 0), hRef(1, 1)] });
+  it("row reduction over K of CK's 64×64 coalesced load: K0 (lane-owned) becomes R = (1, 8); P1 → (M2, R1); Y → (M0)", () => {
+    const enc = new TileDistributionEncoding({
+      rs: [1],
+      hs: [
+        [2, 4, 8],
+        [8, 8],
+      ],
+      ps: [[hRef(0, 1)], [hRef(0, 2), hRef(1, 0)]],
+      ys: [hRef(0, 0), hRef(1, 1)],
+    });
     const red = reduceEncoding(enc, [1]);
-    expect(red.encoding.equals(new TileDistributionEncoding({ rs: [1, 8], hs: [[2, 4, 8]], ps: [[hRef(0, 1)], [hRef(0, 2), rRef(1)]], ys: [hRef(0, 0)] }))).toBe(true);
+    expect(
+      red.encoding.equals(
+        new TileDistributionEncoding({ rs: [1, 8], hs: [[2, 4, 8]], ps: [[hRef(0, 1)], [hRef(0, 2), rRef(1)]], ys: [hRef(0, 0)] }),
+      ),
+    ).toBe(true);
     expect(red.keptXs).toEqual([0]);
     expect(red.keptYs).toEqual([0]);
     expect(red.reducedYs).toEqual([1]);
@@ -34,7 +46,10 @@ describe('reduceEncoding', () => {
   it('agrees with brute-force recomputation on random encodings and random reduced dims', () => {
     const arb = encodingArb({ xDims: [2, 3] }).chain((enc) =>
       fc
-        .subarray(enc.hsLengthss.map((_, i) => i), { minLength: 1, maxLength: enc.ndimX - 1 })
+        .subarray(
+          enc.hsLengthss.map((_, i) => i),
+          { minLength: 1, maxLength: enc.ndimX - 1 },
+        )
         .map((xs) => ({ enc, xs })),
     );
     fc.assert(
@@ -45,7 +60,12 @@ describe('reduceEncoding', () => {
         for (const ps of allIndices(enc.pLengths))
           for (const ys of allIndices(enc.yLengths)) {
             const x = enc.calculateXIndex(ps, ys);
-            expect(out.calculateXIndex(ps, red.keptYs.map((y) => ys[y]!))).toEqual(red.keptXs.map((k) => x[k]!));
+            expect(
+              out.calculateXIndex(
+                ps,
+                red.keptYs.map((y) => ys[y]!),
+              ),
+            ).toEqual(red.keptXs.map((k) => x[k]!));
             const newR = red.newRs.map((d) => splitMixedRadix(x[d.x]!, enc.hsLengthss[d.x]!)[d.minor]!);
             expect(out.calculateRIndex(ps)).toEqual([...enc.calculateRIndex(ps), ...newR]);
           }

@@ -38,12 +38,14 @@ export interface ReducedEncoding {
 export function reduceEncoding(enc: TileDistributionEncoding, reduceXs: readonly number[]): ReducedEncoding {
   const drop = new Set<number>();
   for (const x of reduceXs) {
-    if (!Number.isSafeInteger(x) || x < 0 || x >= enc.ndimX) throw new EncodingBuilderError('reduceEncoding reduceXs', `each entry must be an X dimension in [0, ${enc.ndimX})`, String(x));
+    if (!Number.isSafeInteger(x) || x < 0 || x >= enc.ndimX)
+      throw new EncodingBuilderError('reduceEncoding reduceXs', `each entry must be an X dimension in [0, ${enc.ndimX})`, String(x));
     if (drop.has(x)) throw new EncodingBuilderError('reduceEncoding reduceXs', 'entries must be distinct', `[${reduceXs.join(', ')}]`);
     drop.add(x);
   }
   const keptXs = enc.hsLengthss.map((_, i) => i).filter((i) => !drop.has(i));
-  if (keptXs.length === 0) throw new EncodingBuilderError('reduceEncoding reduceXs', 'at least one X dimension must remain', `[${reduceXs.join(', ')}]`);
+  if (keptXs.length === 0)
+    throw new EncodingBuilderError('reduceEncoding reduceXs', 'at least one X dimension must remain', `[${reduceXs.join(', ')}]`);
 
   const newRs: ReducedDigit[] = [];
   const newMinorOf = new Map<string, number>();

@@ -19,7 +19,8 @@ export function shufflePermutation(input: TileDistributionEncoding, output: Tile
   if (!same(input.rsLengths, output.rsLengths) || !same(input.hsLengthss, output.hsLengthss)) {
     throw new ShuffleTileError('R and H lengths must be equal', `${input} and ${output}`);
   }
-  if (!same(input.psToRhs, output.psToRhs)) throw new ShuffleTileError('P → RH maps must be equal (only the Y order may differ)', `${input} and ${output}`);
+  if (!same(input.psToRhs, output.psToRhs))
+    throw new ShuffleTileError('P → RH maps must be equal (only the Y order may differ)', `${input} and ${output}`);
   const inY = new Map(input.ysToRhs.map((r, y) => [refKey(r), y]));
   if (input.ndimY !== output.ndimY || output.ysToRhs.some((r) => !inY.has(refKey(r)))) {
     throw new ShuffleTileError('both must have Y dims over the same H digits', `${input} and ${output}`);

@@ -25,7 +25,11 @@ export interface SlicedEncoding {
  */
 export function sliceEncoding(enc: TileDistributionEncoding, xBegins: readonly number[], xEnds: readonly number[]): SlicedEncoding {
   if (xBegins.length !== enc.ndimX || xEnds.length !== enc.ndimX) {
-    throw new EncodingBuilderError('sliceEncoding', `xBegins and xEnds need one entry per X dimension (${enc.ndimX})`, `${xBegins.length} and ${xEnds.length}`);
+    throw new EncodingBuilderError(
+      'sliceEncoding',
+      `xBegins and xEnds need one entry per X dimension (${enc.ndimX})`,
+      `${xBegins.length} and ${xEnds.length}`,
+    );
   }
   const hs: number[][] = [];
   const origin = new Map<string, number>();
@@ -60,7 +64,8 @@ export function sliceEncoding(enc: TileDistributionEncoding, xBegins: readonly n
     h.forEach((hj, j) => {
       const o = enc.digitOwners[x + 1]![j]!;
       const newLen = lengths[j]!;
-      if (o.kind === 'p' && newLen !== hj) throw new SliceError(`X${x} digit ${j} (length ${hj}) belongs to P${o.p} and cannot be cut`, `[${b}, ${e})`);
+      if (o.kind === 'p' && newLen !== hj)
+        throw new SliceError(`X${x} digit ${j} (length ${hj}) belongs to P${o.p} and cannot be cut`, `[${b}, ${e})`);
       if (o.kind === 'y') origin.set(`${x}:${j}`, j <= m ? bDigits[j]! : 0);
     });
     hs.push(lengths);

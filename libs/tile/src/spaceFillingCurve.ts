@@ -12,10 +12,16 @@ import { joinMixedRadix, splitMixedRadix } from './tileDistributionEncoding.ts';
  * Returns the starting Y index of each access, in visiting order; together they tile the box.
  */
 export function spaceFillingCurve(lengths: readonly number[], scalarsPerAccess: readonly number[], snake = true): number[][] {
-  if (lengths.length !== scalarsPerAccess.length) throw new TileEmitError('spaceFillingCurve', 'lengths and scalarsPerAccess need the same number of dims', `${lengths.length} and ${scalarsPerAccess.length}`);
+  if (lengths.length !== scalarsPerAccess.length)
+    throw new TileEmitError(
+      'spaceFillingCurve',
+      'lengths and scalarsPerAccess need the same number of dims',
+      `${lengths.length} and ${scalarsPerAccess.length}`,
+    );
   const access = lengths.map((l, i) => {
     const s = scalarsPerAccess[i]!;
-    if (!Number.isSafeInteger(s) || s < 1 || l % s !== 0) throw new TileEmitError('spaceFillingCurve scalarsPerAccess', `entry ${i} must divide the length ${l}`, String(s));
+    if (!Number.isSafeInteger(s) || s < 1 || l % s !== 0)
+      throw new TileEmitError('spaceFillingCurve scalarsPerAccess', `entry ${i} must divide the length ${l}`, String(s));
     return l / s;
   });
   const count = access.reduce((a, b) => a * b, 1);

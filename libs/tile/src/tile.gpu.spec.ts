@@ -31,7 +31,10 @@ function hostOutputs(): { readonly outputs: Uint8Array[][] | undefined; readonly
     const cxx = hostCompiler();
     hostRun = toolAvailable(cxx)
       ? { outputs: runParityCasesOnHost(cases), note: `expected bytes: the host dialect compiled with ${cxx}` }
-      : { outputs: undefined, note: `${cxx} NOT FOUND on this machine: expected bytes come from the TS evaluators instead of the host dialect` };
+      : {
+          outputs: undefined,
+          note: `${cxx} NOT FOUND on this machine: expected bytes come from the TS evaluators instead of the host dialect`,
+        };
   }
   return hostRun;
 }
@@ -69,11 +72,21 @@ async function checkCase(t: TestContext, c: ParityCase): Promise<void> {
   assert.equal(got.length, c.buffers.length);
   c.buffers.forEach((b, k) => {
     const mismatch = firstMismatch(b.element, got[k]!, want[k]!);
-    assert.deepEqual(got[k], plainBytes(want[k]!), `${c.name}.${b.name} (${c.what}): GPU ≠ ${host.outputs === undefined ? 'TS evaluators' : 'host dialect'}: ${mismatch ?? 'bytes differ'}`);
+    assert.deepEqual(
+      got[k],
+      plainBytes(want[k]!),
+      `${c.name}.${b.name} (${c.what}): GPU ≠ ${host.outputs === undefined ? 'TS evaluators' : 'host dialect'}: ${mismatch ?? 'bytes differ'}`,
+    );
   });
   // The host dialect itself agrees with the TS evaluators (also checked in CI by gpuParity.spec.ts).
   if (host.outputs !== undefined && c.expected !== undefined) {
-    c.buffers.forEach((b, k) => assert.equal(firstMismatch(b.element, host.outputs![i]![k]!, c.expected![k]!), undefined, `${c.name}.${b.name}: host dialect ≠ TS evaluators`));
+    c.buffers.forEach((b, k) =>
+      assert.equal(
+        firstMismatch(b.element, host.outputs![i]![k]!, c.expected![k]!),
+        undefined,
+        `${c.name}.${b.name}: host dialect ≠ TS evaluators`,
+      ),
+    );
   }
 }
 

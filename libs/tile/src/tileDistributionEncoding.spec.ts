@@ -27,7 +27,7 @@ function threadCells(enc: TileDistributionEncoding, t: number, warpSize: number)
 
 const range = (a: number, b: number): number[] => Array.from({ length: b - a }, (_, i) => a + i);
 
-describe('CK-tile\'s coalesced A-tile load as a worked example (64×64 fp16, 256 threads, 8-element vectors)', () => {
+describe("CK-tile's coalesced A-tile load as a worked example (64×64 fp16, 256 threads, 8-element vectors)", () => {
   it('wave64, as CK writes it: m = 32·m0 + 8·w + ⌊l/8⌋, k = 8·(l mod 8) + k1, d = 8·m0 + k1', () => {
     const enc = new TileDistributionEncoding(digestWave64);
     expect(enc.pLengths).toEqual([4, 64]);
@@ -55,7 +55,14 @@ describe('CK-tile\'s coalesced A-tile load as a worked example (64×64 fp16, 256
 
   it('acceptance: re-derived for 32-lane warps (H200): M2 = 4, M1 = 8 warps, m = 32·m0 + 4·w + ⌊l/8⌋', () => {
     const enc = makeVectorLoadEncoding({ rows: 64, cols: 64, vectorLength: 8, warpSize: 32, numWarps: 8 });
-    const literal = new TileDistributionEncoding({ hs: [[2, 8, 4], [8, 8]], ps: [[hRef(0, 1)], [hRef(0, 2), hRef(1, 0)]], ys: [hRef(0, 0), hRef(1, 1)] });
+    const literal = new TileDistributionEncoding({
+      hs: [
+        [2, 8, 4],
+        [8, 8],
+      ],
+      ps: [[hRef(0, 1)], [hRef(0, 2), hRef(1, 0)]],
+      ys: [hRef(0, 0), hRef(1, 1)],
+    });
     expect(enc.equals(literal)).toBe(true);
     expect(enc.toString()).toBe('TileDistributionEncoding R () H ((2, 8, 4), (8, 8)); P0 → h0[1]; P1 → h0[2] h1[0]; Y → h0[0] h1[1]');
     expect(enc.pLengths).toEqual([8, 32]);
@@ -81,7 +88,13 @@ describe('CK-tile\'s coalesced A-tile load as a worked example (64×64 fp16, 256
   it('derives the ps_ys_to_xs adaptor and ys_to_d descriptor from @tilekit/layout as CK does', () => {
     const enc = new TileDistributionEncoding({ ...digestWave64, rs: [2], ps: [[hRef(0, 1)], [hRef(0, 2), rRef(0), hRef(1, 0)]] });
     const a = enc.psYsToXsAdaptor;
-    expect(a.transforms.map((t) => t.toString())).toEqual(['replicate(2)', 'unmerge(2, 4, 8)', 'unmerge(8, 8)', 'merge(4)', 'merge(8, 2, 8)']);
+    expect(a.transforms.map((t) => t.toString())).toEqual([
+      'replicate(2)',
+      'unmerge(2, 4, 8)',
+      'unmerge(8, 8)',
+      'merge(4)',
+      'merge(8, 2, 8)',
+    ]);
     // X0, X1 = hidden 0, 1; R = 2; H_M = 3..5; H_K = 6, 7; P0, P1 = 8, 9.
     expect(a.bottomDimHiddenIds).toEqual([0, 1]);
     expect(a.topDimHiddenIds).toEqual([8, 9, 3, 7]);
@@ -161,7 +174,8 @@ describe('random well-formed encodings', () => {
         for (const ps of allIndices(enc.pLengths)) {
           expect(enc.calculateRIndex(ps)).toEqual(referenceRIndex(enc, ps));
           expect(enc.partitionIndexOf(enc.threadOf(ps))).toEqual(ps);
-          for (const ys of allIndices(enc.yLengths)) expect(enc.calculateXIndex(ps, ys), enc.toString()).toEqual(referenceXIndex(enc, ps, ys));
+          for (const ys of allIndices(enc.yLengths))
+            expect(enc.calculateXIndex(ps, ys), enc.toString()).toEqual(referenceXIndex(enc, ps, ys));
         }
         expect(bijectionModuloRViolation(enc)).toBeUndefined();
       }),

@@ -1,4 +1,14 @@
-import { freeze, makeNaiveTensorDescriptorPacked, merge, replicate, TensorAdaptor, TensorDescriptor, unmerge, type BoundTensorAdaptor, type Transform } from '@tilekit/layout';
+import {
+  freeze,
+  makeNaiveTensorDescriptorPacked,
+  merge,
+  replicate,
+  TensorAdaptor,
+  TensorDescriptor,
+  unmerge,
+  type BoundTensorAdaptor,
+  type Transform,
+} from '@tilekit/layout';
 import { EncodingError, TileArityError, TileIndexRangeError } from './errors.ts';
 
 /**
@@ -134,15 +144,24 @@ export class TileDistributionEncoding {
     const lists: readonly (readonly number[])[] = [rs, ...hs];
     const owners: (DigitOwner | undefined)[][] = lists.map((l) => new Array<DigitOwner | undefined>(l.length).fill(undefined));
     const claim = (r: RhRef, owner: DigitOwner, what: string): void => {
-      if (!Number.isSafeInteger(r.major) || r.major < 0 || r.major > hs.length) throw new EncodingError(what, `major must be 0 (R) or 1..${hs.length} (H of X0..X${hs.length - 1})`, String(r.major));
+      if (!Number.isSafeInteger(r.major) || r.major < 0 || r.major > hs.length)
+        throw new EncodingError(what, `major must be 0 (R) or 1..${hs.length} (H of X0..X${hs.length - 1})`, String(r.major));
       const list = lists[r.major]!;
       if (!Number.isSafeInteger(r.minor) || r.minor < 0 || r.minor >= list.length) {
-        throw new EncodingError(what, `minor must index the ${r.major === 0 ? 'R list' : `H list of X${r.major - 1}`} (length ${list.length})`, String(r.minor));
+        throw new EncodingError(
+          what,
+          `minor must index the ${r.major === 0 ? 'R list' : `H list of X${r.major - 1}`} (length ${list.length})`,
+          String(r.minor),
+        );
       }
       const prev = owners[r.major]![r.minor];
       if (prev !== undefined) {
         const by = prev.kind === 'p' ? `P${prev.p}` : `Y${prev.y}`;
-        throw new EncodingError(what, `every digit is referenced exactly once, but ${formatRef(r)} is already referenced by ${by}`, formatRef(r));
+        throw new EncodingError(
+          what,
+          `every digit is referenced exactly once, but ${formatRef(r)} is already referenced by ${by}`,
+          formatRef(r),
+        );
       }
       owners[r.major]![r.minor] = owner;
     };
@@ -151,14 +170,19 @@ export class TileDistributionEncoding {
       refs.forEach((r, position) => claim(r, { kind: 'p', p, position }, `encoding ps[${p}][${position}]`));
     });
     ys.forEach((r, y) => {
-      if (r.major === 0) throw new EncodingError(`encoding ys[${y}]`, 'a Y dimension must reference an H digit (R digits belong to P only)', formatRef(r));
+      if (r.major === 0)
+        throw new EncodingError(`encoding ys[${y}]`, 'a Y dimension must reference an H digit (R digits belong to P only)', formatRef(r));
       claim(r, { kind: 'y', y }, `encoding ys[${y}]`);
     });
     owners.forEach((list, major) =>
       list.forEach((o, minor) => {
         // CK writes "no replication" as R = (1) with no P referencing it; only that idiom may dangle.
         if (o === undefined && !(major === 0 && rs[minor] === 1)) {
-          throw new EncodingError('encoding', 'every H digit must be referenced by a P or a Y, and every R digit longer than 1 by a P', `${formatRef({ major, minor })} unreferenced`);
+          throw new EncodingError(
+            'encoding',
+            'every H digit must be referenced by a P or a Y, and every R digit longer than 1 by a P',
+            `${formatRef({ major, minor })} unreferenced`,
+          );
         }
       }),
     );
@@ -209,7 +233,12 @@ export class TileDistributionEncoding {
 
   /** This encoding as a constructor argument (a deep copy). */
   toSpec(): TileDistributionEncodingSpec {
-    return { rs: [...this.rsLengths], hs: this.hsLengthss.map((h) => [...h]), ps: this.psToRhs.map((p) => p.map((r) => ({ ...r }))), ys: this.ysToRhs.map((r) => ({ ...r })) };
+    return {
+      rs: [...this.rsLengths],
+      hs: this.hsLengthss.map((h) => [...h]),
+      ps: this.psToRhs.map((p) => p.map((r) => ({ ...r }))),
+      ys: this.ysToRhs.map((r) => ({ ...r })),
+    };
   }
 
   /**
@@ -272,7 +301,9 @@ export class TileDistributionEncoding {
   get ysToDDescriptor(): TensorDescriptor {
     if (this.descriptorCache === undefined) {
       this.descriptorCache =
-        this.ndimY === 0 ? new TensorDescriptor(new TensorAdaptor([freeze(0)], [[0]], [[]], [0], []), 1) : makeNaiveTensorDescriptorPacked(this.yLengths);
+        this.ndimY === 0
+          ? new TensorDescriptor(new TensorAdaptor([freeze(0)], [[0]], [[]], [0], []), 1)
+          : makeNaiveTensorDescriptorPacked(this.yLengths);
     }
     return this.descriptorCache;
   }
@@ -316,7 +347,10 @@ export class TileDistributionEncoding {
     checkIndex('partition index ps', this.pLengths, ps);
     const rs = new Array<number>(this.ndimR).fill(0);
     this.psToRhs.forEach((refs, p) => {
-      const digits = splitMixedRadix(ps[p]!, refs.map((r) => this.digitLength(r)));
+      const digits = splitMixedRadix(
+        ps[p]!,
+        refs.map((r) => this.digitLength(r)),
+      );
       refs.forEach((r, k) => {
         if (r.major === 0) rs[r.minor] = digits[k]!;
       });

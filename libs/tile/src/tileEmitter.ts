@@ -1,4 +1,16 @@
-import { array, cast, index, int32, type BlockBuilder, type CType, type ForRangeSpec, type Expr, type ExprLike, type Target, type VarExpr } from '@tilekit/codegen';
+import {
+  array,
+  cast,
+  index,
+  int32,
+  type BlockBuilder,
+  type CType,
+  type ForRangeSpec,
+  type Expr,
+  type ExprLike,
+  type Target,
+  type VarExpr,
+} from '@tilekit/codegen';
 import { IndexEmitter, type IndexEmitterOptions } from '@tilekit/layout';
 import { TileEmitError } from './errors.ts';
 
@@ -54,7 +66,8 @@ export class RegisterArray {
 
   /** Element `d` of thread `thread`'s buffer: host dialect only (CUDA threads cannot read each other's registers). */
   ofThread(thread: ExprLike, d: ExprLike): Expr {
-    if (this.dialect === 'cuda') throw new TileEmitError('RegisterArray.ofThread', 'another thread\'s registers are readable only in the host dialect', this.name);
+    if (this.dialect === 'cuda')
+      throw new TileEmitError('RegisterArray.ofThread', "another thread's registers are readable only in the host dialect", this.name);
     return index(index(this.variable, thread), d);
   }
 }
@@ -82,23 +95,32 @@ export class BlockEmitter {
    * uniform across the block.
    */
   forRange(spec: ForRangeSpec, body: (block: BlockEmitter, i: VarExpr) => void): void {
-    this.b.forRange(spec, (inner, i) => body(new BlockEmitter(inner, this.target, { numThreads: this.numThreads, index: this.indexOptions }, this), i));
+    this.b.forRange(spec, (inner, i) =>
+      body(new BlockEmitter(inner, this.target, { numThreads: this.numThreads, index: this.indexOptions }, this), i),
+    );
   }
 
   constructor(b: BlockBuilder, target: Target, options: BlockEmitterOptions, parent?: BlockEmitter) {
     const n = options.numThreads;
-    if (!Number.isSafeInteger(n) || n < 1 || n > 1024) throw new TileEmitError('BlockEmitter numThreads', 'must be an integer in [1, 1024]', String(n));
+    if (!Number.isSafeInteger(n) || n < 1 || n > 1024)
+      throw new TileEmitError('BlockEmitter numThreads', 'must be an integer in [1, 1024]', String(n));
     this.b = b;
     this.target = target;
     // The device dialect serves CUDA and HIP alike: both spell threads, barriers, __shared__ and shuffles through the target.
     this.dialect = target.name === 'host' ? 'host' : 'cuda';
-    if (this.dialect === 'cuda' && target.language !== 'cuda' && target.language !== 'hip') throw new TileEmitError('BlockEmitter target', 'tile emission supports the host, CUDA and HIP targets', target.name);
+    if (this.dialect === 'cuda' && target.language !== 'cuda' && target.language !== 'hip')
+      throw new TileEmitError('BlockEmitter target', 'tile emission supports the host, CUDA and HIP targets', target.name);
     this.numThreads = n;
     this.indexOptions = options.index ?? {};
     // A nested emitter (loop body) shares its parent's hoisted index code and thread id.
     this.indexEmitter = parent?.indexEmitter ?? new IndexEmitter(b, this.indexOptions);
     // The launch uses exactly numThreads threads: that promise is the tid's range.
-    this.#cudaTid = this.dialect !== 'cuda' ? undefined : parent !== undefined ? parent.#cudaTid : b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, n - 1] });
+    this.#cudaTid =
+      this.dialect !== 'cuda'
+        ? undefined
+        : parent !== undefined
+          ? parent.#cudaTid
+          : b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, n - 1] });
   }
 
   /** The warp size of the dialect (host code models CUDA's 32 lanes). */

@@ -36,7 +36,10 @@ import { loadTile, makeTensorView, makeTileWindow, moveTileWindow, storeTile, up
 
 const nvcc = process.env['TILEKIT_NVCC'] ?? 'nvcc';
 const hasNvcc = toolAvailable(nvcc);
-if (!hasNvcc) console.warn(`\n!!! SKIPPING the tile nvcc compile test: "${nvcc}" not found (set TILEKIT_NVCC). Emitted CUDA tile code is NOT being compiled. !!!\n`);
+if (!hasNvcc)
+  console.warn(
+    `\n!!! SKIPPING the tile nvcc compile test: "${nvcc}" not found (set TILEKIT_NVCC). Emitted CUDA tile code is NOT being compiled. !!!\n`,
+  );
 
 function tileKernelsSource(): string {
   const t = sm90a;
@@ -58,7 +61,10 @@ function tileKernelsSource(): string {
       params: { a: pointer(float32, { const: true }), c: pointer(float32), seqlen: int32, hdim: int32, stride: int32 },
     },
     (b, p) => {
-      const block = new BlockEmitter(b, t, { numThreads: enc.numThreads, index: { symbols: { seqlen: p.seqlen, hdim: p.hdim, stride: p.stride } } });
+      const block = new BlockEmitter(b, t, {
+        numThreads: enc.numThreads,
+        index: { symbols: { seqlen: p.seqlen, hdim: p.hdim, stride: p.stride } },
+      });
       const desc = makeNaiveTensorDescriptor([seqlen, hdim], [stride, 1], { vectorLength: 8 });
       const row = mul(cast(t.blockIdx('x'), int32), 64);
       const wa = makeTileWindow(block, { view: makeTensorView(p.a, desc), lengths: [64, 64], origin: [row, 0], encoding: enc });
@@ -102,9 +108,24 @@ function tileKernelsSource(): string {
       const g = makeNaiveTensorDescriptorPacked([64, 64]);
       const lds = makeNaiveTensorDescriptorAligned([64, 64], 72);
       const smem = block.shared('lds', half, 64 * 72);
-      const wg = makeTileWindow(block, { view: makeTensorView(p.a, g, { elementBytes: 2 }), lengths: [64, 64], origin: [0, 0], encoding: encHalf });
-      const ws = makeTileWindow(block, { view: makeTensorView(smem, lds, { elementBytes: 2 }), lengths: [64, 64], origin: [0, 0], encoding: encHalf });
-      const wc = makeTileWindow(block, { view: makeTensorView(p.c, g, { elementBytes: 2 }), lengths: [64, 64], origin: [0, 0], encoding: encHalf });
+      const wg = makeTileWindow(block, {
+        view: makeTensorView(p.a, g, { elementBytes: 2 }),
+        lengths: [64, 64],
+        origin: [0, 0],
+        encoding: encHalf,
+      });
+      const ws = makeTileWindow(block, {
+        view: makeTensorView(smem, lds, { elementBytes: 2 }),
+        lengths: [64, 64],
+        origin: [0, 0],
+        encoding: encHalf,
+      });
+      const wc = makeTileWindow(block, {
+        view: makeTensorView(p.c, g, { elementBytes: 2 }),
+        lengths: [64, 64],
+        origin: [0, 0],
+        encoding: encHalf,
+      });
       const h = makeDistributedTensor(block, 'h', encHalf, half);
       const f = makeDistributedTensor(block, 'f', encHalf, float32);
       emitStagedCopy(block, { source: wg, staging: ws, destination: wc, first: h, second: f });
@@ -150,31 +171,46 @@ function tileKernelsSource(): string {
   );
   // 4. Random encodings (R digits, Y-less threads, non-power-of-two digits): load from a ragged
   //    symbolic tensor, sweep, shuffle to reversed Y order, store, and reduce over X0.
-  fc.sample(encodingArb({ xDims: [2, 3], maxPairs: 2048 }).filter((e) => e.numThreads <= 256 && e.threadBufferSize <= 32), { numRuns: 8, seed: 99 }).forEach((enc, k) => {
+  fc.sample(
+    encodingArb({ xDims: [2, 3], maxPairs: 2048 }).filter((e) => e.numThreads <= 256 && e.threadBufferSize <= 32),
+    { numRuns: 8, seed: 99 },
+  ).forEach((enc, k) => {
     const lens = enc.xLengths.map((_, i) => symbol(`n${i}`, { max: 4096 }));
     const params: Record<string, ParamSpec> = { a: pointer(float32), c: pointer(float32) };
     enc.xLengths.forEach((_, i) => (params[`n${i}`] = int32));
-    src.function({ name: `random_${k}`, qualifiers: t.kernelQualifiers(), attributes: [t.launchBounds(enc.numThreads)], params }, (b, p) => {
-      const v = p as Record<string, VarExpr>;
-      const symbols = Object.fromEntries(enc.xLengths.map((_, i) => [`n${i}`, v[`n${i}`]!]));
-      const block = new BlockEmitter(b, t, { numThreads: enc.numThreads, index: { symbols } });
-      const strides = lens.map((_, i) => lens.slice(i + 1).reduce<SymInt>((acc, l) => sym.mul(acc, l), 1));
-      const desc = makeNaiveTensorDescriptor(lens, strides);
-      const origin = enc.xLengths.map((l, i) => mul(cast(t.blockIdx(i === 0 ? 'x' : 'y'), int32), l));
-      const wa = makeTileWindow(block, { view: makeTensorView(v['a']!, desc), lengths: enc.xLengths, origin, encoding: enc });
-      const wc = makeTileWindow(block, { view: makeTensorView(v['c']!, desc), lengths: enc.xLengths, origin });
-      const x = makeDistributedTensor(block, 'x', enc, float32);
-      const y = makeDistributedTensor(block, 'y', new TileDistributionEncoding({ ...enc.toSpec(), ys: [...enc.ysToRhs].reverse() }), float32);
-      block.threads((th) => {
-        loadTile(th, wa, x);
-        sweepTile(th, x, (e) => e.b.assign(e.value, add(e.value, cast(e.x[0]!, float32))));
-        shuffleTile(th, y, x);
-        storeTile(th, wc, y);
-      });
-      const r = blockTileReduce(block, 'r', x, [0], reduceSum);
-      const wr = makeTileWindow(block, { view: makeTensorView(v['a']!, makeNaiveTensorDescriptorPacked(r.encoding.xLengths)), lengths: r.encoding.xLengths, origin: r.encoding.xLengths.map(() => 0) });
-      block.threads((th) => storeTile(th, wr, r));
-    });
+    src.function(
+      { name: `random_${k}`, qualifiers: t.kernelQualifiers(), attributes: [t.launchBounds(enc.numThreads)], params },
+      (b, p) => {
+        const v = p as Record<string, VarExpr>;
+        const symbols = Object.fromEntries(enc.xLengths.map((_, i) => [`n${i}`, v[`n${i}`]!]));
+        const block = new BlockEmitter(b, t, { numThreads: enc.numThreads, index: { symbols } });
+        const strides = lens.map((_, i) => lens.slice(i + 1).reduce<SymInt>((acc, l) => sym.mul(acc, l), 1));
+        const desc = makeNaiveTensorDescriptor(lens, strides);
+        const origin = enc.xLengths.map((l, i) => mul(cast(t.blockIdx(i === 0 ? 'x' : 'y'), int32), l));
+        const wa = makeTileWindow(block, { view: makeTensorView(v['a']!, desc), lengths: enc.xLengths, origin, encoding: enc });
+        const wc = makeTileWindow(block, { view: makeTensorView(v['c']!, desc), lengths: enc.xLengths, origin });
+        const x = makeDistributedTensor(block, 'x', enc, float32);
+        const y = makeDistributedTensor(
+          block,
+          'y',
+          new TileDistributionEncoding({ ...enc.toSpec(), ys: [...enc.ysToRhs].reverse() }),
+          float32,
+        );
+        block.threads((th) => {
+          loadTile(th, wa, x);
+          sweepTile(th, x, (e) => e.b.assign(e.value, add(e.value, cast(e.x[0]!, float32))));
+          shuffleTile(th, y, x);
+          storeTile(th, wc, y);
+        });
+        const r = blockTileReduce(block, 'r', x, [0], reduceSum);
+        const wr = makeTileWindow(block, {
+          view: makeTensorView(v['a']!, makeNaiveTensorDescriptorPacked(r.encoding.xLengths)),
+          lengths: r.encoding.xLengths,
+          origin: r.encoding.xLengths.map(() => 0),
+        });
+        block.threads((th) => storeTile(th, wr, r));
+      },
+    );
   });
   return src.render();
 }
@@ -187,7 +223,10 @@ function compileCubin(source: string): number {
     writeFileSync(file, source);
     const res = spawnSync(nvcc, ['-arch=sm_90a', '-cubin', '-std=c++17', '-O2', '-o', out, file], { encoding: 'utf8', timeout: 300_000 });
     if (res.status !== 0) {
-      const numbered = source.split('\n').map((l, i) => `${String(i + 1).padStart(4)}| ${l}`).join('\n');
+      const numbered = source
+        .split('\n')
+        .map((l, i) => `${String(i + 1).padStart(4)}| ${l}`)
+        .join('\n');
       throw new Error(`nvcc failed:\n${res.stderr}${res.error?.message ?? ''}\n${numbered}`);
     }
     return statSync(out).size;
@@ -196,9 +235,9 @@ function compileCubin(source: string): number {
   }
 }
 
-describe("CUDA dialect of the tile operations", () => {
+describe('CUDA dialect of the tile operations', () => {
   // TILE_DUMP=/path/tile.cu writes the generated source for inspection.
-  const dump = process.env["TILE_DUMP"];
+  const dump = process.env['TILE_DUMP'];
   if (dump !== undefined) writeFileSync(dump, tileKernelsSource());
   it('emits vector loads, predicates, shuffles, barriers and atomics', () => {
     const s = tileKernelsSource();
@@ -211,13 +250,18 @@ describe("CUDA dialect of the tile operations", () => {
     expect(s).toContain('__shared__');
   });
 
-  it('CK\'s coalesced load (wave32): 64×64 fp16 over 256 threads is two 16-byte loads per thread, coalesced along rows', () => {
+  it("CK's coalesced load (wave32): 64×64 fp16 over 256 threads is two 16-byte loads per thread, coalesced along rows", () => {
     const enc = makeVectorLoadEncoding({ rows: 64, cols: 64, vectorLength: 8, warpSize: 32, numWarps: 8 });
     const half = sm90a.dtypeType('fp16');
     const src = new SourceBuilder({ dialect: sm90a });
     src.function({ name: 'k', qualifiers: sm90a.kernelQualifiers(), params: { a: pointer(half, { const: true }) } }, (b, p) => {
       const block = new BlockEmitter(b, sm90a, { numThreads: 256 });
-      const w = makeTileWindow(block, { view: makeTensorView(p.a, makeNaiveTensorDescriptor([64, 64], [64, 1], { vectorLength: 8 }), { elementBytes: 2 }), lengths: [64, 64], origin: [0, 0], encoding: enc });
+      const w = makeTileWindow(block, {
+        view: makeTensorView(p.a, makeNaiveTensorDescriptor([64, 64], [64, 1], { vectorLength: 8 }), { elementBytes: 2 }),
+        lengths: [64, 64],
+        origin: [0, 0],
+        encoding: enc,
+      });
       const x = makeDistributedTensor(block, 'x', enc, half);
       block.threads((th) => loadTile(th, w, x));
     });

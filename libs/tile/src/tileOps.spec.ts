@@ -1,7 +1,20 @@
 // Tile operations: shuffle is an in-thread permutation (and refuses anything else), slices map the
 // right registers, and the host dialect (g++) runs sweep / elementwise / cast / shuffle / slices /
 // block reduction exactly as the TS references say.
-import { add, cast, defineFunction, float32, host, index, int32, mul, pointer, type FunctionDef, type ParamSpec, type VarExpr } from '@tilekit/codegen';
+import {
+  add,
+  cast,
+  defineFunction,
+  float32,
+  host,
+  index,
+  int32,
+  mul,
+  pointer,
+  type FunctionDef,
+  type ParamSpec,
+  type VarExpr,
+} from '@tilekit/codegen';
 import { hostCompiler, toolAvailable } from '@tilekit/codegen/testing';
 import { makeNaiveTensorDescriptorPacked } from '@tilekit/layout';
 import fc from 'fast-check';
@@ -22,10 +35,12 @@ const permuteYs = (enc: TileDistributionEncoding, order: readonly number[]): Til
   new TileDistributionEncoding({ ...enc.toSpec(), ys: order.map((y) => enc.ysToRhs[y]!) });
 
 const encodingWithYOrder = encodingArb({ maxPairs: 1024 }).chain((enc) =>
-  fc.shuffledSubarray(
-    enc.ysToRhs.map((_, y) => y),
-    { minLength: enc.ndimY, maxLength: enc.ndimY },
-  ).map((order) => ({ enc, order })),
+  fc
+    .shuffledSubarray(
+      enc.ysToRhs.map((_, y) => y),
+      { minLength: enc.ndimY, maxLength: enc.ndimY },
+    )
+    .map((order) => ({ enc, order })),
 );
 
 describe('shufflePermutation', () => {
@@ -50,8 +65,22 @@ describe('shufflePermutation', () => {
     expect(() => shufflePermutation(a, otherP)).toThrow(ShuffleTileError);
     const otherH = new TileDistributionEncoding({ hs: [[16], [4, 4]], ps: [[hRef(0, 0), hRef(1, 0)]], ys: [hRef(1, 1)] });
     expect(() => shufflePermutation(otherH, a)).toThrow(ShuffleTileError);
-    const swapped = new TileDistributionEncoding({ hs: [[2, 8], [4, 4]], ps: [[hRef(0, 1), hRef(1, 1)]], ys: [hRef(0, 0), hRef(1, 0)] });
-    const base = new TileDistributionEncoding({ hs: [[2, 8], [4, 4]], ps: [[hRef(0, 1), hRef(1, 0)]], ys: [hRef(0, 0), hRef(1, 1)] });
+    const swapped = new TileDistributionEncoding({
+      hs: [
+        [2, 8],
+        [4, 4],
+      ],
+      ps: [[hRef(0, 1), hRef(1, 1)]],
+      ys: [hRef(0, 0), hRef(1, 0)],
+    });
+    const base = new TileDistributionEncoding({
+      hs: [
+        [2, 8],
+        [4, 4],
+      ],
+      ps: [[hRef(0, 1), hRef(1, 0)]],
+      ys: [hRef(0, 0), hRef(1, 1)],
+    });
     expect(() => shufflePermutation(base, swapped)).toThrow(/P → RH maps must be equal/);
   });
 });
@@ -60,10 +89,14 @@ describe('sliceTileMap', () => {
   it('maps each sub-tile register to the full-tile register of the same element (Y-owned leading digits)', () => {
     fc.assert(
       fc.property(
-        encodingArb({ maxPairs: 1024 }).filter((e) => e.hsLengthss.some((h, x) => h.length > 0 && h[0]! > 1 && e.digitOwners[x + 1]![0]!.kind === 'y')),
+        encodingArb({ maxPairs: 1024 }).filter((e) =>
+          e.hsLengthss.some((h, x) => h.length > 0 && h[0]! > 1 && e.digitOwners[x + 1]![0]!.kind === 'y'),
+        ),
         fc.nat(),
         (enc, pick) => {
-          const xs = enc.hsLengthss.map((_, x) => x).filter((x) => enc.hsLengthss[x]!.length > 0 && enc.hsLengthss[x]![0]! > 1 && enc.digitOwners[x + 1]![0]!.kind === 'y');
+          const xs = enc.hsLengthss
+            .map((_, x) => x)
+            .filter((x) => enc.hsLengthss[x]!.length > 0 && enc.hsLengthss[x]![0]! > 1 && enc.digitOwners[x + 1]![0]!.kind === 'y');
           const x = xs[pick % xs.length]!;
           const h = enc.hsLengthss[x]!;
           const s = h.slice(1).reduce((a, b) => a * b, 1);
@@ -73,7 +106,9 @@ describe('sliceTileMap', () => {
           const { encoding, map } = sliceTileMap(enc, begins, ends);
           for (let th = 0; th < enc.numThreads; th++) {
             const ps = enc.partitionIndexOf(th);
-            map.forEach((dFull, d) => expect(encoding.calculateXIndexFromD(ps, d).map((v, i) => v + begins[i]!)).toEqual(enc.calculateXIndexFromD(ps, dFull)));
+            map.forEach((dFull, d) =>
+              expect(encoding.calculateXIndexFromD(ps, d).map((v, i) => v + begins[i]!)).toEqual(enc.calculateXIndexFromD(ps, dFull)),
+            );
           }
         },
       ),
@@ -93,14 +128,14 @@ describe('sweepOrder', () => {
     );
   });
 
-  it('CK\'s coalesced 64×64 load: X_M span (M0) outside X_K span (K1) = d order', () => {
+  it("CK's coalesced 64×64 load: X_M span (M0) outside X_K span (K1) = d order", () => {
     const enc = makeVectorLoadEncoding({ rows: 64, cols: 64, vectorLength: 8, warpSize: 64, numWarps: 4 });
     expect(sweepOrder(enc).map((y) => enc.calculateD(y))).toEqual(Array.from({ length: 16 }, (_, i) => i));
   });
 });
 
 describe('blockReducePlan', () => {
-  it('row sums over K of CK\'s coalesced 64×64 load: one lane digit (K0 = 8, stride 1) through shuffles', () => {
+  it("row sums over K of CK's coalesced 64×64 load: one lane digit (K0 = 8, stride 1) through shuffles", () => {
     const enc = makeVectorLoadEncoding({ rows: 64, cols: 64, vectorLength: 8, warpSize: 64, numWarps: 4 });
     expect(blockReducePlan(enc, [1], 64).steps).toEqual([{ stride: 1, length: 8, via: 'lanes' }]);
   });
@@ -170,7 +205,12 @@ function opsFunction(name: string, c: OpsCase): FunctionDef {
     });
     if (slice !== undefined && c.slice !== undefined) {
       // The sub-tile (negated by the round trip above) stored through the same sub-box of a window.
-      const sub = sliceTileWindow(block, makeTileWindow(block, { view: makeTensorView(v['dstSlice']!, desc), lengths: enc.xLengths, origin: zeros }), c.slice.begins, c.slice.ends);
+      const sub = sliceTileWindow(
+        block,
+        makeTileWindow(block, { view: makeTensorView(v['dstSlice']!, desc), lengths: enc.xLengths, origin: zeros }),
+        c.slice.begins,
+        c.slice.ends,
+      );
       block.threads((t) => {
         getSliceTile(t, slice, tile, c.slice!.begins, c.slice!.ends);
         storeTile(t, sub, slice);
@@ -208,12 +248,20 @@ const opsCaseArb = encodingArb({ xDims: [2, 3], maxPairs: 2048, pDims: [1, 2] })
     const x = enc.hsLengthss.findIndex((h, i) => h.length > 0 && h[0]! > 1 && enc.digitOwners[i + 1]![0]!.kind === 'y');
     if (x < 0) return c;
     const s = enc.hsLengthss[x]!.slice(1).reduce((a, b) => a * b, 1);
-    return { ...c, slice: { begins: enc.xLengths.map((_, i) => (i === x ? s : 0)), ends: enc.xLengths.map((l, i) => (i === x ? 2 * s : l)) } };
+    return {
+      ...c,
+      slice: { begins: enc.xLengths.map((_, i) => (i === x ? s : 0)), ends: enc.xLengths.map((l, i) => (i === x ? 2 * s : l)) },
+    };
   });
 
 /** A big warp-crossing case: 256 threads, 64×64 tile, row and column sums (shuffles + shared memory). */
 const goldenCases: OpsCase[] = [
-  { enc: makeVectorLoadEncoding({ rows: 64, cols: 64, vectorLength: 4, warpSize: 32, numWarps: 8 }), order: [1, 0], reduceXs: [1], slice: { begins: [16, 0], ends: [32, 64] } },
+  {
+    enc: makeVectorLoadEncoding({ rows: 64, cols: 64, vectorLength: 4, warpSize: 32, numWarps: 8 }),
+    order: [1, 0],
+    reduceXs: [1],
+    slice: { begins: [16, 0], ends: [32, 64] },
+  },
   { enc: makeVectorLoadEncoding({ rows: 64, cols: 64, vectorLength: 4, warpSize: 32, numWarps: 8 }), order: [1, 0], reduceXs: [0] },
 ];
 
@@ -233,7 +281,19 @@ describe.runIf(haveGxx)('tile operations (host dialect, g++)', () => {
       const nt = c.enc.numThreads;
       const n = c.enc.threadBufferSize;
       const red = blockReducePlan(c.enc, c.reduceXs, 32).reduced.encoding.threadBufferSize;
-      calls.push({ fn, arrays: [src, new Array<number>(size).fill(-999), new Array<number>(nt * n).fill(-1), new Array<number>(nt * n).fill(-1), new Array<number>(nt * red).fill(-1), new Array<number>(nt * red).fill(-1), new Array<number>(nt * n).fill(-1), new Array<number>(size).fill(-999)] });
+      calls.push({
+        fn,
+        arrays: [
+          src,
+          new Array<number>(size).fill(-999),
+          new Array<number>(nt * n).fill(-1),
+          new Array<number>(nt * n).fill(-1),
+          new Array<number>(nt * red).fill(-1),
+          new Array<number>(nt * red).fill(-1),
+          new Array<number>(nt * n).fill(-1),
+          new Array<number>(size).fill(-999),
+        ],
+      });
     });
     const got = runHostTileCalls(fns, calls);
     let lanes = 0;

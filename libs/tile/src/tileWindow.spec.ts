@@ -1,7 +1,23 @@
 // Windows: load/store traits (vector dim and width from the descriptor, snake order) and the
 // host-dialect round trip through g++: load then store through the same window is the identity on
 // in-bounds elements and writes nothing else, for random encodings, descriptors and ragged origins.
-import { add, defineFunction, float32, host, index, int32, mul, pointer, shl, SourceBuilder, sub, variable, type FunctionDef, type ParamSpec, type VarExpr } from '@tilekit/codegen';
+import {
+  add,
+  defineFunction,
+  float32,
+  host,
+  index,
+  int32,
+  mul,
+  pointer,
+  shl,
+  SourceBuilder,
+  sub,
+  variable,
+  type FunctionDef,
+  type ParamSpec,
+  type VarExpr,
+} from '@tilekit/codegen';
 import { hostCompiler, toolAvailable } from '@tilekit/codegen/testing';
 import {
   evaluateSymInt,
@@ -27,23 +43,40 @@ import { emitStagedCopy } from './testing/stagedCopy.ts';
 import type { TileDistributionEncoding } from './tileDistributionEncoding.ts';
 import { BlockEmitter } from './tileEmitter.ts';
 import { TileEmitError } from './errors.ts';
-import { evaluateLoadTile, evaluateStoreTile, evaluateUpdateTile, knownMultiple, loadStoreTraits, loadTile, makeTensorView, makeTileWindow, moveTileWindow, sliceTileWindow, storeTile, TileWindow, updateTile } from './tileWindow.ts';
+import {
+  evaluateLoadTile,
+  evaluateStoreTile,
+  evaluateUpdateTile,
+  knownMultiple,
+  loadStoreTraits,
+  loadTile,
+  makeTensorView,
+  makeTileWindow,
+  moveTileWindow,
+  sliceTileWindow,
+  storeTile,
+  TileWindow,
+  updateTile,
+} from './tileWindow.ts';
 
 describe('spaceFillingCurve', () => {
   it('tiles the box and, snaked, moves one step in one dim between consecutive accesses', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.integer({ min: 1, max: 4 }), fc.integer({ min: 1, max: 3 })), { minLength: 1, maxLength: 4 }), (dims) => {
-        const lengths = dims.map(([a, s]) => a * s);
-        const spa = dims.map(([, s]) => s);
-        const curve = spaceFillingCurve(lengths, spa);
-        const seen = new Set(curve.map((c) => c.join(',')));
-        expect(seen.size).toBe(curve.length);
-        expect(curve.length).toBe(dims.reduce((p, [a]) => p * a, 1));
-        for (let k = 1; k < curve.length; k++) {
-          const diff = curve[k]!.map((v, i) => Math.abs(v - curve[k - 1]![i]!) / spa[i]!);
-          expect(diff.filter((x) => x !== 0)).toEqual([1]);
-        }
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 4 }), fc.integer({ min: 1, max: 3 })), { minLength: 1, maxLength: 4 }),
+        (dims) => {
+          const lengths = dims.map(([a, s]) => a * s);
+          const spa = dims.map(([, s]) => s);
+          const curve = spaceFillingCurve(lengths, spa);
+          const seen = new Set(curve.map((c) => c.join(',')));
+          expect(seen.size).toBe(curve.length);
+          expect(curve.length).toBe(dims.reduce((p, [a]) => p * a, 1));
+          for (let k = 1; k < curve.length; k++) {
+            const diff = curve[k]!.map((v, i) => Math.abs(v - curve[k - 1]![i]!) / spa[i]!);
+            expect(diff.filter((x) => x !== 0)).toEqual([1]);
+          }
+        },
+      ),
     );
   });
 
@@ -72,7 +105,7 @@ describe('knownMultiple', () => {
 });
 
 describe('loadStoreTraits', () => {
-  it('CK\'s coalesced load: 64×64 fp16, 8-element guarantee → Y1 (K1) × 8, two accesses per thread', () => {
+  it("CK's coalesced load: 64×64 fp16, 8-element guarantee → Y1 (K1) × 8, two accesses per thread", () => {
     const enc = makeVectorLoadEncoding({ rows: 64, cols: 64, vectorLength: 8, warpSize: 64, numWarps: 4 });
     const desc = makeNaiveTensorDescriptor([64, 64], [64, 1], { vectorLength: 8 });
     const t = loadStoreTraits(enc, desc, { originAlignment: [64, 64], elementBytes: 2 });
@@ -89,7 +122,10 @@ describe('loadStoreTraits', () => {
     expect(loadStoreTraits(enc, desc, { originAlignment: [1, 64], elementBytes: 4 }).scalarPerVector).toBe(4);
     expect(loadStoreTraits(enc, desc, { originAlignment: [1, 2], elementBytes: 2 }).scalarPerVector).toBe(2);
     const strided = makeNaiveTensorDescriptor([32, 64], [1, 32]);
-    expect(loadStoreTraits(enc, strided, { originAlignment: [1, 64], elementBytes: 2 })).toMatchObject({ vectorDimY: undefined, scalarPerVector: 1 });
+    expect(loadStoreTraits(enc, strided, { originAlignment: [1, 64], elementBytes: 2 })).toMatchObject({
+      vectorDimY: undefined,
+      scalarPerVector: 1,
+    });
   });
 });
 
@@ -112,8 +148,16 @@ interface RoundTripCase {
 
 /** CK's coalesced vector-load distributions (`makeVectorLoadEncoding`) at small sizes: the vectorized path. */
 const vectorLoadArb = fc
-  .record({ k1: fc.constantFrom(2, 4), k0: fc.constantFrom(2, 4), m2: fc.constantFrom(1, 2, 4), warps: fc.constantFrom(1, 2), m0: fc.constantFrom(1, 2) })
-  .map(({ k1, k0, m2, warps, m0 }) => makeVectorLoadEncoding({ rows: m0 * m2 * warps, cols: k0 * k1, vectorLength: k1, warpSize: k0 * m2, numWarps: warps }));
+  .record({
+    k1: fc.constantFrom(2, 4),
+    k0: fc.constantFrom(2, 4),
+    m2: fc.constantFrom(1, 2, 4),
+    warps: fc.constantFrom(1, 2),
+    m0: fc.constantFrom(1, 2),
+  })
+  .map(({ k1, k0, m2, warps, m0 }) =>
+    makeVectorLoadEncoding({ rows: m0 * m2 * warps, cols: k0 * k1, vectorLength: k1, warpSize: k0 * m2, numWarps: warps }),
+  );
 
 const caseArb = (numRuns: number): RoundTripCase[] => {
   const arb = fc
@@ -172,7 +216,12 @@ const caseArb = (numRuns: number): RoundTripCase[] => {
             const strides = new Array<number>(n).fill(1);
             for (let i = n - 2; i >= 0; i--) strides[i] = strides[i + 1]! * (i === n - 2 ? lens[i + 1]! + r.pad * vec : lens[i + 1]!);
             desc = makeNaiveTensorDescriptor(lens, strides, vec > 1 ? { vectorLength: vec } : {});
-            if (r.kind === 'padded') desc = padTensorDescriptor(desc, enc.xLengths, enc.xLengths.map(() => true));
+            if (r.kind === 'padded')
+              desc = padTensorDescriptor(
+                desc,
+                enc.xLengths,
+                enc.xLengths.map(() => true),
+              );
           }
           const align = r.alignPick;
           const origin = r.originPick.map((o, i) => o * align[i]!);
@@ -206,7 +255,8 @@ function roundTripFunction(name: string, c: RoundTripCase, mode: Mode): Function
     const tile = makeDistributedTensor(block, 'tile', c.enc, float32);
     const dump = (blk: BlockEmitter): void =>
       blk.threads((t) => {
-        for (let d = 0; d < c.enc.threadBufferSize; d++) t.b.assign(index(vars['regs']!, add(t.tid, 0 + d * c.enc.numThreads)), tile.at(t, d));
+        for (let d = 0; d < c.enc.threadBufferSize; d++)
+          t.b.assign(index(vars['regs']!, add(t.tid, 0 + d * c.enc.numThreads)), tile.at(t, d));
       });
     if (mode === 'loop') {
       // The main-loop pattern: load, accumulate into a fixed window, move the source window.
@@ -243,8 +293,14 @@ describe.runIf(haveGxx)('loadTile/storeTile/updateTile (host dialect, g++)', () 
         const fn = roundTripFunction(`case${k}_${mode}`, c, mode);
         fns.push(fn);
         const src = Array.from({ length: c.space + 2 * GUARD }, (_, i) => (i < GUARD || i >= GUARD + c.space ? SENTINEL : i - GUARD + 1));
-        const dstInit = Array.from({ length: c.space + 2 * GUARD }, (_, i) => (i < GUARD || i >= GUARD + c.space ? SENTINEL : mode === 'store' ? -1 : 1000));
-        calls.push({ fn, arrays: [src, dstInit, new Array<number>(c.enc.numThreads * c.enc.threadBufferSize).fill(-5)], ints: [...c.origin, ...Object.values(c.bindings ?? {})] });
+        const dstInit = Array.from({ length: c.space + 2 * GUARD }, (_, i) =>
+          i < GUARD || i >= GUARD + c.space ? SENTINEL : mode === 'store' ? -1 : 1000,
+        );
+        calls.push({
+          fn,
+          arrays: [src, dstInit, new Array<number>(c.enc.numThreads * c.enc.threadBufferSize).fill(-5)],
+          ints: [...c.origin, ...Object.values(c.bindings ?? {})],
+        });
         const w = { descriptor: c.desc, encoding: c.enc, origin: c.origin, ...(c.bindings === undefined ? {} : { bindings: c.bindings }) };
         const mem = src.slice(GUARD, GUARD + c.space);
         let buffers: ThreadBuffers = evaluateLoadTile(w, mem);
@@ -261,12 +317,19 @@ describe.runIf(haveGxx)('loadTile/storeTile/updateTile (host dialect, g++)', () 
         } else evaluateUpdateTile(w, buffers, dstMem);
         const regs: number[] = [];
         for (let d = 0; d < c.enc.threadBufferSize; d++) for (let th = 0; th < c.enc.numThreads; th++) regs.push(buffers[th]![d]!);
-        expectations.push({ regs, dst: [...new Array<number>(GUARD).fill(SENTINEL), ...dstMem, ...new Array<number>(GUARD).fill(SENTINEL)], c, mode });
+        expectations.push({
+          regs,
+          dst: [...new Array<number>(GUARD).fill(SENTINEL), ...dstMem, ...new Array<number>(GUARD).fill(SENTINEL)],
+          c,
+          mode,
+        });
       }
     });
     // Coverage: runtime lengths, vector accesses and ragged windows all occur.
     expect(cases.some((c) => c.bindings !== undefined)).toBe(true);
-    expect(cases.filter((c) => loadStoreTraits(c.enc, c.desc, { originAlignment: c.align, elementBytes: 4 }).scalarPerVector > 1).length).toBeGreaterThan(3);
+    expect(
+      cases.filter((c) => loadStoreTraits(c.enc, c.desc, { originAlignment: c.align, elementBytes: 4 }).scalarPerVector > 1).length,
+    ).toBeGreaterThan(3);
     expect(expectations.some((e) => e.regs.includes(0))).toBe(true);
     const got = runHostTileCalls(fns, calls);
     got.forEach((arrays, i) => {
@@ -308,18 +371,24 @@ describe.runIf(haveGxx)('shared-memory windows (host dialect, g++)', () => {
     for (const layout of sharedLayouts()) {
       expect(layout.desc.lengths).toEqual([16, 16]);
       for (const [[rows, cols], fixedOrigin] of shapes.flatMap((shape) => [false, true].map((f) => [shape, f] as const))) {
-        const fn = defineFunction({ name: `lds_${layout.name}_${rows}x${cols}${fixedOrigin ? '_fixed' : ''}`, params: { src: pointer(float32), dst: pointer(float32) } }, (b, p) => {
-          const block = new BlockEmitter(b, host, { numThreads: store.numThreads });
-          const g = makeNaiveTensorDescriptor([rows, cols], [cols, 1], { vectorLength: 2 });
-          const smem = block.shared('lds', float32, layout.size);
-          const wg = makeTileWindow(block, { view: makeTensorView(p.src, g), lengths: [16, 16], origin: [0, 0], encoding: store });
-          // The staging window with a runtime origin, and with a fixed one (no bounds checks: it covers the whole LDS tile).
-          const ws = makeTileWindow(block, { view: makeTensorView(smem, layout.desc), lengths: [16, 16], origin: [0, 0], fixedOrigin });
-          const wd = makeTileWindow(block, { view: makeTensorView(p.dst, g), lengths: [16, 16], origin: [0, 0], encoding: load });
-          const a = makeDistributedTensor(block, 'a', store, float32);
-          const c = makeDistributedTensor(block, 'c', load, float32);
-          emitStagedCopy(block, { source: wg, staging: ws, destination: wd, first: a, second: c });
-        });
+        const fn = defineFunction(
+          {
+            name: `lds_${layout.name}_${rows}x${cols}${fixedOrigin ? '_fixed' : ''}`,
+            params: { src: pointer(float32), dst: pointer(float32) },
+          },
+          (b, p) => {
+            const block = new BlockEmitter(b, host, { numThreads: store.numThreads });
+            const g = makeNaiveTensorDescriptor([rows, cols], [cols, 1], { vectorLength: 2 });
+            const smem = block.shared('lds', float32, layout.size);
+            const wg = makeTileWindow(block, { view: makeTensorView(p.src, g), lengths: [16, 16], origin: [0, 0], encoding: store });
+            // The staging window with a runtime origin, and with a fixed one (no bounds checks: it covers the whole LDS tile).
+            const ws = makeTileWindow(block, { view: makeTensorView(smem, layout.desc), lengths: [16, 16], origin: [0, 0], fixedOrigin });
+            const wd = makeTileWindow(block, { view: makeTensorView(p.dst, g), lengths: [16, 16], origin: [0, 0], encoding: load });
+            const a = makeDistributedTensor(block, 'a', store, float32);
+            const c = makeDistributedTensor(block, 'c', load, float32);
+            emitStagedCopy(block, { source: wg, staging: ws, destination: wd, first: a, second: c });
+          },
+        );
         fns.push(fn);
         calls.push({ fn, arrays: [Array.from({ length: rows * cols }, (_, i) => i + 1), new Array<number>(rows * cols).fill(-1)] });
       }
@@ -332,11 +401,25 @@ describe.runIf(haveGxx)('shared-memory windows (host dialect, g++)', () => {
 describe('fixed-origin windows (LDS tiles at a static origin)', () => {
   const enc = makeVectorLoadEncoding({ rows: 16, cols: 16, vectorLength: 4, warpSize: 16, numWarps: 2 });
   /** The function text of one load + store through windows made with `options`. */
-  function emitCopy(options: { readonly fixedOrigin: boolean; readonly origin: readonly number[]; readonly lengths?: readonly number[]; readonly symbolic?: boolean }): string {
+  function emitCopy(options: {
+    readonly fixedOrigin: boolean;
+    readonly origin: readonly number[];
+    readonly lengths?: readonly number[];
+    readonly symbolic?: boolean;
+  }): string {
     const fn = defineFunction({ name: 'copy', params: { src: pointer(float32), dst: pointer(float32), n: int32 } }, (b, p) => {
       const block = new BlockEmitter(b, host, { numThreads: enc.numThreads, index: { symbols: { n: p.n } } });
-      const desc = options.symbolic ? makeNaiveTensorDescriptor([symbol('n', { max: 64 }), 16], [16, 1], { vectorLength: 4 }) : makeNaiveTensorDescriptorPacked(options.lengths ?? [16, 16]);
-      const win = (ptr: VarExpr) => makeTileWindow(block, { view: makeTensorView(ptr, desc), lengths: [16, 16], origin: options.origin, encoding: enc, fixedOrigin: options.fixedOrigin });
+      const desc = options.symbolic
+        ? makeNaiveTensorDescriptor([symbol('n', { max: 64 }), 16], [16, 1], { vectorLength: 4 })
+        : makeNaiveTensorDescriptorPacked(options.lengths ?? [16, 16]);
+      const win = (ptr: VarExpr) =>
+        makeTileWindow(block, {
+          view: makeTensorView(ptr, desc),
+          lengths: [16, 16],
+          origin: options.origin,
+          encoding: enc,
+          fixedOrigin: options.fixedOrigin,
+        });
       const src = win(p.src);
       const dst = win(p.dst);
       const tile = makeDistributedTensor(block, 'tile', enc, float32);
@@ -370,7 +453,15 @@ describe('fixed-origin windows (LDS tiles at a static origin)', () => {
     const symbolic = emitCopy({ fixedOrigin: true, origin: [0, 0], symbolic: true });
     expect(symbolic).toMatch(/<= n/);
     expect(symbolic).not.toMatch(/top_1 >= 0/);
-    const wrapped = (origin: readonly number[]) => new TileWindow(makeTensorView(variable('p', pointer(float32)), makeNaiveTensorDescriptorPacked([16, 16])), [16, 16], [], undefined, [1, 1], origin);
+    const wrapped = (origin: readonly number[]) =>
+      new TileWindow(
+        makeTensorView(variable('p', pointer(float32)), makeNaiveTensorDescriptorPacked([16, 16])),
+        [16, 16],
+        [],
+        undefined,
+        [1, 1],
+        origin,
+      );
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 20 }), fc.integer({ min: 0, max: 20 }), (r, c) => {
         const w = wrapped([r, c]);
@@ -391,8 +482,20 @@ describe('fixed-origin windows (LDS tiles at a static origin)', () => {
       const fn = defineFunction({ name: `fixed_${k}`, params: { src: pointer(float32), dst: pointer(float32) } }, (b, p) => {
         const block = new BlockEmitter(b, host, { numThreads: enc.numThreads });
         const desc = makeNaiveTensorDescriptorPacked([16, 16]);
-        const src = makeTileWindow(block, { view: makeTensorView(add(p.src, GUARD), desc), lengths: [16, 16], origin, encoding: enc, fixedOrigin: true });
-        const dst = makeTileWindow(block, { view: makeTensorView(add(p.dst, GUARD), desc), lengths: [16, 16], origin, encoding: enc, fixedOrigin: true });
+        const src = makeTileWindow(block, {
+          view: makeTensorView(add(p.src, GUARD), desc),
+          lengths: [16, 16],
+          origin,
+          encoding: enc,
+          fixedOrigin: true,
+        });
+        const dst = makeTileWindow(block, {
+          view: makeTensorView(add(p.dst, GUARD), desc),
+          lengths: [16, 16],
+          origin,
+          encoding: enc,
+          fixedOrigin: true,
+        });
         const tile = makeDistributedTensor(block, 'tile', enc, float32);
         block.threads((t) => {
           loadTile(t, src, tile);
@@ -402,9 +505,19 @@ describe('fixed-origin windows (LDS tiles at a static origin)', () => {
       fns.push(fn);
       const mem = Array.from({ length: 256 }, (_, i) => i + 1);
       const dst = new Array<number>(256).fill(-1);
-      evaluateStoreTile({ descriptor: makeNaiveTensorDescriptorPacked([16, 16]), encoding: enc, origin: [...origin] }, evaluateLoadTile({ descriptor: makeNaiveTensorDescriptorPacked([16, 16]), encoding: enc, origin: [...origin] }, mem), dst);
+      evaluateStoreTile(
+        { descriptor: makeNaiveTensorDescriptorPacked([16, 16]), encoding: enc, origin: [...origin] },
+        evaluateLoadTile({ descriptor: makeNaiveTensorDescriptorPacked([16, 16]), encoding: enc, origin: [...origin] }, mem),
+        dst,
+      );
       const guard = new Array<number>(GUARD).fill(SENTINEL);
-      calls.push({ fn, arrays: [[...guard, ...mem, ...guard], [...guard, ...new Array<number>(256).fill(-1), ...guard]] });
+      calls.push({
+        fn,
+        arrays: [
+          [...guard, ...mem, ...guard],
+          [...guard, ...new Array<number>(256).fill(-1), ...guard],
+        ],
+      });
       want.push([...guard, ...dst, ...guard]);
     }
     runHostTileCalls(fns, calls).forEach((arrays, k) => expect(arrays[1], calls[k]!.fn.name).toEqual(want[k]));
@@ -419,7 +532,12 @@ describe('fixed-origin windows (LDS tiles at a static origin)', () => {
       const w = makeTileWindow(block, { view, lengths: [16, 16], origin: [0, 0], fixedOrigin: true });
       expect(() => moveTileWindow(block, w, [0, 4])).toThrow(/fixed origin/);
       const slice = sliceTileWindow(block, w, [8, 4], [16, 12]);
-      expect([slice.fixedOrigin, slice.lengths, slice.staticallyInside(0), slice.staticallyInside(1)]).toEqual([[8, 4], [8, 8], true, true]);
+      expect([slice.fixedOrigin, slice.lengths, slice.staticallyInside(0), slice.staticallyInside(1)]).toEqual([
+        [8, 4],
+        [8, 8],
+        true,
+        true,
+      ]);
     });
   });
 });

@@ -45,12 +45,21 @@ export interface TensorView {
 }
 
 /** Makes a {@link TensorView}; the element type is the pointee of `pointer`. */
-export function makeTensorView(ptr: Expr, descriptor: TensorDescriptor, options: { readonly space?: MemorySpace; readonly elementBytes?: number } = {}): TensorView {
+export function makeTensorView(
+  ptr: Expr,
+  descriptor: TensorDescriptor,
+  options: { readonly space?: MemorySpace; readonly elementBytes?: number } = {},
+): TensorView {
   const t = ptr.type;
   const element = t.kind === 'pointer' ? t.pointee : t.kind === 'array' ? t.element : undefined;
   if (element === undefined) throw new TileEmitError('makeTensorView pointer', 'must be a pointer or an array', typeToString(t));
   const bytes = options.elementBytes ?? (element.kind === 'int' || element.kind === 'float' ? element.bits / 8 : undefined);
-  if (bytes === undefined || !Number.isSafeInteger(bytes) || bytes < 1) throw new TileEmitError('makeTensorView elementBytes', 'give the element size in bytes for non-arithmetic elements', typeToString(element));
+  if (bytes === undefined || !Number.isSafeInteger(bytes) || bytes < 1)
+    throw new TileEmitError(
+      'makeTensorView elementBytes',
+      'give the element size in bytes for non-arithmetic elements',
+      typeToString(element),
+    );
   return { pointer: ptr, descriptor, element, elementBytes: bytes, space: options.space ?? (t.kind === 'array' ? 'shared' : 'global') };
 }
 
@@ -203,24 +212,51 @@ export function knownMultiple(e: ExprLike): number {
 export function makeTileWindow(block: BlockEmitter, spec: TileWindowSpec): TileWindow {
   const n = spec.view.descriptor.numDims;
   if (spec.lengths.length !== n || spec.origin.length !== n) {
-    throw new TileEmitError('makeTileWindow', `lengths and origin need one entry per tensor dim (${n})`, `${spec.lengths.length} and ${spec.origin.length}`);
+    throw new TileEmitError(
+      'makeTileWindow',
+      `lengths and origin need one entry per tensor dim (${n})`,
+      `${spec.lengths.length} and ${spec.origin.length}`,
+    );
   }
   if (spec.encoding !== undefined) {
     if (spec.encoding.ndimX !== n || spec.encoding.xLengths.some((l, i) => l !== spec.lengths[i])) {
-      throw new TileEmitError('makeTileWindow encoding', `its X lengths must equal the window lengths [${spec.lengths.join(', ')}]`, `[${spec.encoding.xLengths.join(', ')}]`);
+      throw new TileEmitError(
+        'makeTileWindow encoding',
+        `its X lengths must equal the window lengths [${spec.lengths.join(', ')}]`,
+        `[${spec.encoding.xLengths.join(', ')}]`,
+      );
     }
   }
   const align = spec.originAlignment ?? spec.origin.map((o) => knownMultiple(o));
-  if (align.length !== n || align.some((a) => !Number.isSafeInteger(a) || a < 0)) throw new TileEmitError('makeTileWindow originAlignment', 'one integer ≥ 0 per dim (0: the origin is 0)', `[${align.join(', ')}]`);
+  if (align.length !== n || align.some((a) => !Number.isSafeInteger(a) || a < 0))
+    throw new TileEmitError('makeTileWindow originAlignment', 'one integer ≥ 0 per dim (0: the origin is 0)', `[${align.join(', ')}]`);
   if (spec.fixedOrigin === true) {
     const fixed = spec.origin.map((o) => (typeof o === 'number' && Number.isSafeInteger(o) && o >= 0 ? o : undefined));
-    if (fixed.some((o) => o === undefined)) throw new TileEmitError('makeTileWindow origin', 'a fixed origin must be non-negative integers (compile-time constants)', spec.origin.map((o) => (typeof o === 'number' ? String(o) : 'an expression')).join(', '));
+    if (fixed.some((o) => o === undefined))
+      throw new TileEmitError(
+        'makeTileWindow origin',
+        'a fixed origin must be non-negative integers (compile-time constants)',
+        spec.origin.map((o) => (typeof o === 'number' ? String(o) : 'an expression')).join(', '),
+      );
     const origin = fixed as number[];
-    return new TileWindow(spec.view, [...spec.lengths], origin.map((o) => lit(o, int32)), spec.encoding, align.map((a) => (a === 0 ? 16 : a)), origin);
+    return new TileWindow(
+      spec.view,
+      [...spec.lengths],
+      origin.map((o) => lit(o, int32)),
+      spec.encoding,
+      align.map((a) => (a === 0 ? 16 : a)),
+      origin,
+    );
   }
   const origin = spec.origin.map((o) => block.b.var('origin', int32, cast(o, int32)));
   // A zero origin is aligned for any vector (at most 16 scalars); later moves must keep that.
-  return new TileWindow(spec.view, [...spec.lengths], origin, spec.encoding, align.map((a) => (a === 0 ? 16 : a)));
+  return new TileWindow(
+    spec.view,
+    [...spec.lengths],
+    origin,
+    spec.encoding,
+    align.map((a) => (a === 0 ? 16 : a)),
+  );
 }
 
 /**
@@ -228,11 +264,22 @@ export function makeTileWindow(block: BlockEmitter, spec: TileWindowSpec): TileW
  * keep the declared origin alignment (a static step is checked).
  */
 export function moveTileWindow(block: BlockEmitter, window: TileWindow, step: readonly ExprLike[]): void {
-  if (step.length !== window.origin.length) throw new TileEmitError('moveTileWindow step', `one entry per dim (${window.origin.length})`, String(step.length));
-  if (window.fixedOrigin !== undefined) throw new TileEmitError('moveTileWindow window', 'must not have a fixed origin (it has no origin variables)', `[${window.fixedOrigin.join(', ')}]`);
+  if (step.length !== window.origin.length)
+    throw new TileEmitError('moveTileWindow step', `one entry per dim (${window.origin.length})`, String(step.length));
+  if (window.fixedOrigin !== undefined)
+    throw new TileEmitError(
+      'moveTileWindow window',
+      'must not have a fixed origin (it has no origin variables)',
+      `[${window.fixedOrigin.join(', ')}]`,
+    );
   step.forEach((s, i) => {
     const a = window.originAlignment[i]!;
-    if (knownMultiple(s) % a !== 0) throw new TileEmitError('moveTileWindow step', `step ${i} must keep the origin a multiple of ${a} (declare originAlignment to allow it)`, String(typeof s === 'object' ? 'an expression' : s));
+    if (knownMultiple(s) % a !== 0)
+      throw new TileEmitError(
+        'moveTileWindow step',
+        `step ${i} must keep the origin a multiple of ${a} (declare originAlignment to allow it)`,
+        String(typeof s === 'object' ? 'an expression' : s),
+      );
     if (s !== 0) block.b.assign(window.origin[i]! as VarExpr, cast(s, int32), '+=');
   });
 }
@@ -244,9 +291,16 @@ export function moveTileWindow(block: BlockEmitter, window: TileWindow, step: re
  * fixed too), with `encoding` (default none: it
  * takes the distribution of what is loaded or stored).
  */
-export function sliceTileWindow(block: BlockEmitter, window: TileWindow, xBegins: readonly number[], xEnds: readonly number[], encoding?: TileDistributionEncoding): TileWindow {
+export function sliceTileWindow(
+  block: BlockEmitter,
+  window: TileWindow,
+  xBegins: readonly number[],
+  xEnds: readonly number[],
+  encoding?: TileDistributionEncoding,
+): TileWindow {
   const n = window.lengths.length;
-  if (xBegins.length !== n || xEnds.length !== n) throw new TileEmitError('sliceTileWindow', `xBegins and xEnds need one entry per dim (${n})`, `${xBegins.length} and ${xEnds.length}`);
+  if (xBegins.length !== n || xEnds.length !== n)
+    throw new TileEmitError('sliceTileWindow', `xBegins and xEnds need one entry per dim (${n})`, `${xBegins.length} and ${xEnds.length}`);
   xBegins.forEach((b, i) => {
     const e = xEnds[i]!;
     if (!Number.isSafeInteger(b) || !Number.isSafeInteger(e) || b < 0 || e <= b || e > window.lengths[i]!) {
@@ -277,7 +331,11 @@ function distributionOf(window: TileWindow, tensor: DistributedTensor, what: str
     throw new TileEmitError(what, "the tensor's distribution must be the window's", `${tensor.encoding} and ${window.encoding}`);
   }
   if (tensor.encoding.ndimX !== window.lengths.length || tensor.encoding.xLengths.some((l, i) => l !== window.lengths[i])) {
-    throw new TileEmitError(what, `the tensor's X lengths must equal the window lengths [${window.lengths.join(', ')}]`, `[${tensor.encoding.xLengths.join(', ')}]`);
+    throw new TileEmitError(
+      what,
+      `the tensor's X lengths must equal the window lengths [${window.lengths.join(', ')}]`,
+      `[${tensor.encoding.xLengths.join(', ')}]`,
+    );
   }
   return tensor.encoding;
 }
@@ -299,7 +357,12 @@ export interface TileWindowAccess {
  * global → shared copies with zero-fill, TMA-friendly tiling): for each access of the calling thread
  * in snake order, its offset, predicate and registers. Returns the traits used.
  */
-export function emitTileWindowAccesses(t: ThreadScope, window: TileWindow, encoding: TileDistributionEncoding, visit: (a: TileWindowAccess) => void): LoadStoreTraits {
+export function emitTileWindowAccesses(
+  t: ThreadScope,
+  window: TileWindow,
+  encoding: TileDistributionEncoding,
+  visit: (a: TileWindowAccess) => void,
+): LoadStoreTraits {
   const traits = window.traits(encoding);
   const desc = window.view.descriptor;
   const emitter = t.block.indexEmitter;
@@ -318,7 +381,9 @@ export function emitTileWindowAccesses(t: ThreadScope, window: TileWindow, encod
       const extent = i === traits.vectorDimX ? traits.scalarPerVector : 1;
       pred = and(pred, and(ge(x, 0), le(add(x, extent), lengths[i]!)));
     });
-    const ds = Array.from({ length: traits.scalarPerVector }, (_, j) => encoding.calculateD(ys.map((y, k) => (k === traits.vectorDimY ? y + j : y))));
+    const ds = Array.from({ length: traits.scalarPerVector }, (_, j) =>
+      encoding.calculateD(ys.map((y, k) => (k === traits.vectorDimY ? y + j : y))),
+    );
     visit({ offset, pred: t.b.let('inside', pred.type, pred), ys, ds });
   }
   return traits;
@@ -346,7 +411,9 @@ export function loadTile(t: ThreadScope, window: TileWindow, out: DistributedTen
         if (t.block.dialect === 'cuda' && ds.length > 1) {
           const vt = vectorType(v.element, ds.length);
           const vv = bt.let('vec', vt, deref(cast(addressOf(index(v.pointer, offset)), pointer(vt, { const: true }))));
-          ds.forEach((d, j) => bt.assign(out.registers.at({ ...t, b: bt }, d), conv(index(member(vv, 'v', array(v.element, ds.length)), j))));
+          ds.forEach((d, j) =>
+            bt.assign(out.registers.at({ ...t, b: bt }, d), conv(index(member(vv, 'v', array(v.element, ds.length)), j))),
+          );
         } else {
           ds.forEach((d, j) => bt.assign(out.registers.at({ ...t, b: bt }, d), conv(index(v.pointer, add(offset, j)))));
         }

@@ -59,7 +59,13 @@ export function runBenchEntry(
   return runCommand(async (io) => {
     const { values } = parseArgs({
       args: [...argv],
-      options: { out: { type: 'string' }, work: { type: 'string' }, torch: { type: 'string' }, only: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        out: { type: 'string' },
+        work: { type: 'string' },
+        torch: { type: 'string' },
+        only: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
     });
     if (values.help === true) return void io.stdout(`${USAGE}\n`);
     const root = process.cwd();

@@ -57,6 +57,12 @@ export function formatBenchMarkdown(result: BenchSuiteResult): string {
   );
   if (errors.length > 0) lines.push('', 'Baselines that could not run:', ...errors);
   const sparse = formatSparseSummary(result);
-  if (sparse !== undefined) lines.push('', 'Sparse attention: the prediction stage and the attention apart (ms), the sparsity achieved, speedups over our dense forward.', '', sparse);
+  if (sparse !== undefined)
+    lines.push(
+      '',
+      'Sparse attention: the prediction stage and the attention apart (ms), the sparsity achieved, speedups over our dense forward.',
+      '',
+      sparse,
+    );
   return `${lines.join('\n')}\n`;
 }

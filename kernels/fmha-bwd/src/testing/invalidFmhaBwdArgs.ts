@@ -292,22 +292,18 @@ function buffersCorruptions(c: FmhaBwdFuzzCall, o: FmhaBwdFuzzOptions): fc.Arbit
   const ws = fmhaBwdWorkspaceBytes(checked, o.smCount ?? 132);
   if (ws > 0) {
     out.push(
-      fc
-        .integer({ min: 1, max: ws - 1 })
-        .map((bytes) => ({
-          target: 'workspace',
-          label: `workspace ${bytes} of ${ws} bytes`,
-          apply: (x: FmhaBwdFuzzCall) => withBuffer(x, 'workspace', { kind: 'alloc', bytes, offset: 0 }),
-        })),
+      fc.integer({ min: 1, max: ws - 1 }).map((bytes) => ({
+        target: 'workspace',
+        label: `workspace ${bytes} of ${ws} bytes`,
+        apply: (x: FmhaBwdFuzzCall) => withBuffer(x, 'workspace', { kind: 'alloc', bytes, offset: 0 }),
+      })),
     );
     out.push(
-      fc
-        .constantFrom(4, 8)
-        .map((offset) => ({
-          target: 'workspace',
-          label: `workspace at offset ${offset} (needs 16-byte alignment)`,
-          apply: (x: FmhaBwdFuzzCall) => withBuffer(x, 'workspace', { kind: 'alloc', bytes: ws, offset }),
-        })),
+      fc.constantFrom(4, 8).map((offset) => ({
+        target: 'workspace',
+        label: `workspace at offset ${offset} (needs 16-byte alignment)`,
+        apply: (x: FmhaBwdFuzzCall) => withBuffer(x, 'workspace', { kind: 'alloc', bytes: ws, offset }),
+      })),
     );
     out.push(
       fc.constant({

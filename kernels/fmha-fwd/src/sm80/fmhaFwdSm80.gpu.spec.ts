@@ -36,7 +36,13 @@ interface Case extends FmhaFwdGpuCase {
 
 function instanceFor(c: Case): FmhaFwdSm80Instance {
   if (c.variant !== undefined) return new FmhaFwdSm80Instance(c.variant, catalogForDevice()[0]!.target);
-  const found = catalogForDevice().find((i) => i.policy.dtype === c.dtype && i.policy.headDim === c.d && i.policy.headDimV === c.d && i.policy.mask === (c.mask.kind === 'none' ? 'none' : 'window'));
+  const found = catalogForDevice().find(
+    (i) =>
+      i.policy.dtype === c.dtype &&
+      i.policy.headDim === c.d &&
+      i.policy.headDimV === c.d &&
+      i.policy.mask === (c.mask.kind === 'none' ? 'none' : 'window'),
+  );
   assert.ok(found, `no sm_80 instance for ${JSON.stringify(c)}`);
   return found;
 }
@@ -49,22 +55,119 @@ async function kernelForCase(c: Case): Promise<FmhaFwdGpuKernel> {
 
 const cases: readonly Case[] = [
   ...fmhaFwdCommonGpuCases,
-  { label: 'bf16 d64 sliding window t:5,0 sq259 > sk100: rows from 105 on fully masked', dtype: 'bf16', d: 64, batch: 1, h: 2, sq: 259, sk: 100, layout: 'bshd', mask: slidingWindowMask(5, 0) },
-  { label: 'fp16 d64 sliding window b:3,2 sq127 sk17: the first rows fully masked', dtype: 'fp16', d: 64, batch: 2, h: 2, sq: 127, sk: 17, layout: 'bhsd', mask: slidingWindowMask(3, 2, 'bottomRight') },
-  { label: 'fp16 d64 varlen causal bottom-right q 17,0,259 k 259,3,17, bhsd', dtype: 'fp16', d: 64, batch: 3, h: 2, sq: [17, 0, 259], sk: [259, 3, 17], layout: 'bhsd', mask: causalBottomRight },
-  { label: 'bf16 d64 varlen window t:31,0 q 1000,1 k 1000,127, bshd, GQA 2:1', dtype: 'bf16', d: 64, batch: 2, h: 2, hk: 1, sq: [1000, 1], sk: [1000, 127], layout: 'bshd', mask: slidingWindowMask(31, 0) },
+  {
+    label: 'bf16 d64 sliding window t:5,0 sq259 > sk100: rows from 105 on fully masked',
+    dtype: 'bf16',
+    d: 64,
+    batch: 1,
+    h: 2,
+    sq: 259,
+    sk: 100,
+    layout: 'bshd',
+    mask: slidingWindowMask(5, 0),
+  },
+  {
+    label: 'fp16 d64 sliding window b:3,2 sq127 sk17: the first rows fully masked',
+    dtype: 'fp16',
+    d: 64,
+    batch: 2,
+    h: 2,
+    sq: 127,
+    sk: 17,
+    layout: 'bhsd',
+    mask: slidingWindowMask(3, 2, 'bottomRight'),
+  },
+  {
+    label: 'fp16 d64 varlen causal bottom-right q 17,0,259 k 259,3,17, bhsd',
+    dtype: 'fp16',
+    d: 64,
+    batch: 3,
+    h: 2,
+    sq: [17, 0, 259],
+    sk: [259, 3, 17],
+    layout: 'bhsd',
+    mask: causalBottomRight,
+  },
+  {
+    label: 'bf16 d64 varlen window t:31,0 q 1000,1 k 1000,127, bshd, GQA 2:1',
+    dtype: 'bf16',
+    d: 64,
+    batch: 2,
+    h: 2,
+    hk: 1,
+    sq: [1000, 1],
+    sk: [1000, 127],
+    layout: 'bshd',
+    mask: slidingWindowMask(31, 0),
+  },
   { label: 'fp16 d64 no mask s1 sk1000', dtype: 'fp16', d: 64, batch: 1, h: 2, sq: 1, sk: 1000, layout: 'bhsd', mask: noMask },
-  { label: 'fp16 d64 causal top-left s259, bshd', dtype: 'fp16', d: 64, batch: 2, h: 2, sq: 259, sk: 259, layout: 'bshd', mask: causalTopLeft },
-  { label: 'bf16 d64 no mask sq17 sk127 (GQA 4:1), no LSE', dtype: 'bf16', d: 64, batch: 2, h: 4, hk: 1, sq: 17, sk: 127, layout: 'bhsd', mask: noMask, lse: false },
-  { label: 'bf16 d128 no mask s1000, bshd, no LSE', dtype: 'bf16', d: 128, batch: 1, h: 2, sq: 1000, sk: 1000, layout: 'bshd', mask: noMask, lse: false },
+  {
+    label: 'fp16 d64 causal top-left s259, bshd',
+    dtype: 'fp16',
+    d: 64,
+    batch: 2,
+    h: 2,
+    sq: 259,
+    sk: 259,
+    layout: 'bshd',
+    mask: causalTopLeft,
+  },
+  {
+    label: 'bf16 d64 no mask sq17 sk127 (GQA 4:1), no LSE',
+    dtype: 'bf16',
+    d: 64,
+    batch: 2,
+    h: 4,
+    hk: 1,
+    sq: 17,
+    sk: 127,
+    layout: 'bhsd',
+    mask: noMask,
+    lse: false,
+  },
+  {
+    label: 'bf16 d128 no mask s1000, bshd, no LSE',
+    dtype: 'bf16',
+    d: 128,
+    batch: 1,
+    h: 2,
+    sq: 1000,
+    sk: 1000,
+    layout: 'bshd',
+    mask: noMask,
+    lse: false,
+  },
   // Variants outside the catalog: Q re-read from shared memory each key tile (d 256), 4 warps (d 32).
-  { label: 'variant bf16 d256 (Q in shared memory, 128×32 tiles) causal bottom-right sq259 sk300', dtype: 'bf16', d: 256, batch: 1, h: 2, sq: 259, sk: 300, layout: 'bhsd', mask: causalBottomRight, variant: { dtype: 'bf16', headDim: 256, headDimV: 256, tileM: 128, tileN: 32, qResidence: 'shared', mask: 'window' } },
-  { label: 'variant fp16 d32 (4 warps, 64×64 tiles) no mask sq127 sk1000, bshd', dtype: 'fp16', d: 32, batch: 2, h: 2, sq: 127, sk: 1000, layout: 'bshd', mask: noMask, variant: { dtype: 'fp16', headDim: 32, headDimV: 32, tileM: 64, tileN: 64, qResidence: 'registers', mask: 'none' } },
+  {
+    label: 'variant bf16 d256 (Q in shared memory, 128×32 tiles) causal bottom-right sq259 sk300',
+    dtype: 'bf16',
+    d: 256,
+    batch: 1,
+    h: 2,
+    sq: 259,
+    sk: 300,
+    layout: 'bhsd',
+    mask: causalBottomRight,
+    variant: { dtype: 'bf16', headDim: 256, headDimV: 256, tileM: 128, tileN: 32, qResidence: 'shared', mask: 'window' },
+  },
+  {
+    label: 'variant fp16 d32 (4 warps, 64×64 tiles) no mask sq127 sk1000, bshd',
+    dtype: 'fp16',
+    d: 32,
+    batch: 2,
+    h: 2,
+    sq: 127,
+    sk: 1000,
+    layout: 'bshd',
+    mask: noMask,
+    variant: { dtype: 'fp16', headDim: 32, headDimV: 32, tileM: 64, tileN: 64, qResidence: 'registers', mask: 'none' },
+  },
 ];
 
 test('kernel-fmha-fwd sm80/gpu: the cases cover every catalog instance', () => {
   const used = new Set(cases.map((c) => `${c.dtype} ${c.d} ${c.mask.kind === 'none' ? 'none' : 'window'}`));
-  for (const i of FMHA_FWD_SM80_CATALOG) assert.ok(used.has(`${i.policy.dtype} ${i.policy.headDim} ${i.policy.mask}`), `no case runs ${i.name}`);
+  for (const i of FMHA_FWD_SM80_CATALOG)
+    assert.ok(used.has(`${i.policy.dtype} ${i.policy.headDim} ${i.policy.mask}`), `no case runs ${i.name}`);
 });
 
 for (const c of cases) {

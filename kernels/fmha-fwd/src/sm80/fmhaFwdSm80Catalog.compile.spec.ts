@@ -9,7 +9,12 @@ import { NvccCompiler } from '@tilekit/runtime';
 import { catalogCompileProblems } from '@tilekit/runtime/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FMHA_FWD_COMPILE_FLAGS } from '../fmhaFwdLauncher.ts';
-import { checkFmhaFwdSm80Catalog, FMHA_FWD_SM80_CATALOG, FMHA_FWD_SM80_CATALOG_SM90A, fmhaFwdSm80CatalogFor } from './fmhaFwdSm80Catalog.ts';
+import {
+  checkFmhaFwdSm80Catalog,
+  FMHA_FWD_SM80_CATALOG,
+  FMHA_FWD_SM80_CATALOG_SM90A,
+  fmhaFwdSm80CatalogFor,
+} from './fmhaFwdSm80Catalog.ts';
 import { FmhaFwdSm80Instance } from './fmhaFwdSm80Instance.ts';
 
 /** Pipeline variants outside the catalog (4 warps, Q re-read from shared memory, head dims 32 and 256), compiled for sm_80 too. */
@@ -20,7 +25,10 @@ const VARIANTS = [
 ];
 
 const hasNvcc = NvccCompiler.available();
-if (!hasNvcc) console.warn('\n!!! SKIPPING the sm_80 fmha-fwd catalog compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n');
+if (!hasNvcc)
+  console.warn(
+    '\n!!! SKIPPING the sm_80 fmha-fwd catalog compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n',
+  );
 
 describe('sm_80 fmha-fwd catalog', () => {
   it('{fp16, bf16} × d {64, 128} × {none, window}; names and hashes unique with the sm_90a builds', () => {
@@ -41,12 +49,15 @@ describe('sm_80 fmha-fwd catalog', () => {
   });
 });
 
-describe.runIf(hasNvcc)('sm_80 fmha-fwd catalog: every instance compiles for sm_80 and sm_90a without spills (and three pipeline variants for sm_80)', () => {
-  const cacheDir = mkdtempSync(join(tmpdir(), 'tilekit-fmha-fwd-sm80-'));
-  afterAll(() => rmSync(cacheDir, { recursive: true, force: true }));
+describe.runIf(hasNvcc)(
+  'sm_80 fmha-fwd catalog: every instance compiles for sm_80 and sm_90a without spills (and three pipeline variants for sm_80)',
+  () => {
+    const cacheDir = mkdtempSync(join(tmpdir(), 'tilekit-fmha-fwd-sm80-'));
+    afterAll(() => rmSync(cacheDir, { recursive: true, force: true }));
 
-  const builds = [...FMHA_FWD_SM80_CATALOG, ...FMHA_FWD_SM80_CATALOG_SM90A, ...VARIANTS];
-  it(`compiles all ${builds.length} builds`, async () => {
-    expect(await catalogCompileProblems('fmha-fwd sm80', builds, new NvccCompiler({ cacheDir }), FMHA_FWD_COMPILE_FLAGS)).toEqual([]);
-  }, 600_000);
-});
+    const builds = [...FMHA_FWD_SM80_CATALOG, ...FMHA_FWD_SM80_CATALOG_SM90A, ...VARIANTS];
+    it(`compiles all ${builds.length} builds`, async () => {
+      expect(await catalogCompileProblems('fmha-fwd sm80', builds, new NvccCompiler({ cacheDir }), FMHA_FWD_COMPILE_FLAGS)).toEqual([]);
+    }, 600_000);
+  },
+);

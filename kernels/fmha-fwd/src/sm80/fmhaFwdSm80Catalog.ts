@@ -18,7 +18,9 @@ export const FMHA_FWD_SM80_TILES = Object.freeze([
 
 /** The catalog's policies: {fp16, bf16} × {@link FMHA_FWD_SM80_TILES} × {no mask, window mask}. */
 export const FMHA_FWD_SM80_POLICIES: readonly FmhaFwdSm80InstancePolicy[] = Object.freeze(
-  FMHA_FWD_DTYPES.flatMap((dtype) => FMHA_FWD_SM80_TILES.flatMap((tile) => FMHA_FWD_MASKS.map((mask): FmhaFwdSm80InstancePolicy => ({ dtype, ...tile, mask })))),
+  FMHA_FWD_DTYPES.flatMap((dtype) =>
+    FMHA_FWD_SM80_TILES.flatMap((tile) => FMHA_FWD_MASKS.map((mask): FmhaFwdSm80InstancePolicy => ({ dtype, ...tile, mask }))),
+  ),
 );
 
 /** Throws `FmhaFwdCatalogError` unless names and hashes are unique. */
@@ -38,10 +40,14 @@ export function checkFmhaFwdSm80Catalog(catalog: readonly FmhaFwdSm80Instance[])
  * group mode, GQA, layouts (strides) and LSE are runtime arguments. Postcondition (tested): names
  * and hashes are unique, also together with {@link FMHA_FWD_SM80_CATALOG_SM90A}.
  */
-export const FMHA_FWD_SM80_CATALOG: readonly FmhaFwdSm80Instance[] = Object.freeze(FMHA_FWD_SM80_POLICIES.map((p) => new FmhaFwdSm80Instance(p)));
+export const FMHA_FWD_SM80_CATALOG: readonly FmhaFwdSm80Instance[] = Object.freeze(
+  FMHA_FWD_SM80_POLICIES.map((p) => new FmhaFwdSm80Instance(p)),
+);
 
 /** The catalog rebuilt for sm_90a (Hopper runs the sm_80 kernels only when they are compiled for it): names end `_sm_90a`. */
-export const FMHA_FWD_SM80_CATALOG_SM90A: readonly FmhaFwdSm80Instance[] = Object.freeze(FMHA_FWD_SM80_POLICIES.map((p) => new FmhaFwdSm80Instance(p, sm90a)));
+export const FMHA_FWD_SM80_CATALOG_SM90A: readonly FmhaFwdSm80Instance[] = Object.freeze(
+  FMHA_FWD_SM80_POLICIES.map((p) => new FmhaFwdSm80Instance(p, sm90a)),
+);
 checkFmhaFwdSm80Catalog([...FMHA_FWD_SM80_CATALOG, ...FMHA_FWD_SM80_CATALOG_SM90A]);
 
 /** The sm_80 catalog built for `target` (sm_80 or sm_90a). Throws `FmhaFwdCatalogError` for another target. */

@@ -4,7 +4,21 @@
 // (batch/group mode, per-batch seqlen_k, GQA, window masks, LSE, layouts through strides), with
 // global pointers and element strides in place of TMA maps. Compiled for sm_80 (A100) or, with the
 // sm_90a target, for Hopper (an sm_80 cubin does not load on sm_90).
-import { cast, div, instanceKey, int32, int64, kernelParam, KernelSignature, mul, SourceBuilder, sm80, sub, type InstanceKey, type Target } from '@tilekit/codegen';
+import {
+  cast,
+  div,
+  instanceKey,
+  int32,
+  int64,
+  kernelParam,
+  KernelSignature,
+  mul,
+  SourceBuilder,
+  sm80,
+  sub,
+  type InstanceKey,
+  type Target,
+} from '@tilekit/codegen';
 import { FmhaFwdSm80Pipeline, type FmhaFwdSm80Policy } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { getDType } from '@tilekit/numeric';
@@ -81,7 +95,11 @@ export class FmhaFwdSm80Instance {
 
   /** Grid for `batch` sequences of at most `maxSeqlenQ` query rows and `nheadQ` heads: (query tiles, heads, batch). */
   launch(batch: number, nheadQ: number, maxSeqlenQ: number): FmhaFwdLaunch {
-    return { grid: [Math.max(1, this.pipeline.queryTiles(maxSeqlenQ)), nheadQ, batch], block: [this.threads, 1, 1], sharedBytes: this.sharedBytes };
+    return {
+      grid: [Math.max(1, this.pipeline.queryTiles(maxSeqlenQ)), nheadQ, batch],
+      block: [this.threads, 1, 1],
+      sharedBytes: this.sharedBytes,
+    };
   }
 
   /** Adds the kernel to a translation unit. */
@@ -92,28 +110,67 @@ export class FmhaFwdSm80Instance {
     const rowsQ = symbol('seqlen_q', { max: FMHA_MAX_SEQLEN });
     const rowsK = symbol('seqlen_k', { max: FMHA_MAX_SEQLEN });
     const v = FMHA_SM80_COPY_ELEMENTS;
-    const input = (rows: typeof rowsQ, stride: string, cols: number) => makeNaiveTensorDescriptor([rows, cols], [symbol(stride, { max: FMHA_SM80_MAX_ROW_STRIDE, multipleOf: v }), 1], { vectorLength: v });
+    const input = (rows: typeof rowsQ, stride: string, cols: number) =>
+      makeNaiveTensorDescriptor([rows, cols], [symbol(stride, { max: FMHA_SM80_MAX_ROW_STRIDE, multipleOf: v }), 1], { vectorLength: v });
     const qDesc = input(rowsQ, 'q_stride_row', P.headDim);
     const kDesc = input(rowsK, 'k_stride_row', P.headDim);
     const vDesc = input(rowsK, 'v_stride_row', P.headDimV);
-    const oDesc = makeNaiveTensorDescriptor([rowsQ, P.headDimV], [symbol('o_stride_row', { max: FMHA_SM80_MAX_ROW_STRIDE, multipleOf: 2 }), 1], { vectorLength: 2 });
+    const oDesc = makeNaiveTensorDescriptor(
+      [rowsQ, P.headDimV],
+      [symbol('o_stride_row', { max: FMHA_SM80_MAX_ROW_STRIDE, multipleOf: 2 }), 1],
+      { vectorLength: 2 },
+    );
     this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads, minBlocksPerSm: 1 } }, (b, a) => {
       const batch = b.let('batch', int32, cast(t.blockIdx('z'), int32));
       const head = b.let('head', int32, cast(t.blockIdx('y'), int32));
       const headK = b.let('head_k', int32, div(head, a.nhead_ratio));
       // Masked kernels start with the query tiles that see the most keys (the last ones under a causal mask).
-      const tile = b.let('q_tile_index', int32, P.mask === 'none' ? cast(t.blockIdx('x'), int32) : sub(sub(cast(t.gridDim('x'), int32), 1), cast(t.blockIdx('x'), int32)));
+      const tile = b.let(
+        'q_tile_index',
+        int32,
+        P.mask === 'none' ? cast(t.blockIdx('x'), int32) : sub(sub(cast(t.gridDim('x'), int32), 1), cast(t.blockIdx('x'), int32)),
+      );
       const m0 = b.let('m0', int32, mul(tile, P.tileM));
       // Group mode: the launcher passes batch strides 0 (a sequence's rows are rows of one "batch").
       const seq = emitFmhaFwdSequence(b, a, batch, m0);
       const { rowQ, rowK, seqlenQ, seqlenK } = seq;
       const maskCode = emitFmhaFwdMask(b, P.mask, a, seq);
       const rowOffset = (row: typeof rowQ, stride: typeof a.q_stride_row) => mul(cast(row, int64), cast(stride, int64));
-      const qBase = emitFmhaFwdBase(b, 'q_base', a.q, { batch, batchStride: a.q_stride_batch, head, headStride: a.q_stride_head, rowOffset: rowOffset(rowQ, a.q_stride_row) });
-      const kBase = emitFmhaFwdBase(b, 'k_base', a.k, { batch, batchStride: a.k_stride_batch, head: headK, headStride: a.k_stride_head, rowOffset: rowOffset(rowK, a.k_stride_row) });
-      const vBase = emitFmhaFwdBase(b, 'v_base', a.v, { batch, batchStride: a.v_stride_batch, head: headK, headStride: a.v_stride_head, rowOffset: rowOffset(rowK, a.v_stride_row) });
-      const oBase = emitFmhaFwdBase(b, 'o_base', a.o, { batch, batchStride: a.o_stride_batch, head, headStride: a.o_stride_head, rowOffset: rowOffset(rowQ, a.o_stride_row) });
-      const lseBase = emitFmhaFwdLseBase(b, a.lse, { batch, batchStride: a.lse_stride_batch, head, headStride: a.lse_stride_head, rowOffset: cast(rowQ, int64) });
+      const qBase = emitFmhaFwdBase(b, 'q_base', a.q, {
+        batch,
+        batchStride: a.q_stride_batch,
+        head,
+        headStride: a.q_stride_head,
+        rowOffset: rowOffset(rowQ, a.q_stride_row),
+      });
+      const kBase = emitFmhaFwdBase(b, 'k_base', a.k, {
+        batch,
+        batchStride: a.k_stride_batch,
+        head: headK,
+        headStride: a.k_stride_head,
+        rowOffset: rowOffset(rowK, a.k_stride_row),
+      });
+      const vBase = emitFmhaFwdBase(b, 'v_base', a.v, {
+        batch,
+        batchStride: a.v_stride_batch,
+        head: headK,
+        headStride: a.v_stride_head,
+        rowOffset: rowOffset(rowK, a.v_stride_row),
+      });
+      const oBase = emitFmhaFwdBase(b, 'o_base', a.o, {
+        batch,
+        batchStride: a.o_stride_batch,
+        head,
+        headStride: a.o_stride_head,
+        rowOffset: rowOffset(rowQ, a.o_stride_row),
+      });
+      const lseBase = emitFmhaFwdLseBase(b, a.lse, {
+        batch,
+        batchStride: a.lse_stride_batch,
+        head,
+        headStride: a.lse_stride_head,
+        rowOffset: cast(rowQ, int64),
+      });
       this.pipeline.emit(b, t, {
         q: makeTensorView(qBase, qDesc, { elementBytes: e }),
         k: makeTensorView(kBase, kDesc, { elementBytes: e }),
@@ -124,7 +181,14 @@ export class FmhaFwdSm80Instance {
         m0,
         scaleLog2: a.scale_log2,
         mask: maskCode,
-        symbols: { seqlen_q: seqlenQ, seqlen_k: seqlenK, q_stride_row: a.q_stride_row, k_stride_row: a.k_stride_row, v_stride_row: a.v_stride_row, o_stride_row: a.o_stride_row },
+        symbols: {
+          seqlen_q: seqlenQ,
+          seqlen_k: seqlenK,
+          q_stride_row: a.q_stride_row,
+          k_stride_row: a.k_stride_row,
+          v_stride_row: a.v_stride_row,
+          o_stride_row: a.o_stride_row,
+        },
         lse: lseBase,
       });
     });
@@ -132,7 +196,10 @@ export class FmhaFwdSm80Instance {
 
   /** The kernel alone as a translation unit. */
   source(): string {
-    const src = new SourceBuilder({ dialect: this.target, header: [`tilekit fmha forward (sm_80 pipeline): ${this.name}`, 'generated by @tilekit/kernel-fmha-fwd; do not edit'] });
+    const src = new SourceBuilder({
+      dialect: this.target,
+      header: [`tilekit fmha forward (sm_80 pipeline): ${this.name}`, 'generated by @tilekit/kernel-fmha-fwd; do not edit'],
+    });
     this.emit(src);
     return src.render();
   }

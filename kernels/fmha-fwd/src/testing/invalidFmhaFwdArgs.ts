@@ -374,24 +374,22 @@ function mismatchCorruptions(p: FmhaFwdProblem, target: FmhaFwdFuzzTarget): fc.A
   );
   if (pairs.length > 0)
     out.push(
-      fc
-        .constantFrom(...pairs)
-        .map((d) => ({
-          target: 'problem.hdimQ',
-          label: `head dims ${d.hdimQ}/${d.hdimV}: another instance's`,
-          apply: (c: FmhaFwdFuzzCall) => ({
-            ...c,
-            problem: {
-              ...c.problem,
-              hdimQ: d.hdimQ,
-              hdimV: d.hdimV,
-              qStrides: undefined,
-              kStrides: undefined,
-              vStrides: undefined,
-              oStrides: undefined,
-            },
-          }),
-        })),
+      fc.constantFrom(...pairs).map((d) => ({
+        target: 'problem.hdimQ',
+        label: `head dims ${d.hdimQ}/${d.hdimV}: another instance's`,
+        apply: (c: FmhaFwdFuzzCall) => ({
+          ...c,
+          problem: {
+            ...c.problem,
+            hdimQ: d.hdimQ,
+            hdimV: d.hdimV,
+            qStrides: undefined,
+            kStrides: undefined,
+            vStrides: undefined,
+            oStrides: undefined,
+          },
+        }),
+      })),
     );
   if (target !== 'combine') out.push(fc.constant(setField('mask', p.mask === '0' ? 't' : '0', "the other mask kind: another instance's")));
   if (target === 'launcher' || target === 'sm80')

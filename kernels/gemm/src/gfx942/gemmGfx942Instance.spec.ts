@@ -30,7 +30,10 @@ describe('GEMM_GFX942_CATALOG', () => {
   it('unsupported(problem): empty when it runs, one reason per broken predicate otherwise', () => {
     expect(fast.unsupported(checkGemmProblem({ dtype: 'fp16', m: 4097, n: 4092, k: 4096 }))).toEqual([]);
     expect(anyShape.unsupported(checkGemmProblem({ dtype: 'bf16', m: 3, n: 5, k: 7, lda: 9 }))).toEqual([]);
-    const reasons = fast.unsupported(checkGemmProblem({ dtype: 'bf16', m: 64, n: 30, k: 100, lda: 101, ldc: 31, alpha: 2, bias: true, activation: 'relu' }), { a: 2, b: 256, c: 2 });
+    const reasons = fast.unsupported(
+      checkGemmProblem({ dtype: 'bf16', m: 64, n: 30, k: 100, lda: 101, ldc: 31, alpha: 2, bias: true, activation: 'relu' }),
+      { a: 2, b: 256, c: 2 },
+    );
     expect(reasons).toEqual([
       'dtype bf16: this kernel computes fp16',
       'alpha 2: the gfx942 kernels have no epilogue functor (alpha 1 only)',
@@ -44,11 +47,16 @@ describe('GEMM_GFX942_CATALOG', () => {
       'ldc = 31 is not a multiple of the 4-element C store',
       'c address aligned to 2 bytes, needs 8',
     ]);
-    expect(fast.unsupported(checkGemmProblem({ dtype: 'fp16', m: 64, n: 64, k: 64, batch: 2, batchStrideA: 64 * 64 + 4 }))).toEqual(['batchStrideA = 4100 is not a multiple of the 8-element A load']);
+    expect(fast.unsupported(checkGemmProblem({ dtype: 'fp16', m: 64, n: 64, k: 64, batch: 2, batchStrideA: 64 * 64 + 4 }))).toEqual([
+      'batchStrideA = 4100 is not a multiple of the 8-element A load',
+    ]);
   });
 
   it('launch: grid (block tiles, batch), 256 threads; the source is self-contained HIP with one entry named after the instance', () => {
-    expect(fast.launch(checkGemmProblem({ dtype: 'fp16', m: 257, n: 128, k: 64, batch: 3 }))).toEqual({ grid: [2, 3, 1], block: [256, 1, 1] });
+    expect(fast.launch(checkGemmProblem({ dtype: 'fp16', m: 257, n: 128, k: 64, batch: 3 }))).toEqual({
+      grid: [2, 3, 1],
+      block: [256, 1, 1],
+    });
     const src = fast.source();
     expect(src).toContain(`extern "C" __global__ void __attribute__((amdgpu_flat_work_group_size(1, 256))) ${fast.name}(`);
     expect(src).not.toMatch(/#include/);
@@ -89,7 +97,19 @@ describe('parseGfx942Resources', () => {
 
   it('reads the scalar fields of each kernel entry (golden, from clang-19 output)', () => {
     expect(parseGfx942Resources(asm)).toEqual([
-      { name: 'k1', vgprCount: 292, agprCount: 160, sgprCount: 51, vgprSpillCount: 0, sgprSpillCount: 2, privateSegmentBytes: 0, groupSegmentBytes: 24576, kernargBytes: 72, maxFlatWorkgroupSize: 256, wavefrontSize: 64 },
+      {
+        name: 'k1',
+        vgprCount: 292,
+        agprCount: 160,
+        sgprCount: 51,
+        vgprSpillCount: 0,
+        sgprSpillCount: 2,
+        privateSegmentBytes: 0,
+        groupSegmentBytes: 24576,
+        kernargBytes: 72,
+        maxFlatWorkgroupSize: 256,
+        wavefrontSize: 64,
+      },
     ]);
   });
 

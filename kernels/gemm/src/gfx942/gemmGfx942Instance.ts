@@ -1,7 +1,19 @@
 // Kernel instances of the GEMM operator for gfx942 (MI300, CDNA3): a Policy bound to the MFMA + LDS
 // "compute V3"-style pipeline of @tilekit/gemm, emitted as self-contained HIP. Emitted and compiled
 // (clang-19) only: no AMD device runs them here.
-import { add, cast, gfx942, instanceKey, int32, int64, KernelSignature, mul, SourceBuilder, type InstanceKey, type Target } from '@tilekit/codegen';
+import {
+  add,
+  cast,
+  gfx942,
+  instanceKey,
+  int32,
+  int64,
+  KernelSignature,
+  mul,
+  SourceBuilder,
+  type InstanceKey,
+  type Target,
+} from '@tilekit/codegen';
 import { MfmaLdsPipeline, type MfmaLdsPipelinePolicy } from '@tilekit/gemm';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { getDType, TilekitError } from '@tilekit/numeric';
@@ -63,10 +75,15 @@ export class GemmGfx942Instance {
   constructor(policy: GemmGfx942Policy) {
     this.pipeline = new MfmaLdsPipeline(policy);
     this.policy = Object.freeze({ ...policy });
-    if (policy.abVector !== 1 && policy.abVector !== 8) throw new GemmGfx942PolicyError('abVector', 'must be 1 or 8', String(policy.abVector));
+    if (policy.abVector !== 1 && policy.abVector !== 8)
+      throw new GemmGfx942PolicyError('abVector', 'must be 1 or 8', String(policy.abVector));
     if (policy.cVector !== 1 && policy.cVector !== 4) throw new GemmGfx942PolicyError('cVector', 'must be 1 or 4', String(policy.cVector));
     const { tileM, tileN, tileK, warpsM, warpsN, ...rest } = this.policy;
-    this.key = instanceKey('gemm_gfx942', { ...rest, tile: [tileM, tileN, tileK], waves: [warpsM, warpsN], target: this.target.name }, { tags: { dtype: '', layout: '', tile: '', waves: 'w', abVector: 'va', cVector: 'vc' } });
+    this.key = instanceKey(
+      'gemm_gfx942',
+      { ...rest, tile: [tileM, tileN, tileK], waves: [warpsM, warpsN], target: this.target.name },
+      { tags: { dtype: '', layout: '', tile: '', waves: 'w', abVector: 'va', cVector: 'vc' } },
+    );
     this.name = this.key.name;
     this.dtype = policy.dtype;
     this.threads = this.pipeline.threads;
@@ -89,8 +106,10 @@ export class GemmGfx942Instance {
       if (problem.k % va !== 0) out.push(`k = ${problem.k} is not a multiple of the ${va}-element A/B load`);
       if (problem.lda % va !== 0) out.push(`lda = ${problem.lda} is not a multiple of the ${va}-element A load`);
       if (problem.ldb % va !== 0) out.push(`ldb = ${problem.ldb} is not a multiple of the ${va}-element B load`);
-      if (problem.batch > 1 && problem.batchStrideA % va !== 0) out.push(`batchStrideA = ${problem.batchStrideA} is not a multiple of the ${va}-element A load`);
-      if (problem.batch > 1 && problem.batchStrideB % va !== 0) out.push(`batchStrideB = ${problem.batchStrideB} is not a multiple of the ${va}-element B load`);
+      if (problem.batch > 1 && problem.batchStrideA % va !== 0)
+        out.push(`batchStrideA = ${problem.batchStrideA} is not a multiple of the ${va}-element A load`);
+      if (problem.batch > 1 && problem.batchStrideB % va !== 0)
+        out.push(`batchStrideB = ${problem.batchStrideB} is not a multiple of the ${va}-element B load`);
     }
     if (alignment.a % (va * e) !== 0) out.push(`a address aligned to ${alignment.a} bytes, needs ${va * e}`);
     if (alignment.b % (va * e) !== 0) out.push(`b address aligned to ${alignment.b} bytes, needs ${va * e}`);
@@ -98,7 +117,8 @@ export class GemmGfx942Instance {
     if (vc > 1) {
       if (problem.n % vc !== 0) out.push(`n = ${problem.n} is not a multiple of the ${vc}-element C store`);
       if (problem.ldc % vc !== 0) out.push(`ldc = ${problem.ldc} is not a multiple of the ${vc}-element C store`);
-      if (problem.batch > 1 && problem.batchStrideC % vc !== 0) out.push(`batchStrideC = ${problem.batchStrideC} is not a multiple of the ${vc}-element C store`);
+      if (problem.batch > 1 && problem.batchStrideC % vc !== 0)
+        out.push(`batchStrideC = ${problem.batchStrideC} is not a multiple of the ${vc}-element C store`);
     }
     if (alignment.c % (vc * e) !== 0) out.push(`c address aligned to ${alignment.c} bytes, needs ${vc * e}`);
     if (this.pipeline.gridSize(problem.m, problem.n) > 2 ** 31 - 1) out.push('more than 2^31 − 1 block tiles');
@@ -106,7 +126,10 @@ export class GemmGfx942Instance {
   }
 
   /** Grid (block tiles, batch) and workgroup size of a launch. */
-  launch(problem: CheckedGemmProblem): { readonly grid: readonly [number, number, number]; readonly block: readonly [number, number, number] } {
+  launch(problem: CheckedGemmProblem): {
+    readonly grid: readonly [number, number, number];
+    readonly block: readonly [number, number, number];
+  } {
     return { grid: [this.pipeline.gridSize(problem.m, problem.n), problem.batch, 1], block: [this.threads, 1, 1] };
   }
 
@@ -125,7 +148,8 @@ export class GemmGfx942Instance {
     const cDesc = makeNaiveTensorDescriptor([m, n], [ldc, 1], { vectorLength: p.cVector });
     this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads } }, (b, args) => {
       const batch = b.let('batch', int32, cast(this.target.blockIdx('y'), int32), { range: [0, GEMM_MAX_BATCH - 1] });
-      const at = (ptr: typeof args.a, stride: typeof args.batch_stride_a, name: string) => b.let(name, ptr.type, add(ptr, mul(cast(batch, int64), stride)));
+      const at = (ptr: typeof args.a, stride: typeof args.batch_stride_a, name: string) =>
+        b.let(name, ptr.type, add(ptr, mul(cast(batch, int64), stride)));
       this.pipeline.emit(b, this.target, {
         a: makeTensorView(at(args.a, args.batch_stride_a, 'a_batch'), aDesc, { elementBytes: bytes }),
         b: makeTensorView(at(args.b, args.batch_stride_b, 'b_batch'), bDesc, { elementBytes: bytes }),
@@ -140,7 +164,10 @@ export class GemmGfx942Instance {
 
   /** The kernel alone as a translation unit of self-contained HIP. */
   source(): string {
-    const src = new SourceBuilder({ dialect: this.target, header: [`tilekit gemm: ${this.name}`, 'generated by @tilekit/kernel-gemm (gfx942); do not edit'] });
+    const src = new SourceBuilder({
+      dialect: this.target,
+      header: [`tilekit gemm: ${this.name}`, 'generated by @tilekit/kernel-gemm (gfx942); do not edit'],
+    });
     this.emit(src);
     return src.render();
   }

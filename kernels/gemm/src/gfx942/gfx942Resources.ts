@@ -47,7 +47,8 @@ const fields = {
  */
 export function parseGfx942Resources(asm: string): Gfx942KernelResources[] {
   const start = asm.indexOf('amdhsa.kernels:');
-  if (start < 0) throw new Gfx942ResourcesError('no amdhsa.kernels metadata in the assembly (was it compiled with -S for an amdhsa target?)');
+  if (start < 0)
+    throw new Gfx942ResourcesError('no amdhsa.kernels metadata in the assembly (was it compiled with -S for an amdhsa target?)');
   const lines = asm.slice(start).split('\n').slice(1);
   const entries: Map<string, string>[] = [];
   for (const line of lines) {
@@ -64,7 +65,8 @@ export function parseGfx942Resources(asm: string): Gfx942KernelResources[] {
     const out: Record<string, number | string> = { name };
     for (const [key, field] of Object.entries(fields)) {
       const v = e.get(field);
-      if (v === undefined || !/^\d+$/.test(v)) throw new Gfx942ResourcesError(`kernel ${name}: .${field} is missing or not a number (${String(v)})`);
+      if (v === undefined || !/^\d+$/.test(v))
+        throw new Gfx942ResourcesError(`kernel ${name}: .${field} is missing or not a number (${String(v)})`);
       out[key] = Number(v);
     }
     return out as unknown as Gfx942KernelResources;

@@ -13,7 +13,10 @@ import { checkGemmSm80Catalog, GEMM_SM80_CATALOG } from './gemmSm80Catalog.ts';
 import { GemmSm80Instance } from './gemmSm80Instance.ts';
 
 const hasNvcc = NvccCompiler.available();
-if (!hasNvcc) console.warn('\n!!! SKIPPING the sm_80 gemm catalog compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n');
+if (!hasNvcc)
+  console.warn(
+    '\n!!! SKIPPING the sm_80 gemm catalog compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n',
+  );
 
 describe.runIf(hasNvcc)('sm_80 gemm catalog: every instance compiles for sm_80 and sm_90a without spills', () => {
   const cacheDir = mkdtempSync(join(tmpdir(), 'tilekit-gemm-sm80-'));

@@ -12,7 +12,9 @@ export const GEMM_SM80_TILE = Object.freeze({ tileM: 128, tileN: 128, tileK: 32,
 export const GEMM_SM80_LAYOUTS = Object.freeze(['tn', 'nn'] as const);
 
 /** The catalog's policies (fp16 and bf16 × {@link GEMM_SM80_LAYOUTS}, scalar C stores: any N). */
-export const GEMM_SM80_POLICIES: readonly GemmSm80Policy[] = Object.freeze(GEMM_DTYPES.flatMap((dtype) => GEMM_SM80_LAYOUTS.map((layout): GemmSm80Policy => ({ dtype, layout, ...GEMM_SM80_TILE, cVector: 1 }))));
+export const GEMM_SM80_POLICIES: readonly GemmSm80Policy[] = Object.freeze(
+  GEMM_DTYPES.flatMap((dtype) => GEMM_SM80_LAYOUTS.map((layout): GemmSm80Policy => ({ dtype, layout, ...GEMM_SM80_TILE, cVector: 1 }))),
+);
 
 /** Every sm_80 instance (target sm_80). Postcondition (tested): names and hashes unique. */
 export const GEMM_SM80_CATALOG: readonly GemmSm80Instance[] = Object.freeze(GEMM_SM80_POLICIES.map((p) => new GemmSm80Instance(p)));
@@ -31,7 +33,9 @@ export function checkGemmSm80Catalog(catalog: readonly GemmSm80Instance[]): void
 checkGemmSm80Catalog(GEMM_SM80_CATALOG);
 
 /** The catalog rebuilt for sm_90a (Hopper runs the sm_80 kernels only when they are compiled for it): names end `_sm_90a`. */
-export const GEMM_SM80_CATALOG_SM90A: readonly GemmSm80Instance[] = Object.freeze(GEMM_SM80_POLICIES.map((p) => new GemmSm80Instance(p, sm90a)));
+export const GEMM_SM80_CATALOG_SM90A: readonly GemmSm80Instance[] = Object.freeze(
+  GEMM_SM80_POLICIES.map((p) => new GemmSm80Instance(p, sm90a)),
+);
 checkGemmSm80Catalog([...GEMM_SM80_CATALOG, ...GEMM_SM80_CATALOG_SM90A]);
 
 /** The sm_80 catalog built for `target` (sm_80 or sm_90a): {@link GEMM_SM80_CATALOG} or {@link GEMM_SM80_CATALOG_SM90A}. */

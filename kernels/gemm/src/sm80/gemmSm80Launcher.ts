@@ -38,7 +38,10 @@ export class GemmSm80Kernel extends LoadedGemmKernel<GemmSm80Instance> {
    * `device` when its arch is not the instance's target, `ParamLayoutMismatchError` if the driver
    * disagrees with the declared parameters) and opts the kernel in to its dynamic shared memory.
    */
-  static async build(instance: GemmSm80Instance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<GemmSm80Kernel> {
+  static async build(
+    instance: GemmSm80Instance,
+    options: { readonly device: Device; readonly compiler: Compiler },
+  ): Promise<GemmSm80Kernel> {
     return new GemmSm80Kernel(instance, await LoadedGemmKernel.load(instance, options), options.device);
   }
 

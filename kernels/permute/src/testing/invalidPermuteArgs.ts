@@ -44,20 +44,18 @@ export interface PermuteFuzzOptions {
 
 function problems(o: PermuteFuzzOptions): fc.Arbitrary<PermuteProblem> {
   const dtype = fc.constantFrom(...(o.dtypes ?? PERMUTE_DTYPES));
-  return fc
-    .constantFrom(...(o.kinds ?? PERMUTE_KINDS))
-    .chain((kind): fc.Arbitrary<PermuteProblem> =>
-      kind === 'transpose'
-        ? fc.record({ kind: fc.constant(kind), dtype, m: fc.integer({ min: 1, max: 96 }), n: fc.integer({ min: 1, max: 96 }) })
-        : fc.record({
-            kind: fc.constant(kind),
-            dtype,
-            b: fc.integer({ min: 1, max: 3 }),
-            h: fc.integer({ min: 1, max: 6 }),
-            s: fc.integer({ min: 1, max: 40 }),
-            d: fc.integer({ min: 1, max: 160 }),
-          }),
-    );
+  return fc.constantFrom(...(o.kinds ?? PERMUTE_KINDS)).chain((kind): fc.Arbitrary<PermuteProblem> =>
+    kind === 'transpose'
+      ? fc.record({ kind: fc.constant(kind), dtype, m: fc.integer({ min: 1, max: 96 }), n: fc.integer({ min: 1, max: 96 }) })
+      : fc.record({
+          kind: fc.constant(kind),
+          dtype,
+          b: fc.integer({ min: 1, max: 3 }),
+          h: fc.integer({ min: 1, max: 6 }),
+          s: fc.integer({ min: 1, max: 40 }),
+          d: fc.integer({ min: 1, max: 160 }),
+        }),
+  );
 }
 
 function instanceFor(p: PermuteProblem, o: PermuteFuzzOptions): PermuteInstance | undefined {

@@ -23,7 +23,10 @@ for (const s of [16384]) {
   const q = device.upload(bits);
   const o = device.alloc(n * 2);
   const encodeMap = (opts: Parameters<typeof encodeTensorMapTiled>[1]) => encodeTensorMapTiled(device, opts);
-  const dense = await FmhaFwdKernel.build(FMHA_FWD_CATALOG.find((i) => i.policy.dtype === 'fp16' && i.policy.headDim === d && i.policy.mask === 'none' && !i.policy.splitKv)!, { device, compiler });
+  const dense = await FmhaFwdKernel.build(
+    FMHA_FWD_CATALOG.find((i) => i.policy.dtype === 'fp16' && i.policy.headDim === d && i.policy.mask === 'none' && !i.policy.splitKv)!,
+    { device, compiler },
+  );
   const dl = dense.prepare(problem, { q, k: q, v: q, o }, encodeMap);
   const denseMs = summarizeTimes(timeLaunches(device, () => dl.launch(), { warmup: 3, repeat: 20 })).median;
   console.log(`s${s} dense ${dense.instance.name}: ${denseMs.toFixed(3)} ms`);
@@ -52,11 +55,40 @@ for (const s of [16384]) {
     const dValid = device.upload(lut.validBlockNum);
     const dMap = device.upload(map);
     let reference: Uint16Array | undefined;
-    for (const [pipeline, pvMode, int8, overlap] of [['vsa', 'none', false, false], ['vsa', 'none', false, true], ['jenga', 'none', false, true], ['vsa', 'block', false, false], ['vsa', 'none', true, false], ['vsa', 'none', true, true]] as const) {
-      const base = SPARGE_FWD_CATALOG.find((i) => i.policy.pipeline === pipeline && i.policy.dtype === 'fp16' && i.policy.headDim === d && i.policy.mask === 'none' && i.policy.pvSkip === (pvMode !== 'none') && (i.policy.qkDtype === 'int8') === int8)!;
+    for (const [pipeline, pvMode, int8, overlap] of [
+      ['vsa', 'none', false, false],
+      ['vsa', 'none', false, true],
+      ['jenga', 'none', false, true],
+      ['vsa', 'block', false, false],
+      ['vsa', 'none', true, false],
+      ['vsa', 'none', true, true],
+    ] as const) {
+      const base = SPARGE_FWD_CATALOG.find(
+        (i) =>
+          i.policy.pipeline === pipeline &&
+          i.policy.dtype === 'fp16' &&
+          i.policy.headDim === d &&
+          i.policy.mask === 'none' &&
+          i.policy.pvSkip === (pvMode !== 'none') &&
+          (i.policy.qkDtype === 'int8') === int8,
+      )!;
       const inst = overlap ? new SpargeFwdInstance({ ...base.policy, overlapSoftmax: true }) : base;
       const kernel = await SpargeFwdKernel.build(inst, { device, compiler });
-      const l = kernel.prepare({ ...problem, pipeline, pvMode, qBlocks: qB, kBlocks: kB }, { q, k: q, v: q, o, lut: dLut, validBlockNum: dValid, blockMap: dMap, pvThreshold: thr, ...(int8 ? { q8, k8: q8, qScale: scales, kScale: scales } : {}) }, encodeMap);
+      const l = kernel.prepare(
+        { ...problem, pipeline, pvMode, qBlocks: qB, kBlocks: kB },
+        {
+          q,
+          k: q,
+          v: q,
+          o,
+          lut: dLut,
+          validBlockNum: dValid,
+          blockMap: dMap,
+          pvThreshold: thr,
+          ...(int8 ? { q8, k8: q8, qScale: scales, kScale: scales } : {}),
+        },
+        encodeMap,
+      );
       l.launch();
       device.synchronize();
       const out = new Uint16Array(o.copyToHost().buffer);
@@ -66,7 +98,9 @@ for (const s of [16384]) {
         else same = out.every((x, i) => x === reference![i]) ? ', O bitwise equal to vsa plain' : ', O DIFFERS from vsa plain';
       }
       const ms = summarizeTimes(timeLaunches(device, () => l.launch(), { warmup: 3, repeat: 20 })).median;
-      console.log(`s${s} topk ${topk} (${count}/${kB} blocks) ${pipeline} pv=${pvMode}${int8 ? ' int8' : ''}${overlap ? ' overlap' : ''}: ${ms.toFixed(3)} ms, ${(denseMs / ms).toFixed(2)}× dense, ideal ${(kB / count).toFixed(2)}×${same}`);
+      console.log(
+        `s${s} topk ${topk} (${count}/${kB} blocks) ${pipeline} pv=${pvMode}${int8 ? ' int8' : ''}${overlap ? ' overlap' : ''}: ${ms.toFixed(3)} ms, ${(denseMs / ms).toFixed(2)}× dense, ideal ${(kB / count).toFixed(2)}×${same}`,
+      );
     }
     for (const x of [dLut, dValid, dMap]) x.dispose();
   }

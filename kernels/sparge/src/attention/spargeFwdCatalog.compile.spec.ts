@@ -11,11 +11,18 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SPARGE_FWD_CATALOG } from './spargeFwdCatalog.ts';
 
 const hasNvcc = NvccCompiler.available();
-if (!hasNvcc) console.warn('\n!!! SKIPPING the sparge attention catalog compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n');
+if (!hasNvcc)
+  console.warn(
+    '\n!!! SKIPPING the sparge attention catalog compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n',
+  );
 
 describe('sparge attention catalog', () => {
   it('has one instance per (pipeline, dtype, head dim, mask, PV-skip vote, Q·Kᵀ type), names unique', () => {
-    const keys = new Set(SPARGE_FWD_CATALOG.map((i) => `${i.policy.pipeline} ${i.policy.dtype} ${i.policy.headDim} ${i.policy.mask} ${i.policy.pvSkip} ${i.policy.qkDtype}`));
+    const keys = new Set(
+      SPARGE_FWD_CATALOG.map(
+        (i) => `${i.policy.pipeline} ${i.policy.dtype} ${i.policy.headDim} ${i.policy.mask} ${i.policy.pvSkip} ${i.policy.qkDtype}`,
+      ),
+    );
     expect(keys.size).toBe(SPARGE_FWD_CATALOG.length);
     expect(new Set(SPARGE_FWD_CATALOG.map((i) => i.name)).size).toBe(SPARGE_FWD_CATALOG.length);
     expect(SPARGE_FWD_CATALOG.length).toBe(2 * 2 * 2 * 2 * 2 * 2);
@@ -27,6 +34,8 @@ describe.runIf(hasNvcc)('sparge attention catalog: every instance compiles for s
   afterAll(() => rmSync(cacheDir, { recursive: true, force: true }));
 
   it(`compiles all ${SPARGE_FWD_CATALOG.length} instances`, async () => {
-    expect(await catalogCompileProblems('sparge attention catalog', SPARGE_FWD_CATALOG, new NvccCompiler({ cacheDir }), FMHA_FWD_COMPILE_FLAGS)).toEqual([]);
+    expect(
+      await catalogCompileProblems('sparge attention catalog', SPARGE_FWD_CATALOG, new NvccCompiler({ cacheDir }), FMHA_FWD_COMPILE_FLAGS),
+    ).toEqual([]);
   }, 900_000);
 });

@@ -18,7 +18,20 @@ function buildCatalog(): SpargeFwdInstance[] {
         for (const mask of ['none', 'window'] as const) {
           for (const pvSkip of [false, true]) {
             for (const int8 of [false, true]) {
-              out.push(new SpargeFwdInstance({ dtype, headDim, headDimV: headDim, ...SPARGE_FWD_TILE, stages: FMHA_FWD_STAGES, ...FMHA_FWD_REGISTER_SPLIT, mask, pipeline, pvSkip, ...(int8 ? { qkDtype: 'int8' as const } : {}) }));
+              out.push(
+                new SpargeFwdInstance({
+                  dtype,
+                  headDim,
+                  headDimV: headDim,
+                  ...SPARGE_FWD_TILE,
+                  stages: FMHA_FWD_STAGES,
+                  ...FMHA_FWD_REGISTER_SPLIT,
+                  mask,
+                  pipeline,
+                  pvSkip,
+                  ...(int8 ? { qkDtype: 'int8' as const } : {}),
+                }),
+              );
             }
           }
         }

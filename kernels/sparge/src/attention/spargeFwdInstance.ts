@@ -3,7 +3,27 @@
 // the one-hot block map compacted on chip) and the runtime PV-skip vote. The prologue (sequence,
 // mask, O/LSE bases) and the parameters O, LSE, sequences, GQA, scale and mask are the dense
 // forward's, under the same names.
-import { add, cast, div, float32, type BlockBuilder, type Expr, index, instanceKey, int32, int64, kernelParam, KernelSignature, mul, SourceBuilder, sm90a, uint8, uint64, type InstanceKey, type Target } from '@tilekit/codegen';
+import {
+  add,
+  cast,
+  div,
+  float32,
+  type BlockBuilder,
+  type Expr,
+  index,
+  instanceKey,
+  int32,
+  int64,
+  kernelParam,
+  KernelSignature,
+  mul,
+  SourceBuilder,
+  sm90a,
+  uint8,
+  uint64,
+  type InstanceKey,
+  type Target,
+} from '@tilekit/codegen';
 import { BlockMaskKeyTileWalk, FmhaFwdWsPipeline, LutKeyTileWalk, type FmhaFwdWsPolicy } from '@tilekit/fmha';
 import { emitFmhaFwdWsBlock, FMHA_MAX_SEQLEN, fmhaFwdTileParams, type FmhaFwdMaskKind } from '@tilekit/kernel-fmha-fwd';
 import { getDType } from '@tilekit/numeric';
@@ -71,14 +91,22 @@ export class SpargeFwdInstance {
   readonly staticSharedBytes = 0;
 
   constructor(policy: Omit<SpargeFwdPolicy, 'keyTileSharedBytes'>, target: Target = sm90a) {
-    const walkBytes = policy.pipeline === 'jenga' ? new BlockMaskKeyTileWalk(cast(0, int32), cast(0, int32), SPARGE_JENGA_MAX_KEY_BLOCKS).sharedBytes : 0;
+    const walkBytes =
+      policy.pipeline === 'jenga' ? new BlockMaskKeyTileWalk(cast(0, int32), cast(0, int32), SPARGE_JENGA_MAX_KEY_BLOCKS).sharedBytes : 0;
     this.policy = Object.freeze({ ...policy, keyTileSharedBytes: walkBytes });
     this.target = target;
     this.pipeline = new FmhaFwdWsPipeline(this.policy);
     const { tileM, tileN, headDim, headDimV, pvSkip, keyTileSharedBytes: _k, qkDtype, ...rest } = this.policy;
     this.key = instanceKey(
       'sparge_fwd_sm90',
-      { ...rest, hdim: headDim === headDimV ? headDim : `${headDim}x${headDimV}`, qk: qkDtype ?? 'f16qk', tile: [tileM, tileN], pv: pvSkip ? 'pvskip' : 'nopvskip', target: target.name },
+      {
+        ...rest,
+        hdim: headDim === headDimV ? headDim : `${headDim}x${headDimV}`,
+        qk: qkDtype ?? 'f16qk',
+        tile: [tileM, tileN],
+        pv: pvSkip ? 'pvskip' : 'nopvskip',
+        target: target.name,
+      },
       { tags: { pipeline: '', dtype: '', hdim: 'd', qk: '', mask: '', tile: '', stages: 's', pv: '' } },
     );
     this.name = this.key.name;
@@ -122,14 +150,41 @@ export class SpargeFwdInstance {
       const head = b.let('head', int32, cast(t.blockIdx('y'), int32));
       const nhead = b.let('nhead', int32, cast(t.gridDim('y'), int32));
       const headK = b.let('head_k', int32, div(head, a.nhead_ratio));
-      const block = emitFmhaFwdWsBlock(b, a, { target: t, mask: P.mask, tileM: P.tileM, headDimV: P.headDimV, outputBytes: getDType(P.dtype).bytes, batch, head, headK });
+      const block = emitFmhaFwdWsBlock(b, a, {
+        target: t,
+        mask: P.mask,
+        tileM: P.tileM,
+        headDimV: P.headDimV,
+        outputBytes: getDType(P.dtype).bytes,
+        batch,
+        head,
+        headK,
+      });
       // This query block's row of the block map (its LUT row, valid count and one-hot row).
-      const mapRow = b.let('map_row', int64, add(mul(cast(add(mul(batch, nhead), head), int64), cast(a.q_blocks, int64)), cast(block.tile, int64)));
+      const mapRow = b.let(
+        'map_row',
+        int64,
+        add(mul(cast(add(mul(batch, nhead), head), int64), cast(a.q_blocks, int64)), cast(block.tile, int64)),
+      );
       const walk =
         P.pipeline === 'vsa'
-          ? new LutKeyTileWalk(b.let('lut_row', a.lut.type, add(a.lut, mul(mapRow, cast(a.k_blocks, int64)))), b.let('valid_blocks', int32, index(a.valid_block_num, mapRow)))
-          : new BlockMaskKeyTileWalk(b.let('map_row_ptr', a.block_map.type, add(a.block_map, mul(mapRow, cast(a.k_blocks, int64)))), a.k_blocks, SPARGE_JENGA_MAX_KEY_BLOCKS);
-      const kScaleRow = P.qkDtype === 'int8' ? b.let('k_scale_row', a.k_scale.type, add(a.k_scale, mul(cast(add(mul(batch, div(nhead, a.nhead_ratio)), headK), int64), cast(a.k_blocks, int64)))) : undefined;
+          ? new LutKeyTileWalk(
+              b.let('lut_row', a.lut.type, add(a.lut, mul(mapRow, cast(a.k_blocks, int64)))),
+              b.let('valid_blocks', int32, index(a.valid_block_num, mapRow)),
+            )
+          : new BlockMaskKeyTileWalk(
+              b.let('map_row_ptr', a.block_map.type, add(a.block_map, mul(mapRow, cast(a.k_blocks, int64)))),
+              a.k_blocks,
+              SPARGE_JENGA_MAX_KEY_BLOCKS,
+            );
+      const kScaleRow =
+        P.qkDtype === 'int8'
+          ? b.let(
+              'k_scale_row',
+              a.k_scale.type,
+              add(a.k_scale, mul(cast(add(mul(batch, div(nhead, a.nhead_ratio)), headK), int64), cast(a.k_blocks, int64))),
+            )
+          : undefined;
       this.pipeline.emit(b, t, {
         ...block.args,
         keyTiles: walk,
@@ -141,14 +196,19 @@ export class SpargeFwdInstance {
               },
             }
           : {}),
-        ...(P.pvSkip ? { pvSkip: { mode: a.pv_mode, threshold: b.let('pv_threshold', float32, index(a.pv_threshold, head)), stats: a.pv_stats } } : {}),
+        ...(P.pvSkip
+          ? { pvSkip: { mode: a.pv_mode, threshold: b.let('pv_threshold', float32, index(a.pv_threshold, head)), stats: a.pv_stats } }
+          : {}),
       });
     });
   }
 
   /** The kernel alone as a translation unit. */
   source(): string {
-    const src = new SourceBuilder({ dialect: this.target, header: [`tilekit sparge attention: ${this.name}`, 'generated by @tilekit/kernel-sparge; do not edit'] });
+    const src = new SourceBuilder({
+      dialect: this.target,
+      header: [`tilekit sparge attention: ${this.name}`, 'generated by @tilekit/kernel-sparge; do not edit'],
+    });
     this.emit(src);
     return src.render();
   }

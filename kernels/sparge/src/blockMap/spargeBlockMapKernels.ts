@@ -5,10 +5,21 @@ import { ArgumentError } from '@tilekit/numeric';
 import type { Compiler, Device, DeviceBuffer, DeviceRange, Stream } from '@tilekit/runtime';
 import { SpargeArgumentError } from '../spargeArgumentError.ts';
 import { checkSpargeParams, type ResolvedSpargeParams, type SpargeParams } from '../spargeHyperparameters.ts';
-import { checkSpargePoolProblem, spargePoolOutputBytes, type CheckedSpargePoolProblem, type SpargePoolProblem } from './spargePoolProblem.ts';
+import {
+  checkSpargePoolProblem,
+  spargePoolOutputBytes,
+  type CheckedSpargePoolProblem,
+  type SpargePoolProblem,
+} from './spargePoolProblem.ts';
 import { SpargePoolKernels, type SpargePoolOutputs } from './spargePoolKernels.ts';
 import { SPARGE_SELECT_CATALOG } from './spargeSelectCatalog.ts';
-import { checkSpargeSelectConfig, packSpargeSelect, spargeSelectBufferBytes, SpargeSelectKernel, type CheckedSpargeSelectConfig } from './spargeSelectLauncher.ts';
+import {
+  checkSpargeSelectConfig,
+  packSpargeSelect,
+  spargeSelectBufferBytes,
+  SpargeSelectKernel,
+  type CheckedSpargeSelectConfig,
+} from './spargeSelectLauncher.ts';
 
 /**
  * The block-map problem: Q/K shapes, strides and mode as part A's SpargePoolProblem (its blockQ,
@@ -79,7 +90,12 @@ export class SpargeBlockMapKernels {
 
   /** Compiles and loads part A's instances and the selection instances of the chosen head dims. */
   static async build(options: SpargeBlockMapKernelsOptions): Promise<SpargeBlockMapKernels> {
-    const pool = await SpargePoolKernels.build({ device: options.device, compiler: options.compiler, ...(options.dtypes ? { dtypes: options.dtypes } : {}), ...(options.headDims ? { headDims: options.headDims } : {}) });
+    const pool = await SpargePoolKernels.build({
+      device: options.device,
+      compiler: options.compiler,
+      ...(options.dtypes ? { dtypes: options.dtypes } : {}),
+      ...(options.headDims ? { headDims: options.headDims } : {}),
+    });
     const chosen = SPARGE_SELECT_CATALOG.filter((i) => options.headDims === undefined || options.headDims.includes(i.policy.headDim));
     const built = await Promise.all(chosen.map((i) => SpargeSelectKernel.build(i, options)));
     return new SpargeBlockMapKernels(options.device, pool, new Map(built.map((k) => [k.instance.name, k])));
@@ -95,7 +111,14 @@ export class SpargeBlockMapKernels {
     const nhead = problem.nhead;
     const params = checkSpargeParams(problem.params, { nhead, headDim: problem.headDim });
     const { params: _params, ...shape } = problem;
-    const pool = checkSpargePoolProblem({ ...shape, blockQ: params.blockQ, blockK: params.blockK, smoothK: params.smoothK, int8: params.int8, tailBlockRule: params.tailBlockRule });
+    const pool = checkSpargePoolProblem({
+      ...shape,
+      blockQ: params.blockQ,
+      blockK: params.blockK,
+      smoothK: params.smoothK,
+      int8: params.int8,
+      tailBlockRule: params.tailBlockRule,
+    });
     const group = pool.mode === 'group';
     const select = checkSpargeSelectConfig({
       batch: pool.batch,
@@ -131,7 +154,13 @@ export class SpargeBlockMapKernels {
       const selectionValue = this.device.upload(Float64Array.from(params.selectionValue));
       owned.push(selectionValue);
       const seqstarts = group ? { seqstartQ: buffers.seqstartQ!, seqstartK: buffers.seqstartK! } : {};
-      const poolRun = this.pool.prepare(pool, { q: buffers.q, k: buffers.k, ...seqstarts, ...intermediates, ...(buffers.stream ? { stream: buffers.stream } : {}) });
+      const poolRun = this.pool.prepare(pool, {
+        q: buffers.q,
+        k: buffers.k,
+        ...seqstarts,
+        ...intermediates,
+        ...(buffers.stream ? { stream: buffers.stream } : {}),
+      });
       const packed = packSpargeSelect(select, {
         pooledQ: intermediates.pooledQ,
         simQ: intermediates.simQ,
@@ -146,7 +175,12 @@ export class SpargeBlockMapKernels {
         ...seqstarts,
       });
       const kernel = this.#select.get(packed.instance.name);
-      if (kernel === undefined) throw new SpargeArgumentError('headDim', `has no loaded selection instance (${packed.instance.name}); build with this head dim`, pool.headDim);
+      if (kernel === undefined)
+        throw new SpargeArgumentError(
+          'headDim',
+          `has no loaded selection instance (${packed.instance.name}); build with this head dim`,
+          pool.headDim,
+        );
       const visitedBytes = spargeSelectBufferBytes(select).visited;
       const stream = buffers.stream;
       return {

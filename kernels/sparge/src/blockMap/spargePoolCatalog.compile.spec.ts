@@ -10,7 +10,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SPARGE_POOL_ALL_INSTANCES, SPARGE_POOL_COMPILE_FLAGS } from './spargePoolCatalog.ts';
 
 const hasNvcc = NvccCompiler.available();
-if (!hasNvcc) console.warn('\n!!! SKIPPING the sparge block-map catalog compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n');
+if (!hasNvcc)
+  console.warn(
+    '\n!!! SKIPPING the sparge block-map catalog compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n',
+  );
 
 describe.runIf(hasNvcc)('sparge block-map row kernels: every instance compiles for sm_90a without spills', () => {
   const cacheDir = mkdtempSync(join(tmpdir(), 'tilekit-sparge-pool-catalog-'));

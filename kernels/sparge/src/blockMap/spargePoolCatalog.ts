@@ -11,7 +11,11 @@ export const SPARGE_POOL_COMPILE_FLAGS: readonly string[] = Object.freeze(['-std
 
 /** The pooling instances: fp16/bf16 × d 64/128 × block rows 64/128 (sm_90a). */
 export const SPARGE_POOL_CATALOG: readonly SpargePoolInstance[] = Object.freeze(
-  SPARGE_POOL_DTYPES.flatMap((dtype) => SPARGE_POOL_HEAD_DIMS.flatMap((headDim) => SPARGE_POOL_BLOCK_ROWS.map((blockRows) => new SpargePoolInstance({ dtype, headDim, blockRows })))),
+  SPARGE_POOL_DTYPES.flatMap((dtype) =>
+    SPARGE_POOL_HEAD_DIMS.flatMap((headDim) =>
+      SPARGE_POOL_BLOCK_ROWS.map((blockRows) => new SpargePoolInstance({ dtype, headDim, blockRows })),
+    ),
+  ),
 );
 
 /** The K-mean partial-sum instances: fp16/bf16 × d 64/128. */
@@ -20,10 +24,16 @@ export const SPARGE_KEY_MEAN_PARTIAL_CATALOG: readonly SpargeKeyMeanPartialInsta
 );
 
 /** The K-mean finalize instances: d 64/128. */
-export const SPARGE_KEY_MEAN_FINALIZE_CATALOG: readonly SpargeKeyMeanFinalizeInstance[] = Object.freeze(SPARGE_POOL_HEAD_DIMS.map((headDim) => new SpargeKeyMeanFinalizeInstance({ headDim })));
+export const SPARGE_KEY_MEAN_FINALIZE_CATALOG: readonly SpargeKeyMeanFinalizeInstance[] = Object.freeze(
+  SPARGE_POOL_HEAD_DIMS.map((headDim) => new SpargeKeyMeanFinalizeInstance({ headDim })),
+);
 
 /** Any block-map row kernel instance. */
 export type SpargePoolAnyInstance = SpargePoolInstance | SpargeKeyMeanPartialInstance | SpargeKeyMeanFinalizeInstance;
 
 /** All of them (each name once). */
-export const SPARGE_POOL_ALL_INSTANCES: readonly SpargePoolAnyInstance[] = Object.freeze([...SPARGE_POOL_CATALOG, ...SPARGE_KEY_MEAN_PARTIAL_CATALOG, ...SPARGE_KEY_MEAN_FINALIZE_CATALOG]);
+export const SPARGE_POOL_ALL_INSTANCES: readonly SpargePoolAnyInstance[] = Object.freeze([
+  ...SPARGE_POOL_CATALOG,
+  ...SPARGE_KEY_MEAN_PARTIAL_CATALOG,
+  ...SPARGE_KEY_MEAN_FINALIZE_CATALOG,
+]);

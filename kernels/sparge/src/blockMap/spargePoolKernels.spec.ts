@@ -2,7 +2,15 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SpargeArgumentError } from '../spargeArgumentError.ts';
 import { planSpargePoolLaunches, spargePoolInstancesFor, type SpargePoolBuffers } from './spargePoolKernels.ts';
-import { checkSpargePoolProblem, spargeKeyMeanChunkRows, type CheckedSpargePoolProblem, spargePackedStrides, spargePoolOutputBytes, spargeTensorSpan, type SpargePoolProblem } from './spargePoolProblem.ts';
+import {
+  checkSpargePoolProblem,
+  spargeKeyMeanChunkRows,
+  type CheckedSpargePoolProblem,
+  spargePackedStrides,
+  spargePoolOutputBytes,
+  spargeTensorSpan,
+  type SpargePoolProblem,
+} from './spargePoolProblem.ts';
 import { spargePoolTile } from './spargePoolTile.ts';
 
 const common = { dtype: 'fp16', headDim: 128, batch: 2, nhead: 4, nheadK: 2, blockQ: 128, blockK: 64, int8: true } as const;
@@ -104,9 +112,19 @@ describe('checkSpargePoolProblem', () => {
 
 describe('planSpargePoolLaunches', () => {
   it('launches K mean, finalize, K pooling, Q pooling with grids covering the blocks', () => {
-    const p = checkSpargePoolProblem({ ...common, seqstartQ: [0, 17, 1017], seqstartK: [0, 1000, 1001], kStrides: spargePackedStrides('bshd', 2, 1001, 128) });
+    const p = checkSpargePoolProblem({
+      ...common,
+      seqstartQ: [0, 17, 1017],
+      seqstartK: [0, 1000, 1001],
+      kStrides: spargePackedStrides('bshd', 2, 1001, 128),
+    });
     const l = planSpargePoolLaunches(p, buffersFor(p), spargePoolInstancesFor(p));
-    expect(l.map((x) => x.instance.key.family)).toEqual(['sparge_key_mean_partial', 'sparge_key_mean_finalize', 'sparge_pool', 'sparge_pool']);
+    expect(l.map((x) => x.instance.key.family)).toEqual([
+      'sparge_key_mean_partial',
+      'sparge_key_mean_finalize',
+      'sparge_pool',
+      'sparge_pool',
+    ]);
     expect(l[0]!.launch.grid).toEqual([p.kmChunksMax, 2, 2]);
     expect(l[2]!.launch.grid).toEqual([Math.ceil(1000 / 64), 2, 2]);
     expect(l[3]!.launch.grid).toEqual([Math.ceil(1000 / 128), 4, 2]);
@@ -115,7 +133,11 @@ describe('planSpargePoolLaunches', () => {
   it('skips the K-mean partial pass without smoothK', () => {
     const p = checkSpargePoolProblem({ ...base, smoothK: false });
     const { kmPartial: _, ...bufs } = buffersFor(p);
-    expect(planSpargePoolLaunches(p, bufs, spargePoolInstancesFor(p)).map((x) => x.instance.key.family)).toEqual(['sparge_key_mean_finalize', 'sparge_pool', 'sparge_pool']);
+    expect(planSpargePoolLaunches(p, bufs, spargePoolInstancesFor(p)).map((x) => x.instance.key.family)).toEqual([
+      'sparge_key_mean_finalize',
+      'sparge_pool',
+      'sparge_pool',
+    ]);
   });
 
   it('names a missing, small or misaligned buffer', () => {

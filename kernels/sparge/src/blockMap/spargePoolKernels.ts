@@ -6,10 +6,22 @@ import { checkDeviceRange, LoadedKernel, type Compiler, type Device, type Device
 import { SpargeArgumentError } from '../spargeArgumentError.ts';
 import type { SpargeKeyMeanFinalizeInstance } from './spargeKeyMeanFinalize.ts';
 import type { SpargeKeyMeanPartialInstance } from './spargeKeyMeanPartial.ts';
-import { SPARGE_KEY_MEAN_FINALIZE_CATALOG, SPARGE_KEY_MEAN_PARTIAL_CATALOG, SPARGE_POOL_CATALOG, SPARGE_POOL_COMPILE_FLAGS, type SpargePoolAnyInstance } from './spargePoolCatalog.ts';
+import {
+  SPARGE_KEY_MEAN_FINALIZE_CATALOG,
+  SPARGE_KEY_MEAN_PARTIAL_CATALOG,
+  SPARGE_POOL_CATALOG,
+  SPARGE_POOL_COMPILE_FLAGS,
+  type SpargePoolAnyInstance,
+} from './spargePoolCatalog.ts';
 import type { SpargePoolInstance } from './spargePoolInstance.ts';
 import type { SpargeRowKernelLaunch } from './spargePoolPolicy.ts';
-import { checkSpargePoolProblem, spargePoolOutputBytes, spargeTensorSpan, type CheckedSpargePoolProblem, type SpargePoolProblem } from './spargePoolProblem.ts';
+import {
+  checkSpargePoolProblem,
+  spargePoolOutputBytes,
+  spargeTensorSpan,
+  type CheckedSpargePoolProblem,
+  type SpargePoolProblem,
+} from './spargePoolProblem.ts';
 
 /** What the pooling stage writes (sizes from `spargePoolOutputBytes`) and its K-mean workspace: the selection and attention stages read them. */
 export interface SpargePoolOutputs {
@@ -54,16 +66,36 @@ export interface SpargePoolPackedLaunch {
 }
 
 /** The instances of `catalog`-like lists that run `p` (SpargeArgumentError naming `problem` when one is missing). */
-export function spargePoolInstancesFor(p: CheckedSpargePoolProblem, pools: readonly SpargePoolInstance[] = SPARGE_POOL_CATALOG, partials: readonly SpargeKeyMeanPartialInstance[] = SPARGE_KEY_MEAN_PARTIAL_CATALOG, finals: readonly SpargeKeyMeanFinalizeInstance[] = SPARGE_KEY_MEAN_FINALIZE_CATALOG): SpargePoolInstanceSet {
+export function spargePoolInstancesFor(
+  p: CheckedSpargePoolProblem,
+  pools: readonly SpargePoolInstance[] = SPARGE_POOL_CATALOG,
+  partials: readonly SpargeKeyMeanPartialInstance[] = SPARGE_KEY_MEAN_PARTIAL_CATALOG,
+  finals: readonly SpargeKeyMeanFinalizeInstance[] = SPARGE_KEY_MEAN_FINALIZE_CATALOG,
+): SpargePoolInstanceSet {
   const pool = (rows: number): SpargePoolInstance => {
     const i = pools.find((x) => x.policy.dtype === p.dtype && x.policy.headDim === p.headDim && x.policy.blockRows === rows);
-    if (i === undefined) throw new SpargeArgumentError('problem', `no pooling instance for ${p.dtype} d${p.headDim} block ${rows} was built`, pools.map((x) => x.name));
+    if (i === undefined)
+      throw new SpargeArgumentError(
+        'problem',
+        `no pooling instance for ${p.dtype} d${p.headDim} block ${rows} was built`,
+        pools.map((x) => x.name),
+      );
     return i;
   };
   const keyMeanPartial = partials.find((x) => x.policy.dtype === p.dtype && x.policy.headDim === p.headDim);
-  if (keyMeanPartial === undefined) throw new SpargeArgumentError('problem', `no K-mean instance for ${p.dtype} d${p.headDim} was built`, partials.map((x) => x.name));
+  if (keyMeanPartial === undefined)
+    throw new SpargeArgumentError(
+      'problem',
+      `no K-mean instance for ${p.dtype} d${p.headDim} was built`,
+      partials.map((x) => x.name),
+    );
   const keyMeanFinalize = finals.find((x) => x.policy.headDim === p.headDim);
-  if (keyMeanFinalize === undefined) throw new SpargeArgumentError('problem', `no K-mean finalize instance for d${p.headDim} was built`, finals.map((x) => x.name));
+  if (keyMeanFinalize === undefined)
+    throw new SpargeArgumentError(
+      'problem',
+      `no K-mean finalize instance for d${p.headDim} was built`,
+      finals.map((x) => x.name),
+    );
   return { poolQ: pool(p.blockQ), poolK: pool(p.blockK), keyMeanPartial, keyMeanFinalize };
 }
 
@@ -74,9 +106,14 @@ export function spargePoolInstancesFor(p: CheckedSpargePoolProblem, pools: reado
  * with smoothK, `q8`/`k8`/`qScale`/`kScale` with int8, `seqstartQ`/`seqstartK` in group mode).
  * Postcondition (unit-tested): every launch's grid covers the problem's blocks and chunks.
  */
-export function planSpargePoolLaunches(problem: SpargePoolProblem | CheckedSpargePoolProblem, buffers: SpargePoolBuffers, set: SpargePoolInstanceSet): SpargePoolPackedLaunch[] {
+export function planSpargePoolLaunches(
+  problem: SpargePoolProblem | CheckedSpargePoolProblem,
+  buffers: SpargePoolBuffers,
+  set: SpargePoolInstanceSet,
+): SpargePoolPackedLaunch[] {
   const p = 'kmChunkRows' in problem ? problem : checkSpargePoolProblem(problem);
-  if (typeof buffers !== 'object' || buffers === null) throw new SpargeArgumentError('buffers', 'must be an object of device ranges', buffers);
+  if (typeof buffers !== 'object' || buffers === null)
+    throw new SpargeArgumentError('buffers', 'must be an object of device ranges', buffers);
   const sizes = spargePoolOutputBytes(p);
   const e = 2;
   const d = p.headDim;
@@ -99,18 +136,63 @@ export function planSpargePoolLaunches(problem: SpargePoolProblem | CheckedSparg
   const chunkArgs = { heads: p.nheadK, chunks_max: p.kmChunksMax, chunk_rows: p.kmChunkRows, seqlen: p.seqlenK, seqstart: seqstartK };
   if (p.smoothK) {
     const i = set.keyMeanPartial;
-    out.push({ instance: i, launch: i.launch(p.batch, p.nheadK, p.kmChunksMax), args: i.signature.pack({ k: k.ptr, k_stride_row: p.kStrides.row, k_stride_head: p.kStrides.head, k_stride_batch: p.kStrides.batch, partial: kmPartial, ...chunkArgs }) });
+    out.push({
+      instance: i,
+      launch: i.launch(p.batch, p.nheadK, p.kmChunksMax),
+      args: i.signature.pack({
+        k: k.ptr,
+        k_stride_row: p.kStrides.row,
+        k_stride_head: p.kStrides.head,
+        k_stride_batch: p.kStrides.batch,
+        partial: kmPartial,
+        ...chunkArgs,
+      }),
+    });
   }
   const f = set.keyMeanFinalize;
   // Without smoothing the finalize pass reads nothing and writes km = 0; it still needs a non-null pointer.
-  out.push({ instance: f, launch: f.launch(p.batch, p.nheadK), args: f.signature.pack({ partial: p.smoothK ? kmPartial : km.ptr, km: km.ptr, smooth: p.smoothK ? 1 : 0, ...chunkArgs }) });
+  out.push({
+    instance: f,
+    launch: f.launch(p.batch, p.nheadK),
+    args: f.signature.pack({ partial: p.smoothK ? kmPartial : km.ptr, km: km.ptr, smooth: p.smoothK ? 1 : 0, ...chunkArgs }),
+  });
   const tailNan = p.tailBlockRule === 'upstreamFix' ? 1 : 0;
-  const pool = (i: SpargePoolInstance, x: DeviceRange, s: CheckedSpargePoolProblem['qStrides'], heads: number, blocks: number, rows: number, seqlen: number, seqstart: bigint, mean: bigint, pooled: DeviceRange, sim: DeviceRange, x8: bigint, scale: bigint): void => {
+  const pool = (
+    i: SpargePoolInstance,
+    x: DeviceRange,
+    s: CheckedSpargePoolProblem['qStrides'],
+    heads: number,
+    blocks: number,
+    rows: number,
+    seqlen: number,
+    seqstart: bigint,
+    mean: bigint,
+    pooled: DeviceRange,
+    sim: DeviceRange,
+    x8: bigint,
+    scale: bigint,
+  ): void => {
     if (blocks === 0) return;
     out.push({
       instance: i,
       launch: i.launch(p.batch, heads, blocks),
-      args: i.signature.pack({ x: x.ptr, x_stride_row: s.row, x_stride_head: s.head, x_stride_batch: s.batch, mean, pooled: pooled.ptr, sim: sim.ptr, x8, scale, heads, blocks_max: blocks, rows_total: rows, seqlen, seqstart, tail_nan: tailNan }),
+      args: i.signature.pack({
+        x: x.ptr,
+        x_stride_row: s.row,
+        x_stride_head: s.head,
+        x_stride_batch: s.batch,
+        mean,
+        pooled: pooled.ptr,
+        sim: sim.ptr,
+        x8,
+        scale,
+        heads,
+        blocks_max: blocks,
+        rows_total: rows,
+        seqlen,
+        seqstart,
+        tail_nan: tailNan,
+      }),
     });
   };
   pool(set.poolK, k, p.kStrides, p.nheadK, p.kBlocksMax, p.rowsK, p.seqlenK, seqstartK, p.smoothK ? km.ptr : 0n, pooledK, simK, k8, kScale);
@@ -121,8 +203,15 @@ export function planSpargePoolLaunches(problem: SpargePoolProblem | CheckedSparg
 /** One block-map row kernel compiled and loaded on a device. */
 export class SpargeRowKernel extends LoadedKernel<SpargePoolAnyInstance> {
   /** Compiles (SPARGE_POOL_COMPILE_FLAGS) and loads `instance` with the runtime's arch and parameter-layout checks. */
-  static async build(instance: SpargePoolAnyInstance, options: { readonly device: Device; readonly compiler: Compiler }): Promise<SpargeRowKernel> {
-    return new SpargeRowKernel(instance, await LoadedKernel.loadWith(instance, { ...options, flags: SPARGE_POOL_COMPILE_FLAGS }), options.device);
+  static async build(
+    instance: SpargePoolAnyInstance,
+    options: { readonly device: Device; readonly compiler: Compiler },
+  ): Promise<SpargeRowKernel> {
+    return new SpargeRowKernel(
+      instance,
+      await LoadedKernel.loadWith(instance, { ...options, flags: SPARGE_POOL_COMPILE_FLAGS }),
+      options.device,
+    );
   }
 
   /** A closure that only enqueues the packed launch on `stream`. */
@@ -157,7 +246,9 @@ export class SpargePoolKernels {
   /** Compiles and loads the selected instances. */
   static async build(options: SpargePoolKernelsOptions): Promise<SpargePoolKernels> {
     const keep = (dtype: string | undefined, headDim: number, rows: number | undefined): boolean =>
-      (dtype === undefined || options.dtypes === undefined || options.dtypes.includes(dtype)) && (options.headDims === undefined || options.headDims.includes(headDim)) && (rows === undefined || options.blockRows === undefined || options.blockRows.includes(rows));
+      (dtype === undefined || options.dtypes === undefined || options.dtypes.includes(dtype)) &&
+      (options.headDims === undefined || options.headDims.includes(headDim)) &&
+      (rows === undefined || options.blockRows === undefined || options.blockRows.includes(rows));
     const chosen: SpargePoolAnyInstance[] = [
       ...SPARGE_POOL_CATALOG.filter((i) => keep(i.policy.dtype, i.policy.headDim, i.policy.blockRows)),
       ...SPARGE_KEY_MEAN_PARTIAL_CATALOG.filter((i) => keep(i.policy.dtype, i.policy.headDim, undefined)),
@@ -173,7 +264,10 @@ export class SpargePoolKernels {
   }
 
   /** Validates once; `launch` only enqueues (K-mean partial, finalize, K pooling, Q pooling). */
-  prepare(problem: SpargePoolProblem | CheckedSpargePoolProblem, buffers: SpargePoolBuffers): { readonly problem: CheckedSpargePoolProblem; readonly launches: readonly SpargePoolPackedLaunch[]; launch(): void } {
+  prepare(
+    problem: SpargePoolProblem | CheckedSpargePoolProblem,
+    buffers: SpargePoolBuffers,
+  ): { readonly problem: CheckedSpargePoolProblem; readonly launches: readonly SpargePoolPackedLaunch[]; launch(): void } {
     const p = 'kmChunkRows' in problem ? problem : checkSpargePoolProblem(problem);
     const loaded = this.instances;
     const set = spargePoolInstancesFor(

@@ -30,12 +30,13 @@ export function spargeSharedBytes(floatCounts: readonly number[]): number {
   return floatCounts.reduce((end, n) => Math.ceil(end / 16) * 16 + n * 4, 0);
 }
 
-
 /**
  * Checks `policy.dtype` ∈ {fp16, bf16} and `policy.headDim` ∈ {64, 128}.
  * @throws ArgumentError naming `policy.dtype` or `policy.headDim`.
  */
 export function checkSpargeRowPolicy(policy: { readonly dtype: string; readonly headDim: number }): void {
-  if (!(SPARGE_POOL_DTYPES as readonly string[]).includes(policy.dtype)) throw new ArgumentError('policy.dtype', `must be one of ${SPARGE_POOL_DTYPES.join(', ')}`, policy.dtype);
-  if (!(SPARGE_POOL_HEAD_DIMS as readonly number[]).includes(policy.headDim)) throw new ArgumentError('policy.headDim', `must be one of ${SPARGE_POOL_HEAD_DIMS.join(', ')}`, policy.headDim);
+  if (!(SPARGE_POOL_DTYPES as readonly string[]).includes(policy.dtype))
+    throw new ArgumentError('policy.dtype', `must be one of ${SPARGE_POOL_DTYPES.join(', ')}`, policy.dtype);
+  if (!(SPARGE_POOL_HEAD_DIMS as readonly number[]).includes(policy.headDim))
+    throw new ArgumentError('policy.headDim', `must be one of ${SPARGE_POOL_HEAD_DIMS.join(', ')}`, policy.headDim);
 }

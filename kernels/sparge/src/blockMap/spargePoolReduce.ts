@@ -3,7 +3,16 @@
 // shared memory so that a fixed set of threads can sum them in warp order (deterministic: the same
 // order on every run, no atomics).
 import { add, div, ge, index, int32, lt, mod, and, mul, type CType, type Expr, type Target, type VarExpr } from '@tilekit/codegen';
-import { makeDistributedTensor, reduceEncoding, sweepTile, type BlockEmitter, type DistributedTensor, type ReduceOp, type ReducedEncoding, type ThreadScope } from '@tilekit/tile';
+import {
+  makeDistributedTensor,
+  reduceEncoding,
+  sweepTile,
+  type BlockEmitter,
+  type DistributedTensor,
+  type ReduceOp,
+  type ReducedEncoding,
+  type ThreadScope,
+} from '@tilekit/tile';
 import type { SpargePoolTile } from './spargePoolTile.ts';
 
 /** The column distribution of a tile: its encoding reduced over the rows (each thread: its `colsPerThread` columns). */
@@ -50,14 +59,22 @@ export function sweepColumns(t: ThreadScope, columns: DistributedTensor, visit: 
  * warp's first row (lane < K0) store it at `smem[i][warp · cols + column]`. No barrier: the caller
  * synchronizes before reading.
  */
-export function emitWarpColumnRows(t: ThreadScope, tile: SpargePoolTile, columns: readonly DistributedTensor[], smem: readonly VarExpr[], op: ReduceOp): void {
+export function emitWarpColumnRows(
+  t: ThreadScope,
+  tile: SpargePoolTile,
+  columns: readonly DistributedTensor[],
+  smem: readonly VarExpr[],
+  op: ReduceOp,
+): void {
   const { warp, lane } = emitWarpLane(t);
   for (const col of columns) {
     for (let d = 0; d < col.size; d++) emitLaneButterfly(t, t.block.target, col.at(t, d), tile.lanesPerRow, t.block.warpSize, op);
   }
   t.b.if(lt(lane, tile.lanesPerRow), (w) => {
     const scope = { ...t, b: w };
-    columns.forEach((col, i) => sweepColumns(scope, col, (column, value) => w.assign(index(smem[i]!, add(mul(warp, tile.cols), column)), value)));
+    columns.forEach((col, i) =>
+      sweepColumns(scope, col, (column, value) => w.assign(index(smem[i]!, add(mul(warp, tile.cols), column)), value)),
+    );
   });
 }
 

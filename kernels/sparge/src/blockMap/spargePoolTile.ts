@@ -47,8 +47,10 @@ export interface SpargePoolTile {
 export function spargePoolTile(spec: SpargePoolTileSpec): SpargePoolTile {
   const { rows, cols, vectorLength: k1, threads } = spec;
   if (!Number.isSafeInteger(k1) || k1 < 1) throw new ArgumentError('spec.vectorLength', 'must be a positive integer', k1);
-  if (!Number.isSafeInteger(cols) || cols < k1 || cols % k1 !== 0) throw new ArgumentError('spec.cols', `must be a positive multiple of the vector length ${k1}`, cols);
-  if (!Number.isSafeInteger(threads) || threads < WARP || threads % WARP !== 0 || threads > 1024) throw new ArgumentError('spec.threads', 'must be a multiple of 32 in [32, 1024]', threads);
+  if (!Number.isSafeInteger(cols) || cols < k1 || cols % k1 !== 0)
+    throw new ArgumentError('spec.cols', `must be a positive multiple of the vector length ${k1}`, cols);
+  if (!Number.isSafeInteger(threads) || threads < WARP || threads % WARP !== 0 || threads > 1024)
+    throw new ArgumentError('spec.threads', 'must be a multiple of 32 in [32, 1024]', threads);
   const vectors = cols / k1;
   let k0 = 1;
   while (k0 * 2 <= WARP && vectors % (k0 * 2) === 0) k0 *= 2;
@@ -56,7 +58,12 @@ export function spargePoolTile(spec: SpargePoolTileSpec): SpargePoolTile {
   const m2 = WARP / k0;
   const warps = threads / WARP;
   const rowsPerPass = warps * m2;
-  if (!Number.isSafeInteger(rows) || rows < rowsPerPass || rows % rowsPerPass !== 0) throw new ArgumentError('spec.rows', `must be a positive multiple of the ${rowsPerPass} rows one pass of ${threads} threads covers`, rows);
+  if (!Number.isSafeInteger(rows) || rows < rowsPerPass || rows % rowsPerPass !== 0)
+    throw new ArgumentError(
+      'spec.rows',
+      `must be a positive multiple of the ${rowsPerPass} rows one pass of ${threads} threads covers`,
+      rows,
+    );
   const m0 = rows / rowsPerPass;
   const encoding = new TileDistributionEncoding({
     hs: [

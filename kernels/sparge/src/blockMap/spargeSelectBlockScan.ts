@@ -18,7 +18,15 @@ export interface SpargeBlockScan {
  * reach it. Floats: the exclusive sum adds the same partial sums on every run (no atomics), so it
  * is reproducible.
  */
-export function emitSpargeBlockScan(b: BlockBuilder, t: Target, name: string, value: Expr, threads: number, tid: Expr, scratch: Expr): SpargeBlockScan {
+export function emitSpargeBlockScan(
+  b: BlockBuilder,
+  t: Target,
+  name: string,
+  value: Expr,
+  threads: number,
+  tid: Expr,
+  scratch: Expr,
+): SpargeBlockScan {
   const warp = t.warpSize!;
   const warps = threads / warp;
   const lane = b.let(`${name}_lane`, tid.type, bitAnd(tid, warp - 1));

@@ -9,7 +9,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SPARGE_SELECT_CATALOG, SPARGE_SELECT_COMPILE_FLAGS } from './spargeSelectCatalog.ts';
 
 const hasNvcc = NvccCompiler.available();
-if (!hasNvcc) console.warn('\n!!! SKIPPING the sparge selection compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n');
+if (!hasNvcc)
+  console.warn(
+    '\n!!! SKIPPING the sparge selection compile test: nvcc not found (set TILEKIT_NVCC). The kernels are NOT being compiled. !!!\n',
+  );
 
 describe.runIf(hasNvcc)('sparge selection catalog: every instance compiles for sm_90a without spills', () => {
   const cacheDir = mkdtempSync(join(tmpdir(), 'tilekit-sparge-select-'));

@@ -28,5 +28,8 @@ export function spargeSelectRowsPerCta(kBlocksMax: number): number {
 /** The catalog instance for head dim `headDim` and a padded grid of kBlocksMax key blocks. */
 export function spargeSelectInstanceFor(headDim: number, kBlocksMax: number): SpargeSelectInstance {
   const rows = spargeSelectRowsPerCta(kBlocksMax);
-  return SPARGE_SELECT_CATALOG.find((i) => i.policy.headDim === headDim && i.policy.rowsPerCta === rows) ?? new SpargeSelectInstance({ headDim, rowsPerCta: rows });
+  return (
+    SPARGE_SELECT_CATALOG.find((i) => i.policy.headDim === headDim && i.policy.rowsPerCta === rows) ??
+    new SpargeSelectInstance({ headDim, rowsPerCta: rows })
+  );
 }

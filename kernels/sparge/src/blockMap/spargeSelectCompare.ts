@@ -40,7 +40,11 @@ export interface SpargeSelectTolerance {
  * (excused or not) must decode (its LUT gives back its map). visited[b·h] must equal the sum of
  * the GPU's counts; it must equal the CPU's where no row of that (b, h) is excused.
  */
-export function compareSpargeSelect(ref: SpargeSelectReferenceResult, gpu: SpargeSelectDeviceResult, tolerance: SpargeSelectTolerance = {}): SpargeSelectComparison {
+export function compareSpargeSelect(
+  ref: SpargeSelectReferenceResult,
+  gpu: SpargeSelectDeviceResult,
+  tolerance: SpargeSelectTolerance = {},
+): SpargeSelectComparison {
   const scoreTol = tolerance.score ?? 1e-4;
   const massTol = tolerance.mass ?? 1e-4;
   const { kBlocksMax: KM, qBlocksMax: QM } = ref.grid;
@@ -81,8 +85,13 @@ export function compareSpargeSelect(ref: SpargeSelectReferenceResult, gpu: Sparg
       excusedBh[Math.floor(r / QM)] = 1;
       continue;
     }
-    const ones = (m: Uint8Array): string => Array.from(m.subarray(at, at + KM)).flatMap((v, j) => (v ? [j] : [])).join(',');
-    fail(`row ${r} (b·h ${Math.floor(r / QM)}, i ${r % QM}): GPU [${ones(gpu.map)}] count ${gpu.validBlockNum[r]}, CPU [${ones(ref.map)}] count ${ref.lut.validBlockNum[r]} (score margin ${ref.scoreMargin[r]}, mass margin ${ref.massMargin[r]})`);
+    const ones = (m: Uint8Array): string =>
+      Array.from(m.subarray(at, at + KM))
+        .flatMap((v, j) => (v ? [j] : []))
+        .join(',');
+    fail(
+      `row ${r} (b·h ${Math.floor(r / QM)}, i ${r % QM}): GPU [${ones(gpu.map)}] count ${gpu.validBlockNum[r]}, CPU [${ones(ref.map)}] count ${ref.lut.validBlockNum[r]} (score margin ${ref.scoreMargin[r]}, mass margin ${ref.massMargin[r]})`,
+    );
   }
   if (gpu.visited !== undefined) {
     for (let x = 0; x < bh; x++) {

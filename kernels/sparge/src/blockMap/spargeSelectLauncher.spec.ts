@@ -3,9 +3,27 @@ import { describe, expect, it } from 'vitest';
 import { SpargeArgumentError } from '../spargeArgumentError.ts';
 import { SPARGE_SELECT_CATALOG, spargeSelectInstanceFor, spargeSelectRowsPerCta } from './spargeSelectCatalog.ts';
 import { SpargeSelectInstance } from './spargeSelectInstance.ts';
-import { checkSpargeSelectConfig, packSpargeSelect, spargeSelectBufferBytes, type SpargeSelectBuffers, type SpargeSelectConfig } from './spargeSelectLauncher.ts';
+import {
+  checkSpargeSelectConfig,
+  packSpargeSelect,
+  spargeSelectBufferBytes,
+  type SpargeSelectBuffers,
+  type SpargeSelectConfig,
+} from './spargeSelectLauncher.ts';
 
-const config: SpargeSelectConfig = { batch: 2, nhead: 4, nheadK: 2, headDim: 128, blockQ: 128, blockK: 64, seqlenQ: 1000, seqlenK: 1000, selection: 'topk', isCausal: true, attentionSink: true };
+const config: SpargeSelectConfig = {
+  batch: 2,
+  nhead: 4,
+  nheadK: 2,
+  headDim: 128,
+  blockQ: 128,
+  blockK: 64,
+  seqlenQ: 1000,
+  seqlenK: 1000,
+  selection: 'topk',
+  isCausal: true,
+  attentionSink: true,
+};
 
 function buffersFor(c: SpargeSelectConfig, shrink?: keyof SpargeSelectBuffers): SpargeSelectBuffers {
   const bytes = spargeSelectBufferBytes(checkSpargeSelectConfig(c));
@@ -86,7 +104,16 @@ describe('selection catalog', () => {
   });
 
   it('covers every head dim and row count once, with distinct names', () => {
-    expect(SPARGE_SELECT_CATALOG.map((i) => `${i.policy.headDim}/${i.policy.rowsPerCta}`)).toEqual(['64/1', '64/2', '64/4', '64/8', '128/1', '128/2', '128/4', '128/8']);
+    expect(SPARGE_SELECT_CATALOG.map((i) => `${i.policy.headDim}/${i.policy.rowsPerCta}`)).toEqual([
+      '64/1',
+      '64/2',
+      '64/4',
+      '64/8',
+      '128/1',
+      '128/2',
+      '128/4',
+      '128/8',
+    ]);
     expect(new Set(SPARGE_SELECT_CATALOG.map((i) => i.name)).size).toBe(8);
     expect(spargeSelectInstanceFor(64, 2048).policy).toEqual({ headDim: 64, rowsPerCta: 2 });
   });

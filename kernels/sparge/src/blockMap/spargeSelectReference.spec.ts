@@ -35,9 +35,28 @@ describe('spargeSelectReference', () => {
           const k = spargeRandomValues(c.batch * c.nheadK * c.seqlenK * d, c.seed + 7);
           const perHead = Array.from({ length: nhead }, (_, h) => Math.min(1, c.value * (1 + h / 4)));
           const common = { simthreshd1: c.theta, isCausal: c.isCausal, attentionSink: c.attentionSink, blockQ: c.blockQ, blockK: c.blockK };
-          const ref = spargeBlockMapReference({ shape, q, k, params: c.cdf ? { ...common, cdfthreshd: perHead } : { ...common, topk: perHead } });
-          const p: SpargeSelectProblem = { ...shape, blockQ: c.blockQ, blockK: c.blockK, selection: ref.params.selection, selectionValue: ref.params.selectionValue, simthreshd1: ref.params.simthreshd1, isCausal: c.isCausal, attentionSink: c.attentionSink };
-          const sel = spargeSelectReference(p, { pooledQ: ref.pooledQ, simQ: ref.similarityQ, pooledK: ref.pooledK, simK: ref.similarityK });
+          const ref = spargeBlockMapReference({
+            shape,
+            q,
+            k,
+            params: c.cdf ? { ...common, cdfthreshd: perHead } : { ...common, topk: perHead },
+          });
+          const p: SpargeSelectProblem = {
+            ...shape,
+            blockQ: c.blockQ,
+            blockK: c.blockK,
+            selection: ref.params.selection,
+            selectionValue: ref.params.selectionValue,
+            simthreshd1: ref.params.simthreshd1,
+            isCausal: c.isCausal,
+            attentionSink: c.attentionSink,
+          };
+          const sel = spargeSelectReference(p, {
+            pooledQ: ref.pooledQ,
+            simQ: ref.similarityQ,
+            pooledK: ref.pooledK,
+            simK: ref.similarityK,
+          });
           expect(sel.map).toEqual(ref.blockMap.map);
           expect(sel.lut.lut).toEqual(ref.lut.lut);
           expect(sel.lut.validBlockNum).toEqual(ref.lut.validBlockNum);
@@ -55,7 +74,19 @@ describe('spargeSelectReference', () => {
     const lensQ = [40, 0, 100, 17];
     const lensK = [33, 20, 100, 0];
     const start = (l: number[]): number[] => l.reduce((s, x) => [...s, s[s.length - 1]! + x], [0]);
-    const base = { batch: 4, nhead: 2, nheadK: 1, headDim: 64, blockQ: 16, blockK: 16, selection: 'cdf', selectionValue: [0.5, 0.8], simthreshd1: [0.2, -1], isCausal: true, attentionSink: true } as const;
+    const base = {
+      batch: 4,
+      nhead: 2,
+      nheadK: 1,
+      headDim: 64,
+      blockQ: 16,
+      blockK: 16,
+      selection: 'cdf',
+      selectionValue: [0.5, 0.8],
+      simthreshd1: [0.2, -1],
+      isCausal: true,
+      attentionSink: true,
+    } as const;
     const g: SpargeSelectProblem = { ...base, seqstartQ: start(lensQ), seqstartK: start(lensK) };
     const x = spargeSelectTestInputs(g, { seed: 3, duplicateKeyBlocks: true });
     const all = spargeSelectReference(g, x);
@@ -79,13 +110,16 @@ describe('spargeSelectReference', () => {
             simK: x.simK.subarray(b * KM, (b + 1) * KM),
           };
           // The single-sequence run reads head h as head 0 of 1 with the same thresholds.
-          const alone = spargeSelectReference({ ...one, nhead: 1, selectionValue: [base.selectionValue[h]!], simthreshd1: [base.simthreshd1[h]!] }, {
-            // The first qb (kb) rows of the padded grid are the sequence's own.
-            pooledQ: slice.pooledQ.subarray(0, qb * 64),
-            simQ: slice.simQ.subarray(0, qb),
-            pooledK: slice.pooledK.subarray(0, kb * 64),
-            simK: slice.simK.subarray(0, kb),
-          });
+          const alone = spargeSelectReference(
+            { ...one, nhead: 1, selectionValue: [base.selectionValue[h]!], simthreshd1: [base.simthreshd1[h]!] },
+            {
+              // The first qb (kb) rows of the padded grid are the sequence's own.
+              pooledQ: slice.pooledQ.subarray(0, qb * 64),
+              simQ: slice.simQ.subarray(0, qb),
+              pooledK: slice.pooledK.subarray(0, kb * 64),
+              simK: slice.simK.subarray(0, kb),
+            },
+          );
           expect(row.slice(0, kb)).toEqual(Array.from(alone.map.subarray(i * kb, (i + 1) * kb)));
           expect(row.slice(kb).every((v) => v === 0)).toBe(true);
         }
@@ -95,9 +129,28 @@ describe('spargeSelectReference', () => {
 });
 
 describe('compareSpargeSelect', () => {
-  const p: SpargeSelectProblem = { batch: 1, nhead: 2, nheadK: 2, headDim: 64, blockQ: 16, blockK: 16, seqlenQ: 64, seqlenK: 128, selection: 'topk', selectionValue: [0.25, 0.5], simthreshd1: [-1, -1], isCausal: false, attentionSink: false };
+  const p: SpargeSelectProblem = {
+    batch: 1,
+    nhead: 2,
+    nheadK: 2,
+    headDim: 64,
+    blockQ: 16,
+    blockK: 16,
+    seqlenQ: 64,
+    seqlenK: 128,
+    selection: 'topk',
+    selectionValue: [0.25, 0.5],
+    simthreshd1: [-1, -1],
+    isCausal: false,
+    attentionSink: false,
+  };
   const ref = spargeSelectReference(p, spargeSelectTestInputs(p, { seed: 9 }));
-  const gpuOf = () => ({ map: ref.map.slice(), lut: ref.lut.lut.slice(), validBlockNum: ref.lut.validBlockNum.slice(), visited: ref.visited.slice() });
+  const gpuOf = () => ({
+    map: ref.map.slice(),
+    lut: ref.lut.lut.slice(),
+    validBlockNum: ref.lut.validBlockNum.slice(),
+    visited: ref.visited.slice(),
+  });
 
   it('accepts the CPU result itself', () => {
     expect(compareSpargeSelect(ref, gpuOf())).toEqual({ rows: 8, excused: 0, wrong: 0, first: '' });

@@ -54,7 +54,10 @@ export interface SpargeSelectGrid {
 }
 
 /** Query/key rows of each sequence (batch mode: the common lengths; group mode: the seqstart differences). */
-export function spargeSelectSeqlens(p: Pick<SpargeSelectProblem, 'batch' | 'seqlenQ' | 'seqlenK' | 'seqstartQ' | 'seqstartK'>): { readonly q: number[]; readonly k: number[] } {
+export function spargeSelectSeqlens(p: Pick<SpargeSelectProblem, 'batch' | 'seqlenQ' | 'seqlenK' | 'seqstartQ' | 'seqstartK'>): {
+  readonly q: number[];
+  readonly k: number[];
+} {
   const group = p.seqstartQ !== undefined;
   const lens = (starts: readonly number[] | undefined, len: number | undefined, name: string): number[] =>
     Array.from({ length: p.batch }, (_, b) => {
@@ -62,7 +65,10 @@ export function spargeSelectSeqlens(p: Pick<SpargeSelectProblem, 'batch' | 'seql
       if (!Number.isSafeInteger(v) || v < 0) throw new SpargeArgumentError(name, 'must give non-negative integer sequence lengths', v);
       return v;
     });
-  return { q: lens(p.seqstartQ, p.seqlenQ, group ? 'seqstartQ' : 'seqlenQ'), k: lens(p.seqstartK, p.seqlenK, group ? 'seqstartK' : 'seqlenK') };
+  return {
+    q: lens(p.seqstartQ, p.seqlenQ, group ? 'seqstartQ' : 'seqlenQ'),
+    k: lens(p.seqstartK, p.seqlenK, group ? 'seqstartK' : 'seqlenK'),
+  };
 }
 
 /** The block counts of every sequence and the padded grid. */

@@ -2,7 +2,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { spargeSelectRow } from '../spargeBlockMapReference.ts';
 import { SpargeArgumentError } from '../spargeArgumentError.ts';
-import { SPARGE_SELECT_MAX_KEY_BLOCKS, SPARGE_SELECT_NO_CANDIDATE, spargeSelectBitonicSort, spargeSelectDecodeKey, spargeSelectSortKey, spargeSelectSortLength } from './spargeSelectSortNetwork.ts';
+import {
+  SPARGE_SELECT_MAX_KEY_BLOCKS,
+  SPARGE_SELECT_NO_CANDIDATE,
+  spargeSelectBitonicSort,
+  spargeSelectDecodeKey,
+  spargeSelectSortKey,
+  spargeSelectSortLength,
+} from './spargeSelectSortNetwork.ts';
 
 const f32 = fc.float({ noNaN: true });
 
@@ -42,18 +49,32 @@ describe('spargeSelectSortKey', () => {
 describe('spargeSelectBitonicSort (the kernel network)', () => {
   it('sorts every segment ascending, as a permutation of itself', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 7 }), fc.integer({ min: 1, max: 4 }), fc.array(fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), { minLength: 512, maxLength: 512 }), (log2, segments, pool) => {
-        const length = 2 ** log2;
-        const keys = BigUint64Array.from(pool.slice(0, length * segments));
-        const want = Array.from({ length: segments }, (_, s) => Array.from(keys.subarray(s * length, (s + 1) * length)).sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)));
-        spargeSelectBitonicSort(keys, length);
-        expect(Array.from({ length: segments }, (_, s) => Array.from(keys.subarray(s * length, (s + 1) * length)))).toEqual(want);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 7 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.array(fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), { minLength: 512, maxLength: 512 }),
+        (log2, segments, pool) => {
+          const length = 2 ** log2;
+          const keys = BigUint64Array.from(pool.slice(0, length * segments));
+          const want = Array.from({ length: segments }, (_, s) =>
+            Array.from(keys.subarray(s * length, (s + 1) * length)).sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)),
+          );
+          spargeSelectBitonicSort(keys, length);
+          expect(Array.from({ length: segments }, (_, s) => Array.from(keys.subarray(s * length, (s + 1) * length)))).toEqual(want);
+        },
+      ),
     );
   });
 
-  it('gives spargeSelectRow\'s candidate order for rows with ties and non-candidates', () => {
-    const row = fc.array(fc.oneof(fc.constant(-Infinity), fc.integer({ min: -3, max: 3 }).map((x) => x / 2), fc.float({ noNaN: true, noDefaultInfinity: true })), { minLength: 1, maxLength: 70 });
+  it("gives spargeSelectRow's candidate order for rows with ties and non-candidates", () => {
+    const row = fc.array(
+      fc.oneof(
+        fc.constant(-Infinity),
+        fc.integer({ min: -3, max: 3 }).map((x) => x / 2),
+        fc.float({ noNaN: true, noDefaultInfinity: true }),
+      ),
+      { minLength: 1, maxLength: 70 },
+    );
     fc.assert(
       fc.property(row, (values) => {
         const scores = Float64Array.from(values, (v) => Math.fround(v));
@@ -63,7 +84,9 @@ describe('spargeSelectBitonicSort (the kernel network)', () => {
           if (s !== -Infinity) keys[j] = spargeSelectSortKey(s, j);
         });
         spargeSelectBitonicSort(keys, length);
-        const order = Array.from(keys).filter((k) => k !== SPARGE_SELECT_NO_CANDIDATE).map((k) => spargeSelectDecodeKey(k).index);
+        const order = Array.from(keys)
+          .filter((k) => k !== SPARGE_SELECT_NO_CANDIDATE)
+          .map((k) => spargeSelectDecodeKey(k).index);
         // Every prefix the GPU keeps is the set spargeSelectRow keeps for that count.
         for (let n = 1; n <= order.length; n++) {
           const cpu = spargeSelectRow(scores, 'topk', n / scores.length).selected;

@@ -23,7 +23,8 @@ const u32 = new Uint32Array(f32.buffer);
  */
 export function spargeSelectSortKey(score: number, index: number): bigint {
   if (Number.isNaN(score)) throw new SpargeArgumentError('score', 'must not be NaN', score);
-  if (!Number.isSafeInteger(index) || index < 0 || index >= 0xffff_ffff) throw new SpargeArgumentError('index', 'must be an integer in [0, 2^32 - 1)', index);
+  if (!Number.isSafeInteger(index) || index < 0 || index >= 0xffff_ffff)
+    throw new SpargeArgumentError('index', 'must be an integer in [0, 2^32 - 1)', index);
   f32[0] = score === 0 ? 0 : score;
   const bits = u32[0]!;
   const ordered = bits >= 0x8000_0000 ? ~bits >>> 0 : (bits | 0x8000_0000) >>> 0;
@@ -42,7 +43,11 @@ export function spargeSelectDecodeKey(key: bigint): { readonly score: number; re
 /** The power of two ≥ kBlocks (≥ 1) the kernel sorts a row of kBlocks candidates over. */
 export function spargeSelectSortLength(kBlocks: number): number {
   if (!Number.isSafeInteger(kBlocks) || kBlocks < 0 || kBlocks > SPARGE_SELECT_MAX_KEY_BLOCKS) {
-    throw new SpargeArgumentError('kBlocks', `must be an integer in [0, ${SPARGE_SELECT_MAX_KEY_BLOCKS}] (the selection kernel's sort capacity)`, kBlocks);
+    throw new SpargeArgumentError(
+      'kBlocks',
+      `must be an integer in [0, ${SPARGE_SELECT_MAX_KEY_BLOCKS}] (the selection kernel's sort capacity)`,
+      kBlocks,
+    );
   }
   let p = 1;
   while (p < kBlocks) p *= 2;
@@ -58,7 +63,8 @@ export function spargeSelectSortLength(kBlocks: number): number {
  * @throws SpargeArgumentError when length is not a power of two or keys.length ≠ segments·length.
  */
 export function spargeSelectBitonicSort(keys: BigUint64Array, length: number): void {
-  if (!Number.isSafeInteger(length) || length < 1 || (length & (length - 1)) !== 0) throw new SpargeArgumentError('length', 'must be a power of two', length);
+  if (!Number.isSafeInteger(length) || length < 1 || (length & (length - 1)) !== 0)
+    throw new SpargeArgumentError('length', 'must be a power of two', length);
   if (keys.length % length !== 0) throw new SpargeArgumentError('keys', `must hold whole segments of ${length} keys`, keys.length);
   const half = length >> 1;
   const pairs = keys.length >> 1;

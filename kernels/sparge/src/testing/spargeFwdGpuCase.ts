@@ -75,7 +75,10 @@ export async function runSpargeFwdGpuCase(c: SpargeFwdGpuCase, kernel: SpargeFwd
   let kBits: Uint16Array;
   let vBits: Uint16Array;
   if (c.synthetic === true) {
-    const syn = spargeSyntheticInputs({ batch: c.batch, nhead: c.h, seqlenQ: rows, seqlenK: rows, headDim: d }, { seed: 7, roundTo: c.dtype });
+    const syn = spargeSyntheticInputs(
+      { batch: c.batch, nhead: c.h, seqlenQ: rows, seqlenK: rows, headDim: d },
+      { seed: 7, roundTo: c.dtype },
+    );
     qBits = encodeArray(c.dtype, syn.q);
     kBits = encodeArray(c.dtype, syn.k);
     vBits = encodeArray(c.dtype, syn.v);
@@ -86,7 +89,17 @@ export async function runSpargeFwdGpuCase(c: SpargeFwdGpuCase, kernel: SpargeFwd
   }
   let q: Float32Array | Float64Array = decodeArray(c.dtype, qBits);
   let k: Float32Array | Float64Array = decodeArray(c.dtype, kBits);
-  const quantized = c.int8 === true ? spargeQuantizeQkInt8({ batch: c.batch, nhead: c.h, nheadK: hk, seqlenQ: rows, seqlenK: rows, headDim: d }, q, k, blockQ, blockK, true) : undefined;
+  const quantized =
+    c.int8 === true
+      ? spargeQuantizeQkInt8(
+          { batch: c.batch, nhead: c.h, nheadK: hk, seqlenQ: rows, seqlenK: rows, headDim: d },
+          q,
+          k,
+          blockQ,
+          blockK,
+          true,
+        )
+      : undefined;
   if (quantized !== undefined) {
     q = spargeDequantizeBlocksInt8(quantized.q, c.batch, c.h, rows, d);
     k = spargeDequantizeBlocksInt8(quantized.k, c.batch, hk, rows, d);
@@ -101,7 +114,8 @@ export async function runSpargeFwdGpuCase(c: SpargeFwdGpuCase, kernel: SpargeFwd
     for (let h = 0; h < c.h; h++) {
       for (let i = 0; i < Math.ceil(lens[b]! / blockQ); i++) {
         if (b === 0 && h === 0 && c.emptyRows?.includes(i)) continue;
-        for (let j = 0; j < Math.ceil(lens[b]! / blockK); j++) map[((b * c.h + h) * qBlocks + i) * kBlocks + j] = c.density >= 1 || rng.nextRange(0, 1) < c.density ? 1 : 0;
+        for (let j = 0; j < Math.ceil(lens[b]! / blockK); j++)
+          map[((b * c.h + h) * qBlocks + i) * kBlocks + j] = c.density >= 1 || rng.nextRange(0, 1) < c.density ? 1 : 0;
       }
     }
   }
@@ -121,7 +135,7 @@ export async function runSpargeFwdGpuCase(c: SpargeFwdGpuCase, kernel: SpargeFwd
     const slice = (x: Float32Array | Float64Array, heads: number): Float64Array => {
       const out = new Float64Array(heads * n * d);
       for (let h = 0; h < heads; h++) {
-        const src = group ? (h * rows + rowStart[b]!) * d : ((b * heads + h) * rows) * d;
+        const src = group ? (h * rows + rowStart[b]!) * d : (b * heads + h) * rows * d;
         out.set(x.subarray(src, src + n * d), h * n * d);
       }
       return out;
@@ -129,7 +143,9 @@ export async function runSpargeFwdGpuCase(c: SpargeFwdGpuCase, kernel: SpargeFwd
     const qB = Math.ceil(n / blockQ);
     const kB = Math.ceil(n / blockK);
     const sub = new Uint8Array(c.h * qB * kB);
-    for (let h = 0; h < c.h; h++) for (let i = 0; i < qB; i++) for (let j = 0; j < kB; j++) sub[(h * qB + i) * kB + j] = map[((b * c.h + h) * qBlocks + i) * kBlocks + j]!;
+    for (let h = 0; h < c.h; h++)
+      for (let i = 0; i < qB; i++)
+        for (let j = 0; j < kB; j++) sub[(h * qB + i) * kB + j] = map[((b * c.h + h) * qBlocks + i) * kBlocks + j]!;
     const args = {
       shape: { batch: 1, nhead: c.h, nheadK: hk, seqlenQ: n, seqlenK: n, headDim: d },
       q: slice(q, c.h),
@@ -148,7 +164,7 @@ export async function runSpargeFwdGpuCase(c: SpargeFwdGpuCase, kernel: SpargeFwd
       ref = r;
     } else ref = spargeMaskedAttentionReference(args);
     for (let h = 0; h < c.h; h++) {
-      const dst = group ? (h * rows + rowStart[b]!) : (b * c.h + h) * rows;
+      const dst = group ? h * rows + rowStart[b]! : (b * c.h + h) * rows;
       oRef.set(ref.o.subarray(h * n * d, (h + 1) * n * d), dst * d);
       lseRef.set(ref.lse.subarray(h * n, (h + 1) * n), dst);
     }
@@ -177,12 +193,19 @@ export async function runSpargeFwdGpuCase(c: SpargeFwdGpuCase, kernel: SpargeFwd
     pvThreshold: device.upload(new Float32Array(thresholds)),
     pvStats: device.alloc(16).fill(0),
     ...(quantized !== undefined
-      ? { q8: device.upload(quantized.q.values), k8: device.upload(quantized.k.values), qScale: device.upload(quantized.q.scales), kScale: device.upload(quantized.k.scales) }
+      ? {
+          q8: device.upload(quantized.q.values),
+          k8: device.upload(quantized.k.values),
+          qScale: device.upload(quantized.q.scales),
+          kScale: device.upload(quantized.k.scales),
+        }
       : {}),
     ...(group ? { seqstartQ: device.upload(new Int32Array(rowStart)), seqstartK: device.upload(new Int32Array(rowStart)) } : {}),
   };
   try {
-    kernel.prepare({ ...problem, pipeline: c.pipeline, pvMode: c.pvMode, qBlocks, kBlocks }, bufs, (o) => encodeTensorMapTiled(device, o)).launch();
+    kernel
+      .prepare({ ...problem, pipeline: c.pipeline, pvMode: c.pvMode, qBlocks, kBlocks }, bufs, (o) => encodeTensorMapTiled(device, o))
+      .launch();
     const o = decodeArray(c.dtype, new Uint16Array(bufs.o.copyToHost().buffer));
     const lse = new Float32Array(bufs.lse.copyToHost().buffer);
     const stats = new BigUint64Array(bufs.pvStats.copyToHost().buffer);
@@ -191,7 +214,15 @@ export async function runSpargeFwdGpuCase(c: SpargeFwdGpuCase, kernel: SpargeFwd
       for (let i = 0; i < x.length; i++) m = Math.max(m, Math.abs(x[i]!));
       return m;
     };
-    const tol = attentionFwdTolerance({ dtype: c.dtype, seqlenK: Math.max(...lens), hdimQ: d, scale, maxAbsQ: maxAbs(q), maxAbsK: maxAbs(k), maxAbsV: maxAbs(v) });
+    const tol = attentionFwdTolerance({
+      dtype: c.dtype,
+      seqlenK: Math.max(...lens),
+      hdimQ: d,
+      scale,
+      maxAbsQ: maxAbs(q),
+      maxAbsK: maxAbs(k),
+      maxAbsV: maxAbs(v),
+    });
     const skipSlack = modeled ? Math.max(...thresholds.map((t) => 2 ** -t)) * maxAbs(v) * kBlocks : 0;
     let bad = 0;
     let first = '';
@@ -200,7 +231,10 @@ export async function runSpargeFwdGpuCase(c: SpargeFwdGpuCase, kernel: SpargeFwd
     for (let r = 0; r < lseRef.length; r++) {
       const wantL = lseRef[r]!;
       const gotL = lse[r]!;
-      const okL = wantL === -Infinity ? gotL === -Infinity : Math.abs(gotL - wantL) <= tol.lse.atol + tol.lse.rtol * Math.abs(wantL) + (modeled ? skipSlack : 0);
+      const okL =
+        wantL === -Infinity
+          ? gotL === -Infinity
+          : Math.abs(gotL - wantL) <= tol.lse.atol + tol.lse.rtol * Math.abs(wantL) + (modeled ? skipSlack : 0);
       if (wantL !== -Infinity) worstL = Math.max(worstL, Math.abs(gotL - wantL));
       if (!okL) {
         bad++;

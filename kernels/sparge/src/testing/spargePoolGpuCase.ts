@@ -15,7 +15,11 @@ export interface SpargePoolTensorCase {
 }
 
 /** Rows [start, start + len) of sequence b: batch mode b's own rows, group mode the seqstart slot. */
-function seqRange(p: CheckedSpargePoolProblem, which: 'q' | 'k', b: number): { readonly start: number; readonly len: number; readonly batch: number } {
+function seqRange(
+  p: CheckedSpargePoolProblem,
+  which: 'q' | 'k',
+  b: number,
+): { readonly start: number; readonly len: number; readonly batch: number } {
   const starts = which === 'q' ? p.seqstartQ : p.seqstartK;
   if (starts !== null) return { start: starts[b]!, len: starts[b + 1]! - starts[b]!, batch: 0 };
   return { start: 0, len: which === 'q' ? p.seqlenQ : p.seqlenK, batch: b };
@@ -35,7 +39,8 @@ export function spargePoolTensor(p: CheckedSpargePoolProblem, which: 'q' | 'k', 
     const r = seqRange(p, which, b);
     return Array.from({ length: heads }, (_, h) => {
       const out = new Float64Array(r.len * d);
-      for (let n = 0; n < r.len; n++) for (let c = 0; c < d; c++) out[n * d + c] = decode(p.dtype, bits[r.batch * s.batch + h * s.head + (r.start + n) * s.row + c]!);
+      for (let n = 0; n < r.len; n++)
+        for (let c = 0; c < d; c++) out[n * d + c] = decode(p.dtype, bits[r.batch * s.batch + h * s.head + (r.start + n) * s.row + c]!);
       return out;
     });
   });
@@ -57,7 +62,14 @@ export interface SpargePoolExpected {
  * `blocksMax`: `mean` (length d, or null) is subtracted — pass the GPU's fp32 km to check the int8
  * path bit for bit.
  */
-export function spargePoolExpected(values: Float64Array, headDim: number, blockRows: number, blocksMax: number, mean: Float64Array | null, tailBlockRule: 'pooled' | 'upstreamFix'): SpargePoolExpected {
+export function spargePoolExpected(
+  values: Float64Array,
+  headDim: number,
+  blockRows: number,
+  blocksMax: number,
+  mean: Float64Array | null,
+  tailBlockRule: 'pooled' | 'upstreamFix',
+): SpargePoolExpected {
   const seqlen = values.length / headDim;
   const pooled = new Float64Array(blocksMax * headDim);
   const sim = new Float64Array(blocksMax);
@@ -69,7 +81,8 @@ export function spargePoolExpected(values: Float64Array, headDim: number, blockR
   const quotients = new Float32Array(values.length);
   for (let n = 0; n < seqlen; n++) {
     const scale = q.scales[Math.floor(n / blockRows)]!;
-    for (let c = 0; c < headDim; c++) quotients[n * headDim + c] = Math.fround(Math.fround(values[n * headDim + c]! - (mean === null ? 0 : mean[c]!)) / scale);
+    for (let c = 0; c < headDim; c++)
+      quotients[n * headDim + c] = Math.fround(Math.fround(values[n * headDim + c]! - (mean === null ? 0 : mean[c]!)) / scale);
   }
   return { pooled, sim, values: q.values, scales: q.scales, quotients };
 }

@@ -3,12 +3,18 @@ import type { Target } from '../target.ts';
 import { callHelper, defineDeviceHelper, emitAsm, requireIntrinsic } from './deviceHelper.ts';
 
 const proxyHelper = defineDeviceHelper(
-  { name: 'tk_fence_proxy_async_shared_cta', doc: 'fence.proxy.async.shared::cta: order this thread\'s generic-proxy shared accesses with the async proxy (TMA, wgmma).' },
+  {
+    name: 'tk_fence_proxy_async_shared_cta',
+    doc: "fence.proxy.async.shared::cta: order this thread's generic-proxy shared accesses with the async proxy (TMA, wgmma).",
+  },
   (b) => emitAsm(b, { ptx: ['fence.proxy.async.shared::cta;'], memory: true }),
 );
 
 const mbarrierInitHelper = defineDeviceHelper(
-  { name: 'tk_fence_mbarrier_init', doc: 'fence.mbarrier_init.release.cluster: release prior mbarrier.init to the cluster (and the async proxy).' },
+  {
+    name: 'tk_fence_mbarrier_init',
+    doc: 'fence.mbarrier_init.release.cluster: release prior mbarrier.init to the cluster (and the async proxy).',
+  },
   (b) => emitAsm(b, { ptx: ['fence.mbarrier_init.release.cluster;'], memory: true }),
 );
 

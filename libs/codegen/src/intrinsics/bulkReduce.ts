@@ -14,7 +14,15 @@ const reduceAddHelper = defineDeviceHelper(
   },
   (b, { dst, src, bytes }) => {
     const srcAddr = b.let('src_addr', uint32, callHelper(sharedAddressHelper, [src]));
-    emitAsm(b, { ptx: ['cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;'], inputs: [['l', dst], ['r', srcAddr], ['r', bytes]], memory: true });
+    emitAsm(b, {
+      ptx: ['cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;'],
+      inputs: [
+        ['l', dst],
+        ['r', srcAddr],
+        ['r', bytes],
+      ],
+      memory: true,
+    });
   },
 );
 
@@ -43,7 +51,15 @@ const copyHelper = defineDeviceHelper(
   },
   (b, { dst, src, bytes }) => {
     const srcAddr = b.let('src_addr', uint32, callHelper(sharedAddressHelper, [src]));
-    emitAsm(b, { ptx: ['cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;'], inputs: [['l', dst], ['r', srcAddr], ['r', bytes]], memory: true });
+    emitAsm(b, {
+      ptx: ['cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;'],
+      inputs: [
+        ['l', dst],
+        ['r', srcAddr],
+        ['r', bytes],
+      ],
+      memory: true,
+    });
   },
 );
 

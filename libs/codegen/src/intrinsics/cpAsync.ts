@@ -5,7 +5,15 @@ import type { Expr } from '../expr.ts';
 import { lit, toExpr, variable } from '../ops.ts';
 import type { ExprLike } from '../ops.ts';
 import type { Target } from '../target.ts';
-import { callHelper, defineDeviceHelper, emitAsm, requireAddress, requireImmediate, requireInteger, requireIntrinsic } from './deviceHelper.ts';
+import {
+  callHelper,
+  defineDeviceHelper,
+  emitAsm,
+  requireAddress,
+  requireImmediate,
+  requireInteger,
+  requireIntrinsic,
+} from './deviceHelper.ts';
 import type { DeviceHelper } from './deviceHelper.ts';
 import { sharedAddressHelper } from './sharedAddress.ts';
 
@@ -84,12 +92,19 @@ export function cpAsync(target: Target, options: CpAsyncOptions): Expr {
   return callHelper(copyHelper(cache, bytes), [dst, src, srcBytes]);
 }
 
-const commitHelper = defineDeviceHelper({ name: 'tk_cp_async_commit_group', doc: 'cp.async.commit_group: close the group of this thread\'s pending cp.async copies.' }, (b) => {
-  emitAsm(b, { ptx: ['cp.async.commit_group;'], memory: true });
-});
+const commitHelper = defineDeviceHelper(
+  { name: 'tk_cp_async_commit_group', doc: "cp.async.commit_group: close the group of this thread's pending cp.async copies." },
+  (b) => {
+    emitAsm(b, { ptx: ['cp.async.commit_group;'], memory: true });
+  },
+);
 
 const waitHelper = defineDeviceHelper(
-  { name: 'tk_cp_async_wait_group', doc: 'cp.async.wait_group N: wait until at most N of this thread\'s cp.async groups are pending.', templateParams: ['int N'] },
+  {
+    name: 'tk_cp_async_wait_group',
+    doc: "cp.async.wait_group N: wait until at most N of this thread's cp.async groups are pending.",
+    templateParams: ['int N'],
+  },
   (b) => {
     emitAsm(b, { ptx: ['cp.async.wait_group %0;'], inputs: [['n', variable('N', int32)]], memory: true });
   },

@@ -61,7 +61,12 @@ export function defineDeviceHelper<P extends Readonly<Record<string, ParamSpec>>
     body,
   );
   const lines = [`// ${spec.doc}`, ...renderFunction(fn, sm90a).trimEnd().split('\n')];
-  return Object.freeze({ name: spec.name, returns: spec.returns ?? voidType, fn, requirement: snippet(spec.name, lines, spec.requires ?? []) });
+  return Object.freeze({
+    name: spec.name,
+    returns: spec.returns ?? voidType,
+    fn,
+    requirement: snippet(spec.name, lines, spec.requires ?? []),
+  });
 }
 
 /** A call of a helper (impure: every wrapped instruction has side effects or ordering). */
@@ -96,7 +101,8 @@ export function requireAddress(argument: string, e: Expr): void {
 
 /** Checks that `e` is an integer expression (an index, count or coordinate). */
 export function requireInteger(argument: string, e: Expr): void {
-  if (e.type.kind !== 'int' && e.type.kind !== 'bool') throw new CodegenTypeError(argument, 'must be an integer expression', typeToString(e.type));
+  if (e.type.kind !== 'int' && e.type.kind !== 'bool')
+    throw new CodegenTypeError(argument, 'must be an integer expression', typeToString(e.type));
 }
 
 /** Checks a compile-time immediate: an integer in [min, max] (and a multiple of `step` when given). */
@@ -137,7 +143,8 @@ function quote(text: string): string {
  * register budgets); pure register arithmetic opts out so the compiler can schedule it.
  */
 export function emitAsm(b: BlockBuilder, spec: AsmSpec): void {
-  const operands = (list: readonly AsmOperand[] | undefined): string => (list ?? []).map(([c, e]) => `${quote(c)}(${printExpr(e)})`).join(', ');
+  const operands = (list: readonly AsmOperand[] | undefined): string =>
+    (list ?? []).map(([c, e]) => `${quote(c)}(${printExpr(e)})`).join(', ');
   const sections = [operands(spec.outputs), operands(spec.inputs), spec.memory === true ? '"memory"' : ''];
   while (sections.length > 0 && sections[sections.length - 1] === '') sections.pop();
   const tail = sections.map((x) => (x === '' ? ' :' : ` : ${x}`)).join('');

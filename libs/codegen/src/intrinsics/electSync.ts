@@ -6,10 +6,19 @@ import type { Target } from '../target.ts';
 import { callHelper, defineDeviceHelper, emitAsm, requireInteger, requireIntrinsic } from './deviceHelper.ts';
 
 const electHelper = defineDeviceHelper(
-  { name: 'tk_elect_sync', doc: 'elect.sync _|p, membermask: true on exactly one (the same) lane of the mask.', returns: bool, params: { mask: uint32 } },
+  {
+    name: 'tk_elect_sync',
+    doc: 'elect.sync _|p, membermask: true on exactly one (the same) lane of the mask.',
+    returns: bool,
+    params: { mask: uint32 },
+  },
   (b, { mask }) => {
     const elected = b.declare('elected', uint32);
-    emitAsm(b, { ptx: ['.reg .pred leader;', 'elect.sync _|leader, %1;', 'selp.u32 %0, 1, 0, leader;'], outputs: [['=r', elected]], inputs: [['r', mask]] });
+    emitAsm(b, {
+      ptx: ['.reg .pred leader;', 'elect.sync _|leader, %1;', 'selp.u32 %0, 1, 0, leader;'],
+      outputs: [['=r', elected]],
+      inputs: [['r', mask]],
+    });
     b.return(ne(elected, 0));
   },
 );

@@ -6,7 +6,12 @@ import { callHelper, defineDeviceHelper, emitAsm, requireIntrinsic } from './dev
 
 // Pure register arithmetic: plain (non-volatile) asm, so ptxas schedules these like FMULs.
 const exp2Helper = defineDeviceHelper(
-  { name: 'tk_exp2_approx', doc: 'ex2.approx.ftz.f32: 2^x to 2 ulp (subnormals flushed; -inf gives +0).', returns: float32, params: { x: float32 } },
+  {
+    name: 'tk_exp2_approx',
+    doc: 'ex2.approx.ftz.f32: 2^x to 2 ulp (subnormals flushed; -inf gives +0).',
+    returns: float32,
+    params: { x: float32 },
+  },
   (b, { x }) => {
     const y = b.declare('y', float32);
     emitAsm(b, { ptx: ['ex2.approx.ftz.f32 %0, %1;'], outputs: [['=f', y]], inputs: [['f', x]], volatile: false });
@@ -25,18 +30,44 @@ const log2Helper = defineDeviceHelper(
 
 const packHelpers = {
   fp16: defineDeviceHelper(
-    { name: 'tk_pack_f16x2', doc: 'cvt.rn.f16x2.f32: two floats rounded to nearest-even fp16, lo in bits 0-15, hi in 16-31.', returns: uint32, params: { lo: float32, hi: float32 } },
+    {
+      name: 'tk_pack_f16x2',
+      doc: 'cvt.rn.f16x2.f32: two floats rounded to nearest-even fp16, lo in bits 0-15, hi in 16-31.',
+      returns: uint32,
+      params: { lo: float32, hi: float32 },
+    },
     (b, { lo, hi }) => {
       const d = b.declare('d', uint32);
-      emitAsm(b, { ptx: ['cvt.rn.f16x2.f32 %0, %2, %1;'], outputs: [['=r', d]], inputs: [['f', lo], ['f', hi]], volatile: false });
+      emitAsm(b, {
+        ptx: ['cvt.rn.f16x2.f32 %0, %2, %1;'],
+        outputs: [['=r', d]],
+        inputs: [
+          ['f', lo],
+          ['f', hi],
+        ],
+        volatile: false,
+      });
       b.return(d);
     },
   ),
   bf16: defineDeviceHelper(
-    { name: 'tk_pack_bf16x2', doc: 'cvt.rn.bf16x2.f32: two floats rounded to nearest-even bf16, lo in bits 0-15, hi in 16-31.', returns: uint32, params: { lo: float32, hi: float32 } },
+    {
+      name: 'tk_pack_bf16x2',
+      doc: 'cvt.rn.bf16x2.f32: two floats rounded to nearest-even bf16, lo in bits 0-15, hi in 16-31.',
+      returns: uint32,
+      params: { lo: float32, hi: float32 },
+    },
     (b, { lo, hi }) => {
       const d = b.declare('d', uint32);
-      emitAsm(b, { ptx: ['cvt.rn.bf16x2.f32 %0, %2, %1;'], outputs: [['=r', d]], inputs: [['f', lo], ['f', hi]], volatile: false });
+      emitAsm(b, {
+        ptx: ['cvt.rn.bf16x2.f32 %0, %2, %1;'],
+        outputs: [['=r', d]],
+        inputs: [
+          ['f', lo],
+          ['f', hi],
+        ],
+        volatile: false,
+      });
       b.return(d);
     },
   ),

@@ -3,12 +3,18 @@ import type { Target } from '../target.ts';
 import { callHelper, defineDeviceHelper, emitAsm, requireIntrinsic } from './deviceHelper.ts';
 
 const waitHelper = defineDeviceHelper(
-  { name: 'tk_griddepcontrol_wait', doc: 'griddepcontrol.wait: wait for the prerequisite grids to complete and their memory to be visible.' },
+  {
+    name: 'tk_griddepcontrol_wait',
+    doc: 'griddepcontrol.wait: wait for the prerequisite grids to complete and their memory to be visible.',
+  },
   (b) => emitAsm(b, { ptx: ['griddepcontrol.wait;'], memory: true }),
 );
 
 const launchHelper = defineDeviceHelper(
-  { name: 'tk_griddepcontrol_launch_dependents', doc: 'griddepcontrol.launch_dependents: let the dependent grid be scheduled once every CTA signalled or exited.' },
+  {
+    name: 'tk_griddepcontrol_launch_dependents',
+    doc: 'griddepcontrol.launch_dependents: let the dependent grid be scheduled once every CTA signalled or exited.',
+  },
   (b) => emitAsm(b, { ptx: ['griddepcontrol.launch_dependents;'], memory: true }),
 );
 

@@ -197,62 +197,70 @@ const STORE_BOXES = [
   [16, 36], // past the last column only; ends exactly at the last row
 ] as const;
 
-test('codegen/intrinsics/gpu: TMA box load (mbarrier expect_tx + try_wait.parity) equals the input, zero-filled out of bounds', gpu.options, async () => {
-  const device = gpu.device();
-  if (device.computeCapability.major < 9) return;
-  const input = Uint16Array.from({ length: ROWS * COLS }, (_, i) => halfBits(i));
-  const global = device.upload(input);
-  const out = device.alloc(BOX * BOX * 2);
-  try {
-    const map = tensorMap(global);
-    const k = await kernel(tmaLoadSig.name);
-    for (const [x0, y0] of BOXES) {
-      out.fill(0xff);
-      k.launch({ grid: 1, block: THREADS }, tmaLoadSig.pack({ map, out, x0, y0 }));
-      const tile = out.copyToHost(new Uint16Array(BOX * BOX));
-      for (let r = 0; r < BOX; r += 1) {
-        for (let c = 0; c < BOX; c += 1) {
-          const row = y0 + r;
-          const col = x0 + c;
-          const want = row >= 0 && row < ROWS && col >= 0 && col < COLS ? input[row * COLS + col] : 0;
-          assert.equal(tile[r * BOX + c], want, `box (${x0}, ${y0}) [${r}][${c}]`);
+test(
+  'codegen/intrinsics/gpu: TMA box load (mbarrier expect_tx + try_wait.parity) equals the input, zero-filled out of bounds',
+  gpu.options,
+  async () => {
+    const device = gpu.device();
+    if (device.computeCapability.major < 9) return;
+    const input = Uint16Array.from({ length: ROWS * COLS }, (_, i) => halfBits(i));
+    const global = device.upload(input);
+    const out = device.alloc(BOX * BOX * 2);
+    try {
+      const map = tensorMap(global);
+      const k = await kernel(tmaLoadSig.name);
+      for (const [x0, y0] of BOXES) {
+        out.fill(0xff);
+        k.launch({ grid: 1, block: THREADS }, tmaLoadSig.pack({ map, out, x0, y0 }));
+        const tile = out.copyToHost(new Uint16Array(BOX * BOX));
+        for (let r = 0; r < BOX; r += 1) {
+          for (let c = 0; c < BOX; c += 1) {
+            const row = y0 + r;
+            const col = x0 + c;
+            const want = row >= 0 && row < ROWS && col >= 0 && col < COLS ? input[row * COLS + col] : 0;
+            assert.equal(tile[r * BOX + c], want, `box (${x0}, ${y0}) [${r}][${c}]`);
+          }
         }
       }
+    } finally {
+      out.dispose();
+      global.dispose();
     }
-  } finally {
-    out.dispose();
-    global.dispose();
-  }
-});
+  },
+);
 
-test('codegen/intrinsics/gpu: TMA store after ordinary shared stores (proxy fence, bulk commit/wait) writes only the in-bounds box', gpu.options, async () => {
-  const device = gpu.device();
-  if (device.computeCapability.major < 9) return;
-  const input = Uint16Array.from({ length: ROWS * COLS }, (_, i) => halfBits(i));
-  const sentinel = 0x3c00; // 1.0: never equals a flipped (negative) input
-  const global = device.upload(input);
-  const outGlobal = device.alloc(ROWS * COLS * 2);
-  try {
-    const load = tensorMap(global);
-    const store = tensorMap(outGlobal);
-    const k = await kernel(tmaRoundTripSig.name);
-    for (const [x0, y0] of STORE_BOXES) {
-      outGlobal.copyFromHost(new Uint16Array(ROWS * COLS).fill(sentinel));
-      k.launch({ grid: 1, block: THREADS }, tmaRoundTripSig.pack({ load, store, x0, y0 }));
-      const got = outGlobal.copyToHost(new Uint16Array(ROWS * COLS));
-      for (let row = 0; row < ROWS; row += 1) {
-        for (let col = 0; col < COLS; col += 1) {
-          const inBox = row >= y0 && row < y0 + BOX && col >= x0 && col < x0 + BOX;
-          const want = inBox ? (input[row * COLS + col] as number) ^ 0x8000 : sentinel;
-          assert.equal(got[row * COLS + col], want, `box (${x0}, ${y0}) element [${row}][${col}]`);
+test(
+  'codegen/intrinsics/gpu: TMA store after ordinary shared stores (proxy fence, bulk commit/wait) writes only the in-bounds box',
+  gpu.options,
+  async () => {
+    const device = gpu.device();
+    if (device.computeCapability.major < 9) return;
+    const input = Uint16Array.from({ length: ROWS * COLS }, (_, i) => halfBits(i));
+    const sentinel = 0x3c00; // 1.0: never equals a flipped (negative) input
+    const global = device.upload(input);
+    const outGlobal = device.alloc(ROWS * COLS * 2);
+    try {
+      const load = tensorMap(global);
+      const store = tensorMap(outGlobal);
+      const k = await kernel(tmaRoundTripSig.name);
+      for (const [x0, y0] of STORE_BOXES) {
+        outGlobal.copyFromHost(new Uint16Array(ROWS * COLS).fill(sentinel));
+        k.launch({ grid: 1, block: THREADS }, tmaRoundTripSig.pack({ load, store, x0, y0 }));
+        const got = outGlobal.copyToHost(new Uint16Array(ROWS * COLS));
+        for (let row = 0; row < ROWS; row += 1) {
+          for (let col = 0; col < COLS; col += 1) {
+            const inBox = row >= y0 && row < y0 + BOX && col >= x0 && col < x0 + BOX;
+            const want = inBox ? (input[row * COLS + col] as number) ^ 0x8000 : sentinel;
+            assert.equal(got[row * COLS + col], want, `box (${x0}, ${y0}) element [${row}][${col}]`);
+          }
         }
       }
+    } finally {
+      outGlobal.dispose();
+      global.dispose();
     }
-  } finally {
-    outGlobal.dispose();
-    global.dispose();
-  }
-});
+  },
+);
 
 test('codegen/intrinsics/gpu: cp.async 16-byte copies zero-fill past n through commit_group / wait_group', gpu.options, async () => {
   const device = gpu.device();
@@ -299,7 +307,11 @@ test('codegen/intrinsics/gpu: ldmatrix x1/x2/x4 (+ .trans) registers follow the 
     LDMATRIX_CASES.forEach(([count, trans], c) => {
       for (let lane = 0; lane < 32; lane += 1) {
         for (let i = 0; i < count; i += 1) {
-          assert.equal(got[(c * 32 + lane) * 4 + i], ldmatrixExpected(mats, i, lane, trans), `x${count}${trans ? '.trans' : ''} lane ${lane} reg ${i}`);
+          assert.equal(
+            got[(c * 32 + lane) * 4 + i],
+            ldmatrixExpected(mats, i, lane, trans),
+            `x${count}${trans ? '.trans' : ''} lane ${lane} reg ${i}`,
+          );
         }
       }
     });

@@ -69,7 +69,8 @@ export function ldmatrix(target: Target, options: LdmatrixOptions): Expr {
   if (element === null || element.kind !== 'int' || element.name !== 'uint32' || (dst.type.kind === 'pointer' && dst.type.constPointee)) {
     throw new CodegenTypeError('dst', 'must be an array of (or a non-const pointer to) unsigned int', typeToString(dst.type));
   }
-  if (dst.type.kind === 'array' && dst.type.length < count) throw new ArgumentError('dst', `must hold at least ${count} registers`, dst.type.length);
+  if (dst.type.kind === 'array' && dst.type.length < count)
+    throw new ArgumentError('dst', `must hold at least ${count} registers`, dst.type.length);
   requireAddress('src', src);
   return callHelper(ldmatrixHelper(count, options.trans ?? false), [dst, src]);
 }

@@ -5,13 +5,37 @@ import type { Target } from '../target.ts';
 import { callHelper, defineDeviceHelper, emitAsm, requireImmediate, requireIntrinsic } from './deviceHelper.ts';
 
 const syncHelper = defineDeviceHelper(
-  { name: 'tk_named_barrier_sync', doc: 'bar.sync id, count: wait until `count` threads (whole warps) reached barrier `id`.', params: { id: int32, count: int32 } },
-  (b, { id, count }) => emitAsm(b, { ptx: ['bar.sync %0, %1;'], inputs: [['r', id], ['r', count]], memory: true }),
+  {
+    name: 'tk_named_barrier_sync',
+    doc: 'bar.sync id, count: wait until `count` threads (whole warps) reached barrier `id`.',
+    params: { id: int32, count: int32 },
+  },
+  (b, { id, count }) =>
+    emitAsm(b, {
+      ptx: ['bar.sync %0, %1;'],
+      inputs: [
+        ['r', id],
+        ['r', count],
+      ],
+      memory: true,
+    }),
 );
 
 const arriveHelper = defineDeviceHelper(
-  { name: 'tk_named_barrier_arrive', doc: 'bar.arrive id, count: count this warp at barrier `id` without waiting.', params: { id: int32, count: int32 } },
-  (b, { id, count }) => emitAsm(b, { ptx: ['bar.arrive %0, %1;'], inputs: [['r', id], ['r', count]], memory: true }),
+  {
+    name: 'tk_named_barrier_arrive',
+    doc: 'bar.arrive id, count: count this warp at barrier `id` without waiting.',
+    params: { id: int32, count: int32 },
+  },
+  (b, { id, count }) =>
+    emitAsm(b, {
+      ptx: ['bar.arrive %0, %1;'],
+      inputs: [
+        ['r', id],
+        ['r', count],
+      ],
+      memory: true,
+    }),
 );
 
 /**

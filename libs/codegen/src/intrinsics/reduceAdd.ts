@@ -5,8 +5,20 @@ import { callHelper, defineDeviceHelper, emitAsm, requireAddress, requireIntrins
 import { ArgumentError } from '@tilekit/numeric';
 
 const redF32 = defineDeviceHelper(
-  { name: 'tk_red_add_f32', doc: 'red.global.add.f32 [p], v: an atomic add whose result nobody reads (no return trip).', params: { p: pointer(float32), v: float32 } },
-  (b, { p, v }) => emitAsm(b, { ptx: ['red.global.add.f32 [%0], %1;'], inputs: [['l', p], ['f', v]], memory: true }),
+  {
+    name: 'tk_red_add_f32',
+    doc: 'red.global.add.f32 [p], v: an atomic add whose result nobody reads (no return trip).',
+    params: { p: pointer(float32), v: float32 },
+  },
+  (b, { p, v }) =>
+    emitAsm(b, {
+      ptx: ['red.global.add.f32 [%0], %1;'],
+      inputs: [
+        ['l', p],
+        ['f', v],
+      ],
+      memory: true,
+    }),
 );
 
 /**

@@ -6,12 +6,20 @@ import type { Target } from '../target.ts';
 import { callHelper, defineDeviceHelper, emitAsm, requireImmediate, requireIntrinsic } from './deviceHelper.ts';
 
 const incHelper = defineDeviceHelper(
-  { name: 'tk_setmaxnreg_inc', doc: 'setmaxnreg.inc.sync.aligned.u32 N: raise this warp\'s register budget to N (warpgroup-collective).', templateParams: ['int N'] },
+  {
+    name: 'tk_setmaxnreg_inc',
+    doc: "setmaxnreg.inc.sync.aligned.u32 N: raise this warp's register budget to N (warpgroup-collective).",
+    templateParams: ['int N'],
+  },
   (b) => emitAsm(b, { ptx: ['setmaxnreg.inc.sync.aligned.u32 %0;'], inputs: [['n', variable('N', int32)]] }),
 );
 
 const decHelper = defineDeviceHelper(
-  { name: 'tk_setmaxnreg_dec', doc: 'setmaxnreg.dec.sync.aligned.u32 N: lower this warp\'s register budget to N (warpgroup-collective).', templateParams: ['int N'] },
+  {
+    name: 'tk_setmaxnreg_dec',
+    doc: "setmaxnreg.dec.sync.aligned.u32 N: lower this warp's register budget to N (warpgroup-collective).",
+    templateParams: ['int N'],
+  },
   (b) => emitAsm(b, { ptx: ['setmaxnreg.dec.sync.aligned.u32 %0;'], inputs: [['n', variable('N', int32)]] }),
 );
 

@@ -51,7 +51,8 @@ export interface AlignedDynamicShared {
  * of slack. Emits locals `smem_raw`, `smem_pad`, `smem`, `smem_addr`.
  */
 export function declareAlignedDynamicShared(b: BlockBuilder, target: Target, name: string, alignment = 1024): AlignedDynamicShared {
-  if (!Number.isSafeInteger(alignment) || alignment < 16 || (alignment & (alignment - 1)) !== 0) throw new ArgumentError('alignment', 'must be a power of two ≥ 16', alignment);
+  if (!Number.isSafeInteger(alignment) || alignment < 16 || (alignment & (alignment - 1)) !== 0)
+    throw new ArgumentError('alignment', 'must be a power of two ≥ 16', alignment);
   b.verbatim(`extern __shared__ __align__(${alignment}) unsigned char ${name}[];`);
   const raw = variable(name, pointer(uint8));
   const rawAddr = b.let('smem_raw', uint32, sharedAddress(target, raw));

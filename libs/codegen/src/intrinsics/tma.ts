@@ -8,7 +8,15 @@ import type { ParamSpec } from '../function.ts';
 import { rangeOf } from '../range.ts';
 import type { Target } from '../target.ts';
 import { tensorMapType } from '../kernel/kernelParam.ts';
-import { callHelper, defineDeviceHelper, emitAsm, requireAddress, requireImmediate, requireInteger, requireIntrinsic } from './deviceHelper.ts';
+import {
+  callHelper,
+  defineDeviceHelper,
+  emitAsm,
+  requireAddress,
+  requireImmediate,
+  requireInteger,
+  requireIntrinsic,
+} from './deviceHelper.ts';
 import type { DeviceHelper } from './deviceHelper.ts';
 import { sharedAddressHelper } from './sharedAddress.ts';
 
@@ -67,8 +75,15 @@ function loadHelper(rank: TmaRank): DeviceHelper {
         const dstAddr = b.let('dst_addr', uint32, callHelper(sharedAddressHelper, [p['dst'] as Expr]));
         const barAddr = b.let('bar_addr', uint32, callHelper(sharedAddressHelper, [p['bar'] as Expr]));
         emitAsm(b, {
-          ptx: [`cp.async.bulk.tensor.${rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, ${tensorList(2, rank)}], [%${2 + rank}];`],
-          inputs: [['r', dstAddr], ['l', p['map'] as Expr], ...coordNames.slice(0, rank).map((n) => ['r', p[n] as Expr] as const), ['r', barAddr]],
+          ptx: [
+            `cp.async.bulk.tensor.${rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, ${tensorList(2, rank)}], [%${2 + rank}];`,
+          ],
+          inputs: [
+            ['r', dstAddr],
+            ['l', p['map'] as Expr],
+            ...coordNames.slice(0, rank).map((n) => ['r', p[n] as Expr] as const),
+            ['r', barAddr],
+          ],
           memory: true,
         });
       },
@@ -105,22 +120,34 @@ function storeHelper(rank: TmaRank): DeviceHelper {
 }
 
 const commitHelper = defineDeviceHelper(
-  { name: 'tk_bulk_commit_group', doc: 'cp.async.bulk.commit_group: close the group of this thread\'s pending bulk (TMA store) copies.' },
+  { name: 'tk_bulk_commit_group', doc: "cp.async.bulk.commit_group: close the group of this thread's pending bulk (TMA store) copies." },
   (b) => emitAsm(b, { ptx: ['cp.async.bulk.commit_group;'], memory: true }),
 );
 
 const waitHelper = defineDeviceHelper(
-  { name: 'tk_bulk_wait_group', doc: 'cp.async.bulk.wait_group N: wait until at most N bulk groups are pending (writes done).', templateParams: ['int N'] },
+  {
+    name: 'tk_bulk_wait_group',
+    doc: 'cp.async.bulk.wait_group N: wait until at most N bulk groups are pending (writes done).',
+    templateParams: ['int N'],
+  },
   (b) => emitAsm(b, { ptx: ['cp.async.bulk.wait_group %0;'], inputs: [['n', variable('N', int32)]], memory: true }),
 );
 
 const waitReadHelper = defineDeviceHelper(
-  { name: 'tk_bulk_wait_group_read', doc: 'cp.async.bulk.wait_group.read N: wait until at most N bulk groups still read their sources.', templateParams: ['int N'] },
+  {
+    name: 'tk_bulk_wait_group_read',
+    doc: 'cp.async.bulk.wait_group.read N: wait until at most N bulk groups still read their sources.',
+    templateParams: ['int N'],
+  },
   (b) => emitAsm(b, { ptx: ['cp.async.bulk.wait_group.read %0;'], inputs: [['n', variable('N', int32)]], memory: true }),
 );
 
 const prefetchHelper = defineDeviceHelper(
-  { name: 'tk_prefetch_tensormap', doc: 'prefetch.tensormap: bring a tensor map (generic address of a param/const/global) into the cache.', params: { map: pointer(voidType, { const: true }) } },
+  {
+    name: 'tk_prefetch_tensormap',
+    doc: 'prefetch.tensormap: bring a tensor map (generic address of a param/const/global) into the cache.',
+    params: { map: pointer(voidType, { const: true }) },
+  },
   (b, { map }) => emitAsm(b, { ptx: ['prefetch.tensormap [%0];'], inputs: [['l', map]], memory: true }),
 );
 
@@ -132,7 +159,8 @@ function mapAddress(map: Expr): Expr {
 }
 
 function coordsOf(coords: readonly ExprLike[]): { rank: TmaRank; exprs: Expr[] } {
-  if (!Array.isArray(coords) || coords.length < 1 || coords.length > 5) throw new ArgumentError('coords', 'must hold 1 to 5 coordinates', coords?.length);
+  if (!Array.isArray(coords) || coords.length < 1 || coords.length > 5)
+    throw new ArgumentError('coords', 'must hold 1 to 5 coordinates', coords?.length);
   const exprs = coords.map((c, i) => {
     const e = toExpr(c, lit(0, int32));
     requireInteger(`coords[${i}]`, e);
@@ -169,7 +197,11 @@ export function tmaStore(target: Target, options: TmaStoreOptions): Expr {
   exprs.forEach((e, i) => {
     const range = rangeOf(e);
     if (range !== null && range.max < 0n) {
-      throw new ArgumentError(`coords[${i}]`, 'must be >= 0 for a TMA store (a box starting before the tensor faults with an illegal instruction)', range.max);
+      throw new ArgumentError(
+        `coords[${i}]`,
+        'must be >= 0 for a TMA store (a box starting before the tensor faults with an illegal instruction)',
+        range.max,
+      );
     }
   });
   return callHelper(storeHelper(rank), [mapAddress(options.map), options.src, ...exprs]);

@@ -10,7 +10,10 @@ interface Toy {
 }
 
 const rulesFor = (size: number, dtype: string): InstanceRules<Toy> => ({
-  unsupported: (i) => [...(i.dtype !== dtype ? [`dtype must be ${i.dtype}`] : []), ...(size > i.maxSize ? [`size must be <= ${i.maxSize}`] : [])],
+  unsupported: (i) => [
+    ...(i.dtype !== dtype ? [`dtype must be ${i.dtype}`] : []),
+    ...(size > i.maxSize ? [`size must be <= ${i.maxSize}`] : []),
+  ],
   relevant: (i) => i.dtype === dtype,
   preference: (i) => [i.rank],
 });
@@ -60,7 +63,11 @@ describe('selectInstance', () => {
     const error = new NoInstanceError('gemm', 'fp16 m=1 n=2 k=3', [{ instance: 'x', reasons: ['k must be a multiple of 8'] }], 2);
     expect(error.code).toBe('gemm/no-instance');
     expect(error.message).toBe(
-      ['no gemm instance runs fp16 m=1 n=2 k=3:', '  x: k must be a multiple of 8', '  (2 instance(s) of other kinds or dtypes not listed)'].join('\n'),
+      [
+        'no gemm instance runs fp16 m=1 n=2 k=3:',
+        '  x: k must be a multiple of 8',
+        '  (2 instance(s) of other kinds or dtypes not listed)',
+      ].join('\n'),
     );
   });
 });

@@ -5,7 +5,12 @@ import { canonicalJson, instanceKey, type InstanceConfig } from './instanceKey.t
 
 const configArb: fc.Arbitrary<InstanceConfig> = fc.dictionary(
   fc.stringMatching(/^[a-z][a-zA-Z0-9]{0,6}$/),
-  fc.oneof(fc.integer({ min: -1000, max: 1000 }), fc.boolean(), fc.stringMatching(/^[a-z0-9_]{0,6}$/), fc.array(fc.integer({ min: 0, max: 64 }), { maxLength: 3 })),
+  fc.oneof(
+    fc.integer({ min: -1000, max: 1000 }),
+    fc.boolean(),
+    fc.stringMatching(/^[a-z0-9_]{0,6}$/),
+    fc.array(fc.integer({ min: 0, max: 64 }), { maxLength: 3 }),
+  ),
   { minKeys: 1, maxKeys: 6 },
 );
 
@@ -15,11 +20,19 @@ function reversed(c: InstanceConfig): InstanceConfig {
 
 describe('instanceKey', () => {
   it('names from tagged values, in tag order, and hashes the whole config', () => {
-    const key = instanceKey('permute', { dtype: 'fp16', vectorBytes: 16, threads: 256, note: 'x' }, { tags: { dtype: '', vectorBytes: 'v', threads: 't' } });
+    const key = instanceKey(
+      'permute',
+      { dtype: 'fp16', vectorBytes: 16, threads: 256, note: 'x' },
+      { tags: { dtype: '', vectorBytes: 'v', threads: 't' } },
+    );
     expect(key.name).toBe('permute_fp16_v16_t256');
     expect(key.hash).toMatch(/^[0-9a-f]{16}$/);
     expect(key.canonical).toBe('{"config":{"dtype":"fp16","note":"x","threads":256,"vectorBytes":16},"family":"permute"}');
-    const other = instanceKey('permute', { dtype: 'fp16', vectorBytes: 16, threads: 256, note: 'y' }, { tags: { dtype: '', vectorBytes: 'v', threads: 't' } });
+    const other = instanceKey(
+      'permute',
+      { dtype: 'fp16', vectorBytes: 16, threads: 256, note: 'y' },
+      { tags: { dtype: '', vectorBytes: 'v', threads: 't' } },
+    );
     expect(other.name).toBe(key.name); // the untagged key is not in the name ...
     expect(other.hash).not.toBe(key.hash); // ... but it is in the hash
   });

@@ -41,26 +41,28 @@ export interface TensorMapParam {
 export type KernelParam = ScalarParam | PointerParam | TensorMapParam;
 
 /** The JS value a parameter takes: numbers (bigint allowed for 64-bit integers), pointers as bigint or `{ ptr }`, tensor maps as 128 bytes. */
-export type ParamValue<P extends KernelParam> = P extends ScalarParam<infer K>
-  ? K extends 'i64' | 'u64'
-    ? bigint | number
-    : number
-  : P extends PointerParam
-    ? bigint | { readonly ptr: bigint }
-    : P extends TensorMapParam
-      ? Uint8Array
-      : never;
+export type ParamValue<P extends KernelParam> =
+  P extends ScalarParam<infer K>
+    ? K extends 'i64' | 'u64'
+      ? bigint | number
+      : number
+    : P extends PointerParam
+      ? bigint | { readonly ptr: bigint }
+      : P extends TensorMapParam
+        ? Uint8Array
+        : never;
 
 /** What `unpack` gives back: 64-bit integers and pointers as bigint. */
-export type UnpackedValue<P extends KernelParam> = P extends ScalarParam<infer K>
-  ? K extends 'i64' | 'u64'
-    ? bigint
-    : number
-  : P extends PointerParam
-    ? bigint
-    : P extends TensorMapParam
-      ? Uint8Array
-      : never;
+export type UnpackedValue<P extends KernelParam> =
+  P extends ScalarParam<infer K>
+    ? K extends 'i64' | 'u64'
+      ? bigint
+      : number
+    : P extends PointerParam
+      ? bigint
+      : P extends TensorMapParam
+        ? Uint8Array
+        : never;
 
 interface ScalarInfo {
   readonly size: 1 | 2 | 4 | 8;

@@ -11,7 +11,9 @@ import { kernelParamsArbitrary, kernelParamValueArbitrary } from './testing/kern
 
 /** A signature with random parameters and a value for each. */
 const signatureWithValues = kernelParamsArbitrary().chain((params) =>
-  fc.record(Object.fromEntries(Object.entries(params).map(([k, p]) => [k, kernelParamValueArbitrary(p)]))).map((values) => ({ params, values })),
+  fc
+    .record(Object.fromEntries(Object.entries(params).map(([k, p]) => [k, kernelParamValueArbitrary(p)])))
+    .map((values) => ({ params, values })),
 );
 
 /** What unpack must give back for a packed value (floats rounded to the stored width, ints as stored). */
@@ -51,17 +53,20 @@ describe('argument layout', () => {
   });
 
   for (const target of [sm90a, sm80, gfx942]) {
-    test.prop([kernelParamsArbitrary({ tensorMaps: target !== gfx942 })])(`offsets ascend, never overlap, and are aligned in bank addresses (${target.name})`, (params) => {
-      const layout = new KernelSignature('k', target, params).layout;
-      let end = 0;
-      for (const f of layout.fields) {
-        expect(f.offset).toBeGreaterThanOrEqual(end);
-        expect((KERNEL_PARAM_BASE[target.name] + f.offset) % f.align).toBe(0);
-        expect(f.offset - end).toBeLessThan(f.align); // no gap larger than alignment needs
-        end = f.offset + f.size;
-      }
-      expect(layout.bytes).toBe(end);
-    });
+    test.prop([kernelParamsArbitrary({ tensorMaps: target !== gfx942 })])(
+      `offsets ascend, never overlap, and are aligned in bank addresses (${target.name})`,
+      (params) => {
+        const layout = new KernelSignature('k', target, params).layout;
+        let end = 0;
+        for (const f of layout.fields) {
+          expect(f.offset).toBeGreaterThanOrEqual(end);
+          expect((KERNEL_PARAM_BASE[target.name] + f.offset) % f.align).toBe(0);
+          expect(f.offset - end).toBeLessThan(f.align); // no gap larger than alignment needs
+          end = f.offset + f.size;
+        }
+        expect(layout.bytes).toBe(end);
+      },
+    );
   }
 });
 
@@ -92,7 +97,8 @@ describe('pack / unpack', () => {
     for (const f of sig.layout.fields) {
       const view = new DataView(packed.bytes.buffer, f.offset, f.size);
       if (f.param.kind === 'pointer') expect(view.getBigUint64(0, true)).toBe(BigInt((values as Record<string, bigint>)[f.name]!));
-      if (f.param.kind === 'scalar' && f.param.scalar === 'i32') expect(view.getInt32(0, true)).toBe((values as Record<string, number>)[f.name]);
+      if (f.param.kind === 'scalar' && f.param.scalar === 'i32')
+        expect(view.getInt32(0, true)).toBe((values as Record<string, number>)[f.name]);
     }
   });
 

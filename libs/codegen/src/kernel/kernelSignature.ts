@@ -223,7 +223,9 @@ export class KernelSignature<P extends KernelParams = KernelParams> {
     // them); only the declaration changes, the body keeps the plain struct type.
     const declared: FunctionDef = Object.freeze({
       ...fn,
-      params: Object.freeze(fn.params.map((p): Param => (this.params[p.name]?.kind === 'tensorMap' ? Object.freeze({ ...p, type: gridConstantTensorMap }) : p))),
+      params: Object.freeze(
+        fn.params.map((p): Param => (this.params[p.name]?.kind === 'tensorMap' ? Object.freeze({ ...p, type: gridConstantTensorMap }) : p)),
+      ),
     });
     return src.add(declared);
   }
@@ -237,7 +239,11 @@ function writeField(view: DataView, bytes: Uint8Array, field: ArgumentField, val
   const at = field.offset;
   if (p.kind === 'tensorMap') {
     if (!(value instanceof Uint8Array) || value.length !== TENSOR_MAP_BYTES) {
-      throw new ArgumentError(where, `must be the ${TENSOR_MAP_BYTES} bytes of an encoded tensor map`, value instanceof Uint8Array ? `${value.length} bytes` : typeof value);
+      throw new ArgumentError(
+        where,
+        `must be the ${TENSOR_MAP_BYTES} bytes of an encoded tensor map`,
+        value instanceof Uint8Array ? `${value.length} bytes` : typeof value,
+      );
     }
     bytes.set(value, at);
     return;

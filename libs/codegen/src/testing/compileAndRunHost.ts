@@ -64,7 +64,8 @@ export function compileAndRunHost(source: string, options: HostRunOptions = {}):
     writeFileSync(file, source);
     const flags = options.flags ?? ['-std=c++17', '-O1', '-Wall', '-Werror'];
     const cc = spawnSync(hostCompiler(), [...flags, file, '-o', exe], { encoding: 'utf8', timeout: 120_000 });
-    if (cc.status !== 0) throw new HostProgramError(`${hostCompiler()} failed (${cc.status ?? cc.signal})`, `${cc.stderr}${cc.error?.message ?? ''}`, source);
+    if (cc.status !== 0)
+      throw new HostProgramError(`${hostCompiler()} failed (${cc.status ?? cc.signal})`, `${cc.stderr}${cc.error?.message ?? ''}`, source);
     const run = spawnSync(exe, [...(options.args ?? [])], {
       input: options.stdin ?? '',
       encoding: 'utf8',
@@ -161,7 +162,11 @@ function writeResult(t: CType): string[] {
  * expect(got).toEqual(cases.map((c) => evaluate(body, bind(c))));
  * ```
  */
-export function runHostFunctions(functions: readonly FunctionDef[], calls: readonly HostCall[], options: Pick<HostRunOptions, 'flags'> = {}): Scalar[] {
+export function runHostFunctions(
+  functions: readonly FunctionDef[],
+  calls: readonly HostCall[],
+  options: Pick<HostRunOptions, 'flags'> = {},
+): Scalar[] {
   const src = new SourceBuilder({ dialect: host, header: 'tilekit codegen: host differential-test harness' });
   src.include('<cstdio>').include('<cstring>');
   functions.forEach((f) => src.add(f));

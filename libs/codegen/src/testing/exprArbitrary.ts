@@ -23,8 +23,25 @@ const allOps: readonly BinaryOp[] = ['+', '-', '*', '/', '%', '<<', '>>', '&', '
 
 /** A literal of `t` biased to the values folding rules look for (0, ±1, powers of two, extremes). */
 export function interestingIntArbitrary(t: IntType): fc.Arbitrary<bigint> {
-  const special = [0n, 1n, 2n, 3n, 4n, 7n, 8n, 16n, 31n, 32n, 255n, 256n, 1024n, t.max, t.min, t.signed ? -1n : t.max - 1n, t.signed ? -8n : 15n]
-    .filter((v) => v >= t.min && v <= t.max);
+  const special = [
+    0n,
+    1n,
+    2n,
+    3n,
+    4n,
+    7n,
+    8n,
+    16n,
+    31n,
+    32n,
+    255n,
+    256n,
+    1024n,
+    t.max,
+    t.min,
+    t.signed ? -1n : t.max - 1n,
+    t.signed ? -8n : 15n,
+  ].filter((v) => v >= t.min && v <= t.max);
   return fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom(...special) },
     { weight: 3, arbitrary: fc.bigInt({ min: t.signed ? -64n : 0n, max: 64n }) },
@@ -41,9 +58,7 @@ export function intExprArbitrary(options: IntExprArbitraryOptions): fc.Arbitrary
   const litTypes = options.literalTypes ?? [int32, int32, int32, uint32, int64];
   const ops = options.ops ?? allOps;
   const castTypes = options.castTypes ?? [int8, uint16, int32, int32, uint32, int64, uint64, bool];
-  const literal = fc
-    .constantFrom(...litTypes)
-    .chain((t) => interestingIntArbitrary(t).map((v) => makeLiteral(v, t) as Expr));
+  const literal = fc.constantFrom(...litTypes).chain((t) => interestingIntArbitrary(t).map((v) => makeLiteral(v, t) as Expr));
   const shiftCount = fc.integer({ min: 0, max: 40 }).map((k) => makeLiteral(k, int32) as Expr);
   const leaf = options.vars.length > 0 ? fc.oneof(fc.constantFrom(...options.vars), literal) : literal;
   const { expr } = fc.letrec<{ expr: Expr; node: Expr }>((tie) => ({
@@ -53,7 +68,12 @@ export function intExprArbitrary(options: IntExprArbitraryOptions): fc.Arbitrary
       { weight: 3, arbitrary: tie('node') },
     ),
     node: fc.oneof(
-      { weight: 6, arbitrary: fc.tuple(fc.constantFrom(...ops), tie('expr'), tie('expr'), shiftCount, fc.boolean()).map(([op, a, b, k, constCount]) => makeBinary(op, a, (op === '<<' || op === '>>') && constCount ? k : b) as Expr) },
+      {
+        weight: 6,
+        arbitrary: fc
+          .tuple(fc.constantFrom(...ops), tie('expr'), tie('expr'), shiftCount, fc.boolean())
+          .map(([op, a, b, k, constCount]) => makeBinary(op, a, (op === '<<' || op === '>>') && constCount ? k : b) as Expr),
+      },
       { weight: 1, arbitrary: fc.tuple(fc.constantFrom<UnaryOp>('-', '~', '!'), tie('expr')).map(([op, a]) => makeUnary(op, a) as Expr) },
       { weight: 1, arbitrary: fc.tuple(tie('expr'), tie('expr'), tie('expr')).map(([c, a, b]) => makeSelect(c, a, b) as Expr) },
       { weight: 1, arbitrary: fc.tuple(tie('expr'), fc.constantFrom(...castTypes)).map(([a, t]) => makeCast(a, t) as Expr) },

@@ -12,7 +12,14 @@ import { namedBarrierArrive, namedBarrierSync } from '../intrinsics/namedBarrier
 import { reduceAddF32 } from '../intrinsics/reduceAdd.ts';
 import { gridDependencyLaunchDependents, gridDependencyWait } from '../intrinsics/gridDependency.ts';
 import { ldmatrix } from '../intrinsics/ldmatrix.ts';
-import { mbarrierArrive, mbarrierArriveExpectTx, mbarrierInit, mbarrierInval, mbarrierTryWaitParity, mbarrierWaitParity } from '../intrinsics/mbarrier.ts';
+import {
+  mbarrierArrive,
+  mbarrierArriveExpectTx,
+  mbarrierInit,
+  mbarrierInval,
+  mbarrierTryWaitParity,
+  mbarrierWaitParity,
+} from '../intrinsics/mbarrier.ts';
 import { setMaxNReg } from '../intrinsics/setmaxnreg.ts';
 import { sharedAddress } from '../intrinsics/sharedAddress.ts';
 import { bulkCommitGroup, bulkWaitGroup, prefetchTensorMap, tmaLoad, tmaStore } from '../intrinsics/tma.ts';
@@ -76,7 +83,11 @@ export function intrinsicSamplesSource(target: Target): string {
   );
   if (!hopper) return src.render();
 
-  const sig = new KernelSignature('tk_intrinsics_sm90', target, { map: kernelParam.tensorMap(), out: kernelParam.pointer(uint32), x: kernelParam.i32() });
+  const sig = new KernelSignature('tk_intrinsics_sm90', target, {
+    map: kernelParam.tensorMap(),
+    out: kernelParam.pointer(uint32),
+    x: kernelParam.i32(),
+  });
   sig.defineEntry(src, { launchBounds: { maxThreads: 128 } }, (b, { map, out, x }) => {
     const box = target.declareShared(b, 'box', uint8, 4096, { align: 128 });
     const bar = target.declareShared(b, 'bar', uint64, 1, { align: 8 });
@@ -102,7 +113,8 @@ export function intrinsicSamplesSource(target: Target): string {
     b.expr(fenceProxyAsyncShared(target));
     b.push(target.syncThreads());
     b.if(eq(tid, 0), (t) => {
-      for (const rank of [1, 2, 3, 4, 5] as TmaRank[]) t.expr(tmaStore(target, { map, src: box, coords: Array.from({ length: rank }, (_, i) => (i === 0 ? x : 0)) }));
+      for (const rank of [1, 2, 3, 4, 5] as TmaRank[])
+        t.expr(tmaStore(target, { map, src: box, coords: Array.from({ length: rank }, (_, i) => (i === 0 ? x : 0)) }));
       t.expr(bulkStoreF32(target, cast(out, pointer(float32)), cast(addressOf(index(box, 0)), pointer(float32, { const: true })), 256));
       t.expr(bulkReduceAddF32(target, cast(out, pointer(float32)), cast(addressOf(index(box, 0)), pointer(float32, { const: true })), 256));
       t.expr(bulkCommitGroup(target));

@@ -49,7 +49,7 @@ export function hostSwizzleSource(): string {
 
 /** `tk::swizzle` of `hostSwizzleSource`, in TS. */
 export function swizzleReference(row: number, col: number): number {
-  return row * 64 + ((Math.trunc(col / 8) ^ (row & 7)) * 8) + (col % 8);
+  return row * 64 + (Math.trunc(col / 8) ^ (row & 7)) * 8 + (col % 8);
 }
 
 /**
@@ -64,7 +64,10 @@ export function sampleKernelsSource(target: Target, blockSize = 256): string {
   const warp = target.warpSize;
   if (warp === null) throw new Error(`sampleKernelsSource: ${target.name} has no warps`);
   const warps = blockSize / warp;
-  const src = new SourceBuilder({ dialect: target, header: [`tilekit codegen sample kernels for ${target.name}`, 'generated; do not edit'] });
+  const src = new SourceBuilder({
+    dialect: target,
+    header: [`tilekit codegen sample kernels for ${target.name}`, 'generated; do not edit'],
+  });
   const warpSum = src.function(
     { name: 'tk_warp_sum', returns: float32, params: { v: float32 }, qualifiers: target.functionQualifiers('force') },
     (b, { v }) => {
@@ -103,11 +106,15 @@ export function sampleKernelsSource(target: Target, blockSize = 256): string {
         t.assign(index(ballots, add(mul(cast(target.blockIdx('x'), int32), warps), w)), vote);
       });
       b.push(target.syncThreads());
-      b.if(eq(tid, 0), (t) => {
-        const total = t.var('total', float32, 0);
-        t.forRange({ name: 'j', to: warps, unroll: true }, (l, j) => l.assign(total, index(partial, j), '+='));
-        t.assign(index(out, target.blockIdx('x')), total);
-      }, (e) => e.comment('other threads are done'));
+      b.if(
+        eq(tid, 0),
+        (t) => {
+          const total = t.var('total', float32, 0);
+          t.forRange({ name: 'j', to: warps, unroll: true }, (l, j) => l.assign(total, index(partial, j), '+='));
+          t.assign(index(out, target.blockIdx('x')), total);
+        },
+        (e) => e.comment('other threads are done'),
+      );
       b.if(lt(sub(n, 1), 0), (t) => t.return());
     },
   );
@@ -115,13 +122,21 @@ export function sampleKernelsSource(target: Target, blockSize = 256): string {
     {
       name: 'tk_spellings',
       qualifiers: target.kernelQualifiers(),
-      params: { out: pointer(int32, { restrict: true }), f: pointer(float32, { restrict: true }), wide: pointer(int64, { restrict: true }) },
+      params: {
+        out: pointer(int32, { restrict: true }),
+        f: pointer(float32, { restrict: true }),
+        wide: pointer(int64, { restrict: true }),
+      },
     },
     (b, { out, f, wide }) => {
       const idx = (d: 'x' | 'y' | 'z'): Expr => cast(target.threadIdx(d), int32);
       const dim = (d: 'x' | 'y' | 'z'): Expr => cast(target.blockDim(d), int32);
       const t = b.let('t', int32, add(add(idx('x'), mul(idx('y'), dim('x'))), mul(mul(idx('z'), dim('x')), dim('y'))));
-      const blk = b.let('blk', int32, add(cast(target.blockIdx('y'), int32), mul(cast(target.blockIdx('z'), int32), cast(target.gridDim('y'), int32))));
+      const blk = b.let(
+        'blk',
+        int32,
+        add(cast(target.blockIdx('y'), int32), mul(cast(target.blockIdx('z'), int32), cast(target.gridDim('y'), int32))),
+      );
       const lane = b.let('lane', int32, cast(target.laneId(), int32));
       const v = b.var('v', float32, index(f, t));
       b.assign(v, add(target.shfl(v, 0), target.shflDown(v, 1)));

@@ -125,7 +125,8 @@ export function checkFmhaBwdArgs(traits: CheckedFmhaBwdTraits, args: FmhaBwdArgs
   if (traits.hasDropout) {
     const d = args.dropout;
     if (typeof d !== 'object' || d === null) fail('dropout', 'is required with traits.hasDropout', d);
-    if (typeof d.probability !== 'number' || !(d.probability >= 0 && d.probability < 1)) fail('dropout.probability', 'must be a number in [0, 1)', d.probability);
+    if (typeof d.probability !== 'number' || !(d.probability >= 0 && d.probability < 1))
+      fail('dropout.probability', 'must be a number in [0, 1)', d.probability);
     address('dropout.seed', d.seed, false);
     address('dropout.offset', d.offset, false);
     if (traits.storeRandval) tensor('dropout.randval', d.randval, true);
@@ -138,7 +139,8 @@ export function checkFmhaBwdArgs(traits: CheckedFmhaBwdTraits, args: FmhaBwdArgs
   } else {
     for (const name of ['seqstartQ', 'seqstartK', 'seqlenK'] as const) forbid(name, args[name], 'batch mode');
   }
-  if (typeof args.scale !== 'number' || !Number.isFinite(args.scale) || args.scale <= 0) fail('scale', 'must be a finite number > 0', args.scale);
+  if (typeof args.scale !== 'number' || !Number.isFinite(args.scale) || args.scale <= 0)
+    fail('scale', 'must be a finite number > 0', args.scale);
   const ws = address('workspace', args.workspace, false);
   if (workspaceBytes === 0) {
     if (ws !== 0n) fail('workspace', 'must be 0n: this launcher needs no workspace', `0x${ws.toString(16)}`);

@@ -3,7 +3,13 @@
 // catalog; nothing here knows how a kernel is emitted or launched.
 import { ArgumentError } from '@tilekit/numeric';
 import type { AttentionMaskSpec } from '../mask/attentionMaskSpec.ts';
-import { FMHA_BWD_BIAS_KINDS, FMHA_BWD_DTYPES, type CheckedFmhaBwdTraits, type FmhaBwdBiasKind, type FmhaBwdDType } from './fmhaBwdTraits.ts';
+import {
+  FMHA_BWD_BIAS_KINDS,
+  FMHA_BWD_DTYPES,
+  type CheckedFmhaBwdTraits,
+  type FmhaBwdBiasKind,
+  type FmhaBwdDType,
+} from './fmhaBwdTraits.ts';
 import { FMHA_BWD_DQ_ACCUMULATIONS, type FmhaBwdDqAccumulation } from './fmhaBwdWorkspace.ts';
 
 /** A catalog record broke a rule (a programming error of the catalog, not of the caller's traits). */
@@ -107,14 +113,24 @@ export function checkFmhaBwdInstanceTriple(triple: FmhaBwdInstanceTriple, where 
   if (dotDoO.dtype !== dqDkDv.dtype) bad(`${where}.dotDoO.dtype`, `must equal dqDkDv.dtype = ${dqDkDv.dtype}`, dotDoO.dtype);
   for (const k of ['hdimQ', 'hdimV', 'kN0'] as const) positive(`${where}.dqDkDv.${k}`, dqDkDv[k]);
   if (dotDoO.hdimV !== dqDkDv.hdimV) bad(`${where}.dotDoO.hdimV`, `must equal dqDkDv.hdimV = ${dqDkDv.hdimV}`, dotDoO.hdimV);
-  if (typeof dqDkDv.maxSeqlenQ !== 'number' || !Number.isSafeInteger(dqDkDv.maxSeqlenQ) || dqDkDv.maxSeqlenQ < 0) bad(`${where}.dqDkDv.maxSeqlenQ`, 'must be an integer ≥ 0 (0 = no limit)', dqDkDv.maxSeqlenQ);
+  if (typeof dqDkDv.maxSeqlenQ !== 'number' || !Number.isSafeInteger(dqDkDv.maxSeqlenQ) || dqDkDv.maxSeqlenQ < 0)
+    bad(`${where}.dqDkDv.maxSeqlenQ`, 'must be an integer ≥ 0 (0 = no limit)', dqDkDv.maxSeqlenQ);
   for (const k of ['groupMode', 'hasDbias', 'hasDropout', 'storeRandval'] as const) bool(`${where}.dqDkDv.${k}`, dqDkDv[k]);
   for (const k of ['groupMode', 'hasDropout'] as const) bool(`${where}.dotDoO.${k}`, dotDoO[k]);
-  if (dotDoO.groupMode !== dqDkDv.groupMode) bad(`${where}.dotDoO.groupMode`, `must equal dqDkDv.groupMode = ${dqDkDv.groupMode}`, dotDoO.groupMode);
-  if (dotDoO.hasDropout !== dqDkDv.hasDropout) bad(`${where}.dotDoO.hasDropout`, `must equal dqDkDv.hasDropout = ${dqDkDv.hasDropout}`, dotDoO.hasDropout);
-  if (!Array.isArray(dqDkDv.masks) || dqDkDv.masks.length === 0 || !dqDkDv.masks.every((m) => MASK_KINDS.includes(m))) bad(`${where}.dqDkDv.masks`, `must be a non-empty list of ${MASK_KINDS.join(', ')}`, dqDkDv.masks);
-  if (!Array.isArray(dqDkDv.biases) || dqDkDv.biases.length === 0 || !dqDkDv.biases.every((b) => (FMHA_BWD_BIAS_KINDS as readonly string[]).includes(b))) bad(`${where}.dqDkDv.biases`, `must be a non-empty list of ${FMHA_BWD_BIAS_KINDS.join(', ')}`, dqDkDv.biases);
-  if (!(FMHA_BWD_DQ_ACCUMULATIONS as readonly unknown[]).includes(dqDkDv.dqAccumulation)) bad(`${where}.dqDkDv.dqAccumulation`, `must be one of ${FMHA_BWD_DQ_ACCUMULATIONS.join(', ')}`, dqDkDv.dqAccumulation);
+  if (dotDoO.groupMode !== dqDkDv.groupMode)
+    bad(`${where}.dotDoO.groupMode`, `must equal dqDkDv.groupMode = ${dqDkDv.groupMode}`, dotDoO.groupMode);
+  if (dotDoO.hasDropout !== dqDkDv.hasDropout)
+    bad(`${where}.dotDoO.hasDropout`, `must equal dqDkDv.hasDropout = ${dqDkDv.hasDropout}`, dotDoO.hasDropout);
+  if (!Array.isArray(dqDkDv.masks) || dqDkDv.masks.length === 0 || !dqDkDv.masks.every((m) => MASK_KINDS.includes(m)))
+    bad(`${where}.dqDkDv.masks`, `must be a non-empty list of ${MASK_KINDS.join(', ')}`, dqDkDv.masks);
+  if (
+    !Array.isArray(dqDkDv.biases) ||
+    dqDkDv.biases.length === 0 ||
+    !dqDkDv.biases.every((b) => (FMHA_BWD_BIAS_KINDS as readonly string[]).includes(b))
+  )
+    bad(`${where}.dqDkDv.biases`, `must be a non-empty list of ${FMHA_BWD_BIAS_KINDS.join(', ')}`, dqDkDv.biases);
+  if (!(FMHA_BWD_DQ_ACCUMULATIONS as readonly unknown[]).includes(dqDkDv.dqAccumulation))
+    bad(`${where}.dqDkDv.dqAccumulation`, `must be one of ${FMHA_BWD_DQ_ACCUMULATIONS.join(', ')}`, dqDkDv.dqAccumulation);
   const direct = dqDkDv.dqAccumulation === 'direct';
   if (direct) {
     if (convertDq !== null) bad(`${where}.convertDq`, 'must be null: the dq_dk_dv instance writes dQ directly', convertDq?.name);
@@ -124,13 +140,17 @@ export function checkFmhaBwdInstanceTriple(triple: FmhaBwdInstanceTriple, where 
   const c = convertDq!;
   if (c.dtype !== dqDkDv.dtype) bad(`${where}.convertDq.dtype`, `must equal dqDkDv.dtype = ${dqDkDv.dtype}`, c.dtype);
   if (c.hdimQ !== dqDkDv.hdimQ) bad(`${where}.convertDq.hdimQ`, `must equal dqDkDv.hdimQ = ${dqDkDv.hdimQ}`, c.hdimQ);
-  if (c.groupMode !== dqDkDv.groupMode) bad(`${where}.convertDq.groupMode`, `must equal dqDkDv.groupMode = ${dqDkDv.groupMode}`, c.groupMode);
+  if (c.groupMode !== dqDkDv.groupMode)
+    bad(`${where}.convertDq.groupMode`, `must equal dqDkDv.groupMode = ${dqDkDv.groupMode}`, c.groupMode);
   const det = dqDkDv.dqAccumulation !== 'atomic';
-  if (c.deterministic !== det) bad(`${where}.convertDq.deterministic`, `must be ${det} for dqAccumulation ${dqDkDv.dqAccumulation}`, c.deterministic);
+  if (c.deterministic !== det)
+    bad(`${where}.convertDq.deterministic`, `must be ${det} for dqAccumulation ${dqDkDv.dqAccumulation}`, c.deterministic);
 }
 
 /** The accumulations a dq_dk_dv instance may use for the traits' (deterministic, groupMode). */
-export function fmhaBwdAcceptedAccumulations(t: Pick<CheckedFmhaBwdTraits, 'deterministic' | 'groupMode'>): readonly FmhaBwdDqAccumulation[] {
+export function fmhaBwdAcceptedAccumulations(
+  t: Pick<CheckedFmhaBwdTraits, 'deterministic' | 'groupMode'>,
+): readonly FmhaBwdDqAccumulation[] {
   if (!t.deterministic) return ['atomic', 'direct'];
   return t.groupMode ? ['splitStore', 'direct'] : ['persistent', 'direct'];
 }
@@ -145,7 +165,10 @@ export function fmhaBwdAcceptedAccumulations(t: Pick<CheckedFmhaBwdTraits, 'dete
 export function fmhaBwdTripleMismatches(triple: FmhaBwdInstanceTriple, t: CheckedFmhaBwdTraits): FmhaBwdMismatch[] {
   const i = triple.dqDkDv;
   const out: FmhaBwdMismatch[] = [];
-  const equal = <K extends 'dtype' | 'hdimQ' | 'hdimV' | 'groupMode' | 'hasDbias' | 'hasDropout' | 'storeRandval'>(trait: K, has: CheckedFmhaBwdTraits[K]): void => {
+  const equal = <K extends 'dtype' | 'hdimQ' | 'hdimV' | 'groupMode' | 'hasDbias' | 'hasDropout' | 'storeRandval'>(
+    trait: K,
+    has: CheckedFmhaBwdTraits[K],
+  ): void => {
     if (t[trait] !== has) out.push({ trait, reason: `${trait} ${String(t[trait])} ≠ ${String(has)}` });
   };
   equal('dtype', i.dtype);
@@ -157,7 +180,12 @@ export function fmhaBwdTripleMismatches(triple: FmhaBwdInstanceTriple, t: Checke
   equal('hasDbias', i.hasDbias);
   equal('hasDropout', i.hasDropout);
   equal('storeRandval', i.storeRandval);
-  if (!fmhaBwdAcceptedAccumulations(t).includes(i.dqAccumulation)) out.push({ trait: 'deterministic', reason: `deterministic ${t.deterministic} in ${t.groupMode ? 'group' : 'batch'} mode needs ${fmhaBwdAcceptedAccumulations(t).join(' or ')}, not ${i.dqAccumulation}` });
-  if (i.maxSeqlenQ > 0 && t.maxSeqlenQ > i.maxSeqlenQ) out.push({ trait: 'maxSeqlenQ', reason: `maxSeqlenQ ${t.maxSeqlenQ} > ${i.maxSeqlenQ}` });
+  if (!fmhaBwdAcceptedAccumulations(t).includes(i.dqAccumulation))
+    out.push({
+      trait: 'deterministic',
+      reason: `deterministic ${t.deterministic} in ${t.groupMode ? 'group' : 'batch'} mode needs ${fmhaBwdAcceptedAccumulations(t).join(' or ')}, not ${i.dqAccumulation}`,
+    });
+  if (i.maxSeqlenQ > 0 && t.maxSeqlenQ > i.maxSeqlenQ)
+    out.push({ trait: 'maxSeqlenQ', reason: `maxSeqlenQ ${t.maxSeqlenQ} > ${i.maxSeqlenQ}` });
   return out;
 }

@@ -58,7 +58,8 @@ class FakeDevice implements FmhaBwdExecutor<string> {
     if (l.stage !== 'dqDkDv' || l.workspace.totalBytes === 0) return;
     const b = this.#find(l.args.workspace);
     const want = l.workspace.hostImage();
-    if (b.head === null || b.head.length !== want.length || !b.head.every((v, i) => v === want[i])) this.violations.push('dq_dk_dv found foreign metadata');
+    if (b.head === null || b.head.length !== want.length || !b.head.every((v, i) => v === want[i]))
+      this.violations.push('dq_dk_dv found foreign metadata');
     if (l.workspace.needsZeroDqAcc && b.acc !== 'zero') this.violations.push(`dq_dk_dv found a ${b.acc} dq_acc`);
     if (l.instance.kN0 !== l.workspace.kN0) this.violations.push('kN0 of the workspace differs from the instance');
     b.acc = 'used';
@@ -153,24 +154,53 @@ describe('FmhaBwdLauncher', () => {
   it('lifecycle model (fc.commands): any order of prepare/run over two buffers — every dq_dk_dv launch finds its metadata and, when required, a zeroed dq_acc; unprepared buffers are refused; unsupported launchers do nothing', () => {
     const catalog = bwdCatalog();
     fc.assert(
-      fc.property(bwdTraitsArb, fc.integer({ min: 1, max: 200 }), fc.commands([fc.nat(1).map((i) => new Prepare(i)), fc.nat(1).map((i) => new Run(i))], { maxCommands: 12 }), (traits, smCount, cmds) => {
-        const device = new FakeDevice();
-        const warnings: string[] = [];
-        const launcher = new FmhaBwdLauncher<string>(traits, { catalog, executor: device, smCount, warn: (w) => warnings.push(w) });
-        expect(warnings.length).toBe(launcher.supported ? 0 : 1);
-        const size = launcher.workspaceSize;
-        expect(size.total).toBe(size.host + size.device);
-        const buffers = [device.allocate(Math.max(size.total, 16)), device.allocate(size.total + 64)];
-        fc.modelRun(() => ({ model: { prepared: new Set<number>() }, real: { launcher, device, buffers, warnings, traits } }), cmds);
-        expect(device.violations).toEqual([]);
-      }),
+      fc.property(
+        bwdTraitsArb,
+        fc.integer({ min: 1, max: 200 }),
+        fc.commands([fc.nat(1).map((i) => new Prepare(i)), fc.nat(1).map((i) => new Run(i))], { maxCommands: 12 }),
+        (traits, smCount, cmds) => {
+          const device = new FakeDevice();
+          const warnings: string[] = [];
+          const launcher = new FmhaBwdLauncher<string>(traits, { catalog, executor: device, smCount, warn: (w) => warnings.push(w) });
+          expect(warnings.length).toBe(launcher.supported ? 0 : 1);
+          const size = launcher.workspaceSize;
+          expect(size.total).toBe(size.host + size.device);
+          const buffers = [device.allocate(Math.max(size.total, 16)), device.allocate(size.total + 64)];
+          fc.modelRun(() => ({ model: { prepared: new Set<number>() }, real: { launcher, device, buffers, warnings, traits } }), cmds);
+          expect(device.violations).toEqual([]);
+        },
+      ),
       { numRuns: 200 },
     );
   });
 
   it('selects the first triple whose predicates hold and sizes the workspace from ITS kN0', () => {
-    const traits: FmhaBwdTraits = { batch: 2, nheadQ: 4, nheadK: 2, hdimQ: 128, hdimV: 128, dtype: 'fp16', groupMode: true, deterministic: true, seqlenQ: 10, seqlenK: 300, maxSeqlenQ: 6, maxSeqlenK: 200, seqstartQ: [0, 4, 10], seqstartK: [0, 200, 300], mask: causalTopLeft };
-    const noMaskOnly = bwdTriple({ dtype: 'fp16', hdimQ: 128, hdimV: 128, groupMode: true, dqAccumulation: 'splitStore', kN0: 16, masks: ['none'] });
+    const traits: FmhaBwdTraits = {
+      batch: 2,
+      nheadQ: 4,
+      nheadK: 2,
+      hdimQ: 128,
+      hdimV: 128,
+      dtype: 'fp16',
+      groupMode: true,
+      deterministic: true,
+      seqlenQ: 10,
+      seqlenK: 300,
+      maxSeqlenQ: 6,
+      maxSeqlenK: 200,
+      seqstartQ: [0, 4, 10],
+      seqstartK: [0, 200, 300],
+      mask: causalTopLeft,
+    };
+    const noMaskOnly = bwdTriple({
+      dtype: 'fp16',
+      hdimQ: 128,
+      hdimV: 128,
+      groupMode: true,
+      dqAccumulation: 'splitStore',
+      kN0: 16,
+      masks: ['none'],
+    });
     const small = bwdTriple({ dtype: 'fp16', hdimQ: 128, hdimV: 128, groupMode: true, dqAccumulation: 'splitStore', kN0: 32 });
     const big = bwdTriple({ dtype: 'fp16', hdimQ: 128, hdimV: 128, groupMode: true, dqAccumulation: 'splitStore', kN0: 128 });
     const device = new FakeDevice();
@@ -184,13 +214,30 @@ describe('FmhaBwdLauncher', () => {
     const d = new FmhaBwdLauncher(traits, { catalog: [direct, big], executor: device, smCount: 132 });
     expect(d.triple).toBe(direct);
     expect(d.workspaceSize).toEqual({ host: 0, device: 0, total: 0 });
-    expect(new FmhaBwdLauncher({ ...traits, maxSeqlenQ: 9, seqstartQ: [0, 9, 10] }, { catalog: [direct, big], executor: device, smCount: 132 }).triple).toBe(big);
+    expect(
+      new FmhaBwdLauncher({ ...traits, maxSeqlenQ: 9, seqstartQ: [0, 9, 10] }, { catalog: [direct, big], executor: device, smCount: 132 })
+        .triple,
+    ).toBe(big);
   });
 
   it('an unmatched configuration yields an unsupported launcher naming the unmatched traits, not an exception', () => {
     const warnings: string[] = [];
     const device = new FakeDevice();
-    const traits: FmhaBwdTraits = { batch: 1, nheadQ: 2, nheadK: 2, hdimQ: 96, hdimV: 96, dtype: 'bf16', groupMode: false, deterministic: false, seqlenQ: 64, seqlenK: 64, maxSeqlenQ: 64, maxSeqlenK: 64, hasDropout: true };
+    const traits: FmhaBwdTraits = {
+      batch: 1,
+      nheadQ: 2,
+      nheadK: 2,
+      hdimQ: 96,
+      hdimV: 96,
+      dtype: 'bf16',
+      groupMode: false,
+      deterministic: false,
+      seqlenQ: 64,
+      seqlenK: 64,
+      maxSeqlenQ: 64,
+      maxSeqlenK: 64,
+      hasDropout: true,
+    };
     const l = new FmhaBwdLauncher(traits, { catalog: bwdCatalog(), executor: device, smCount: 132, warn: (w) => warnings.push(w) });
     expect(l.supported).toBe(false);
     expect(l.triple).toBeNull();
@@ -222,18 +269,47 @@ describe('FmhaBwdLauncher', () => {
 
   it('bad traits, catalogs, buffers and args are typed errors naming them', () => {
     const device = new FakeDevice();
-    const traits: FmhaBwdTraits = { batch: 2, nheadQ: 4, nheadK: 4, hdimQ: 64, hdimV: 64, dtype: 'fp16', groupMode: false, deterministic: false, seqlenQ: 128, seqlenK: 128, maxSeqlenQ: 128, maxSeqlenK: 128 };
+    const traits: FmhaBwdTraits = {
+      batch: 2,
+      nheadQ: 4,
+      nheadK: 4,
+      hdimQ: 64,
+      hdimV: 64,
+      dtype: 'fp16',
+      groupMode: false,
+      deterministic: false,
+      seqlenQ: 128,
+      seqlenK: 128,
+      maxSeqlenQ: 128,
+      maxSeqlenK: 128,
+    };
     const catalog = bwdCatalog();
     expect(() => new FmhaBwdLauncher({ ...traits, nheadK: 3 }, { catalog, executor: device, smCount: 132 })).toThrow(FmhaBwdTraitsError);
     const broken = bwdTriple({ dtype: 'fp16', hdimQ: 64, hdimV: 64, groupMode: false, dqAccumulation: 'atomic', kN0: 128 });
-    expect(() => new FmhaBwdLauncher(traits, { catalog: [{ ...broken, convertDq: null }], executor: device, smCount: 132 })).toThrow(FmhaBwdCatalogError);
-    expect(() => new FmhaBwdLauncher(traits, { catalog: [{ ...broken, convertDq: { ...broken.convertDq!, deterministic: true } }], executor: device, smCount: 132 })).toThrow(/catalog\[0\]\.convertDq\.deterministic: must be false/);
-    expect(() => new FmhaBwdLauncher(traits, { catalog: [{ ...broken, dotDoO: { ...broken.dotDoO, hdimV: 32 } }], executor: device, smCount: 132 })).toThrow(/catalog\[0\]\.dotDoO\.hdimV/);
+    expect(() => new FmhaBwdLauncher(traits, { catalog: [{ ...broken, convertDq: null }], executor: device, smCount: 132 })).toThrow(
+      FmhaBwdCatalogError,
+    );
+    expect(
+      () =>
+        new FmhaBwdLauncher(traits, {
+          catalog: [{ ...broken, convertDq: { ...broken.convertDq!, deterministic: true } }],
+          executor: device,
+          smCount: 132,
+        }),
+    ).toThrow(/catalog\[0\]\.convertDq\.deterministic: must be false/);
+    expect(
+      () =>
+        new FmhaBwdLauncher(traits, { catalog: [{ ...broken, dotDoO: { ...broken.dotDoO, hdimV: 32 } }], executor: device, smCount: 132 }),
+    ).toThrow(/catalog\[0\]\.dotDoO\.hdimV/);
     expect(() => new FmhaBwdLauncher(traits, { catalog, executor: device, smCount: 0 })).toThrow(/options\.smCount/);
     const l = new FmhaBwdLauncher(traits, { catalog, executor: device, smCount: 132 });
     const buf = device.allocate(l.workspaceSize.total);
-    expect(() => l.prepareWorkspace({ ptr: buf.ptr, bytes: l.workspaceSize.total - 1 }, 's')).toThrow(/deviceBuffer\.bytes: must be at least/);
-    expect(() => l.prepareWorkspace({ ptr: buf.ptr + 8n, bytes: l.workspaceSize.total }, 's')).toThrow(/deviceBuffer\.ptr: must be a non-null address aligned to 16/);
+    expect(() => l.prepareWorkspace({ ptr: buf.ptr, bytes: l.workspaceSize.total - 1 }, 's')).toThrow(
+      /deviceBuffer\.bytes: must be at least/,
+    );
+    expect(() => l.prepareWorkspace({ ptr: buf.ptr + 8n, bytes: l.workspaceSize.total }, 's')).toThrow(
+      /deviceBuffer\.ptr: must be a non-null address aligned to 16/,
+    );
     l.prepareWorkspace(buf, 's');
     const args = argsFor(traits, buf.ptr);
     expect(() => l.run({ ...args, workspace: 0n }, 's')).toThrow(/args\.workspace: is required/);
@@ -247,7 +323,22 @@ describe('FmhaBwdLauncher', () => {
 });
 
 describe('checkFmhaBwdTraits', () => {
-  const base: FmhaBwdTraits = { batch: 2, nheadQ: 4, nheadK: 2, hdimQ: 64, hdimV: 64, dtype: 'fp16', groupMode: true, deterministic: true, seqlenQ: 10, seqlenK: 12, maxSeqlenQ: 6, maxSeqlenK: 8, seqstartQ: [0, 4, 10], seqstartK: [0, 8, 12] };
+  const base: FmhaBwdTraits = {
+    batch: 2,
+    nheadQ: 4,
+    nheadK: 2,
+    hdimQ: 64,
+    hdimV: 64,
+    dtype: 'fp16',
+    groupMode: true,
+    deterministic: true,
+    seqlenQ: 10,
+    seqlenK: 12,
+    maxSeqlenQ: 6,
+    maxSeqlenK: 8,
+    seqstartQ: [0, 4, 10],
+    seqstartK: [0, 8, 12],
+  };
 
   it('accepts generated traits and fills the defaults', () => {
     fc.assert(
@@ -280,7 +371,9 @@ describe('checkFmhaBwdTraits', () => {
     ];
     for (const [change, message] of cases) expect(() => checkFmhaBwdTraits({ ...base, ...change })).toThrow(message);
     const { seqstartQ: _q, seqstartK: _k, ...batchBase } = base;
-    expect(() => checkFmhaBwdTraits({ ...batchBase, groupMode: false, seqlenQ: 5, seqlenK: 5, maxSeqlenQ: 4, maxSeqlenK: 5 })).toThrow(/traits\.maxSeqlenQ: must equal seqlenQ = 5 in batch mode/);
+    expect(() => checkFmhaBwdTraits({ ...batchBase, groupMode: false, seqlenQ: 5, seqlenK: 5, maxSeqlenQ: 4, maxSeqlenK: 5 })).toThrow(
+      /traits\.maxSeqlenQ: must equal seqlenQ = 5 in batch mode/,
+    );
     expect(() => checkFmhaBwdTraits(null as never)).toThrow(FmhaBwdTraitsError);
   });
 });

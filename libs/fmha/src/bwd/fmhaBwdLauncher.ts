@@ -3,7 +3,16 @@
 // pure library never imports a runtime.
 import { ArgumentError } from '@tilekit/numeric';
 import { checkFmhaBwdArgs, type FmhaBwdArgs } from './fmhaBwdArgs.ts';
-import { checkFmhaBwdInstanceTriple, fmhaBwdTripleMismatches, type FmhaBwdConvertDqInstance, type FmhaBwdDotDoOInstance, type FmhaBwdDqDkDvInstance, type FmhaBwdInstanceCatalog, type FmhaBwdInstanceTriple, type FmhaBwdMismatch } from './fmhaBwdInstance.ts';
+import {
+  checkFmhaBwdInstanceTriple,
+  fmhaBwdTripleMismatches,
+  type FmhaBwdConvertDqInstance,
+  type FmhaBwdDotDoOInstance,
+  type FmhaBwdDqDkDvInstance,
+  type FmhaBwdInstanceCatalog,
+  type FmhaBwdInstanceTriple,
+  type FmhaBwdMismatch,
+} from './fmhaBwdInstance.ts';
 import { checkFmhaBwdTraits, type CheckedFmhaBwdTraits, type FmhaBwdTraits } from './fmhaBwdTraits.ts';
 import { makeFmhaBwdWorkspace, type FmhaBwdWorkspace } from './fmhaBwdWorkspace.ts';
 
@@ -19,9 +28,27 @@ export type FmhaBwdStage = (typeof FMHA_BWD_STAGES)[number];
 
 /** One kernel launch the launcher asks of its executor. */
 export type FmhaBwdStageLaunch =
-  | { readonly stage: 'dotDoO'; readonly instance: FmhaBwdDotDoOInstance; readonly traits: CheckedFmhaBwdTraits; readonly workspace: FmhaBwdWorkspace; readonly args: FmhaBwdArgs }
-  | { readonly stage: 'dqDkDv'; readonly instance: FmhaBwdDqDkDvInstance; readonly traits: CheckedFmhaBwdTraits; readonly workspace: FmhaBwdWorkspace; readonly args: FmhaBwdArgs }
-  | { readonly stage: 'convertDq'; readonly instance: FmhaBwdConvertDqInstance; readonly traits: CheckedFmhaBwdTraits; readonly workspace: FmhaBwdWorkspace; readonly args: FmhaBwdArgs };
+  | {
+      readonly stage: 'dotDoO';
+      readonly instance: FmhaBwdDotDoOInstance;
+      readonly traits: CheckedFmhaBwdTraits;
+      readonly workspace: FmhaBwdWorkspace;
+      readonly args: FmhaBwdArgs;
+    }
+  | {
+      readonly stage: 'dqDkDv';
+      readonly instance: FmhaBwdDqDkDvInstance;
+      readonly traits: CheckedFmhaBwdTraits;
+      readonly workspace: FmhaBwdWorkspace;
+      readonly args: FmhaBwdArgs;
+    }
+  | {
+      readonly stage: 'convertDq';
+      readonly instance: FmhaBwdConvertDqInstance;
+      readonly traits: CheckedFmhaBwdTraits;
+      readonly workspace: FmhaBwdWorkspace;
+      readonly args: FmhaBwdArgs;
+    };
 
 /**
  * The device operations a launcher needs, all enqueued on `stream` in call order:
@@ -92,12 +119,15 @@ export class FmhaBwdLauncher<TStream = unknown> {
 
   constructor(traits: FmhaBwdTraits, options: FmhaBwdLauncherOptions<TStream>) {
     this.traits = checkFmhaBwdTraits(traits);
-    if (typeof options !== 'object' || options === null) throw new ArgumentError('options', 'must be { catalog, executor, smCount }', options);
+    if (typeof options !== 'object' || options === null)
+      throw new ArgumentError('options', 'must be { catalog, executor, smCount }', options);
     const { catalog, executor } = options;
     if (!Array.isArray(catalog)) throw new ArgumentError('options.catalog', 'must be an array of instance triples', catalog);
     catalog.forEach((triple, i) => checkFmhaBwdInstanceTriple(triple, `catalog[${i}]`));
-    if (typeof executor !== 'object' || executor === null) throw new ArgumentError('options.executor', 'must implement copyToDevice, fillZero and launch', executor);
-    if (!Number.isSafeInteger(options.smCount) || options.smCount < 1) throw new ArgumentError('options.smCount', 'must be a positive integer (the device’s SMs)', options.smCount);
+    if (typeof executor !== 'object' || executor === null)
+      throw new ArgumentError('options.executor', 'must implement copyToDevice, fillZero and launch', executor);
+    if (!Number.isSafeInteger(options.smCount) || options.smCount < 1)
+      throw new ArgumentError('options.smCount', 'must be a positive integer (the device’s SMs)', options.smCount);
     this.#executor = executor;
     this.#warn = options.warn ?? ((m: string) => console.warn(m));
     let best: readonly FmhaBwdMismatch[] | null = null;
@@ -119,7 +149,11 @@ export class FmhaBwdLauncher<TStream = unknown> {
     if (chosen !== null) {
       this.mismatches = Object.freeze([]);
       this.workspace = makeFmhaBwdWorkspace(this.traits, chosen.dqDkDv, options.smCount);
-      this.workspaceSize = Object.freeze({ host: this.workspace.hostBytes, device: this.workspace.deviceBytes, total: this.workspace.totalBytes });
+      this.workspaceSize = Object.freeze({
+        host: this.workspace.hostBytes,
+        device: this.workspace.deviceBytes,
+        total: this.workspace.totalBytes,
+      });
       this.#warning = '';
     } else {
       this.mismatches = Object.freeze(best ?? []);
@@ -147,11 +181,18 @@ export class FmhaBwdLauncher<TStream = unknown> {
     }
     const ws = this.workspace;
     if (ws.totalBytes === 0) return true;
-    if (typeof deviceBuffer !== 'object' || deviceBuffer === null || typeof deviceBuffer.ptr !== 'bigint' || !Number.isSafeInteger(deviceBuffer.bytes)) {
+    if (
+      typeof deviceBuffer !== 'object' ||
+      deviceBuffer === null ||
+      typeof deviceBuffer.ptr !== 'bigint' ||
+      !Number.isSafeInteger(deviceBuffer.bytes)
+    ) {
       throw new ArgumentError('deviceBuffer', 'must be a device range { ptr: bigint, bytes }', deviceBuffer);
     }
-    if (deviceBuffer.ptr <= 0n || deviceBuffer.ptr % 16n !== 0n) throw new ArgumentError('deviceBuffer.ptr', 'must be a non-null address aligned to 16 bytes', `0x${deviceBuffer.ptr.toString(16)}`);
-    if (deviceBuffer.bytes < ws.totalBytes) throw new ArgumentError('deviceBuffer.bytes', `must be at least workspaceSize.total = ${ws.totalBytes}`, deviceBuffer.bytes);
+    if (deviceBuffer.ptr <= 0n || deviceBuffer.ptr % 16n !== 0n)
+      throw new ArgumentError('deviceBuffer.ptr', 'must be a non-null address aligned to 16 bytes', `0x${deviceBuffer.ptr.toString(16)}`);
+    if (deviceBuffer.bytes < ws.totalBytes)
+      throw new ArgumentError('deviceBuffer.bytes', `must be at least workspaceSize.total = ${ws.totalBytes}`, deviceBuffer.bytes);
     this.#executor.copyToDevice(deviceBuffer.ptr, ws.hostImage(), stream);
     if (ws.needsZeroDqAcc) this.#executor.fillZero(deviceBuffer.ptr + BigInt(ws.dqAccOffset), ws.deviceBytes, stream);
     this.#prepared.set(deviceBuffer.ptr, deviceBuffer.bytes);
@@ -175,8 +216,14 @@ export class FmhaBwdLauncher<TStream = unknown> {
     checkFmhaBwdArgs(this.traits, args, ws.totalBytes);
     if (ws.totalBytes > 0) {
       const bytes = this.#prepared.get(args.workspace);
-      if (bytes === undefined) throw new ArgumentError('args.workspace', 'must be a buffer prepared by this launcher’s prepareWorkspace', `0x${args.workspace.toString(16)}`);
-      if (ws.needsZeroDqAcc && this.#fresh !== args.workspace) this.#executor.fillZero(args.workspace + BigInt(ws.dqAccOffset), ws.deviceBytes, stream);
+      if (bytes === undefined)
+        throw new ArgumentError(
+          'args.workspace',
+          'must be a buffer prepared by this launcher’s prepareWorkspace',
+          `0x${args.workspace.toString(16)}`,
+        );
+      if (ws.needsZeroDqAcc && this.#fresh !== args.workspace)
+        this.#executor.fillZero(args.workspace + BigInt(ws.dqAccOffset), ws.deviceBytes, stream);
       this.#fresh = null;
     }
     const common = { traits: this.traits, workspace: ws, args };

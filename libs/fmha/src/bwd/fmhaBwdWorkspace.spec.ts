@@ -16,7 +16,8 @@ import {
 import { bwdTraitsArb } from './testing/bwdArbitraries.ts';
 
 /** The accumulation a non-direct instance must use for the traits' mode. */
-const accFor = (t: CheckedFmhaBwdTraits): FmhaBwdDqAccumulation => (!t.deterministic ? 'atomic' : t.groupMode ? 'splitStore' : 'persistent');
+const accFor = (t: CheckedFmhaBwdTraits): FmhaBwdDqAccumulation =>
+  !t.deterministic ? 'atomic' : t.groupMode ? 'splitStore' : 'persistent';
 
 const caseArb = fc.record({
   traits: bwdTraitsArb,
@@ -66,7 +67,8 @@ describe('makeFmhaBwdWorkspace', () => {
         const sq = fmhaBwdPhysicalSeqlens(t).q;
         expect(ws.dqAccOffsets.length).toBe(t.batch + 1);
         expect(ws.dqAccOffsets[0]).toBe(0);
-        for (let b = 0; b < t.batch; b++) expect(ws.dqAccOffsets[b + 1]! - ws.dqAccOffsets[b]!).toBe(t.nheadQ * ws.splitsOfBatch(b) * sq[b]! * t.hdimQ);
+        for (let b = 0; b < t.batch; b++)
+          expect(ws.dqAccOffsets[b + 1]! - ws.dqAccOffsets[b]!).toBe(t.nheadQ * ws.splitsOfBatch(b) * sq[b]! * t.hdimQ);
         expect(ws.dqAccOffsets[t.batch]).toBe(ws.dqAccElements);
         // The first and last element of each non-empty batch region, through the index function.
         for (let b = 0; b < t.batch; b++) {
@@ -131,7 +133,8 @@ describe('makeFmhaBwdWorkspace', () => {
         const view = new DataView(img.buffer, img.byteOffset, img.byteLength);
         ws.nsplits.forEach((n, i) => expect(view.getInt32(4 * i, true)).toBe(n));
         for (let i = 4 * ws.nsplits.length; i < ws.nsplitsBytes; i++) expect(img[i]).toBe(0);
-        if (ws.offsetsBytes > 0) ws.dqAccOffsets.forEach((o, i) => expect(view.getBigInt64(ws.offsetsOffset + 8 * i, true)).toBe(BigInt(o)));
+        if (ws.offsetsBytes > 0)
+          ws.dqAccOffsets.forEach((o, i) => expect(view.getBigInt64(ws.offsetsOffset + 8 * i, true)).toBe(BigInt(o)));
         for (let i = ws.offsetsOffset + 8 * (ws.offsetsBytes > 0 ? ws.traits.batch + 1 : 0); i < ws.hostBytes; i++) expect(img[i]).toBe(0);
         img.fill(7); // a copy: the layout's own bytes are untouched
         expect(ws.hostImage().every((v, i) => v === 0 || i < ws.hostBytes)).toBe(true);
@@ -143,13 +146,31 @@ describe('makeFmhaBwdWorkspace', () => {
     const base = { hdimQ: 64, hdimV: 64, nheadQ: 8, nheadK: 8, dtype: 'fp16' as const };
     it('QrQtrDor (direct) pipeline: 0 in any mode', () => {
       for (const deterministic of [false, true]) {
-        const t = checkFmhaBwdTraits({ ...base, batch: 2, seqlenQ: 100, seqlenK: 100, maxSeqlenQ: 100, maxSeqlenK: 100, groupMode: false, deterministic });
+        const t = checkFmhaBwdTraits({
+          ...base,
+          batch: 2,
+          seqlenQ: 100,
+          seqlenK: 100,
+          maxSeqlenQ: 100,
+          maxSeqlenK: 100,
+          groupMode: false,
+          deterministic,
+        });
         const ws = makeFmhaBwdWorkspace(t, { dqAccumulation: 'direct', kN0: 128 }, 132);
         expect([ws.hostBytes, ws.deviceBytes, ws.totalBytes]).toEqual([0, 0, 0]);
       }
     });
     it('non-deterministic batch mode: host_ws + batch·nhead·seqlen_q·hdim_q·4', () => {
-      const t = checkFmhaBwdTraits({ ...base, batch: 2, seqlenQ: 100, seqlenK: 77, maxSeqlenQ: 100, maxSeqlenK: 77, groupMode: false, deterministic: false });
+      const t = checkFmhaBwdTraits({
+        ...base,
+        batch: 2,
+        seqlenQ: 100,
+        seqlenK: 77,
+        maxSeqlenQ: 100,
+        maxSeqlenK: 77,
+        groupMode: false,
+        deterministic: false,
+      });
       const ws = makeFmhaBwdWorkspace(t, { dqAccumulation: 'atomic', kN0: 128 }, 132);
       expect(ws.nsplits).toEqual([1]);
       expect(ws.hostBytes).toBe(16);
@@ -157,7 +178,22 @@ describe('makeFmhaBwdWorkspace', () => {
       expect(ws.totalBytes).toBe(409616);
     });
     it('non-deterministic group mode: host_ws + nhead·seqstart_q[batch]·hdim_q·4 (nsplits[1] and offsets[batch+1])', () => {
-      const t = checkFmhaBwdTraits({ ...base, nheadQ: 4, nheadK: 2, hdimQ: 128, hdimV: 128, batch: 3, seqlenQ: 17, seqlenK: 40, maxSeqlenQ: 12, maxSeqlenK: 30, groupMode: true, deterministic: false, seqstartQ: [0, 5, 5, 17], seqstartK: [0, 30, 30, 40] });
+      const t = checkFmhaBwdTraits({
+        ...base,
+        nheadQ: 4,
+        nheadK: 2,
+        hdimQ: 128,
+        hdimV: 128,
+        batch: 3,
+        seqlenQ: 17,
+        seqlenK: 40,
+        maxSeqlenQ: 12,
+        maxSeqlenK: 30,
+        groupMode: true,
+        deterministic: false,
+        seqstartQ: [0, 5, 5, 17],
+        seqstartK: [0, 30, 30, 40],
+      });
       const ws = makeFmhaBwdWorkspace(t, { dqAccumulation: 'atomic', kN0: 128 }, 132);
       expect(ws.nsplits).toEqual([1]);
       expect(ws.dqAccOffsets).toEqual([0, 4 * 5 * 128, 4 * 5 * 128, 4 * 17 * 128]);
@@ -166,19 +202,52 @@ describe('makeFmhaBwdWorkspace', () => {
       expect(ws.totalBytes).toBe(48 + 34816);
     });
     it('deterministic group mode: nsplits[batch] = ⌈sk_b/kN0⌉ each, offsets[batch+1], compact dq_acc', () => {
-      const t = checkFmhaBwdTraits({ ...base, nheadQ: 4, nheadK: 4, hdimQ: 128, hdimV: 128, batch: 3, seqlenQ: 17, seqlenK: 429, maxSeqlenQ: 12, maxSeqlenK: 300, groupMode: true, deterministic: true, seqstartQ: [0, 5, 5, 17], seqstartK: [0, 300, 300, 429] });
+      const t = checkFmhaBwdTraits({
+        ...base,
+        nheadQ: 4,
+        nheadK: 4,
+        hdimQ: 128,
+        hdimV: 128,
+        batch: 3,
+        seqlenQ: 17,
+        seqlenK: 429,
+        maxSeqlenQ: 12,
+        maxSeqlenK: 300,
+        groupMode: true,
+        deterministic: true,
+        seqstartQ: [0, 5, 5, 17],
+        seqstartK: [0, 300, 300, 429],
+      });
       const ws = makeFmhaBwdWorkspace(t, { dqAccumulation: 'splitStore', kN0: 128 }, 132);
       expect(ws.nsplits).toEqual([3, 0, 2]);
       expect(ws.dqAccOffsets).toEqual([0, 7680, 7680, 19968]);
       expect([ws.nsplitsBytes, ws.offsetsBytes, ws.hostBytes, ws.deviceBytes, ws.totalBytes]).toEqual([16, 32, 48, 79872, 79920]);
       expect(ws.needsZeroDqAcc).toBe(false);
-      const masked = makeFmhaBwdWorkspace(checkFmhaBwdTraits({ ...t, mask: causalTopLeft }), { dqAccumulation: 'splitStore', kN0: 128 }, 132);
+      const masked = makeFmhaBwdWorkspace(
+        checkFmhaBwdTraits({ ...t, mask: causalTopLeft }),
+        { dqAccumulation: 'splitStore', kN0: 128 },
+        132,
+      );
       expect(masked.needsZeroDqAcc).toBe(true);
       // The same traits with another instance's kN0: the split counts follow the instance.
       expect(makeFmhaBwdWorkspace(t, { dqAccumulation: 'splitStore', kN0: 64 }, 132).nsplits).toEqual([5, 0, 3]);
     });
     it('deterministic batch mode persistent: nsplits[1] for all batches, batch·nhead·nsplits·seqlen_q·hdim_q·4', () => {
-      const t = checkFmhaBwdTraits({ ...base, nheadQ: 16, nheadK: 16, hdimQ: 128, hdimV: 128, batch: 2, seqlenQ: 8192, seqlenK: 8192, maxSeqlenQ: 8192, maxSeqlenK: 8192, groupMode: false, deterministic: true, mask: noMask });
+      const t = checkFmhaBwdTraits({
+        ...base,
+        nheadQ: 16,
+        nheadK: 16,
+        hdimQ: 128,
+        hdimV: 128,
+        batch: 2,
+        seqlenQ: 8192,
+        seqlenK: 8192,
+        maxSeqlenQ: 8192,
+        maxSeqlenK: 8192,
+        groupMode: false,
+        deterministic: true,
+        mask: noMask,
+      });
       const ws = makeFmhaBwdWorkspace(t, { dqAccumulation: 'persistent', kN0: 128 }, 132);
       // jobs 64 per head, 2048 in all, 16 per worker on 132 SMs: 64 % 16 = 0 → 4 splits
       expect(ws.persistent).toEqual({ jobsPerHead: 64, totalJobs: 2048, workers: 132, jobsPerWorker: 16, nsplits: 4 });
@@ -192,7 +261,8 @@ describe('makeFmhaBwdWorkspace', () => {
 
 describe('fmhaBwdPersistentSplits', () => {
   it('golden cases of the three branches and of no keys', () => {
-    const s = (batch: number, nheadQ: number, seqlenK: number, kN0: number, smCount: number) => fmhaBwdPersistentSplits({ batch, nheadQ, seqlenK, kN0, smCount }).nsplits;
+    const s = (batch: number, nheadQ: number, seqlenK: number, kN0: number, smCount: number) =>
+      fmhaBwdPersistentSplits({ batch, nheadQ, seqlenK, kN0, smCount }).nsplits;
     expect(s(1, 1, 1000, 128, 132)).toBe(8); // jpw 1 → one worker per key tile
     expect(s(3, 5, 640, 64, 132)).toBe(5); // jobs 10, jpw 2
     expect(s(4, 8, 256, 128, 16)).toBe(1); // jobs 2, jpw 4: whole heads per worker
@@ -202,30 +272,54 @@ describe('fmhaBwdPersistentSplits', () => {
 
   it('simulating the assignment, no head meets more than nsplits workers, and the count is reached when jobs % jpw = 0', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 8 }), fc.integer({ min: 0, max: 3000 }), fc.constantFrom(32, 64, 128), fc.integer({ min: 1, max: 140 }), (batch, nheadQ, seqlenK, kN0, smCount) => {
-        const p = fmhaBwdPersistentSplits({ batch, nheadQ, seqlenK, kN0, smCount });
-        expect(p.jobsPerHead).toBe(Math.ceil(seqlenK / kN0));
-        if (p.totalJobs === 0) return void expect(p.nsplits).toBe(1);
-        expect(Math.ceil(p.totalJobs / p.jobsPerWorker)).toBeLessThanOrEqual(smCount);
-        let most = 0;
-        for (let head = 0; head < batch * nheadQ; head++) {
-          const first = Math.floor((head * p.jobsPerHead) / p.jobsPerWorker);
-          const last = Math.floor(((head + 1) * p.jobsPerHead - 1) / p.jobsPerWorker);
-          most = Math.max(most, last - first + 1);
-        }
-        expect(most).toBeLessThanOrEqual(p.nsplits);
-        if (p.jobsPerHead % p.jobsPerWorker === 0) expect(most).toBe(p.nsplits);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 0, max: 3000 }),
+        fc.constantFrom(32, 64, 128),
+        fc.integer({ min: 1, max: 140 }),
+        (batch, nheadQ, seqlenK, kN0, smCount) => {
+          const p = fmhaBwdPersistentSplits({ batch, nheadQ, seqlenK, kN0, smCount });
+          expect(p.jobsPerHead).toBe(Math.ceil(seqlenK / kN0));
+          if (p.totalJobs === 0) return void expect(p.nsplits).toBe(1);
+          expect(Math.ceil(p.totalJobs / p.jobsPerWorker)).toBeLessThanOrEqual(smCount);
+          let most = 0;
+          for (let head = 0; head < batch * nheadQ; head++) {
+            const first = Math.floor((head * p.jobsPerHead) / p.jobsPerWorker);
+            const last = Math.floor(((head + 1) * p.jobsPerHead - 1) / p.jobsPerWorker);
+            most = Math.max(most, last - first + 1);
+          }
+          expect(most).toBeLessThanOrEqual(p.nsplits);
+          if (p.jobsPerHead % p.jobsPerWorker === 0) expect(most).toBe(p.nsplits);
+        },
+      ),
     );
   });
 });
 
 describe('workspace errors and description', () => {
-  const t = checkFmhaBwdTraits({ hdimQ: 64, hdimV: 64, nheadQ: 2, nheadK: 1, dtype: 'bf16', batch: 2, seqlenQ: 9, seqlenK: 300, maxSeqlenQ: 7, maxSeqlenK: 299, groupMode: true, deterministic: true, seqstartQ: [0, 7, 9], seqstartK: [0, 299, 300] });
+  const t = checkFmhaBwdTraits({
+    hdimQ: 64,
+    hdimV: 64,
+    nheadQ: 2,
+    nheadK: 1,
+    dtype: 'bf16',
+    batch: 2,
+    seqlenQ: 9,
+    seqlenK: 300,
+    maxSeqlenQ: 7,
+    maxSeqlenK: 299,
+    groupMode: true,
+    deterministic: true,
+    seqstartQ: [0, 7, 9],
+    seqstartK: [0, 299, 300],
+  });
 
   it('rejects an accumulation that does not fit the mode, a bad kN0 or SM count, with typed errors', () => {
     expect(() => makeFmhaBwdWorkspace(t, { dqAccumulation: 'atomic', kN0: 128 }, 132)).toThrow(FmhaBwdWorkspaceError);
-    expect(() => makeFmhaBwdWorkspace(t, { dqAccumulation: 'persistent', kN0: 128 }, 132)).toThrow(/dqAccumulation: must be direct or splitStore for deterministic group mode/);
+    expect(() => makeFmhaBwdWorkspace(t, { dqAccumulation: 'persistent', kN0: 128 }, 132)).toThrow(
+      /dqAccumulation: must be direct or splitStore for deterministic group mode/,
+    );
     expect(() => makeFmhaBwdWorkspace(t, { dqAccumulation: 'splitStore', kN0: 0 }, 132)).toThrow(/kN0: must be a positive integer/);
     expect(() => makeFmhaBwdWorkspace(t, { dqAccumulation: 'splitStore', kN0: 64 }, 0)).toThrow(/smCount/);
     expect(() => makeFmhaBwdWorkspace(t, { dqAccumulation: 'nope' as never, kN0: 64 }, 1)).toThrow(/dqAccumulation: must be one of/);

@@ -67,11 +67,18 @@ export interface FmhaBwdPersistentSchedule {
  * (convert_dq then reads one zeroed split). Postcondition (property-tested by simulating the
  * assignment): no head meets more than `nsplits` workers.
  */
-export function fmhaBwdPersistentSplits(p: { readonly batch: number; readonly nheadQ: number; readonly seqlenK: number; readonly kN0: number; readonly smCount: number }): FmhaBwdPersistentSchedule {
+export function fmhaBwdPersistentSplits(p: {
+  readonly batch: number;
+  readonly nheadQ: number;
+  readonly seqlenK: number;
+  readonly kN0: number;
+  readonly smCount: number;
+}): FmhaBwdPersistentSchedule {
   for (const key of ['batch', 'nheadQ', 'seqlenK', 'kN0', 'smCount'] as const) {
     const v = p[key];
     const min = key === 'seqlenK' || key === 'batch' ? 0 : 1;
-    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) throw new FmhaBwdWorkspaceError(key, `must be an integer ≥ ${min}`, v);
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min)
+      throw new FmhaBwdWorkspaceError(key, `must be an integer ≥ ${min}`, v);
   }
   const jobsPerHead = Math.ceil(p.seqlenK / p.kN0);
   const totalJobs = p.batch * p.nheadQ * jobsPerHead;
@@ -168,13 +175,20 @@ export interface FmhaBwdWorkspace {
  */
 export function makeFmhaBwdWorkspace(traits: CheckedFmhaBwdTraits, facts: FmhaBwdAccumulationFacts, smCount: number): FmhaBwdWorkspace {
   const acc = facts.dqAccumulation;
-  if (!(FMHA_BWD_DQ_ACCUMULATIONS as readonly unknown[]).includes(acc)) throw new FmhaBwdWorkspaceError('dqAccumulation', `must be one of ${FMHA_BWD_DQ_ACCUMULATIONS.join(', ')}`, acc);
-  if (!Number.isSafeInteger(facts.kN0) || facts.kN0 < 1) throw new FmhaBwdWorkspaceError('kN0', 'must be a positive integer (the selected instance’s key tile)', facts.kN0);
-  if (!Number.isSafeInteger(smCount) || smCount < 1) throw new FmhaBwdWorkspaceError('smCount', 'must be a positive integer (the device’s SMs)', smCount);
+  if (!(FMHA_BWD_DQ_ACCUMULATIONS as readonly unknown[]).includes(acc))
+    throw new FmhaBwdWorkspaceError('dqAccumulation', `must be one of ${FMHA_BWD_DQ_ACCUMULATIONS.join(', ')}`, acc);
+  if (!Number.isSafeInteger(facts.kN0) || facts.kN0 < 1)
+    throw new FmhaBwdWorkspaceError('kN0', 'must be a positive integer (the selected instance’s key tile)', facts.kN0);
+  if (!Number.isSafeInteger(smCount) || smCount < 1)
+    throw new FmhaBwdWorkspaceError('smCount', 'must be a positive integer (the device’s SMs)', smCount);
   const { groupMode: group, deterministic, batch, nheadQ, hdimQ } = traits;
   const expected: FmhaBwdDqAccumulation = !deterministic ? 'atomic' : group ? 'splitStore' : 'persistent';
   if (acc !== 'direct' && acc !== expected) {
-    throw new FmhaBwdWorkspaceError('dqAccumulation', `must be direct or ${expected} for ${deterministic ? 'deterministic' : 'non-deterministic'} ${group ? 'group' : 'batch'} mode`, acc);
+    throw new FmhaBwdWorkspaceError(
+      'dqAccumulation',
+      `must be direct or ${expected} for ${deterministic ? 'deterministic' : 'non-deterministic'} ${group ? 'group' : 'batch'} mode`,
+      acc,
+    );
   }
   const seq = fmhaBwdPhysicalSeqlens(traits);
   let persistent: FmhaBwdPersistentSchedule | null = null;
@@ -225,14 +239,16 @@ export function makeFmhaBwdWorkspace(traits: CheckedFmhaBwdTraits, facts: FmhaBw
     needsZeroDqAcc,
     persistent,
     splitsOfBatch(b: number): number {
-      if (!Number.isSafeInteger(b) || b < 0 || b >= batch) throw new FmhaBwdWorkspaceError('b', `must be a batch index in [0, ${batch})`, b);
+      if (!Number.isSafeInteger(b) || b < 0 || b >= batch)
+        throw new FmhaBwdWorkspaceError('b', `must be a batch index in [0, ${batch})`, b);
       return perBatch[b]!;
     },
     hostImage(): Uint8Array {
       const bytes = new Uint8Array(hostBytes);
       const view = new DataView(bytes.buffer);
       frozenStored.forEach((n, i) => view.setInt32(i * FMHA_BWD_NSPLITS_ELEMENT_BYTES, n, true));
-      if (offsetsBytes > 0) frozenOffsets.forEach((o, i) => view.setBigInt64(nsplitsBytes + i * FMHA_BWD_OFFSET_ELEMENT_BYTES, BigInt(o), true));
+      if (offsetsBytes > 0)
+        frozenOffsets.forEach((o, i) => view.setBigInt64(nsplitsBytes + i * FMHA_BWD_OFFSET_ELEMENT_BYTES, BigInt(o), true));
       return bytes;
     },
   });
@@ -246,7 +262,11 @@ export function makeFmhaBwdWorkspace(traits: CheckedFmhaBwdTraits, facts: FmhaBw
 export function fmhaBwdDqAccIndex(ws: FmhaBwdWorkspace, b: number, h: number, s: number, r: number): number {
   const splits = ws.splitsOfBatch(b);
   const sq = fmhaBwdPhysicalSeqlens(ws.traits).q[b]!;
-  for (const [name, v, n] of [['h', h, ws.traits.nheadQ], ['s', s, splits], ['r', r, sq]] as const) {
+  for (const [name, v, n] of [
+    ['h', h, ws.traits.nheadQ],
+    ['s', s, splits],
+    ['r', r, sq],
+  ] as const) {
     if (!Number.isSafeInteger(v) || v < 0 || v >= n) throw new FmhaBwdWorkspaceError(name, `must be in [0, ${n})`, v);
   }
   return ws.dqAccOffsets[b]! + ((h * splits + s) * sq + r) * ws.traits.hdimQ;
@@ -272,21 +292,29 @@ export function describeFmhaBwdWorkspace(ws: FmhaBwdWorkspace, limit = 4): strin
     splitStore: `per-split stores, kN0 = ${ws.kN0}`,
     persistent: `persistent over ${ws.smCount} SMs, kN0 = ${ws.kN0}, ${ws.persistent?.jobsPerWorker ?? 0} jobs per worker`,
   };
-  const lines = [`FMHA bwd workspace: ${ws.totalBytes} bytes (host ${ws.hostBytes} + device ${ws.deviceBytes}), ${mode}, ${how[ws.dqAccumulation]}, zero dq_acc: ${ws.needsZeroDqAcc ? 'yes' : 'no'}`];
+  const lines = [
+    `FMHA bwd workspace: ${ws.totalBytes} bytes (host ${ws.hostBytes} + device ${ws.deviceBytes}), ${mode}, ${how[ws.dqAccumulation]}, zero dq_acc: ${ws.needsZeroDqAcc ? 'yes' : 'no'}`,
+  ];
   if (ws.dqAccumulation === 'direct') return `${lines[0]}\n  (no workspace: the dq_dk_dv instance writes dQ itself)`;
   const pad = (used: number, bytes: number): string => (bytes > used ? `, ${bytes - used} padding bytes` : '');
   const nsUsed = ws.nsplits.length * FMHA_BWD_NSPLITS_ELEMENT_BYTES;
-  lines.push(`  ${range(ws.nsplitsOffset, ws.nsplitsBytes)}  int32 nsplits[${ws.nsplits.length}] = [${list(ws.nsplits, limit)}]${pad(nsUsed, ws.nsplitsBytes)}`);
+  lines.push(
+    `  ${range(ws.nsplitsOffset, ws.nsplitsBytes)}  int32 nsplits[${ws.nsplits.length}] = [${list(ws.nsplits, limit)}]${pad(nsUsed, ws.nsplitsBytes)}`,
+  );
   if (ws.offsetsBytes > 0) {
     const used = (t.batch + 1) * FMHA_BWD_OFFSET_ELEMENT_BYTES;
-    lines.push(`  ${range(ws.offsetsOffset, ws.offsetsBytes)}  int64 dq_acc_offsets[${t.batch + 1}] = [${list(ws.dqAccOffsets, limit + 1)}]${pad(used, ws.offsetsBytes)}`);
+    lines.push(
+      `  ${range(ws.offsetsOffset, ws.offsetsBytes)}  int64 dq_acc_offsets[${t.batch + 1}] = [${list(ws.dqAccOffsets, limit + 1)}]${pad(used, ws.offsetsBytes)}`,
+    );
   }
   lines.push(`  ${range(ws.dqAccOffset, ws.deviceBytes)}  fp32 dq_acc[${ws.dqAccElements}]`);
   const sq = fmhaBwdPhysicalSeqlens(t).q;
   const shown = Math.min(t.batch, limit);
   for (let b = 0; b < shown; b++) {
     const elems = ws.dqAccOffsets[b + 1]! - ws.dqAccOffsets[b]!;
-    lines.push(`    batch ${b}: ${range(ws.dqAccOffset + ws.dqAccOffsets[b]! * FMHA_BWD_DQ_ACC_ELEMENT_BYTES, elems * FMHA_BWD_DQ_ACC_ELEMENT_BYTES)} [${t.nheadQ} heads][${ws.splitsOfBatch(b)} splits][${sq[b]} rows][${t.hdimQ}]`);
+    lines.push(
+      `    batch ${b}: ${range(ws.dqAccOffset + ws.dqAccOffsets[b]! * FMHA_BWD_DQ_ACC_ELEMENT_BYTES, elems * FMHA_BWD_DQ_ACC_ELEMENT_BYTES)} [${t.nheadQ} heads][${ws.splitsOfBatch(b)} splits][${sq[b]} rows][${t.hdimQ}]`,
+    );
   }
   if (t.batch > shown) lines.push(`    … ${t.batch - shown} more batches`);
   return lines.join('\n');

@@ -16,7 +16,12 @@ import {
 
 const specArb: fc.Arbitrary<AttentionMaskSpec> = fc.oneof(
   fc.constant(noMask),
-  fc.record({ kind: fc.constant('window' as const), alignment: fc.constantFrom('topLeft' as const, 'bottomRight' as const), left: fc.integer({ min: -1, max: 5000 }), right: fc.integer({ min: -1, max: 5000 }) }),
+  fc.record({
+    kind: fc.constant('window' as const),
+    alignment: fc.constantFrom('topLeft' as const, 'bottomRight' as const),
+    left: fc.integer({ min: -1, max: 5000 }),
+    right: fc.integer({ min: -1, max: 5000 }),
+  }),
   fc.record({ kind: fc.constant('generic' as const), y: fc.integer({ min: -5000, max: 5000 }), x: fc.integer({ min: -5000, max: 5000 }) }),
 );
 
@@ -53,7 +58,22 @@ describe("CK's -mask= strings", () => {
   });
 
   it('rejects bad strings with a typed error naming the argument', () => {
-    for (const bad of ['', '3', 'x', 't:', 't:1', 't:1,2,3', 't:a,1', 't:1.5,2', 'q:1,2', 'xt:', 'xt:1,2', 'g:1', 't:99999999999,0', ':1,2']) {
+    for (const bad of [
+      '',
+      '3',
+      'x',
+      't:',
+      't:1',
+      't:1,2,3',
+      't:a,1',
+      't:1.5,2',
+      'q:1,2',
+      'xt:',
+      'xt:1,2',
+      'g:1',
+      't:99999999999,0',
+      ':1,2',
+    ]) {
       expect(() => parseAttentionMaskSpec(bad), bad).toThrow(AttentionMaskError);
     }
     expect(() => parseAttentionMaskSpec('t:a,1')).toThrow(/^mask\.left: must be an integer/);

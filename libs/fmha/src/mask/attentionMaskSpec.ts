@@ -66,7 +66,11 @@ export function checkAttentionMaskSpec(spec: AttentionMaskSpec, where = 'mask'):
       return Object.freeze({ kind: 'window', alignment: spec.alignment, left: Math.max(left, -1), right: Math.max(right, -1) });
     }
     case 'generic':
-      return Object.freeze({ kind: 'generic', y: checkSize(`${where}.y`, spec.y, -MAX_SIZE), x: checkSize(`${where}.x`, spec.x, -MAX_SIZE) });
+      return Object.freeze({
+        kind: 'generic',
+        y: checkSize(`${where}.y`, spec.y, -MAX_SIZE),
+        x: checkSize(`${where}.x`, spec.x, -MAX_SIZE),
+      });
     default:
       throw new AttentionMaskError(`${where}.kind`, 'must be one of none, window, generic', (spec as { kind?: unknown }).kind);
   }

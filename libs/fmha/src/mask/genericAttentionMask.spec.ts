@@ -1,16 +1,31 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AttentionMaskError, causalBottomRight, causalTopLeft, noMask, parseAttentionMaskSpec, slidingWindowMask, type AttentionMaskSpec } from './attentionMaskSpec.ts';
+import {
+  AttentionMaskError,
+  causalBottomRight,
+  causalTopLeft,
+  noMask,
+  parseAttentionMaskSpec,
+  slidingWindowMask,
+  type AttentionMaskSpec,
+} from './attentionMaskSpec.ts';
 import { makeGenericAttentionMask, maskCoordinates, type GenericAttentionMask } from './genericAttentionMask.ts';
 
 /** Specs over small sizes so windows cross the sequences' edges often; generic coordinates reach past the clamps. */
 const specArb: fc.Arbitrary<AttentionMaskSpec> = fc.oneof(
   fc.constant(noMask),
   fc.constantFrom(causalTopLeft, causalBottomRight),
-  fc.record({ kind: fc.constant('window' as const), alignment: fc.constantFrom('topLeft' as const, 'bottomRight' as const), left: fc.integer({ min: -1, max: 40 }), right: fc.integer({ min: -1, max: 40 }) }),
+  fc.record({
+    kind: fc.constant('window' as const),
+    alignment: fc.constantFrom('topLeft' as const, 'bottomRight' as const),
+    left: fc.integer({ min: -1, max: 40 }),
+    right: fc.integer({ min: -1, max: 40 }),
+  }),
   fc.record({ kind: fc.constant('generic' as const), y: fc.integer({ min: -60, max: 60 }), x: fc.integer({ min: -60, max: 60 }) }),
 );
-const maskArb = fc.tuple(specArb, fc.integer({ min: 0, max: 48 }), fc.integer({ min: 0, max: 48 })).map(([s, sq, sk]) => makeGenericAttentionMask(s, sq, sk));
+const maskArb = fc
+  .tuple(specArb, fc.integer({ min: 0, max: 48 }), fc.integer({ min: 0, max: 48 }))
+  .map(([s, sq, sk]) => makeGenericAttentionMask(s, sq, sk));
 const tileSizeArb = fc.oneof(fc.integer({ min: 1, max: 4 }), fc.constantFrom(8, 16), fc.integer({ min: 5, max: 24 }));
 const tileArb = fc.record({ tileM: tileSizeArb, tileN: tileSizeArb });
 
@@ -27,7 +42,12 @@ const range = (a: number, b: number): number[] => Array.from({ length: Math.max(
 
 describe('GenericAttentionMask: element semantics', () => {
   it('golden: causal top-left keeps j ≤ i; bottom-right keeps j ≤ i + sk − sq; windows keep i − left ≤ j ≤ i + right', () => {
-    const kept = (m: GenericAttentionMask): string[] => range(0, m.seqlenQ).map((i) => range(0, m.seqlenK).map((j) => (m.isMasked(i, j) ? '.' : '1')).join(''));
+    const kept = (m: GenericAttentionMask): string[] =>
+      range(0, m.seqlenQ).map((i) =>
+        range(0, m.seqlenK)
+          .map((j) => (m.isMasked(i, j) ? '.' : '1'))
+          .join(''),
+      );
     expect(kept(makeGenericAttentionMask(causalTopLeft, 3, 5))).toEqual(['1....', '11...', '111..']);
     expect(kept(makeGenericAttentionMask(causalBottomRight, 3, 5))).toEqual(['111..', '1111.', '11111']);
     expect(kept(makeGenericAttentionMask(causalBottomRight, 5, 3))).toEqual(['...', '...', '1..', '11.', '111']);
@@ -51,7 +71,8 @@ describe('GenericAttentionMask: element semantics', () => {
           [y, x] = [1 + left + (tl ? 0 : sq - sk), 1 + right + (tl ? 0 : sk - sq)];
         }
         const m = makeGenericAttentionMask(spec, sq, sk);
-        for (let i = 0; i < sq; i++) for (let j = 0; j < sk; j++) expect(m.isMasked(i, j)).toBe(!(j >= i - y + 1 && j < Math.min(i + x, sk)));
+        for (let i = 0; i < sq; i++)
+          for (let j = 0; j < sk; j++) expect(m.isMasked(i, j)).toBe(!(j >= i - y + 1 && j < Math.min(i + x, sk)));
       }),
     );
   });
@@ -140,7 +161,8 @@ describe('GenericAttentionMask: tile queries vs brute force', () => {
         for (const i0 of origins(tileM, m.seqlenQ)) {
           for (const j0 of origins(tileN, m.seqlenK)) {
             let brute = false;
-            for (let i = Math.max(i0, 0); i < Math.min(i0 + tileM, m.seqlenQ); i++) for (let j = j0; j < j0 + tileN; j++) brute ||= m.isMasked(i, j);
+            for (let i = Math.max(i0, 0); i < Math.min(i0 + tileM, m.seqlenQ); i++)
+              for (let j = j0; j < j0 + tileN; j++) brute ||= m.isMasked(i, j);
             expect(m.isEdgeTile(i0, j0, tileM, tileN)).toBe(brute);
           }
         }

@@ -1,4 +1,23 @@
-import { add, and, cast, div, ge, gt, int32, isExpr, le, lt, maxOf, minOf, mul, or, select, sub, type Expr, type ExprLike } from '@tilekit/codegen';
+import {
+  add,
+  and,
+  cast,
+  div,
+  ge,
+  gt,
+  int32,
+  isExpr,
+  le,
+  lt,
+  maxOf,
+  minOf,
+  mul,
+  or,
+  select,
+  sub,
+  type Expr,
+  type ExprLike,
+} from '@tilekit/codegen';
 import { AttentionMaskError, type MaskAlignment } from './attentionMaskSpec.ts';
 
 /**
@@ -20,7 +39,8 @@ export interface KeyRangeCode {
 const i32 = (v: ExprLike): Expr => cast(v, int32);
 
 function checkTile(where: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1 || v > 2 ** 20) throw new AttentionMaskError(where, 'must be an integer in [1, 2^20]', v);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1 || v > 2 ** 20)
+    throw new AttentionMaskError(where, 'must be an integer in [1, 2^20]', v);
   return v;
 }
 
@@ -52,7 +72,13 @@ export class GenericAttentionMaskCode {
   readonly seqlenQ: Expr;
   readonly seqlenK: Expr;
 
-  constructor(parts: { readonly masking: boolean; readonly y: ExprLike; readonly x: ExprLike; readonly seqlenQ: ExprLike; readonly seqlenK: ExprLike }) {
+  constructor(parts: {
+    readonly masking: boolean;
+    readonly y: ExprLike;
+    readonly x: ExprLike;
+    readonly seqlenQ: ExprLike;
+    readonly seqlenK: ExprLike;
+  }) {
     this.masking = parts.masking;
     this.y = i32(parts.y);
     this.x = i32(parts.x);

@@ -2,7 +2,14 @@
 // accumulated O into the attention output (and the row LSE), O goes out through a predicated tile
 // window, and one lane of the lanes sharing a row writes its LSE.
 import { add, and, bitAnd, eq, index, int32, lt, ne, select } from '@tilekit/codegen';
-import { makeTileWindow, storeTile, sweepTile, type BlockEmitter, type DistributedTensor, type TileDistributionEncoding } from '@tilekit/tile';
+import {
+  makeTileWindow,
+  storeTile,
+  sweepTile,
+  type BlockEmitter,
+  type DistributedTensor,
+  type TileDistributionEncoding,
+} from '@tilekit/tile';
 import type { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
 import type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 
@@ -20,8 +27,20 @@ export interface FmhaFwdEpilogueTile {
  * (predicated on the sequence), and where `args.lse` is given and not null, the lane of each row
  * whose replica bits (the softmax's lane masks) are zero writes LSE[row] for rows below seqlenQ.
  */
-export function emitFmhaFwdEpilogue(block: BlockEmitter, softmax: BlockOnlineSoftmax, oAcc: DistributedTensor, args: FmhaFwdTileArgs, tile: FmhaFwdEpilogueTile): void {
-  const w = makeTileWindow(block, { view: args.o, lengths: [tile.tileM, tile.headDimV], origin: [args.m0, 0], encoding: tile.oEncoding, originAlignment: [tile.tileM, tile.headDimV] });
+export function emitFmhaFwdEpilogue(
+  block: BlockEmitter,
+  softmax: BlockOnlineSoftmax,
+  oAcc: DistributedTensor,
+  args: FmhaFwdTileArgs,
+  tile: FmhaFwdEpilogueTile,
+): void {
+  const w = makeTileWindow(block, {
+    view: args.o,
+    lengths: [tile.tileM, tile.headDimV],
+    origin: [args.m0, 0],
+    encoding: tile.oEncoding,
+    originAlignment: [tile.tileM, tile.headDimV],
+  });
   block.threads((t) => {
     const lse = softmax.emitFinalize(t, oAcc, { lse: args.lse !== undefined });
     storeTile(t, w, oAcc);
@@ -31,7 +50,9 @@ export function emitFmhaFwdEpilogue(block: BlockEmitter, softmax: BlockOnlineSof
       const replicaBits = softmax.laneMasks.reduce((a, m) => a | m, 0);
       sweepTile(t, lse, (e) => {
         const row = e.b.let('lse_row', int32, add(args.m0, e.x[0]!));
-        e.b.if(and(and(ne(select(lseOut, 1, 0), 0), eq(bitAnd(t.tid, replicaBits), 0)), lt(row, args.seqlenQ)), (st) => st.assign(index(lseOut, row), e.value));
+        e.b.if(and(and(ne(select(lseOut, 1, 0), 0), eq(bitAnd(t.tid, replicaBits), 0)), lt(row, args.seqlenQ)), (st) =>
+          st.assign(index(lseOut, row), e.value),
+        );
       });
     }
   });

@@ -1,4 +1,29 @@
-import { add, bitAnd, bool, call, cast, div, index, int16, int32, lit, lt, maxOf, mul, ne, pointer, select, shl, sub, uint32, uint8, type BlockBuilder, type Expr, type Target, type VarExpr } from '@tilekit/codegen';
+import {
+  add,
+  bitAnd,
+  bool,
+  call,
+  cast,
+  div,
+  index,
+  int16,
+  int32,
+  lit,
+  lt,
+  maxOf,
+  mul,
+  ne,
+  pointer,
+  select,
+  shl,
+  sub,
+  uint32,
+  uint8,
+  type BlockBuilder,
+  type Expr,
+  type Target,
+  type VarExpr,
+} from '@tilekit/codegen';
 import { FmhaError } from '../errors.ts';
 import type { GenericAttentionMaskCode } from '../mask/genericAttentionMaskCode.ts';
 
@@ -57,7 +82,10 @@ export class DenseKeyTileWalk implements FmhaFwdKeyTileWalk {
 
   emitIters(b: BlockBuilder, ctx: FmhaFwdKeyTileContext): VarExpr {
     b.comment('the key tiles this query tile visits (the mask decides)');
-    const range = this.split === undefined ? this.mask.getTileRangeAlongX(ctx.m0, ctx.tileM, ctx.tileN) : this.mask.getTileRangeAlongXForSplit(ctx.m0, ctx.tileM, ctx.tileN, this.split.count, this.split.index);
+    const range =
+      this.split === undefined
+        ? this.mask.getTileRangeAlongX(ctx.m0, ctx.tileM, ctx.tileN)
+        : this.mask.getTileRangeAlongXForSplit(ctx.m0, ctx.tileM, ctx.tileN, this.split.count, this.split.index);
     this.#start = b.let('k_start', int32, range.start);
     return b.let('k_iters', int32, maxOf(div(sub(range.end, this.#start), ctx.tileN), 0));
   }
@@ -126,7 +154,10 @@ export class BlockMaskKeyTileWalk implements FmhaFwdKeyTileWalk {
     this.kBlocks = kBlocks;
     this.maxKeyBlocks = maxKeyBlocks;
     if (!Number.isSafeInteger(maxKeyBlocks) || maxKeyBlocks < 32 || maxKeyBlocks % 32 !== 0 || maxKeyBlocks > 1 << 15) {
-      throw new FmhaError('fmha/key-tile-walk', `BlockMaskKeyTileWalk maxKeyBlocks must be a multiple of 32 in [32, 32768] (got ${maxKeyBlocks})`);
+      throw new FmhaError(
+        'fmha/key-tile-walk',
+        `BlockMaskKeyTileWalk maxKeyBlocks must be a multiple of 32 in [32, 32768] (got ${maxKeyBlocks})`,
+      );
     }
     // int16 block indices, then the count (int32) after them.
     this.sharedBytes = 2 * maxKeyBlocks + 16;

@@ -91,7 +91,9 @@ export class FmhaFwdPvSkipVote {
     this.args = args;
     this.target = target;
     this.rowLive = makeDistributedTensor(block, 'row_live', softmax.rowEncoding, int32);
-    block.threads((t) => sweepTile(t, this.rowLive, (e) => e.b.assign(e.value, select(lt(add(args.m0, e.x[0]!), args.seqlenQ), lit(1, int32), lit(0, int32)))));
+    block.threads((t) =>
+      sweepTile(t, this.rowLive, (e) => e.b.assign(e.value, select(lt(add(args.m0, e.x[0]!), args.seqlenQ), lit(1, int32), lit(0, int32)))),
+    );
     this.oLive = b.declare('o_live', int32, 0, { storage: 'mutable' });
     this.computed = b.declare('pv_computed', int32, 0, { storage: 'mutable' });
     this.skipped = b.declare('pv_skipped', int32, 0, { storage: 'mutable' });
@@ -101,7 +103,11 @@ export class FmhaFwdPvSkipVote {
   emitBeginTile(l: BlockBuilder, it: Expr): void {
     this.#it = it;
     // +∞ never skips (not even a tile that masks every row of the group).
-    this.#eligible = l.let('pv_eligible', bool, and(and(ne(this.args.mode, 0), lt(this.args.threshold, infinity(float32))), lt(it, sub(this.args.iters, 1))));
+    this.#eligible = l.let(
+      'pv_eligible',
+      bool,
+      and(and(ne(this.args.mode, 0), lt(this.args.threshold, infinity(float32))), lt(it, sub(this.args.iters, 1))),
+    );
     this.#keep = l.declare('pv_keep', bool, lit(true, bool), { storage: 'mutable' });
     this.#compute = l.declare('pv_compute', bool, lit(true, bool), { storage: 'mutable' });
   }

@@ -7,30 +7,69 @@ import { describe, expect, it } from 'vitest';
 import { emitGenericAttentionMask } from '../mask/genericAttentionMaskCode.ts';
 import { FmhaFwdSm80Pipeline, type FmhaFwdSm80Policy } from './fmhaFwdSm80Pipeline.ts';
 
-const policy = (extra: Partial<FmhaFwdSm80Policy> = {}): FmhaFwdSm80Policy => ({ dtype: 'fp16', headDim: 128, headDimV: 128, tileM: 128, tileN: 64, qResidence: 'registers', ...extra });
+const policy = (extra: Partial<FmhaFwdSm80Policy> = {}): FmhaFwdSm80Policy => ({
+  dtype: 'fp16',
+  headDim: 128,
+  headDimV: 128,
+  tileM: 128,
+  tileN: 64,
+  qResidence: 'registers',
+  ...extra,
+});
 
 /** The pipeline emitted into a bare kernel body (views over plain pointers, a causal or no mask, LSE on). */
-function emitSm80Body(p: FmhaFwdSm80Pipeline, options: { readonly target?: Target; readonly masked?: boolean; readonly lse?: boolean } = {}): string {
+function emitSm80Body(
+  p: FmhaFwdSm80Pipeline,
+  options: { readonly target?: Target; readonly masked?: boolean; readonly lse?: boolean } = {},
+): string {
   const target = options.target ?? sm80;
   const P = p.policy;
   const half = target.dtypeType(P.dtype);
   const src = new SourceBuilder({ dialect: target });
   const max = { max: 1 << 30 };
   const view = (ptr: Parameters<typeof makeTensorView>[0], rows: string, stride: string, cols: number) =>
-    makeTensorView(ptr, makeNaiveTensorDescriptor([symbol(rows, max), cols], [symbol(stride, { max: 2 ** 31 - 1, multipleOf: 8 }), 1], { vectorLength: 8 }), { elementBytes: 2 });
+    makeTensorView(
+      ptr,
+      makeNaiveTensorDescriptor([symbol(rows, max), cols], [symbol(stride, { max: 2 ** 31 - 1, multipleOf: 8 }), 1], { vectorLength: 8 }),
+      { elementBytes: 2 },
+    );
   src.function(
     {
       name: 'fmha_body',
       qualifiers: target.kernelQualifiers(),
-      params: { q: pointer(half, { const: true }), k: pointer(half, { const: true }), v: pointer(half, { const: true }), o: pointer(half), lse: pointer(float32), sq: int32, sk: int32, q_ld: int32, k_ld: int32, v_ld: int32, o_ld: int32, m0: int32, scale_log2: float32 },
+      params: {
+        q: pointer(half, { const: true }),
+        k: pointer(half, { const: true }),
+        v: pointer(half, { const: true }),
+        o: pointer(half),
+        lse: pointer(float32),
+        sq: int32,
+        sk: int32,
+        q_ld: int32,
+        k_ld: int32,
+        v_ld: int32,
+        o_ld: int32,
+        m0: int32,
+        scale_log2: float32,
+      },
     },
     (b, a) => {
-      const mask = emitGenericAttentionMask(options.masked ? { kind: 'window', alignment: 'topLeft', left: -1, right: 0 } : { kind: 'none' }, a.sq, a.sk);
+      const mask = emitGenericAttentionMask(
+        options.masked ? { kind: 'window', alignment: 'topLeft', left: -1, right: 0 } : { kind: 'none' },
+        a.sq,
+        a.sk,
+      );
       p.emit(b, target, {
         q: view(a.q, 'seqlen_q', 'q_ld', P.headDim),
         k: view(a.k, 'seqlen_k', 'k_ld', P.headDim),
         v: view(a.v, 'seqlen_k', 'v_ld', P.headDimV),
-        o: makeTensorView(a.o, makeNaiveTensorDescriptor([symbol('seqlen_q', max), P.headDimV], [symbol('o_ld', { max: 2 ** 31 - 1, multipleOf: 2 }), 1], { vectorLength: 2 }), { elementBytes: 2 }),
+        o: makeTensorView(
+          a.o,
+          makeNaiveTensorDescriptor([symbol('seqlen_q', max), P.headDimV], [symbol('o_ld', { max: 2 ** 31 - 1, multipleOf: 2 }), 1], {
+            vectorLength: 2,
+          }),
+          { elementBytes: 2 },
+        ),
         seqlenQ: a.sq,
         seqlenK: a.sk,
         m0: a.m0,
@@ -127,7 +166,8 @@ function simulateSchedule(p: FmhaFwdSm80Pipeline, text: string, n: number): { vi
           const at = defs.get(e.name)!;
           const label = `${regionOf(at)}[${it === undefined ? 0 : it + 1}]`;
           const old = buffers.get(at);
-          if (old !== undefined && old.label !== label && old.lastRead >= syncs) violations.push(`${label} copied into ${at} while ${old.label} may still be read (no barrier since)`);
+          if (old !== undefined && old.label !== label && old.lastRead >= syncs)
+            violations.push(`${label} copied into ${at} while ${old.label} may still be read (no barrier since)`);
           if (old?.label !== label) buffers.set(at, { label, landedAt: undefined, lastRead: -1 });
           open.add(at);
           break;
@@ -138,7 +178,8 @@ function simulateSchedule(p: FmhaFwdSm80Pipeline, text: string, n: number): { vi
           const want = `${region}[${region === 'Q' ? 0 : it!}]`;
           const b = buffers.get(at);
           if (b?.label !== want) violations.push(`iteration ${it}: read ${want} at ${at}, which holds ${b?.label ?? 'nothing'}`);
-          else if (b.landedAt === undefined || b.landedAt >= syncs) violations.push(`iteration ${it}: read ${want} before it landed and a barrier published it`);
+          else if (b.landedAt === undefined || b.landedAt >= syncs)
+            violations.push(`iteration ${it}: read ${want} before it landed and a barrier published it`);
           else {
             b.lastRead = syncs;
             reads.set(want, (reads.get(want) ?? 0) + 1);
@@ -185,31 +226,41 @@ describe('FmhaFwdSm80Pipeline (sm_80 attention forward: cp.async double bufferin
 
   it('the copy distributions cover each Q, K and V tile exactly once with 16-byte vectors', () => {
     fc.assert(
-      fc.property(fc.constantFrom(32, 64, 128, 256), fc.constantFrom(32, 64, 128, 256), fc.constantFrom(64, 128), fc.constantFrom(32, 64, 128), (headDim, headDimV, tileM, tileN) => {
-        let p: FmhaFwdSm80Pipeline;
-        try {
-          p = new FmhaFwdSm80Pipeline(policy({ headDim, headDimV, tileM, tileN, qResidence: headDim === 256 ? 'shared' : 'registers' }));
-        } catch (error) {
-          // Rejected only for a tile the 16-byte copies cannot split over the warps, or shared memory.
-          return error instanceof BlockGemmPolicyError && /tile: .* must split into 16-byte vectors|shared memory/.test(error.message);
-        }
-        for (const [enc, rows, cols] of [
-          [p.qCopyEncoding, tileM, headDim],
-          [p.kCopyEncoding, tileN, headDim],
-          [p.vCopyEncoding, tileN, headDimV],
-        ] as const) {
-          const seen = new Set<string>();
-          for (let t = 0; t < p.threads; t++) for (let d = 0; d < enc.threadBufferSize; d++) seen.add(enc.calculateXIndexFromD(enc.partitionIndexOf(t), d).join(','));
-          if (seen.size !== rows * cols || enc.threadBufferSize * p.threads !== rows * cols) return false;
-        }
-        return true;
-      }),
+      fc.property(
+        fc.constantFrom(32, 64, 128, 256),
+        fc.constantFrom(32, 64, 128, 256),
+        fc.constantFrom(64, 128),
+        fc.constantFrom(32, 64, 128),
+        (headDim, headDimV, tileM, tileN) => {
+          let p: FmhaFwdSm80Pipeline;
+          try {
+            p = new FmhaFwdSm80Pipeline(policy({ headDim, headDimV, tileM, tileN, qResidence: headDim === 256 ? 'shared' : 'registers' }));
+          } catch (error) {
+            // Rejected only for a tile the 16-byte copies cannot split over the warps, or shared memory.
+            return error instanceof BlockGemmPolicyError && /tile: .* must split into 16-byte vectors|shared memory/.test(error.message);
+          }
+          for (const [enc, rows, cols] of [
+            [p.qCopyEncoding, tileM, headDim],
+            [p.kCopyEncoding, tileN, headDim],
+            [p.vCopyEncoding, tileN, headDimV],
+          ] as const) {
+            const seen = new Set<string>();
+            for (let t = 0; t < p.threads; t++)
+              for (let d = 0; d < enc.threadBufferSize; d++) seen.add(enc.calculateXIndexFromD(enc.partitionIndexOf(t), d).join(','));
+            if (seen.size !== rows * cols || enc.threadBufferSize * p.threads !== rows * cols) return false;
+          }
+          return true;
+        },
+      ),
       { numRuns: 40 },
     );
   });
 
   it('the emitted cp.async / barrier schedule reads K[j] and V[j] in iteration j, landed and published, never overwriting a stage still read (any number of key tiles)', () => {
-    for (const p of [new FmhaFwdSm80Pipeline(policy()), new FmhaFwdSm80Pipeline(policy({ headDim: 64, headDimV: 64, tileM: 64, tileN: 128, qResidence: 'shared' }))]) {
+    for (const p of [
+      new FmhaFwdSm80Pipeline(policy()),
+      new FmhaFwdSm80Pipeline(policy({ headDim: 64, headDimV: 64, tileM: 64, tileN: 128, qResidence: 'shared' })),
+    ]) {
       const text = emitSm80Body(p, { masked: true });
       fc.assert(
         fc.property(fc.integer({ min: 0, max: 9 }), (n) => {

@@ -31,7 +31,13 @@ import {
   type VarExpr,
 } from '@tilekit/codegen';
 import { emitCalculateOffset } from '@tilekit/layout';
-import { BlockGemmPolicyError, MmaSyncBlockGemmRs, MmaSyncBlockGemmSs, type MmaSyncBlockGemmState, type WgmmaSmemLayout } from '@tilekit/gemm';
+import {
+  BlockGemmPolicyError,
+  MmaSyncBlockGemmRs,
+  MmaSyncBlockGemmSs,
+  type MmaSyncBlockGemmState,
+  type WgmmaSmemLayout,
+} from '@tilekit/gemm';
 import {
   BlockEmitter,
   clearTile,
@@ -108,12 +114,26 @@ class ResidentABlockGemm extends MmaSyncBlockGemmSs {
   /** ldmatrix of every A fragment of the tile at `aTile` into `frag` (a `residentRegisters` array). */
   emitLoadA(b: BlockBuilder, target: Target, state: MmaSyncBlockGemmState, aTile: Expr, frag: VarExpr): void {
     for (const l of this.aPlan.loads) {
-      b.expr(ldmatrix(target, { count: 4, trans: this.aLayout.major === 'MN', dst: addressOf(index(frag, this.#slot(l.kk, l.q))), src: add(aTile, bitXor(add(state.aBase!, l.add), l.xor)) }));
+      b.expr(
+        ldmatrix(target, {
+          count: 4,
+          trans: this.aLayout.major === 'MN',
+          dst: addressOf(index(frag, this.#slot(l.kk, l.q))),
+          src: add(aTile, bitXor(add(state.aBase!, l.add), l.xor)),
+        }),
+      );
     }
   }
 
   /** acc += A·B with A from `frag` (see {@link emitLoadA}) and B from `bTile`. */
-  emitMmaResidentA(b: BlockBuilder, target: Target, acc: DistributedTensor, state: MmaSyncBlockGemmState, frag: VarExpr, bTile: Expr): void {
+  emitMmaResidentA(
+    b: BlockBuilder,
+    target: Target,
+    acc: DistributedTensor,
+    state: MmaSyncBlockGemmState,
+    frag: VarExpr,
+    bTile: Expr,
+  ): void {
     target.require('mma-sync');
     this.checkAcc(acc, 'ResidentABlockGemm.emitMmaResidentA');
     for (let kk = 0; kk < this.kSteps; kk++) {
@@ -178,20 +198,28 @@ export class FmhaFwdSm80Pipeline {
     if (!HEAD_DIMS.includes(headDim)) bad('headDim', `must be one of ${HEAD_DIMS.join(', ')}`, headDim);
     if (!HEAD_DIMS.includes(headDimV)) bad('headDimV', `must be one of ${HEAD_DIMS.join(', ')}`, headDimV);
     if (tileM !== 64 && tileM !== 128) bad('tileM', 'must be 64 (4 warps) or 128 (8 warps): 16 query rows per warp', tileM);
-    if (!Number.isSafeInteger(tileN) || tileN < 16 || tileN > 256 || tileN % 16 !== 0) bad('tileN', 'must be a multiple of 16 in [16, 256]', tileN);
+    if (!Number.isSafeInteger(tileN) || tileN < 16 || tileN > 256 || tileN % 16 !== 0)
+      bad('tileN', 'must be a multiple of 16 in [16, 256]', tileN);
     if (qResidence !== 'registers' && qResidence !== 'shared') bad('qResidence', 'must be "registers" or "shared"', qResidence);
     this.policy = Object.freeze({ ...policy });
     this.warps = tileM / 16;
     this.threads = 32 * this.warps;
     const warps = [this.warps, 1] as const;
-    this.qk = qResidence === 'registers' ? new ResidentABlockGemm({ dtype, tileM, tileN, tileK: headDim, warps, aMajor: 'K', bMajor: 'K' }) : new MmaSyncBlockGemmSs({ dtype, tileM, tileN, tileK: headDim, warps, aMajor: 'K', bMajor: 'K' });
+    this.qk =
+      qResidence === 'registers'
+        ? new ResidentABlockGemm({ dtype, tileM, tileN, tileK: headDim, warps, aMajor: 'K', bMajor: 'K' })
+        : new MmaSyncBlockGemmSs({ dtype, tileM, tileN, tileK: headDim, warps, aMajor: 'K', bMajor: 'K' });
     this.pv = new MmaSyncBlockGemmRs({ dtype, tileM, tileN: headDimV, tileK: tileN, warps, bMajor: 'MN' });
     this.qRegisters = this.qk instanceof ResidentABlockGemm ? this.qk.residentRegisters : 0;
     const copy = (what: string, rows: number, cols: number): TileDistributionEncoding => {
       try {
         return makeVectorLoadEncoding({ rows, cols, vectorLength: 8, warpSize: 32, numWarps: this.warps });
       } catch (error) {
-        return bad(`${what} tile`, `${rows}×${cols} must split into 16-byte vectors over ${this.threads} threads`, (error as Error).message);
+        return bad(
+          `${what} tile`,
+          `${rows}×${cols} must split into 16-byte vectors over ${this.threads} threads`,
+          (error as Error).message,
+        );
       }
     };
     this.qCopyEncoding = copy('Q', tileM, headDim);
@@ -208,7 +236,8 @@ export class FmhaFwdSm80Pipeline {
       ['K', this.kOffset, this.qk.bLayout],
       ['V', this.vOffset, this.pv.bLayout],
     ] as const) {
-      if (offset % layout.repeatBytes !== 0 || this.kStageBytes % layout.repeatBytes !== 0) bad(`${what} stages`, `must start on the ${layout.repeatBytes}-byte swizzle repeat`, offset);
+      if (offset % layout.repeatBytes !== 0 || this.kStageBytes % layout.repeatBytes !== 0)
+        bad(`${what} stages`, `must start on the ${layout.repeatBytes}-byte swizzle repeat`, offset);
     }
     // sm_80 lets a block opt in to 163 KiB of shared memory (sm_90: 227 KiB).
     if (this.sharedBytes > 166912) bad('shared memory', 'must fit the 163 KiB an sm_80 block may use', this.sharedBytes);
@@ -226,20 +255,51 @@ export class FmhaFwdSm80Pipeline {
     const P = this.policy;
     const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, this.threads - 1] });
 
-    b.comment(`dynamic shared memory, aligned up to 1024 bytes: Q (${this.qBytes} B), 2 K stages (${this.kStageBytes} B), 2 V stages (${this.vStageBytes} B)`);
+    b.comment(
+      `dynamic shared memory, aligned up to 1024 bytes: Q (${this.qBytes} B), 2 K stages (${this.kStageBytes} B), 2 V stages (${this.vStageBytes} B)`,
+    );
     const { smem } = declareAlignedDynamicShared(b, target, FMHA_DYNAMIC_SMEM);
-    const stage = (bb: BlockBuilder, offset: number, bytes: number, s: Expr | number, name: string): Expr => bb.let(name, pointer(uint8), add(smem, add(offset, mul(s, bytes))));
+    const stage = (bb: BlockBuilder, offset: number, bytes: number, s: Expr | number, name: string): Expr =>
+      bb.let(name, pointer(uint8), add(smem, add(offset, mul(s, bytes))));
 
     const block = new BlockEmitter(b, target, { numThreads: this.threads, index: { symbols: args.symbols } });
     b.comment('the key tiles this query tile visits (the mask decides)');
-    const range = args.split === undefined ? args.mask.getTileRangeAlongX(args.m0, P.tileM, P.tileN) : args.mask.getTileRangeAlongXForSplit(args.m0, P.tileM, P.tileN, args.split.count, args.split.index);
+    const range =
+      args.split === undefined
+        ? args.mask.getTileRangeAlongX(args.m0, P.tileM, P.tileN)
+        : args.mask.getTileRangeAlongXForSplit(args.m0, P.tileM, P.tileN, args.split.count, args.split.index);
     const kStart = b.let('k_start', int32, range.start);
     const iters = b.let('k_iters', int32, maxOf(div(sub(range.end, kStart), P.tileN), 0));
 
-    const qWin = makeTileWindow(block, { view: args.q, lengths: [P.tileM, P.headDim], origin: [args.m0, 0], encoding: this.qCopyEncoding, originAlignment: [P.tileM, 0] });
-    const kWin = makeTileWindow(block, { view: args.k, lengths: [P.tileN, P.headDim], origin: [kStart, 0], encoding: this.kCopyEncoding, originAlignment: [P.tileN, 0] });
-    const vWin = makeTileWindow(block, { view: args.v, lengths: [P.tileN, P.headDimV], origin: [kStart, 0], encoding: this.vCopyEncoding, originAlignment: [P.tileN, 0] });
-    const copyInto = (be: BlockEmitter, win: TileWindow, enc: TileDistributionEncoding, layout: WgmmaSmemLayout, dst: Expr, move: boolean): void => {
+    const qWin = makeTileWindow(block, {
+      view: args.q,
+      lengths: [P.tileM, P.headDim],
+      origin: [args.m0, 0],
+      encoding: this.qCopyEncoding,
+      originAlignment: [P.tileM, 0],
+    });
+    const kWin = makeTileWindow(block, {
+      view: args.k,
+      lengths: [P.tileN, P.headDim],
+      origin: [kStart, 0],
+      encoding: this.kCopyEncoding,
+      originAlignment: [P.tileN, 0],
+    });
+    const vWin = makeTileWindow(block, {
+      view: args.v,
+      lengths: [P.tileN, P.headDimV],
+      origin: [kStart, 0],
+      encoding: this.vCopyEncoding,
+      originAlignment: [P.tileN, 0],
+    });
+    const copyInto = (
+      be: BlockEmitter,
+      win: TileWindow,
+      enc: TileDistributionEncoding,
+      layout: WgmmaSmemLayout,
+      dst: Expr,
+      move: boolean,
+    ): void => {
       be.threads((t) => this.#emitCopy(t, target, win, enc, layout, dst));
       if (move) moveTileWindow(be, win, [P.tileN, 0]);
     };
@@ -261,9 +321,13 @@ export class FmhaFwdSm80Pipeline {
 
     b.comment('prologue: groups {Q, K[0]} and {V[0]}; Q lands first');
     block.threads((t) => this.#emitCopy(t, target, qWin, this.qCopyEncoding, this.qk.aLayout, qTile));
-    issueIf(gt(iters, 0), 'K[0] into stage 0', (be) => copyInto(be, kWin, this.kCopyEncoding, this.qk.bLayout, stage(be.b, this.kOffset, this.kStageBytes, 0, 'k_dst'), true));
+    issueIf(gt(iters, 0), 'K[0] into stage 0', (be) =>
+      copyInto(be, kWin, this.kCopyEncoding, this.qk.bLayout, stage(be.b, this.kOffset, this.kStageBytes, 0, 'k_dst'), true),
+    );
     b.expr(cpAsyncCommitGroup(target));
-    issueIf(gt(iters, 0), 'V[0] into stage 0', (be) => copyInto(be, vWin, this.vCopyEncoding, this.pv.bLayout, stage(be.b, this.vOffset, this.vStageBytes, 0, 'v_dst'), true));
+    issueIf(gt(iters, 0), 'V[0] into stage 0', (be) =>
+      copyInto(be, vWin, this.vCopyEncoding, this.pv.bLayout, stage(be.b, this.vOffset, this.vStageBytes, 0, 'v_dst'), true),
+    );
     b.expr(cpAsyncCommitGroup(target));
     b.expr(cpAsyncWaitGroup(target, 1));
     block.sync();
@@ -296,7 +360,9 @@ export class FmhaFwdSm80Pipeline {
       l.if(args.mask.isEdgeTile(args.m0, j0, P.tileM, P.tileN), (mb) => {
         new BlockEmitter(mb, target, { numThreads: this.threads, index: block.indexOptions }, lb).threads((t) =>
           sweepTile(t, sAcc, (e) => {
-            e.b.if(args.mask.isMasked(add(args.m0, e.x[0]!), add(j0, e.x[1]!)), (z) => z.assign(e.value, infinity(float32, { negative: true })));
+            e.b.if(args.mask.isMasked(add(args.m0, e.x[0]!), add(j0, e.x[1]!)), (z) =>
+              z.assign(e.value, infinity(float32, { negative: true })),
+            );
           }),
         );
       });
@@ -313,7 +379,9 @@ export class FmhaFwdSm80Pipeline {
         copyInto(be, vWin, this.vCopyEncoding, this.pv.bLayout, stage(ib, this.vOffset, this.vStageBytes, nxt, 'v_dst'), true);
       });
       l.expr(cpAsyncCommitGroup(target));
-      l.comment('O += P·V: P (fp32, in S\'s C distribution) packed pair by pair into A fragments; V row-major = an MN-major B operand (ldmatrix .trans)');
+      l.comment(
+        "O += P·V: P (fp32, in S's C distribution) packed pair by pair into A fragments; V row-major = an MN-major B operand (ldmatrix .trans)",
+      );
       this.pv.emitMma(l, target, oAcc, pvState, { a: sAcc, bTile: stage(l, this.vOffset, this.vStageBytes, cur, 'v_tile') });
       l.comment('K[j+1] landed and is visible; every warp is done reading V[j]');
       l.expr(cpAsyncWaitGroup(target, 1));
@@ -344,7 +412,11 @@ export class FmhaFwdSm80Pipeline {
       b.expr(cpAsync(target, { dst: add(dst, mul(smemOffset, layout.elementBytes)), src, bytes: 16, srcBytes: select(pred, 16, 0) }));
     });
     if (traits.scalarPerVector !== 8 || traits.vectorDimX !== 1) {
-      throw new BlockGemmPolicyError('FmhaFwdSm80Pipeline Q/K/V view', 'must allow 8-element vectors along the head dim: stride 1, the row stride a multiple of 8', `${traits.scalarPerVector} along X${traits.vectorDimX}`);
+      throw new BlockGemmPolicyError(
+        'FmhaFwdSm80Pipeline Q/K/V view',
+        'must allow 8-element vectors along the head dim: stride 1, the row stride a multiple of 8',
+        `${traits.scalarPerVector} along X${traits.vectorDimX}`,
+      );
     }
   }
 }

@@ -7,7 +7,16 @@ import { BlockMaskKeyTileWalk } from './fmhaFwdKeyTiles.ts';
 import { FMHA_PV_SKIP_MODES, FMHA_PV_VOTE_SHARED_BYTES } from './fmhaFwdPvSkipVote.ts';
 import { FmhaFwdWsPipeline, type FmhaFwdWsPolicy } from './fmhaFwdWsPipeline.ts';
 
-const policy: FmhaFwdWsPolicy = { dtype: 'fp16', headDim: 128, headDimV: 128, tileM: 128, tileN: 128, stages: 2, producerRegisters: 24, consumerRegisters: 240 };
+const policy: FmhaFwdWsPolicy = {
+  dtype: 'fp16',
+  headDim: 128,
+  headDimV: 128,
+  tileM: 128,
+  tileN: 128,
+  stages: 2,
+  producerRegisters: 24,
+  consumerRegisters: 240,
+};
 
 describe('BlockMaskKeyTileWalk', () => {
   const map = variable('map', pointer(uint8, { const: true }));

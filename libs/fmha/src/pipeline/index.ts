@@ -1,7 +1,21 @@
-export { FMHA_DYNAMIC_SMEM, FmhaFwdWsPipeline, type FmhaFwdInt8Scales, type FmhaFwdPvSkipArgs, type FmhaFwdWsArgs, type FmhaFwdWsPolicy } from './fmhaFwdWsPipeline.ts';
+export {
+  FMHA_DYNAMIC_SMEM,
+  FmhaFwdWsPipeline,
+  type FmhaFwdInt8Scales,
+  type FmhaFwdPvSkipArgs,
+  type FmhaFwdWsArgs,
+  type FmhaFwdWsPolicy,
+} from './fmhaFwdWsPipeline.ts';
 export { FmhaFwdSm80Pipeline, type FmhaFwdSm80Args, type FmhaFwdSm80Policy } from './fmhaFwdSm80Pipeline.ts';
 export { FMHA_BWD_DYNAMIC_SMEM, FmhaBwdWsPipeline, type FmhaBwdWsArgs, type FmhaBwdWsPolicy } from './fmhaBwdWsPipeline.ts';
 export type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 export { emitFmhaFwdEpilogue, type FmhaFwdEpilogueTile } from './fmhaFwdEpilogue.ts';
-export { BlockMaskKeyTileWalk, DenseKeyTileWalk, LutKeyTileWalk, type FmhaFwdKeyTileContext, type FmhaFwdKeyTileCursor, type FmhaFwdKeyTileWalk } from './fmhaFwdKeyTiles.ts';
+export {
+  BlockMaskKeyTileWalk,
+  DenseKeyTileWalk,
+  LutKeyTileWalk,
+  type FmhaFwdKeyTileContext,
+  type FmhaFwdKeyTileCursor,
+  type FmhaFwdKeyTileWalk,
+} from './fmhaFwdKeyTiles.ts';
 export { FMHA_PV_SKIP_MODES, FmhaFwdPvSkipVote, type FmhaFwdPvSkipVoteArgs } from './fmhaFwdPvSkipVote.ts';

@@ -53,5 +53,19 @@ export function checkedAttentionProblem(
 ): CheckedAttentionProblem {
   const { mode, seqlenQ, seqlenK, rowsQ, rowsK } = sequences;
   const { batch, nheadQ, nheadK } = heads;
-  return { mode, batch, nheadQ, nheadK, hdimQ: hdims.hdimQ, hdimV: hdims.hdimV, seqlenQ, seqlenK, rowsQ, rowsK, lseStrides: attentionLseStrides(mode, nheadQ, rowsQ), scale: softmax.scale, mask: softmax.mask };
+  return {
+    mode,
+    batch,
+    nheadQ,
+    nheadK,
+    hdimQ: hdims.hdimQ,
+    hdimV: hdims.hdimV,
+    seqlenQ,
+    seqlenK,
+    rowsQ,
+    rowsK,
+    lseStrides: attentionLseStrides(mode, nheadQ, rowsQ),
+    scale: softmax.scale,
+    mask: softmax.mask,
+  };
 }

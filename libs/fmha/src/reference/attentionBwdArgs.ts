@@ -1,5 +1,10 @@
 import { ArgumentError } from '@tilekit/numeric';
-import { resolveAttentionFwdArgs, type AttentionFwdArgs, type AttentionOperand, type ResolvedAttentionFwdArgs } from './attentionFwdArgs.ts';
+import {
+  resolveAttentionFwdArgs,
+  type AttentionFwdArgs,
+  type AttentionOperand,
+  type ResolvedAttentionFwdArgs,
+} from './attentionFwdArgs.ts';
 import { attentionTensorSpan, packedAttentionStrides, type AttentionTensorStrides } from './attentionTensorLayout.ts';
 
 /**
@@ -37,10 +42,12 @@ function checkOperand(name: string, op: AttentionOperand, batches: number, nhead
   if (typeof op !== 'object' || op === null) throw new ArgumentError(name, 'must be an operand { dtype, data, strides }', op);
   const want = op.dtype === 'fp32' ? Float32Array : op.dtype === 'fp16' || op.dtype === 'bf16' ? Uint16Array : undefined;
   if (want === undefined) throw new ArgumentError(`${name}.dtype`, 'must be fp16, bf16 or fp32', op.dtype);
-  if (!(op.data instanceof want)) throw new ArgumentError(`${name}.data`, `must be a ${want.name} for ${op.dtype}`, op.data?.constructor?.name);
+  if (!(op.data instanceof want))
+    throw new ArgumentError(`${name}.data`, `must be a ${want.name} for ${op.dtype}`, op.data?.constructor?.name);
   checkStrides(`${name}.strides`, op.strides, hdim);
   const span = attentionTensorSpan(op.strides, batches, nhead, rows, hdim);
-  if (op.data.length < span) throw new ArgumentError(`${name}.data`, `must hold at least ${span} elements (its strides reach that far)`, op.data.length);
+  if (op.data.length < span)
+    throw new ArgumentError(`${name}.data`, `must hold at least ${span} elements (its strides reach that far)`, op.data.length);
 }
 
 function checkStrides(where: string, s: AttentionTensorStrides, hdim: number): void {
@@ -48,7 +55,8 @@ function checkStrides(where: string, s: AttentionTensorStrides, hdim: number): v
   for (const key of ['batch', 'head', 'row'] as const) {
     if (!Number.isSafeInteger(s[key]) || s[key] < 0) throw new ArgumentError(`${where}.${key}`, 'must be an integer ≥ 0', s[key]);
   }
-  if (s.row < hdim && s.head < hdim) throw new ArgumentError(where, `row or head stride must be at least hdim = ${hdim} (the head dim is contiguous)`, s);
+  if (s.row < hdim && s.head < hdim)
+    throw new ArgumentError(where, `row or head stride must be at least hdim = ${hdim} (the head dim is contiguous)`, s);
 }
 
 /**
@@ -62,12 +70,14 @@ export function resolveAttentionBwdArgs(args: AttentionBwdArgs): ResolvedAttenti
   if (typeof args.o !== 'object' || args.o === null) throw new ArgumentError('o', 'must be an operand { dtype, data, strides }', args.o);
   const a = resolveAttentionFwdArgs({ ...args, oStrides: args.o.strides });
   const batches = a.groupMode ? 1 : a.batch;
-  const rowsK = a.groupMode ? args.seqstartK![a.batch]! : a.seqlensK[0] ?? 0;
+  const rowsK = a.groupMode ? args.seqstartK![a.batch]! : (a.seqlensK[0] ?? 0);
   checkOperand('o', args.o, batches, a.nheadQ, a.rowsQ, a.hdimV);
   checkOperand('dO', args.dO, batches, a.nheadQ, a.rowsQ, a.hdimV);
   const lseElements = a.nheadQ * a.rowsQ * batches;
-  if (!(args.lse instanceof Float32Array || args.lse instanceof Float64Array)) throw new ArgumentError('lse', 'must be a Float32Array or Float64Array', args.lse);
-  if (args.lse.length < lseElements) throw new ArgumentError('lse', `must hold nheadQ·rows·batches = ${lseElements} values`, args.lse.length);
+  if (!(args.lse instanceof Float32Array || args.lse instanceof Float64Array))
+    throw new ArgumentError('lse', 'must be a Float32Array or Float64Array', args.lse);
+  if (args.lse.length < lseElements)
+    throw new ArgumentError('lse', `must hold nheadQ·rows·batches = ${lseElements} values`, args.lse.length);
   const dqStrides = args.dqStrides ?? packedAttentionStrides('bhsd', a.nheadQ, a.rowsQ, a.hdimQ);
   const dkStrides = args.dkStrides ?? packedAttentionStrides('bhsd', a.nheadK, rowsK, a.hdimQ);
   const dvStrides = args.dvStrides ?? packedAttentionStrides('bhsd', a.nheadK, rowsK, a.hdimV);

@@ -69,7 +69,8 @@ export function attentionBwdTolerance(m: AttentionBwdErrorModel): AttentionBwdTo
   for (const key of ['seqlenQ', 'seqlenK', 'hdimQ', 'hdimV'] as const) {
     if (!Number.isSafeInteger(m[key]) || m[key] < 0) throw new ArgumentError(key, 'must be a non-negative integer', m[key]);
   }
-  if (!Number.isSafeInteger(m.groupSize) || m.groupSize < 1) throw new ArgumentError('groupSize', 'must be a positive integer', m.groupSize);
+  if (!Number.isSafeInteger(m.groupSize) || m.groupSize < 1)
+    throw new ArgumentError('groupSize', 'must be a positive integer', m.groupSize);
   for (const key of ['scale', 'maxAbsQ', 'maxAbsK', 'maxAbsV', 'maxAbsO', 'maxAbsDo'] as const) {
     if (!Number.isFinite(m[key]) || m[key] < 0) throw new ArgumentError(key, 'must be a finite number ≥ 0', m[key]);
   }

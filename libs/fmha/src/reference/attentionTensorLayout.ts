@@ -25,7 +25,11 @@ export interface AttentionTensorStrides {
  * Example: bshd, 8 heads, 100 rows, d 64 → { batch: 51200, head: 64, row: 512 }.
  */
 export function packedAttentionStrides(layout: AttentionLayout, nhead: number, seqlen: number, hdim: number): AttentionTensorStrides {
-  for (const [name, v] of [['nhead', nhead], ['seqlen', seqlen], ['hdim', hdim]] as const) {
+  for (const [name, v] of [
+    ['nhead', nhead],
+    ['seqlen', seqlen],
+    ['hdim', hdim],
+  ] as const) {
     if (!Number.isSafeInteger(v) || v < 0) throw new ArgumentError(name, 'must be a non-negative integer', v);
   }
   if (layout === 'bhsd') return Object.freeze({ batch: nhead * seqlen * hdim, head: seqlen * hdim, row: hdim });

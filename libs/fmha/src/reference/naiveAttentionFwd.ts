@@ -1,6 +1,12 @@
 import { decode } from '@tilekit/numeric';
 import { makeGenericAttentionMask } from '../mask/genericAttentionMask.ts';
-import { attentionLseIndex, attentionRowOffset, resolveAttentionFwdArgs, type AttentionFwdArgs, type AttentionOperand } from './attentionFwdArgs.ts';
+import {
+  attentionLseIndex,
+  attentionRowOffset,
+  resolveAttentionFwdArgs,
+  type AttentionFwdArgs,
+  type AttentionOperand,
+} from './attentionFwdArgs.ts';
 
 /** O (float64, in `oStrides`) and LSE (natural log) of the naive formula. */
 export interface NaiveAttentionFwdResult {

@@ -19,7 +19,17 @@ export interface AttentionBwdResult {
 }
 
 /** Row r of head h of batch b of `op` decoded into `out` (`dim` values). */
-function readRow(op: AttentionOperand, a: ResolvedAttentionBwdArgs, rowStarts: readonly number[], b: number, h: number, r: number, dim: number, out: Float64Array, at = 0): void {
+function readRow(
+  op: AttentionOperand,
+  a: ResolvedAttentionBwdArgs,
+  rowStarts: readonly number[],
+  b: number,
+  h: number,
+  r: number,
+  dim: number,
+  out: Float64Array,
+  at = 0,
+): void {
   const base = attentionRowOffset(a, op.strides, rowStarts, b, h, r);
   const data = op.data;
   if (op.dtype === 'fp32') for (let d = 0; d < dim; d++) out[at + d] = data[base + d]!;

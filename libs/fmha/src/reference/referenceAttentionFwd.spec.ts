@@ -7,7 +7,12 @@ import { attentionFwdTolerance, attentionFwdToleranceFor } from './attentionFwdT
 import { packedAttentionStrides, type AttentionLayout, type AttentionTensorStrides } from './attentionTensorLayout.ts';
 import { naiveAttentionFwd } from './naiveAttentionFwd.ts';
 import { referenceAttentionFwd } from './referenceAttentionFwd.ts';
-import { attentionTestHash as hashValue, attentionTestOperand as operand, attentionMaskArb, type AttentionTestShape } from './testing/attentionTestTensors.ts';
+import {
+  attentionTestHash as hashValue,
+  attentionTestOperand as operand,
+  attentionMaskArb,
+  type AttentionTestShape,
+} from './testing/attentionTestTensors.ts';
 
 interface Shape extends AttentionTestShape {
   readonly layoutIn: AttentionLayout;
@@ -27,7 +32,10 @@ const shapeArb: fc.Arbitrary<Shape> = fc
     hdimQ: fc.integer({ min: 1, max: 9 }),
     hdimV: fc.integer({ min: 1, max: 9 }),
     group: fc.boolean(),
-    lens: fc.array(fc.tuple(fc.integer({ min: 0, max: 13 }), fc.integer({ min: 0, max: 13 }), fc.integer({ min: 0, max: 2 })), { minLength: 3, maxLength: 3 }),
+    lens: fc.array(fc.tuple(fc.integer({ min: 0, max: 13 }), fc.integer({ min: 0, max: 13 }), fc.integer({ min: 0, max: 2 })), {
+      minLength: 3,
+      maxLength: 3,
+    }),
     layoutIn: fc.constantFrom('bhsd' as const, 'bshd' as const),
     layoutOut: fc.constantFrom('bhsd' as const, 'bshd' as const),
     rowPad: fc.constantFrom(0, 0, 3),
@@ -40,7 +48,13 @@ const shapeArb: fc.Arbitrary<Shape> = fc
     const seqlensQ = s.group ? used.map((l) => l[0]) : used.map(() => used[0]![0]);
     const seqlensK = s.group ? used.map((l) => l[1]) : used.map(() => used[0]![1]);
     const { scale, ...rest } = s;
-    return { ...rest, ...(scale === undefined ? {} : { scale }), seqlensQ, seqlensK, padK: s.group ? used.map((l) => l[2]) : used.map(() => 0) };
+    return {
+      ...rest,
+      ...(scale === undefined ? {} : { scale }),
+      seqlensQ,
+      seqlensK,
+      padK: s.group ? used.map((l) => l[2]) : used.map(() => 0),
+    };
   });
 
 /** Strides of a tensor in `layout` with `rowPad` extra elements per row. */
@@ -78,7 +92,8 @@ function argsOf(s: Shape): AttentionFwdArgs {
 }
 
 const fp32 = defaultTolerance('fp32');
-const close = (got: number, want: number): boolean => (Number.isFinite(want) ? Math.abs(got - want) <= fp32.atol + fp32.rtol * Math.abs(want) : got === want);
+const close = (got: number, want: number): boolean =>
+  Number.isFinite(want) ? Math.abs(got - want) <= fp32.atol + fp32.rtol * Math.abs(want) : got === want;
 
 describe('referenceAttentionFwd', () => {
   it('equals the naive independent formula over random shapes, masks, GQA, layouts, strides and varlen (incl. empty sequences)', () => {
@@ -180,18 +195,31 @@ describe('referenceAttentionFwd', () => {
 
   it('GQA: query head h reads kv head ⌊h / (nheadQ / nheadK)⌋ (same as replicating K and V per query head)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 2, max: 3 }), fc.integer({ min: 1, max: 7 }), fc.integer({ min: 0, max: 1000 }), (nheadK, ratio, s, seed) => {
-        const nheadQ = nheadK * ratio;
-        const dims = (nhead: number) => ({ batches: 1, nhead, rows: s, hdim: 4 });
-        const q = operand('fp16', packedAttentionStrides('bhsd', nheadQ, s, 4), dims(nheadQ), hashValue(seed));
-        const kv = (nhead: number, salt: number, map: (h: number) => number) =>
-          operand('fp16', packedAttentionStrides('bhsd', nhead, s, 4), dims(nhead), (b, h, r, d) => hashValue(seed + salt)(b, map(h), r, d));
-        const base = { batch: 1, nheadQ, hdimQ: 4, seqlenQ: s, seqlenK: s, q, mask: causalTopLeft };
-        const gqa = referenceAttentionFwd({ ...base, nheadK, k: kv(nheadK, 1, (h) => h), v: kv(nheadK, 2, (h) => h) });
-        const full = referenceAttentionFwd({ ...base, nheadK: nheadQ, k: kv(nheadQ, 1, (h) => Math.floor(h / ratio)), v: kv(nheadQ, 2, (h) => Math.floor(h / ratio)) });
-        expect([...gqa.o]).toEqual([...full.o]);
-        expect([...gqa.lse]).toEqual([...full.lse]);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 2, max: 3 }),
+        fc.integer({ min: 1, max: 7 }),
+        fc.integer({ min: 0, max: 1000 }),
+        (nheadK, ratio, s, seed) => {
+          const nheadQ = nheadK * ratio;
+          const dims = (nhead: number) => ({ batches: 1, nhead, rows: s, hdim: 4 });
+          const q = operand('fp16', packedAttentionStrides('bhsd', nheadQ, s, 4), dims(nheadQ), hashValue(seed));
+          const kv = (nhead: number, salt: number, map: (h: number) => number) =>
+            operand('fp16', packedAttentionStrides('bhsd', nhead, s, 4), dims(nhead), (b, h, r, d) =>
+              hashValue(seed + salt)(b, map(h), r, d),
+            );
+          const base = { batch: 1, nheadQ, hdimQ: 4, seqlenQ: s, seqlenK: s, q, mask: causalTopLeft };
+          const gqa = referenceAttentionFwd({ ...base, nheadK, k: kv(nheadK, 1, (h) => h), v: kv(nheadK, 2, (h) => h) });
+          const full = referenceAttentionFwd({
+            ...base,
+            nheadK: nheadQ,
+            k: kv(nheadQ, 1, (h) => Math.floor(h / ratio)),
+            v: kv(nheadQ, 2, (h) => Math.floor(h / ratio)),
+          });
+          expect([...gqa.o]).toEqual([...full.o]);
+          expect([...gqa.lse]).toEqual([...full.lse]);
+        },
+      ),
     );
   });
 
@@ -202,10 +230,18 @@ describe('referenceAttentionFwd', () => {
     expect(() => referenceAttentionFwd({ ...base, nheadK: 3 })).toThrow(/nheadK: must divide nheadQ = 2/);
     expect(() => referenceAttentionFwd({ ...base, seqlenQ: 5 })).toThrow(/q\.data: must hold at least/);
     expect(() => referenceAttentionFwd({ ...base, scale: 0 })).toThrow(/scale: must be a finite number > 0/);
-    expect(() => referenceAttentionFwd({ ...base, q: { ...op, data: new Float32Array(32) } })).toThrow(/q\.data: must be a Uint16Array for fp16/);
-    expect(() => referenceAttentionFwd({ ...base, seqlenQ: undefined, seqlenK: undefined, seqstartQ: [0, 2], seqstartK: [1, 2] } as never)).toThrow(/seqstartK\[0\]: must be 0/);
-    expect(() => referenceAttentionFwd({ ...base, seqstartQ: [0, 3, 2], seqstartK: [0, 1, 2], batch: 2 })).toThrow(/seqstartQ: must be non-decreasing/);
-    expect(() => referenceAttentionFwd({ ...base, seqstartQ: [0, 2], seqstartK: [0, 2], seqlenK: [3] })).toThrow(/seqlenK\[0\]: must be at most/);
+    expect(() => referenceAttentionFwd({ ...base, q: { ...op, data: new Float32Array(32) } })).toThrow(
+      /q\.data: must be a Uint16Array for fp16/,
+    );
+    expect(() =>
+      referenceAttentionFwd({ ...base, seqlenQ: undefined, seqlenK: undefined, seqstartQ: [0, 2], seqstartK: [1, 2] } as never),
+    ).toThrow(/seqstartK\[0\]: must be 0/);
+    expect(() => referenceAttentionFwd({ ...base, seqstartQ: [0, 3, 2], seqstartK: [0, 1, 2], batch: 2 })).toThrow(
+      /seqstartQ: must be non-decreasing/,
+    );
+    expect(() => referenceAttentionFwd({ ...base, seqstartQ: [0, 2], seqstartK: [0, 2], seqlenK: [3] })).toThrow(
+      /seqlenK\[0\]: must be at most/,
+    );
     expect(() => referenceAttentionFwd({ ...base, seqlenQ: -1 })).toThrow(ArgumentError);
   });
 });
@@ -237,6 +273,8 @@ describe('attentionFwdTolerance', () => {
       k: operand('bf16', st, dims, () => -2),
       v: operand('bf16', st, dims, (_b, _h, r) => r),
     };
-    expect(attentionFwdToleranceFor(args)).toEqual(attentionFwdTolerance({ dtype: 'bf16', seqlenK: 3, hdimQ: 2, scale: 1 / Math.SQRT2, maxAbsQ: 0.5, maxAbsK: 2, maxAbsV: 2 }));
+    expect(attentionFwdToleranceFor(args)).toEqual(
+      attentionFwdTolerance({ dtype: 'bf16', seqlenK: 3, hdimQ: 2, scale: 1 / Math.SQRT2, maxAbsQ: 0.5, maxAbsK: 2, maxAbsV: 2 }),
+    );
   });
 });

@@ -1,5 +1,13 @@
 import { makeGenericAttentionMask } from '../mask/genericAttentionMask.ts';
-import { attentionLseIndex, attentionRowOffset, resolveAttentionFwdArgs, valueTable16, type AttentionFwdArgs, type AttentionOperand, type ResolvedAttentionFwdArgs } from './attentionFwdArgs.ts';
+import {
+  attentionLseIndex,
+  attentionRowOffset,
+  resolveAttentionFwdArgs,
+  valueTable16,
+  type AttentionFwdArgs,
+  type AttentionOperand,
+  type ResolvedAttentionFwdArgs,
+} from './attentionFwdArgs.ts';
 
 /** The forward results: O in `oStrides`, LSE (natural log) per (batch, head, row), see `attentionLseIndex`. */
 export interface AttentionFwdResult {
@@ -19,7 +27,18 @@ const CHUNK = 512;
  * (overwritten, or added to with `accumulate`). Two columns per pass, eight independent sums: no
  * per-element allocation, loads shared across rows.
  */
-function rowsTimesColumns(a: Float64Array, rowOff: Int32Array, b: Float64Array, bOff: number, ldb: number, cols: number, len: number, out: Float64Array, ldo: number, accumulate = false): void {
+function rowsTimesColumns(
+  a: Float64Array,
+  rowOff: Int32Array,
+  b: Float64Array,
+  bOff: number,
+  ldb: number,
+  cols: number,
+  len: number,
+  out: Float64Array,
+  ldo: number,
+  accumulate = false,
+): void {
   const [a0, a1, a2, a3] = [rowOff[0]!, rowOff[1]!, rowOff[2]!, rowOff[3]!];
   if (!accumulate) for (let r = 0; r < ROWS; r++) out.fill(0, r * ldo, r * ldo + cols);
   let c = 0;
@@ -70,7 +89,17 @@ function rowsTimesColumns(a: Float64Array, rowOff: Int32Array, b: Float64Array, 
 }
 
 /** Rows [r0, r0 + rows) of head h of batch b, `dim` values each, packed into `out` (row-major) or transposed (`out[d·rows + r]`). */
-function gather(op: AttentionOperand, a: ResolvedAttentionFwdArgs, rowStarts: readonly number[], b: number, h: number, rows: number, dim: number, out: Float64Array, transposed: boolean): void {
+function gather(
+  op: AttentionOperand,
+  a: ResolvedAttentionFwdArgs,
+  rowStarts: readonly number[],
+  b: number,
+  h: number,
+  rows: number,
+  dim: number,
+  out: Float64Array,
+  transposed: boolean,
+): void {
   const table = op.dtype === 'fp32' ? null : valueTable16(op.dtype);
   const data = op.data;
   for (let r = 0; r < rows; r++) {

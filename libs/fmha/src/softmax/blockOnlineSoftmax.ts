@@ -1,5 +1,30 @@
-import { add, bool, eq, infinity, exp2Approx, float32, gt, lit, log2Approx, maxOf, mul, neg, select, sub, div, type Expr } from '@tilekit/codegen';
-import { blockReducePlan, makeDistributedTensor, reduceEncoding, type BlockEmitter, type DistributedTensor, type ThreadScope, type TileDistributionEncoding } from '@tilekit/tile';
+import {
+  add,
+  bool,
+  eq,
+  infinity,
+  exp2Approx,
+  float32,
+  gt,
+  lit,
+  log2Approx,
+  maxOf,
+  mul,
+  neg,
+  select,
+  sub,
+  div,
+  type Expr,
+} from '@tilekit/codegen';
+import {
+  blockReducePlan,
+  makeDistributedTensor,
+  reduceEncoding,
+  type BlockEmitter,
+  type DistributedTensor,
+  type ThreadScope,
+  type TileDistributionEncoding,
+} from '@tilekit/tile';
 import { FmhaError } from '../errors.ts';
 
 /** ln 2: LSE = (m + log2 l) · ln 2 turns the exp2-domain state into a natural log. */
@@ -40,7 +65,11 @@ export class BlockOnlineSoftmax {
       return reduced.encoding.calculateD(reduced.keptYs.map((y) => ys[y]!));
     });
     const { steps } = blockReducePlan(sEncoding, [1], block.warpSize);
-    if (steps.some((s) => s.via !== 'lanes')) throw new FmhaError('fmha/softmax-distribution', `BlockOnlineSoftmax: the key dim of ${sEncoding} must be spread over lanes of one warp only (no cross-warp row reduction)`);
+    if (steps.some((s) => s.via !== 'lanes'))
+      throw new FmhaError(
+        'fmha/softmax-distribution',
+        `BlockOnlineSoftmax: the key dim of ${sEncoding} must be spread over lanes of one warp only (no cross-warp row reduction)`,
+      );
     this.#laneMasks = steps.flatMap((s) => {
       const masks: number[] = [];
       for (let mask = s.stride; mask < s.stride * s.length; mask *= 2) masks.push(mask);
@@ -78,11 +107,22 @@ export class BlockOnlineSoftmax {
    * units; −∞ where the tile masks the whole row, +∞ on a row's first unmasked tile) and returns a
    * `bool`: false leaves l at l·c (the tile's P is not summed; the caller does not use it either).
    */
-  emitUpdate(t: ThreadScope, s: DistributedTensor, scaleLog2: Expr, options: { readonly first?: boolean; readonly gate?: (rowDelta: readonly Expr[]) => Expr } = {}): DistributedTensor | undefined {
-    if (!s.encoding.equals(this.sEncoding)) throw new FmhaError('fmha/softmax-distribution', 'BlockOnlineSoftmax.emitUpdate: S must have the distribution the softmax was made for');
+  emitUpdate(
+    t: ThreadScope,
+    s: DistributedTensor,
+    scaleLog2: Expr,
+    options: { readonly first?: boolean; readonly gate?: (rowDelta: readonly Expr[]) => Expr } = {},
+  ): DistributedTensor | undefined {
+    if (!s.encoding.equals(this.sEncoding))
+      throw new FmhaError(
+        'fmha/softmax-distribution',
+        'BlockOnlineSoftmax.emitUpdate: S must have the distribution the softmax was made for',
+      );
     const b = t.b;
     const rows = this.m.size;
-    const rowMax = Array.from({ length: rows }, (_, r) => b.declare(`mx${r}`, float32, infinity(float32, { negative: true }), { storage: 'mutable' }));
+    const rowMax = Array.from({ length: rows }, (_, r) =>
+      b.declare(`mx${r}`, float32, infinity(float32, { negative: true }), { storage: 'mutable' }),
+    );
     for (let d = 0; d < s.size; d++) b.assign(rowMax[this.rowOf[d]!]!, maxOf(rowMax[this.rowOf[d]!]!, s.at(t, d)));
     const corr = options.first ? undefined : makeDistributedTensor(this.block, 'corr', this.rowEncoding, float32);
     const shift: Expr[] = [];
@@ -134,7 +174,15 @@ export class BlockOnlineSoftmax {
       this.#allReduce(t, l, add);
       const live = b.let(`live${r}`, bool, gt(l, lit(0, float32)));
       inv.push(b.let(`inv_sum${r}`, float32, select(live, div(lit(1, float32), l), lit(0, float32))));
-      if (lse !== undefined) b.assign(lse.at(t, r), select(live, mul(add(this.m.at(t, r), log2Approx(this.block.target, l)), lit(LN2, float32)), infinity(float32, { negative: true })));
+      if (lse !== undefined)
+        b.assign(
+          lse.at(t, r),
+          select(
+            live,
+            mul(add(this.m.at(t, r), log2Approx(this.block.target, l)), lit(LN2, float32)),
+            infinity(float32, { negative: true }),
+          ),
+        );
     }
     for (let d = 0; d < o.size; d++) t.b.assign(o.at(t, d), mul(o.at(t, d), inv[rowOf[d]!]!));
     return lse;
@@ -142,7 +190,8 @@ export class BlockOnlineSoftmax {
 
   #rowsOf(o: DistributedTensor): number[] {
     const reduced = reduceEncoding(o.encoding, [1]);
-    if (!reduced.encoding.equals(this.rowEncoding)) throw new FmhaError('fmha/softmax-distribution', `BlockOnlineSoftmax: ${o.encoding} does not split rows like the score tile`);
+    if (!reduced.encoding.equals(this.rowEncoding))
+      throw new FmhaError('fmha/softmax-distribution', `BlockOnlineSoftmax: ${o.encoding} does not split rows like the score tile`);
     return Array.from({ length: o.size }, (_, d) => {
       const ys = o.encoding.calculateYIndex(d);
       return reduced.encoding.calculateD(reduced.keptYs.map((y) => ys[y]!));

@@ -1,4 +1,19 @@
-import { add, bool, cast, ge, index, int32, mul, ne, select, sub, type BlockBuilder, type Expr, type Target, type VarExpr } from '@tilekit/codegen';
+import {
+  add,
+  bool,
+  cast,
+  ge,
+  index,
+  int32,
+  mul,
+  ne,
+  select,
+  sub,
+  type BlockBuilder,
+  type Expr,
+  type Target,
+  type VarExpr,
+} from '@tilekit/codegen';
 
 /** The locals `emitRowTileSequence` declares for one block of a row kernel. */
 export interface RowTileSequence {

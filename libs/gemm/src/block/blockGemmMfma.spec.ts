@@ -3,7 +3,16 @@ import { BlockEmitter, makeDistributedTensor, makeTensorView, makeTileWindow, ma
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { referenceGemm } from '../reference/referenceGemm.ts';
-import { evaluateMfma, evaluateMfmaBlockGemm, GFX942_LDS, iterateKEncoding, makeMfmaLdsLayout, MfmaBlockGemm, MfmaBlockGemmPolicyError, type MfmaBlockGemmPolicy } from './blockGemmMfma.ts';
+import {
+  evaluateMfma,
+  evaluateMfmaBlockGemm,
+  GFX942_LDS,
+  iterateKEncoding,
+  makeMfmaLdsLayout,
+  MfmaBlockGemm,
+  MfmaBlockGemmPolicyError,
+  type MfmaBlockGemmPolicy,
+} from './blockGemmMfma.ts';
 
 const policies: readonly MfmaBlockGemmPolicy[] = [
   { dtype: 'fp16', tileM: 256, tileN: 128, tileK: 32, warpsM: 2, warpsN: 2 },
@@ -72,43 +81,64 @@ describe('makeMfmaLdsLayout (K-contiguous 16-byte chunks, XOR-swizzled per 128-b
 
   it('golden: 64-byte rows, chunk q of row r at line ⌊r/2⌋, half r mod 2, chunk q XOR (⌊r/2⌋ mod 4)', () => {
     const l = makeMfmaLdsLayout({ dtype: 'fp16', rows: 256, k: 32 });
-    for (const [r, q] of [[0, 0], [1, 3], [2, 0], [3, 1], [7, 2], [255, 3]] as const) {
+    for (const [r, q] of [
+      [0, 0],
+      [1, 3],
+      [2, 0],
+      [3, 1],
+      [7, 2],
+      [255, 3],
+    ] as const) {
       const line = Math.floor(r / 2);
       expect(l.descriptor.calculateOffset([r, 8 * q]) * 2).toBe(line * 128 + (r % 2) * 64 + 16 * (q ^ (line % 4)));
     }
   });
 
-  it.each(policies)('fragment reads (ds_read_b128, 8 lanes per pass) hit 8 distinct bank quads; an unswizzled layout would not (%o)', (policy) => {
-    const blk = new MfmaBlockGemm(policy);
-    for (const [enc, lds] of [[blk.aEncoding, blk.aLds], [blk.bEncoding, blk.bLds]] as const) {
-      const packed = (r: number, c: number): number => r * lds.k + c;
-      let unswizzledConflicts = 0;
-      for (let wave = 0; wave < blk.waves; wave++) {
-        for (let d0 = 0; d0 < enc.threadBufferSize; d0 += 8) {
-          for (let pass = 0; pass < 64 / GFX942_LDS.b128LanesPerPass; pass++) {
-            const lanes = Array.from({ length: GFX942_LDS.b128LanesPerPass }, (_, j) => wave * 64 + pass * GFX942_LDS.b128LanesPerPass + j);
-            const xs = lanes.map((t) => enc.calculateXIndexFromD(enc.partitionIndexOf(t), d0) as [number, number]);
-            expect(new Set(xs.map(([r, c]) => quad(lds.descriptor.calculateOffset([r, c])))).size).toBe(8);
-            if (new Set(xs.map(([r, c]) => quad(packed(r, c)))).size < 8) unswizzledConflicts++;
+  it.each(policies)(
+    'fragment reads (ds_read_b128, 8 lanes per pass) hit 8 distinct bank quads; an unswizzled layout would not (%o)',
+    (policy) => {
+      const blk = new MfmaBlockGemm(policy);
+      for (const [enc, lds] of [
+        [blk.aEncoding, blk.aLds],
+        [blk.bEncoding, blk.bLds],
+      ] as const) {
+        const packed = (r: number, c: number): number => r * lds.k + c;
+        let unswizzledConflicts = 0;
+        for (let wave = 0; wave < blk.waves; wave++) {
+          for (let d0 = 0; d0 < enc.threadBufferSize; d0 += 8) {
+            for (let pass = 0; pass < 64 / GFX942_LDS.b128LanesPerPass; pass++) {
+              const lanes = Array.from(
+                { length: GFX942_LDS.b128LanesPerPass },
+                (_, j) => wave * 64 + pass * GFX942_LDS.b128LanesPerPass + j,
+              );
+              const xs = lanes.map((t) => enc.calculateXIndexFromD(enc.partitionIndexOf(t), d0) as [number, number]);
+              expect(new Set(xs.map(([r, c]) => quad(lds.descriptor.calculateOffset([r, c])))).size).toBe(8);
+              if (new Set(xs.map(([r, c]) => quad(packed(r, c)))).size < 8) unswizzledConflicts++;
+            }
+          }
+        }
+        expect(unswizzledConflicts).toBeGreaterThan(0);
+      }
+    },
+  );
+
+  it.each(policies)(
+    'global → LDS writes of the coalesced load distribution (16-byte vectors) hit 8 distinct bank quads per pass (%o)',
+    (policy) => {
+      const blk = new MfmaBlockGemm(policy);
+      for (const lds of [blk.aLds, blk.bLds]) {
+        const enc = makeVectorLoadEncoding({ rows: lds.rows, cols: lds.k, vectorLength: 8, warpSize: 64, numWarps: blk.waves });
+        for (let t0 = 0; t0 < blk.threads; t0 += 8) {
+          for (let d0 = 0; d0 < enc.threadBufferSize; d0 += 8) {
+            const quads = Array.from({ length: 8 }, (_, j) =>
+              quad(lds.descriptor.calculateOffset(enc.calculateXIndexFromD(enc.partitionIndexOf(t0 + j), d0))),
+            );
+            expect(new Set(quads).size).toBe(8);
           }
         }
       }
-      expect(unswizzledConflicts).toBeGreaterThan(0);
-    }
-  });
-
-  it.each(policies)('global → LDS writes of the coalesced load distribution (16-byte vectors) hit 8 distinct bank quads per pass (%o)', (policy) => {
-    const blk = new MfmaBlockGemm(policy);
-    for (const lds of [blk.aLds, blk.bLds]) {
-      const enc = makeVectorLoadEncoding({ rows: lds.rows, cols: lds.k, vectorLength: 8, warpSize: 64, numWarps: blk.waves });
-      for (let t0 = 0; t0 < blk.threads; t0 += 8) {
-        for (let d0 = 0; d0 < enc.threadBufferSize; d0 += 8) {
-          const quads = Array.from({ length: 8 }, (_, j) => quad(lds.descriptor.calculateOffset(enc.calculateXIndexFromD(enc.partitionIndexOf(t0 + j), d0))));
-          expect(new Set(quads).size).toBe(8);
-        }
-      }
-    }
-  });
+    },
+  );
 
   it('rejects non-2-byte types, rows that are no whole swizzle period and K that is no whole row of chunks', () => {
     expect(() => makeMfmaLdsLayout({ dtype: 'fp32', rows: 64, k: 32 })).toThrow(/2-byte/);
@@ -124,7 +154,11 @@ describe('MfmaBlockGemm (gfx942 block GEMM: LDS A/B, C over a wave grid, transpo
     expect(blk.threads).toBe(64 * policy.warpsM * policy.warpsN);
     expect(blk.cEncoding.xLengths).toEqual([policy.tileM, policy.tileN]);
     expect(blk.accumulatorsPerThread).toBe(16 * blk.mIter * blk.nIter);
-    for (const [m, n] of [[0, 0], [policy.tileM - 1, policy.tileN - 1], [33, 17]] as const) {
+    for (const [m, n] of [
+      [0, 0],
+      [policy.tileM - 1, policy.tileN - 1],
+      [33, 17],
+    ] as const) {
       expect(blk.cEncoding.owners([m % policy.tileM, n % policy.tileN])).toHaveLength(1);
     }
     expect(blk.aEncoding.owners([policy.tileM - 1, policy.tileK - 1])).toHaveLength(policy.warpsN);
@@ -139,9 +173,16 @@ describe('MfmaBlockGemm (gfx942 block GEMM: LDS A/B, C over a wave grid, transpo
     const atom = new MfmaBlockGemm(policies[0]!).atom;
     const A = Array.from({ length: 32 }, (_, i) => Array.from({ length: 8 }, (_, k) => ((i * 3 + k * 5) % 7) - 3));
     const B = Array.from({ length: 8 }, (_, k) => Array.from({ length: 32 }, (_, j) => ((k * 2 + j) % 5) - 2));
-    const lanes = (f: (lane: number, v: number) => number, n: number): number[][] => Array.from({ length: 64 }, (_, l) => Array.from({ length: n }, (_, v) => f(l, v)));
-    const a = lanes((l, v) => { const [i, k] = atom.a!.elementXIndex(l, v); return A[i!]![k!]!; }, 4);
-    const b = lanes((l, v) => { const [k, j] = atom.b!.elementXIndex(l, v); return B[k!]![j!]!; }, 4);
+    const lanes = (f: (lane: number, v: number) => number, n: number): number[][] =>
+      Array.from({ length: 64 }, (_, l) => Array.from({ length: n }, (_, v) => f(l, v)));
+    const a = lanes((l, v) => {
+      const [i, k] = atom.a!.elementXIndex(l, v);
+      return A[i!]![k!]!;
+    }, 4);
+    const b = lanes((l, v) => {
+      const [k, j] = atom.b!.elementXIndex(l, v);
+      return B[k!]![j!]!;
+    }, 4);
     const c = lanes(() => 1, 16);
     const d = evaluateMfma(atom, a, b, c);
     for (let l = 0; l < 64; l++) {
@@ -168,12 +209,18 @@ describe('MfmaBlockGemm (gfx942 block GEMM: LDS A/B, C over a wave grid, transpo
         const bLds = new Array<number>(blk.bLds.elements);
         for (let r = 0; r < M; r++) for (let k = 0; k < K; k++) aLds[blk.aLds.descriptor.calculateOffset([r, k])] = A[r * K + k]!;
         for (let r = 0; r < N; r++) for (let k = 0; k < K; k++) bLds[blk.bLds.descriptor.calculateOffset([r, k])] = B[r * K + k]!;
-        const acc = evaluateMfmaBlockGemm(blk, aLds, bLds, Array.from({ length: blk.threads }, () => new Array<number>(blk.accumulatorsPerThread).fill(0)));
+        const acc = evaluateMfmaBlockGemm(
+          blk,
+          aLds,
+          bLds,
+          Array.from({ length: blk.threads }, () => new Array<number>(blk.accumulatorsPerThread).fill(0)),
+        );
         const ref = referenceGemm({ m: M, n: N, k: K, a: { data: A, layout: 'row' }, b: { data: B, layout: 'col' } });
         for (let t = 0; t < blk.threads; t++) {
           for (let d = 0; d < blk.accumulatorsPerThread; d++) {
             const [m, n] = blk.cEncoding.calculateXIndexFromD(blk.cEncoding.partitionIndexOf(t), d);
-            if (acc[t]![d] !== ref[m! * N + n!]) throw new Error(`thread ${t} acc[${d}] = C[${m}][${n}]: ${acc[t]![d]} vs ${ref[m! * N + n!]}`);
+            if (acc[t]![d] !== ref[m! * N + n!])
+              throw new Error(`thread ${t} acc[${d}] = C[${m}][${n}]: ${acc[t]![d]} vs ${ref[m! * N + n!]}`);
           }
         }
       }),
@@ -195,22 +242,37 @@ describe('MfmaBlockGemm (gfx942 block GEMM: LDS A/B, C over a wave grid, transpo
     const policy: MfmaBlockGemmPolicy = { dtype: 'fp16', tileM: 64, tileN: 64, tileK: 32, warpsM: 2, warpsN: 2 };
     const blk = new MfmaBlockGemm(policy);
     const src = new SourceBuilder({ dialect: gfx942, header: 'mfma block gemm step' });
-    src.function({ name: 'block_gemm_step', qualifiers: gfx942.kernelQualifiers(), attributes: [gfx942.launchBounds(blk.threads)], params: {} }, (b) => {
-      const block = new BlockEmitter(b, gfx942, { numThreads: blk.threads });
-      const half = gfx942.dtypeType('fp16');
-      const aArr = block.shared('a_lds', half, blk.aLds.elements);
-      const bArr = block.shared('b_lds', half, blk.bLds.elements);
-      const aLds = makeTileWindow(block, { view: makeTensorView(aArr, blk.aLds.descriptor, { elementBytes: 2 }), lengths: [64, 32], origin: [0, 0] });
-      const bLds = makeTileWindow(block, { view: makeTensorView(bArr, blk.bLds.descriptor, { elementBytes: 2 }), lengths: [64, 32], origin: [0, 0] });
-      const acc = makeDistributedTensor(block, 'acc', blk.cEncoding, float32);
-      const aFrag = makeDistributedTensor(block, 'a_frag', blk.aEncoding, half);
-      const bFrag = makeDistributedTensor(block, 'b_frag', blk.bEncoding, half);
-      block.threads((t) => blk.emit(t, gfx942, { acc, aLds, bLds, aFrag, bFrag }));
-    });
+    src.function(
+      { name: 'block_gemm_step', qualifiers: gfx942.kernelQualifiers(), attributes: [gfx942.launchBounds(blk.threads)], params: {} },
+      (b) => {
+        const block = new BlockEmitter(b, gfx942, { numThreads: blk.threads });
+        const half = gfx942.dtypeType('fp16');
+        const aArr = block.shared('a_lds', half, blk.aLds.elements);
+        const bArr = block.shared('b_lds', half, blk.bLds.elements);
+        const aLds = makeTileWindow(block, {
+          view: makeTensorView(aArr, blk.aLds.descriptor, { elementBytes: 2 }),
+          lengths: [64, 32],
+          origin: [0, 0],
+        });
+        const bLds = makeTileWindow(block, {
+          view: makeTensorView(bArr, blk.bLds.descriptor, { elementBytes: 2 }),
+          lengths: [64, 32],
+          origin: [0, 0],
+        });
+        const acc = makeDistributedTensor(block, 'acc', blk.cEncoding, float32);
+        const aFrag = makeDistributedTensor(block, 'a_frag', blk.aEncoding, half);
+        const bFrag = makeDistributedTensor(block, 'b_frag', blk.bEncoding, half);
+        block.threads((t) => blk.emit(t, gfx942, { acc, aLds, bLds, aFrag, bFrag }));
+      },
+    );
     const text = src.render();
     expect(text.match(/tk_mfma_f32_32x32x8_f16\(&acc/g)).toHaveLength(blk.kSteps * blk.mIter * blk.nIter * blk.kIter);
-    expect(text).toContain('tk_mfma_f32_32x32x8_f16(&acc[0], reinterpret_cast<const unsigned int*>(&b_frag[0]), reinterpret_cast<const unsigned int*>(&a_frag[0]), &acc[0]);');
-    expect(text).toContain('tk_mfma_f32_32x32x8_f16(&acc[0], reinterpret_cast<const unsigned int*>(&b_frag[4]), reinterpret_cast<const unsigned int*>(&a_frag[4]), &acc[0]);');
+    expect(text).toContain(
+      'tk_mfma_f32_32x32x8_f16(&acc[0], reinterpret_cast<const unsigned int*>(&b_frag[0]), reinterpret_cast<const unsigned int*>(&a_frag[0]), &acc[0]);',
+    );
+    expect(text).toContain(
+      'tk_mfma_f32_32x32x8_f16(&acc[0], reinterpret_cast<const unsigned int*>(&b_frag[4]), reinterpret_cast<const unsigned int*>(&a_frag[4]), &acc[0]);',
+    );
     expect(text.match(/tk_vec<_Float16, 8>/g)?.length).toBeGreaterThanOrEqual(2);
     const entry = text.lastIndexOf('\n', text.indexOf('block_gemm_step('));
     expect(entry).toBeGreaterThan(0);

@@ -1,5 +1,12 @@
 import { addressOf, cast, index, pointer, uint32, type Target } from '@tilekit/codegen';
-import { makeNaiveTensorDescriptorPacked, merge, passThrough, transformTensorDescriptor, xor, type TensorDescriptor } from '@tilekit/layout';
+import {
+  makeNaiveTensorDescriptorPacked,
+  merge,
+  passThrough,
+  transformTensorDescriptor,
+  xor,
+  type TensorDescriptor,
+} from '@tilekit/layout';
 import { getDType, type DTypeName } from '@tilekit/numeric';
 import {
   embedEncoding,
@@ -51,15 +58,24 @@ export const GFX942_LDS = Object.freeze({ banks: 32, bankBytes: 4, b128LanesPerP
  * positions (A and B relabelled alike, so the products pair up: property-tested).
  */
 export function iterateKEncoding(encoding: TileDistributionEncoding, kX: number, kIter: number): TileDistributionEncoding {
-  if (!Number.isSafeInteger(kIter) || kIter < 1) throw new MfmaBlockGemmPolicyError('iterateKEncoding kIter', 'must be an integer ≥ 1', String(kIter));
-  if (!Number.isSafeInteger(kX) || kX < 0 || kX >= encoding.ndimX) throw new MfmaBlockGemmPolicyError('iterateKEncoding kX', `must be an X dim in [0, ${encoding.ndimX})`, String(kX));
+  if (!Number.isSafeInteger(kIter) || kIter < 1)
+    throw new MfmaBlockGemmPolicyError('iterateKEncoding kIter', 'must be an integer ≥ 1', String(kIter));
+  if (!Number.isSafeInteger(kX) || kX < 0 || kX >= encoding.ndimX)
+    throw new MfmaBlockGemmPolicyError('iterateKEncoding kX', `must be an X dim in [0, ${encoding.ndimX})`, String(kX));
   const yRefs = encoding.ysToRhs.filter((r) => r.major === kX + 1);
   const h = encoding.hsLengthss[kX]!;
   if (yRefs.length !== 1 || yRefs[0]!.minor !== h.length - 1) {
-    throw new MfmaBlockGemmPolicyError('iterateKEncoding encoding', 'the K dim must have exactly one Y-owned digit, its least significant one', String(encoding));
+    throw new MfmaBlockGemmPolicyError(
+      'iterateKEncoding encoding',
+      'the K dim must have exactly one Y-owned digit, its least significant one',
+      String(encoding),
+    );
   }
   const spec = encoding.toSpec();
-  return new TileDistributionEncoding({ ...spec, hs: encoding.hsLengthss.map((hs, x) => (x === kX ? hs.map((l, i) => (i === hs.length - 1 ? l * kIter : l)) : [...hs])) });
+  return new TileDistributionEncoding({
+    ...spec,
+    hs: encoding.hsLengthss.map((hs, x) => (x === kX ? hs.map((l, i) => (i === hs.length - 1 ? l * kIter : l)) : [...hs])),
+  });
 }
 
 /** An MFMA operand tile in LDS: `rows × k` elements, K contiguous in 16-byte chunks, XOR-swizzled per 128-byte line. */
@@ -96,20 +112,51 @@ export function makeMfmaLdsLayout(spec: { readonly dtype: DTypeName; readonly ro
   const elementBytes = 2;
   const e = 16 / elementBytes;
   const rowBytes = k * elementBytes;
-  if (!Number.isSafeInteger(k) || k < e || k % e !== 0 || rowBytes > 128 || (128 % rowBytes) !== 0) {
-    throw new MfmaBlockGemmPolicyError('makeMfmaLdsLayout k', 'rows must be 16, 32, 64 or 128 bytes (k a multiple of 8, at most 64)', String(k));
+  if (!Number.isSafeInteger(k) || k < e || k % e !== 0 || rowBytes > 128 || 128 % rowBytes !== 0) {
+    throw new MfmaBlockGemmPolicyError(
+      'makeMfmaLdsLayout k',
+      'rows must be 16, 32, 64 or 128 bytes (k a multiple of 8, at most 64)',
+      String(k),
+    );
   }
   const chunks = rowBytes / 16;
   const rowsPerLine = 128 / rowBytes;
   if (!Number.isSafeInteger(rows) || rows < 1 || rows % (rowsPerLine * chunks) !== 0) {
-    throw new MfmaBlockGemmPolicyError('makeMfmaLdsLayout rows', `must be a positive multiple of ${rowsPerLine * chunks} (the swizzle period)`, String(rows));
+    throw new MfmaBlockGemmPolicyError(
+      'makeMfmaLdsLayout rows',
+      `must be a positive multiple of ${rowsPerLine * chunks} (the swizzle period)`,
+      String(rows),
+    );
   }
   const lines = rows / rowsPerLine;
   // [line, row in line, chunk, element in chunk]: chunk ^= line mod chunks.
   const base = makeNaiveTensorDescriptorPacked([lines, rowsPerLine, chunks, e]);
-  const swz = transformTensorDescriptor(base, [xor([lines, chunks]), passThrough(rowsPerLine), passThrough(e)], [[0, 2], [1], [3]], [[0, 2], [1], [3]]);
-  const descriptor = transformTensorDescriptor(swz, [merge([lines, rowsPerLine]), merge([chunks, e])], [[0, 1], [2, 3]], [[0], [1]]);
-  return { dtype, rows, k, elementBytes, descriptor, chunksPerRow: chunks, rowsPerLine, elements: rows * k, bytes: rows * k * elementBytes };
+  const swz = transformTensorDescriptor(
+    base,
+    [xor([lines, chunks]), passThrough(rowsPerLine), passThrough(e)],
+    [[0, 2], [1], [3]],
+    [[0, 2], [1], [3]],
+  );
+  const descriptor = transformTensorDescriptor(
+    swz,
+    [merge([lines, rowsPerLine]), merge([chunks, e])],
+    [
+      [0, 1],
+      [2, 3],
+    ],
+    [[0], [1]],
+  );
+  return {
+    dtype,
+    rows,
+    k,
+    elementBytes,
+    descriptor,
+    chunksPerRow: chunks,
+    rowsPerLine,
+    elements: rows * k,
+    bytes: rows * k * elementBytes,
+  };
 }
 
 /**
@@ -144,13 +191,21 @@ export class MfmaBlockGemm {
 
   constructor(policy: MfmaBlockGemmPolicy) {
     const { dtype, tileM, tileN, tileK, warpsM, warpsN } = policy;
-    if (dtype !== 'fp16' && dtype !== 'bf16') throw new MfmaBlockGemmPolicyError('MfmaBlockGemm dtype', 'must be fp16 or bf16', String(dtype));
-    for (const [what, v] of [['warpsM', warpsM], ['warpsN', warpsN]] as const) {
-      if (!Number.isSafeInteger(v) || v < 1 || v > 16) throw new MfmaBlockGemmPolicyError(`MfmaBlockGemm ${what}`, 'must be an integer in [1, 16]', String(v));
+    if (dtype !== 'fp16' && dtype !== 'bf16')
+      throw new MfmaBlockGemmPolicyError('MfmaBlockGemm dtype', 'must be fp16 or bf16', String(dtype));
+    for (const [what, v] of [
+      ['warpsM', warpsM],
+      ['warpsN', warpsN],
+    ] as const) {
+      if (!Number.isSafeInteger(v) || v < 1 || v > 16)
+        throw new MfmaBlockGemmPolicyError(`MfmaBlockGemm ${what}`, 'must be an integer in [1, 16]', String(v));
     }
-    if (warpsM * warpsN * 64 > 1024) throw new MfmaBlockGemmPolicyError('MfmaBlockGemm waves', 'warpsM · warpsN · 64 must be at most 1024 threads', `${warpsM}·${warpsN}`);
-    if (!Number.isSafeInteger(tileM) || tileM < 32 * warpsM || tileM % (32 * warpsM) !== 0) throw new MfmaBlockGemmPolicyError('MfmaBlockGemm tileM', `must be a positive multiple of 32·warpsM = ${32 * warpsM}`, String(tileM));
-    if (!Number.isSafeInteger(tileN) || tileN < 32 * warpsN || tileN % (32 * warpsN) !== 0) throw new MfmaBlockGemmPolicyError('MfmaBlockGemm tileN', `must be a positive multiple of 32·warpsN = ${32 * warpsN}`, String(tileN));
+    if (warpsM * warpsN * 64 > 1024)
+      throw new MfmaBlockGemmPolicyError('MfmaBlockGemm waves', 'warpsM · warpsN · 64 must be at most 1024 threads', `${warpsM}·${warpsN}`);
+    if (!Number.isSafeInteger(tileM) || tileM < 32 * warpsM || tileM % (32 * warpsM) !== 0)
+      throw new MfmaBlockGemmPolicyError('MfmaBlockGemm tileM', `must be a positive multiple of 32·warpsM = ${32 * warpsM}`, String(tileM));
+    if (!Number.isSafeInteger(tileN) || tileN < 32 * warpsN || tileN % (32 * warpsN) !== 0)
+      throw new MfmaBlockGemmPolicyError('MfmaBlockGemm tileN', `must be a positive multiple of 32·warpsN = ${32 * warpsN}`, String(tileN));
     if (![16, 32, 64].includes(tileK)) throw new MfmaBlockGemmPolicyError('MfmaBlockGemm tileK', 'must be 16, 32 or 64', String(tileK));
     this.policy = Object.freeze({ ...policy });
     this.atom = mfma32x32x8Atom(dtype);
@@ -166,9 +221,24 @@ export class MfmaBlockGemm {
     const aWarp = permuteEncodingXs(iterateKEncoding(b, 0, this.kIter), [1, 0]);
     const cWarp = permuteEncodingXs(this.atom.c.encoding, [1, 0]);
     const grid = makeWarpGridEncoding;
-    this.aEncoding = embedEncoding(grid({ warps: [warpsM, warpsN], xs: [{ warpAxis: 0, repeat: this.mIter }, { repeat: this.kSteps }] }), aWarp);
-    this.bEncoding = embedEncoding(grid({ warps: [warpsM, warpsN], xs: [{ warpAxis: 1, repeat: this.nIter }, { repeat: this.kSteps }] }), bWarp);
-    this.cEncoding = embedEncoding(grid({ warps: [warpsM, warpsN], xs: [{ warpAxis: 0, repeat: this.mIter }, { warpAxis: 1, repeat: this.nIter }] }), cWarp);
+    this.aEncoding = embedEncoding(
+      grid({ warps: [warpsM, warpsN], xs: [{ warpAxis: 0, repeat: this.mIter }, { repeat: this.kSteps }] }),
+      aWarp,
+    );
+    this.bEncoding = embedEncoding(
+      grid({ warps: [warpsM, warpsN], xs: [{ warpAxis: 1, repeat: this.nIter }, { repeat: this.kSteps }] }),
+      bWarp,
+    );
+    this.cEncoding = embedEncoding(
+      grid({
+        warps: [warpsM, warpsN],
+        xs: [
+          { warpAxis: 0, repeat: this.mIter },
+          { warpAxis: 1, repeat: this.nIter },
+        ],
+      }),
+      cWarp,
+    );
     this.aLds = makeMfmaLdsLayout({ dtype, rows: tileM, k: tileK });
     this.bLds = makeMfmaLdsLayout({ dtype, rows: tileN, k: tileK });
     // The wrapper reads 4 consecutive registers per MFMA operand and updates 16 consecutive accumulators.
@@ -210,15 +280,31 @@ export class MfmaBlockGemm {
    * descriptors), then for each K16 step, M and N repeat, `kIter` MFMAs accumulating into `acc`
    * (the atom's leaf wrapper; D = B-fragment · A-fragment + D, in place).
    */
-  emit(t: ThreadScope, target: Target, args: { readonly acc: DistributedTensor; readonly aLds: TileWindow; readonly bLds: TileWindow; readonly aFrag: DistributedTensor; readonly bFrag: DistributedTensor }): void {
+  emit(
+    t: ThreadScope,
+    target: Target,
+    args: {
+      readonly acc: DistributedTensor;
+      readonly aLds: TileWindow;
+      readonly bLds: TileWindow;
+      readonly aFrag: DistributedTensor;
+      readonly bFrag: DistributedTensor;
+    },
+  ): void {
     const { acc, aFrag, bFrag } = args;
-    for (const [what, tensor, enc] of [['acc', acc, this.cEncoding], ['aFrag', aFrag, this.aEncoding], ['bFrag', bFrag, this.bEncoding]] as const) {
-      if (!tensor.encoding.equals(enc)) throw new MfmaBlockGemmPolicyError(`MfmaBlockGemm.emit ${what}`, 'must have the block GEMM distribution', String(tensor.encoding));
+    for (const [what, tensor, enc] of [
+      ['acc', acc, this.cEncoding],
+      ['aFrag', aFrag, this.aEncoding],
+      ['bFrag', bFrag, this.bEncoding],
+    ] as const) {
+      if (!tensor.encoding.equals(enc))
+        throw new MfmaBlockGemmPolicyError(`MfmaBlockGemm.emit ${what}`, 'must have the block GEMM distribution', String(tensor.encoding));
     }
     loadTile(t, args.aLds, aFrag);
     loadTile(t, args.bLds, bFrag);
     const wrapper = this.atom.defineWrapper(target);
-    const regs = (tensor: DistributedTensor, d: number) => cast(addressOf(index(tensor.registers.variable, d)), pointer(uint32, { const: true }));
+    const regs = (tensor: DistributedTensor, d: number) =>
+      cast(addressOf(index(tensor.registers.variable, d)), pointer(uint32, { const: true }));
     for (let s = 0; s < this.kSteps; s++) {
       for (let r = 0; r < this.mIter; r++) {
         for (let c = 0; c < this.nIter; c++) {
@@ -236,7 +322,12 @@ export class MfmaBlockGemm {
 function checkRun(enc: TileDistributionEncoding, ys: (j: number) => number[], length: number): void {
   const d0 = enc.calculateD(ys(0));
   for (let j = 1; j < length; j++) {
-    if (enc.calculateD(ys(j)) !== d0 + j) throw new MfmaBlockGemmPolicyError('MfmaBlockGemm', 'MFMA operand registers must be consecutive in the thread buffer', `${String(enc)} at [${ys(0).join(', ')}]`);
+    if (enc.calculateD(ys(j)) !== d0 + j)
+      throw new MfmaBlockGemmPolicyError(
+        'MfmaBlockGemm',
+        'MFMA operand registers must be consecutive in the thread buffer',
+        `${String(enc)} at [${ys(0).join(', ')}]`,
+      );
   }
 }
 
@@ -247,7 +338,12 @@ function checkRun(enc: TileDistributionEncoding, ys: (j: number) => number[], le
  * Sums in double, then fp32 (the hardware's fp32 accumulation of exact fp16 products of small
  * integers is exact: the tests use such inputs).
  */
-export function evaluateMfma(atom: WarpGemmAtom, aLanes: readonly (readonly number[])[], bLanes: readonly (readonly number[])[], cLanes: readonly (readonly number[])[]): number[][] {
+export function evaluateMfma(
+  atom: WarpGemmAtom,
+  aLanes: readonly (readonly number[])[],
+  bLanes: readonly (readonly number[])[],
+  cLanes: readonly (readonly number[])[],
+): number[][] {
   const A = atom.a!;
   const B = atom.b!;
   const out = Array.from({ length: 64 }, () => new Array<number>(atom.c.elementsPerThread).fill(0));
@@ -272,18 +368,29 @@ export function evaluateMfma(atom: WarpGemmAtom, aLanes: readonly (readonly numb
  * {@link evaluateMfma} on the register slices the emitted code passes. Returns `acc` updated
  * (a copy): what each thread's accumulators hold after the K tile.
  */
-export function evaluateMfmaBlockGemm(block: MfmaBlockGemm, aLdsMemory: readonly number[], bLdsMemory: readonly number[], acc: ThreadBuffers): ThreadBuffers {
+export function evaluateMfmaBlockGemm(
+  block: MfmaBlockGemm,
+  aLdsMemory: readonly number[],
+  bLdsMemory: readonly number[],
+  acc: ThreadBuffers,
+): ThreadBuffers {
   const aFrag = evaluateLoadTile({ descriptor: block.aLds.descriptor, encoding: block.aEncoding, origin: [0, 0] }, aLdsMemory);
   const bFrag = evaluateLoadTile({ descriptor: block.bLds.descriptor, encoding: block.bEncoding, origin: [0, 0] }, bLdsMemory);
   const out = acc.map((row) => [...row]);
-  const slice = (buf: ThreadBuffers, wave: number, d0: number, n: number): number[][] => Array.from({ length: 64 }, (_, l) => buf[wave * 64 + l]!.slice(d0, d0 + n));
+  const slice = (buf: ThreadBuffers, wave: number, d0: number, n: number): number[][] =>
+    Array.from({ length: 64 }, (_, l) => buf[wave * 64 + l]!.slice(d0, d0 + n));
   for (let wave = 0; wave < block.waves; wave++) {
     for (let s = 0; s < block.kSteps; s++) {
       for (let r = 0; r < block.mIter; r++) {
         for (let c = 0; c < block.nIter; c++) {
           const dc = block.cRegister(r, c);
           for (let i = 0; i < block.kIter; i++) {
-            const d = evaluateMfma(block.atom, slice(bFrag, wave, block.bRegister(c, s, i), 4), slice(aFrag, wave, block.aRegister(r, s, i), 4), slice(out, wave, dc, 16));
+            const d = evaluateMfma(
+              block.atom,
+              slice(bFrag, wave, block.bRegister(c, s, i), 4),
+              slice(aFrag, wave, block.aRegister(r, s, i), 4),
+              slice(out, wave, dc, 16),
+            );
             d.forEach((vals, l) => vals.forEach((v, e) => (out[wave * 64 + l]![dc + e] = v)));
           }
         }

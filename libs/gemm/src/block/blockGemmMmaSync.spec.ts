@@ -18,9 +18,15 @@ const policyArb = fc
     bMajor: fc.constantFrom('K' as const, 'MN' as const),
   })
   .filter(({ wm, mRep, wn, nPairs }) => [16 * wm * mRep, 16 * wn * nPairs].every((x) => x === 16 || x === 32 || x % 64 === 0))
-  .map(
-    ({ dtype, wm, wn, mRep, nPairs, tileK, aMajor, bMajor }): MmaSyncBlockGemmPolicy => ({ dtype, warps: [wm, wn], tileM: 16 * wm * mRep, tileN: 16 * wn * nPairs, tileK, aMajor, bMajor }),
-  );
+  .map(({ dtype, wm, wn, mRep, nPairs, tileK, aMajor, bMajor }): MmaSyncBlockGemmPolicy => ({
+    dtype,
+    warps: [wm, wn],
+    tileM: 16 * wm * mRep,
+    tileN: 16 * wn * nPairs,
+    tileK,
+    aMajor,
+    bMajor,
+  }));
 
 /**
  * An independent model of `ldmatrix.x4` on a byte-addressed tile (PTX ISA 9.7.14.5.15): lanes
@@ -106,8 +112,12 @@ describe('MmaSyncBlockGemmSs: ldmatrix from the XOR-swizzled tiles feeds exactly
               for (let j = 0; j < blk.nRepeats; j++) {
                 for (let e = 0; e < 4; e++) {
                   const [r, col] = c.elementXIndex(lane, e);
-                  const got = blk.cEncoding.calculateXIndexFromD(blk.cEncoding.partitionIndexOf(32 * warp + lane), blk.accumulatorOffset(i, j) + e);
-                  if (got[0] !== (i * wmCount + wm) * 16 + r! || got[1] !== (Math.floor(j / 2) * wnCount + wn) * 16 + 8 * (j % 2) + col!) return false;
+                  const got = blk.cEncoding.calculateXIndexFromD(
+                    blk.cEncoding.partitionIndexOf(32 * warp + lane),
+                    blk.accumulatorOffset(i, j) + e,
+                  );
+                  if (got[0] !== (i * wmCount + wm) * 16 + r! || got[1] !== (Math.floor(j / 2) * wnCount + wn) * 16 + 8 * (j % 2) + col!)
+                    return false;
                 }
               }
             }
@@ -149,12 +159,19 @@ describe('MmaSyncBlockGemmSs: ldmatrix from the XOR-swizzled tiles feeds exactly
   });
 });
 
-function emitStep(target: typeof sm80, threads: number, fill: (b: Parameters<Parameters<SourceBuilder['function']>[1]>[0], block: BlockEmitter, p: Record<string, Expr>) => void): string {
+function emitStep(
+  target: typeof sm80,
+  threads: number,
+  fill: (b: Parameters<Parameters<SourceBuilder['function']>[1]>[0], block: BlockEmitter, p: Record<string, Expr>) => void,
+): string {
   const src = new SourceBuilder({ dialect: target, header: 'block gemm step' });
-  src.function({ name: 'step', qualifiers: target.kernelQualifiers(), params: { a_tile: pointer(uint8), b_tile: pointer(uint8) } }, (b, p) => {
-    const block = new BlockEmitter(b, target, { numThreads: threads });
-    fill(b, block, p);
-  });
+  src.function(
+    { name: 'step', qualifiers: target.kernelQualifiers(), params: { a_tile: pointer(uint8), b_tile: pointer(uint8) } },
+    (b, p) => {
+      const block = new BlockEmitter(b, target, { numThreads: threads });
+      fill(b, block, p);
+    },
+  );
   return src.render();
 }
 
@@ -209,6 +226,8 @@ describe('emitted code (snapshots)', () => {
     expect(viaC.slice(viaC.indexOf('a_frag[0] ='))).toBe(viaA.slice(viaA.indexOf('a_frag[0] =')));
     expect(() => emitWith(sAcc, sm80.dtypeType('fp16'))).toThrow(/A-fragment distribution/);
     expect(() => emitWith(blk.aEncoding, sm80.dtypeType('bf16'))).toThrow(/must be fp32 or fp16/);
-    expect(new MmaSyncBlockGemmRs({ dtype: 'fp16', tileM: 64, tileN: 64, tileK: 32, warps: [2, 2], bMajor: 'MN' }).aAsAccumulatorEncoding).toBeUndefined();
+    expect(
+      new MmaSyncBlockGemmRs({ dtype: 'fp16', tileM: 64, tileN: 64, tileK: 32, warps: [2, 2], bMajor: 'MN' }).aAsAccumulatorEncoding,
+    ).toBeUndefined();
   });
 });

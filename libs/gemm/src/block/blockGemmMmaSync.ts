@@ -1,4 +1,27 @@
-import { add, addressOf, array, bitAnd, bitXor, cast, div, float32, index, int32, ldmatrix, mod, mul, packFloat2, sameType, shr, typeToString, uint32, type BlockBuilder, type Expr, type Target, type VarExpr } from '@tilekit/codegen';
+import {
+  add,
+  addressOf,
+  array,
+  bitAnd,
+  bitXor,
+  cast,
+  div,
+  float32,
+  index,
+  int32,
+  ldmatrix,
+  mod,
+  mul,
+  packFloat2,
+  sameType,
+  shr,
+  typeToString,
+  uint32,
+  type BlockBuilder,
+  type Expr,
+  type Target,
+  type VarExpr,
+} from '@tilekit/codegen';
 import { emitCalculateOffset, type IndexEmitter } from '@tilekit/layout';
 import type { DTypeName } from '@tilekit/numeric';
 import { ldmatrixAtom, type DistributedTensor, type LdmatrixAtom, type TileDistributionEncoding } from '@tilekit/tile';
@@ -62,7 +85,11 @@ export class LdmatrixOperandPlan {
   /** Which lane bits pick the matrix block: `rowFromLowBit` — block row = bit 3 of the lane, block col = bit 4 (else the other way). */
   readonly rowFromLowBit: boolean;
 
-  constructor(operand: 'A' | 'B', layout: WgmmaSmemLayout, spec: { readonly warps: number; readonly repeats: number; readonly kSteps: number }) {
+  constructor(
+    operand: 'A' | 'B',
+    layout: WgmmaSmemLayout,
+    spec: { readonly warps: number; readonly repeats: number; readonly kSteps: number },
+  ) {
     this.operand = operand;
     this.layout = layout;
     const trans = layout.major === 'MN';
@@ -75,7 +102,8 @@ export class LdmatrixOperandPlan {
       const [row, col] = this.atom.rowAddressOf(lane)!;
       const q = lane >> 3;
       const expect = this.rowFromLowBit ? [8 * (q & 1) + (lane & 7), 8 * (q >> 1)] : [8 * (q >> 1) + (lane & 7), 8 * (q & 1)];
-      if (row !== expect[0] || col !== expect[1]) throw new BlockGemmPolicyError('LdmatrixOperandPlan', 'the ldmatrix row addresses must follow the lane bits', `lane ${lane}`);
+      if (row !== expect[0] || col !== expect[1])
+        throw new BlockGemmPolicyError('LdmatrixOperandPlan', 'the ldmatrix row addresses must follow the lane bits', `lane ${lane}`);
     }
     this.warpStride = 16;
     this.repeatStride = 16 * spec.warps;
@@ -102,7 +130,12 @@ export class LdmatrixOperandPlan {
         const base = this.byteOffset(w * this.warpStride + mn, k);
         for (const l of loads) {
           const want = this.byteOffset(w * this.warpStride + mn + l.q * this.repeatStride, k + 16 * l.kk);
-          if (((base + l.add) ^ l.xor) !== want) throw new BlockGemmPolicyError(`LdmatrixOperandPlan ${operand}`, 'the swizzled layout must make each k16 / repeat step an add plus a chunk XOR', `warp ${w} lane ${lane} load ${l.q},${l.kk}`);
+          if (((base + l.add) ^ l.xor) !== want)
+            throw new BlockGemmPolicyError(
+              `LdmatrixOperandPlan ${operand}`,
+              'the swizzled layout must make each k16 / repeat step an add plus a chunk XOR',
+              `warp ${w} lane ${lane} load ${l.q},${l.kk}`,
+            );
         }
       }
     }
@@ -157,9 +190,14 @@ abstract class MmaSyncBlockGemmBase {
 
   constructor(policy: MmaSyncBlockGemmPolicy, what: string) {
     const { dtype, tileM, tileN, tileK, warps } = policy;
-    if (!Array.isArray(warps) || warps.length !== 2) throw new BlockGemmPolicyError(`${what} warps`, 'must be [warps along M, warps along N]', String(warps));
-    if (!Number.isSafeInteger(tileK) || tileK < 16 || tileK % 16 !== 0) throw new BlockGemmPolicyError(`${what} tileK`, 'must be a positive multiple of 16', String(tileK));
-    for (const [name, major] of [['aMajor', policy.aMajor], ['bMajor', policy.bMajor]] as const) {
+    if (!Array.isArray(warps) || warps.length !== 2)
+      throw new BlockGemmPolicyError(`${what} warps`, 'must be [warps along M, warps along N]', String(warps));
+    if (!Number.isSafeInteger(tileK) || tileK < 16 || tileK % 16 !== 0)
+      throw new BlockGemmPolicyError(`${what} tileK`, 'must be a positive multiple of 16', String(tileK));
+    for (const [name, major] of [
+      ['aMajor', policy.aMajor],
+      ['bMajor', policy.bMajor],
+    ] as const) {
       if (major !== 'K' && major !== 'MN') throw new BlockGemmPolicyError(`${what} ${name}`, 'must be "K" or "MN"', String(major));
     }
     this.cEncoding = mmaSyncCEncoding({ dtype, warps, tileM, tileN });
@@ -182,23 +220,41 @@ abstract class MmaSyncBlockGemmBase {
   /** Thread-buffer offset of the 4 accumulators of m16n8 tile (i, j): 4·(i·nRepeats + j) (checked against the encoding). */
   accumulatorOffset(i: number, j: number): number {
     const d = this.cEncoding.calculateD([i, j >> 1, j & 1, 0, 0]);
-    if (d !== 4 * (i * this.nRepeats + j)) throw new BlockGemmPolicyError('accumulatorOffset', 'the C thread buffer must hold tile (i, j) at 4·(i·nRep + j)', `${d}`);
+    if (d !== 4 * (i * this.nRepeats + j))
+      throw new BlockGemmPolicyError('accumulatorOffset', 'the C thread buffer must hold tile (i, j) at 4·(i·nRep + j)', `${d}`);
     return d;
   }
 
   protected emitWarpCoordinates(b: BlockBuilder, tid: Expr): { warpM: Expr; warpN: Expr; lane: Expr } {
     const [, wn] = this.policy.warps;
     const warp = b.let('warp', int32, shr(tid, 5));
-    return { warpM: b.let('warp_m', int32, div(warp, wn)), warpN: b.let('warp_n', int32, mod(warp, wn)), lane: b.let('lane', int32, bitAnd(tid, 31)) };
+    return {
+      warpM: b.let('warp_m', int32, div(warp, wn)),
+      warpN: b.let('warp_n', int32, mod(warp, wn)),
+      lane: b.let('lane', int32, bitAnd(tid, 31)),
+    };
   }
 
   protected emitBLoads(b: BlockBuilder, target: Target, state: MmaSyncBlockGemmState, bTile: Expr, kk: number): void {
     for (const l of this.bPlan.loads.filter((x) => x.kk === kk)) {
-      b.expr(ldmatrix(target, { count: 4, trans: this.bLayout.major === 'MN', dst: addressOf(index(state.bFrag, l.dst)), src: add(bTile, bitXor(add(state.bBase, l.add), l.xor)) }));
+      b.expr(
+        ldmatrix(target, {
+          count: 4,
+          trans: this.bLayout.major === 'MN',
+          dst: addressOf(index(state.bFrag, l.dst)),
+          src: add(bTile, bitXor(add(state.bBase, l.add), l.xor)),
+        }),
+      );
     }
   }
 
-  protected emitMmas(b: BlockBuilder, target: Target, acc: DistributedTensor, aRegs: (i: number) => Expr, state: MmaSyncBlockGemmState): void {
+  protected emitMmas(
+    b: BlockBuilder,
+    target: Target,
+    acc: DistributedTensor,
+    aRegs: (i: number) => Expr,
+    state: MmaSyncBlockGemmState,
+  ): void {
     const wrapper = this.atom.defineWrapper(target);
     for (let i = 0; i < this.mRepeats; i++) {
       for (let j = 0; j < this.nRepeats; j++) {
@@ -209,7 +265,8 @@ abstract class MmaSyncBlockGemmBase {
   }
 
   protected checkAcc(acc: DistributedTensor, what: string): void {
-    if (!acc.encoding.equals(this.cEncoding)) throw new BlockGemmPolicyError(`${what} acc`, 'must have the block GEMM C distribution', String(acc.encoding));
+    if (!acc.encoding.equals(this.cEncoding))
+      throw new BlockGemmPolicyError(`${what} acc`, 'must have the block GEMM C distribution', String(acc.encoding));
   }
 }
 
@@ -252,12 +309,25 @@ export class MmaSyncBlockGemmSs extends MmaSyncBlockGemmBase {
    * Emits acc += A·B for one K tile: `aTile`/`bTile` are `unsigned char*` to the stage's tiles in
    * shared memory (aligned to the layouts' `repeatBytes`).
    */
-  emitMma(b: BlockBuilder, target: Target, acc: DistributedTensor, state: MmaSyncBlockGemmState, tiles: { readonly aTile: Expr; readonly bTile: Expr }): void {
+  emitMma(
+    b: BlockBuilder,
+    target: Target,
+    acc: DistributedTensor,
+    state: MmaSyncBlockGemmState,
+    tiles: { readonly aTile: Expr; readonly bTile: Expr },
+  ): void {
     target.require('mma-sync');
     this.checkAcc(acc, 'MmaSyncBlockGemmSs.emitMma');
     for (let kk = 0; kk < this.kSteps; kk++) {
       for (const l of this.aPlan.loads.filter((x) => x.kk === kk)) {
-        b.expr(ldmatrix(target, { count: 4, trans: this.aLayout.major === 'MN', dst: addressOf(index(state.aFrag, l.dst)), src: add(tiles.aTile, bitXor(add(state.aBase!, l.add), l.xor)) }));
+        b.expr(
+          ldmatrix(target, {
+            count: 4,
+            trans: this.aLayout.major === 'MN',
+            dst: addressOf(index(state.aFrag, l.dst)),
+            src: add(tiles.aTile, bitXor(add(state.aBase!, l.add), l.xor)),
+          }),
+        );
       }
       this.emitBLoads(b, target, state, tiles.bTile, kk);
       this.emitMmas(b, target, acc, (i) => addressOf(index(state.aFrag, 4 * i)), state);
@@ -287,7 +357,10 @@ export class MmaSyncBlockGemmRs extends MmaSyncBlockGemmBase {
   constructor(policy: Omit<MmaSyncBlockGemmPolicy, 'aMajor'>) {
     super({ ...policy, aMajor: 'K' }, 'MmaSyncBlockGemmRs');
     this.aEncoding = mmaSyncARegisterEncoding({ dtype: policy.dtype, warps: policy.warps, tileM: policy.tileM, tileK: policy.tileK });
-    this.aAsAccumulatorEncoding = policy.warps[1] === 1 ? mmaSyncCEncoding({ dtype: policy.dtype, warps: policy.warps, tileM: policy.tileM, tileN: policy.tileK }) : undefined;
+    this.aAsAccumulatorEncoding =
+      policy.warps[1] === 1
+        ? mmaSyncCEncoding({ dtype: policy.dtype, warps: policy.warps, tileM: policy.tileM, tileN: policy.tileK })
+        : undefined;
   }
 
   /** Once per kernel: warp coordinates, the B lane base, the B fragment and A packing registers. */
@@ -302,16 +375,27 @@ export class MmaSyncBlockGemmRs extends MmaSyncBlockGemmBase {
   }
 
   /** Emits acc += A·B for one K tile, A from `a` (the whole `tileM × tileK` A tile in registers), B from `bTile` (`unsigned char*`). */
-  emitMma(b: BlockBuilder, target: Target, acc: DistributedTensor, state: MmaSyncBlockGemmState, operands: { readonly a: DistributedTensor; readonly bTile: Expr }): void {
+  emitMma(
+    b: BlockBuilder,
+    target: Target,
+    acc: DistributedTensor,
+    state: MmaSyncBlockGemmState,
+    operands: { readonly a: DistributedTensor; readonly bTile: Expr },
+  ): void {
     target.require('mma-sync');
     this.checkAcc(acc, 'MmaSyncBlockGemmRs.emitMma');
     const a = operands.a;
     const dtype = this.policy.dtype as 'fp16' | 'bf16';
     const fp32 = a.type.kind === 'float' && a.type.bits === 32;
-    if (!fp32 && !sameType(a.type, target.dtypeType(dtype))) throw new BlockGemmPolicyError('MmaSyncBlockGemmRs.emitMma a', `must be fp32 or ${dtype}`, typeToString(a.type));
+    if (!fp32 && !sameType(a.type, target.dtypeType(dtype)))
+      throw new BlockGemmPolicyError('MmaSyncBlockGemmRs.emitMma a', `must be fp32 or ${dtype}`, typeToString(a.type));
     const asAccumulator = fp32 && this.aAsAccumulatorEncoding?.equals(a.encoding) === true;
     if (!a.encoding.equals(this.aEncoding) && !asAccumulator) {
-      throw new BlockGemmPolicyError('MmaSyncBlockGemmRs.emitMma a', `must have the mma.sync A-fragment distribution of the block tile${fp32 ? ' (or, fp32 with warps only along M, its C distribution)' : ''}`, String(a.encoding));
+      throw new BlockGemmPolicyError(
+        'MmaSyncBlockGemmRs.emitMma a',
+        `must have the mma.sync A-fragment distribution of the block tile${fp32 ? ' (or, fp32 with warps only along M, its C distribution)' : ''}`,
+        String(a.encoding),
+      );
     }
     const regs = a.registers.variable;
     const element = (d: number): Expr => (fp32 ? index(regs, d) : cast(index(regs, d), float32));
@@ -319,7 +403,8 @@ export class MmaSyncBlockGemmRs extends MmaSyncBlockGemmBase {
       this.emitBLoads(b, target, state, operands.bTile, kk);
       for (let i = 0; i < this.mRepeats; i++) {
         const d0 = this.aEncoding.calculateD([i, kk, 0, 0, 0]);
-        for (let r = 0; r < 4; r++) b.assign(index(state.aFrag, 4 * i + r), packFloat2(target, dtype, element(d0 + 2 * r), element(d0 + 2 * r + 1)));
+        for (let r = 0; r < 4; r++)
+          b.assign(index(state.aFrag, 4 * i + r), packFloat2(target, dtype, element(d0 + 2 * r), element(d0 + 2 * r + 1)));
       }
       this.emitMmas(b, target, acc, (i) => addressOf(index(state.aFrag, 4 * i)), state);
     }

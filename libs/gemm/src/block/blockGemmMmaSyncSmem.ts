@@ -28,13 +28,19 @@ export interface LdmatrixSmemLayoutSpec {
  */
 export function makeLdmatrixSmemLayout(spec: LdmatrixSmemLayoutSpec): WgmmaSmemLayout {
   const { dtype, mn, k, major } = spec;
-  if (dtype !== 'fp16' && dtype !== 'bf16') throw new SmemLayoutError('makeLdmatrixSmemLayout dtype', 'must be fp16 or bf16 (ldmatrix .b16)', String(dtype));
+  if (dtype !== 'fp16' && dtype !== 'bf16')
+    throw new SmemLayoutError('makeLdmatrixSmemLayout dtype', 'must be fp16 or bf16 (ldmatrix .b16)', String(dtype));
   if (major !== 'K' && major !== 'MN') throw new SmemLayoutError('makeLdmatrixSmemLayout major', 'must be "K" or "MN"', String(major));
   const contiguous = major === 'K' ? k : mn;
   const bytes = contiguous * 2;
-  const swizzle: WgmmaSwizzle | undefined = bytes >= 128 && bytes % 128 === 0 ? '128B' : bytes === 64 ? '64B' : bytes === 32 ? '32B' : undefined;
+  const swizzle: WgmmaSwizzle | undefined =
+    bytes >= 128 && bytes % 128 === 0 ? '128B' : bytes === 64 ? '64B' : bytes === 32 ? '32B' : undefined;
   if (swizzle === undefined) {
-    throw new SmemLayoutError(`makeLdmatrixSmemLayout ${major === 'K' ? 'k' : 'mn'}`, 'the contiguous extent must be 16, 32 or a multiple of 64 two-byte elements', String(contiguous));
+    throw new SmemLayoutError(
+      `makeLdmatrixSmemLayout ${major === 'K' ? 'k' : 'mn'}`,
+      'the contiguous extent must be 16, 32 or a multiple of 64 two-byte elements',
+      String(contiguous),
+    );
   }
   return makeWgmmaSmemLayout({ swizzle, dtype, mn, k, major });
 }

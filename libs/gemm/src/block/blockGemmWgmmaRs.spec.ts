@@ -54,7 +54,10 @@ describe('WgmmaBlockGemmRs', () => {
       blk.emitWait(b, sm90a, acc, 0);
     });
     const text = src.render();
-    expect(text.match(/tk_wgmma_m64n128k16_f32_f16_f16_rs_kn\(o, &p\[\d+\]/g)).toEqual(['tk_wgmma_m64n128k16_f32_f16_f16_rs_kn(o, &p[0]', 'tk_wgmma_m64n128k16_f32_f16_f16_rs_kn(o, &p[4]']);
+    expect(text.match(/tk_wgmma_m64n128k16_f32_f16_f16_rs_kn\(o, &p\[\d+\]/g)).toEqual([
+      'tk_wgmma_m64n128k16_f32_f16_f16_rs_kn(o, &p[0]',
+      'tk_wgmma_m64n128k16_f32_f16_f16_rs_kn(o, &p[4]',
+    ]);
     expect(text).toContain('p, 1, 1, 1;');
     expect(text).toContain('wgmma.commit_group.sync.aligned;');
   });

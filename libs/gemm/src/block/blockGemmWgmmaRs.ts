@@ -1,8 +1,37 @@
-import { add, addressOf, cast, defineFunction, index, lit, mod, mul, pointer, uint32, type BlockBuilder, type Expr, type FunctionDef, type Target } from '@tilekit/codegen';
+import {
+  add,
+  addressOf,
+  cast,
+  defineFunction,
+  index,
+  lit,
+  mod,
+  mul,
+  pointer,
+  uint32,
+  type BlockBuilder,
+  type Expr,
+  type FunctionDef,
+  type Target,
+} from '@tilekit/codegen';
 import type { DTypeName } from '@tilekit/numeric';
-import { embedEncoding, makeWarpGridEncoding, type DistributedTensor, type RegisterArray, type TileDistributionEncoding } from '@tilekit/tile';
+import {
+  embedEncoding,
+  makeWarpGridEncoding,
+  type DistributedTensor,
+  type RegisterArray,
+  type TileDistributionEncoding,
+} from '@tilekit/tile';
 import { makeWgmmaSmemLayout, wgmmaOperandDescriptor, type OperandMajor, type WgmmaSmemLayout } from '../smemLayouts.ts';
-import { defineWgmmaCommitGroup, defineWgmmaFence, defineWgmmaFenceOperands, defineWgmmaWaitGroup, wgmmaAtom, wgmmaRegisterAFragment, type WarpGemmAtom } from '../warp/warpGemmAtom.ts';
+import {
+  defineWgmmaCommitGroup,
+  defineWgmmaFence,
+  defineWgmmaFenceOperands,
+  defineWgmmaWaitGroup,
+  wgmmaAtom,
+  wgmmaRegisterAFragment,
+  type WarpGemmAtom,
+} from '../warp/warpGemmAtom.ts';
 import { defineWgmmaDescriptorEncoder, wgmmaSwizzleCode } from '../warp/wgmmaDescriptor.ts';
 import { BlockGemmPolicyError, callLeaf } from './blockGemmWgmmaSs.ts';
 
@@ -58,30 +87,60 @@ export class WgmmaBlockGemmRs {
   constructor(policy: WgmmaBlockGemmRsPolicy) {
     const { dtype, tileM, tileN, tileK } = policy;
     const bMajor = policy.bMajor ?? 'K';
-    if (dtype !== 'fp16' && dtype !== 'bf16') throw new BlockGemmPolicyError('WgmmaBlockGemmRs dtype', 'must be fp16 or bf16', String(dtype));
-    if (!Number.isSafeInteger(tileM) || tileM < 64 || tileM > 256 || tileM % 64 !== 0) throw new BlockGemmPolicyError('WgmmaBlockGemmRs tileM', 'must be 64, 128, 192 or 256', String(tileM));
-    if (!Number.isSafeInteger(tileN) || tileN < 16 || tileN > 256 || tileN % 16 !== 0) throw new BlockGemmPolicyError('WgmmaBlockGemmRs tileN', 'must be a multiple of 16 in [16, 256]', String(tileN));
-    if (!Number.isSafeInteger(tileK) || tileK < 16 || tileK % 16 !== 0) throw new BlockGemmPolicyError('WgmmaBlockGemmRs tileK', 'must be a positive multiple of 16', String(tileK));
+    if (dtype !== 'fp16' && dtype !== 'bf16')
+      throw new BlockGemmPolicyError('WgmmaBlockGemmRs dtype', 'must be fp16 or bf16', String(dtype));
+    if (!Number.isSafeInteger(tileM) || tileM < 64 || tileM > 256 || tileM % 64 !== 0)
+      throw new BlockGemmPolicyError('WgmmaBlockGemmRs tileM', 'must be 64, 128, 192 or 256', String(tileM));
+    if (!Number.isSafeInteger(tileN) || tileN < 16 || tileN > 256 || tileN % 16 !== 0)
+      throw new BlockGemmPolicyError('WgmmaBlockGemmRs tileN', 'must be a multiple of 16 in [16, 256]', String(tileN));
+    if (!Number.isSafeInteger(tileK) || tileK < 16 || tileK % 16 !== 0)
+      throw new BlockGemmPolicyError('WgmmaBlockGemmRs tileK', 'must be a positive multiple of 16', String(tileK));
     const warpgroupsN = policy.warpgroupsN ?? 1;
     const perWarpgroupN = tileN / warpgroupsN;
-    if (!Number.isSafeInteger(warpgroupsN) || warpgroupsN < 1 || (warpgroupsN > 1 && (tileM !== 64 || !Number.isSafeInteger(perWarpgroupN) || perWarpgroupN % (bMajor === 'MN' ? 64 : 16) !== 0))) {
-      throw new BlockGemmPolicyError('WgmmaBlockGemmRs warpgroupsN', `must divide tileN into multiples of ${bMajor === 'MN' ? 64 : 16} (with tileM 64)`, String(policy.warpgroupsN));
+    if (
+      !Number.isSafeInteger(warpgroupsN) ||
+      warpgroupsN < 1 ||
+      (warpgroupsN > 1 && (tileM !== 64 || !Number.isSafeInteger(perWarpgroupN) || perWarpgroupN % (bMajor === 'MN' ? 64 : 16) !== 0))
+    ) {
+      throw new BlockGemmPolicyError(
+        'WgmmaBlockGemmRs warpgroupsN',
+        `must divide tileN into multiples of ${bMajor === 'MN' ? 64 : 16} (with tileM 64)`,
+        String(policy.warpgroupsN),
+      );
     }
     this.policy = Object.freeze({ dtype, tileM, tileN, tileK, bMajor, warpgroupsN });
     this.atom = wgmmaAtom({ n: perWarpgroupN, dtype, aSource: 'registers', bMajor });
     const slab = 64;
-    this.bLayout = makeWgmmaSmemLayout({ swizzle: '128B', dtype, mn: bMajor === 'MN' ? Math.ceil(tileN / slab) * slab : tileN, k: bMajor === 'MN' ? tileK : Math.ceil(tileK / slab) * slab, major: bMajor });
+    this.bLayout = makeWgmmaSmemLayout({
+      swizzle: '128B',
+      dtype,
+      mn: bMajor === 'MN' ? Math.ceil(tileN / slab) * slab : tileN,
+      k: bMajor === 'MN' ? tileK : Math.ceil(tileK / slab) * slab,
+      major: bMajor,
+    });
     this.warpgroups = (tileM / 64) * warpgroupsN;
     this.threads = 128 * this.warpgroups;
-    const grid = warpgroupsN === 1 ? makeWarpGridEncoding({ warps: [this.warpgroups], xs: [{ warpAxis: 0 }, {}] }) : makeWarpGridEncoding({ warps: [1, warpgroupsN], xs: [{ warpAxis: 0 }, { warpAxis: 1 }] });
+    const grid =
+      warpgroupsN === 1
+        ? makeWarpGridEncoding({ warps: [this.warpgroups], xs: [{ warpAxis: 0 }, {}] })
+        : makeWarpGridEncoding({ warps: [1, warpgroupsN], xs: [{ warpAxis: 0 }, { warpAxis: 1 }] });
     this.cEncoding = embedEncoding(grid, this.atom.c.encoding);
     // A per k16 step: with warpgroups along N every warpgroup holds the whole A (an R digit).
-    this.aStepEncoding = embedEncoding(warpgroupsN === 1 ? makeWarpGridEncoding({ warps: [this.warpgroups], xs: [{ warpAxis: 0 }, {}] }) : makeWarpGridEncoding({ warps: [warpgroupsN], xs: [{}, {}] }), wgmmaRegisterAFragment(dtype).encoding);
+    this.aStepEncoding = embedEncoding(
+      warpgroupsN === 1
+        ? makeWarpGridEncoding({ warps: [this.warpgroups], xs: [{ warpAxis: 0 }, {}] })
+        : makeWarpGridEncoding({ warps: [warpgroupsN], xs: [{}, {}] }),
+      wgmmaRegisterAFragment(dtype).encoding,
+    );
     this.kSteps = tileK / 16;
     this.aRegisters = 4 * this.kSteps;
     this.bTileBytes = this.bLayout.bytes;
-    this.bOffsets = Array.from({ length: this.kSteps }, (_, kk) => wgmmaOperandDescriptor(this.bLayout, { tileAddress: 0, mn0: 0, k0: 16 * kk }).startAddress);
-    this.bWarpgroupStride = warpgroupsN > 1 ? wgmmaOperandDescriptor(this.bLayout, { tileAddress: 0, mn0: perWarpgroupN, k0: 0 }).startAddress : 0;
+    this.bOffsets = Array.from(
+      { length: this.kSteps },
+      (_, kk) => wgmmaOperandDescriptor(this.bLayout, { tileAddress: 0, mn0: 0, k0: 16 * kk }).startAddress,
+    );
+    this.bWarpgroupStride =
+      warpgroupsN > 1 ? wgmmaOperandDescriptor(this.bLayout, { tileAddress: 0, mn0: perWarpgroupN, k0: 0 }).startAddress : 0;
   }
 
   /** Bytes between the B operands of warpgroups adjacent along N (0 with one warpgroup along N). */
@@ -98,9 +157,17 @@ export class WgmmaBlockGemmRs {
    * 1024-byte aligned tile), `commit_group`. `accumulate` (an `int`, default 1) is the scale-d of
    * the first wgmma (0 starts D from A·B). Wait with {@link emitWait}.
    */
-  emitMma(b: BlockBuilder, target: Target, acc: DistributedTensor, a: RegisterArray, args: { readonly bTile: Expr; readonly accumulate?: Expr; readonly warpgroup?: Expr }): void {
-    if (!acc.encoding.equals(this.cEncoding)) throw new BlockGemmPolicyError('WgmmaBlockGemmRs.emitMma acc', 'must have the block GEMM C distribution', String(acc.encoding));
-    if (a.length < this.aRegisters || a.type.kind !== 'int' || a.type.bits !== 32) throw new BlockGemmPolicyError('WgmmaBlockGemmRs.emitMma a', `must be at least ${this.aRegisters} 32-bit registers`, `${a.length}`);
+  emitMma(
+    b: BlockBuilder,
+    target: Target,
+    acc: DistributedTensor,
+    a: RegisterArray,
+    args: { readonly bTile: Expr; readonly accumulate?: Expr; readonly warpgroup?: Expr },
+  ): void {
+    if (!acc.encoding.equals(this.cEncoding))
+      throw new BlockGemmPolicyError('WgmmaBlockGemmRs.emitMma acc', 'must have the block GEMM C distribution', String(acc.encoding));
+    if (a.length < this.aRegisters || a.type.kind !== 'int' || a.type.bits !== 32)
+      throw new BlockGemmPolicyError('WgmmaBlockGemmRs.emitMma a', `must be at least ${this.aRegisters} 32-bit registers`, `${a.length}`);
     const encoder = defineWgmmaDescriptorEncoder(target);
     const wrapper = this.atom.defineWrapper(target);
     const pin = defineWgmmaFenceOperands(target, this.accumulatorsPerThread);
@@ -110,13 +177,17 @@ export class WgmmaBlockGemmRs {
     const sbo = this.bLayout.strideByteOffset;
     if (lbo === null || sbo === null) throw new BlockGemmPolicyError('WgmmaBlockGemmRs B layout', 'needs descriptor byte offsets', 'null');
     const n = this.policy.warpgroupsN;
-    if (n > 1 && args.warpgroup === undefined) throw new BlockGemmPolicyError('WgmmaBlockGemmRs.emitMma warpgroup', 'is needed with warpgroups along N', 'undefined');
-    const bBase = n === 1 ? args.bTile : b.let('b_wg', uint32, add(args.bTile, cast(mul(mod(args.warpgroup!, n), this.bWarpgroupStride), uint32)));
+    if (n > 1 && args.warpgroup === undefined)
+      throw new BlockGemmPolicyError('WgmmaBlockGemmRs.emitMma warpgroup', 'is needed with warpgroups along N', 'undefined');
+    const bBase =
+      n === 1 ? args.bTile : b.let('b_wg', uint32, add(args.bTile, cast(mul(mod(args.warpgroup!, n), this.bWarpgroupStride), uint32)));
     b.expr(callLeaf(pin, [d]));
     b.expr(callLeaf(defineWgmmaFence(target), []));
     for (let kk = 0; kk < this.kSteps; kk++) {
       const db = callLeaf(encoder, [add(bBase, this.bOffsets[kk]!), ...[lbo, sbo, 0, swz].map((x) => lit(x, uint32))]);
-      b.expr(callLeaf(wrapper, [d, addressOf(index(a.variable, 4 * kk)), db, kk === 0 && args.accumulate !== undefined ? args.accumulate : 1]));
+      b.expr(
+        callLeaf(wrapper, [d, addressOf(index(a.variable, 4 * kk)), db, kk === 0 && args.accumulate !== undefined ? args.accumulate : 1]),
+      );
     }
     b.expr(callLeaf(defineWgmmaCommitGroup(target), []));
     b.expr(callLeaf(pin, [d]));
@@ -141,13 +212,17 @@ export class WgmmaBlockGemmRs {
  */
 export function defineWgmmaFenceRegisters(target: Target, count: number): FunctionDef {
   target.require('wgmma');
-  if (!Number.isInteger(count) || count < 1 || count > 64) throw new BlockGemmPolicyError('wgmma register fence', 'count must be an integer in [1, 64]', String(count));
-  return defineFunction({ name: `tk_wgmma_fence_registers_${count}`, qualifiers: target.functionQualifiers('force'), params: { a: pointer(uint32) } }, (b) => {
-    const ops = Array.from({ length: count }, (_, i) => `"+r"(a[${i}])`);
-    const lines: string[] = [];
-    for (let i = 0; i < ops.length; i += 8) lines.push(ops.slice(i, i + 8).join(', '));
-    b.verbatim(['asm volatile("" :', ...lines.map((l, i) => `    ${l}${i === lines.length - 1 ? '' : ','}`), '    :: "memory");']);
-  });
+  if (!Number.isInteger(count) || count < 1 || count > 64)
+    throw new BlockGemmPolicyError('wgmma register fence', 'count must be an integer in [1, 64]', String(count));
+  return defineFunction(
+    { name: `tk_wgmma_fence_registers_${count}`, qualifiers: target.functionQualifiers('force'), params: { a: pointer(uint32) } },
+    (b) => {
+      const ops = Array.from({ length: count }, (_, i) => `"+r"(a[${i}])`);
+      const lines: string[] = [];
+      for (let i = 0; i < ops.length; i += 8) lines.push(ops.slice(i, i + 8).join(', '));
+      b.verbatim(['asm volatile("" :', ...lines.map((l, i) => `    ${l}${i === lines.length - 1 ? '' : ','}`), '    :: "memory");']);
+    },
+  );
 }
 
 /**
@@ -159,4 +234,3 @@ export function defineWgmmaFenceRegisters(target: Target, count: number): Functi
 export function aFragmentOfAccumulator(kk: number, i: number): number {
   return 8 * kk + i;
 }
-

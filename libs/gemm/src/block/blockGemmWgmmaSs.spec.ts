@@ -37,15 +37,23 @@ describe('WgmmaBlockGemmSs warpgroup grids', () => {
     const blk = new WgmmaBlockGemmSs({ dtype: 'bf16', tileM: 64, tileN: 64, tileK: 64, warpgroupsK: 2 });
     expect(blk.threads).toBe(256);
     const enc = blk.cEncoding;
-    const first = cells(enc).filter((c) => Number(c.split(':')[0]) < 128).map((c) => c.split(':')[1]);
-    const second = cells(enc).filter((c) => Number(c.split(':')[0]) >= 128).map((c) => c.split(':')[1]);
+    const first = cells(enc)
+      .filter((c) => Number(c.split(':')[0]) < 128)
+      .map((c) => c.split(':')[1]);
+    const second = cells(enc)
+      .filter((c) => Number(c.split(':')[0]) >= 128)
+      .map((c) => c.split(':')[1]);
     expect(second).toEqual(first);
     expect(new Set(first).size).toBe(64 * 64);
   });
 
   it('rejects grids that do not split into whole wgmma shapes', () => {
-    expect(() => new WgmmaBlockGemmSs({ dtype: 'fp16', tileM: 64, tileN: 96, tileK: 64, bMajor: 'MN', warpgroupsN: 2 })).toThrow(BlockGemmPolicyError);
-    expect(() => new WgmmaBlockGemmSs({ dtype: 'fp16', tileM: 64, tileN: 128, tileK: 64, warpgroupsN: 2, warpgroupsK: 2 })).toThrow(/warpgroupsK/);
+    expect(() => new WgmmaBlockGemmSs({ dtype: 'fp16', tileM: 64, tileN: 96, tileK: 64, bMajor: 'MN', warpgroupsN: 2 })).toThrow(
+      BlockGemmPolicyError,
+    );
+    expect(() => new WgmmaBlockGemmSs({ dtype: 'fp16', tileM: 64, tileN: 128, tileK: 64, warpgroupsN: 2, warpgroupsK: 2 })).toThrow(
+      /warpgroupsK/,
+    );
   });
 });
 
@@ -58,8 +66,11 @@ describe('WgmmaBlockGemmRs warpgroupsN', () => {
     expect(blk.accumulatorsPerThread).toBe(64);
     const a = blk.aStepEncoding;
     for (let t = 0; t < 128; t++) {
-      for (let d = 0; d < a.threadBufferSize; d++) expect(a.calculateXIndexFromD(a.partitionIndexOf(t + 128), d)).toEqual(a.calculateXIndexFromD(a.partitionIndexOf(t), d));
+      for (let d = 0; d < a.threadBufferSize; d++)
+        expect(a.calculateXIndexFromD(a.partitionIndexOf(t + 128), d)).toEqual(a.calculateXIndexFromD(a.partitionIndexOf(t), d));
     }
-    expect(() => new WgmmaBlockGemmRs({ dtype: 'fp16', tileM: 128, tileN: 256, tileK: 64, bMajor: 'MN', warpgroupsN: 2 })).toThrow(/warpgroupsN/);
+    expect(() => new WgmmaBlockGemmRs({ dtype: 'fp16', tileM: 128, tileN: 256, tileK: 64, bMajor: 'MN', warpgroupsN: 2 })).toThrow(
+      /warpgroupsN/,
+    );
   });
 });

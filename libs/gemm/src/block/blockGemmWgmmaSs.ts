@@ -1,9 +1,37 @@
-import { add, cast, div, float32, int32, lit, makeCall, mod, mul, renderFunction, snippet, toExpr, typeToString, uint32, type BlockBuilder, type CType, type Expr, type ExprLike, type FunctionDef, type Target } from '@tilekit/codegen';
+import {
+  add,
+  cast,
+  div,
+  float32,
+  int32,
+  lit,
+  makeCall,
+  mod,
+  mul,
+  renderFunction,
+  snippet,
+  toExpr,
+  typeToString,
+  uint32,
+  type BlockBuilder,
+  type CType,
+  type Expr,
+  type ExprLike,
+  type FunctionDef,
+  type Target,
+} from '@tilekit/codegen';
 import type { DTypeName } from '@tilekit/numeric';
 import { embedEncoding, makeWarpGridEncoding, type DistributedTensor, type TileDistributionEncoding } from '@tilekit/tile';
 import { GemmError } from '../errors.ts';
 import { makeWgmmaSmemLayout, wgmmaOperandDescriptor, type OperandMajor, type WgmmaSmemLayout } from '../smemLayouts.ts';
-import { defineWgmmaCommitGroup, defineWgmmaFence, defineWgmmaFenceOperands, defineWgmmaWaitGroup, wgmmaAtom, type WarpGemmAtom } from '../warp/warpGemmAtom.ts';
+import {
+  defineWgmmaCommitGroup,
+  defineWgmmaFence,
+  defineWgmmaFenceOperands,
+  defineWgmmaWaitGroup,
+  wgmmaAtom,
+  type WarpGemmAtom,
+} from '../warp/warpGemmAtom.ts';
 import { defineWgmmaDescriptorEncoder, wgmmaSwizzleCode, type WgmmaSwizzle } from '../warp/wgmmaDescriptor.ts';
 
 /** A block GEMM policy was asked for a shape the sm_90a block GEMM cannot do. */
@@ -59,10 +87,15 @@ export interface WgmmaBlockGemmPolicy {
  */
 export function callLeaf(fn: FunctionDef, args: readonly ExprLike[], options: { readonly templateArgs?: readonly string[] } = {}): Expr {
   const lines = renderFunction(fn).trimEnd().split('\n');
-  return makeCall(fn.name, args.map((a) => toExpr(a)), fn.returnType, {
-    requires: [snippet(fn.name, lines)],
-    ...(options.templateArgs === undefined ? {} : { templateArgs: options.templateArgs }),
-  });
+  return makeCall(
+    fn.name,
+    args.map((a) => toExpr(a)),
+    fn.returnType,
+    {
+      requires: [snippet(fn.name, lines)],
+      ...(options.templateArgs === undefined ? {} : { templateArgs: options.templateArgs }),
+    },
+  );
 }
 
 /**
@@ -111,31 +144,68 @@ export class WgmmaBlockGemmSs {
 
   constructor(policy: WgmmaBlockGemmPolicy) {
     const { dtype, tileM, tileN, tileK } = policy;
-    if (dtype !== 'fp16' && dtype !== 'bf16' && dtype !== 'int8') throw new BlockGemmPolicyError('WgmmaBlockGemmSs dtype', 'must be fp16 or bf16 (or int8)', String(dtype));
+    if (dtype !== 'fp16' && dtype !== 'bf16' && dtype !== 'int8')
+      throw new BlockGemmPolicyError('WgmmaBlockGemmSs dtype', 'must be fp16 or bf16 (or int8)', String(dtype));
     const int8 = dtype === 'int8';
-    if (!Number.isSafeInteger(tileM) || tileM < 64 || tileM > 256 || tileM % 64 !== 0) throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileM', 'must be 64, 128, 192 or 256', String(tileM));
-    if (!Number.isSafeInteger(tileN) || tileN < 16 || tileN > 256 || tileN % 16 !== 0) throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileN', 'must be a multiple of 16 in [16, 256]', String(tileN));
+    if (!Number.isSafeInteger(tileM) || tileM < 64 || tileM > 256 || tileM % 64 !== 0)
+      throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileM', 'must be 64, 128, 192 or 256', String(tileM));
+    if (!Number.isSafeInteger(tileN) || tileN < 16 || tileN > 256 || tileN % 16 !== 0)
+      throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileN', 'must be a multiple of 16 in [16, 256]', String(tileN));
     if (int8 ? tileK !== 128 && tileK !== 64 : tileK !== 64) {
-      throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileK', int8 ? 'must be 128 or 64 for int8 (one 128- or 64-byte swizzle row)' : 'must be 64 (one 128-byte swizzle row of 2-byte elements)', String(tileK));
+      throw new BlockGemmPolicyError(
+        'WgmmaBlockGemmSs tileK',
+        int8 ? 'must be 128 or 64 for int8 (one 128- or 64-byte swizzle row)' : 'must be 64 (one 128-byte swizzle row of 2-byte elements)',
+        String(tileK),
+      );
     }
     const aMajor = policy.aMajor ?? 'K';
     const bMajor = policy.bMajor ?? 'K';
     if (int8) {
-      for (const [what, major] of [['aMajor', aMajor], ['bMajor', bMajor]] as const) {
-        if (major !== 'K') throw new BlockGemmPolicyError(`WgmmaBlockGemmSs ${what}`, 'must be "K" for int8 (the integer wgmma has no transpose)', String(major));
+      for (const [what, major] of [
+        ['aMajor', aMajor],
+        ['bMajor', bMajor],
+      ] as const) {
+        if (major !== 'K')
+          throw new BlockGemmPolicyError(
+            `WgmmaBlockGemmSs ${what}`,
+            'must be "K" for int8 (the integer wgmma has no transpose)',
+            String(major),
+          );
       }
     }
-    for (const [what, major] of [['aMajor', aMajor], ['bMajor', bMajor]] as const) {
+    for (const [what, major] of [
+      ['aMajor', aMajor],
+      ['bMajor', bMajor],
+    ] as const) {
       if (major !== 'K' && major !== 'MN') throw new BlockGemmPolicyError(`WgmmaBlockGemmSs ${what}`, 'must be "K" or "MN"', String(major));
     }
-    if (bMajor === 'MN' && tileN % 64 !== 0) throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileN', 'must be a multiple of 64 with an N-major B (whole 128-byte swizzle slabs)', String(tileN));
+    if (bMajor === 'MN' && tileN % 64 !== 0)
+      throw new BlockGemmPolicyError(
+        'WgmmaBlockGemmSs tileN',
+        'must be a multiple of 64 with an N-major B (whole 128-byte swizzle slabs)',
+        String(tileN),
+      );
     const warpgroupsN = policy.warpgroupsN ?? 1;
     const perWarpgroupN = tileN / warpgroupsN;
-    if (!Number.isSafeInteger(warpgroupsN) || warpgroupsN < 1 || !Number.isSafeInteger(perWarpgroupN) || perWarpgroupN % (bMajor === 'MN' ? 64 : 16) !== 0) {
-      throw new BlockGemmPolicyError('WgmmaBlockGemmSs warpgroupsN', `must divide tileN into multiples of ${bMajor === 'MN' ? 64 : 16}`, String(policy.warpgroupsN));
+    if (
+      !Number.isSafeInteger(warpgroupsN) ||
+      warpgroupsN < 1 ||
+      !Number.isSafeInteger(perWarpgroupN) ||
+      perWarpgroupN % (bMajor === 'MN' ? 64 : 16) !== 0
+    ) {
+      throw new BlockGemmPolicyError(
+        'WgmmaBlockGemmSs warpgroupsN',
+        `must divide tileN into multiples of ${bMajor === 'MN' ? 64 : 16}`,
+        String(policy.warpgroupsN),
+      );
     }
     const warpgroupsK = policy.warpgroupsK ?? 1;
-    if (!Number.isSafeInteger(warpgroupsK) || warpgroupsK < 1 || (warpgroupsK > 1 && warpgroupsN > 1)) throw new BlockGemmPolicyError('WgmmaBlockGemmSs warpgroupsK', 'must be a positive integer (and warpgroupsN 1 when above 1)', String(policy.warpgroupsK));
+    if (!Number.isSafeInteger(warpgroupsK) || warpgroupsK < 1 || (warpgroupsK > 1 && warpgroupsN > 1))
+      throw new BlockGemmPolicyError(
+        'WgmmaBlockGemmSs warpgroupsK',
+        'must be a positive integer (and warpgroupsN 1 when above 1)',
+        String(policy.warpgroupsK),
+      );
     // K-major is the default and is left out of the frozen policy, so existing policies stay as they were.
     this.policy = Object.freeze({ ...policy });
     this.warpgroupsN = warpgroupsN;
@@ -159,14 +229,21 @@ export class WgmmaBlockGemmSs {
     this.aTileBytes = this.aLayout.bytes;
     this.bTileBytes = this.bLayout.bytes;
     const ks = Array.from({ length: this.kSteps }, (_, kk) => kk * this.atom.k);
-    this.bWarpgroupStride = warpgroupsN > 1 ? wgmmaOperandDescriptor(this.bLayout, { tileAddress: 0, mn0: perWarpgroupN, k0: 0 }).startAddress - wgmmaOperandDescriptor(this.bLayout, { tileAddress: 0, mn0: 0, k0: 0 }).startAddress : 0;
+    this.bWarpgroupStride =
+      warpgroupsN > 1
+        ? wgmmaOperandDescriptor(this.bLayout, { tileAddress: 0, mn0: perWarpgroupN, k0: 0 }).startAddress -
+          wgmmaOperandDescriptor(this.bLayout, { tileAddress: 0, mn0: 0, k0: 0 }).startAddress
+        : 0;
     const k = this.atom.k;
-    this.aOffsets = Array.from({ length: this.warpgroupsM }, (_, g) => ks.map((k0) => wgmmaOperandDescriptor(this.aLayout, { tileAddress: 0, mn0: 64 * g, k0, k }).startAddress));
+    this.aOffsets = Array.from({ length: this.warpgroupsM }, (_, g) =>
+      ks.map((k0) => wgmmaOperandDescriptor(this.aLayout, { tileAddress: 0, mn0: 64 * g, k0, k }).startAddress),
+    );
     this.bOffsets = ks.map((k0) => wgmmaOperandDescriptor(this.bLayout, { tileAddress: 0, mn0: 0, k0, k }).startAddress);
     // The emitted code steps warpgroups linearly: offset(g, kk) = g · aWarpgroupStride + offset(0, kk).
     for (let g = 0; g < this.warpgroupsM; g++) {
       for (let kk = 0; kk < this.kSteps; kk++) {
-        if (this.aOffsets[g]![kk] !== g * this.aWarpgroupStride + this.aOffsets[0]![kk]!) throw new BlockGemmPolicyError('WgmmaBlockGemmSs', 'A descriptor offsets must be linear in the warpgroup', `${g}, ${kk}`);
+        if (this.aOffsets[g]![kk] !== g * this.aWarpgroupStride + this.aOffsets[0]![kk]!)
+          throw new BlockGemmPolicyError('WgmmaBlockGemmSs', 'A descriptor offsets must be linear in the warpgroup', `${g}, ${kk}`);
       }
     }
   }
@@ -198,18 +275,29 @@ export class WgmmaBlockGemmSs {
    * default 1) is the first wgmma's scale-d: 0 on the first K tile starts D from A·B, so the
    * accumulator needs no zeroing (ordinary writes to it would serialize the wgmma pipeline, ptxas C7515).
    */
-  emitMma(b: BlockBuilder, target: Target, acc: DistributedTensor, args: { readonly aTile: Expr; readonly bTile: Expr; readonly warpgroup: Expr; readonly accumulate?: Expr }): void {
-    if (!acc.encoding.equals(this.cEncoding)) throw new BlockGemmPolicyError('WgmmaBlockGemmSs.emitMma acc', 'must have the block GEMM C distribution', String(acc.encoding));
+  emitMma(
+    b: BlockBuilder,
+    target: Target,
+    acc: DistributedTensor,
+    args: { readonly aTile: Expr; readonly bTile: Expr; readonly warpgroup: Expr; readonly accumulate?: Expr },
+  ): void {
+    if (!acc.encoding.equals(this.cEncoding))
+      throw new BlockGemmPolicyError('WgmmaBlockGemmSs.emitMma acc', 'must have the block GEMM C distribution', String(acc.encoding));
     this.#checkAccumulatorType('emitMma', acc);
     const encoder = defineWgmmaDescriptorEncoder(target);
     const wrapper = this.atom.defineWrapper(target);
     const pin = defineWgmmaFenceOperands(target, this.accumulatorsPerThread, this.atom.accType);
     const d = acc.registers.variable;
-    const desc = (start: Expr, layout: WgmmaSmemLayout): Expr => callLeaf(encoder, [start, ...[layout.leadingByteOffset, layout.strideByteOffset, 0, wgmmaSwizzleCode(layout.swizzle)].map((x) => lit(x, uint32))]);
+    const desc = (start: Expr, layout: WgmmaSmemLayout): Expr =>
+      callLeaf(encoder, [
+        start,
+        ...[layout.leadingByteOffset, layout.strideByteOffset, 0, wgmmaSwizzleCode(layout.swizzle)].map((x) => lit(x, uint32)),
+      ]);
     const n = this.warpgroupsN;
     const wgM = n === 1 ? args.warpgroup : div(args.warpgroup, n);
     const aBase = b.let('a_wg', uint32, add(args.aTile, cast(mul(wgM, this.aWarpgroupStride), uint32)));
-    const bBase = n === 1 ? args.bTile : b.let('b_wg', uint32, add(args.bTile, cast(mul(mod(args.warpgroup, n), this.bWarpgroupStride), uint32)));
+    const bBase =
+      n === 1 ? args.bTile : b.let('b_wg', uint32, add(args.bTile, cast(mul(mod(args.warpgroup, n), this.bWarpgroupStride), uint32)));
     b.expr(callLeaf(pin, [d]));
     b.expr(callLeaf(defineWgmmaFence(target), []));
     for (let kk = 0; kk < this.kSteps; kk++) {
@@ -231,7 +319,11 @@ export class WgmmaBlockGemmSs {
   #checkAccumulatorType(what: string, acc: DistributedTensor): void {
     const want = this.accumulatorType;
     if (typeToString(acc.type) !== typeToString(want)) {
-      throw new BlockGemmPolicyError(`WgmmaBlockGemmSs.${what} acc`, `must be a ${typeToString(want)} tensor (the ${this.policy.dtype} wgmma accumulator)`, typeToString(acc.type));
+      throw new BlockGemmPolicyError(
+        `WgmmaBlockGemmSs.${what} acc`,
+        `must be a ${typeToString(want)} tensor (the ${this.policy.dtype} wgmma accumulator)`,
+        typeToString(acc.type),
+      );
     }
   }
 }

@@ -28,7 +28,11 @@ let loaded: Promise<CudaModule> | undefined;
 function probeModule(): Promise<CudaModule> {
   loaded ??= (async () => {
     const device = gpu.device();
-    const result = await gpuTestCompiler('gemm-int8-gpu').compile({ source: wgmmaSsInt8ProbeSource(cases), name: cases[0]!.name, arch: device });
+    const result = await gpuTestCompiler('gemm-int8-gpu').compile({
+      source: wgmmaSsInt8ProbeSource(cases),
+      name: cases[0]!.name,
+      arch: device,
+    });
     for (const c of cases) {
       const r = result.functions[c.name];
       assert.ok(r !== undefined, `${c.name}: ptxas reported no resources`);
@@ -72,33 +76,42 @@ function referenceInt32(a: readonly number[], b: readonly number[], m: number, n
 for (const c of cases) {
   const { dtype, tileM, tileN, tileK } = c.policy;
   const k = c.kTiles * tileK;
-  test(`gemm/gpu: WgmmaBlockGemmSs ${dtype} ${tileM}×${tileN}, tileK ${tileK} × ${c.kTiles} K tile(s)${c.policy.warpgroupsN ? `, ${c.policy.warpgroupsN} warpgroups along N` : ''} equals the CPU GEMM exactly`, gpu.options, async () => {
-    const blk = new WgmmaBlockGemmSs(c.policy);
-    const module = await probeModule();
-    const device = gpu.device();
-    const a = operand(dtype, tileM, k, 17 * tileM + k);
-    const b = operand(dtype, tileN, k, 31 * tileN + k + 1);
-    const store = (xs: number[]): ArrayBufferView => (dtype === 'int8' ? Int8Array.from(xs) : Uint16Array.from(xs, (x) => encode('fp16', x)));
-    const want = referenceInt32(a, b, tileM, tileN, k);
-    const sentinel = dtype === 'int8' ? 0x7fffffff : 0x7fc00000; // INT_MAX / a NaN: an element never written fails
-    const da = device.upload(store(a));
-    const db = device.upload(store(b));
-    const dc = device.upload(new Int32Array(tileM * tileN).fill(sentinel));
-    try {
-      module.getKernel(c.name).launch({ grid: 1, block: blk.threads }, kernelArgs((args) => args.pointer(da).pointer(db).pointer(dc)));
-      device.synchronize();
-      const raw = dc.copyToHost(new Int32Array(tileM * tileN));
-      const got = dtype === 'int8' ? raw : new Float32Array(raw.buffer, raw.byteOffset, raw.length);
-      for (let i = 0; i < tileM; i++)
-        for (let j = 0; j < tileN; j++) {
-          if (got[i * tileN + j] !== want[i * tileN + j]) assert.fail(`${c.name}: C[${i}][${j}] = ${got[i * tileN + j]}, want ${want[i * tileN + j]} (first mismatch, row-major)`);
-        }
-    } finally {
-      da.dispose();
-      db.dispose();
-      dc.dispose();
-    }
-  });
+  test(
+    `gemm/gpu: WgmmaBlockGemmSs ${dtype} ${tileM}×${tileN}, tileK ${tileK} × ${c.kTiles} K tile(s)${c.policy.warpgroupsN ? `, ${c.policy.warpgroupsN} warpgroups along N` : ''} equals the CPU GEMM exactly`,
+    gpu.options,
+    async () => {
+      const blk = new WgmmaBlockGemmSs(c.policy);
+      const module = await probeModule();
+      const device = gpu.device();
+      const a = operand(dtype, tileM, k, 17 * tileM + k);
+      const b = operand(dtype, tileN, k, 31 * tileN + k + 1);
+      const store = (xs: number[]): ArrayBufferView =>
+        dtype === 'int8' ? Int8Array.from(xs) : Uint16Array.from(xs, (x) => encode('fp16', x));
+      const want = referenceInt32(a, b, tileM, tileN, k);
+      const sentinel = dtype === 'int8' ? 0x7fffffff : 0x7fc00000; // INT_MAX / a NaN: an element never written fails
+      const da = device.upload(store(a));
+      const db = device.upload(store(b));
+      const dc = device.upload(new Int32Array(tileM * tileN).fill(sentinel));
+      try {
+        module.getKernel(c.name).launch(
+          { grid: 1, block: blk.threads },
+          kernelArgs((args) => args.pointer(da).pointer(db).pointer(dc)),
+        );
+        device.synchronize();
+        const raw = dc.copyToHost(new Int32Array(tileM * tileN));
+        const got = dtype === 'int8' ? raw : new Float32Array(raw.buffer, raw.byteOffset, raw.length);
+        for (let i = 0; i < tileM; i++)
+          for (let j = 0; j < tileN; j++) {
+            if (got[i * tileN + j] !== want[i * tileN + j])
+              assert.fail(`${c.name}: C[${i}][${j}] = ${got[i * tileN + j]}, want ${want[i * tileN + j]} (first mismatch, row-major)`);
+          }
+      } finally {
+        da.dispose();
+        db.dispose();
+        dc.dispose();
+      }
+    },
+  );
 }
 
 test('gemm/gpu: the context is still usable after the int8 block GEMM kernels', gpu.options, async () => {

@@ -1,9 +1,33 @@
 // A one-block probe kernel of WgmmaBlockGemmSs for the int8 compile test and GPU test (and the fp16
 // path beside it as the control): global A/B → registers → the swizzled shared tiles (tile windows over
 // the block GEMM's own layout descriptors) → the block GEMM over kTiles K tiles → C through cEncoding.
-import { call, cast, div, fenceProxyAsyncShared, int32, int8, lit, pointer, sm90a, SourceBuilder, uint16, uint32, uint64, type CType, type Expr } from '@tilekit/codegen';
+import {
+  call,
+  cast,
+  div,
+  fenceProxyAsyncShared,
+  int32,
+  int8,
+  lit,
+  pointer,
+  sm90a,
+  SourceBuilder,
+  uint16,
+  uint32,
+  uint64,
+  type CType,
+  type Expr,
+} from '@tilekit/codegen';
 import { makeNaiveTensorDescriptor } from '@tilekit/layout';
-import { BlockEmitter, loadTile, makeDistributedTensor, makeTensorView, makeTileWindow, makeVectorLoadEncoding, storeTile } from '@tilekit/tile';
+import {
+  BlockEmitter,
+  loadTile,
+  makeDistributedTensor,
+  makeTensorView,
+  makeTileWindow,
+  makeVectorLoadEncoding,
+  storeTile,
+} from '@tilekit/tile';
 import { BlockGemmPolicyError, WgmmaBlockGemmSs, type WgmmaBlockGemmPolicy } from './blockGemmWgmmaSs.ts';
 
 /** One probe kernel: a block GEMM policy and the number of K tiles it accumulates. */
@@ -34,7 +58,8 @@ export function defineWgmmaSsInt8ProbeKernel(src: SourceBuilder, probe: WgmmaSsI
   const blk = new WgmmaBlockGemmSs(probe.policy);
   const { tileM, tileN, tileK } = probe.policy;
   const kTiles = probe.kTiles;
-  if (!Number.isSafeInteger(kTiles) || kTiles < 1) throw new BlockGemmPolicyError('WgmmaSsInt8Probe kTiles', 'must be a positive integer', String(kTiles));
+  if (!Number.isSafeInteger(kTiles) || kTiles < 1)
+    throw new BlockGemmPolicyError('WgmmaSsInt8Probe kTiles', 'must be a positive integer', String(kTiles));
   const k = kTiles * tileK;
   const element = storageType(probe.policy);
   const vector = 16 / blk.aLayout.elementBytes;
@@ -53,16 +78,40 @@ export function defineWgmmaSsInt8ProbeKernel(src: SourceBuilder, probe: WgmmaSsI
       const smemAddress = (s: Expr): Expr => cast(call('__cvta_generic_to_shared', [s], uint64, { pure: true }), uint32);
       const aTile = b.let('a_tile', uint32, smemAddress(sa));
       const bTile = b.let('b_tile', uint32, smemAddress(sb));
-      const operand = (ptr: Expr, rows: number) => makeTensorView(ptr, makeNaiveTensorDescriptor([rows, k], [k, 1], { vectorLength: vector }));
-      const loads = (rows: number) => makeVectorLoadEncoding({ rows, cols: tileK, vectorLength: vector, warpSize: 32, numWarps: blk.threads / 32 });
+      const operand = (ptr: Expr, rows: number) =>
+        makeTensorView(ptr, makeNaiveTensorDescriptor([rows, k], [k, 1], { vectorLength: vector }));
+      const loads = (rows: number) =>
+        makeVectorLoadEncoding({ rows, cols: tileK, vectorLength: vector, warpSize: 32, numWarps: blk.threads / 32 });
       const aRegs = makeDistributedTensor(block, 'a_regs', loads(tileM), element);
       const bRegs = makeDistributedTensor(block, 'b_regs', loads(tileN), element);
-      const aShared = makeTileWindow(block, { view: makeTensorView(sa, blk.aLayout.descriptor), lengths: [tileM, tileK], origin: [0, 0], fixedOrigin: true });
-      const bShared = makeTileWindow(block, { view: makeTensorView(sb, blk.bLayout.descriptor), lengths: [tileN, tileK], origin: [0, 0], fixedOrigin: true });
+      const aShared = makeTileWindow(block, {
+        view: makeTensorView(sa, blk.aLayout.descriptor),
+        lengths: [tileM, tileK],
+        origin: [0, 0],
+        fixedOrigin: true,
+      });
+      const bShared = makeTileWindow(block, {
+        view: makeTensorView(sb, blk.bLayout.descriptor),
+        lengths: [tileN, tileK],
+        origin: [0, 0],
+        fixedOrigin: true,
+      });
       const acc = makeDistributedTensor(block, 'acc', blk.cEncoding, blk.accumulatorType);
       for (let kt = 0; kt < kTiles; kt++) {
-        const aGlobal = makeTileWindow(block, { view: operand(p.a, tileM), lengths: [tileM, tileK], origin: [0, kt * tileK], encoding: aRegs.encoding, fixedOrigin: true });
-        const bGlobal = makeTileWindow(block, { view: operand(p.b, tileN), lengths: [tileN, tileK], origin: [0, kt * tileK], encoding: bRegs.encoding, fixedOrigin: true });
+        const aGlobal = makeTileWindow(block, {
+          view: operand(p.a, tileM),
+          lengths: [tileM, tileK],
+          origin: [0, kt * tileK],
+          encoding: aRegs.encoding,
+          fixedOrigin: true,
+        });
+        const bGlobal = makeTileWindow(block, {
+          view: operand(p.b, tileN),
+          lengths: [tileN, tileK],
+          origin: [0, kt * tileK],
+          encoding: bRegs.encoding,
+          fixedOrigin: true,
+        });
         block.threads((t) => {
           loadTile(t, aGlobal, aRegs);
           loadTile(t, bGlobal, bRegs);
@@ -80,7 +129,13 @@ export function defineWgmmaSsInt8ProbeKernel(src: SourceBuilder, probe: WgmmaSsI
         if (kt + 1 < kTiles) block.sync();
       }
       const cView = makeTensorView(p.c, makeNaiveTensorDescriptor([tileM, tileN], [tileN, 1], { vectorLength: 2 }));
-      const cWindow = makeTileWindow(block, { view: cView, lengths: [tileM, tileN], origin: [0, 0], encoding: blk.cEncoding, fixedOrigin: true });
+      const cWindow = makeTileWindow(block, {
+        view: cView,
+        lengths: [tileM, tileN],
+        origin: [0, 0],
+        encoding: blk.cEncoding,
+        fixedOrigin: true,
+      });
       block.threads((t) => storeTile(t, cWindow, acc));
     },
   );

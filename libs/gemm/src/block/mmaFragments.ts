@@ -14,8 +14,12 @@ export interface MmaSyncWarpTiling {
 function checkTiling(what: string, t: MmaSyncWarpTiling): void {
   if (t.dtype !== 'fp16' && t.dtype !== 'bf16') throw new BlockGemmPolicyError(`${what} dtype`, 'must be fp16 or bf16', String(t.dtype));
   const [wm, wn] = t.warps;
-  for (const [axis, w] of [['warps[0] (M)', wm], ['warps[1] (N)', wn]] as const) {
-    if (!Number.isSafeInteger(w) || w < 1 || (w & (w - 1)) !== 0) throw new BlockGemmPolicyError(`${what} ${axis}`, 'must be a power of two ≥ 1', String(w));
+  for (const [axis, w] of [
+    ['warps[0] (M)', wm],
+    ['warps[1] (N)', wn],
+  ] as const) {
+    if (!Number.isSafeInteger(w) || w < 1 || (w & (w - 1)) !== 0)
+      throw new BlockGemmPolicyError(`${what} ${axis}`, 'must be a power of two ≥ 1', String(w));
   }
 }
 
@@ -57,12 +61,19 @@ export function mmaSyncCEncoding(tiling: MmaSyncWarpTiling & { readonly tileM: n
  * replica: an R digit). Thread buffer: d = 8·(i·kRep + kk) + e, e the PTX element index a0..a7, so
  * the 4 packed registers of fragment (i, kk) are elements 8·(i·kRep + kk) … + 7 in pairs.
  */
-export function mmaSyncARegisterEncoding(tiling: MmaSyncWarpTiling & { readonly tileM: number; readonly tileK: number }): TileDistributionEncoding {
+export function mmaSyncARegisterEncoding(
+  tiling: MmaSyncWarpTiling & { readonly tileM: number; readonly tileK: number },
+): TileDistributionEncoding {
   checkTiling('mmaSyncARegisterEncoding', tiling);
   const [wm, wn] = tiling.warps;
   const mRep = repeats('mmaSyncARegisterEncoding', tiling.tileM, 16 * wm, 'tileM');
   const kRep = repeats('mmaSyncARegisterEncoding', tiling.tileK, 16, 'tileK');
-  const outer = new TileDistributionEncoding({ rs: [wn], hs: [[mRep, wm], [kRep]], ps: [[hRef(0, 1), rRef(0)]], ys: [hRef(0, 0), hRef(1, 0)] });
+  const outer = new TileDistributionEncoding({
+    rs: [wn],
+    hs: [[mRep, wm], [kRep]],
+    ps: [[hRef(0, 1), rRef(0)]],
+    ys: [hRef(0, 0), hRef(1, 0)],
+  });
   return embedEncoding(outer, mmaSyncAtoms('m16n8k16', tiling.dtype).a.encoding);
 }
 
@@ -76,8 +87,15 @@ export function mmaSyncARegisterEncoding(tiling: MmaSyncWarpTiling & { readonly 
  * be spread over warps). Postcondition (property-tested cell by cell): for every thread and d,
  * X_C(d) = X_A(d).
  */
-export function mmaSyncCToAEncoding(tiling: MmaSyncWarpTiling & { readonly tileM: number; readonly tileN: number }): TileDistributionEncoding {
-  if (tiling.warps[1] !== 1) throw new BlockGemmPolicyError('mmaSyncCToAEncoding warps[1]', 'must be 1: each warp needs whole rows of C to use them as K of A', String(tiling.warps[1]));
+export function mmaSyncCToAEncoding(
+  tiling: MmaSyncWarpTiling & { readonly tileM: number; readonly tileN: number },
+): TileDistributionEncoding {
+  if (tiling.warps[1] !== 1)
+    throw new BlockGemmPolicyError(
+      'mmaSyncCToAEncoding warps[1]',
+      'must be 1: each warp needs whole rows of C to use them as K of A',
+      String(tiling.warps[1]),
+    );
   return mmaSyncARegisterEncoding({ dtype: tiling.dtype, warps: tiling.warps, tileM: tiling.tileM, tileK: tiling.tileN });
 }
 
@@ -86,10 +104,21 @@ export function mmaSyncCToAEncoding(tiling: MmaSyncWarpTiling & { readonly tileM
  * `acc` fp32 in {@link mmaSyncCEncoding}, `out` of the 16-bit input type in the encoding
  * {@link mmaSyncCToAEncoding} gives for the same tiling (checked: no data moves between threads).
  */
-export function emitCToAFragment(t: ThreadScope, acc: DistributedTensor, out: DistributedTensor, tiling: MmaSyncWarpTiling & { readonly tileM: number; readonly tileN: number }): void {
+export function emitCToAFragment(
+  t: ThreadScope,
+  acc: DistributedTensor,
+  out: DistributedTensor,
+  tiling: MmaSyncWarpTiling & { readonly tileM: number; readonly tileN: number },
+): void {
   const c = mmaSyncCEncoding(tiling);
   const a = mmaSyncCToAEncoding(tiling);
-  if (!acc.encoding.equals(c)) throw new BlockGemmPolicyError('emitCToAFragment acc', 'must have the mma.sync block C distribution of the tiling', String(acc.encoding));
-  if (!out.encoding.equals(a)) throw new BlockGemmPolicyError('emitCToAFragment out', 'must have the A-fragment distribution of the tiling', String(out.encoding));
+  if (!acc.encoding.equals(c))
+    throw new BlockGemmPolicyError(
+      'emitCToAFragment acc',
+      'must have the mma.sync block C distribution of the tiling',
+      String(acc.encoding),
+    );
+  if (!out.encoding.equals(a))
+    throw new BlockGemmPolicyError('emitCToAFragment out', 'must have the A-fragment distribution of the tiling', String(out.encoding));
   for (let d = 0; d < acc.size; d++) t.b.assign(out.at(t, d), cast(acc.at(t, d), out.type));
 }

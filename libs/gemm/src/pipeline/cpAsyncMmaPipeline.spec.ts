@@ -5,16 +5,47 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CpAsyncMmaPipeline, type CpAsyncMmaPolicy } from './cpAsyncMmaPipeline.ts';
 
-const policy = (extra: Partial<CpAsyncMmaPolicy> = {}): CpAsyncMmaPolicy => ({ dtype: 'fp16', tileM: 128, tileN: 128, tileK: 32, warps: [2, 4], aMajor: 'K', bMajor: 'K', stages: 4, groupM: 8, ...extra });
+const policy = (extra: Partial<CpAsyncMmaPolicy> = {}): CpAsyncMmaPolicy => ({
+  dtype: 'fp16',
+  tileM: 128,
+  tileN: 128,
+  tileK: 32,
+  warps: [2, 4],
+  aMajor: 'K',
+  bMajor: 'K',
+  stages: 4,
+  groupM: 8,
+  ...extra,
+});
 
 function emit(p: CpAsyncMmaPipeline): string {
   const src = new SourceBuilder({ dialect: sm80 });
   const half = sm80.dtypeType('fp16');
   const max = { max: 1 << 20 };
   const operand = (major: 'K' | 'MN', mn: string, name: string) =>
-    makeNaiveTensorDescriptor([symbol(major === 'K' ? mn : 'k', max), symbol(`${name}_cols`, { ...max, multipleOf: 8 })], [symbol(`ld${name}`, { ...max, multipleOf: 8 }), 1], { vectorLength: 8 });
+    makeNaiveTensorDescriptor(
+      [symbol(major === 'K' ? mn : 'k', max), symbol(`${name}_cols`, { ...max, multipleOf: 8 })],
+      [symbol(`ld${name}`, { ...max, multipleOf: 8 }), 1],
+      { vectorLength: 8 },
+    );
   src.function(
-    { name: 'gemm_body', qualifiers: sm80.kernelQualifiers(), params: { a: pointer(half, { const: true }), b: pointer(half, { const: true }), c: pointer(half), m: int32, n: int32, k: int32, lda: int32, ldb: int32, ldc: int32, a_cols: int32, b_cols: int32 } },
+    {
+      name: 'gemm_body',
+      qualifiers: sm80.kernelQualifiers(),
+      params: {
+        a: pointer(half, { const: true }),
+        b: pointer(half, { const: true }),
+        c: pointer(half),
+        m: int32,
+        n: int32,
+        k: int32,
+        lda: int32,
+        ldb: int32,
+        ldc: int32,
+        a_cols: int32,
+        b_cols: int32,
+      },
+    },
     (b, v) => {
       const P = p.policy;
       p.emit(b, sm80, {
@@ -23,7 +54,9 @@ function emit(p: CpAsyncMmaPipeline): string {
         m: v.m,
         n: v.n,
         k: v.k,
-        c: makeTensorView(v.c, makeNaiveTensorDescriptor([symbol('m', max), symbol('n', max)], [symbol('ldc', max), 1]), { elementBytes: 2 }),
+        c: makeTensorView(v.c, makeNaiveTensorDescriptor([symbol('m', max), symbol('n', max)], [symbol('ldc', max), 1]), {
+          elementBytes: 2,
+        }),
         symbols: { m: v.m, n: v.n, k: v.k, lda: v.lda, ldb: v.ldb, ldc: v.ldc, a_cols: v.a_cols, b_cols: v.b_cols },
       });
     },
@@ -41,7 +74,8 @@ describe('CpAsyncMmaPipeline (sm_80 multistage cp.async → ldmatrix → mma.syn
     for (const enc of [p.aCopyEncoding, p.bCopyEncoding]) {
       expect(enc.numThreads).toBe(256);
       const seen = new Set<string>();
-      for (let t = 0; t < 256; t++) for (let d = 0; d < enc.threadBufferSize; d++) seen.add(enc.calculateXIndexFromD(enc.partitionIndexOf(t), d).join(','));
+      for (let t = 0; t < 256; t++)
+        for (let d = 0; d < enc.threadBufferSize; d++) seen.add(enc.calculateXIndexFromD(enc.partitionIndexOf(t), d).join(','));
       expect(seen.size).toBe(128 * 32);
     }
     const mn = new CpAsyncMmaPipeline(policy({ aMajor: 'MN' }));
@@ -73,7 +107,9 @@ describe('CpAsyncMmaPipeline (sm_80 multistage cp.async → ldmatrix → mma.syn
     expect(text).toContain('tk_cp_async_wait_group<2>();');
     expect(text).toContain('tk_cp_async_wait_group<0>();');
     expect(text).toMatch(/tk_cp_async_wait_group<2>\(\);\s*__syncthreads\(\);/);
-    expect(text).toMatch(/const unsigned int src_bytes\w* = inside\w* \? static_cast<unsigned int>\(\(\w+ - \(origin[^?]*< 8 \? [^:]*: 8\) \* 2\) : 0u;/);
+    expect(text).toMatch(
+      /const unsigned int src_bytes\w* = inside\w* \? static_cast<unsigned int>\(\(\w+ - \(origin[^?]*< 8 \? [^:]*: 8\) \* 2\) : 0u;/,
+    );
     expect(text).toMatch(/tk_cp_async_cg_16\(/);
     expect(text.match(/tk_ldmatrix_x4(_trans)?\(&/g)!.length).toBe(6 * 2);
     if (aMajor === 'MN') expect(text).toContain('tk_ldmatrix_x4_trans(&a_frag[0]');

@@ -119,8 +119,10 @@ export class CpAsyncMmaPipeline {
 
   constructor(policy: CpAsyncMmaPolicy) {
     const { stages, groupM } = policy;
-    if (!Number.isSafeInteger(stages) || stages < 2 || stages > 4) throw new BlockGemmPolicyError('CpAsyncMmaPipeline stages', 'must be 2, 3 or 4', String(stages));
-    if (!Number.isSafeInteger(groupM) || groupM < 1) throw new BlockGemmPolicyError('CpAsyncMmaPipeline groupM', 'must be a positive integer', String(groupM));
+    if (!Number.isSafeInteger(stages) || stages < 2 || stages > 4)
+      throw new BlockGemmPolicyError('CpAsyncMmaPipeline stages', 'must be 2, 3 or 4', String(stages));
+    if (!Number.isSafeInteger(groupM) || groupM < 1)
+      throw new BlockGemmPolicyError('CpAsyncMmaPipeline groupM', 'must be a positive integer', String(groupM));
     this.policy = Object.freeze({ ...policy });
     this.partitioner = new GroupedTilePartitioner(policy, 'CpAsyncMmaPipeline');
     this.block = new MmaSyncBlockGemmSs(policy);
@@ -137,7 +139,11 @@ export class CpAsyncMmaPipeline {
     try {
       return makeVectorLoadEncoding({ rows, cols, vectorLength: 8, warpSize: 32, numWarps: this.threads / 32 });
     } catch (error) {
-      throw new BlockGemmPolicyError(`CpAsyncMmaPipeline ${operand} tile`, `${rows}×${cols} (storage order) must split into 16-byte vectors over ${this.threads} threads`, (error as Error).message);
+      throw new BlockGemmPolicyError(
+        `CpAsyncMmaPipeline ${operand} tile`,
+        `${rows}×${cols} (storage order) must split into 16-byte vectors over ${this.threads} threads`,
+        (error as Error).message,
+      );
     }
   }
 
@@ -188,7 +194,8 @@ export class CpAsyncMmaPipeline {
     block.threads((t) => clearTile(t, acc));
     const state = blk.emitSetup(b, block.indexEmitter, tid);
 
-    const stageTile = (bb: BlockBuilder, offset: number, bytes: number, stage: Expr | number, name: string): Expr => bb.let(name, pointer(uint8), add(smem, add(offset, mul(stage, bytes))));
+    const stageTile = (bb: BlockBuilder, offset: number, bytes: number, stage: Expr | number, name: string): Expr =>
+      bb.let(name, pointer(uint8), add(smem, add(offset, mul(stage, bytes))));
     const issue = (be: BlockEmitter, stage: Expr | number): void => {
       const aTile = stageTile(be.b, this.aStageOffset, blk.aTileBytes, stage, 'a_dst');
       const bTile = stageTile(be.b, this.bStageOffset, blk.bTileBytes, stage, 'b_dst');
@@ -213,7 +220,9 @@ export class CpAsyncMmaPipeline {
       lb.b.expr(cpAsyncWaitGroup(target, S - 2));
       lb.sync();
       const next = lb.b.let('next', int32, add(kt, S - 1));
-      lb.b.if(lt(next, kTiles), (ib) => issue(new BlockEmitter(ib, target, { numThreads: this.threads, index: block.indexOptions }, lb), mod(next, S)));
+      lb.b.if(lt(next, kTiles), (ib) =>
+        issue(new BlockEmitter(ib, target, { numThreads: this.threads, index: block.indexOptions }, lb), mod(next, S)),
+      );
       lb.b.expr(cpAsyncCommitGroup(target));
       const stage = lb.b.let('stage', int32, mod(kt, S));
       const aTile = stageTile(lb.b, this.aStageOffset, blk.aTileBytes, stage, 'a_tile');
@@ -223,11 +232,21 @@ export class CpAsyncMmaPipeline {
     b.expr(cpAsyncWaitGroup(target, 0));
 
     const ep = args.epilogue !== undefined && !isIdentityEpilogue(args.epilogue.functor) ? args.epilogue : undefined;
-    if (ep !== undefined) b.comment(`epilogue functor: acc = ${ep.functor.activation}(alpha * acc${ep.functor.bias ? ' + bias[n] (loads predicated on n < N)' : ''}) in fp32`);
+    if (ep !== undefined)
+      b.comment(
+        `epilogue functor: acc = ${ep.functor.activation}(alpha * acc${ep.functor.bias ? ' + bias[n] (loads predicated on n < N)' : ''}) in fp32`,
+      );
     b.comment('epilogue: fp32 accumulator → C type, predicated stores on the ragged M/N edge');
-    const w = makeTileWindow(block, { view: args.c, lengths: [P.tileM, P.tileN], origin: [m0, n0], encoding: blk.cEncoding, originAlignment: [P.tileM, P.tileN] });
+    const w = makeTileWindow(block, {
+      view: args.c,
+      lengths: [P.tileM, P.tileN],
+      origin: [m0, n0],
+      encoding: blk.cEncoding,
+      originAlignment: [P.tileM, P.tileN],
+    });
     block.threads((t) => {
-      if (ep !== undefined) emitGemmEpilogue(t, acc, ep.functor, { alpha: ep.alpha, n: args.n, n0, ...(ep.bias === undefined ? {} : { bias: ep.bias }) });
+      if (ep !== undefined)
+        emitGemmEpilogue(t, acc, ep.functor, { alpha: ep.alpha, n: args.n, n0, ...(ep.bias === undefined ? {} : { bias: ep.bias }) });
       storeTile(t, w, acc);
     });
   }
@@ -237,7 +256,16 @@ export class CpAsyncMmaPipeline {
    * distribution, the global vector (offset and in-bounds predicate from the tile window walk) goes
    * to the swizzled shared offset of its (mn, k); src-size = 2·min(8, length − start) inside, 0 outside.
    */
-  private emitCopy(b: BlockBuilder, target: Target, t: Parameters<Parameters<BlockEmitter['threads']>[0]>[0], win: TileWindow, enc: TileDistributionEncoding, layout: WgmmaSmemLayout, dst: Expr, length: Expr): void {
+  private emitCopy(
+    b: BlockBuilder,
+    target: Target,
+    t: Parameters<Parameters<BlockEmitter['threads']>[0]>[0],
+    win: TileWindow,
+    enc: TileDistributionEncoding,
+    layout: WgmmaSmemLayout,
+    dst: Expr,
+    length: Expr,
+  ): void {
     const ps = emitPartitionIndex(t, enc);
     const view = win.view;
     const traits = emitTileWindowAccesses(t, win, enc, ({ offset, pred, ys }) => {
@@ -250,7 +278,11 @@ export class CpAsyncMmaPipeline {
       b.expr(cpAsync(target, { dst: add(dst, mul(smemOffset, 2)), src, bytes: 16, srcBytes: bytes }));
     });
     if (traits.scalarPerVector !== 8 || traits.vectorDimX !== 1) {
-      throw new BlockGemmPolicyError('CpAsyncMmaPipeline operand view', 'must allow 8-element vectors along its contiguous (last) dim: stride 1, length and leading dimension multiples of 8', `${traits.scalarPerVector} along X${traits.vectorDimX}`);
+      throw new BlockGemmPolicyError(
+        'CpAsyncMmaPipeline operand view',
+        'must allow 8-element vectors along its contiguous (last) dim: stride 1, length and leading dimension multiples of 8',
+        `${traits.scalarPerVector} along X${traits.vectorDimX}`,
+      );
     }
   }
 }

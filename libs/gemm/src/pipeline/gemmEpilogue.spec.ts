@@ -5,7 +5,15 @@ import { makeTensorView } from '@tilekit/tile';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { referenceGemm } from '../reference/referenceGemm.ts';
-import { applyGemmActivation, applyGemmEpilogue, checkGemmEpilogue, GEMM_ACTIVATIONS, GEMM_EPILOGUE_NONE, GemmEpilogueError, type GemmEpilogue } from './gemmEpilogue.ts';
+import {
+  applyGemmActivation,
+  applyGemmEpilogue,
+  checkGemmEpilogue,
+  GEMM_ACTIVATIONS,
+  GEMM_EPILOGUE_NONE,
+  GemmEpilogueError,
+  type GemmEpilogue,
+} from './gemmEpilogue.ts';
 import { WsTmaWgmmaPipeline } from './wsTmaWgmmaPipeline.ts';
 
 const f32 = fc.float({ min: -20, max: 20, noNaN: true, noDefaultInfinity: true }).map(Math.fround);
@@ -74,12 +82,21 @@ describe('referenceGemm with the epilogue', () => {
           const a = Array.from({ length: m * k }, () => roundTo('fp16', rnd()));
           const b = Array.from({ length: k * n }, () => roundTo('fp16', rnd()));
           const bias = Array.from({ length: n }, () => roundTo('fp16', rnd()));
-          const base = { m, n, k, a: { data: a, layout: 'row' as const }, b: { data: b, layout: 'col' as const }, inputType: 'fp16' as const };
+          const base = {
+            m,
+            n,
+            k,
+            a: { data: a, layout: 'row' as const },
+            b: { data: b, layout: 'col' as const },
+            inputType: 'fp16' as const,
+          };
           const plain = referenceGemm(base);
           const got = referenceGemm({ ...base, outType: 'fp16', epilogue: { alpha, activation, ...(withBias ? { bias } : {}) } });
           for (let i = 0; i < m; i++) {
             for (let j = 0; j < n; j++) {
-              expect(got[i * n + j]).toBe(roundTo('fp16', applyGemmEpilogue(activation, plain[i * n + j]!, alpha, withBias ? bias[j] : undefined)));
+              expect(got[i * n + j]).toBe(
+                roundTo('fp16', applyGemmEpilogue(activation, plain[i * n + j]!, alpha, withBias ? bias[j] : undefined)),
+              );
             }
           }
         },
@@ -88,7 +105,14 @@ describe('referenceGemm with the epilogue', () => {
   });
 
   it('golden: relu(A·B + bias) on a 2×2 product', () => {
-    const c = referenceGemm({ m: 2, n: 2, k: 2, a: { data: [1, 2, 3, 4], layout: 'row' }, b: { data: [1, 0, 0, 1], layout: 'row' }, epilogue: { bias: [-2, 0.5], activation: 'relu' } });
+    const c = referenceGemm({
+      m: 2,
+      n: 2,
+      k: 2,
+      a: { data: [1, 2, 3, 4], layout: 'row' },
+      b: { data: [1, 0, 0, 1], layout: 'row' },
+      epilogue: { bias: [-2, 0.5], activation: 'relu' },
+    });
     expect([...c]).toEqual([0, 2.5, 1, 4.5]);
   });
 
@@ -102,12 +126,39 @@ describe('referenceGemm with the epilogue', () => {
 
 describe('emitted epilogue (through WsTmaWgmmaPipeline)', () => {
   const emit = (epilogue?: GemmEpilogue): string => {
-    const pipe = new WsTmaWgmmaPipeline({ dtype: 'fp16', tileM: 128, tileN: 128, tileK: 64, stages: 4, producerRegisters: 40, consumerRegisters: 232, groupM: 8 });
+    const pipe = new WsTmaWgmmaPipeline({
+      dtype: 'fp16',
+      tileM: 128,
+      tileN: 128,
+      tileK: 64,
+      stages: 4,
+      producerRegisters: 40,
+      consumerRegisters: 232,
+      groupM: 8,
+    });
     const src = new SourceBuilder({ dialect: sm90a });
-    const desc = makeNaiveTensorDescriptor([symbol('m', { max: 1 << 20 }), symbol('n', { max: 1 << 20, multipleOf: 2 })], [symbol('ldc', { max: 1 << 20, multipleOf: 2 }), 1], { vectorLength: 2 });
+    const desc = makeNaiveTensorDescriptor(
+      [symbol('m', { max: 1 << 20 }), symbol('n', { max: 1 << 20, multipleOf: 2 })],
+      [symbol('ldc', { max: 1 << 20, multipleOf: 2 }), 1],
+      { vectorLength: 2 },
+    );
     const half = sm90a.dtypeType('fp16');
     src.function(
-      { name: 'gemm_body', qualifiers: sm90a.kernelQualifiers(), params: { c: pointer(half), bias: pointer(half, { const: true }), alpha: sm90a.dtypeType('fp32'), m: int32, n: int32, k: int32, ldc: int32, a_map: pointer(uint32), b_map: pointer(uint32) } },
+      {
+        name: 'gemm_body',
+        qualifiers: sm90a.kernelQualifiers(),
+        params: {
+          c: pointer(half),
+          bias: pointer(half, { const: true }),
+          alpha: sm90a.dtypeType('fp32'),
+          m: int32,
+          n: int32,
+          k: int32,
+          ldc: int32,
+          a_map: pointer(uint32),
+          b_map: pointer(uint32),
+        },
+      },
       (b, p) => {
         pipe.emit(b, sm90a, {
           aMap: p.a_map,

@@ -32,7 +32,8 @@ export class GemmEpilogueError extends GemmError {
 export function checkGemmEpilogue(e: GemmEpilogue): GemmEpilogue {
   if (typeof e !== 'object' || e === null) throw new GemmEpilogueError('epilogue', 'must be an object', String(e));
   if (typeof e.bias !== 'boolean') throw new GemmEpilogueError('bias', 'must be a boolean', String(e.bias));
-  if (!(GEMM_ACTIVATIONS as readonly string[]).includes(e.activation)) throw new GemmEpilogueError('activation', `must be one of ${GEMM_ACTIVATIONS.join(', ')}`, String(e.activation));
+  if (!(GEMM_ACTIVATIONS as readonly string[]).includes(e.activation))
+    throw new GemmEpilogueError('activation', `must be one of ${GEMM_ACTIVATIONS.join(', ')}`, String(e.activation));
   return Object.freeze({ bias: e.bias, activation: e.activation });
 }
 
@@ -110,7 +111,8 @@ export interface GemmEpilogueArgs {
 export function emitGemmEpilogue(t: ThreadScope, acc: DistributedTensor, epilogue: GemmEpilogue, args: GemmEpilogueArgs): void {
   const e = checkGemmEpilogue(epilogue);
   if (isIdentityEpilogue(e)) return;
-  if (e.bias && args.bias === undefined) throw new GemmEpilogueError('bias', 'the epilogue adds a bias but no bias pointer was given', 'undefined');
+  if (e.bias && args.bias === undefined)
+    throw new GemmEpilogueError('bias', 'the epilogue adds a bias but no bias pointer was given', 'undefined');
   if (acc.type !== float32) throw new GemmEpilogueError('accumulator', 'must be fp32', String(acc.type.kind));
   // sweepTile's order, regrouped by column (the Y digits of X1): each bias element is loaded once
   // and used at once by every row of the thread that shares its column (rows of one column share
@@ -135,7 +137,11 @@ export function emitGemmEpilogue(t: ThreadScope, acc: DistributedTensor, epilogu
     }
     for (const ys of group) {
       const value = acc.at(t, enc.calculateD(ys));
-      const v = b.let('ep', float32, bias === undefined ? mul(args.alpha, value) : call('fmaf', [args.alpha, value, bias], float32, { pure: true }));
+      const v = b.let(
+        'ep',
+        float32,
+        bias === undefined ? mul(args.alpha, value) : call('fmaf', [args.alpha, value, bias], float32, { pure: true }),
+      );
       b.assign(value, emitGemmActivation(b, e.activation, v));
     }
   }

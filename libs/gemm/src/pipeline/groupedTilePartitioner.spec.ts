@@ -7,7 +7,11 @@ import { GroupedTilePartitioner } from './groupedTilePartitioner.ts';
 const haveGxx = toolAvailable(hostCompiler());
 if (!haveGxx) console.warn(`\n!!! SKIPPING the grouped tile partitioner host run: "${hostCompiler()}" not found. !!!\n`);
 
-const policyArb = fc.record({ tileM: fc.constantFrom(16, 64, 128, 256), tileN: fc.constantFrom(16, 64, 128, 256), groupM: fc.integer({ min: 1, max: 12 }) });
+const policyArb = fc.record({
+  tileM: fc.constantFrom(16, 64, 128, 256),
+  tileN: fc.constantFrom(16, 64, 128, 256),
+  groupM: fc.integer({ min: 1, max: 12 }),
+});
 
 describe('GroupedTilePartitioner (grouped rasterization)', () => {
   it('tileOf is a bijection from [0, gridSize) onto the block tiles', () => {

@@ -46,7 +46,10 @@ export class GroupedTilePartitioner {
   /** Emits `tiles_m`, `tiles_n` (the tile counts of the `int` sizes m and n). */
   emitTileCounts(b: BlockBuilder, m: Expr, n: Expr): { readonly tilesM: Expr; readonly tilesN: Expr } {
     const { tileM, tileN } = this.policy;
-    return { tilesM: b.let('tiles_m', int32, div(add(m, tileM - 1), tileM)), tilesN: b.let('tiles_n', int32, div(add(n, tileN - 1), tileN)) };
+    return {
+      tilesM: b.let('tiles_m', int32, div(add(m, tileM - 1), tileM)),
+      tilesN: b.let('tiles_n', int32, div(add(n, tileN - 1), tileN)),
+    };
   }
 
   /** Emits `group_width`: tile ids per group (groupM · tiles_n). */

@@ -1,4 +1,11 @@
-export { GEMM_DYNAMIC_SMEM, tmaOperandLoads, WsTmaWgmmaPipeline, type TmaOperandLoads, type WsTmaWgmmaArgs, type WsTmaWgmmaPolicy } from './wsTmaWgmmaPipeline.ts';
+export {
+  GEMM_DYNAMIC_SMEM,
+  tmaOperandLoads,
+  WsTmaWgmmaPipeline,
+  type TmaOperandLoads,
+  type WsTmaWgmmaArgs,
+  type WsTmaWgmmaPolicy,
+} from './wsTmaWgmmaPipeline.ts';
 export {
   applyGemmActivation,
   applyGemmEpilogue,

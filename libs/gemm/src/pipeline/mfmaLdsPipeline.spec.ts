@@ -13,33 +13,49 @@ describe('MfmaLdsPipeline (gfx942: global → registers → swizzled LDS → MFM
   it('the TS model of the whole program equals referenceGemm on ragged M/N/K, for 8-wide and scalar loads', () => {
     const pipe = new MfmaLdsPipeline(small);
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 150 }), fc.integer({ min: 1, max: 150 }), fc.integer({ min: 1, max: 80 }), fc.boolean(), fc.integer({ min: 0, max: 1000 }), (m, n, kRaw, vectors, seed) => {
-        const v = vectors ? 8 : 1;
-        const k = vectors ? 8 * Math.ceil(kRaw / 8) : kRaw;
-        const lda = k + (vectors ? 8 : 3);
-        const ldb = k + (vectors ? 0 : 1);
-        const ldc = n + 2;
-        const A = Array.from({ length: m * lda }, (_, i) => ((i * 7 + seed) % 9) - 4);
-        const B = Array.from({ length: n * ldb }, (_, i) => ((i * 5 + seed * 3) % 7) - 3);
-        const sm = symbol('m');
-        const sn = symbol('n');
-        const sk = symbol('k', { multipleOf: v });
-        const bindings = { m, n, k, lda, ldb, ldc };
-        const aDesc = makeNaiveTensorDescriptor([sm, sk], [symbol('lda', { multipleOf: v }), 1], { vectorLength: v });
-        const bDesc = makeNaiveTensorDescriptor([sn, sk], [symbol('ldb', { multipleOf: v }), 1], { vectorLength: v });
-        const cDesc = makeNaiveTensorDescriptor([sm, sn], [symbol('ldc'), 1]);
-        const C = new Array<number>(m * ldc).fill(-999);
-        for (let pid = 0; pid < pipe.gridSize(m, n); pid++) {
-          pipe.evaluate({ a: { descriptor: aDesc, memory: A }, b: { descriptor: bDesc, memory: B }, c: { descriptor: cDesc, memory: C }, bindings, k, pid, n, vector: { a: v, b: v } });
-        }
-        const ref = referenceGemm({ m, n, k, a: { data: A, layout: 'row', stride: lda }, b: { data: B, layout: 'col', stride: ldb } });
-        for (let i = 0; i < m; i++) {
-          for (let j = 0; j < ldc; j++) {
-            const want = j < n ? ref[i * n + j] : -999;
-            if (C[i * ldc + j] !== want) throw new Error(`C[${i}][${j}] = ${C[i * ldc + j]}, want ${want} (m ${m} n ${n} k ${k})`);
+      fc.property(
+        fc.integer({ min: 1, max: 150 }),
+        fc.integer({ min: 1, max: 150 }),
+        fc.integer({ min: 1, max: 80 }),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 1000 }),
+        (m, n, kRaw, vectors, seed) => {
+          const v = vectors ? 8 : 1;
+          const k = vectors ? 8 * Math.ceil(kRaw / 8) : kRaw;
+          const lda = k + (vectors ? 8 : 3);
+          const ldb = k + (vectors ? 0 : 1);
+          const ldc = n + 2;
+          const A = Array.from({ length: m * lda }, (_, i) => ((i * 7 + seed) % 9) - 4);
+          const B = Array.from({ length: n * ldb }, (_, i) => ((i * 5 + seed * 3) % 7) - 3);
+          const sm = symbol('m');
+          const sn = symbol('n');
+          const sk = symbol('k', { multipleOf: v });
+          const bindings = { m, n, k, lda, ldb, ldc };
+          const aDesc = makeNaiveTensorDescriptor([sm, sk], [symbol('lda', { multipleOf: v }), 1], { vectorLength: v });
+          const bDesc = makeNaiveTensorDescriptor([sn, sk], [symbol('ldb', { multipleOf: v }), 1], { vectorLength: v });
+          const cDesc = makeNaiveTensorDescriptor([sm, sn], [symbol('ldc'), 1]);
+          const C = new Array<number>(m * ldc).fill(-999);
+          for (let pid = 0; pid < pipe.gridSize(m, n); pid++) {
+            pipe.evaluate({
+              a: { descriptor: aDesc, memory: A },
+              b: { descriptor: bDesc, memory: B },
+              c: { descriptor: cDesc, memory: C },
+              bindings,
+              k,
+              pid,
+              n,
+              vector: { a: v, b: v },
+            });
           }
-        }
-      }),
+          const ref = referenceGemm({ m, n, k, a: { data: A, layout: 'row', stride: lda }, b: { data: B, layout: 'col', stride: ldb } });
+          for (let i = 0; i < m; i++) {
+            for (let j = 0; j < ldc; j++) {
+              const want = j < n ? ref[i * n + j] : -999;
+              if (C[i * ldc + j] !== want) throw new Error(`C[${i}][${j}] = ${C[i * ldc + j]}, want ${want} (m ${m} n ${n} k ${k})`);
+            }
+          }
+        },
+      ),
       { numRuns: 12 },
     );
   });
@@ -94,7 +110,10 @@ describe('MfmaLdsPipeline (gfx942: global → registers → swizzled LDS → MFM
     expect(text).toContain('__builtin_amdgcn_s_barrier();');
     // The LDS windows have a fixed origin: every LDS access is unpredicated (`inside = true`), no
     // origin variables for them; only the global A/B loads (ragged M/N/K) and C stores keep checks.
-    const guards = [...text.matchAll(/const bool (inside\w*) = ([^;]*);\s*if \(\1\) \{\s*([^\n]*)/g)].map((g) => ({ pred: g[2]!, first: g[3]! }));
+    const guards = [...text.matchAll(/const bool (inside\w*) = ([^;]*);\s*if \(\1\) \{\s*([^\n]*)/g)].map((g) => ({
+      pred: g[2]!,
+      first: g[3]!,
+    }));
     const ldsGuards = guards.filter((g) => /_lds\[|a_frag|b_frag|tk_vec<_Float16, 8> vec;/.test(g.first) && !/&(a|b)\[/.test(g.first));
     expect(ldsGuards.length).toBeGreaterThan(0);
     for (const g of ldsGuards) expect(g.pred, g.first).toBe('true');

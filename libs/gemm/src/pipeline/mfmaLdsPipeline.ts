@@ -75,7 +75,11 @@ export class MfmaLdsPipeline {
         const rows = operand === 'a' ? policy.tileM : policy.tileN;
         const rowsPerPass = 64 / (policy.tileK / v);
         if (!Number.isInteger(rowsPerPass) || rows % (rowsPerPass * this.block.waves) !== 0) {
-          throw new MfmaBlockGemmPolicyError(`MfmaLdsPipeline tile${operand === 'a' ? 'M' : 'N'}`, `must be a multiple of ${Math.max(1, rowsPerPass) * this.block.waves} rows (one ${v}-element-vector load pass of all waves)`, String(rows));
+          throw new MfmaBlockGemmPolicyError(
+            `MfmaLdsPipeline tile${operand === 'a' ? 'M' : 'N'}`,
+            `must be a multiple of ${Math.max(1, rowsPerPass) * this.block.waves} rows (one ${v}-element-vector load pass of all waves)`,
+            String(rows),
+          );
         }
       }
     }
@@ -90,7 +94,11 @@ export class MfmaLdsPipeline {
     const rows = operand === 'a' ? this.policy.tileM : this.policy.tileN;
     const maxVector = 16 / getDType(this.policy.dtype).bytes;
     if (!Number.isSafeInteger(vector) || vector < 1 || vector > maxVector || (vector & (vector - 1)) !== 0) {
-      throw new MfmaBlockGemmPolicyError(`MfmaLdsPipeline ${operand} vector`, `must be a power of two in [1, ${maxVector}]`, String(vector));
+      throw new MfmaBlockGemmPolicyError(
+        `MfmaLdsPipeline ${operand} vector`,
+        `must be a power of two in [1, ${maxVector}]`,
+        String(vector),
+      );
     }
     return makeVectorLoadEncoding({ rows, cols: this.policy.tileK, vectorLength: vector, warpSize: 64, numWarps: this.block.waves });
   }
@@ -127,14 +135,31 @@ export class MfmaLdsPipeline {
     const bytes = args.a.elementBytes;
     // The LDS windows cover their whole tile at a fixed origin: no runtime bounds checks (clang cannot drop them itself).
     const lds = (array: Expr, descriptor: TensorDescriptor, rows: number) =>
-      makeTileWindow(block, { view: makeTensorView(array, descriptor, { space: 'shared', elementBytes: bytes }), lengths: [rows, P.tileK], origin: [0, 0], fixedOrigin: true });
+      makeTileWindow(block, {
+        view: makeTensorView(array, descriptor, { space: 'shared', elementBytes: bytes }),
+        lengths: [rows, P.tileK],
+        origin: [0, 0],
+        fixedOrigin: true,
+      });
     const aLds = lds(aLdsArray, blk.aLds.descriptor, P.tileM);
     const bLds = lds(bLdsArray, blk.bLds.descriptor, P.tileN);
 
     const aDramEnc = this.dramEncoding('a', vectorOf(args.a.descriptor, P.tileK, getDType(P.dtype).bytes));
     const bDramEnc = this.dramEncoding('b', vectorOf(args.b.descriptor, P.tileK, getDType(P.dtype).bytes));
-    const aDram = makeTileWindow(block, { view: args.a, lengths: [P.tileM, P.tileK], origin: [m0, 0], encoding: aDramEnc, originAlignment: [P.tileM, P.tileK] });
-    const bDram = makeTileWindow(block, { view: args.b, lengths: [P.tileN, P.tileK], origin: [n0, 0], encoding: bDramEnc, originAlignment: [P.tileN, P.tileK] });
+    const aDram = makeTileWindow(block, {
+      view: args.a,
+      lengths: [P.tileM, P.tileK],
+      origin: [m0, 0],
+      encoding: aDramEnc,
+      originAlignment: [P.tileM, P.tileK],
+    });
+    const bDram = makeTileWindow(block, {
+      view: args.b,
+      lengths: [P.tileN, P.tileK],
+      origin: [n0, 0],
+      encoding: bDramEnc,
+      originAlignment: [P.tileN, P.tileK],
+    });
 
     const acc = makeDistributedTensor(block, 'acc', blk.cEncoding, float32);
     const aPrefetch = makeDistributedTensor(block, 'a_prefetch', aDramEnc, element);
@@ -178,7 +203,13 @@ export class MfmaLdsPipeline {
     block.threads((t) => blk.emit(t, target, gemmArgs));
 
     b.comment('epilogue: fp32 accumulator → C type, predicated stores on the ragged M/N edge');
-    const cWin = makeTileWindow(block, { view: args.c, lengths: [P.tileM, P.tileN], origin: [m0, n0], encoding: blk.cEncoding, originAlignment: [P.tileM, P.tileN] });
+    const cWin = makeTileWindow(block, {
+      view: args.c,
+      lengths: [P.tileM, P.tileN],
+      origin: [m0, n0],
+      encoding: blk.cEncoding,
+      originAlignment: [P.tileM, P.tileN],
+    });
     block.threads((t) => storeTile(t, cWin, acc));
   }
 
@@ -205,18 +236,37 @@ export class MfmaLdsPipeline {
     const aEnc = this.dramEncoding('a', args.vector.a);
     const bEnc = this.dramEncoding('b', args.vector.b);
     let acc: ThreadBuffers = Array.from({ length: this.threads }, () => new Array<number>(blk.accumulatorsPerThread).fill(0));
-    const stage = (enc: TileDistributionEncoding, window: WindowValue, lds: { readonly descriptor: TensorDescriptor; readonly elements: number }, memory: readonly number[]): number[] => {
+    const stage = (
+      enc: TileDistributionEncoding,
+      window: WindowValue,
+      lds: { readonly descriptor: TensorDescriptor; readonly elements: number },
+      memory: readonly number[],
+    ): number[] => {
       const regs = evaluateLoadTile(window, memory);
       const ldsMemory = new Array<number>(lds.elements).fill(Number.NaN);
       evaluateStoreTile({ descriptor: lds.descriptor, encoding: enc, origin: [0, 0] }, regs, ldsMemory);
       return ldsMemory;
     };
     for (let kt = 0; kt < Math.ceil(args.k / P.tileK); kt++) {
-      const aL = stage(aEnc, { descriptor: args.a.descriptor, encoding: aEnc, origin: [tm * P.tileM, kt * P.tileK], bindings: args.bindings }, blk.aLds, args.a.memory);
-      const bL = stage(bEnc, { descriptor: args.b.descriptor, encoding: bEnc, origin: [tn * P.tileN, kt * P.tileK], bindings: args.bindings }, blk.bLds, args.b.memory);
+      const aL = stage(
+        aEnc,
+        { descriptor: args.a.descriptor, encoding: aEnc, origin: [tm * P.tileM, kt * P.tileK], bindings: args.bindings },
+        blk.aLds,
+        args.a.memory,
+      );
+      const bL = stage(
+        bEnc,
+        { descriptor: args.b.descriptor, encoding: bEnc, origin: [tn * P.tileN, kt * P.tileK], bindings: args.bindings },
+        blk.bLds,
+        args.b.memory,
+      );
       acc = evaluateMfmaBlockGemm(blk, aL, bL, acc);
     }
-    evaluateStoreTile({ descriptor: args.c.descriptor, encoding: blk.cEncoding, origin: [tm * P.tileM, tn * P.tileN], bindings: args.bindings }, acc, args.c.memory);
+    evaluateStoreTile(
+      { descriptor: args.c.descriptor, encoding: blk.cEncoding, origin: [tm * P.tileM, tn * P.tileN], bindings: args.bindings },
+      acc,
+      args.c.memory,
+    );
     return args.c.memory;
   }
 }
@@ -226,6 +276,6 @@ function vectorOf(desc: TensorDescriptor, tileK: number, elementBytes: number): 
   const v = desc.safeVectorLengthsStrides();
   const len = v.strides[1] === 1 ? Math.max(1, v.lengths[1]!) : 1;
   let p = 1;
-  while (p * 2 <= len && len % (p * 2) === 0 && (p * 2) * elementBytes <= 16 && tileK % (p * 2) === 0) p *= 2;
+  while (p * 2 <= len && len % (p * 2) === 0 && p * 2 * elementBytes <= 16 && tileK % (p * 2) === 0) p *= 2;
   return p;
 }

@@ -51,7 +51,8 @@ function checkDim(what: string, v: number, min: number): void {
 }
 
 function resolve(what: string, op: Omit<ReferenceGemmOperand, 'data'>, rows: number, cols: number, batch: number): Resolved {
-  if (op.layout !== 'row' && op.layout !== 'col') throw new ReferenceGemmError(`${what}.layout`, 'must be "row" or "col"', String(op.layout));
+  if (op.layout !== 'row' && op.layout !== 'col')
+    throw new ReferenceGemmError(`${what}.layout`, 'must be "row" or "col"', String(op.layout));
   const minStride = op.layout === 'row' ? cols : rows;
   const stride = op.stride ?? Math.max(1, minStride);
   checkDim(`${what}.stride`, stride, Math.max(1, minStride));
@@ -64,11 +65,12 @@ function resolve(what: string, op: Omit<ReferenceGemmOperand, 'data'>, rows: num
 /** Elements a strided operand reaches: one past its last addressed element. */
 function extent(r: Resolved, rows: number, cols: number, batch: number): number {
   if (rows === 0 || cols === 0) return 0;
-  const last = r.layout === 'row' ? (rows - 1) * r.stride + (cols - 1) : (rows - 1) + (cols - 1) * r.stride;
+  const last = r.layout === 'row' ? (rows - 1) * r.stride + (cols - 1) : rows - 1 + (cols - 1) * r.stride;
   return (batch - 1) * r.batchStride + last + 1;
 }
 
-const at = (r: Resolved, b: number, i: number, j: number): number => b * r.batchStride + (r.layout === 'row' ? i * r.stride + j : i + j * r.stride);
+const at = (r: Resolved, b: number, i: number, j: number): number =>
+  b * r.batchStride + (r.layout === 'row' ? i * r.stride + j : i + j * r.stride);
 
 /**
  * The CPU reference GEMM: C[b](i, j) = Σ_k A[b](i, k) · B[b](k, j) for every batch b, with A, B and C
@@ -97,7 +99,12 @@ export function referenceGemm(args: ReferenceGemmArgs): Float64Array {
     ['b', rb, k, n, args.b.data],
   ] as const) {
     const need = extent(r, rows, cols, batch);
-    if (data.length < need) throw new ReferenceGemmError(`${what}.data`, `must hold at least ${need} elements for ${rows}×${cols}×${batch} with its strides`, String(data.length));
+    if (data.length < need)
+      throw new ReferenceGemmError(
+        `${what}.data`,
+        `must hold at least ${need} elements for ${rows}×${cols}×${batch} with its strides`,
+        String(data.length),
+      );
   }
   const accType = args.accType ?? 'fp32';
   if (accType !== 'fp32' && accType !== 'fp64') throw new ReferenceGemmError('accType', 'must be "fp32" or "fp64"', String(accType));
@@ -105,9 +112,11 @@ export function referenceGemm(args: ReferenceGemmArgs): Float64Array {
   const activation = ep?.activation ?? 'none';
   const alpha = Math.fround(ep?.alpha ?? 1);
   if (ep !== undefined) {
-    if (!(GEMM_ACTIVATIONS as readonly string[]).includes(activation)) throw new ReferenceGemmError('epilogue.activation', `must be one of ${GEMM_ACTIVATIONS.join(', ')}`, String(activation));
+    if (!(GEMM_ACTIVATIONS as readonly string[]).includes(activation))
+      throw new ReferenceGemmError('epilogue.activation', `must be one of ${GEMM_ACTIVATIONS.join(', ')}`, String(activation));
     if (!Number.isFinite(alpha)) throw new ReferenceGemmError('epilogue.alpha', 'must be finite', String(ep.alpha));
-    if (ep.bias !== undefined && ep.bias.length < n) throw new ReferenceGemmError('epilogue.bias', `must hold at least n = ${n} elements`, String(ep.bias.length));
+    if (ep.bias !== undefined && ep.bias.length < n)
+      throw new ReferenceGemmError('epilogue.bias', `must hold at least n = ${n} elements`, String(ep.bias.length));
     if (accType !== 'fp32') throw new ReferenceGemmError('epilogue', 'needs accType fp32 (it models the fp32 accumulator)', accType);
   }
   const biasF32 = ep?.bias === undefined ? undefined : Float64Array.from({ length: n }, (_, j) => Math.fround(ep.bias![j]!));

@@ -74,13 +74,18 @@ export function selectWarpGemmAtom(query: WarpGemmQuery): WarpGemmAtom {
   for (const f of families) {
     let reason: string | null = null;
     if (!f.targets.includes(target)) reason = `needs target ${f.targets.join(' or ')}, not ${target}`;
-    else if (query.aType !== f.dtype || query.bType !== f.dtype) reason = `needs A and B of ${f.dtype}, not ${query.aType} and ${query.bType}`;
+    else if (query.aType !== f.dtype || query.bType !== f.dtype)
+      reason = `needs A and B of ${f.dtype}, not ${query.aType} and ${query.bType}`;
     else if (query.accType !== 'fp32') reason = `accumulates in fp32, not ${query.accType}`;
     else if (!f.shapeMatches(query.m, query.n, query.k)) reason = `shape must be ${f.shape}, not ${query.m}×${query.n}×${query.k}`;
-    else if (query.aSource !== undefined && !f.aSources.includes(query.aSource)) reason = `reads A from ${f.aSources.join(' or ')}, not ${query.aSource}`;
+    else if (query.aSource !== undefined && !f.aSources.includes(query.aSource))
+      reason = `reads A from ${f.aSources.join(' or ')}, not ${query.aSource}`;
     if (reason === null) return f.make(query);
     rejections.push({ atom: f.name, reason });
   }
   const source = query.aSource === undefined ? '' : `, A from ${query.aSource}`;
-  throw new WarpGemmSelectionError(`{ a: ${query.aType}, b: ${query.bType}, acc: ${query.accType}, target: ${target}, ${query.m}×${query.n}×${query.k}${source} }`, rejections);
+  throw new WarpGemmSelectionError(
+    `{ a: ${query.aType}, b: ${query.bType}, acc: ${query.accType}, target: ${target}, ${query.m}×${query.n}×${query.k}${source} }`,
+    rejections,
+  );
 }

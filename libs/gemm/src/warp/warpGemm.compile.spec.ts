@@ -38,16 +38,33 @@ import { toolAvailable } from '@tilekit/codegen/testing';
 import { describe, expect, it } from 'vitest';
 import { makeWgmmaSmemLayout } from '../smemLayouts.ts';
 import { defineWgmmaDescriptorEncoder, wgmmaSwizzleCode } from './wgmmaDescriptor.ts';
-import { defineWgmmaCommitGroup, defineWgmmaFence, defineWgmmaFenceOperands, defineWgmmaWaitGroup, mfma32x32x8Atom, mmaSyncM16n8k16Atom, wgmmaAtom, type WarpGemmAtom } from './warpGemmAtom.ts';
+import {
+  defineWgmmaCommitGroup,
+  defineWgmmaFence,
+  defineWgmmaFenceOperands,
+  defineWgmmaWaitGroup,
+  mfma32x32x8Atom,
+  mmaSyncM16n8k16Atom,
+  wgmmaAtom,
+  type WarpGemmAtom,
+} from './warpGemmAtom.ts';
 
 const nvcc = process.env['TILEKIT_NVCC'] ?? 'nvcc';
 const hasNvcc = toolAvailable(nvcc);
 const cuobjdump = process.env['TILEKIT_CUOBJDUMP'] ?? 'cuobjdump';
 const hasCuobjdump = hasNvcc && toolAvailable(cuobjdump);
-const clangCandidates = [process.env['TILEKIT_CLANG'], 'clang-19', '/usr/lib/llvm-19/bin/clang-19'].filter((c): c is string => c !== undefined);
+const clangCandidates = [process.env['TILEKIT_CLANG'], 'clang-19', '/usr/lib/llvm-19/bin/clang-19'].filter(
+  (c): c is string => c !== undefined,
+);
 const clang = clangCandidates.find((c) => toolAvailable(c));
-if (!hasNvcc) console.warn(`\n!!! SKIPPING the warp GEMM nvcc compile test: "${nvcc}" not found (set TILEKIT_NVCC). mma.sync/wgmma wrappers are NOT being compiled. !!!\n`);
-if (clang === undefined) console.warn(`\n!!! SKIPPING the MFMA HIP compile test: none of ${clangCandidates.join(', ')} runs (set TILEKIT_CLANG). MFMA wrappers are NOT being compiled. !!!\n`);
+if (!hasNvcc)
+  console.warn(
+    `\n!!! SKIPPING the warp GEMM nvcc compile test: "${nvcc}" not found (set TILEKIT_NVCC). mma.sync/wgmma wrappers are NOT being compiled. !!!\n`,
+  );
+if (clang === undefined)
+  console.warn(
+    `\n!!! SKIPPING the MFMA HIP compile test: none of ${clangCandidates.join(', ')} runs (set TILEKIT_CLANG). MFMA wrappers are NOT being compiled. !!!\n`,
+  );
 
 /** Declare a register array and fill it from `src[base + i]` (or zeros). */
 function registers(b: BlockBuilder, name: string, type: CType, length: number, src: Expr | null, base: Expr): Expr {
@@ -109,7 +126,13 @@ function nvidiaSource(): string {
     if (!pins.has(nd)) pins.set(nd, src.add(defineWgmmaFenceOperands(sm90a, nd)));
     const pin = pins.get(nd)!;
     const la = makeWgmmaSmemLayout({ swizzle: '128B', dtype: atom.aType, mn: 64, k: 64, major: atom.aMajor });
-    const lb = makeWgmmaSmemLayout({ swizzle: '128B', dtype: atom.bType, mn: atom.bMajor === 'K' ? Math.max(atom.n, 8) : Math.max(atom.n, 64), k: 64, major: atom.bMajor });
+    const lb = makeWgmmaSmemLayout({
+      swizzle: '128B',
+      dtype: atom.bType,
+      mn: atom.bMajor === 'K' ? Math.max(atom.n, 8) : Math.max(atom.n, 64),
+      k: 64,
+      major: atom.bMajor,
+    });
     src.function(
       {
         name: `test_${wrapper.name}`,
@@ -135,8 +158,7 @@ function nvidiaSource(): string {
         if (atom.a === null) {
           const sa = sm90a.declareShared(b, 'sa', uint16, la.mn * la.k, { align: 1024 });
           b.expr(call(wrapper.name, [rd, b.let('desc_a', uint64, desc(sa, la)), db, 1], voidType));
-        }
-        else {
+        } else {
           const na = atom.a.registersPerThread;
           const ra = registers(b, 'ra', uint32, na, p.in_regs, mul(tid, na));
           b.expr(call(wrapper.name, [rd, ra, db, 1], voidType));
@@ -159,7 +181,12 @@ function hipSource(): string {
 }
 
 /** Run `exe args` in a temp dir holding `file` = `source`; returns what `collect` reads (given the compiler's stderr), or throws with the log and numbered source. */
-function compileIn<T>(fileName: string, source: string, command: (file: string, dir: string) => [string, string[]], collect: (dir: string, log: string) => T): T {
+function compileIn<T>(
+  fileName: string,
+  source: string,
+  command: (file: string, dir: string) => [string, string[]],
+  collect: (dir: string, log: string) => T,
+): T {
   const dir = mkdtempSync(join(tmpdir(), 'tilekit-gemm-'));
   try {
     const file = join(dir, fileName);
@@ -167,7 +194,10 @@ function compileIn<T>(fileName: string, source: string, command: (file: string, 
     const [exe, args] = command(file, dir);
     const res = spawnSync(exe, args, { encoding: 'utf8', timeout: 300_000 });
     if (res.status !== 0) {
-      const numbered = source.split('\n').map((l, i) => `${String(i + 1).padStart(4)}| ${l}`).join('\n');
+      const numbered = source
+        .split('\n')
+        .map((l, i) => `${String(i + 1).padStart(4)}| ${l}`)
+        .join('\n');
       throw new Error(`${exe} ${args.join(' ')} failed:\n${res.stderr}${res.error?.message ?? ''}\n${numbered}`);
     }
     if (process.env['TILEKIT_KEEP_SOURCE'] !== undefined) writeFileSync(join(tmpdir(), fileName), source);
@@ -178,32 +208,54 @@ function compileIn<T>(fileName: string, source: string, command: (file: string, 
 }
 
 describe('warp GEMM leaves compile', () => {
-  it.skipIf(!hasNvcc)('mma.sync (sm_80 + sm_90a) and wgmma + descriptors (sm_90a): one .cu, one nvcc run, every kernel assembled, no spills', () => {
-    const log = compileIn(
-      'warp_gemm.cu',
-      nvidiaSource(),
-      (file, dir) => [
-        nvcc,
-        ['-gencode=arch=compute_80,code=sm_80', '-gencode=arch=compute_90a,code=sm_90a', '-fatbin', '-std=c++17', '-Werror', 'all-warnings', '-Xptxas', '-v', '-o', join(dir, 'warp_gemm.fatbin'), file],
-      ],
-      (dir, stderr) => {
-        expect(existsSync(join(dir, 'warp_gemm.fatbin'))).toBe(true);
-        return stderr;
-      },
-    );
-    // ptxas -v names every entry it assembles: the guard let all wgmma kernels through for sm_90a only.
-    const entries = (arch: string): string[] => [...log.matchAll(new RegExp(`Compiling entry function '(\\w+)' for '${arch}'`, 'g'))].map((m) => m[1]!).sort();
-    const mma = ['test_tk_mma_m16n8k16_f32_bf16_bf16_f32', 'test_tk_mma_m16n8k16_f32_f16_f16_f32'];
-    const wgmma = [8, 64, 128, 256]
-      .flatMap((n) => ['f16', 'bf16'].map((t) => `test_tk_wgmma_m64n${n}k16_f32_${t}_${t}_ss_kk`))
-      .concat('test_tk_wgmma_m64n64k16_f32_f16_f16_ss_mn', 'test_tk_wgmma_m64n128k16_f32_f16_f16_rs_kk', 'test_tk_wgmma_m64n256k16_f32_bf16_bf16_rs_kn');
-    expect(entries('sm_80')).toEqual(mma);
-    expect(entries('sm_90a')).toEqual([...mma, ...wgmma].sort());
-    expect(log).not.toMatch(/[1-9]\d* bytes spill (stores|loads)/);
-    if (!hasCuobjdump) {
-      console.warn('\n!!! cuobjdump unavailable: the HMMA/HGMMA SASS check of the warp GEMM leaves is SKIPPED (ptxas -v entries checked instead). !!!\n');
-    }
-  });
+  it.skipIf(!hasNvcc)(
+    'mma.sync (sm_80 + sm_90a) and wgmma + descriptors (sm_90a): one .cu, one nvcc run, every kernel assembled, no spills',
+    () => {
+      const log = compileIn(
+        'warp_gemm.cu',
+        nvidiaSource(),
+        (file, dir) => [
+          nvcc,
+          [
+            '-gencode=arch=compute_80,code=sm_80',
+            '-gencode=arch=compute_90a,code=sm_90a',
+            '-fatbin',
+            '-std=c++17',
+            '-Werror',
+            'all-warnings',
+            '-Xptxas',
+            '-v',
+            '-o',
+            join(dir, 'warp_gemm.fatbin'),
+            file,
+          ],
+        ],
+        (dir, stderr) => {
+          expect(existsSync(join(dir, 'warp_gemm.fatbin'))).toBe(true);
+          return stderr;
+        },
+      );
+      // ptxas -v names every entry it assembles: the guard let all wgmma kernels through for sm_90a only.
+      const entries = (arch: string): string[] =>
+        [...log.matchAll(new RegExp(`Compiling entry function '(\\w+)' for '${arch}'`, 'g'))].map((m) => m[1]!).sort();
+      const mma = ['test_tk_mma_m16n8k16_f32_bf16_bf16_f32', 'test_tk_mma_m16n8k16_f32_f16_f16_f32'];
+      const wgmma = [8, 64, 128, 256]
+        .flatMap((n) => ['f16', 'bf16'].map((t) => `test_tk_wgmma_m64n${n}k16_f32_${t}_${t}_ss_kk`))
+        .concat(
+          'test_tk_wgmma_m64n64k16_f32_f16_f16_ss_mn',
+          'test_tk_wgmma_m64n128k16_f32_f16_f16_rs_kk',
+          'test_tk_wgmma_m64n256k16_f32_bf16_bf16_rs_kn',
+        );
+      expect(entries('sm_80')).toEqual(mma);
+      expect(entries('sm_90a')).toEqual([...mma, ...wgmma].sort());
+      expect(log).not.toMatch(/[1-9]\d* bytes spill (stores|loads)/);
+      if (!hasCuobjdump) {
+        console.warn(
+          '\n!!! cuobjdump unavailable: the HMMA/HGMMA SASS check of the warp GEMM leaves is SKIPPED (ptxas -v entries checked instead). !!!\n',
+        );
+      }
+    },
+  );
 
   it.skipIf(clang === undefined)('MFMA 32x32x8 f16/bf16 compile as header-less HIP for gfx942 and emit v_mfma', () => {
     const asm = compileIn(
@@ -211,7 +263,22 @@ describe('warp GEMM leaves compile', () => {
       hipSource(),
       (file, dir) => [
         clang as string,
-        ['-x', 'hip', `--offload-arch=${gfx942.arch as string}`, '-nogpulib', '-nogpuinc', '--cuda-device-only', '-std=c++17', '-O1', '-Wall', '-Werror', '-S', '-o', join(dir, 'warp_gemm.s'), file],
+        [
+          '-x',
+          'hip',
+          `--offload-arch=${gfx942.arch as string}`,
+          '-nogpulib',
+          '-nogpuinc',
+          '--cuda-device-only',
+          '-std=c++17',
+          '-O1',
+          '-Wall',
+          '-Werror',
+          '-S',
+          '-o',
+          join(dir, 'warp_gemm.s'),
+          file,
+        ],
       ],
       (dir) => readFileSync(join(dir, 'warp_gemm.s'), 'utf8'),
     );

@@ -5,7 +5,17 @@ import { describe, expect, it } from 'vitest';
 import { WarpGemmAtomError, WarpGemmSelectionError } from '../errors.ts';
 import { selectWarpGemmAtom } from './selectWarpGemmAtom.ts';
 import fc from 'fast-check';
-import { defineWgmmaCommitGroup, defineWgmmaFence, defineWgmmaFenceOperands, defineWgmmaWaitGroup, mfma32x32x8Atom, mmaSyncM16n8k16Atom, wgmmaAtom, wgmmaInt8Ns, wgmmaRegisterAFragment } from './warpGemmAtom.ts';
+import {
+  defineWgmmaCommitGroup,
+  defineWgmmaFence,
+  defineWgmmaFenceOperands,
+  defineWgmmaWaitGroup,
+  mfma32x32x8Atom,
+  mmaSyncM16n8k16Atom,
+  wgmmaAtom,
+  wgmmaInt8Ns,
+  wgmmaRegisterAFragment,
+} from './warpGemmAtom.ts';
 
 /** The `%n` operands an asm template names, and the constraint strings of its operand lists. */
 function asmShape(text: string): { placeholders: number; constraints: string[] } {
@@ -31,7 +41,9 @@ describe('warp GEMM atoms pair an instruction with the @tilekit/tile fragments',
       expect(atom.targets).toEqual(['sm_80', 'sm_90a']);
       for (const target of [sm80, sm90a]) {
         const text = renderFunction(atom.defineWrapper(target));
-        expect(text).toContain(`__device__ __forceinline__ void tk_mma_m16n8k16_f32_${t}_${t}_f32(float* d, const unsigned int* a, const unsigned int* b, const float* c)`);
+        expect(text).toContain(
+          `__device__ __forceinline__ void tk_mma_m16n8k16_f32_${t}_${t}_f32(float* d, const unsigned int* a, const unsigned int* b, const float* c)`,
+        );
         expect(text).toContain(`${atom.instruction} {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};`);
         const s = asmShape(text);
         expect(s.placeholders).toBe(14);
@@ -47,7 +59,9 @@ describe('warp GEMM atoms pair an instruction with the @tilekit/tile fragments',
         expect([atom.a, atom.b, atom.aSource, atom.bSource]).toEqual([null, null, 'shared', 'shared']);
         expect([atom.m, atom.n, atom.k, atom.threads, atom.c.elementsPerThread]).toEqual([64, n, 16, 128, n / 2]);
         const text = renderFunction(atom.defineWrapper(sm90a));
-        expect(text).toContain(`void tk_wgmma_m64n${n}k16_f32_${t}_${t}_ss_kk(float* d, unsigned long long desc_a, unsigned long long desc_b, int scale_d)`);
+        expect(text).toContain(
+          `void tk_wgmma_m64n${n}k16_f32_${t}_${t}_ss_kk(float* d, unsigned long long desc_a, unsigned long long desc_b, int scale_d)`,
+        );
         expect(text).toContain(`wgmma.mma_async.sync.aligned.m64n${n}k16.f32.${t}.${t} {%0,`);
         expect(text).toContain(`%${n / 2}, %${n / 2 + 1}, p, 1, 1, 0, 0;`);
         const s = asmShape(text);
@@ -108,7 +122,9 @@ describe('warp GEMM atoms pair an instruction with the @tilekit/tile fragments',
       expect(atom.a!.encoding.toSpec()).toEqual(fragA.encoding.toSpec());
       const t = dtype === 'fp16' ? 'f16' : 'bf16';
       const text = renderFunction(atom.defineWrapper(sm90a));
-      expect(text).toContain(`void tk_wgmma_m64n128k16_f32_${t}_${t}_rs_kn(float* d, const unsigned int* a, unsigned long long desc_b, int scale_d)`);
+      expect(text).toContain(
+        `void tk_wgmma_m64n128k16_f32_${t}_${t}_rs_kn(float* d, const unsigned int* a, unsigned long long desc_b, int scale_d)`,
+      );
       expect(text).toContain('{%64, %65, %66, %67}, %68, p, 1, 1, 1;');
       expect(text).toContain('setp.ne.b32 p, %69, 0;');
       const s = asmShape(text);
@@ -144,19 +160,35 @@ describe('wgmma m64nNk32.s32.s8.s8 (int8 · int8 → int32, A and B K-major from
     fc.assert(
       fc.property(fc.constantFrom(...wgmmaInt8Ns), (n) => {
         const atom = wgmmaAtom({ n, dtype: 'int8', aMajor: 'K', bMajor: 'K' });
-        expect([atom.m, atom.n, atom.k, atom.threads, atom.aType, atom.bType, atom.accType]).toEqual([64, n, 32, 128, 'int8', 'int8', 'int32']);
+        expect([atom.m, atom.n, atom.k, atom.threads, atom.aType, atom.bType, atom.accType]).toEqual([
+          64,
+          n,
+          32,
+          128,
+          'int8',
+          'int8',
+          'int32',
+        ]);
         expect(atom.instruction).toBe(`wgmma.mma_async.sync.aligned.m64n${n}k32.s32.s8.s8`);
         expect([atom.a, atom.b, atom.aSource, atom.bSource, atom.aMajor, atom.bMajor]).toEqual([null, null, 'shared', 'shared', 'K', 'K']);
         expect(atom.c.encoding.equals(wgmmaAccumulatorAtom({ n }).encoding)).toBe(true);
         expect([atom.c.dtype, atom.c.elementsPerThread, atom.c.registersPerThread]).toEqual(['int32', n / 2, n / 2]);
         const text = renderFunction(atom.defineWrapper(sm90a));
-        expect(text).toContain(`void tk_wgmma_m64n${n}k32_s32_s8_s8_ss_kk(int* d, unsigned long long desc_a, unsigned long long desc_b, int scale_d)`);
+        expect(text).toContain(
+          `void tk_wgmma_m64n${n}k32_s32_s8_s8_ss_kk(int* d, unsigned long long desc_a, unsigned long long desc_b, int scale_d)`,
+        );
         const nd = n / 2;
         // No imm-scale-a/b, no imm-trans-a/b: the operand list ends at the scale-d predicate.
         expect(text).toContain(`, %${nd}, %${nd + 1}, p;`);
         expect(text).toContain(`setp.ne.b32 p, %${nd + 2}, 0;`);
         const sh = asmShape(text);
-        expect([sh.placeholders, count(sh.constraints, '+r'), count(sh.constraints, '+f'), count(sh.constraints, 'l'), count(sh.constraints, 'r')]).toEqual([nd + 3, nd, 0, 2, 1]);
+        expect([
+          sh.placeholders,
+          count(sh.constraints, '+r'),
+          count(sh.constraints, '+f'),
+          count(sh.constraints, 'l'),
+          count(sh.constraints, 'r'),
+        ]).toEqual([nd + 3, nd, 0, 2, 1]);
       }),
       { numRuns: 18 },
     );
@@ -167,7 +199,8 @@ describe('wgmma m64nNk32.s32.s8.s8 (int8 · int8 → int32, A and B K-major from
     expect(() => wgmmaAtom({ n: 64, dtype: 'int8', aMajor: 'MN' })).toThrow(/wgmma int8 aMajor: must be "K"/);
     expect(() => wgmmaAtom({ n: 64, dtype: 'int8', bMajor: 'MN' })).toThrow(/wgmma int8 bMajor: must be "K"/);
     expect(() => wgmmaAtom({ n: 64, dtype: 'int8', aSource: 'registers' })).toThrow(/wgmma int8 aSource: must be "shared"/);
-    for (const n of [40, 56, 72, 248, 264, 0, 12]) expect(() => wgmmaAtom({ n, dtype: 'int8' }), `N = ${n}`).toThrow(/n must be one of 8, 16, 24, 32, 48/);
+    for (const n of [40, 56, 72, 248, 264, 0, 12])
+      expect(() => wgmmaAtom({ n, dtype: 'int8' }), `N = ${n}`).toThrow(/n must be one of 8, 16, 24, 32, 48/);
     expect(() => wgmmaAtom({ n: 64, dtype: 'int8' }).defineWrapper(sm80)).toThrow(WarpGemmAtomError);
     expect(() => wgmmaAtom({ n: 64, dtype: 'uint8' })).toThrow(/fp16 or bf16/);
   });
@@ -187,21 +220,49 @@ describe('selectWarpGemmAtom: explicit predicates, a reason for every rejection'
     expect([w.kind, w.n, w.aType]).toEqual(['wgmma', 128, 'bf16']);
     const m = selectWarpGemmAtom({ aType: 'fp16', bType: 'fp16', accType: 'fp32', target: 'sm_80', m: 16, n: 8, k: 16 });
     expect([m.kind, m.instruction]).toEqual(['mma.sync', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32']);
-    expect(selectWarpGemmAtom({ aType: 'fp16', bType: 'fp16', accType: 'fp32', target: 'sm_90a', m: 16, n: 8, k: 16 }).kind).toBe('mma.sync');
-    expect(selectWarpGemmAtom({ aType: 'fp16', bType: 'fp16', accType: 'fp32', target: gfx942, m: 32, n: 32, k: 8 }).instruction).toBe('v_mfma_f32_32x32x8f16');
-    const rs = selectWarpGemmAtom({ aType: 'fp16', bType: 'fp16', accType: 'fp32', target: sm90a, m: 64, n: 64, k: 16, aSource: 'registers' });
+    expect(selectWarpGemmAtom({ aType: 'fp16', bType: 'fp16', accType: 'fp32', target: 'sm_90a', m: 16, n: 8, k: 16 }).kind).toBe(
+      'mma.sync',
+    );
+    expect(selectWarpGemmAtom({ aType: 'fp16', bType: 'fp16', accType: 'fp32', target: gfx942, m: 32, n: 32, k: 8 }).instruction).toBe(
+      'v_mfma_f32_32x32x8f16',
+    );
+    const rs = selectWarpGemmAtom({
+      aType: 'fp16',
+      bType: 'fp16',
+      accType: 'fp32',
+      target: sm90a,
+      m: 64,
+      n: 64,
+      k: 16,
+      aSource: 'registers',
+    });
     expect([rs.kind, rs.aSource, rs.a?.threads]).toEqual(['wgmma', 'registers', 128]);
-    expect(() => selectWarpGemmAtom({ aType: 'fp16', bType: 'fp16', accType: 'fp32', target: sm80, m: 16, n: 8, k: 16, aSource: 'shared' })).toThrow(/reads A from registers, not shared/);
+    expect(() =>
+      selectWarpGemmAtom({ aType: 'fp16', bType: 'fp16', accType: 'fp32', target: sm80, m: 16, n: 8, k: 16, aSource: 'shared' }),
+    ).toThrow(/reads A from registers, not shared/);
   });
 
   it('exactly one family matches each supported query', () => {
     const targets = ['sm_80', 'sm_90a', 'gfx942'] as const;
-    const shapes = [[16, 8, 16], [32, 32, 8], [64, 8, 16], [64, 256, 16], [64, 136, 16]] as const;
+    const shapes = [
+      [16, 8, 16],
+      [32, 32, 8],
+      [64, 8, 16],
+      [64, 256, 16],
+      [64, 136, 16],
+    ] as const;
     for (const target of targets)
       for (const [m, n, k] of shapes)
         for (const dtype of ['fp16', 'bf16'] as const) {
           const q = { aType: dtype, bType: dtype, accType: 'fp32' as const, target, m, n, k };
-          const expectKind = m === 16 && target !== 'gfx942' ? 'mma.sync' : m === 32 && target === 'gfx942' ? 'mfma' : m === 64 && target === 'sm_90a' ? 'wgmma' : null;
+          const expectKind =
+            m === 16 && target !== 'gfx942'
+              ? 'mma.sync'
+              : m === 32 && target === 'gfx942'
+                ? 'mfma'
+                : m === 64 && target === 'sm_90a'
+                  ? 'wgmma'
+                  : null;
           if (expectKind === null) expect(() => selectWarpGemmAtom(q)).toThrow(WarpGemmSelectionError);
           else expect(selectWarpGemmAtom(q).kind).toBe(expectKind);
         }
@@ -221,8 +282,14 @@ describe('selectWarpGemmAtom: explicit predicates, a reason for every rejection'
     expect(err!.rejections).toContainEqual({ atom: 'mma.sync.m16n8k16 bf16', reason: 'needs A and B of bf16, not fp16 and fp16' });
     expect(err!.rejections).toHaveLength(6);
     expect(err!.message).toMatch(/no warp GEMM atom matches \{ a: fp16, b: fp16, acc: fp32, target: sm_80, 64×128×16 \}/);
-    expect(() => selectWarpGemmAtom({ aType: 'fp16', bType: 'fp16', accType: 'fp16', target: 'sm_90a', m: 64, n: 64, k: 16 })).toThrow(/accumulates in fp32, not fp16/);
-    expect(() => selectWarpGemmAtom({ aType: 'fp8e4m3fn', bType: 'fp8e4m3fn', accType: 'fp32', target: 'sm_90a', m: 64, n: 64, k: 32 })).toThrow(/needs A and B of fp16/);
-    expect(() => selectWarpGemmAtom({ aType: 'fp16', bType: 'bf16', accType: 'fp32', target: 'sm_90a', m: 64, n: 64, k: 16 })).toThrow(WarpGemmSelectionError);
+    expect(() => selectWarpGemmAtom({ aType: 'fp16', bType: 'fp16', accType: 'fp16', target: 'sm_90a', m: 64, n: 64, k: 16 })).toThrow(
+      /accumulates in fp32, not fp16/,
+    );
+    expect(() =>
+      selectWarpGemmAtom({ aType: 'fp8e4m3fn', bType: 'fp8e4m3fn', accType: 'fp32', target: 'sm_90a', m: 64, n: 64, k: 32 }),
+    ).toThrow(/needs A and B of fp16/);
+    expect(() => selectWarpGemmAtom({ aType: 'fp16', bType: 'bf16', accType: 'fp32', target: 'sm_90a', m: 64, n: 64, k: 16 })).toThrow(
+      WarpGemmSelectionError,
+    );
   });
 });

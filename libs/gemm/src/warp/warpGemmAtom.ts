@@ -110,7 +110,8 @@ export class WarpGemmAtom {
    * call) whose operand list is generated from the fragments.
    */
   defineWrapper(target: Target): FunctionDef {
-    if (!this.targets.includes(target.name)) throw new WarpGemmAtomError(`${this.name} wrapper`, `target must be one of ${this.targets.join(', ')}`, target.name);
+    if (!this.targets.includes(target.name))
+      throw new WarpGemmAtomError(`${this.name} wrapper`, `target must be one of ${this.targets.join(', ')}`, target.name);
     return this.#define(this, target);
   }
 
@@ -138,13 +139,19 @@ function operands(constraint: string, name: string, count: number): string[] {
 }
 
 /** Lines of one `asm volatile(...)` statement with wrapped operand lists. */
-function asmStatement(templateLines: readonly string[], outputs: readonly string[], inputs: readonly string[], clobbers: readonly string[] = []): string[] {
+function asmStatement(
+  templateLines: readonly string[],
+  outputs: readonly string[],
+  inputs: readonly string[],
+  clobbers: readonly string[] = [],
+): string[] {
   const chunk = (xs: readonly string[]): string[] => {
     const out: string[] = [];
     for (let i = 0; i < xs.length; i += 8) out.push(xs.slice(i, i + 8).join(', '));
     return out;
   };
-  const section = (xs: readonly string[]): string[] => (xs.length === 0 ? ['    :'] : chunk(xs).map((l, i, all) => `    ${i === 0 ? ': ' : '  '}${l}${i < all.length - 1 ? ',' : ''}`));
+  const section = (xs: readonly string[]): string[] =>
+    xs.length === 0 ? ['    :'] : chunk(xs).map((l, i, all) => `    ${i === 0 ? ': ' : '  '}${l}${i < all.length - 1 ? ',' : ''}`);
   return [
     'asm volatile(',
     ...(templateLines.length === 0 ? ['    ""'] : templateLines.map((l) => `    ${JSON.stringify(`${l}\n`)}`)),
@@ -191,7 +198,12 @@ export function mmaSyncM16n8k16Atom(dtype: DTypeName): WarpGemmAtom {
         {
           name: atom.wrapperName,
           qualifiers: target.functionQualifiers('force'),
-          params: { d: pointer(float32), a: pointer(uint32, { const: true }), b: pointer(uint32, { const: true }), c: pointer(float32, { const: true }) },
+          params: {
+            d: pointer(float32),
+            a: pointer(uint32, { const: true }),
+            b: pointer(uint32, { const: true }),
+            c: pointer(float32, { const: true }),
+          },
         },
         (b) => {
           b.comment(`${atom.instruction}: D (${nc} f32) = A (${na} x .${t}x2) * B (${nb} x .${t}x2) + C`);
@@ -241,7 +253,8 @@ export function wgmmaRegisterAFragment(dtype: DTypeName): FragmentAtom {
     dtype,
     xNames: ['m', 'k'],
     encoding,
-    reference: 'PTX ISA 9.7.15.5.1.1.1 "Matrix Fragments for wgmma.mma_async.m64nNk16" (multiplicand A in registers, Figure 148); CUTLASS ALayout_64x16',
+    reference:
+      'PTX ISA 9.7.15.5.1.1.1 "Matrix Fragments for wgmma.mma_async.m64nNk16" (multiplicand A in registers, Figure 148); CUTLASS ALayout_64x16',
   });
 }
 
@@ -262,13 +275,19 @@ export function wgmmaAtom(spec: WgmmaAtomSpec): WarpGemmAtom {
   const { n, dtype } = spec;
   if (dtype === 'int8') return wgmmaInt8Atom(spec);
   const t = inputPtx('wgmma m64nNk16', dtype);
-  if (!Number.isSafeInteger(n) || n < 8 || n > 256 || n % 8 !== 0) throw new WarpGemmAtomError('wgmma m64nNk16', 'n must be a multiple of 8 in [8, 256]', String(n));
+  if (!Number.isSafeInteger(n) || n < 8 || n > 256 || n % 8 !== 0)
+    throw new WarpGemmAtomError('wgmma m64nNk16', 'n must be a multiple of 8 in [8, 256]', String(n));
   const aSource = spec.aSource ?? 'shared';
-  if (aSource !== 'shared' && aSource !== 'registers') throw new WarpGemmAtomError('wgmma aSource', 'must be "shared" or "registers"', String(aSource));
+  if (aSource !== 'shared' && aSource !== 'registers')
+    throw new WarpGemmAtomError('wgmma aSource', 'must be "shared" or "registers"', String(aSource));
   const aMajor = spec.aMajor ?? 'K';
-  if (aSource === 'registers' && aMajor !== 'K') throw new WarpGemmAtomError('wgmma aMajor', 'A in registers is K-major (wgmma has no imm-trans-a then)', aMajor);
+  if (aSource === 'registers' && aMajor !== 'K')
+    throw new WarpGemmAtomError('wgmma aMajor', 'A in registers is K-major (wgmma has no imm-trans-a then)', aMajor);
   const bMajor = spec.bMajor ?? 'K';
-  for (const [what, major] of [['aMajor', aMajor], ['bMajor', bMajor]] as const) {
+  for (const [what, major] of [
+    ['aMajor', aMajor],
+    ['bMajor', bMajor],
+  ] as const) {
     if (major !== 'K' && major !== 'MN') throw new WarpGemmAtomError(`wgmma ${what}`, 'must be "K" or "MN"', String(major));
   }
   const c = wgmmaAccumulatorAtom({ n, dtype: 'fp32' });
@@ -311,10 +330,18 @@ export function wgmmaAtom(spec: WgmmaAtomSpec): WarpGemmAtom {
             params: { d: pointer(float32), a: pointer(uint32, { const: true }), desc_b: uint64, scale_d: int32 },
           },
           (b) => {
-            b.comment(`${instruction}: D (${nd} f32 per thread) = A (${na} x .${t}x2 registers) * B[desc_b] + (scale_d ? D : 0); trans-b ${transB}`);
+            b.comment(
+              `${instruction}: D (${nd} f32 per thread) = A (${na} x .${t}x2 registers) * B[desc_b] + (scale_d ? D : 0); trans-b ${transB}`,
+            );
             b.verbatim(
               asmStatement(
-                ['{', '.reg .pred p;', `setp.ne.b32 p, %${nd + na + 1}, 0;`, `${instruction} ${regList(0, nd)}, ${regList(nd, na)}, %${nd + na}, p, 1, 1, ${transB};`, '}'],
+                [
+                  '{',
+                  '.reg .pred p;',
+                  `setp.ne.b32 p, %${nd + na + 1}, 0;`,
+                  `${instruction} ${regList(0, nd)}, ${regList(nd, na)}, %${nd + na}, p, 1, 1, ${transB};`,
+                  '}',
+                ],
                 operands('+f', 'd', nd),
                 [...operands('r', 'a', na), '"l"(desc_b)', '"r"(scale_d)'],
               ),
@@ -329,10 +356,18 @@ export function wgmmaAtom(spec: WgmmaAtomSpec): WarpGemmAtom {
           params: { d: pointer(float32), desc_a: uint64, desc_b: uint64, scale_d: int32 },
         },
         (b) => {
-          b.comment(`${instruction}: D (${nd} f32 per thread) = A[desc_a] * B[desc_b] + (scale_d ? D : 0); trans-a ${transA}, trans-b ${transB}`);
+          b.comment(
+            `${instruction}: D (${nd} f32 per thread) = A[desc_a] * B[desc_b] + (scale_d ? D : 0); trans-a ${transA}, trans-b ${transB}`,
+          );
           b.verbatim(
             asmStatement(
-              ['{', '.reg .pred p;', `setp.ne.b32 p, %${nd + 2}, 0;`, `${instruction} ${regList(0, nd)}, %${nd}, %${nd + 1}, p, 1, 1, ${transA}, ${transB};`, '}'],
+              [
+                '{',
+                '.reg .pred p;',
+                `setp.ne.b32 p, %${nd + 2}, 0;`,
+                `${instruction} ${regList(0, nd)}, %${nd}, %${nd + 1}, p, 1, 1, ${transA}, ${transB};`,
+                '}',
+              ],
               operands('+f', 'd', nd),
               ['"l"(desc_a)', '"l"(desc_b)', '"r"(scale_d)'],
             ),
@@ -362,11 +397,25 @@ export const wgmmaInt8Ns: readonly number[] = Object.freeze([8, 16, 24, ...Array
  */
 function wgmmaInt8Atom(spec: WgmmaAtomSpec): WarpGemmAtom {
   const { n } = spec;
-  if (!wgmmaInt8Ns.includes(n)) throw new WarpGemmAtomError('wgmma m64nNk32 int8', `n must be one of ${wgmmaInt8Ns.join(', ')} (the integer shapes)`, String(n));
+  if (!wgmmaInt8Ns.includes(n))
+    throw new WarpGemmAtomError('wgmma m64nNk32 int8', `n must be one of ${wgmmaInt8Ns.join(', ')} (the integer shapes)`, String(n));
   const aSource = spec.aSource ?? 'shared';
-  if (aSource !== 'shared') throw new WarpGemmAtomError('wgmma int8 aSource', 'must be "shared" (tilekit models no register-A fragment of m64nNk32)', String(aSource));
-  for (const [what, major] of [['aMajor', spec.aMajor ?? 'K'], ['bMajor', spec.bMajor ?? 'K']] as const) {
-    if (major !== 'K') throw new WarpGemmAtomError(`wgmma int8 ${what}`, 'must be "K": the integer wgmma has no imm-trans (transpose is .f16/.bf16 only)', String(major));
+  if (aSource !== 'shared')
+    throw new WarpGemmAtomError(
+      'wgmma int8 aSource',
+      'must be "shared" (tilekit models no register-A fragment of m64nNk32)',
+      String(aSource),
+    );
+  for (const [what, major] of [
+    ['aMajor', spec.aMajor ?? 'K'],
+    ['bMajor', spec.bMajor ?? 'K'],
+  ] as const) {
+    if (major !== 'K')
+      throw new WarpGemmAtomError(
+        `wgmma int8 ${what}`,
+        'must be "K": the integer wgmma has no imm-trans (transpose is .f16/.bf16 only)',
+        String(major),
+      );
   }
   const c = wgmmaAccumulatorAtom({ n, dtype: 'int32' });
   const instruction = `wgmma.mma_async.sync.aligned.m64n${n}k32.s32.s8.s8`;
@@ -400,7 +449,9 @@ function wgmmaInt8Atom(spec: WgmmaAtomSpec): WarpGemmAtom {
           params: { d: pointer(int32), desc_a: uint64, desc_b: uint64, scale_d: int32 },
         },
         (b) => {
-          b.comment(`${instruction}: D (${nd} s32 per thread) = A[desc_a] * B[desc_b] + (scale_d ? D : 0); K-major A and B (no trans/scale immediates)`);
+          b.comment(
+            `${instruction}: D (${nd} s32 per thread) = A[desc_a] * B[desc_b] + (scale_d ? D : 0); K-major A and B (no trans/scale immediates)`,
+          );
           b.verbatim(
             asmStatement(
               ['{', '.reg .pred p;', `setp.ne.b32 p, %${nd + 2}, 0;`, `${instruction} ${regList(0, nd)}, %${nd}, %${nd + 1}, p;`, '}'],
@@ -433,7 +484,8 @@ export function defineWgmmaCommitGroup(target: Target): FunctionDef {
 /** `wgmma.wait_group.sync.aligned N`: waits until at most `pending` groups are in flight (N is an immediate). */
 export function defineWgmmaWaitGroup(target: Target, pending: number): FunctionDef {
   target.require('wgmma');
-  if (!Number.isInteger(pending) || pending < 0 || pending > 7) throw new WarpGemmAtomError('wgmma.wait_group', 'pending must be an integer in [0, 7]', String(pending));
+  if (!Number.isInteger(pending) || pending < 0 || pending > 7)
+    throw new WarpGemmAtomError('wgmma.wait_group', 'pending must be an integer in [0, 7]', String(pending));
   return defineFunction({ name: `tk_wgmma_wait_group_${pending}`, qualifiers: target.functionQualifiers('force') }, (b) => {
     b.verbatim(asmStatement([`wgmma.wait_group.sync.aligned ${pending};`], [], [], ['memory']));
   });
@@ -449,12 +501,21 @@ export function defineWgmmaWaitGroup(target: Target, pending: number): FunctionD
  */
 export function defineWgmmaFenceOperands(target: Target, count: number, accType: DTypeName = 'fp32'): FunctionDef {
   target.require('wgmma');
-  if (!Number.isInteger(count) || count < 1 || count > 128) throw new WarpGemmAtomError('wgmma operand fence', 'count must be an integer in [1, 128] (N/2 of m64nNk16)', String(count));
-  if (accType !== 'fp32' && accType !== 'int32') throw new WarpGemmAtomError('wgmma operand fence accType', 'must be fp32 or int32 (a 32-bit wgmma accumulator)', String(accType));
+  if (!Number.isInteger(count) || count < 1 || count > 128)
+    throw new WarpGemmAtomError('wgmma operand fence', 'count must be an integer in [1, 128] (N/2 of m64nNk16)', String(count));
+  if (accType !== 'fp32' && accType !== 'int32')
+    throw new WarpGemmAtomError('wgmma operand fence accType', 'must be fp32 or int32 (a 32-bit wgmma accumulator)', String(accType));
   const s32 = accType === 'int32';
-  return defineFunction({ name: `tk_wgmma_fence_operands_${s32 ? 's32_' : ''}${count}`, qualifiers: target.functionQualifiers('force'), params: { d: pointer(s32 ? int32 : float32) } }, (b) => {
-    b.verbatim(asmStatement([], operands(s32 ? '+r' : '+f', 'd', count), [], ['memory']));
-  });
+  return defineFunction(
+    {
+      name: `tk_wgmma_fence_operands_${s32 ? 's32_' : ''}${count}`,
+      qualifiers: target.functionQualifiers('force'),
+      params: { d: pointer(s32 ? int32 : float32) },
+    },
+    (b) => {
+      b.verbatim(asmStatement([], operands(s32 ? '+r' : '+f', 'd', count), [], ['memory']));
+    },
+  );
 }
 
 /**
@@ -498,7 +559,12 @@ export function mfma32x32x8Atom(dtype: DTypeName): WarpGemmAtom {
         {
           name: atom.wrapperName,
           qualifiers: target.functionQualifiers('force'),
-          params: { d: pointer(float32), a: pointer(uint32, { const: true }), b: pointer(uint32, { const: true }), c: pointer(float32, { const: true }) },
+          params: {
+            d: pointer(float32),
+            a: pointer(uint32, { const: true }),
+            b: pointer(uint32, { const: true }),
+            c: pointer(float32, { const: true }),
+          },
         },
         (b) => {
           b.comment(`${atom.instruction}: D (${nc} f32) = A (${na} packed regs) * B (${nb} packed regs) + C, one wave64`);

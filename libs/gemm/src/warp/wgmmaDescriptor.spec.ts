@@ -25,11 +25,19 @@ describe('wgmma matrix descriptor (PTX ISA 9.7.15.5.1.2.2 "Matrix Descriptor For
   it('bit positions: 0–13 start >> 4, 16–29 LBO >> 4, 32–45 SBO >> 4, 49–51 base offset, 62–63 swizzle (none 0, 128B 1, 64B 2, 32B 3)', () => {
     expect(wgmmaSwizzleModes.map(wgmmaSwizzleCode)).toEqual([0, 1, 2, 3]);
     // A K-major 128B-swizzled tile at shared address 0x400: LBO unused (1), SBO = 8 rows × 128 B.
-    expect(encodeWgmmaDescriptor({ startAddress: 0x400, leadingByteOffset: 16, strideByteOffset: 1024, swizzle: '128B' })).toBe(0x4000_0040_0001_0040n);
+    expect(encodeWgmmaDescriptor({ startAddress: 0x400, leadingByteOffset: 16, strideByteOffset: 1024, swizzle: '128B' })).toBe(
+      0x4000_0040_0001_0040n,
+    );
     expect(encodeWgmmaDescriptor({ startAddress: 0x3fff0, leadingByteOffset: 0, strideByteOffset: 0, swizzle: 'none' })).toBe(0x3fffn);
-    expect(encodeWgmmaDescriptor({ startAddress: 0, leadingByteOffset: 0x3fff0, strideByteOffset: 0, swizzle: 'none' })).toBe(0x3fffn << 16n);
-    expect(encodeWgmmaDescriptor({ startAddress: 0, leadingByteOffset: 0, strideByteOffset: 0x3fff0, swizzle: 'none' })).toBe(0x3fffn << 32n);
-    expect(encodeWgmmaDescriptor({ startAddress: 0, leadingByteOffset: 0, strideByteOffset: 0, baseOffset: 7, swizzle: 'none' })).toBe(7n << 49n);
+    expect(encodeWgmmaDescriptor({ startAddress: 0, leadingByteOffset: 0x3fff0, strideByteOffset: 0, swizzle: 'none' })).toBe(
+      0x3fffn << 16n,
+    );
+    expect(encodeWgmmaDescriptor({ startAddress: 0, leadingByteOffset: 0, strideByteOffset: 0x3fff0, swizzle: 'none' })).toBe(
+      0x3fffn << 32n,
+    );
+    expect(encodeWgmmaDescriptor({ startAddress: 0, leadingByteOffset: 0, strideByteOffset: 0, baseOffset: 7, swizzle: 'none' })).toBe(
+      7n << 49n,
+    );
     expect(encodeWgmmaDescriptor({ startAddress: 0, leadingByteOffset: 0, strideByteOffset: 0, swizzle: '32B' })).toBe(3n << 62n);
     expect(encodeWgmmaDescriptor({ startAddress: 0, leadingByteOffset: 0, strideByteOffset: 0, swizzle: '64B' })).toBe(2n << 62n);
   });
@@ -43,11 +51,21 @@ describe('wgmma matrix descriptor (PTX ISA 9.7.15.5.1.2.2 "Matrix Descriptor For
   });
 
   it('rejects what the hardware would silently truncate', () => {
-    expect(() => encodeWgmmaDescriptor({ startAddress: 8, leadingByteOffset: 0, strideByteOffset: 0, swizzle: 'none' })).toThrow(/startAddress: must be 16-byte aligned/);
-    expect(() => encodeWgmmaDescriptor({ startAddress: 0, leadingByteOffset: 1 << 18, strideByteOffset: 0, swizzle: 'none' })).toThrow(WgmmaDescriptorError);
-    expect(() => encodeWgmmaDescriptor({ startAddress: 0, leadingByteOffset: 0, strideByteOffset: -16, swizzle: 'none' })).toThrow(/strideByteOffset/);
-    expect(() => encodeWgmmaDescriptor({ startAddress: 0, leadingByteOffset: 0, strideByteOffset: 0, baseOffset: 8, swizzle: 'none' })).toThrow(/baseOffset/);
-    expect(() => encodeWgmmaDescriptor({ startAddress: 0, leadingByteOffset: 0, strideByteOffset: 0, swizzle: '16B' as never })).toThrow(/swizzle/);
+    expect(() => encodeWgmmaDescriptor({ startAddress: 8, leadingByteOffset: 0, strideByteOffset: 0, swizzle: 'none' })).toThrow(
+      /startAddress: must be 16-byte aligned/,
+    );
+    expect(() => encodeWgmmaDescriptor({ startAddress: 0, leadingByteOffset: 1 << 18, strideByteOffset: 0, swizzle: 'none' })).toThrow(
+      WgmmaDescriptorError,
+    );
+    expect(() => encodeWgmmaDescriptor({ startAddress: 0, leadingByteOffset: 0, strideByteOffset: -16, swizzle: 'none' })).toThrow(
+      /strideByteOffset/,
+    );
+    expect(() =>
+      encodeWgmmaDescriptor({ startAddress: 0, leadingByteOffset: 0, strideByteOffset: 0, baseOffset: 8, swizzle: 'none' }),
+    ).toThrow(/baseOffset/);
+    expect(() => encodeWgmmaDescriptor({ startAddress: 0, leadingByteOffset: 0, strideByteOffset: 0, swizzle: '16B' as never })).toThrow(
+      /swizzle/,
+    );
     expect(() => decodeWgmmaDescriptor(1n << 15n)).toThrow(/reserved bits/);
     try {
       encodeWgmmaDescriptor({ startAddress: 8, leadingByteOffset: 0, strideByteOffset: 0, swizzle: 'none' });
@@ -71,7 +89,10 @@ describe('wgmma matrix descriptor (PTX ISA 9.7.15.5.1.2.2 "Matrix Descriptor For
     cases.push({ startAddress: 0x3fff0, leadingByteOffset: 0x3fff0, strideByteOffset: 0x3fff0, baseOffset: 7, swizzle: '32B' });
     const got = runHostFunctions(
       [fn],
-      cases.map((f) => ({ fn, args: [f.startAddress, f.leadingByteOffset, f.strideByteOffset, f.baseOffset ?? 0, wgmmaSwizzleCode(f.swizzle)] })),
+      cases.map((f) => ({
+        fn,
+        args: [f.startAddress, f.leadingByteOffset, f.strideByteOffset, f.baseOffset ?? 0, wgmmaSwizzleCode(f.swizzle)],
+      })),
     );
     expect(got).toEqual(cases.map((f) => encodeWgmmaDescriptor(f)));
   });

@@ -44,7 +44,11 @@ const ENCODE_MASK = 0x3ffff;
 
 function checkByteField(field: string, value: number): void {
   if (!Number.isSafeInteger(value) || value < 0 || value > ENCODE_MASK) {
-    throw new WgmmaDescriptorError(field, `must be an integer byte value in [0, ${ENCODE_MASK}] (the encoding keeps bits 4–17)`, String(value));
+    throw new WgmmaDescriptorError(
+      field,
+      `must be an integer byte value in [0, ${ENCODE_MASK}] (the encoding keeps bits 4–17)`,
+      String(value),
+    );
   }
   if (value % 16 !== 0) throw new WgmmaDescriptorError(field, 'must be 16-byte aligned (the encoding drops the 4 low bits)', String(value));
 }
@@ -62,7 +66,8 @@ export function encodeWgmmaDescriptor(fields: WgmmaDescriptorFields): bigint {
   checkByteField('leadingByteOffset', fields.leadingByteOffset);
   checkByteField('strideByteOffset', fields.strideByteOffset);
   const base = fields.baseOffset ?? 0;
-  if (!Number.isInteger(base) || base < 0 || base > 7) throw new WgmmaDescriptorError('baseOffset', 'must be an integer in [0, 7] (3 bits)', String(base));
+  if (!Number.isInteger(base) || base < 0 || base > 7)
+    throw new WgmmaDescriptorError('baseOffset', 'must be an integer in [0, 7] (3 bits)', String(base));
   const code = wgmmaSwizzleCode(fields.swizzle);
   const b = wgmmaDescriptorBits;
   return (
@@ -84,7 +89,8 @@ export function decodeWgmmaDescriptor(desc: bigint): Required<WgmmaDescriptorFie
   const b = wgmmaDescriptorBits;
   let used = 0n;
   for (const f of Object.values(b)) used |= ((1n << BigInt(f.width)) - 1n) << BigInt(f.lsb);
-  if ((desc & ~used & ((1n << 64n) - 1n)) !== 0n) throw new WgmmaDescriptorError('value', 'reserved bits (14–15, 30–31, 46–48, 52–61) must be zero', `0x${desc.toString(16)}`);
+  if ((desc & ~used & ((1n << 64n) - 1n)) !== 0n)
+    throw new WgmmaDescriptorError('value', 'reserved bits (14–15, 30–31, 46–48, 52–61) must be zero', `0x${desc.toString(16)}`);
   return {
     startAddress: field(b.startAddress) << 4,
     leadingByteOffset: field(b.leadingByteOffset) << 4,
@@ -119,7 +125,10 @@ export function defineWgmmaDescriptorEncoder(target: Target): FunctionDef {
       const at = (x: ReturnType<typeof cast>, lsb: number): ReturnType<typeof cast> => (lsb === 0 ? x : shl(x, lsb));
       b.return(
         bitOr(
-          bitOr(bitOr(at(enc(p.start_address), b64.startAddress.lsb), at(enc(p.leading_byte_offset), b64.leadingByteOffset.lsb)), at(enc(p.stride_byte_offset), b64.strideByteOffset.lsb)),
+          bitOr(
+            bitOr(at(enc(p.start_address), b64.startAddress.lsb), at(enc(p.leading_byte_offset), b64.leadingByteOffset.lsb)),
+            at(enc(p.stride_byte_offset), b64.strideByteOffset.lsb),
+          ),
           bitOr(at(cast(bitAnd(p.base_offset, 7), uint64), b64.baseOffset.lsb), at(cast(bitAnd(p.swizzle, 3), uint64), b64.swizzle.lsb)),
         ),
       );

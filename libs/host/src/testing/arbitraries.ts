@@ -64,9 +64,7 @@ export function hostTensorArb(dtype: DTypeName = 'fp32', options: HostTensorArbO
  * shape so any step applies to any tensor (rank-0 tensors skip axis operations).
  */
 export type ViewStep =
-  | { op: 'permute'; key: number }
-  | { op: 'transpose'; a: number; b: number }
-  | { op: 'slice'; axis: number; start: number; length: number };
+  { op: 'permute'; key: number } | { op: 'transpose'; a: number; b: number } | { op: 'slice'; axis: number; start: number; length: number };
 
 /** Chains of up to `maxSteps` view operations (default 4). */
 export function viewChainArb(maxSteps = 4): fc.Arbitrary<ViewStep[]> {
@@ -83,7 +81,10 @@ export function viewChainArb(maxSteps = 4): fc.Arbitrary<ViewStep[]> {
  * Applies a view chain and returns the view with `toBase`, which maps an index of the view to the
  * index of the same element in `base` (computed independently of the tensor's stride arithmetic).
  */
-export function applyViewChain(base: HostTensor, steps: readonly ViewStep[]): { view: HostTensor; toBase: (index: readonly number[]) => number[] } {
+export function applyViewChain(
+  base: HostTensor,
+  steps: readonly ViewStep[],
+): { view: HostTensor; toBase: (index: readonly number[]) => number[] } {
   let view = base;
   let toBase = (index: readonly number[]): number[] => [...index];
   for (const step of steps) {

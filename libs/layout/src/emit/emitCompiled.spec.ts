@@ -3,7 +3,7 @@
 // and bindings; every offset and validity bit is compared. A second part checks the emitted magic
 // division over its documented range.
 import fc from 'fast-check';
-import type { BlockBuilder} from '@tilekit/codegen';
+import type { BlockBuilder } from '@tilekit/codegen';
 import { cast, defineFunction, int32, int64, lit, uint32, add, mul, type FunctionDef, type Scalar } from '@tilekit/codegen';
 import { runHostFunctions, toolAvailable, hostCompiler, type HostCall } from '@tilekit/codegen/testing';
 import { describe, expect, it } from 'vitest';
@@ -34,7 +34,10 @@ describe.runIf(haveCompiler)('emitted C++ compiled with g++', () => {
       { symbolic: true, levels: [3, 4] as const, count: 15 },
     ];
     specs.forEach((s, si) => {
-      const rds = fc.sample(descriptorArb({ symbolic: s.symbolic, levels: [s.levels[0], s.levels[1]] }), { numRuns: s.count, seed: 1000 + si });
+      const rds = fc.sample(descriptorArb({ symbolic: s.symbolic, levels: [s.levels[0], s.levels[1]] }), {
+        numRuns: s.count,
+        seed: 1000 + si,
+      });
       rds.forEach((rd) => cases.push(buildEmissionCase(rd, `d${cases.length}`, rand)));
     });
     const expectations: Expectation[] = [];
@@ -45,7 +48,11 @@ describe.runIf(haveCompiler)('emitted C++ compiled with g++', () => {
         for (let i = 0; i < 4; i++) {
           const top = lengths.map((l) => Math.floor(rand() * l));
           const e = bound.evaluate(top);
-          expectations.push({ call: { fn: c.calc, args: argList(c.calc, caseArgs(bindings, top)) }, want: encode(e.offset, e.valid), what: () => `${c.rd.recipe}\ncalc at ${top} with ${JSON.stringify(bindings)}` });
+          expectations.push({
+            call: { fn: c.calc, args: argList(c.calc, caseArgs(bindings, top)) },
+            want: encode(e.offset, e.valid),
+            what: () => `${c.rd.recipe}\ncalc at ${top} with ${JSON.stringify(bindings)}`,
+          });
         }
         const start = base.map((x, d) => x + c.positions[0]![d]!);
         c.positions.forEach((p, k) => {
@@ -59,7 +66,11 @@ describe.runIf(haveCompiler)('emitted C++ compiled with g++', () => {
       }
     }
     const functions = cases.flatMap((c) => [c.calc, c.moves]);
-    const got = runHostFunctions(functions, expectations.map((e) => e.call), { flags });
+    const got = runHostFunctions(
+      functions,
+      expectations.map((e) => e.call),
+      { flags },
+    );
     expect(expectations.length).toBeGreaterThan(3000);
     got.forEach((g, i) => {
       const e = expectations[i]!;
@@ -82,7 +93,10 @@ describe.runIf(haveCompiler)('emitted C++ compiled with g++', () => {
           },
         },
         (b: BlockBuilder, p) => {
-          const emitter = new IndexEmitter(b, { symbols: { d: p.d }, ...(magicArgs ? { magic: () => ({ multiplier: p.m, shift: p.s }) } : {}) });
+          const emitter = new IndexEmitter(b, {
+            symbols: { d: p.d },
+            ...(magicArgs ? { magic: () => ({ multiplier: p.m, shift: p.s }) } : {}),
+          });
           const n = emitter.bindVariable(p.n, { min: 0, max: 2 ** 31 - 1 });
           const memo = new Map();
           const q = emitter.emit(b, floorDiv(n, dSym), memo);
@@ -95,7 +109,9 @@ describe.runIf(haveCompiler)('emitted C++ compiled with g++', () => {
     const rand = seededRandom(7);
     const pairs: [number, number][] = [];
     const edges = [1, 2, 3, 5, 7, 641, 65535, 65536, 65537, 2 ** 30 - 1, 2 ** 30, 2 ** 30 + 1, 2 ** 31 - 2, 2 ** 31 - 1];
-    for (const d of edges) for (const n of [0, 1, d - 1, d, d + 1, 2 ** 31 - 1, 2 ** 31 - 2, 2 ** 31 - 1 - (2 ** 31 - 1) % d]) if (n >= 0 && n < 2 ** 31) pairs.push([n, d]);
+    for (const d of edges)
+      for (const n of [0, 1, d - 1, d, d + 1, 2 ** 31 - 1, 2 ** 31 - 2, 2 ** 31 - 1 - ((2 ** 31 - 1) % d)])
+        if (n >= 0 && n < 2 ** 31) pairs.push([n, d]);
     for (let i = 0; i < 600; i++) {
       const d = rand() < 0.5 ? 1 + Math.floor(rand() * 1000) : 1 + Math.floor(rand() * (2 ** 31 - 1));
       pairs.push([Math.floor(rand() * 2 ** 31), d]);

@@ -91,8 +91,15 @@ export function emitMakeTensorCoordinate(
     const len = topPos === undefined ? undefined : adaptor.topLengths[topPos]!;
     const range = len === undefined ? intervalOf(value) : { lo: 0, hi: intervalOf(len).hi - 1 };
     const type = indexTypeFor(range, `hidden dim ${id}`);
-    const variable = b.var(id === 0 && adaptor.bottomDimHiddenIds.includes(0) ? 'offset' : `h${id}`, type, castTo(emitter.emit(b, value, memo), type));
-    const atom = emitter.bindVariable(variable, len === undefined ? { min: range.lo, max: range.hi } : { min: range.lo, max: range.hi, extent: len });
+    const variable = b.var(
+      id === 0 && adaptor.bottomDimHiddenIds.includes(0) ? 'offset' : `h${id}`,
+      type,
+      castTo(emitter.emit(b, value, memo), type),
+    );
+    const atom = emitter.bindVariable(
+      variable,
+      len === undefined ? { min: range.lo, max: range.hi } : { min: range.lo, max: range.hi, extent: len },
+    );
     stored.set(id, { variable, type, atom, range });
   }
   return new EmittedCoordinate(adaptor, emitter, stored);
@@ -100,7 +107,12 @@ export function emitMakeTensorCoordinate(
 
 type Action =
   | { readonly kind: 'add'; readonly dim: StoredDim; readonly delta: SymInt }
-  | { readonly kind: 'recompute'; readonly dim: StoredDim; readonly value: SymInt; readonly delta: { readonly name: string; readonly range: Interval } };
+  | {
+      readonly kind: 'recompute';
+      readonly dim: StoredDim;
+      readonly value: SymInt;
+      readonly delta: { readonly name: string; readonly range: Interval };
+    };
 
 /**
  * CK's `move_tensor_coordinate` by a static `step`, in emitted C++: only the transforms a non-zero

@@ -45,7 +45,12 @@ export function topVariables(b: BlockBuilder, emitter: IndexEmitter, adaptor: Te
  * in-range top index and admissible bindings, the emitted values equal `calculateBottomIndex` and
  * the validity equals the numeric evaluator's.
  */
-export function emitCalculateBottomIndex(b: BlockBuilder, adaptor: TensorAdaptor, top: readonly ExprLike[], options: IndexEmitterOptions | IndexEmitter = {}): EmittedIndex {
+export function emitCalculateBottomIndex(
+  b: BlockBuilder,
+  adaptor: TensorAdaptor,
+  top: readonly ExprLike[],
+  options: IndexEmitterOptions | IndexEmitter = {},
+): EmittedIndex {
   const emitter = emitterFor(b, options);
   const memo: TempMemo = new Map();
   const composed = composeTensorAdaptor(adaptor, topVariables(b, emitter, adaptor, top));
@@ -59,7 +64,12 @@ export function emitCalculateBottomIndex(b: BlockBuilder, adaptor: TensorAdaptor
  * `emitCalculateBottomIndex`). The offset is declared as a `const` local named `offset` (made
  * unique), typed `int` unless its range needs `long long`; a non-trivial validity as `valid`.
  */
-export function emitCalculateOffset(b: BlockBuilder, desc: TensorDescriptor, top: readonly ExprLike[], options: IndexEmitterOptions | IndexEmitter = {}): EmittedOffset {
+export function emitCalculateOffset(
+  b: BlockBuilder,
+  desc: TensorDescriptor,
+  top: readonly ExprLike[],
+  options: IndexEmitterOptions | IndexEmitter = {},
+): EmittedOffset {
   const { bottom, valid } = emitCalculateBottomIndex(b, desc.adaptor, top, options);
   const off = bottom[0]!;
   const offset = off.kind === 'literal' ? off : b.let('offset', off.type, off);

@@ -122,7 +122,12 @@ export class IndexEmitter {
    * when given, the assumed extent [0, extent)); returns its SymInt. Integer literals fold to their
    * value; non-variable expressions are first stored in a `const` local of `b`.
    */
-  indexVariable(b: BlockBuilder, expr: Expr, range: { readonly min: number; readonly max: number; readonly extent?: SymInt }, hint: string): SymInt {
+  indexVariable(
+    b: BlockBuilder,
+    expr: Expr,
+    range: { readonly min: number; readonly max: number; readonly extent?: SymInt },
+    hint: string,
+  ): SymInt {
     if (expr.kind === 'literal' && typeof expr.value === 'bigint') return Number(expr.value);
     const type = indexTypeFor({ lo: range.min, hi: range.max }, hint);
     let e = expr;
@@ -140,7 +145,10 @@ export class IndexEmitter {
   }
 
   /** A fresh index variable whose C++ expression is given later with `defineVariable` (before it is emitted). */
-  declareVariable(range: { readonly min: number; readonly max: number; readonly extent?: SymInt }): { readonly name: string; readonly value: SymInt } {
+  declareVariable(range: { readonly min: number; readonly max: number; readonly extent?: SymInt }): {
+    readonly name: string;
+    readonly value: SymInt;
+  } {
     const name = `ix${this.counter++}`;
     return { name, value: indexVar(name, range) };
   }
@@ -287,7 +295,11 @@ export class IndexEmitter {
         x = p.let('magic_x', uint32, shr(x, s));
         parts.push(s);
       }
-      const shift = p.let('magic_shift', uint32, parts.reduce((acc, s) => add(acc, s), x));
+      const shift = p.let(
+        'magic_shift',
+        uint32,
+        parts.reduce((acc, s) => add(acc, s), x),
+      );
       const d64 = cast(d, uint64);
       const m = add(div(mul(lit(2 ** 32, uint64), sub(shl(lit(1, uint64), shift), d64)), d64), lit(1, uint64));
       const multiplier = p.let('magic_multiplier', uint32, cast(m, uint32));

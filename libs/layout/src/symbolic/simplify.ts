@@ -1,7 +1,19 @@
 import { SymbolicArithmeticError } from '../errors.ts';
 import { floorDivInt, gcd, modInt, xorInt } from '../integerMath.ts';
 import { atomInterval, coefficientGcd, intervalOf, type BoundsMode } from './bounds.ts';
-import { asAtom, checkSafe, formatSymInt, fromAtom, fromTerms, keyOf, type Atom, type FloorDivAtom, type SymExpr, type SymInt, type Term } from './expr.ts';
+import {
+  asAtom,
+  checkSafe,
+  formatSymInt,
+  fromAtom,
+  fromTerms,
+  keyOf,
+  type Atom,
+  type FloorDivAtom,
+  type SymExpr,
+  type SymInt,
+  type Term,
+} from './expr.ts';
 import { add, monoKeyOf, mul, scale, sub } from './poly.ts';
 
 /**
@@ -260,7 +272,8 @@ function lowerBoundStep(x: SymExpr): SymInt | undefined {
     const rest = restAtoms.length === 0 ? t.coef : fromTerms(0, new Map([[monoKeyOf(restAtoms), { coef: t.coef, atoms: restAtoms }]]));
     changed = true;
     if (lo >= 0) continue; // rest ≥ 0 and atom ≥ 0: the term is ≥ 0
-    if (hi <= 0) parts.push(mul(rest, sub(extentOf(atom)!, 1))); // rest ≤ 0 and atom ≤ extent − 1
+    if (hi <= 0)
+      parts.push(mul(rest, sub(extentOf(atom)!, 1))); // rest ≤ 0 and atom ≤ extent − 1
     else return undefined;
   }
   return changed ? add(...parts) : undefined;

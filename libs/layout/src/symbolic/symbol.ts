@@ -26,7 +26,8 @@ export function symbol(name: string, domain: Partial<SymbolDomain> = {}): SymExp
   }
   const min = ceilDivInt(rawMin, multipleOf) * multipleOf;
   const max = floorDivInt(rawMax, multipleOf) * multipleOf;
-  if (min > max) throw new InvalidParameterError(`symbol ${name}: domain`, 'must contain a value', `[${rawMin}, ${rawMax}] multiples of ${multipleOf}`);
+  if (min > max)
+    throw new InvalidParameterError(`symbol ${name}: domain`, 'must contain a value', `[${rawMin}, ${rawMax}] multiples of ${multipleOf}`);
   return fromAtom({ kind: 'symbol', name, min, max, multipleOf, key: `$${name}` });
 }
 

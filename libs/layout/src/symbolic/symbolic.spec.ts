@@ -25,7 +25,11 @@ const s = symbol('s', { min: 1, max: 40 });
 const t = symbol('t', { min: 2, max: 9 });
 const w = symbol('w', { min: 4, max: 64, multipleOf: 4 });
 
-const bindingsArb = fc.record({ s: fc.integer({ min: 1, max: 40 }), t: fc.integer({ min: 2, max: 9 }), w: fc.integer({ min: 1, max: 16 }).map((x) => 4 * x) });
+const bindingsArb = fc.record({
+  s: fc.integer({ min: 1, max: 40 }),
+  t: fc.integer({ min: 2, max: 9 }),
+  w: fc.integer({ min: 1, max: 16 }).map((x) => 4 * x),
+});
 
 type Node = { expr: SymInt; eval: (b: Bindings) => number };
 
@@ -53,9 +57,15 @@ const exprArb: fc.Arbitrary<Node> = fc.letrec<{ node: Node }>((tie) => ({
       const b = positive(b0);
       return { expr: mod(a.expr, b.expr), eval: (x: Bindings) => modInt(a.eval(x), b.eval(x)) };
     }),
-    fc.tuple(tie('node'), fc.constantFrom(1, 2, 3, 4, 8, 16)).map(([a, c]) => ({ expr: floorDiv(a.expr, c), eval: (x: Bindings) => floorDivInt(a.eval(x), c) })),
-    fc.tuple(tie('node'), fc.constantFrom(1, 2, 3, 4, 8, 16)).map(([a, c]) => ({ expr: mod(a.expr, c), eval: (x: Bindings) => modInt(a.eval(x), c) })),
-    fc.tuple(tie('node'), fc.integer({ min: 0, max: 7 })).map(([a, k]) => ({ expr: xor(a.expr, k), eval: (x: Bindings) => xorInt(a.eval(x), k) })),
+    fc
+      .tuple(tie('node'), fc.constantFrom(1, 2, 3, 4, 8, 16))
+      .map(([a, c]) => ({ expr: floorDiv(a.expr, c), eval: (x: Bindings) => floorDivInt(a.eval(x), c) })),
+    fc
+      .tuple(tie('node'), fc.constantFrom(1, 2, 3, 4, 8, 16))
+      .map(([a, c]) => ({ expr: mod(a.expr, c), eval: (x: Bindings) => modInt(a.eval(x), c) })),
+    fc
+      .tuple(tie('node'), fc.integer({ min: 0, max: 7 }))
+      .map(([a, k]) => ({ expr: xor(a.expr, k), eval: (x: Bindings) => xorInt(a.eval(x), k) })),
   ),
 })).node;
 

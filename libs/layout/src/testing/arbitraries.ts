@@ -64,7 +64,22 @@ export interface RandomStage {
   readonly upperDimIds: readonly (readonly number[])[];
 }
 
-const allKinds: readonly RandomTransformKind[] = ['passThrough', 'pad', 'leftPad', 'rightPad', 'embed', 'merge', 'unmerge', 'freeze', 'insert', 'replicate', 'slice', 'modulo', 'xor', 'offset'];
+const allKinds: readonly RandomTransformKind[] = [
+  'passThrough',
+  'pad',
+  'leftPad',
+  'rightPad',
+  'embed',
+  'merge',
+  'unmerge',
+  'freeze',
+  'insert',
+  'replicate',
+  'slice',
+  'modulo',
+  'xor',
+  'offset',
+];
 
 /** Deterministic chooser over a stream of random naturals (shrinks toward choice 0 = simplest). */
 class Chooser {
@@ -167,7 +182,10 @@ export function buildRandomDescriptor(entropy: readonly number[], options: Descr
       else if (kind === 'rightPad' && grown < maxElements) add(rightPad(L, 1 + c.next(3)), [i]);
       else if (kind === 'merge' && remaining >= 2) {
         const k = Math.min(remaining, 2 + c.next(2));
-        add(merge(top.slice(i, i + k)), Array.from({ length: k }, (_, j) => i + j));
+        add(
+          merge(top.slice(i, i + k)),
+          Array.from({ length: k }, (_, j) => i + j),
+        );
         i += k;
         continue;
       } else if (kind === 'unmerge') {
@@ -219,7 +237,9 @@ export function buildRandomDescriptor(entropy: readonly number[], options: Descr
     stages.push({ transforms, lowerDimIds: lowerIds, upperDimIds: upperIds });
     recipe.push(transforms.map((t, k) => `${t.toString()} [${lowerIds[k]!.join(' ')}]→[${upperIds[k]!.join(' ')}]`).join('; '));
   }
-  const symbols = [...freeSymbols([...desc.lengths, desc.elementSpaceSize, ...desc.adaptor.transforms.flatMap((t) => [...t.upperLengths])]).values()];
+  const symbols = [
+    ...freeSymbols([...desc.lengths, desc.elementSpaceSize, ...desc.adaptor.transforms.flatMap((t) => [...t.upperLengths])]).values(),
+  ];
   for (const t of desc.adaptor.transforms) for (const a of t.symbols.values()) if (!symbols.some((s) => s.name === a.name)) symbols.push(a);
   return { descriptor: desc, symbols, recipe: recipe.join('\n'), base, stages };
 }
@@ -248,7 +268,9 @@ export function descriptorArb(options: DescriptorArbOptions = {}): fc.Arbitrary<
 
 /** Bindings for `symbols`, each inside its declared domain. */
 export function bindingsArb(symbols: readonly SymbolAtom[]): fc.Arbitrary<Bindings> {
-  const entries = symbols.map((s) => fc.integer({ min: s.min / s.multipleOf, max: s.max / s.multipleOf }).map((k) => [s.name, k * s.multipleOf] as const));
+  const entries = symbols.map((s) =>
+    fc.integer({ min: s.min / s.multipleOf, max: s.max / s.multipleOf }).map((k) => [s.name, k * s.multipleOf] as const),
+  );
   return fc.tuple(...entries).map((kv) => Object.fromEntries(kv));
 }
 
@@ -258,7 +280,9 @@ export function indexArb(lengths: readonly number[]): fc.Arbitrary<number[]> {
 }
 
 /** A descriptor with bindings and an in-range index (and the bound lengths). */
-export function descriptorCaseArb(options: DescriptorArbOptions = {}): fc.Arbitrary<{ rd: RandomDescriptor; bindings: Bindings; lengths: number[]; index: number[] }> {
+export function descriptorCaseArb(
+  options: DescriptorArbOptions = {},
+): fc.Arbitrary<{ rd: RandomDescriptor; bindings: Bindings; lengths: number[]; index: number[] }> {
   return descriptorArb(options).chain((rd) =>
     bindingsArb(rd.symbols).chain((bindings) => {
       const lengths = rd.descriptor.lengths.map((l) => evaluateSymInt(l, bindings));
@@ -295,7 +319,10 @@ export function transformArb(kinds: readonly RandomTransformKind[] = allKinds): 
     pad: fc.tuple(len(), fc.nat(3), fc.nat(3), fc.boolean()).map(([l, a, b, skip]) => pad(l, a, b, skip)),
     leftPad: fc.tuple(len(), fc.nat(3)).map(([l, a]) => leftPad(l, a)),
     rightPad: fc.tuple(len(), fc.nat(3)).map(([l, a]) => rightPad(l, a)),
-    embed: fc.integer({ min: 1, max: 3 }).chain((n) => fc.tuple(lengthsArb([n, n]), fc.array(fc.integer({ min: -4, max: 9 }), { minLength: n, maxLength: n }))).map(([l, c]) => embed(l, c)),
+    embed: fc
+      .integer({ min: 1, max: 3 })
+      .chain((n) => fc.tuple(lengthsArb([n, n]), fc.array(fc.integer({ min: -4, max: 9 }), { minLength: n, maxLength: n })))
+      .map(([l, c]) => embed(l, c)),
     merge: lengthsArb([1, 4]).map((l) => merge(l)),
     unmerge: lengthsArb([1, 4]).map((l) => unmerge(l)),
     freeze: fc.nat(5).map((i) => freeze(i)),
@@ -310,7 +337,9 @@ export function transformArb(kinds: readonly RandomTransformKind[] = allKinds): 
 }
 
 /** A static transform with an in-range upper index and a step keeping it in range (negative steps too). */
-export function transformCaseArb(kinds?: readonly RandomTransformKind[]): fc.Arbitrary<{ transform: Transform; up: number[]; step: number[] }> {
+export function transformCaseArb(
+  kinds?: readonly RandomTransformKind[],
+): fc.Arbitrary<{ transform: Transform; up: number[]; step: number[] }> {
   return transformArb(kinds).chain((transform) => {
     const lengths = transform.upperLengths as number[];
     return indexArb(lengths).chain((up) =>

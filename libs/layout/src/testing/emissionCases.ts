@@ -62,7 +62,13 @@ function encodeExpr(offset: Expr, valid: Expr): Expr {
  * from a runtime base stay inside the smallest admissible lengths, so every prefix stays in range for
  * every binding; some steps leave dims unchanged (to exercise pruning) and steps are of either sign.
  */
-export function buildEmissionCase(rd: RandomDescriptor, name: string, rand: () => number, numMoves = 4, options: Omit<IndexEmitterOptions, 'symbols'> = {}): EmissionCase {
+export function buildEmissionCase(
+  rd: RandomDescriptor,
+  name: string,
+  rand: () => number,
+  numMoves = 4,
+  options: Omit<IndexEmitterOptions, 'symbols'> = {},
+): EmissionCase {
   const desc = rd.descriptor;
   const minLens = desc.lengths.map((l) => intervalOf(l).lo);
   const positions: number[][] = [minLens.map((m) => below(rand, m))];
@@ -81,14 +87,17 @@ export function buildEmissionCase(rd: RandomDescriptor, name: string, rand: () =
     const { offset, valid } = emitCalculateOffset(b, desc, topsOf(p), { ...options, symbols: symbolsOf(p) });
     b.return(encodeExpr(offset, valid));
   });
-  const moves = defineFunction({ name: `${name}_moves`, returns: int64, params: { ...params, moves: { type: int32, range: [0, numMoves] } } }, (b, p) => {
-    const coord = emitMakeTensorCoordinate(b, desc, topsOf(p), { ...options, symbols: symbolsOf(p) });
-    for (let k = 0; k < numMoves; k++) {
-      const step = positions[k + 1]!.map((x, d) => x - positions[k]![d]!);
-      b.if(gt(p['moves']!, lit(k, int32)), (t) => emitMoveTensorCoordinate(t, coord, step));
-    }
-    b.return(encodeExpr(coord.offset, emitCoordinateValid(b, coord)));
-  });
+  const moves = defineFunction(
+    { name: `${name}_moves`, returns: int64, params: { ...params, moves: { type: int32, range: [0, numMoves] } } },
+    (b, p) => {
+      const coord = emitMakeTensorCoordinate(b, desc, topsOf(p), { ...options, symbols: symbolsOf(p) });
+      for (let k = 0; k < numMoves; k++) {
+        const step = positions[k + 1]!.map((x, d) => x - positions[k]![d]!);
+        b.if(gt(p['moves']!, lit(k, int32)), (t) => emitMoveTensorCoordinate(t, coord, step));
+      }
+      b.return(encodeExpr(coord.offset, emitCoordinateValid(b, coord)));
+    },
+  );
   return { rd, calc, moves, positions };
 }
 
@@ -97,7 +106,10 @@ export function randomInputs(c: EmissionCase, rand: () => number): { bindings: B
   const bindings: Record<string, number> = {};
   for (const s of c.rd.symbols) bindings[s.name] = s.min + s.multipleOf * below(rand, (s.max - s.min) / s.multipleOf + 1);
   const lengths = c.rd.descriptor.lengths.map((l) => evaluateSymInt(l, bindings));
-  const span = c.positions.reduce((acc, p) => acc.map((m, d) => Math.max(m, p[d]!)), lengths.map(() => 0));
+  const span = c.positions.reduce(
+    (acc, p) => acc.map((m, d) => Math.max(m, p[d]!)),
+    lengths.map(() => 0),
+  );
   const base = lengths.map((l, d) => below(rand, l - span[d]!));
   return { bindings, base, lengths };
 }

@@ -1,10 +1,38 @@
 // A tiny interpreter for straight-line emitted code (declarations, assignments, if/else, blocks,
 // return) on top of codegen's exact `evaluate`: lets emission be checked in-process on thousands of
 // cases before the g++ batch checks the same code compiled.
-import { add, bitAnd, bitOr, bitXor, cast, div, evaluate, mod, mul, shl, shr, sub, type Expr, type FunctionDef, type Scalar, type Stmt } from '@tilekit/codegen';
+import {
+  add,
+  bitAnd,
+  bitOr,
+  bitXor,
+  cast,
+  div,
+  evaluate,
+  mod,
+  mul,
+  shl,
+  shr,
+  sub,
+  type Expr,
+  type FunctionDef,
+  type Scalar,
+  type Stmt,
+} from '@tilekit/codegen';
 
 type Env = Record<string, Scalar>;
-const compound: Record<string, (a: Expr, b: Expr) => Expr> = { '+=': add, '-=': sub, '*=': mul, '/=': div, '%=': mod, '<<=': shl, '>>=': shr, '&=': bitAnd, '|=': bitOr, '^=': bitXor };
+const compound: Record<string, (a: Expr, b: Expr) => Expr> = {
+  '+=': add,
+  '-=': sub,
+  '*=': mul,
+  '/=': div,
+  '%=': mod,
+  '<<=': shl,
+  '>>=': shr,
+  '&=': bitAnd,
+  '|=': bitOr,
+  '^=': bitXor,
+};
 
 class Return {
   readonly value: Scalar | undefined;

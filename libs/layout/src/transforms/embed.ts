@@ -1,7 +1,16 @@
 import type { Bindings } from '../symbolic/evaluate.ts';
 import type { SymInt } from '../symbolic/expr.ts';
 import { add, mul } from '../symbolic/poly.ts';
-import { checkArity, checkInteger, checkLength, formatList, TransformBase, unknownVectors, type TransformStep, type VectorLengthsStrides } from './transform.ts';
+import {
+  checkArity,
+  checkInteger,
+  checkLength,
+  formatList,
+  TransformBase,
+  unknownVectors,
+  type TransformStep,
+  type VectorLengthsStrides,
+} from './transform.ts';
 
 /**
  * `embed(lengths[n], coefficients[n])`: n → 1, low = Σ up_i·coef_i (a strided view). Linear; always

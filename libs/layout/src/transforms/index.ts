@@ -1,4 +1,11 @@
-export { checkArity, TransformBase, type Transform, type TransformKind, type TransformStep, type VectorLengthsStrides } from './transform.ts';
+export {
+  checkArity,
+  TransformBase,
+  type Transform,
+  type TransformKind,
+  type TransformStep,
+  type VectorLengthsStrides,
+} from './transform.ts';
 export { embed, Embed } from './embed.ts';
 export { freeze, Freeze } from './freeze.ts';
 export { insert, Insert } from './insert.ts';

@@ -1,7 +1,15 @@
 import type { Bindings } from '../symbolic/evaluate.ts';
 import type { SymInt } from '../symbolic/expr.ts';
 import { add } from '../symbolic/poly.ts';
-import { checkInteger, checkLength, formatSymInt, TransformBase, vectorGcd, type TransformStep, type VectorLengthsStrides } from './transform.ts';
+import {
+  checkInteger,
+  checkLength,
+  formatSymInt,
+  TransformBase,
+  vectorGcd,
+  type TransformStep,
+  type VectorLengthsStrides,
+} from './transform.ts';
 
 /** `offset(L, off)`: 1 → 1, upper length L, low = up + off. Linear, always valid. Vector rule: gcd(V, off). */
 export class Offset extends TransformBase {

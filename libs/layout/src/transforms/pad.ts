@@ -1,7 +1,15 @@
 import type { Bindings } from '../symbolic/evaluate.ts';
 import type { SymInt } from '../symbolic/expr.ts';
 import { add, sub } from '../symbolic/poly.ts';
-import { checkLength, checkNonNegative, formatSymInt, TransformBase, vectorGcd, type TransformStep, type VectorLengthsStrides } from './transform.ts';
+import {
+  checkLength,
+  checkNonNegative,
+  formatSymInt,
+  TransformBase,
+  vectorGcd,
+  type TransformStep,
+  type VectorLengthsStrides,
+} from './transform.ts';
 
 /** Which ends of a padded dim are checked: an end is checked where there is padding to reject. */
 interface PaddedEnds {

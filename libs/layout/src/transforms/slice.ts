@@ -3,7 +3,15 @@ import type { Bindings } from '../symbolic/evaluate.ts';
 import type { SymInt } from '../symbolic/expr.ts';
 import { add, sub } from '../symbolic/poly.ts';
 import { proveLessEqual } from '../symbolic/simplify.ts';
-import { checkLength, checkNonNegative, formatSymInt, TransformBase, vectorGcd, type TransformStep, type VectorLengthsStrides } from './transform.ts';
+import {
+  checkLength,
+  checkNonNegative,
+  formatSymInt,
+  TransformBase,
+  vectorGcd,
+  type TransformStep,
+  type VectorLengthsStrides,
+} from './transform.ts';
 
 /**
  * `slice(L, begin, end)`: 1 → 1, upper length end − begin, low = up + begin, with

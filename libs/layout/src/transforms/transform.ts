@@ -84,7 +84,12 @@ export interface Transform {
   /** Convenience: lower index of one upper index. */
   calculateLowerIndex(up: readonly number[], bindings?: Bindings): number[];
   /** Convenience: CK's `update_lower_index` on plain arrays. */
-  updateLowerIndex(dUp: readonly number[], upNew: readonly number[], lowOld: readonly number[], bindings?: Bindings): { dLow: number[]; lowNew: number[] };
+  updateLowerIndex(
+    dUp: readonly number[],
+    upNew: readonly number[],
+    lowOld: readonly number[],
+    bindings?: Bindings,
+  ): { dLow: number[]; lowNew: number[] };
   /** Convenience: the runtime validity predicate. */
   isValidUpperIndex(up: readonly number[], bindings?: Bindings): boolean;
 }
@@ -132,7 +137,12 @@ export abstract class TransformBase implements Transform {
     return h.slice(nu);
   }
 
-  updateLowerIndex(dUp: readonly number[], upNew: readonly number[], lowOld: readonly number[], bindings: Bindings = NO_BINDINGS): { dLow: number[]; lowNew: number[] } {
+  updateLowerIndex(
+    dUp: readonly number[],
+    upNew: readonly number[],
+    lowOld: readonly number[],
+    bindings: Bindings = NO_BINDINGS,
+  ): { dLow: number[]; lowNew: number[] } {
     checkArity(`${this.kind} upper diff`, this.upperArity, dUp.length);
     checkArity(`${this.kind} upper index`, this.upperArity, upNew.length);
     checkArity(`${this.kind} lower index`, this.lowerArity, lowOld.length);
@@ -145,7 +155,10 @@ export abstract class TransformBase implements Transform {
 
   isValidUpperIndex(up: readonly number[], bindings: Bindings = NO_BINDINGS): boolean {
     checkArity(`${this.kind} upper index`, this.upperArity, up.length);
-    return this.compile(bindings, range(this.upperArity), range(this.lowerArity, this.upperArity)).valid([...up, ...new Array<number>(this.lowerArity).fill(0)]);
+    return this.compile(bindings, range(this.upperArity), range(this.lowerArity, this.upperArity)).valid([
+      ...up,
+      ...new Array<number>(this.lowerArity).fill(0),
+    ]);
   }
 }
 
@@ -156,7 +169,8 @@ export function checkArity(what: string, expected: number, found: number): void 
 
 /** A length: a safe integer ≥ 1, or a SymInt provably ≥ 1. */
 export function checkLength(x: SymInt, what: string): SymInt {
-  if (typeof x === 'number' ? !Number.isSafeInteger(x) || x < 1 : !proveNonNegative(sub(x, 1), 'honest')) throw new InvalidLengthError(what, formatSymInt(x));
+  if (typeof x === 'number' ? !Number.isSafeInteger(x) || x < 1 : !proveNonNegative(sub(x, 1), 'honest'))
+    throw new InvalidLengthError(what, formatSymInt(x));
   return x;
 }
 

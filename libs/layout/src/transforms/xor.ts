@@ -3,7 +3,16 @@ import { isPowerOfTwo, modInt } from '../integerMath.ts';
 import type { Bindings } from '../symbolic/evaluate.ts';
 import type { SymInt } from '../symbolic/expr.ts';
 import { mod, xor as symXor } from '../symbolic/simplify.ts';
-import { checkArity, checkLength, formatList, formatSymInt, TransformBase, unknownVectors, type TransformStep, type VectorLengthsStrides } from './transform.ts';
+import {
+  checkArity,
+  checkLength,
+  formatList,
+  formatSymInt,
+  TransformBase,
+  unknownVectors,
+  type TransformStep,
+  type VectorLengthsStrides,
+} from './transform.ts';
 
 /**
  * `xor([len0, len1])`: 2 → 2 swizzle, low0 = up0, low1 = up1 XOR (up0 mod len1). A bijection of

@@ -8,7 +8,7 @@ function step(x: number, up: boolean): number {
   view.setFloat64(0, x);
   const bits = view.getBigUint64(0);
   // Moving away from zero increments the magnitude's bit pattern; toward zero decrements it.
-  view.setBigUint64(0, (x > 0) === up ? bits + 1n : bits - 1n);
+  view.setBigUint64(0, x > 0 === up ? bits + 1n : bits - 1n);
   return view.getFloat64(0);
 }
 

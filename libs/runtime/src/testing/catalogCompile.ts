@@ -15,7 +15,13 @@ export interface CatalogInstance extends CompilableInstance {
  * frame, static shared memory other than the instance's, or one of ptxas's Hopper performance
  * diagnostics (C7514/C7515: wgmma serialized; C7508/C7510: setmaxnreg ignored). Empty when all hold.
  */
-export async function catalogCompileProblems(label: string, instances: readonly CatalogInstance[], compiler: Compiler, flags: readonly string[], log: (line: string) => void = console.log): Promise<string[]> {
+export async function catalogCompileProblems(
+  label: string,
+  instances: readonly CatalogInstance[],
+  compiler: Compiler,
+  flags: readonly string[],
+  log: (line: string) => void = console.log,
+): Promise<string[]> {
   const results = new Map<string, CompileResult>();
   const problems: string[] = [];
   const queue = [...instances];
@@ -28,7 +34,9 @@ export async function catalogCompileProblems(label: string, instances: readonly 
         results.set(instance.name, result);
         const r = result.resources;
         done++;
-        log(`[${label} ${done}/${instances.length}] ${instance.name}: ${r.registers} registers, ${r.sharedBytes} B static smem, spills ${r.spillStores}/${r.spillLoads} B, stack ${r.stackFrame} B (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+        log(
+          `[${label} ${done}/${instances.length}] ${instance.name}: ${r.registers} registers, ${r.sharedBytes} B static smem, spills ${r.spillStores}/${r.spillLoads} B, stack ${r.stackFrame} B (${((performance.now() - started) / 1000).toFixed(1)} s)`,
+        );
       } catch (error) {
         done++;
         problems.push(`${instance.name}: ${(error as Error).message}`);
@@ -41,9 +49,11 @@ export async function catalogCompileProblems(label: string, instances: readonly 
     const r = results.get(instance.name);
     if (r === undefined) continue;
     if (!r.resourcesReported) problems.push(`${instance.name}: ptxas reported no resources`);
-    if (r.resources.spillStores > 0 || r.resources.spillLoads > 0) problems.push(`${instance.name}: spills ${r.resources.spillStores}/${r.resources.spillLoads} bytes`);
+    if (r.resources.spillStores > 0 || r.resources.spillLoads > 0)
+      problems.push(`${instance.name}: spills ${r.resources.spillStores}/${r.resources.spillLoads} bytes`);
     if (r.resources.stackFrame > 0) problems.push(`${instance.name}: ${r.resources.stackFrame}-byte stack frame`);
-    if (r.resources.sharedBytes !== instance.staticSharedBytes) problems.push(`${instance.name}: ${r.resources.sharedBytes} B static smem, the instance says ${instance.staticSharedBytes}`);
+    if (r.resources.sharedBytes !== instance.staticSharedBytes)
+      problems.push(`${instance.name}: ${r.resources.sharedBytes} B static smem, the instance says ${instance.staticSharedBytes}`);
     const diag = r.log.match(/C75(08|10|14|15)[^\n]*/g);
     if (diag !== null) problems.push(`${instance.name}: ${diag.join(' | ')}`);
   }

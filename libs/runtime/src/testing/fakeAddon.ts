@@ -150,8 +150,7 @@ export function createFakeAddon(options: { totalMemory?: number } = {}): FakeAdd
     },
     eventSynchronize: () => undefined,
     eventQuery: () => true,
-    eventElapsedTime: (start, end) =>
-      (end as unknown as { time: number }).time - (start as unknown as { time: number }).time,
+    eventElapsedTime: (start, end) => (end as unknown as { time: number }).time - (start as unknown as { time: number }).time,
     moduleLoad: () => ({ kind: 'module' }) as unknown as ModuleHandle,
     moduleUnload: () => undefined,
     moduleGetFunction: (_module, name) => {

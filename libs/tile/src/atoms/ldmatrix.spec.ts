@@ -26,8 +26,17 @@ const configs: Required<Pick<LdmatrixSpec, 'num' | 'trans' | 'grid' | 'order'>>[
 for (const trans of [false, true])
   for (const order of ['columnMajor', 'rowMajor'] as const) {
     configs.push({ num: 1, trans, grid: [1, 1], order });
-    for (const grid of [[2, 1], [1, 2]] as const) configs.push({ num: 2, trans, grid, order });
-    for (const grid of [[2, 2], [4, 1], [1, 4]] as const) configs.push({ num: 4, trans, grid, order });
+    for (const grid of [
+      [2, 1],
+      [1, 2],
+    ] as const)
+      configs.push({ num: 2, trans, grid, order });
+    for (const grid of [
+      [2, 2],
+      [4, 1],
+      [1, 4],
+    ] as const)
+      configs.push({ num: 4, trans, grid, order });
   }
 
 describe('ldmatrix fragments match the PTX ISA cell by cell', () => {
@@ -56,16 +65,30 @@ describe('ldmatrix fragments match the PTX ISA cell by cell', () => {
     }
     const x4 = ldmatrixAtom({ num: 4 });
     expect([0, 7, 8, 15, 16, 31].map((l) => x4.rowAddressOf(l))).toEqual([
-      [0, 0], [7, 0], [8, 0], [15, 0], [0, 8], [15, 8],
+      [0, 0],
+      [7, 0],
+      [8, 0],
+      [15, 0],
+      [0, 8],
+      [15, 8],
     ]);
     expect(() => x4.rowAddressOf(32)).toThrow(AtomError);
   });
 
   it('literal cells: lane 0 holds (0, 0..1); lane 5 holds (1, 2..3), or with .trans (2..3, 1)', () => {
     const x1 = ldmatrixAtom({ num: 1 });
-    expect([x1.elementXIndex(0, 0), x1.elementXIndex(0, 1), x1.elementXIndex(5, 0), x1.elementXIndex(5, 1)]).toEqual([[0, 0], [0, 1], [1, 2], [1, 3]]);
+    expect([x1.elementXIndex(0, 0), x1.elementXIndex(0, 1), x1.elementXIndex(5, 0), x1.elementXIndex(5, 1)]).toEqual([
+      [0, 0],
+      [0, 1],
+      [1, 2],
+      [1, 3],
+    ]);
     const t1 = ldmatrixAtom({ num: 1, trans: true });
-    expect([t1.elementXIndex(5, 0), t1.elementXIndex(5, 1), t1.elementXIndex(31, 1)]).toEqual([[2, 1], [3, 1], [7, 7]]);
+    expect([t1.elementXIndex(5, 0), t1.elementXIndex(5, 1), t1.elementXIndex(31, 1)]).toEqual([
+      [2, 1],
+      [3, 1],
+      [7, 7],
+    ]);
     expect(t1.instruction).toBe('ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16');
   });
 

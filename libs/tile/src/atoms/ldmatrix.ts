@@ -34,7 +34,8 @@ export class LdmatrixAtom extends FragmentAtom {
       dtype: spec.dtype,
       xNames: ['row', 'col'],
       encoding,
-      reference: 'PTX ISA 9.7.14.5.15 "Warp-level matrix load instruction: ldmatrix" (#warp-level-matrix-instructions-ldmatrix), Figure 104 and the .num address table',
+      reference:
+        'PTX ISA 9.7.14.5.15 "Warp-level matrix load instruction: ldmatrix" (#warp-level-matrix-instructions-ldmatrix), Figure 104 and the .num address table',
     });
     this.num = spec.num;
     this.trans = spec.trans;
@@ -78,20 +79,28 @@ export function ldmatrixAtom(spec: LdmatrixSpec): LdmatrixAtom {
   const grid = spec.grid ?? (num === 1 ? [1, 1] : num === 2 ? [2, 1] : [2, 2]);
   const [gr, gc] = grid;
   if (!Number.isSafeInteger(gr) || !Number.isSafeInteger(gc) || gr < 1 || gc < 1 || gr * gc !== num) {
-    throw new AtomError('ldmatrixAtom', `grid must be [rows, cols] of positive integers with rows·cols = num (${num})`, `[${grid.join(', ')}]`);
+    throw new AtomError(
+      'ldmatrixAtom',
+      `grid must be [rows, cols] of positive integers with rows·cols = num (${num})`,
+      `[${grid.join(', ')}]`,
+    );
   }
   const dtype = spec.dtype ?? 'fp16';
   if (dtype !== 'fp16' && dtype !== 'bf16') throw new AtomError('ldmatrixAtom', 'dtype must be a 16-bit type (fp16, bf16) for .b16', dtype);
   const trans = spec.trans ?? false;
   const order = spec.order ?? 'columnMajor';
-  if (order !== 'columnMajor' && order !== 'rowMajor') throw new AtomError('ldmatrixAtom', 'order must be columnMajor or rowMajor', String(order));
+  if (order !== 'columnMajor' && order !== 'rowMajor')
+    throw new AtomError('ldmatrixAtom', 'order must be columnMajor or rowMajor', String(order));
 
   // Digit lists: [grid digit if > 1, then the in-matrix digits].
   const rowIn = trans ? [4, 2] : [8];
   const colIn = trans ? [8] : [4, 2];
   const rowOff = gr > 1 ? 1 : 0;
   const colOff = gc > 1 ? 1 : 0;
-  const hs = [[...(gr > 1 ? [gr] : []), ...rowIn], [...(gc > 1 ? [gc] : []), ...colIn]];
+  const hs = [
+    [...(gr > 1 ? [gr] : []), ...rowIn],
+    [...(gc > 1 ? [gc] : []), ...colIn],
+  ];
   // The lane is (g, t) = (lane / 4, lane % 4): g is the 8-digit, t the 4-digit.
   const lane = trans ? [hRef(1, colOff), hRef(0, rowOff)] : [hRef(0, rowOff), hRef(1, colOff)];
   const pair = trans ? hRef(0, rowOff + 1) : hRef(1, colOff + 1);

@@ -21,8 +21,18 @@ export interface MmaAtoms {
   readonly c: FragmentAtom;
 }
 
-const ptxType: Partial<Record<DTypeName, string>> = { fp16: 'f16', bf16: 'bf16', fp8e4m3fn: 'e4m3', fp8e5m2: 'e5m2', int8: 's8', uint8: 'u8' };
-const inputsOf: Record<MmaSyncShape, readonly DTypeName[]> = { m16n8k16: ['fp16', 'bf16'], m16n8k32: ['fp8e4m3fn', 'fp8e5m2', 'int8', 'uint8'] };
+const ptxType: Partial<Record<DTypeName, string>> = {
+  fp16: 'f16',
+  bf16: 'bf16',
+  fp8e4m3fn: 'e4m3',
+  fp8e5m2: 'e5m2',
+  int8: 's8',
+  uint8: 'u8',
+};
+const inputsOf: Record<MmaSyncShape, readonly DTypeName[]> = {
+  m16n8k16: ['fp16', 'bf16'],
+  m16n8k32: ['fp8e4m3fn', 'fp8e5m2', 'int8', 'uint8'],
+};
 const sections: Record<MmaSyncShape, string> = {
   m16n8k16: 'PTX ISA 9.7.14.5.8 "Matrix Fragments for mma.m16n8k16 with floating point type" (#warp-level-matrix-fragment-mma-16816-float)',
   m16n8k32: 'PTX ISA 9.7.14.5.10 "Matrix Fragments for mma.m16n8k32" (#warp-level-matrix-fragment-mma-16832)',
@@ -54,17 +64,55 @@ export function mmaSyncAtoms(shape: MmaSyncShape, dtype: DTypeName): MmaAtoms {
   const target: TargetName = dtype === 'fp8e4m3fn' || dtype === 'fp8e5m2' ? 'sm_90a' : 'sm_80';
   const base = `mma.${shape}.${inPtx}`;
   const ref = sections[shape];
-  const a = new TileDistributionEncoding({ hs: [[2, 8], [2, 4, p]], ps: [[hRef(0, 1), hRef(1, 1)]], ys: [hRef(1, 0), hRef(0, 0), hRef(1, 2)] });
+  const a = new TileDistributionEncoding({
+    hs: [
+      [2, 8],
+      [2, 4, p],
+    ],
+    ps: [[hRef(0, 1), hRef(1, 1)]],
+    ys: [hRef(1, 0), hRef(0, 0), hRef(1, 2)],
+  });
   const b = new TileDistributionEncoding({ hs: [[2, 4, p], [8]], ps: [[hRef(1, 0), hRef(0, 1)]], ys: [hRef(0, 0), hRef(0, 2)] });
-  const c = new TileDistributionEncoding({ hs: [[2, 8], [4, 2]], ps: [[hRef(0, 1), hRef(1, 0)]], ys: [hRef(0, 0), hRef(1, 1)] });
+  const c = new TileDistributionEncoding({
+    hs: [
+      [2, 8],
+      [4, 2],
+    ],
+    ps: [[hRef(0, 1), hRef(1, 0)]],
+    ys: [hRef(0, 0), hRef(1, 1)],
+  });
   const common = { instruction, target };
   return {
     instruction,
     m: 16,
     n: 8,
     k,
-    a: new FragmentAtom({ ...common, name: `${base}.A`, operand: 'A', dtype, xNames: ['m', 'k'], encoding: a, reference: `${ref}, multiplicand A` }),
-    b: new FragmentAtom({ ...common, name: `${base}.B`, operand: 'B', dtype, xNames: ['k', 'n'], encoding: b, reference: `${ref}, multiplicand B` }),
-    c: new FragmentAtom({ ...common, name: `${base}.C`, operand: 'C', dtype: acc, xNames: ['m', 'n'], encoding: c, reference: `${ref}, accumulators C/D` }),
+    a: new FragmentAtom({
+      ...common,
+      name: `${base}.A`,
+      operand: 'A',
+      dtype,
+      xNames: ['m', 'k'],
+      encoding: a,
+      reference: `${ref}, multiplicand A`,
+    }),
+    b: new FragmentAtom({
+      ...common,
+      name: `${base}.B`,
+      operand: 'B',
+      dtype,
+      xNames: ['k', 'n'],
+      encoding: b,
+      reference: `${ref}, multiplicand B`,
+    }),
+    c: new FragmentAtom({
+      ...common,
+      name: `${base}.C`,
+      operand: 'C',
+      dtype: acc,
+      xNames: ['m', 'n'],
+      encoding: c,
+      reference: `${ref}, accumulators C/D`,
+    }),
   };
 }

@@ -38,9 +38,15 @@ describe('wgmma m64nNk16 accumulator matches the PTX ISA cell by cell', () => {
 
   it('agrees with CUTLASS CLayout_64xN and with literal cells', () => {
     const atom = wgmmaAccumulatorAtom({ n: 256 });
-    for (let thread = 0; thread < 128; thread++) for (let i = 0; i < 128; i++) expect(atom.elementXIndex(thread, i)).toEqual(cutlassCLayout(thread, i));
+    for (let thread = 0; thread < 128; thread++)
+      for (let i = 0; i < 128; i++) expect(atom.elementXIndex(thread, i)).toEqual(cutlassCLayout(thread, i));
     expect([0, 1, 2, 3, 4, 5].map((i) => atom.elementXIndex(0, i))).toEqual([
-      [0, 0], [0, 1], [8, 0], [8, 1], [0, 8], [0, 9],
+      [0, 0],
+      [0, 1],
+      [8, 0],
+      [8, 1],
+      [0, 8],
+      [0, 9],
     ]);
     expect(atom.elementXIndex(32, 0)).toEqual([16, 0]);
     expect(atom.elementXIndex(127, 127)).toEqual([63, 255]);
@@ -59,7 +65,7 @@ describe('wgmma m64nNk16 accumulator matches the PTX ISA cell by cell', () => {
         }
   });
 
-  it('int32 (the .s32 D of m64nNk32 s8/u8): the f32 layout cell by cell, N/2 32-bit registers, only the integer shapes\' N', () => {
+  it("int32 (the .s32 D of m64nNk32 s8/u8): the f32 layout cell by cell, N/2 32-bit registers, only the integer shapes' N", () => {
     const integerNs = [8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256];
     for (let n = 8; n <= 256; n += 8) {
       if (!integerNs.includes(n)) {

@@ -33,10 +33,13 @@ const wgmmaIntegerNs: readonly number[] = Object.freeze([8, 16, 24, ...Array.fro
  */
 export function wgmmaAccumulatorAtom(spec: WgmmaAccumulatorSpec): FragmentAtom {
   const n = spec.n;
-  if (!Number.isSafeInteger(n) || n < 8 || n > 256 || n % 8 !== 0) throw new AtomError('wgmmaAccumulatorAtom', 'n must be a multiple of 8 in [8, 256]', String(n));
+  if (!Number.isSafeInteger(n) || n < 8 || n > 256 || n % 8 !== 0)
+    throw new AtomError('wgmmaAccumulatorAtom', 'n must be a multiple of 8 in [8, 256]', String(n));
   const dtype = spec.dtype ?? 'fp32';
-  if (dtype !== 'fp32' && dtype !== 'fp16' && dtype !== 'int32') throw new AtomError('wgmmaAccumulatorAtom', 'the accumulator dtype must be fp32, fp16 or int32', dtype);
-  if (dtype === 'int32' && !wgmmaIntegerNs.includes(n)) throw new AtomError('wgmmaAccumulatorAtom', `n of the integer shape m64nNk32 must be one of ${wgmmaIntegerNs.join(', ')}`, String(n));
+  if (dtype !== 'fp32' && dtype !== 'fp16' && dtype !== 'int32')
+    throw new AtomError('wgmmaAccumulatorAtom', 'the accumulator dtype must be fp32, fp16 or int32', dtype);
+  if (dtype === 'int32' && !wgmmaIntegerNs.includes(n))
+    throw new AtomError('wgmmaAccumulatorAtom', `n of the integer shape m64nNk32 must be one of ${wgmmaIntegerNs.join(', ')}`, String(n));
   const blocks = n / 8;
   const off = blocks > 1 ? 1 : 0;
   const hs = [
@@ -56,7 +59,8 @@ export function wgmmaAccumulatorAtom(spec: WgmmaAccumulatorSpec): FragmentAtom {
       dtype,
       xNames: ['m', 'n'],
       encoding,
-      reference: 'PTX ISA 9.7.15.5.1.1.2 "Matrix Fragments for wgmma.mma_async.m64nNk32" (accumulator D of .s32, the layout of Figure 149); CUTLASS CLayout_64xN',
+      reference:
+        'PTX ISA 9.7.15.5.1.1.2 "Matrix Fragments for wgmma.mma_async.m64nNk32" (accumulator D of .s32, the layout of Figure 149); CUTLASS CLayout_64xN',
     });
   }
   const acc = dtype === 'fp32' ? 'f32' : 'f16';

@@ -46,9 +46,13 @@ export function encodingArb(options: EncodingArbOptions = {}): fc.Arbitrary<Tile
     })
     .chain(({ rs, hs, nP }) => {
       const shape = [rs.length, ...hs.map((h) => h.length)];
-      const ownerArb = shape.map((n, major) => fc.array(fc.integer({ min: major === 0 ? 0 : -1, max: nP - 1 }), { minLength: n, maxLength: n }));
+      const ownerArb = shape.map((n, major) =>
+        fc.array(fc.integer({ min: major === 0 ? 0 : -1, max: nP - 1 }), { minLength: n, maxLength: n }),
+      );
       const keyArb = shape.map((n) => fc.array(fc.integer({ min: 0, max: 1_000_000 }), { minLength: n, maxLength: n }));
-      return fc.record({ owner: fc.tuple(...ownerArb), key: fc.tuple(...keyArb) }).map(({ owner, key }): Raw => ({ rs, hs, nP, owner, key }));
+      return fc
+        .record({ owner: fc.tuple(...ownerArb), key: fc.tuple(...keyArb) })
+        .map(({ owner, key }): Raw => ({ rs, hs, nP, owner, key }));
     })
     .filter((raw) => {
       const pairs = [raw.rs, ...raw.hs].flat().reduce((a, b) => a * b, 1);

@@ -16,7 +16,8 @@ export function fragmentTableViolation(atom: FragmentAtom, cell: FragmentCell): 
     for (let i = 0; i < atom.elementsPerThread; i++) {
       const want = cell(t, i);
       const got = atom.elementXIndex(t, i);
-      if (got[0] !== want[0] || got[1] !== want[1]) return `${atom.name}: thread ${t} element ${i} is at [${got.join(', ')}], the table says [${want.join(', ')}]`;
+      if (got[0] !== want[0] || got[1] !== want[1])
+        return `${atom.name}: thread ${t} element ${i} is at [${got.join(', ')}], the table says [${want.join(', ')}]`;
       const flat = want[0] * cols + want[1];
       if (seen[flat]) return `${atom.name}: [${want.join(', ')}] is held twice`;
       seen[flat] = true;

@@ -38,14 +38,30 @@ import {
   type TensorDescriptor,
 } from '@tilekit/layout';
 import { mmaSyncAtoms } from '../atoms/index.ts';
-import { blockReducePlan, blockTileReduce, evaluateBlockReduce, reduceMax, reduceSum, type CrossThreadStep, type ReduceOp } from '../blockReduce.ts';
+import {
+  blockReducePlan,
+  blockTileReduce,
+  evaluateBlockReduce,
+  reduceMax,
+  reduceSum,
+  type CrossThreadStep,
+  type ReduceOp,
+} from '../blockReduce.ts';
 import { makeVectorLoadEncoding, makeWarpGridEncoding } from '../blockEncodings.ts';
 import { makeDistributedTensor, type DistributedTensor, type ThreadBuffers } from '../distributedTensor.ts';
 import { embedEncoding } from '../embedEncoding.ts';
 import { hRef, rRef, TileDistributionEncoding } from '../tileDistributionEncoding.ts';
 import { BlockEmitter } from '../tileEmitter.ts';
 import { emitStagedCopy } from './stagedCopy.ts';
-import { evaluateLoadTile, evaluateStoreTile, loadTile, makeTensorView, makeTileWindow, storeTile, type WindowValue } from '../tileWindow.ts';
+import {
+  evaluateLoadTile,
+  evaluateStoreTile,
+  loadTile,
+  makeTensorView,
+  makeTileWindow,
+  storeTile,
+  type WindowValue,
+} from '../tileWindow.ts';
 
 /** Element encoding of a buffer: fp32, or fp16 held as its 16-bit pattern (TS values are the bits). */
 export type ParityElement = 'f32' | 'f16';
@@ -270,8 +286,20 @@ function roundTripCase(s: RoundTripSpec): ParityCase {
       const eb = { elementBytes: bytesOfElement(s.element) };
       const origin = s.runtimeOrigin === undefined ? s.origin : s.origin.map((_, i) => p[`o${i}`]!);
       const align = s.runtimeOrigin === undefined ? {} : { originAlignment: s.runtimeOrigin };
-      const ws = makeTileWindow(block, { view: makeTensorView(add(p['src']!, GUARD), s.descriptor, eb), lengths: enc.xLengths, origin, encoding: enc, ...align });
-      const wd = makeTileWindow(block, { view: makeTensorView(add(p['dst']!, GUARD), s.descriptor, eb), lengths: enc.xLengths, origin, encoding: enc, ...align });
+      const ws = makeTileWindow(block, {
+        view: makeTensorView(add(p['src']!, GUARD), s.descriptor, eb),
+        lengths: enc.xLengths,
+        origin,
+        encoding: enc,
+        ...align,
+      });
+      const wd = makeTileWindow(block, {
+        view: makeTensorView(add(p['dst']!, GUARD), s.descriptor, eb),
+        lengths: enc.xLengths,
+        origin,
+        encoding: enc,
+        ...align,
+      });
       const tile = makeDistributedTensor(block, 'tile', enc, elementType(target, s.element));
       block.threads((t) => {
         loadTile(t, ws, tile);
@@ -295,7 +323,10 @@ interface StagingSpec {
  */
 function stagingCase(s: StagingSpec, seed: number): ParityCase {
   const encA = makeVectorLoadEncoding({ rows: 64, cols: 64, vectorLength: 8, warpSize: 32, numWarps: 8 });
-  const encB = embedEncoding(makeWarpGridEncoding({ warps: [4, 2], xs: [{ warpAxis: 0 }, { warpAxis: 1, repeat: 2 }] }), mmaSyncAtoms('m16n8k16', 'fp16').a.encoding);
+  const encB = embedEncoding(
+    makeWarpGridEncoding({ warps: [4, 2], xs: [{ warpAxis: 0 }, { warpAxis: 1, repeat: 2 }] }),
+    mmaSyncAtoms('m16n8k16', 'fp16').a.encoding,
+  );
   const g = makeNaiveTensorDescriptor([64, 64], [64, 1], { vectorLength: 8 });
   const src = halfBitsFill(64 * 64, seed);
   const zero = [0, 0];
@@ -321,9 +352,19 @@ function stagingCase(s: StagingSpec, seed: number): ParityCase {
       const block = new BlockEmitter(b, target, { numThreads: encA.numThreads });
       const eb = { elementBytes: 2 };
       const lds = block.shared('lds', half, s.sharedSize);
-      const wg = makeTileWindow(block, { view: makeTensorView(add(p['src']!, GUARD), g, eb), lengths: [64, 64], origin: zero, encoding: encA });
+      const wg = makeTileWindow(block, {
+        view: makeTensorView(add(p['src']!, GUARD), g, eb),
+        lengths: [64, 64],
+        origin: zero,
+        encoding: encA,
+      });
       const ws = makeTileWindow(block, { view: makeTensorView(lds, s.shared, eb), lengths: [64, 64], origin: zero });
-      const wd = makeTileWindow(block, { view: makeTensorView(add(p['dst']!, GUARD), g, eb), lengths: [64, 64], origin: zero, encoding: encB });
+      const wd = makeTileWindow(block, {
+        view: makeTensorView(add(p['dst']!, GUARD), g, eb),
+        lengths: [64, 64],
+        origin: zero,
+        encoding: encB,
+      });
       const ta = makeDistributedTensor(block, 'ta', encA, half);
       const tb = makeDistributedTensor(block, 'tb', encB, half);
       emitStagedCopy(block, { source: wg, staging: ws, destination: wd, first: ta, second: tb });
@@ -390,7 +431,11 @@ function reduceCase(s: ReduceSpec): ParityCase {
       for (const op of ops) {
         const r = blockTileReduce(block, `red_${op.name}`, tile, s.reduceXs, op);
         dumpRegisters(block, r, p[`${op.name}Regs`]!);
-        const wo = makeTileWindow(block, { view: makeTensorView(p[`${op.name}Out`]!, outDesc), lengths: red.xLengths, origin: red.xLengths.map(() => 0) });
+        const wo = makeTileWindow(block, {
+          view: makeTensorView(p[`${op.name}Out`]!, outDesc),
+          lengths: red.xLengths,
+          origin: red.xLengths.map(() => 0),
+        });
         block.threads((t) => storeTile(t, wo, r));
       }
     },
@@ -419,7 +464,10 @@ export function fixedIrregularEncoding(): TileDistributionEncoding {
 
 /** The mma.sync m16n8k16 C fragment over a 2×2 warp grid with 2 repeats along M: a 64×16 fp32 tile, 128 threads. */
 export function mmaBlockCEncoding(): TileDistributionEncoding {
-  return embedEncoding(makeWarpGridEncoding({ warps: [2, 2], xs: [{ warpAxis: 0, repeat: 2 }, { warpAxis: 1 }] }), mmaSyncAtoms('m16n8k16', 'fp16').c.encoding);
+  return embedEncoding(
+    makeWarpGridEncoding({ warps: [2, 2], xs: [{ warpAxis: 0, repeat: 2 }, { warpAxis: 1 }] }),
+    mmaSyncAtoms('m16n8k16', 'fp16').c.encoding,
+  );
 }
 
 /** Every parity case: load/store round trips and block reductions. */
@@ -494,14 +542,72 @@ export function gpuParityCases(): ParityCase[] {
       origin: [40, 32],
       seed: 6,
     }),
-    stagingCase({ name: 'stage_padded', what: 'fp16 global → padded shared (rows of 72) → mma A-fragment distribution → global', shared: padded, sharedSize: padded.elementSpaceSize as number }, 7),
-    stagingCase({ name: 'stage_swizzled', what: 'fp16 global → xor-swizzled shared (8-element chunks) → mma A-fragment distribution → global', shared: swizzled, sharedSize: 64 * 64 }, 8),
-    reduceCase({ name: 'red_vec_cols', what: 'sum/max over rows of the 64×64 fp32 coalesced-load tile (8 warps: shared memory, then lanes), integer data', encoding: vecFloat, reduceXs: [0], fill: 'integer', seed: 11 }),
-    reduceCase({ name: 'red_vec_rows', what: 'sum/max over columns of the 64×64 fp32 coalesced-load tile (16 lanes: shuffles only), integer data', encoding: vecFloat, reduceXs: [1], fill: 'integer', seed: 12 }),
-    reduceCase({ name: 'red_irregular_x0', what: 'sum/max over X0 of the irregular encoding (3 threads: shared memory; then lanes; partial warp), integer data', encoding: irregular, reduceXs: [0], fill: 'integer', seed: 13 }),
-    reduceCase({ name: 'red_irregular_x1', what: 'sum/max over X1 of the irregular encoding (lanes, partial warp), integer data', encoding: irregular, reduceXs: [1], fill: 'integer', seed: 14 }),
-    reduceCase({ name: 'red_vec_cols_frac', what: 'sum/max over rows of the 64×64 fp32 coalesced-load tile, fractional data (exact: both dialects fold in the same order)', encoding: vecFloat, reduceXs: [0], fill: 'fractional', seed: 15 }),
-    reduceCase({ name: 'red_irregular_x0_frac', what: 'sum/max over X0 of the irregular encoding, fractional data (exact: same fold order)', encoding: irregular, reduceXs: [0], fill: 'fractional', seed: 16 }),
+    stagingCase(
+      {
+        name: 'stage_padded',
+        what: 'fp16 global → padded shared (rows of 72) → mma A-fragment distribution → global',
+        shared: padded,
+        sharedSize: padded.elementSpaceSize as number,
+      },
+      7,
+    ),
+    stagingCase(
+      {
+        name: 'stage_swizzled',
+        what: 'fp16 global → xor-swizzled shared (8-element chunks) → mma A-fragment distribution → global',
+        shared: swizzled,
+        sharedSize: 64 * 64,
+      },
+      8,
+    ),
+    reduceCase({
+      name: 'red_vec_cols',
+      what: 'sum/max over rows of the 64×64 fp32 coalesced-load tile (8 warps: shared memory, then lanes), integer data',
+      encoding: vecFloat,
+      reduceXs: [0],
+      fill: 'integer',
+      seed: 11,
+    }),
+    reduceCase({
+      name: 'red_vec_rows',
+      what: 'sum/max over columns of the 64×64 fp32 coalesced-load tile (16 lanes: shuffles only), integer data',
+      encoding: vecFloat,
+      reduceXs: [1],
+      fill: 'integer',
+      seed: 12,
+    }),
+    reduceCase({
+      name: 'red_irregular_x0',
+      what: 'sum/max over X0 of the irregular encoding (3 threads: shared memory; then lanes; partial warp), integer data',
+      encoding: irregular,
+      reduceXs: [0],
+      fill: 'integer',
+      seed: 13,
+    }),
+    reduceCase({
+      name: 'red_irregular_x1',
+      what: 'sum/max over X1 of the irregular encoding (lanes, partial warp), integer data',
+      encoding: irregular,
+      reduceXs: [1],
+      fill: 'integer',
+      seed: 14,
+    }),
+    reduceCase({
+      name: 'red_vec_cols_frac',
+      what: 'sum/max over rows of the 64×64 fp32 coalesced-load tile, fractional data (exact: both dialects fold in the same order)',
+      encoding: vecFloat,
+      reduceXs: [0],
+      fill: 'fractional',
+      seed: 15,
+    }),
+    reduceCase({
+      name: 'red_irregular_x0_frac',
+      what: 'sum/max over X0 of the irregular encoding, fractional data (exact: same fold order)',
+      encoding: irregular,
+      reduceXs: [0],
+      fill: 'fractional',
+      seed: 16,
+    }),
   ];
 }
 

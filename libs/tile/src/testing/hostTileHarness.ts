@@ -16,7 +16,11 @@ const g = (x: number): string => (Number.isInteger(x) ? String(x) : String(Math.
  * afterwards; returns, per call, the final contents of its arrays. Element types: float, double,
  * int (as the pointee of each pointer parameter).
  */
-export function runHostTileCalls(functions: readonly FunctionDef[], calls: readonly HostTileCall[], flags?: readonly string[]): number[][][] {
+export function runHostTileCalls(
+  functions: readonly FunctionDef[],
+  calls: readonly HostTileCall[],
+  flags?: readonly string[],
+): number[][][] {
   const src = new SourceBuilder({ dialect: host, header: 'tilekit tile: host-dialect test harness' });
   src.include('<cstdio>');
   functions.forEach((f) => src.add(f));
@@ -43,18 +47,31 @@ export function runHostTileCalls(functions: readonly FunctionDef[], calls: reado
     c.arrays.forEach((data, j) => {
       const p = ptrs[j]!;
       const isInt = p.type.kind === 'pointer' && p.type.pointee.kind === 'int';
-      main.push(`    for (int i = 0; i < ${data.length}; ++i) std::printf("${isInt ? '%d ' : '%.9g '}", a${k}_${j}[i]);`, '    std::printf("\\n");');
+      main.push(
+        `    for (int i = 0; i < ${data.length}; ++i) std::printf("${isInt ? '%d ' : '%.9g '}", a${k}_${j}[i]);`,
+        '    std::printf("\\n");',
+      );
     });
     main.push('  }');
   });
   main.push('  return 0;', '}');
   src.verbatim(main);
-  const out = compileAndRunHost(src.render(), { flags: flags ?? ['-std=c++17', '-O1', '-Wall', '-Werror', '-Wno-unused-variable', '-Wno-unused-but-set-variable'] });
+  const out = compileAndRunHost(src.render(), {
+    flags: flags ?? ['-std=c++17', '-O1', '-Wall', '-Werror', '-Wno-unused-variable', '-Wno-unused-but-set-variable'],
+  });
   const lines = out.split('\n');
   const res: number[][][] = [];
   let line = 0;
   for (const c of calls) {
-    res.push(c.arrays.map(() => (lines[line++] ?? '').trim().split(/\s+/).filter((s) => s !== '').map(Number)));
+    res.push(
+      c.arrays.map(() =>
+        (lines[line++] ?? '')
+          .trim()
+          .split(/\s+/)
+          .filter((s) => s !== '')
+          .map(Number),
+      ),
+    );
   }
   return res;
 }

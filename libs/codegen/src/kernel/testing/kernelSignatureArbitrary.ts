@@ -13,9 +13,11 @@ export function kernelParamArbitrary(options: { readonly tensorMaps?: boolean } 
   const scalar = fc.constantFrom(...scalarKinds).chain((kind) => {
     const t = SCALAR_PARAM_KINDS[kind].type;
     if (t.kind !== 'int') return fc.constant(kernelParam.scalar(kind));
-    return fc.option(fc.tuple(fc.bigInt(t.min, t.max), fc.bigInt(t.min, t.max)), { nil: undefined }).map((r) =>
-      r === undefined ? kernelParam.scalar(kind) : kernelParam.scalar(kind, { range: r[0] <= r[1] ? [r[0], r[1]] : [r[1], r[0]] }),
-    );
+    return fc
+      .option(fc.tuple(fc.bigInt(t.min, t.max), fc.bigInt(t.min, t.max)), { nil: undefined })
+      .map((r) =>
+        r === undefined ? kernelParam.scalar(kind) : kernelParam.scalar(kind, { range: r[0] <= r[1] ? [r[0], r[1]] : [r[1], r[0]] }),
+      );
   });
   const ptr = fc
     .record({ pointee: fc.constantFrom(...pointees), isConst: fc.boolean(), align: fc.constantFrom(1, 4, 16, 128), nullable: fc.boolean() })
@@ -26,7 +28,9 @@ export function kernelParamArbitrary(options: { readonly tensorMaps?: boolean } 
 }
 
 /** A random parameter list `p0, p1, ...` (0 to `maxParams` entries). */
-export function kernelParamsArbitrary(options: { readonly maxParams?: number; readonly tensorMaps?: boolean } = {}): fc.Arbitrary<Record<string, KernelParam>> {
+export function kernelParamsArbitrary(
+  options: { readonly maxParams?: number; readonly tensorMaps?: boolean } = {},
+): fc.Arbitrary<Record<string, KernelParam>> {
   return fc
     .array(kernelParamArbitrary(options), { maxLength: options.maxParams ?? 12 })
     .map((ps) => Object.fromEntries(ps.map((p, i) => [`p${i}`, p])));

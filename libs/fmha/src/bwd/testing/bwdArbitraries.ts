@@ -9,7 +9,12 @@ import type { FmhaBwdDqAccumulation } from '../fmhaBwdWorkspace.ts';
 /** Masks of every kind. */
 export const bwdMaskArb: fc.Arbitrary<AttentionMaskSpec> = fc.oneof(
   fc.constantFrom(noMask, noMask, causalTopLeft, causalBottomRight),
-  fc.record({ kind: fc.constant('window' as const), alignment: fc.constantFrom('topLeft' as const, 'bottomRight' as const), left: fc.integer({ min: -1, max: 64 }), right: fc.integer({ min: -1, max: 64 }) }),
+  fc.record({
+    kind: fc.constant('window' as const),
+    alignment: fc.constantFrom('topLeft' as const, 'bottomRight' as const),
+    left: fc.integer({ min: -1, max: 64 }),
+    right: fc.integer({ min: -1, max: 64 }),
+  }),
   fc.record({ kind: fc.constant('generic' as const), y: fc.integer({ min: -4, max: 40 }), x: fc.integer({ min: -4, max: 40 }) }),
 );
 
@@ -26,7 +31,10 @@ export const bwdTraitsArb: fc.Arbitrary<FmhaBwdTraits> = fc
     dtype: fc.constantFrom('fp16' as const, 'bf16' as const),
     groupMode: fc.boolean(),
     deterministic: fc.boolean(),
-    lens: fc.array(fc.tuple(fc.integer({ min: 0, max: 700 }), fc.integer({ min: 0, max: 700 }), fc.nat(3), fc.nat(3)), { minLength: 6, maxLength: 6 }),
+    lens: fc.array(fc.tuple(fc.integer({ min: 0, max: 700 }), fc.integer({ min: 0, max: 700 }), fc.nat(3), fc.nat(3)), {
+      minLength: 6,
+      maxLength: 6,
+    }),
     mask: bwdMaskArb,
   })
   .map(({ batch, nheadK, ratio, lens, ...rest }) => {
@@ -81,7 +89,16 @@ export function bwdTriple(f: {
       kN0: f.kN0,
       maxSeqlenQ: f.maxSeqlenQ ?? 0,
     },
-    convertDq: f.dqAccumulation === 'direct' ? null : { name: `convert_dq_${f.dtype}_d${f.hdimQ}_${mode}_${det ? 'det' : 'atomic'}`, dtype: f.dtype, hdimQ: f.hdimQ, groupMode: f.groupMode, deterministic: det },
+    convertDq:
+      f.dqAccumulation === 'direct'
+        ? null
+        : {
+            name: `convert_dq_${f.dtype}_d${f.hdimQ}_${mode}_${det ? 'det' : 'atomic'}`,
+            dtype: f.dtype,
+            hdimQ: f.hdimQ,
+            groupMode: f.groupMode,
+            deterministic: det,
+          },
   };
 }
 
@@ -91,6 +108,7 @@ export function bwdCatalog(): FmhaBwdInstanceTriple[] {
   for (const dtype of ['fp16', 'bf16'] as const)
     for (const d of [64, 128, 256])
       for (const groupMode of [false, true])
-        for (const acc of ['atomic', groupMode ? 'splitStore' : 'persistent'] as const) out.push(bwdTriple({ dtype, hdimQ: d, hdimV: d, groupMode, dqAccumulation: acc, kN0: d <= 128 ? 128 : 64 }));
+        for (const acc of ['atomic', groupMode ? 'splitStore' : 'persistent'] as const)
+          out.push(bwdTriple({ dtype, hdimQ: d, hdimV: d, groupMode, dqAccumulation: acc, kN0: d <= 128 ? 128 : 64 }));
   return out;
 }

@@ -22,7 +22,12 @@ export type AttentionTestValue = (b: number, h: number, r: number, d: number) =>
  * A tensor's storage in `strides` from a value function (values exactly representable in the
  * dtype); slots the strides skip hold NaN, so a reference reading them shows it.
  */
-export function attentionTestOperand(dtype: AttentionStorageDType, strides: AttentionTensorStrides, dims: AttentionTestDims, value: AttentionTestValue): AttentionOperand {
+export function attentionTestOperand(
+  dtype: AttentionStorageDType,
+  strides: AttentionTensorStrides,
+  dims: AttentionTestDims,
+  value: AttentionTestValue,
+): AttentionOperand {
   const span = attentionTensorSpan(strides, dims.batches, dims.nhead, dims.rows, dims.hdim);
   const data = dtype === 'fp32' ? new Float32Array(span).fill(NaN) : new Uint16Array(span).fill(dtype === 'fp16' ? 0x7e00 : 0x7fc0);
   for (let b = 0; b < dims.batches; b++)
@@ -38,7 +43,13 @@ export function attentionTestOperand(dtype: AttentionStorageDType, strides: Atte
 /** Deterministic pseudo-random values in [−2, 2) on a 1/64 grid (exact in fp16, bf16 and fp32). */
 export function attentionTestHash(seed: number): AttentionTestValue {
   return (b, h, r, d) => {
-    let x = (seed ^ Math.imul(b + 1, 0x9e3779b1) ^ Math.imul(h + 7, 0x85ebca6b) ^ Math.imul(r + 13, 0xc2b2ae35) ^ Math.imul(d + 29, 0x27d4eb2f)) >>> 0;
+    let x =
+      (seed ^
+        Math.imul(b + 1, 0x9e3779b1) ^
+        Math.imul(h + 7, 0x85ebca6b) ^
+        Math.imul(r + 13, 0xc2b2ae35) ^
+        Math.imul(d + 29, 0x27d4eb2f)) >>>
+      0;
     x ^= x >>> 15;
     x = Math.imul(x, 0x2c1b3c6d) >>> 0;
     x ^= x >>> 12;
@@ -69,7 +80,12 @@ export function attentionMaskArb(reach: number): fc.Arbitrary<AttentionMaskSpec>
   const generic = fc.integer({ min: -Math.ceil((2 * reach) / 3), max: 2 * reach });
   return fc.oneof(
     fc.constantFrom(noMask, causalTopLeft, causalBottomRight),
-    fc.record({ kind: fc.constant('window' as const), alignment: fc.constantFrom('topLeft' as const, 'bottomRight' as const), left: fc.integer({ min: -1, max: reach }), right: fc.integer({ min: -1, max: reach }) }),
+    fc.record({
+      kind: fc.constant('window' as const),
+      alignment: fc.constantFrom('topLeft' as const, 'bottomRight' as const),
+      left: fc.integer({ min: -1, max: reach }),
+      right: fc.integer({ min: -1, max: reach }),
+    }),
     fc.record({ kind: fc.constant('generic' as const), y: generic, x: generic }),
   );
 }
