@@ -89,6 +89,12 @@ const TOOL_CASES: readonly (readonly [string, readonly string[], string])[] = [
     [...TSX, 'tools/bench/src/readmeTableCli.ts', '--check', '--readme', 'no/such/README.md'],
     'no/such/README.md',
   ],
+  ['emittedSourcesCli unknown option', [...TSX, 'tools/workspace/src/emittedSourcesCli.ts', '--bogus'], "Unknown option '--bogus'"],
+  [
+    'emittedSourcesCli --write with --check',
+    [...TSX, 'tools/workspace/src/emittedSourcesCli.ts', '--write', '--check'],
+    'give --write or --check, not both',
+  ],
   ['spargeCurveCli unknown flag', [...TSX, 'tools/bench/src/spargeCurveCli.ts', '--bogus'], 'unknown flag'],
   ...BENCH_ENTRIES.map((entry) => [`${entry} --bogus`, [...TSX, entry, '--bogus'], "Unknown option '--bogus'"] as const),
   ['printProjects with an argument', ['tools/workspace/src/printProjects.mjs', '--bogus'], 'takes no arguments'],
