@@ -1,46 +1,22 @@
 import {
   add,
-  declareAlignedDynamicShared,
-  bitAnd,
-  bitXor,
-  bool,
-  call,
   cast,
-  div,
-  eq,
-  fenceMbarrierInit,
-  float32,
+  declareAlignedDynamicShared,
   ge,
-  gt,
-  infinity,
   int32,
-  lit,
-  mbarrierArriveWarp,
-  mbarrierArriveExpectTx,
-  mbarrierInit,
-  mbarrierWaitParity,
-  mul,
-  ne,
-  packFloat2,
   pointer,
-  prefetchTensorMap,
-  not,
-  setMaxNReg,
-  sub,
-  tmaLoad,
-  uint8,
-  uint32,
   uint64,
   type BlockBuilder,
   type Expr,
   type Target,
 } from '@tilekit/codegen';
 import { BlockGemmPolicyError, WgmmaBlockGemmRs, WgmmaBlockGemmSs } from '@tilekit/gemm';
-import { BlockEmitter, clearTile, makeDistributedTensor, sweepTile, type DistributedTensor, type ThreadScope } from '@tilekit/tile';
-import { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
 import { DenseKeyTileWalk, type FmhaFwdKeyTileWalk } from './fmhaFwdKeyTiles.ts';
-import { FMHA_PV_VOTE_SHARED_BYTES, FmhaFwdPvSkipVote } from './fmhaFwdPvSkipVote.ts';
-import { emitFmhaFwdEpilogue } from './fmhaFwdEpilogue.ts';
+import { FMHA_PV_VOTE_SHARED_BYTES } from './fmhaFwdPvSkipVote.ts';
+import { emitFmhaFwdWsConsumer } from './fmhaFwdWsConsumer.ts';
+import type { FmhaFwdWsContext } from './fmhaFwdWsContext.ts';
+import { emitFmhaFwdWsProducer } from './fmhaFwdWsProducer.ts';
+import { FmhaFwdWsRing } from './fmhaFwdWsRing.ts';
 import type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 
 /** Policy of {@link FmhaFwdWsPipeline}: tile shape, ring depth and register split. */
@@ -145,6 +121,9 @@ const SLAB = 64;
  * empty[s] with parity (r & 1) ^ 1, arms full[s] with the box bytes and issues the boxes; each
  * consumer warp arrives on k_empty[s] once S is computed and on v_empty[s] once P·V is.
  * Shared memory (1024-aligned): Q, then S K stages, S V stages, then the barriers.
+ * The parts: the ring's barriers (`FmhaFwdWsRing`), the producer (`emitFmhaFwdWsProducer`), the
+ * consumers (`emitFmhaFwdWsConsumer`) running the per-tile steps of `FmhaFwdWsTileSteps` in the
+ * sequential (`emitFmhaFwdWsSequentialLoop`) or softmax-overlapped (`emitFmhaFwdWsOverlappedLoop`) schedule.
  */
 export class FmhaFwdWsPipeline {
   readonly policy: FmhaFwdWsPolicy;
@@ -220,7 +199,7 @@ export class FmhaFwdWsPipeline {
     return Math.ceil(seqlenQ / this.policy.tileM);
   }
 
-  /** Emits the whole kernel body into `b`. */
+  /** Emits the whole kernel body into `b`: shared memory and the ring, the key-tile walk, then the producer and consumer roles. */
   emit(b: BlockBuilder, target: Target, args: FmhaFwdWsArgs): void {
     const P = this.policy;
     const S = P.stages;
@@ -231,24 +210,26 @@ export class FmhaFwdWsPipeline {
     );
     const { smem, smemAddr } = declareAlignedDynamicShared(b, target, FMHA_DYNAMIC_SMEM);
     const bars = b.let('bars', pointer(uint64), cast(add(smem, this.barrierOffset), pointer(uint64)));
-    const qFull = bars;
-    const kFull = (s: Expr | number): Expr => add(bars, add(1, s));
-    const kEmpty = (s: Expr | number): Expr => add(bars, add(1 + S, s));
-    const vFull = (s: Expr | number): Expr => add(bars, add(1 + 2 * S, s));
-    const vEmpty = (s: Expr | number): Expr => add(bars, add(1 + 3 * S, s));
-    const consumerWarps = this.consumerThreads / 32;
-
-    b.if(eq(tid, 0), (t) => {
-      t.expr(mbarrierInit(target, qFull, 1));
-      t.forRange({ name: 's', to: S, unroll: true }, (l, s) => {
-        l.expr(mbarrierInit(target, kFull(s), 1));
-        l.expr(mbarrierInit(target, kEmpty(s), consumerWarps));
-        l.expr(mbarrierInit(target, vFull(s), 1));
-        l.expr(mbarrierInit(target, vEmpty(s), consumerWarps));
-      });
-      t.expr(fenceMbarrierInit(target));
-    });
+    const ring = new FmhaFwdWsRing(target, bars, S);
+    ring.emitInit(b, tid, this.consumerThreads / 32);
     const walk = args.keyTiles ?? new DenseKeyTileWalk(args.mask, args.split);
+    this.#checkArgs(walk, args);
+    const walkCtx = { target, tid, shared: add(smem, this.keyTileOffset), m0: args.m0, tileM: P.tileM, tileN: P.tileN };
+    walk.emitBeforeSync(b, walkCtx);
+    b.push(target.syncThreads());
+
+    const iters = walk.emitIters(b, walkCtx);
+    const ctx: FmhaFwdWsContext = { pipeline: this, target, args, tid, smem, smemAddr, ring, walk, walkCtx, iters };
+    b.if(
+      ge(tid, this.consumerThreads),
+      (prod) => emitFmhaFwdWsProducer(prod, ctx),
+      (cons) => emitFmhaFwdWsConsumer(cons, ctx),
+    );
+  }
+
+  /** The walk fits the policy's `keyTileSharedBytes`; PV-skip arguments come exactly with the policy's `pvSkip`. */
+  #checkArgs(walk: FmhaFwdKeyTileWalk, args: FmhaFwdWsArgs): void {
+    const P = this.policy;
     if (walk.sharedBytes > (P.keyTileSharedBytes ?? 0)) {
       throw new BlockGemmPolicyError(
         'FmhaFwdWsPipeline keyTiles',
@@ -262,272 +243,5 @@ export class FmhaFwdWsPipeline {
         'runtime PV-skip arguments are given exactly when the policy has pvSkip',
         String(P.pvSkip),
       );
-    const walkCtx = { target, tid, shared: add(smem, this.keyTileOffset), m0: args.m0, tileM: P.tileM, tileN: P.tileN };
-    walk.emitBeforeSync(b, walkCtx);
-    b.push(target.syncThreads());
-
-    const iters = walk.emitIters(b, walkCtx);
-    const stageOf = (bb: BlockBuilder, it: Expr): { s: Expr; parity: Expr } => ({
-      s: bb.let('s', int32, S === 2 || S === 4 ? bitAnd(it, S - 1) : sub(it, mul(div(it, S), S))),
-      parity: bb.let('parity', uint32, cast(bitAnd(div(it, S), 1), uint32)),
-    });
-
-    b.if(
-      ge(tid, this.consumerThreads),
-      (prod) => {
-        prod.comment(`producer warpgroup: registers down to ${P.producerRegisters}; one thread issues every TMA load`);
-        prod.expr(setMaxNReg(target, 'dec', P.producerRegisters));
-        prod.if(eq(tid, this.consumerThreads), (one) => {
-          for (const map of [args.qMap, args.kMap, args.vMap]) one.expr(prefetchTensorMap(target, map));
-          one.expr(mbarrierArriveExpectTx(target, qFull, this.qBytes));
-          for (let c = 0; c < this.slabsQK; c++) {
-            one.expr(
-              tmaLoad(target, {
-                dst: add(smem, c * this.qk.aTileBytes),
-                map: args.qMap,
-                bar: qFull,
-                coords: args.qCoords(c * SLAB, args.m0),
-              }),
-            );
-          }
-          const cursor = walk.emitCursor(one, walkCtx);
-          one.forRange({ name: 'it', to: iters }, (l, it) => {
-            const { s, parity } = stageOf(l, it);
-            const row = cursor.row(l, it, 'k_row');
-            l.expr(mbarrierWaitParity(target, kEmpty(s), bitXor(parity, 1)));
-            l.expr(mbarrierArriveExpectTx(target, kFull(s), this.kStageBytes));
-            const kStage = l.let('k_stage', pointer(uint8), add(smem, add(this.kOffset, mul(s, this.kStageBytes))));
-            for (let c = 0; c < this.slabsQK; c++)
-              l.expr(
-                tmaLoad(target, {
-                  dst: add(kStage, c * this.qk.bTileBytes),
-                  map: args.kMap,
-                  bar: kFull(s),
-                  coords: args.kCoords(c * SLAB, row),
-                }),
-              );
-            l.expr(mbarrierWaitParity(target, vEmpty(s), bitXor(parity, 1)));
-            l.expr(mbarrierArriveExpectTx(target, vFull(s), this.vStageBytes));
-            const vStage = l.let('v_stage', pointer(uint8), add(smem, add(this.vOffset, mul(s, this.vStageBytes))));
-            for (let c = 0; c < this.slabsV; c++)
-              l.expr(
-                tmaLoad(target, {
-                  dst: add(vStage, c * P.tileN * 128),
-                  map: args.vMap,
-                  bar: vFull(s),
-                  coords: args.vCoords(c * SLAB, row),
-                }),
-              );
-          });
-        });
-      },
-      (cons) => {
-        cons.comment(`${this.qk.warpgroups} consumer warpgroup(s) of 64 query rows: registers up to ${P.consumerRegisters}`);
-        cons.expr(setMaxNReg(target, 'inc', P.consumerRegisters));
-        const block = new BlockEmitter(cons, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } });
-        const int8 = P.qkDtype === 'int8';
-        if (int8 !== (args.int8Scales !== undefined))
-          throw new BlockGemmPolicyError(
-            'FmhaFwdWsPipeline int8Scales',
-            'are given exactly when the policy has qkDtype int8',
-            String(P.qkDtype),
-          );
-        const sAcc = makeDistributedTensor(block, 's_acc', this.qk.cEncoding, float32);
-        const sAccInt = int8 ? makeDistributedTensor(block, 's_acc_i32', this.qk.cEncoding, int32) : undefined;
-        const oAcc = makeDistributedTensor(block, 'o_acc', this.pv.cEncoding, float32);
-        const pFrag = block.registers('p_frag', uint32, this.pv.aRegisters);
-        const softmax = new BlockOnlineSoftmax(block, this.qk.cEncoding);
-        block.threads((t) => softmax.emitInit(t));
-        const wg = cons.let('warpgroup', int32, div(tid, 128));
-        cons.expr(mbarrierWaitParity(target, qFull, 0));
-        const qAddr = smemAddr;
-        const cursor = walk.emitCursor(cons, walkCtx);
-        const vote =
-          args.pvSkip === undefined
-            ? undefined
-            : new FmhaFwdPvSkipVote(cons, target, block, softmax, {
-                ...args.pvSkip,
-                iters,
-                m0: args.m0,
-                seqlenQ: args.seqlenQ,
-                warpgroup: wg,
-                tid,
-                consumerThreads: this.consumerThreads,
-                votes: cons.let('pv_votes', pointer(int32), cast(add(smem, this.pvVoteOffset), pointer(int32))),
-              });
-        // S = Q·Kᵀ of a tile once its K stage is full: committed, not waited.
-        const issueQk = (l: BlockBuilder, s: Expr, parity: Expr, kAddr: Expr): void => {
-          l.comment('S = Q·Kᵀ over the head dim, one 64-wide slab per wgmma group');
-          l.expr(mbarrierWaitParity(target, kFull(s), parity));
-          for (let c = 0; c < this.slabsQK; c++) {
-            this.qk.emitMma(l, target, sAccInt ?? sAcc, {
-              aTile: add(qAddr, c * this.qk.aTileBytes),
-              bTile: add(kAddr, c * this.qk.bTileBytes),
-              warpgroup: wg,
-              accumulate: lit(c === 0 ? 0 : 1, int32),
-            });
-          }
-        };
-        // O *= c where O holds anything yet, then P packed into the A fragment (zeros for a warp that voted skip).
-        const rescaleAndPack = (t: ThreadScope, oLive: Expr, corr: DistributedTensor): void => {
-          t.b.if(oLive, (r) => softmax.emitRescale({ ...t, b: r }, oAcc, corr));
-          t.b.comment('P to fp16/bf16 pairs: accumulator element 8·kk + i is A-fragment element i of k step kk');
-          for (let r = 0; r < this.pv.aRegisters; r++)
-            t.b.assign(pFrag.at(t, r), packFloat2(target, P.dtype, sAcc.at(t, 2 * r), sAcc.at(t, 2 * r + 1)));
-          if (vote !== undefined) {
-            t.b.comment("a warp that voted skip feeds zeros to its warpgroup's P·V (a uniform, rarely taken branch)");
-            t.b.if(not(vote.keep), (z) => {
-              for (let r = 0; r < this.pv.aRegisters; r++) z.assign(pFrag.at({ ...t, b: z }, r), lit(0, uint32));
-            });
-          }
-        };
-        const threadsOf = (l: BlockBuilder): BlockEmitter =>
-          new BlockEmitter(l, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block);
-        // The mask and the online softmax of the tile in sAcc (S becomes P in place); `then` continues in the same thread scope.
-        const softmaxTile = (
-          l: BlockBuilder,
-          it: Expr,
-          j0: Expr,
-          then?: (t: ThreadScope, corr: DistributedTensor) => void,
-        ): DistributedTensor => {
-          const inner = threadsOf(l);
-          let scaleLog2 = args.scaleLog2;
-          if (sAccInt !== undefined && args.int8Scales !== undefined) {
-            l.comment("int8 S to float; the tile's dequantization scales join the softmax scale");
-            inner.threads((t) => {
-              // |S| ≤ 128·128·128 < 2^22, so the float with S added to the mantissa of 1.5·2^23 is exact:
-              // an integer add and a float subtract instead of the quarter-rate I2F conversion.
-              for (let e = 0; e < sAcc.size; e++) {
-                t.b.assign(
-                  sAcc.at(t, e),
-                  sub(
-                    call('__int_as_float', [add(sAccInt.at(t, e), lit(0x4b400000, int32))], float32, { pure: true }),
-                    lit(12582912, float32),
-                  ),
-                );
-              }
-            });
-            scaleLog2 = l.let('scale_log2_tile', float32, mul(args.scaleLog2, mul(args.int8Scales.q, args.int8Scales.k(l, j0))));
-          }
-          l.comment('the mask, on the tiles that need it');
-          l.if(args.mask.isEdgeTile(args.m0, j0, P.tileM, P.tileN), (mb) => {
-            threadsOf(mb).threads((t) =>
-              sweepTile(t, sAcc, (e) => {
-                e.b.if(args.mask.isMasked(add(args.m0, e.x[0]!), add(j0, e.x[1]!)), (z) =>
-                  z.assign(e.value, infinity(float32, { negative: true })),
-                );
-              }),
-            );
-          });
-          vote?.emitBeginTile(l, it);
-          let corr: DistributedTensor | undefined;
-          inner.threads((t) => {
-            t.b.comment('online softmax: S becomes P = 2^(S·scale·log2 e − m); O *= 2^(m_old − m_new)');
-            corr = softmax.emitUpdate(t, sAcc, scaleLog2, vote === undefined ? {} : { gate: (delta) => vote.emitVote(t, delta) })!;
-            then?.(t, corr);
-          });
-          return corr!;
-        };
-        // O += P·V of the tile whose V is in stage `s` once it is full; `compute` false skips it (the vote); `wait` waits for it.
-        const issuePv = (
-          l: BlockBuilder,
-          vAddr: Expr,
-          s: Expr,
-          parity: Expr,
-          accumulate: Expr,
-          compute: Expr | undefined,
-          wait: boolean,
-        ): void => {
-          l.comment('O += P·V (V as an MN-major B operand)');
-          l.expr(mbarrierWaitParity(target, vFull(s), parity));
-          const mma = (c: BlockBuilder): void => {
-            this.pv.emitMma(c, target, oAcc, pFrag, { bTile: vAddr, accumulate });
-            if (wait) this.pv.emitWait(c, target, oAcc, 0, pFrag);
-          };
-          if (compute === undefined) mma(l);
-          else {
-            l.comment('the PV skip: a warpgroup whose rows all voted skip issues no P·V (V was loaded all the same)');
-            l.if(compute, mma);
-          }
-        };
-        // After a tile's P·V (issued or skipped by the vote): O is live once one ran; the counters.
-        const countPv = (l: BlockBuilder, computed: Expr): void => vote?.emitAfterTile(l, computed);
-        const kTile = (l: BlockBuilder, s: Expr): Expr =>
-          l.let('k_tile', uint32, add(smemAddr, cast(add(this.kOffset, mul(s, this.kStageBytes)), uint32)));
-        const vTile = (l: BlockBuilder, s: Expr): Expr =>
-          l.let('v_tile', uint32, add(smemAddr, cast(add(this.vOffset, mul(s, this.vStageBytes)), uint32)));
-        const oLiveNow = (it: Expr): Expr => (vote === undefined ? gt(it, 0) : ne(vote.oLive, 0));
-        if (P.overlapSoftmax !== true) {
-          cons.forRange({ name: 'it', to: iters }, (l, it) => {
-            const { s, parity } = stageOf(l, it);
-            const j0 = cursor.row(l, it, 'j0');
-            const kAddr = kTile(l, s);
-            const vAddr = vTile(l, s);
-            issueQk(l, s, parity, kAddr);
-            this.qk.emitWait(l, target, sAccInt ?? sAcc, 0);
-            l.expr(mbarrierArriveWarp(target, kEmpty(s)));
-            softmaxTile(l, it, j0, (t, corr) => rescaleAndPack(t, oLiveNow(it), corr));
-            issuePv(l, vAddr, s, parity, vote === undefined ? cast(gt(it, 0), int32) : vote.oLive, vote?.compute, true);
-            if (vote !== undefined) countPv(l, vote.compute);
-            l.expr(mbarrierArriveWarp(target, vEmpty(s)));
-          });
-        } else {
-          cons.comment("intra-warpgroup overlap: the previous tile's P·V runs while this tile's softmax does");
-          // The previous tile's vote, carried into the iteration that issues its P·V.
-          const pending =
-            vote === undefined ? undefined : cons.declare('pv_pending_compute', bool, lit(true, bool), { storage: 'mutable' });
-          cons.if(gt(iters, 0), (ov) => {
-            ov.comment('the first tile alone: S, its softmax, P');
-            const first = { s: lit(0, int32), parity: lit(0, uint32) };
-            const j00 = cursor.row(ov, lit(0, int32), 'j0');
-            issueQk(ov, first.s, first.parity, kTile(ov, first.s));
-            this.qk.emitWait(ov, target, sAccInt ?? sAcc, 0);
-            ov.expr(mbarrierArriveWarp(target, kEmpty(first.s)));
-            softmaxTile(ov, lit(0, int32), j00, (t, corr) => rescaleAndPack(t, lit(false, bool), corr));
-            if (pending !== undefined && vote !== undefined) ov.assign(pending, vote.compute);
-            ov.forRange({ name: 'it', from: 1, to: iters }, (l, it) => {
-              const { s, parity } = stageOf(l, it);
-              const j0 = cursor.row(l, it, 'j0');
-              issueQk(l, s, parity, kTile(l, s));
-              const prev = stageOf(l, l.let('it_prev', int32, sub(it, 1)));
-              issuePv(l, vTile(l, prev.s), prev.s, prev.parity, vote === undefined ? cast(gt(it, 1), int32) : vote.oLive, pending, false);
-              l.comment("this tile's S is done (the previous P·V may still run)");
-              this.qk.emitWait(l, target, sAccInt ?? sAcc, 1);
-              l.expr(mbarrierArriveWarp(target, kEmpty(s)));
-              const corr = softmaxTile(l, it, j0);
-              l.comment('the previous P·V is done: its V stage is free, O may be rescaled and P overwritten');
-              this.pv.emitWait(l, target, oAcc, 0, pFrag);
-              if (pending !== undefined) countPv(l, pending);
-              l.expr(mbarrierArriveWarp(target, vEmpty(prev.s)));
-              threadsOf(l).threads((t) => rescaleAndPack(t, oLiveNow(it), corr));
-              if (pending !== undefined && vote !== undefined) l.assign(pending, vote.compute);
-            });
-            ov.comment("the last tile's P·V");
-            const last = ov.let('it_last', int32, sub(iters, 1));
-            const stage = stageOf(ov, last);
-            issuePv(
-              ov,
-              vTile(ov, stage.s),
-              stage.s,
-              stage.parity,
-              vote === undefined ? cast(gt(last, 0), int32) : vote.oLive,
-              pending,
-              false,
-            );
-            this.pv.emitWait(ov, target, oAcc, 0, pFrag);
-            if (pending !== undefined) countPv(ov, pending);
-            ov.expr(mbarrierArriveWarp(target, vEmpty(stage.s)));
-          });
-        }
-        if (vote !== undefined) vote.emitStats(cons, tid);
-        cons.comment('epilogue: O /= l (0 for rows with nothing unmasked), LSE, predicated store');
-        cons.if(vote === undefined ? eq(iters, 0) : eq(vote.oLive, 0), (z) =>
-          new BlockEmitter(z, target, { numThreads: this.consumerThreads, index: { symbols: args.symbols } }, block).threads((t) =>
-            clearTile(t, oAcc),
-          ),
-        );
-        emitFmhaFwdEpilogue(block, softmax, oAcc, args, { tileM: P.tileM, headDimV: P.headDimV, oEncoding: this.pv.cEncoding });
-      },
-    );
   }
 }

@@ -1,0 +1,69 @@
+import { bool, gt, int32, lit, sub, uint32, type BlockBuilder, type Expr, type VarExpr } from '@tilekit/codegen';
+import type { FmhaFwdWsTileSteps } from './fmhaFwdWsTileSteps.ts';
+
+/**
+ * The softmax-overlapped schedule of the sm_90a forward's consumers (FlashAttention-3's
+ * intra-warpgroup overlap): the first tile alone (S, softmax, P); then per tile it ≥ 1, S of it and
+ * P·V of it − 1 are issued together, and tile it's mask and softmax run while that P·V does; the
+ * last tile's P·V after the loop. With the vote, a tile's decision is carried into the iteration
+ * that issues its P·V (`pv_pending_compute`).
+ */
+export function emitFmhaFwdWsOverlappedLoop(cons: BlockBuilder, steps: FmhaFwdWsTileSteps): void {
+  const { iters } = steps.ctx;
+  cons.comment("intra-warpgroup overlap: the previous tile's P·V runs while this tile's softmax does");
+  // The previous tile's vote, carried into the iteration that issues its P·V.
+  const pending = steps.vote === undefined ? undefined : cons.declare('pv_pending_compute', bool, lit(true, bool), { storage: 'mutable' });
+  cons.if(gt(iters, 0), (ov) => {
+    emitFirstTile(ov, steps, pending);
+    ov.forRange({ name: 'it', from: 1, to: iters }, (l, it) => emitOverlappedTile(l, it, steps, pending));
+    emitLastPv(ov, steps, pending);
+  });
+}
+
+/** Tile 0: S, its softmax and P (O holds nothing yet). */
+function emitFirstTile(ov: BlockBuilder, steps: FmhaFwdWsTileSteps, pending: VarExpr | undefined): void {
+  ov.comment('the first tile alone: S, its softmax, P');
+  const first = { s: lit(0, int32), parity: lit(0, uint32) };
+  const j00 = steps.keyRow(ov, lit(0, int32));
+  steps.issueQk(ov, first.s, first.parity, steps.kTile(ov, first.s));
+  steps.waitQk(ov, 0);
+  steps.releaseK(ov, first.s);
+  steps.softmaxTile(ov, lit(0, int32), j00, (t, corr) => steps.rescaleAndPack(t, lit(false, bool), corr));
+  carryVote(ov, steps, pending);
+}
+
+/** Tile it ≥ 1: S of it and P·V of it − 1 in flight together; it's softmax; then O's rescale and P once that P·V is done. */
+function emitOverlappedTile(l: BlockBuilder, it: Expr, steps: FmhaFwdWsTileSteps, pending: VarExpr | undefined): void {
+  const { ring } = steps.ctx;
+  const { s, parity } = ring.stageOf(l, it);
+  const j0 = steps.keyRow(l, it);
+  steps.issueQk(l, s, parity, steps.kTile(l, s));
+  const prev = ring.stageOf(l, l.let('it_prev', int32, sub(it, 1)));
+  steps.issuePv(l, steps.vTile(l, prev.s), prev.s, prev.parity, steps.pvAccumulate(it, 1), pending, false);
+  l.comment("this tile's S is done (the previous P·V may still run)");
+  steps.waitQk(l, 1);
+  steps.releaseK(l, s);
+  const corr = steps.softmaxTile(l, it, j0);
+  l.comment('the previous P·V is done: its V stage is free, O may be rescaled and P overwritten');
+  steps.waitPv(l);
+  if (pending !== undefined) steps.countPv(l, pending);
+  steps.releaseV(l, prev.s);
+  steps.threadsOf(l).threads((t) => steps.rescaleAndPack(t, steps.oLiveNow(it), corr));
+  carryVote(l, steps, pending);
+}
+
+/** The last tile's P·V, waited, and its V stage released. */
+function emitLastPv(ov: BlockBuilder, steps: FmhaFwdWsTileSteps, pending: VarExpr | undefined): void {
+  ov.comment("the last tile's P·V");
+  const last = ov.let('it_last', int32, sub(steps.ctx.iters, 1));
+  const stage = steps.ctx.ring.stageOf(ov, last);
+  steps.issuePv(ov, steps.vTile(ov, stage.s), stage.s, stage.parity, steps.pvAccumulate(last, 0), pending, false);
+  steps.waitPv(ov);
+  if (pending !== undefined) steps.countPv(ov, pending);
+  steps.releaseV(ov, stage.s);
+}
+
+/** The tile's vote becomes the pending decision of its P·V. */
+function carryVote(l: BlockBuilder, steps: FmhaFwdWsTileSteps, pending: VarExpr | undefined): void {
+  if (pending !== undefined && steps.vote !== undefined) l.assign(pending, steps.vote.compute);
+}

@@ -1,0 +1,232 @@
+import {
+  add,
+  call,
+  cast,
+  eq,
+  float32,
+  gt,
+  infinity,
+  int32,
+  lit,
+  mbarrierArriveWarp,
+  mbarrierWaitParity,
+  mul,
+  ne,
+  not,
+  packFloat2,
+  sub,
+  uint32,
+  type BlockBuilder,
+  type Expr,
+} from '@tilekit/codegen';
+import { BlockEmitter, clearTile, sweepTile, type DistributedTensor, type RegisterArray, type ThreadScope } from '@tilekit/tile';
+import type { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
+import { emitFmhaFwdEpilogue } from './fmhaFwdEpilogue.ts';
+import type { FmhaFwdKeyTileCursor } from './fmhaFwdKeyTiles.ts';
+import type { FmhaFwdPvSkipVote } from './fmhaFwdPvSkipVote.ts';
+import type { FmhaFwdWsContext } from './fmhaFwdWsContext.ts';
+
+/** A consumer warpgroup's registers and loop state, declared before its key loop. */
+export interface FmhaFwdWsConsumerState {
+  /** The consumer threads (every consumer warpgroup). */
+  readonly block: BlockEmitter;
+  /** S (then P) as float; with int8 Q·Kᵀ, S's int32 accumulator too. */
+  readonly sAcc: DistributedTensor;
+  readonly sAccInt: DistributedTensor | undefined;
+  readonly oAcc: DistributedTensor;
+  /** P packed into the P·V GEMM's A fragment. */
+  readonly pFrag: RegisterArray;
+  readonly softmax: BlockOnlineSoftmax;
+  /** `int` consumer warpgroup of the thread. */
+  readonly warpgroup: Expr;
+  readonly cursor: FmhaFwdKeyTileCursor;
+  /** Sparge's PV-skip vote (policy `pvSkip`). */
+  readonly vote: FmhaFwdPvSkipVote | undefined;
+}
+
+/**
+ * The per-key-tile steps of the sm_90a forward's consumer warpgroups, the units its schedules
+ * (`emitFmhaFwdWsSequentialLoop`, `emitFmhaFwdWsOverlappedLoop`) are made of: issue
+ * S = Q·Kᵀ, the mask and the online softmax (S becomes P), O's rescale and P's packing, issue
+ * O += P·V (gated by the vote), release the ring's stages, and the epilogue.
+ */
+export class FmhaFwdWsTileSteps {
+  readonly ctx: FmhaFwdWsContext;
+  readonly state: FmhaFwdWsConsumerState;
+  readonly vote: FmhaFwdPvSkipVote | undefined;
+
+  constructor(ctx: FmhaFwdWsContext, state: FmhaFwdWsConsumerState) {
+    this.ctx = ctx;
+    this.state = state;
+    this.vote = state.vote;
+  }
+
+  /** The first key row of tile `it` (local `j0`). */
+  keyRow(l: BlockBuilder, it: Expr): Expr {
+    return this.state.cursor.row(l, it, 'j0');
+  }
+
+  /** The shared address of K stage `s` (local `k_tile`). */
+  kTile(l: BlockBuilder, s: Expr): Expr {
+    const { pipeline: p, smemAddr } = this.ctx;
+    return l.let('k_tile', uint32, add(smemAddr, cast(add(p.kOffset, mul(s, p.kStageBytes)), uint32)));
+  }
+
+  /** The shared address of V stage `s` (local `v_tile`). */
+  vTile(l: BlockBuilder, s: Expr): Expr {
+    const { pipeline: p, smemAddr } = this.ctx;
+    return l.let('v_tile', uint32, add(smemAddr, cast(add(p.vOffset, mul(s, p.vStageBytes)), uint32)));
+  }
+
+  /** S = Q·Kᵀ of a tile once its K stage is full: committed, not waited. */
+  issueQk(l: BlockBuilder, s: Expr, parity: Expr, kAddr: Expr): void {
+    const { pipeline: p, target, ring, smemAddr: qAddr } = this.ctx;
+    l.comment('S = Q·Kᵀ over the head dim, one 64-wide slab per wgmma group');
+    l.expr(mbarrierWaitParity(target, ring.kFull(s), parity));
+    for (let c = 0; c < p.slabsQK; c++) {
+      p.qk.emitMma(l, target, this.state.sAccInt ?? this.state.sAcc, {
+        aTile: add(qAddr, c * p.qk.aTileBytes),
+        bTile: add(kAddr, c * p.qk.bTileBytes),
+        warpgroup: this.state.warpgroup,
+        accumulate: lit(c === 0 ? 0 : 1, int32),
+      });
+    }
+  }
+
+  /** Waits until at most `pending` Q·Kᵀ wgmma groups are in flight. */
+  waitQk(l: BlockBuilder, pending: number): void {
+    this.ctx.pipeline.qk.emitWait(l, this.ctx.target, this.state.sAccInt ?? this.state.sAcc, pending);
+  }
+
+  /** This warp is done with K stage `s`. */
+  releaseK(l: BlockBuilder, s: Expr): void {
+    l.expr(mbarrierArriveWarp(this.ctx.target, this.ctx.ring.kEmpty(s)));
+  }
+
+  /** This warp is done with V stage `s`. */
+  releaseV(l: BlockBuilder, s: Expr): void {
+    l.expr(mbarrierArriveWarp(this.ctx.target, this.ctx.ring.vEmpty(s)));
+  }
+
+  /** A block emitter of the consumer threads on `l`. */
+  threadsOf(l: BlockBuilder): BlockEmitter {
+    const { pipeline: p, target, args } = this.ctx;
+    return new BlockEmitter(l, target, { numThreads: p.consumerThreads, index: { symbols: args.symbols } }, this.state.block);
+  }
+
+  /** int8 S to float; returns the softmax scale with the tile's dequantization scales joined (local `scale_log2_tile`). */
+  dequantize(l: BlockBuilder, inner: BlockEmitter, j0: Expr): Expr {
+    const { args } = this.ctx;
+    const { sAcc, sAccInt } = this.state;
+    if (sAccInt === undefined || args.int8Scales === undefined) return args.scaleLog2;
+    l.comment("int8 S to float; the tile's dequantization scales join the softmax scale");
+    inner.threads((t) => {
+      // |S| ≤ 128·128·128 < 2^22, so the float with S added to the mantissa of 1.5·2^23 is exact:
+      // an integer add and a float subtract instead of the quarter-rate I2F conversion.
+      for (let e = 0; e < sAcc.size; e++) {
+        t.b.assign(
+          sAcc.at(t, e),
+          sub(call('__int_as_float', [add(sAccInt.at(t, e), lit(0x4b400000, int32))], float32, { pure: true }), lit(12582912, float32)),
+        );
+      }
+    });
+    return l.let('scale_log2_tile', float32, mul(args.scaleLog2, mul(args.int8Scales.q, args.int8Scales.k(l, j0))));
+  }
+
+  /** The mask of S, on the tiles that need it. */
+  mask(l: BlockBuilder, j0: Expr): void {
+    const { args, pipeline: p } = this.ctx;
+    l.comment('the mask, on the tiles that need it');
+    l.if(args.mask.isEdgeTile(args.m0, j0, p.policy.tileM, p.policy.tileN), (mb) => {
+      this.threadsOf(mb).threads((t) =>
+        sweepTile(t, this.state.sAcc, (e) => {
+          e.b.if(args.mask.isMasked(add(args.m0, e.x[0]!), add(j0, e.x[1]!)), (z) =>
+            z.assign(e.value, infinity(float32, { negative: true })),
+          );
+        }),
+      );
+    });
+  }
+
+  /** The mask and the online softmax of the tile in S (S becomes P in place); `then` continues in the same thread scope. */
+  softmaxTile(l: BlockBuilder, it: Expr, j0: Expr, then?: (t: ThreadScope, corr: DistributedTensor) => void): DistributedTensor {
+    const { sAcc, softmax } = this.state;
+    const vote = this.vote;
+    const inner = this.threadsOf(l);
+    const scaleLog2 = this.dequantize(l, inner, j0);
+    this.mask(l, j0);
+    vote?.emitBeginTile(l, it);
+    let corr: DistributedTensor | undefined;
+    inner.threads((t) => {
+      t.b.comment('online softmax: S becomes P = 2^(S·scale·log2 e − m); O *= 2^(m_old − m_new)');
+      corr = softmax.emitUpdate(t, sAcc, scaleLog2, vote === undefined ? {} : { gate: (delta) => vote.emitVote(t, delta) })!;
+      then?.(t, corr);
+    });
+    return corr!;
+  }
+
+  /** O *= c where O holds anything yet, then P packed into the A fragment (zeros for a warp that voted skip). */
+  rescaleAndPack(t: ThreadScope, oLive: Expr, corr: DistributedTensor): void {
+    const { pipeline: p, target } = this.ctx;
+    const { sAcc, oAcc, pFrag, softmax } = this.state;
+    const vote = this.vote;
+    t.b.if(oLive, (r) => softmax.emitRescale({ ...t, b: r }, oAcc, corr));
+    t.b.comment('P to fp16/bf16 pairs: accumulator element 8·kk + i is A-fragment element i of k step kk');
+    for (let r = 0; r < p.pv.aRegisters; r++)
+      t.b.assign(pFrag.at(t, r), packFloat2(target, p.policy.dtype, sAcc.at(t, 2 * r), sAcc.at(t, 2 * r + 1)));
+    if (vote !== undefined) {
+      t.b.comment("a warp that voted skip feeds zeros to its warpgroup's P·V (a uniform, rarely taken branch)");
+      t.b.if(not(vote.keep), (z) => {
+        for (let r = 0; r < p.pv.aRegisters; r++) z.assign(pFrag.at({ ...t, b: z }, r), lit(0, uint32));
+      });
+    }
+  }
+
+  /** Whether O holds anything before tile `it`'s rescale (the vote tracks it when present). */
+  oLiveNow(it: Expr): Expr {
+    return this.vote === undefined ? gt(it, 0) : ne(this.vote.oLive, 0);
+  }
+
+  /** The `int` accumulate flag of a P·V: O is written once a tile before `it` ran (`it > first`), or the vote's tracking. */
+  pvAccumulate(it: Expr, first: number): Expr {
+    return this.vote === undefined ? cast(gt(it, first), int32) : this.vote.oLive;
+  }
+
+  /** O += P·V of the tile whose V is in stage `s` once it is full; `compute` false skips it (the vote); `wait` waits for it. */
+  issuePv(l: BlockBuilder, vAddr: Expr, s: Expr, parity: Expr, accumulate: Expr, compute: Expr | undefined, wait: boolean): void {
+    const { pipeline: p, target, ring } = this.ctx;
+    const { oAcc, pFrag } = this.state;
+    l.comment('O += P·V (V as an MN-major B operand)');
+    l.expr(mbarrierWaitParity(target, ring.vFull(s), parity));
+    const mma = (c: BlockBuilder): void => {
+      p.pv.emitMma(c, target, oAcc, pFrag, { bTile: vAddr, accumulate });
+      if (wait) p.pv.emitWait(c, target, oAcc, 0, pFrag);
+    };
+    if (compute === undefined) mma(l);
+    else {
+      l.comment('the PV skip: a warpgroup whose rows all voted skip issues no P·V (V was loaded all the same)');
+      l.if(compute, mma);
+    }
+  }
+
+  /** Waits for every issued P·V. */
+  waitPv(l: BlockBuilder): void {
+    this.ctx.pipeline.pv.emitWait(l, this.ctx.target, this.state.oAcc, 0, this.state.pFrag);
+  }
+
+  /** After a tile's P·V (issued or skipped by the vote): O is live once one ran; the counters. */
+  countPv(l: BlockBuilder, computed: Expr): void {
+    this.vote?.emitAfterTile(l, computed);
+  }
+
+  /** After the key loop: the vote's counters, then O /= l (0 for rows with nothing unmasked), LSE and the predicated store. */
+  epilogue(cons: BlockBuilder): void {
+    const { pipeline: p, args, tid, iters } = this.ctx;
+    const { block, softmax, oAcc } = this.state;
+    const vote = this.vote;
+    if (vote !== undefined) vote.emitStats(cons, tid);
+    cons.comment('epilogue: O /= l (0 for rows with nothing unmasked), LSE, predicated store');
+    cons.if(vote === undefined ? eq(iters, 0) : eq(vote.oLive, 0), (z) => this.threadsOf(z).threads((t) => clearTile(t, oAcc)));
+    emitFmhaFwdEpilogue(block, softmax, oAcc, args, { tileM: p.policy.tileM, headDimV: p.policy.headDimV, oEncoding: p.pv.cEncoding });
+  }
+}
