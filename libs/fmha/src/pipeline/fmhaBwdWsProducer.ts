@@ -80,31 +80,29 @@ function emitProducerRound(l: BlockBuilder, ctx: FmhaBwdWsContext, warp: Produce
 
 /** The TMA lane: K and V of key rows j0 … (after the consumers released the previous ones), in 64-row chunks. */
 function emitKeyValueLoads(x: BlockBuilder, ctx: FmhaBwdWsContext, tiles: Expr, j0: Expr): void {
-  const { pipeline: p, target, args, smem, kvFull } = ctx;
+  const { pipeline: p, target, args, kvFull } = ctx;
   const O = p.offsets;
   x.comment('K and V of this key tile (after the consumers released the previous ones)');
   x.expr(mbarrierWaitParity(target, ctx.kvEmpty, bitXor(cast(bitAnd(tiles, 1), uint32), 1)));
   x.expr(mbarrierArriveExpectTx(target, kvFull, p.kBytes + p.vBytes));
   for (let c = 0; c < p.chunks; c++) {
-    for (let sl = 0; sl < p.slabsQK; sl++)
-      x.expr(
-        tmaLoad(target, {
-          dst: add(smem, O.k + (c * p.slabsQK + sl) * FMHA_BWD_SLAB_BYTES),
-          map: args.kMap,
-          bar: kvFull,
-          coords: args.kvCoords(sl * FMHA_BWD_SLAB, add(j0, 64 * c)),
-        }),
-      );
-    for (let sl = 0; sl < p.slabsV; sl++)
-      x.expr(
-        tmaLoad(target, {
-          dst: add(smem, O.v + (c * p.slabsV + sl) * FMHA_BWD_SLAB_BYTES),
-          map: args.vMap,
-          bar: kvFull,
-          coords: args.kvCoords(sl * FMHA_BWD_SLAB, add(j0, 64 * c)),
-        }),
-      );
+    emitChunkSlabLoads(x, ctx, args.kMap, O.k, p.slabsQK, c, j0);
+    emitChunkSlabLoads(x, ctx, args.vMap, O.v, p.slabsV, c, j0);
   }
+}
+
+/** Chunk c (key rows j0 + 64c …) of K or V: its `slabs` 64-column slabs by TMA, from shared offset `base`. */
+function emitChunkSlabLoads(x: BlockBuilder, ctx: FmhaBwdWsContext, map: Expr, base: number, slabs: number, c: number, j0: Expr): void {
+  const { target, args, smem, kvFull } = ctx;
+  for (let sl = 0; sl < slabs; sl++)
+    x.expr(
+      tmaLoad(target, {
+        dst: add(smem, base + (c * slabs + sl) * FMHA_BWD_SLAB_BYTES),
+        map,
+        bar: kvFull,
+        coords: args.kvCoords(sl * FMHA_BWD_SLAB, add(j0, 64 * c)),
+      }),
+    );
 }
 
 /** One query tile into the next ring stage: Q and dO by TMA, LSE and D rows by the warp's lanes. */

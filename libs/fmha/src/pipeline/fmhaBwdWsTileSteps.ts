@@ -25,7 +25,7 @@ import {
   type Expr,
 } from '@tilekit/codegen';
 import { emitCalculateOffset } from '@tilekit/layout';
-import { clearTile, makeTileWindow, storeTile, sweepTile, type BlockEmitter } from '@tilekit/tile';
+import { clearTile, makeTileWindow, storeTile, sweepTile, type BlockEmitter, type DistributedTensor } from '@tilekit/tile';
 import { FMHA_BWD_SLAB_BYTES } from './fmhaBwdWsContext.ts';
 import type { FmhaBwdWsConsumerState, FmhaBwdWsKeyTile, FmhaBwdWsQueryTile } from './fmhaBwdWsConsumerState.ts';
 
@@ -33,13 +33,7 @@ import type { FmhaBwdWsConsumerState, FmhaBwdWsKeyTile, FmhaBwdWsQueryTile } fro
 export function emitFmhaBwdScoresT(li: BlockBuilder, st: FmhaBwdWsConsumerState, key: FmhaBwdWsKeyTile, q: FmhaBwdWsQueryTile): void {
   const { pipeline: p, target } = st.ctx;
   li.comment('Sᵀ = K·Qᵀ (this warpgroup: its 64 key rows)');
-  for (let c = 0; c < p.slabsQK; c++)
-    p.sT.emitMma(li, target, st.sAcc, {
-      aTile: add(key.kChunk, c * FMHA_BWD_SLAB_BYTES),
-      bTile: add(q.qTile, c * p.policy.tileM * 128),
-      warpgroup: lit(0, int32),
-      accumulate: lit(c === 0 ? 0 : 1, int32),
-    });
+  emitSlabMmas(li, st, p.sT, st.sAcc, key.kChunk, q.qTile, p.slabsQK);
   p.sT.emitWait(li, target, st.sAcc, 0);
 }
 
@@ -93,13 +87,7 @@ export function emitFmhaBwdDvAndDpT(
   });
   li.comment('dV += Pᵀ·dO and dPᵀ = V·dOᵀ (issued after the softmax: the mask then has registers to spare)');
   p.dvGemm.emitMma(li, target, st.dvAcc, st.pFrag, { bTile: q.doTile, accumulate: firstIt, warpgroup: st.wg });
-  for (let c = 0; c < p.slabsV; c++)
-    p.dpT.emitMma(li, target, st.dpAcc, {
-      aTile: add(key.vChunk, c * FMHA_BWD_SLAB_BYTES),
-      bTile: add(q.doTile, c * p.policy.tileM * 128),
-      warpgroup: lit(0, int32),
-      accumulate: lit(c === 0 ? 0 : 1, int32),
-    });
+  emitSlabMmas(li, st, p.dpT, st.dpAcc, key.vChunk, q.doTile, p.slabsV);
   p.dpT.emitWait(li, target, st.dpAcc, 0);
   p.dvGemm.emitWait(li, target, st.dvAcc, 0, st.pFrag);
 }
@@ -214,4 +202,27 @@ export function emitFmhaBwdDkDvEpilogue(l: BlockBuilder, st: FmhaBwdWsConsumerSt
     storeTile(t, dkWindow, st.dkAcc);
     storeTile(t, dvWindow, st.dvAcc);
   });
+}
+
+/**
+ * acc = A·B over the head dim's 64-wide slabs, each slab's product accumulated onto the previous:
+ * slab c of A (key rows) at aBase + c·FMHA_BWD_SLAB_BYTES, of B (query rows) at bBase + c·tileM·128.
+ */
+function emitSlabMmas(
+  li: BlockBuilder,
+  st: FmhaBwdWsConsumerState,
+  gemm: FmhaBwdWsConsumerState['ctx']['pipeline']['sT'],
+  acc: DistributedTensor,
+  aBase: Expr,
+  bBase: Expr,
+  slabs: number,
+): void {
+  const { pipeline: p, target } = st.ctx;
+  for (let c = 0; c < slabs; c++)
+    gemm.emitMma(li, target, acc, {
+      aTile: add(aBase, c * FMHA_BWD_SLAB_BYTES),
+      bTile: add(bBase, c * p.policy.tileM * 128),
+      warpgroup: lit(0, int32),
+      accumulate: lit(c === 0 ? 0 : 1, int32),
+    });
 }
