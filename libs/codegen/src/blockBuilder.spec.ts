@@ -8,7 +8,7 @@ import { assignStmt } from './stmt.ts';
 import { CodeWriter } from './codeWriter.ts';
 import { printExpr } from './printExpr.ts';
 import { renderStmts } from './render.ts';
-import { host } from './target.ts';
+import { host } from './hostTarget.ts';
 import { voidType } from './cType.ts';
 
 const render = (b: BlockBuilder, options = {}): string => renderStmts(b.statements, options);

@@ -5,7 +5,8 @@ import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { gfx942, sm80, sm90a } from './target.ts';
+import { sm80, sm90a } from './cudaTarget.ts';
+import { gfx942 } from './hipTarget.ts';
 import type { Target } from './target.ts';
 import { toolAvailable } from './testing/compileAndRunHost.ts';
 import { sampleKernelsSource } from './testing/samples.ts';

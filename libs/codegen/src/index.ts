@@ -24,6 +24,10 @@ export * from './requirement.ts';
 export * from './sourceFile.ts';
 // Targets and their dialects.
 export * from './target.ts';
+export * from './hostTarget.ts';
+export * from './cudaTarget.ts';
+export * from './hipTarget.ts';
+export * from './targets.ts';
 // Kernel entry points: signatures (parameters, argument layouts, packing) and instance keys.
 export * from './kernel/kernelParam.ts';
 export * from './kernel/kernelSignature.ts';

@@ -6,7 +6,9 @@ import { call, shr } from './ops.ts';
 import { printExpr } from './printExpr.ts';
 import { include, snippet } from './requirement.ts';
 import { SourceBuilder } from './sourceFile.ts';
-import { gfx942, host, sm90a } from './target.ts';
+import { sm90a } from './cudaTarget.ts';
+import { gfx942 } from './hipTarget.ts';
+import { host } from './hostTarget.ts';
 import { sampleKernelsSource, hostSwizzleSource } from './testing/samples.ts';
 
 describe('SourceBuilder', () => {

@@ -7,7 +7,10 @@ import { evaluate } from './evaluate.ts';
 import { div, variable } from './ops.ts';
 import { printExpr } from './printExpr.ts';
 import { renderStmts } from './render.ts';
-import { getTarget, gfx942, host, sm80, sm90a, targets } from './target.ts';
+import { sm80, sm90a } from './cudaTarget.ts';
+import { gfx942 } from './hipTarget.ts';
+import { host } from './hostTarget.ts';
+import { getTarget, targets } from './targets.ts';
 
 const x = variable('x', float32);
 

@@ -10,7 +10,7 @@ import { defineFunction, renderFunction } from '../function.ts';
 import type { FunctionDef, ParamSpec, ParamVars } from '../function.ts';
 import { snippet } from '../requirement.ts';
 import type { Requirement, SnippetRequirement } from '../requirement.ts';
-import { sm90a } from '../target.ts';
+import { sm90a } from '../cudaTarget.ts';
 import type { Target, TargetFeature } from '../target.ts';
 
 /**

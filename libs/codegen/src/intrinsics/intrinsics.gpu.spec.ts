@@ -26,7 +26,7 @@ import { kernelParam } from '../kernel/kernelParam.ts';
 import { KernelSignature } from '../kernel/kernelSignature.ts';
 import { add, addressOf, bitXor, cast, eq, gt, index, maxOf, minOf, mul, select, sub } from '../ops.ts';
 import { SourceBuilder } from '../sourceFile.ts';
-import { sm90a } from '../target.ts';
+import { sm90a } from '../cudaTarget.ts';
 import { fenceMbarrierInit, fenceProxyAsyncShared } from './asyncFence.ts';
 import { cpAsync, cpAsyncCommitGroup, cpAsyncWaitGroup } from './cpAsync.ts';
 import { ldmatrix } from './ldmatrix.ts';

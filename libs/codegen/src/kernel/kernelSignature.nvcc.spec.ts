@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SourceBuilder } from '../sourceFile.ts';
-import { sm80, sm90a } from '../target.ts';
+import { sm80, sm90a } from '../cudaTarget.ts';
 import { toolAvailable } from '../testing/compileAndRunHost.ts';
 import { cubinKernelParams } from './cubinKernelParams.ts';
 import { KernelSignature } from './kernelSignature.ts';

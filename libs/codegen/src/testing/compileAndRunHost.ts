@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { CType } from '../cType.ts';
 import type { Scalar } from '../evaluate.ts';
 import type { FunctionDef } from '../function.ts';
-import { host } from '../target.ts';
+import { host } from '../hostTarget.ts';
 import { SourceBuilder } from '../sourceFile.ts';
 
 /** The host C++ compiler: `$TILEKIT_CXX`, else `g++`. */
