@@ -52,8 +52,9 @@ describe('checkFmhaBwdProblem', () => {
       ['problem.inputLayout', set('inputLayout', 'sbhd'), []],
       ['problem.outputLayout', set('outputLayout', 1), []],
       ['problem.strides.x', stride('x', {}), []],
-      ['problem.strides.dK.head', stride('dK', { batch: 1e6, head: 300 * 128 - 1, row: 128 }), shape],
+      // In the order the checker walks the tensors (o before dK), as it reports them.
       ['problem.strides.o.row', stride('o', { batch: 1e7, head: 1e5, row: 1 }), shape],
+      ['problem.strides.dK.head', stride('dK', { batch: 1e6, head: 300 * 128 - 1, row: 128 }), shape],
       ['problem.mask', set('mask', 'q'), []],
       ['problem.scale', set('scale', Number.NaN), []],
       ['problem.deterministic', set('deterministic', 'yes'), []],
