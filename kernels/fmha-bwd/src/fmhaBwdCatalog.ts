@@ -11,7 +11,7 @@ import type {
 import { TilekitError } from '@tilekit/numeric';
 import { FMHA_BWD_CONVERT_DQ_HEAD_DIMS, FmhaBwdConvertDqInstance } from './fmhaBwdConvertDq.ts';
 import { FMHA_BWD_DOT_DO_O_HEAD_DIMS, FMHA_BWD_KERNEL_DTYPES, FmhaBwdDotDoOInstance } from './fmhaBwdDotDoO.ts';
-import { FmhaBwdDqDkDvInstance, type FmhaBwdMaskKind } from './fmhaBwdDqDkDvInstance.ts';
+import { FmhaBwdDqDkDvInstance, type FmhaBwdDqDkDvMaskKind } from './fmhaBwdDqDkDvInstance.ts';
 
 /** Flags every backward kernel is compiled with (as the forward's). */
 export const FMHA_BWD_COMPILE_FLAGS: readonly string[] = Object.freeze(['-std=c++17', '-lineinfo']);
@@ -36,7 +36,7 @@ export const FMHA_BWD_HEAD_DIMS: readonly number[] = Object.freeze([64, 128, 256
 export function fmhaBwdDqModes(headDim: number): readonly ('atomic' | 'split')[] {
   return headDim > 128 ? ['atomic'] : ['atomic', 'split'];
 }
-export const FMHA_BWD_MASKS: readonly FmhaBwdMaskKind[] = Object.freeze(['none', 'window']);
+export const FMHA_BWD_MASKS: readonly FmhaBwdDqDkDvMaskKind[] = Object.freeze(['none', 'window']);
 /** Threads of the dot_do_o and convert_dq blocks. */
 export const FMHA_BWD_ROW_KERNEL_THREADS = 128;
 

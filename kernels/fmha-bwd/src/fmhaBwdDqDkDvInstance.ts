@@ -28,17 +28,26 @@ import {
   type InstanceKey,
   type Target,
 } from '@tilekit/codegen';
-import { emitGenericAttentionMask, FmhaBwdWsPipeline, GenericAttentionMaskCode, type FmhaBwdWsPolicy } from '@tilekit/fmha';
+import {
+  emitGenericAttentionMask,
+  FmhaBwdWsPipeline,
+  GenericAttentionMaskCode,
+  type FmhaBwdMaskKind,
+  type FmhaBwdWsPolicy,
+} from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { getDType } from '@tilekit/numeric';
 import { makeTensorView } from '@tilekit/tile';
 
-/** The mask as an instance property (causal is a window). */
-export type FmhaBwdMaskKind = 'none' | 'window';
+/**
+ * The mask kinds a dq_dk_dv instance is compiled for, of @tilekit/fmha's `FmhaBwdMaskKind`: none or
+ * a window (causal is a window); a generic mask is not compiled.
+ */
+export type FmhaBwdDqDkDvMaskKind = Extract<FmhaBwdMaskKind, 'none' | 'window'>;
 
 /** The Policy of one dq_dk_dv instance. */
 export interface FmhaBwdDqDkDvPolicy extends FmhaBwdWsPolicy {
-  readonly mask: FmhaBwdMaskKind;
+  readonly mask: FmhaBwdDqDkDvMaskKind;
 }
 
 /** Longest sequence (and group-mode total): 2^24 rows keeps the per-row dQ offsets (row · head dim) in int32. */

@@ -22,6 +22,7 @@ export * from './blockBuilder.ts';
 export * from './function.ts';
 export * from './requirement.ts';
 export * from './sourceFile.ts';
+export * from './sourceBuilder.ts';
 // Targets and their dialects.
 export * from './target.ts';
 export * from './hostTarget.ts';

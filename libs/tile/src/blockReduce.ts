@@ -3,7 +3,7 @@ import { makeDistributedTensor, type DistributedTensor, type ThreadBuffers } fro
 import { TileEmitError } from './errors.ts';
 import { reduceEncoding, type ReducedEncoding } from './reduceEncoding.ts';
 import { joinMixedRadix, splitMixedRadix, type TileDistributionEncoding } from './tileDistributionEncoding.ts';
-import type { BlockEmitter } from './tileEmitter.ts';
+import type { BlockEmitter } from './blockEmitter.ts';
 
 /** An associative, commutative combiner, in emitted code and in TS. */
 export interface ReduceOp {

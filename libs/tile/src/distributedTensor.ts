@@ -15,7 +15,7 @@ import {
 import { emitCalculateBottomIndex } from '@tilekit/layout';
 import { TileEmitError } from './errors.ts';
 import { splitMixedRadix, type TileDistributionEncoding } from './tileDistributionEncoding.ts';
-import type { BlockEmitter, RegisterArray, ThreadScope } from './tileEmitter.ts';
+import type { BlockEmitter, RegisterArray, ThreadScope } from './blockEmitter.ts';
 
 /**
  * CK's `static_distributed_tensor<T, Dstr>` in emitted code: a register tile. Each thread of the

@@ -22,7 +22,7 @@ export { permuteEncodingXs } from './permuteEncodingXs.ts';
 export { makeVectorLoadEncoding, makeWarpGridEncoding, type VectorLoadSpec, type WarpGridSpec, type WarpGridX } from './blockEncodings.ts';
 export * from './atoms/index.ts';
 export { spaceFillingCurve } from './spaceFillingCurve.ts';
-export { BlockEmitter, RegisterArray, type BlockEmitterOptions, type ThreadScope, type TileDialectName } from './tileEmitter.ts';
+export { BlockEmitter, RegisterArray, type BlockEmitterOptions, type ThreadScope, type TileDialectName } from './blockEmitter.ts';
 export {
   castTile,
   clearTile,

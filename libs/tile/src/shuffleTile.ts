@@ -2,7 +2,7 @@ import { cast } from '@tilekit/codegen';
 import type { DistributedTensor } from './distributedTensor.ts';
 import { ShuffleTileError } from './errors.ts';
 import type { TileDistributionEncoding } from './tileDistributionEncoding.ts';
-import type { ThreadScope } from './tileEmitter.ts';
+import type { ThreadScope } from './blockEmitter.ts';
 
 const refKey = (r: { major: number; minor: number }): string => `${r.major}:${r.minor}`;
 

@@ -3,7 +3,7 @@ import { makeDistributedTensor, type DistributedTensor } from './distributedTens
 import { TileEmitError } from './errors.ts';
 import { sliceEncoding } from './sliceEncoding.ts';
 import type { TileDistributionEncoding } from './tileDistributionEncoding.ts';
-import type { BlockEmitter, ThreadScope } from './tileEmitter.ts';
+import type { BlockEmitter, ThreadScope } from './blockEmitter.ts';
 
 /**
  * The register map of CK's `get_slice_tile(tensor, xBegins, xEnds)`: the sub-tile's encoding and,

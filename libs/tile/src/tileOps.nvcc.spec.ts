@@ -31,7 +31,7 @@ import { emitStagedCopy } from './testing/stagedCopy.ts';
 import { getSliceTile, makeSliceTile, setSliceTile } from './sliceTile.ts';
 import { encodingArb } from './testing/arbitraries.ts';
 import { TileDistributionEncoding } from './tileDistributionEncoding.ts';
-import { BlockEmitter } from './tileEmitter.ts';
+import { BlockEmitter } from './blockEmitter.ts';
 import { loadTile, makeTensorView, makeTileWindow, moveTileWindow, storeTile, updateTile } from './tileWindow.ts';
 
 const nvcc = process.env['TILEKIT_NVCC'] ?? 'nvcc';

@@ -28,7 +28,7 @@ import { getSliceTile, makeSliceTile, setSliceTile, sliceTileMap } from './slice
 import { encodingArb } from './testing/arbitraries.ts';
 import { runHostTileCalls, type HostTileCall } from './testing/hostTileHarness.ts';
 import { hRef, splitMixedRadix, TileDistributionEncoding } from './tileDistributionEncoding.ts';
-import { BlockEmitter } from './tileEmitter.ts';
+import { BlockEmitter } from './blockEmitter.ts';
 import { evaluateLoadTile, loadTile, makeTensorView, makeTileWindow, sliceTileWindow, storeTile } from './tileWindow.ts';
 
 const permuteYs = (enc: TileDistributionEncoding, order: readonly number[]): TileDistributionEncoding =>

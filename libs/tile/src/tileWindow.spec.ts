@@ -41,7 +41,7 @@ import { encodingArb } from './testing/arbitraries.ts';
 import { runHostTileCalls, type HostTileCall } from './testing/hostTileHarness.ts';
 import { emitStagedCopy } from './testing/stagedCopy.ts';
 import type { TileDistributionEncoding } from './tileDistributionEncoding.ts';
-import { BlockEmitter } from './tileEmitter.ts';
+import { BlockEmitter } from './blockEmitter.ts';
 import { TileEmitError } from './errors.ts';
 import {
   evaluateLoadTile,

@@ -26,7 +26,7 @@ import { emitPartitionIndex, emitXIndex, zeroOf, type DistributedTensor, type Th
 import { TileEmitError } from './errors.ts';
 import { spaceFillingCurve } from './spaceFillingCurve.ts';
 import type { TileDistributionEncoding } from './tileDistributionEncoding.ts';
-import type { BlockEmitter, ThreadScope } from './tileEmitter.ts';
+import type { BlockEmitter, ThreadScope } from './blockEmitter.ts';
 
 /** Where a view's elements live: global memory or the block's shared memory. */
 export type MemorySpace = 'global' | 'shared';

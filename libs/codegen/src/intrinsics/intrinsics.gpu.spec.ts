@@ -25,7 +25,7 @@ import type { Expr } from '../expr.ts';
 import { kernelParam } from '../kernel/kernelParam.ts';
 import { KernelSignature } from '../kernel/kernelSignature.ts';
 import { add, addressOf, bitXor, cast, eq, gt, index, maxOf, minOf, mul, select, sub } from '../ops.ts';
-import { SourceBuilder } from '../sourceFile.ts';
+import { SourceBuilder } from '../sourceBuilder.ts';
 import { sm90a } from '../cudaTarget.ts';
 import { fenceMbarrierInit, fenceProxyAsyncShared } from './asyncFence.ts';
 import { cpAsync, cpAsyncCommitGroup, cpAsyncWaitGroup } from './cpAsync.ts';

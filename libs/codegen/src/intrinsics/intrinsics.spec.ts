@@ -13,7 +13,7 @@ import { CodegenTypeError, TargetFeatureError } from '../errors.ts';
 import type { Expr } from '../expr.ts';
 import { tensorMapType } from '../kernel/kernelParam.ts';
 import { addressOf, index, variable } from '../ops.ts';
-import { SourceBuilder } from '../sourceFile.ts';
+import { SourceBuilder } from '../sourceBuilder.ts';
 import { sm80, sm90a } from '../cudaTarget.ts';
 import { gfx942 } from '../hipTarget.ts';
 import { host } from '../hostTarget.ts';

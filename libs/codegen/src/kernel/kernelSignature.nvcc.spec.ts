@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SourceBuilder } from '../sourceFile.ts';
+import { SourceBuilder } from '../sourceBuilder.ts';
 import { sm80, sm90a } from '../cudaTarget.ts';
 import { toolAvailable } from '../testing/compileAndRunHost.ts';
 import { cubinKernelParams } from './cubinKernelParams.ts';

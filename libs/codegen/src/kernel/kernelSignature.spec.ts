@@ -3,7 +3,7 @@ import { ArgumentError } from '@tilekit/numeric';
 import { describe, expect, it } from 'vitest';
 import { float32, int32 } from '../cType.ts';
 import { add, div, index } from '../ops.ts';
-import { SourceBuilder } from '../sourceFile.ts';
+import { SourceBuilder } from '../sourceBuilder.ts';
 import { sm80, sm90a } from '../cudaTarget.ts';
 import { gfx942 } from '../hipTarget.ts';
 import { host } from '../hostTarget.ts';

@@ -4,7 +4,7 @@ import { TargetFeatureError } from '../errors.ts';
 import { isIdentifier } from '../expr.ts';
 import { defineFunction } from '../function.ts';
 import type { FunctionDef, Param, ParamSpec, ParamVars } from '../function.ts';
-import type { SourceBuilder } from '../sourceFile.ts';
+import type { SourceBuilder } from '../sourceBuilder.ts';
 import type { Target, TargetName } from '../target.ts';
 import {
   paramAlign,

@@ -7,7 +7,7 @@ import type { CType } from '../cType.ts';
 import type { Scalar } from '../evaluate.ts';
 import type { FunctionDef } from '../function.ts';
 import { host } from '../hostTarget.ts';
-import { SourceBuilder } from '../sourceFile.ts';
+import { SourceBuilder } from '../sourceBuilder.ts';
 
 /** The host C++ compiler: `$TILEKIT_CXX`, else `g++`. */
 export function hostCompiler(): string {

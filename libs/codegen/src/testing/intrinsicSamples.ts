@@ -1,6 +1,6 @@
 import { array, float32, int32, pointer, uint8, uint32, uint64 } from '../cType.ts';
 import { add, addressOf, cast, eq, index, lt, mul, ne, shr } from '../ops.ts';
-import { SourceBuilder } from '../sourceFile.ts';
+import { SourceBuilder } from '../sourceBuilder.ts';
 import type { Target } from '../target.ts';
 import { kernelParam } from '../kernel/kernelParam.ts';
 import { KernelSignature } from '../kernel/kernelSignature.ts';

@@ -4,7 +4,7 @@ import { callFunction } from '../function.ts';
 import type { FunctionDef } from '../function.ts';
 import { add, bitAnd, bitXor, call, cast, div, eq, index, lit, lt, mod, mul, select, shl, shr, sub, verbatim } from '../ops.ts';
 import { include } from '../requirement.ts';
-import { SourceBuilder } from '../sourceFile.ts';
+import { SourceBuilder } from '../sourceBuilder.ts';
 import { host } from '../hostTarget.ts';
 import type { Target } from '../target.ts';
 

@@ -51,7 +51,7 @@ import { makeVectorLoadEncoding, makeWarpGridEncoding } from '../blockEncodings.
 import { makeDistributedTensor, type DistributedTensor, type ThreadBuffers } from '../distributedTensor.ts';
 import { embedEncoding } from '../embedEncoding.ts';
 import { hRef, rRef, TileDistributionEncoding } from '../tileDistributionEncoding.ts';
-import { BlockEmitter } from '../tileEmitter.ts';
+import { BlockEmitter } from '../blockEmitter.ts';
 import { emitStagedCopy } from './stagedCopy.ts';
 import {
   evaluateLoadTile,

@@ -1,5 +1,5 @@
 import type { DistributedTensor } from '../distributedTensor.ts';
-import type { BlockEmitter } from '../tileEmitter.ts';
+import type { BlockEmitter } from '../blockEmitter.ts';
 import { loadTile, storeTile, type TileWindow } from '../tileWindow.ts';
 
 /** The windows and register tiles of a round trip through a staging buffer (usually shared memory). */

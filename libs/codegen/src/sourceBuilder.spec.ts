@@ -5,7 +5,7 @@ import { callFunction } from './function.ts';
 import { call, shr } from './ops.ts';
 import { printExpr } from './printExpr.ts';
 import { include, snippet } from './requirement.ts';
-import { SourceBuilder } from './sourceFile.ts';
+import { SourceBuilder } from './sourceBuilder.ts';
 import { sm90a } from './cudaTarget.ts';
 import { gfx942 } from './hipTarget.ts';
 import { host } from './hostTarget.ts';
