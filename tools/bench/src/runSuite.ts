@@ -6,6 +6,7 @@ import { parseBenchResult, type BenchCase, type BenchSuiteResult } from './bench
 import { ReferenceClient } from './referenceClient.ts';
 import { DEFAULT_TIMING, type TensorDtype, type TensorFile, type TimingPlan } from './referenceProtocol.ts';
 import { MAX_SPREAD } from './timing/measureLaunches.ts';
+import { timingSpread } from './timing/timingStats.ts';
 import { judgeCase } from './judgeCase.ts';
 
 export type { BenchSuite, CaseContext, OurCaseResult, SuiteCase } from './benchSuite.ts';
@@ -94,7 +95,7 @@ async function runCase(
       ]),
     );
     const { msMin, msMax, ms } = mine.ours;
-    const spread = msMin === undefined || msMax === undefined ? undefined : (msMax - msMin) / ms;
+    const spread = msMin === undefined || msMax === undefined ? undefined : timingSpread({ ms, msMin, msMax });
     const record: BenchCase = {
       name: c.name,
       params: { ...c.params, seed: prepared.inputs.seed },
