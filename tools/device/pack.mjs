@@ -208,7 +208,9 @@ async function main() {
   if (!files['node.xz']) console.log('pack: no node.xz (--no-node): the total below leaves it out');
   if (files[KERNEL_CACHE] !== undefined)
     console.log(
-      `pack: ${KERNEL_CACHE} ${kernelCache === undefined ? 'kept from an earlier pack' : `from ${kernelCache}`} (run-on-gpu.sh extracts it into the kernel cache)`,
+      `pack: ${KERNEL_CACHE} ` +
+        `${kernelCache === undefined ? 'kept from an earlier pack' : `from ${kernelCache}`} ` +
+        `(run-on-gpu.sh extracts it into the kernel cache)`,
     );
   console.log(`pack: ${where} ${mib(packed)} + work tree ${mib(tree)} = ${mib(packed + tree)} of ${mib(LIMIT)}`);
   if (packed + tree > LIMIT) {

@@ -206,7 +206,9 @@ const width = Math.max(...files.map((f) => f.file.length), 4);
 const breakdown = files
   .map(
     (f) =>
-      `  ${f.file.padEnd(width)}  ${f.counts.passed} passed, ${f.counts.failed} failed, ${f.counts.skipped} skipped (of ${f.counts.total})${f.counts.failed > 0 ? '  <-- FAILED' : ''}`,
+      `  ${f.file.padEnd(width)}  ${f.counts.passed} passed, ${f.counts.failed} failed, ` +
+      `${f.counts.skipped} skipped (of ${f.counts.total})` +
+      `${f.counts.failed > 0 ? '  <-- FAILED' : ''}`,
   )
   .join('\n');
 /** How to map the failures' stack traces (bundle lines) back to the .ts sources. */
@@ -220,7 +222,9 @@ function symbolizeHint() {
 const hint = counts.failed > 0 ? `\n${symbolizeHint()}` : '';
 if (!hasDevice) {
   console.log(
-    `\n${line}\nSKIPPED: no CUDA device: ${probe.reason ?? 'unknown reason'} (${counts.skipped} GPU tests skipped, ${counts.total} found)\n${breakdown}${hint}\n${line}`,
+    `\n${line}\nSKIPPED: no CUDA device: ${probe.reason ?? 'unknown reason'} (` +
+      `${counts.skipped} GPU tests skipped, ${counts.total} found)\n${breakdown}${hint}\n` +
+      `${line}`,
   );
   process.exit(counts.failed > 0 ? 1 : 0);
 }

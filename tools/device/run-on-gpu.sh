@@ -66,14 +66,16 @@ cat "$OUT/environment.txt"
 
 status=0
 if [ "$sanitize" != only ] && [ "$sanitize" != none ]; then
-  "$work/node" tools/device/run-gpu-tests.mjs --bundles .device/gpu-tests --addon .device/tilekit_runtime.node --file-timeout "${TILEKIT_GPU_FILE_TIMEOUT:-900}" --out "$OUT" 2>&1 | tee "$OUT/gpu-tests.log"
+  "$work/node" tools/device/run-gpu-tests.mjs --bundles .device/gpu-tests --addon .device/tilekit_runtime.node \
+    --file-timeout "${TILEKIT_GPU_FILE_TIMEOUT:-900}" --out "$OUT" 2>&1 | tee "$OUT/gpu-tests.log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
 if [ -n "$sanitize" ] && [ "$sanitize" != none ]; then
   # Word splitting of TILEKIT_SANITIZE_ARGS is intended: it holds options.
   # shellcheck disable=SC2086
-  "$work/node" tools/device/run-sanitize.mjs --bundles .device/gpu-tests --addon .device/tilekit_runtime.node --out "$OUT" ${families:+--families "$families"} ${TILEKIT_SANITIZE_ARGS:-} 2>&1 | tee "$OUT/sanitize.log"
+  "$work/node" tools/device/run-sanitize.mjs --bundles .device/gpu-tests --addon .device/tilekit_runtime.node --out "$OUT" \
+    ${families:+--families "$families"} ${TILEKIT_SANITIZE_ARGS:-} 2>&1 | tee "$OUT/sanitize.log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
@@ -93,7 +95,8 @@ done
 
 if [ "${TILEKIT_EXPORT_CACHE:-0}" = 1 ]; then
   if tar -C "$TILEKIT_CACHE_DIR" -cf - . | xz -T0 -6 > "$OUT/kernel-cache.tar.xz"; then
-    echo "run-on-gpu: wrote $OUT/kernel-cache.tar.xz ($(du -h "$OUT/kernel-cache.tar.xz" | cut -f1), $(find "$TILEKIT_CACHE_DIR" -name meta.json | wc -l) entries): carry it with pack.mjs --kernel-cache"
+    echo "run-on-gpu: wrote $OUT/kernel-cache.tar.xz ($(du -h "$OUT/kernel-cache.tar.xz" | cut -f1)," \
+      "$(find "$TILEKIT_CACHE_DIR" -name meta.json | wc -l) entries): carry it with pack.mjs --kernel-cache"
   else
     echo "run-on-gpu: could not write $OUT/kernel-cache.tar.xz" >&2
     status=1

@@ -241,7 +241,10 @@ function writeSummary(out, summary) {
 /** One progress line for a finished run. */
 function describeRun(tool, family, r) {
   const head = `sanitize: ${tool} × ${family}: `;
-  const what = `${r.tests.passed} passed, ${r.tests.failed} failed of ${r.tests.matched} tests; ${r.launches} launches of ${r.kernels.length} kernels; ${r.findings} findings (${r.seconds} s)`;
+  const what =
+    `${r.tests.passed} passed, ${r.tests.failed} failed of ${r.tests.matched} tests; ` +
+    `${r.launches} launches of ${r.kernels.length} kernels; ${r.findings} findings (` +
+    `${r.seconds} s)`;
   if (r.status === 'clean') return `${head}clean — ${what}`;
   const kernels = Object.entries(r.findingsByKernel)
     .map(([k, n]) => `${k}: ${n}`)
@@ -304,7 +307,10 @@ function printTable(tools) {
   const rows = Object.entries(tools).flatMap(([tool, t]) =>
     Object.entries(t.families).map(
       ([family, r]) =>
-        `  ${tool.padEnd(10)} ${family.padEnd(16)} ${r.status.padEnd(10)} ${String(r.tests.matched).padStart(3)} tests ${String(r.launches).padStart(6)} launches ${String(r.kernels.length).padStart(3)} kernels ${String(r.findings).padStart(5)} findings ${String(r.seconds).padStart(6)} s`,
+        `  ${tool.padEnd(10)} ${family.padEnd(16)} ${r.status.padEnd(10)} ` +
+        `${String(r.tests.matched).padStart(3)} tests ${String(r.launches).padStart(6)} launches ` +
+        `${String(r.kernels.length).padStart(3)} kernels ${String(r.findings).padStart(5)} ` +
+        `findings ${String(r.seconds).padStart(6)} s`,
     ),
   );
   const t = totals(tools);
@@ -349,7 +355,9 @@ async function sanitize(config, families) {
     tools: {},
   };
   console.log(
-    `sanitize: ${sanitizer} (${summary.sanitizer}) on ${summary.device}; ${config.tools.length} tools × ${families.length} families; logs in ${join(config.out, 'sanitize')}`,
+    `sanitize: ${sanitizer} (${summary.sanitizer}) on ${summary.device}; ` +
+      `${config.tools.length} tools × ${families.length} families; logs in ` +
+      `${join(config.out, 'sanitize')}`,
   );
   const started = Date.now();
   for (const tool of config.tools) {
@@ -428,7 +436,8 @@ async function planReport(entry, bundles, scratch) {
   const byPlan = Object.values(report.bundles).flatMap((b) => b.selected);
   if (byNode.join('\n') !== byPlan.join('\n'))
     report.problems.push(
-      `node selects ${byNode.length} tests, the plan's matcher ${byPlan.length}: ${[...byNode.filter((n) => !byPlan.includes(n)), ...byPlan.filter((n) => !byNode.includes(n))].slice(0, 3).join(' | ')}`,
+      `node selects ${byNode.length} tests, the plan's matcher ${byPlan.length}: ` +
+        `${[...byNode.filter((n) => !byPlan.includes(n)), ...byPlan.filter((n) => !byNode.includes(n))].slice(0, 3).join(' | ')}`,
     );
   return report;
 }

@@ -32,7 +32,9 @@ export const SANITIZE_PLAN = [
   {
     family: 'fmhaFwd',
     covers:
-      'sm90 forward: batch and group mode with empty sequences, no mask, causal both alignments, fully masked rows, window, GQA, LSE, d32/64/128/256; split-KV partials and the combine kernel',
+      'sm90 forward: batch and group mode with empty sequences, no mask, causal both ' +
+      'alignments, fully masked rows, window, GQA, LSE, d32/64/128/256; split-KV partials and ' +
+      'the combine kernel',
     bundles: {
       'kernel-fmha-fwd-fmhaFwd.mjs': [
         `${FWD}fp16 d128 no mask, b2 h2 s259, bhsd`,
@@ -51,7 +53,8 @@ export const SANITIZE_PLAN = [
   {
     family: 'fmhaFwdSm80',
     covers:
-      'sm_80 forward (built for the device): varlen with an empty sequence, windows that fully mask rows, GQA without LSE, d64/128, the d256 variant with Q in shared memory',
+      'sm_80 forward (built for the device): varlen with an empty sequence, windows that fully ' +
+      'mask rows, GQA without LSE, d64/128, the d256 variant with Q in shared memory',
     bundles: {
       'kernel-fmha-fwd-fmhaFwdSm80.mjs': [
         `${FWD_SM80}fp16 d128 no mask, b2 h2 s259, bhsd`,
@@ -66,7 +69,10 @@ export const SANITIZE_PLAN = [
   {
     family: 'fmhaBwd',
     covers:
-      'backward: dot_do_o, dq_dk_dv and convert_dq with atomic and deterministic dQ (batch-mode persistent splits, group-mode per-batch splits), varlen with empty sequences, GQA, causal both alignments, fully masked rows, window; dq_dk_dv alone at d256',
+      'backward: dot_do_o, dq_dk_dv and convert_dq with atomic and deterministic dQ ' +
+      '(batch-mode persistent splits, group-mode per-batch splits), varlen with empty ' +
+      'sequences, GQA, causal both alignments, fully masked rows, window; dq_dk_dv alone at ' +
+      'd256',
     bundles: {
       'kernel-fmha-bwd-fmhaBwd.mjs': [
         `${BWD}fp16 d128 causal bottom-right sq259 > sk100: fully masked rows`,
@@ -86,7 +92,9 @@ export const SANITIZE_PLAN = [
   {
     family: 'spargeBlockMap',
     covers:
-      'Sparge block map: K mean, pooling with self-similarity and int8 quantization (tails, GQA, bshd, group mode with empty sequences, upstreamFix, 64×128 blocks), selection (topk and cdf, causal, sink, fix blocks, ties, kBlocks 1, group mode)',
+      'Sparge block map: K mean, pooling with self-similarity and int8 quantization (tails, ' +
+      'GQA, bshd, group mode with empty sequences, upstreamFix, 64×128 blocks), selection ' +
+      '(topk and cdf, causal, sink, fix blocks, ties, kBlocks 1, group mode)',
     bundles: {
       'kernel-sparge-spargePool.mjs': [
         'sparge pool: fp16 d128 s17',
@@ -110,7 +118,8 @@ export const SANITIZE_PLAN = [
   {
     family: 'spargeAttention',
     covers:
-      'Sparge sparse attention: vsa and jenga pipelines × P·V vote none/warp/block (at +∞ and firing), empty query blocks, GQA, varlen with an empty sequence, int8 Q·Kᵀ',
+      'Sparge sparse attention: vsa and jenga pipelines × P·V vote none/warp/block (at +∞ and ' +
+      'firing), empty query blocks, GQA, varlen with an empty sequence, int8 Q·Kᵀ',
     bundles: {
       'kernel-sparge-spargeFwd.mjs': [
         ...['vsa', 'jenga'].flatMap((p) => [
@@ -129,7 +138,8 @@ export const SANITIZE_PLAN = [
   {
     family: 'gemm',
     covers:
-      'sm90 GEMM: both tiles and vector widths, every layout, fp16 and bf16, an epilogue functor, the persistent loop over several tiles; ragged, m = 1 and batched shapes',
+      'sm90 GEMM: both tiles and vector widths, every layout, fp16 and bf16, an epilogue ' +
+      'functor, the persistent loop over several tiles; ragged, m = 1 and batched shapes',
     bundles: {
       'kernel-gemm-gemm.mjs': [
         'gemm/gpu: small shapes (sanitizer size) on one instance per tile, vector width, layout, epilogue and the persistent loop',
@@ -153,7 +163,9 @@ export const SANITIZE_PLAN = [
   {
     family: 'primitives',
     covers:
-      'runtime launches (odd n, clusters, >48 KiB dynamic shared memory), a TMA tile load, codegen intrinsics (TMA load/store, cp.async, ldmatrix), tile load/store and block reductions, the int8/fp16 wgmma block GEMM',
+      'runtime launches (odd n, clusters, >48 KiB dynamic shared memory), a TMA tile load, ' +
+      'codegen intrinsics (TMA load/store, cp.async, ldmatrix), tile load/store and block ' +
+      'reductions, the int8/fp16 wgmma block GEMM',
     bundles: {
       'runtime-kernel.mjs': [
         'runtime/gpu: an nvcc-compiled kernel launches and computes y = a*x + y (odd n)',

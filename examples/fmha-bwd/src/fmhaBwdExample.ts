@@ -119,7 +119,8 @@ export async function runFmhaBwdExample(args: FmhaBwdArgs, log: (line: string) =
       .join(' + ')} (kN0 ${plan.triple.dqDkDv.kN0}, dQ ${plan.triple.dqDkDv.dqAccumulation})`,
   );
   log(
-    `workspace: ${plan.workspaceSize.total} bytes = host ${plan.workspaceSize.host} + device ${plan.workspaceSize.device}${device ? '' : ` (no device: ${smCount} SMs assumed)`}`,
+    `workspace: ${plan.workspaceSize.total} bytes = host ${plan.workspaceSize.host} + device ` +
+      `${plan.workspaceSize.device}${device ? '' : ` (no device: ${smCount} SMs assumed)`}`,
   );
   log(describeFmhaBwdWorkspace(plan.workspace));
   const compiler = new NvccCompiler();
@@ -156,12 +157,16 @@ export async function runFmhaBwdExample(args: FmhaBwdArgs, log: (line: string) =
   // The forward's O/LSE are needed as inputs even without validation: the reference computes them.
   const ref = fmhaBwdReference(p, data);
   log(
-    `CPU reference (fp64; forward O rounded to ${p.dtype}, LSE fp32): ${(performance.now() - started).toFixed(1)} ms; tolerance dQ atol ${ref.tolerance.dq.atol.toExponential(2)}, dK ${ref.tolerance.dk.atol.toExponential(2)}, dV ${ref.tolerance.dv.atol.toExponential(2)}`,
+    `CPU reference (fp64; forward O rounded to ${p.dtype}, LSE fp32): ` +
+      `${(performance.now() - started).toFixed(1)} ms; tolerance dQ atol ` +
+      `${ref.tolerance.dq.atol.toExponential(2)}, dK ${ref.tolerance.dk.atol.toExponential(2)}` +
+      `, dV ${ref.tolerance.dv.atol.toExponential(2)}`,
   );
 
   if (device === undefined) {
     log(
-      `no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernels were generated and compiled and the CPU reference computed; nothing ran on a GPU.`,
+      `no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernels ` +
+        `were generated and compiled and the CPU reference computed; nothing ran on a GPU.`,
     );
     return 0;
   }
@@ -187,7 +192,11 @@ export async function runFmhaBwdExample(args: FmhaBwdArgs, log: (line: string) =
     const t = summarizeTimes(timeLaunches(device, run.launch, { warmup: args.get('warmup'), repeat: args.get('repeat') }));
     const flops = fmhaBwdProblemFlops(p);
     log(
-      `${device.name}: ${t.median.toFixed(4)} ms (median of ${t.n} after ${args.get('warmup')} warmup; dot_do_o + dq_dk_dv + convert_dq${runner.workspaceLayout.needsZeroDqAcc ? ' + dq_acc memset' : ''}), ${tflops(flops, t.median).toFixed(1)} TFLOP/s (${(flops / 1e12).toFixed(3)} TFLOP = 2.5 × forward)`,
+      `${device.name}: ${t.median.toFixed(4)} ms (median of ${t.n} after ${args.get('warmup')} ` +
+        `warmup; dot_do_o + dq_dk_dv + convert_dq` +
+        `${runner.workspaceLayout.needsZeroDqAcc ? ' + dq_acc memset' : ''}), ` +
+        `${tflops(flops, t.median).toFixed(1)} TFLOP/s (${(flops / 1e12).toFixed(3)} TFLOP = 2.5 ` +
+        `× forward)`,
     );
     if (!validate) return 0;
     const host = (b: DeviceBuffer): Uint16Array => {

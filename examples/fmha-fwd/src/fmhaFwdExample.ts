@@ -271,13 +271,16 @@ export async function runFmhaFwdExample(args: FmhaFwdArgs, log: (line: string) =
   const main = plan.instance;
   const mainLaunch = main.launch(p.batch, p.nheadQ, p.seqlenQ, p.numSplits);
   log(
-    `instance: ${main.name} (key ${main.key.hash}), tile ${main.policy.tileM}x${main.policy.tileN}, ${main.policy.stages} stages, ${main.threads} threads; grid [${mainLaunch.grid.join(', ')}], ${main.sharedBytes} B dynamic smem`,
+    `instance: ${main.name} (key ${main.key.hash}), tile ${main.policy.tileM}x` +
+      `${main.policy.tileN}, ${main.policy.stages} stages, ${main.threads} threads; grid [` +
+      `${mainLaunch.grid.join(', ')}], ${main.sharedBytes} B dynamic smem`,
   );
   if (plan.combine) {
     const c = plan.combine;
     const cl = c.launch(p.batch, p.nheadQ, p.seqlenQ);
     log(
-      `combine:  ${c.name} (key ${c.key.hash}), ${c.policy.tileM} rows per block, ${c.threads} threads; grid [${cl.grid.join(', ')}]; workspace ${plan.workspaceBytes} B`,
+      `combine:  ${c.name} (key ${c.key.hash}), ${c.policy.tileM} rows per block, ${c.threads} ` +
+        `threads; grid [${cl.grid.join(', ')}]; workspace ${plan.workspaceBytes} B`,
     );
   }
   const compiler = new NvccCompiler();
@@ -317,13 +320,17 @@ export async function runFmhaFwdExample(args: FmhaFwdArgs, log: (line: string) =
     if (full) log(`CPU reference (fp64, probabilities not narrowed): all ${check.rows} query rows in ${ms} ms (${tol})`);
     else
       log(
-        `CPU reference (fp64, probabilities not narrowed): SAMPLED ${check.rows} query rows (${SAMPLED_ROWS_PER_HEAD} per batch and head incl. the first and last; ${log2(macs)} > 2^30 multiply-adds) in ${ms} ms (${tol})`,
+        `CPU reference (fp64, probabilities not narrowed): SAMPLED ${check.rows} query rows (` +
+          `${SAMPLED_ROWS_PER_HEAD} per batch and head incl. the first and last; ${log2(macs)} > ` +
+          `2^30 multiply-adds) in ${ms} ms (${tol})`,
       );
   }
 
   if (device === undefined) {
     log(
-      `no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernel(s) were generated and compiled${check ? ' and the CPU reference computed' : ''}; nothing ran on a GPU.`,
+      `no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the ` +
+        `kernel(s) were generated and compiled${check ? ' and the CPU reference computed' : ''}; ` +
+        `nothing ran on a GPU.`,
     );
     return 0;
   }
@@ -344,7 +351,9 @@ export async function runFmhaFwdExample(args: FmhaFwdArgs, log: (line: string) =
     const t = summarizeTimes(timeLaunches(device, run.launch, { warmup: args.get('warmup'), repeat: args.get('repeat') }));
     const flops = fmhaFwdProblemFlops(p);
     log(
-      `${device.name}: ${t.median.toFixed(4)} ms (median of ${t.n} after ${args.get('warmup')} warmup${runner.combineKernel ? '; attention + combine' : ''}), ${tflops(flops, t.median).toFixed(1)} TFLOP/s (${(flops / 1e12).toFixed(3)} TFLOP)`,
+      `${device.name}: ${t.median.toFixed(4)} ms (median of ${t.n} after ${args.get('warmup')} ` +
+        `warmup${runner.combineKernel ? '; attention + combine' : ''}), ` +
+        `${tflops(flops, t.median).toFixed(1)} TFLOP/s (${(flops / 1e12).toFixed(3)} TFLOP)`,
     );
     if (check === undefined) return 0;
     const oBytes = o.copyToHost();

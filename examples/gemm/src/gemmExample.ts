@@ -68,7 +68,8 @@ export const gemmParser = new ArgParser(
     'arch',
     'device',
     ['device', ...GEMM_ARCHS],
-    "kernel family: sm90a (TMA + wgmma) or sm80 (cp.async + mma.sync, built for the device: sm_80, or sm_90a on Hopper); device: the GPU's own (sm90a without a GPU)",
+    'kernel family: sm90a (TMA + wgmma) or sm80 (cp.async + mma.sync, built for the device: ' +
+      "sm_80, or sm_90a on Hopper); device: the GPU's own (sm90a without a GPU)",
   )
   .choice('compiler', 'nvcc', ['nvcc', 'nvrtc'], 'kernel compiler (nvrtc: only where libnvrtc is installed)');
 
@@ -159,7 +160,8 @@ export function pickInstance(
   if (deviceArch !== undefined && named.target.name !== deviceArch) {
     throw new ArgParseError(
       '-instance',
-      `-instance=${name}: built for ${named.target.name}, this GPU is ${deviceArch}${familyOf(named) === 'sm80' ? ` (the ${deviceArch} build ends _${deviceArch})` : ''}`,
+      `-instance=${name}: built for ${named.target.name}, this GPU is ${deviceArch}` +
+        `${familyOf(named) === 'sm80' ? ` (the ${deviceArch} build ends _${deviceArch})` : ''}`,
     );
   }
   const reasons = named.unsupported(checked);
@@ -330,7 +332,9 @@ export async function runGemmExample(args: GemmArgs, log: (line: string) => void
       ? `${instance.threads} threads (setmaxnreg ${instance.policy.consumerRegisters} consumers / ${instance.policy.producerRegisters} producer)`
       : `${instance.threads} threads (${instance.policy.warps[0]}x${instance.policy.warps[1]} warps, cp.async + mma.sync)`;
   log(
-    `instance: ${instance.name} (key ${instance.key.hash}), tile ${policy.tileM}x${policy.tileN}x${policy.tileK}, ${policy.stages} stages, ${threads}, ${policy.cVector}-element C stores`,
+    `instance: ${instance.name} (key ${instance.key.hash}), tile ${policy.tileM}x` +
+      `${policy.tileN}x${policy.tileK}, ${policy.stages} stages, ${threads}, ${policy.cVector}` +
+      `-element C stores`,
   );
   log(`launch: grid [${launch.grid.join(', ')}], block [${launch.block.join(', ')}], ${launch.sharedBytes} B dynamic shared memory`);
 
@@ -376,14 +380,18 @@ export async function runGemmExample(args: GemmArgs, log: (line: string) => void
           ? `m·n·k·b = ${log2(macs)} > 2^30 multiply-adds`
           : `an operand exceeds ${log2(FULL_REFERENCE_MAX_ELEMENTS)} elements`;
       log(
-        `CPU reference: SAMPLED ${check.offsets.length} of ${cElements} C elements (a grid of rows × columns incl. the first and last; ${why}, the full reference would take too long) in ${ms} ms (${tolerance})`,
+        `CPU reference: SAMPLED ${check.offsets.length} of ${cElements} C elements (a grid of ` +
+          `rows × columns incl. the first and last; ${why}, the full reference would take too ` +
+          `long) in ${ms} ms (${tolerance})`,
       );
     }
   }
 
   if (!hasDevice) {
     log(
-      `no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernel was generated and compiled${validate ? ' and the CPU reference computed' : ''}; nothing ran on a GPU.`,
+      `no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernel ` +
+        `was generated and compiled${validate ? ' and the CPU reference computed' : ''}; nothing ` +
+        `ran on a GPU.`,
     );
     return 0;
   }
@@ -401,7 +409,9 @@ export async function runGemmExample(args: GemmArgs, log: (line: string) => void
     const t = summarizeTimes(timeLaunches(device, run.launch, { warmup: args.get('warmup'), repeat: args.get('repeat') }));
     const flops = gemmProblemFlops(p);
     log(
-      `${device.name}: ${t.median.toFixed(4)} ms (median of ${t.n} after ${args.get('warmup')} warmup; min ${t.min.toFixed(4)}, max ${t.max.toFixed(4)}), ${tflops(flops, t.median).toFixed(1)} TFLOP/s (${(flops / 1e12).toFixed(3)} TFLOP)`,
+      `${device.name}: ${t.median.toFixed(4)} ms (median of ${t.n} after ${args.get('warmup')} ` +
+        `warmup; min ${t.min.toFixed(4)}, max ${t.max.toFixed(4)}), ` +
+        `${tflops(flops, t.median).toFixed(1)} TFLOP/s (${(flops / 1e12).toFixed(3)} TFLOP)`,
     );
     if (check === undefined) return 0;
     const bytes = cBuf.copyToHost();

@@ -152,7 +152,9 @@ export async function runPermuteExample(args: PermuteArgs, log: (line: string) =
   const probed = probe();
   if (!probed.driver || probed.deviceCount === 0) {
     log(
-      `no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernel was generated and compiled${validate ? ' and the CPU reference computed' : ''}; nothing ran on a GPU.`,
+      `no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernel ` +
+        `was generated and compiled${validate ? ' and the CPU reference computed' : ''}; nothing ` +
+        `ran on a GPU.`,
     );
     return 0;
   }
@@ -167,7 +169,9 @@ export async function runPermuteExample(args: PermuteArgs, log: (line: string) =
     const t = summarizeTimes(timeLaunches(device, run.launch, { warmup: args.get('warmup'), repeat: args.get('repeat') }));
     const bytes = permuteBytesMoved(problem);
     log(
-      `${device.name}: ${t.median.toFixed(4)} ms (median of ${t.n}; min ${t.min.toFixed(4)}, max ${t.max.toFixed(4)}), ${gbPerSec(bytes, t.median).toFixed(1)} GB/s (${(bytes / 2 ** 30).toFixed(3)} GiB read + written)`,
+      `${device.name}: ${t.median.toFixed(4)} ms (median of ${t.n}; min ${t.min.toFixed(4)}, ` +
+        `max ${t.max.toFixed(4)}), ${gbPerSec(bytes, t.median).toFixed(1)} GB/s (` +
+        `${(bytes / 2 ** 30).toFixed(3)} GiB read + written)`,
     );
     if (!validate || reference === undefined) return 0;
     const out = dst.copyToHost();

@@ -48,7 +48,8 @@ import {
 /** The example's flags (the CK port's spelling: `-key=value`, `-?` for help). */
 export const spargeParser = new ArgParser(
   'example_sparge',
-  'Sparge attention: block-map prediction (K smoothing, pooling, self-similarity, top-k or CDF selection) + block-sparse FMHA (vsa / jenga) with optional PV skip, on sm_90a',
+  'Sparge attention: block-map prediction (K smoothing, pooling, self-similarity, top-k or ' +
+    'CDF selection) + block-sparse FMHA (vsa / jenga) with optional PV skip, on sm_90a',
 )
   .choice(
     'pipeline',
@@ -576,7 +577,9 @@ export async function runSpargeExample(args: SpargeExampleArgs, log: (line: stri
   let cpu: SpargeCpuReference | undefined;
   if (validate && cpuMap !== undefined) {
     log(
-      `warning: the CPU attention reference is O(s²·d) per head in float64 (here ${(spargeDenseFlops(plan) / 2 / 1e9).toFixed(2)} G multiply-adds for each of the sparse and the dense reference): use small shapes such as -s=256 .. 2048`,
+      `warning: the CPU attention reference is O(s²·d) per head in float64 (here ` +
+        `${(spargeDenseFlops(plan) / 2 / 1e9).toFixed(2)} G multiply-adds for each of the sparse ` +
+        `and the dense reference): use small shapes such as -s=256 .. 2048`,
     );
     const values = spargeAttentionValues(plan, inputs);
     let started = performance.now();
@@ -589,10 +592,13 @@ export async function runSpargeExample(args: SpargeExampleArgs, log: (line: stri
     const pv = attention.pvComputed !== undefined ? { computed: attention.pvComputed, skipped: attention.pvSkipped! } : undefined;
     cpu = { blockMap: cpuMap, attention, attentionValues: values, ...(pv ? { pvModel: pv } : {}) };
     log(
-      `CPU sparse attention (fp64, predicted map${pv ? `, PV-skip model ${p.pvMode}` : ''}): ${sparseMs.toFixed(0)} ms; dense attention ${denseMs.toFixed(0)} ms`,
+      `CPU sparse attention (fp64, predicted map${pv ? `, PV-skip model ${p.pvMode}` : ''}): ` +
+        `${sparseMs.toFixed(0)} ms; dense attention ${denseMs.toFixed(0)} ms`,
     );
     log(
-      `CPU reference: sparsity ${cpuMap.achievedSparsity.toFixed(4)}, relative L1 vs dense attention ${spargeRelativeL1(attention.o, dense.o).toExponential(3)}${r.int8 ? ' (int8 Q·Kᵀ included)' : ''}`,
+      `CPU reference: sparsity ${cpuMap.achievedSparsity.toFixed(4)}, relative L1 vs dense ` +
+        `attention ${spargeRelativeL1(attention.o, dense.o).toExponential(3)}` +
+        `${r.int8 ? ' (int8 Q·Kᵀ included)' : ''}`,
     );
     if (pv) log(`CPU PV-skip model: ${pv.computed} (block, vote group) P·V products computed, ${pv.skipped} skipped`);
   }
@@ -606,7 +612,9 @@ export async function runSpargeExample(args: SpargeExampleArgs, log: (line: stri
       ))
         log(line);
     log(
-      `no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernels were generated and compiled${cpu ? ' and the CPU references computed' : ''}; nothing ran on a GPU.`,
+      `no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernels ` +
+        `were generated and compiled${cpu ? ' and the CPU references computed' : ''}; nothing ` +
+        `ran on a GPU.`,
     );
     return 0;
   }
@@ -655,16 +663,23 @@ async function runOnDevice(
     const flops = spargeDenseFlops(plan);
     const after = `median of ${mapTimes.n} after ${timing.warmup} warmup`;
     log(
-      `${device.name}: block map ${mapTimes.median.toFixed(4)} ms, attention ${attnTimes.median.toFixed(4)} ms (${after}); total ${(mapTimes.median + attnTimes.median).toFixed(4)} ms`,
+      `${device.name}: block map ${mapTimes.median.toFixed(4)} ms, attention ` +
+        `${attnTimes.median.toFixed(4)} ms (${after}); total ` +
+        `${(mapTimes.median + attnTimes.median).toFixed(4)} ms`,
     );
     log(
-      `dense-equivalent ${(flops / 1e12).toFixed(3)} TFLOP${r.isCausal ? ' (causal: halved)' : ''}: attention ${tflops(flops, attnTimes.median).toFixed(1)} TFLOP/s, with the block map ${tflops(flops, mapTimes.median + attnTimes.median).toFixed(1)} TFLOP/s`,
+      `dense-equivalent ${(flops / 1e12).toFixed(3)} TFLOP` +
+        `${r.isCausal ? ' (causal: halved)' : ''}: attention ` +
+        `${tflops(flops, attnTimes.median).toFixed(1)} TFLOP/s, with the block map ` +
+        `${tflops(flops, mapTimes.median + attnTimes.median).toFixed(1)} TFLOP/s`,
     );
     log(`achieved sparsity (GPU): ${sparsity.toFixed(4)}`);
     if (p.pvMode !== 'none') {
       const total = pv.computed + pv.skipped;
       log(
-        `PV skip (${p.pvMode}): ${pv.computed} P·V tiles computed, ${pv.skipped} skipped (${total > 0 ? ((100 * pv.skipped) / total).toFixed(1) : '0.0'}%, warpgroup tiles of one launch)`,
+        `PV skip (${p.pvMode}): ${pv.computed} P·V tiles computed, ${pv.skipped} skipped (` +
+          `${total > 0 ? ((100 * pv.skipped) / total).toFixed(1) : '0.0'}%, warpgroup tiles of one ` +
+          `launch)`,
       );
     }
     const gpuBlockMap: SpargeBlockMap = {
@@ -717,7 +732,9 @@ async function runOnDevice(
     };
     const verdict = compareSpargeSelect(sel, gpuMap, { excuseRow });
     log(
-      `block map: ${verdict.rows} query-block rows, ${verdict.excused} differ within rounding of a threshold, ${verdict.wrong} wrong${verdict.first ? `; first: ${verdict.first}` : ''}`,
+      `block map: ${verdict.rows} query-block rows, ${verdict.excused} differ within rounding ` +
+        `of a threshold, ${verdict.wrong} wrong` +
+        `${verdict.first ? `; first: ${verdict.first}` : ''}`,
     );
 
     // Stage 2: O and LSE against the reference computed with the map the GPU actually used.

@@ -103,7 +103,9 @@ for (const [d, causal, dqMode, tileM] of [
   device.synchronize();
   const flops = 2.5 * 4 * b * h * s * s * d * (causal ? 0.5 : 1);
   console.log(
-    `${instance.name}: ${ms.toFixed(3)} ms, ${(flops / ms / 1e9).toFixed(1)} TFLOP/s (dq_dk_dv alone; ${loaded.compiled.resources.registers} regs, spills ${loaded.compiled.resources.spillStores})`,
+    `${instance.name}: ${ms.toFixed(3)} ms, ${(flops / ms / 1e9).toFixed(1)} TFLOP/s ` +
+      `(dq_dk_dv alone; ${loaded.compiled.resources.registers} regs, spills ` +
+      `${loaded.compiled.resources.spillStores})`,
   );
   for (const x of [q, lse, dd, dk, dv, ws]) x.dispose();
 }

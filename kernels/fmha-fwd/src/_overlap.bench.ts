@@ -69,7 +69,13 @@ for (const c of cases) {
   for (let i = 0; i < l0!.length; i++) if (l0![i] !== l1![i]) diffs++;
   const flops = 4 * c.b * c.h * c.s * c.s * c.d * (c.causal ? 0.5 : 1);
   console.log(
-    `b${c.b} h${c.h} s${c.s} d${c.d}${c.causal ? ' causal' : ''}: ${diffs === 0 ? 'bitwise equal' : `${diffs} DIFFERENT values`}${c.time ? `; plain ${ms[0]!.toFixed(3)} ms (${(flops / ms[0]! / 1e9).toFixed(0)} TF), overlap ${ms[1]!.toFixed(3)} ms (${(flops / ms[1]! / 1e9).toFixed(0)} TF) = ${(ms[0]! / ms[1]!).toFixed(3)}×` : ''}`,
+    `b${c.b} h${c.h} s${c.s} d${c.d}${c.causal ? ' causal' : ''}: ` +
+      `${diffs === 0 ? 'bitwise equal' : `${diffs} DIFFERENT values`}` +
+      (c.time
+        ? `; plain ${ms[0]!.toFixed(3)} ms (${(flops / ms[0]! / 1e9).toFixed(0)} TF), overlap ` +
+          `${ms[1]!.toFixed(3)} ms (${(flops / ms[1]! / 1e9).toFixed(0)} TF) = ` +
+          `${(ms[0]! / ms[1]!).toFixed(3)}×`
+        : ''),
   );
   for (const x of [q, ...outs, ...lses]) x.dispose();
 }

@@ -133,7 +133,8 @@ function runAndCheck(kernel: GemmKernel, problem: GemmProblem, smCount?: number)
     assert.equal(
       bad,
       0,
-      `${kernel.instance.name} on ${formatGemmProblem(problem)}: ${bad} of ${cCount} checked elements wrong (atol ${ref.atol}, rtol ${ref.rtol}), first ${first}`,
+      `${kernel.instance.name} on ${formatGemmProblem(problem)}: ${bad} of ${cCount} checked ` +
+        `elements wrong (atol ${ref.atol}, rtol ${ref.rtol}), first ${first}`,
     );
     return `max |err| ${worst.toExponential(2)} (atol ${ref.atol.toExponential(2)})`;
   } finally {

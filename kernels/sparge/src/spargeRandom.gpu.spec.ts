@@ -36,7 +36,8 @@ const cases: readonly SpargeProblem[] = replay ? [JSON.parse(replay) as SpargePr
 const origin = replay ? 'replayed from TILEKIT_RANDOM_SPARGE_CASE' : `seed ${seed}`;
 
 test(
-  `kernel-sparge/gpu random (${origin}): compile the attention instances of the ${cases.length} cases, 16 at a time (the runner then loads them from the cache)`,
+  `kernel-sparge/gpu random (${origin}): compile the attention instances of the ` +
+    `${cases.length} cases, 16 at a time (the runner then loads them from the cache)`,
   gpu.options,
   async (t) => {
     const instances = [...new Map(cases.map((c) => planSparge(c).instance).map((i): [string, SpargeFwdInstance] => [i.name, i])).values()];

@@ -241,7 +241,10 @@ for (const c of cases) {
       const sparsity = run.achievedSparsity();
       const stats = run.pvStats();
       console.log(
-        `${run.plan.instance.name}: sparsity ${sparsity.toFixed(3)}, map rows excused ${excusedRows}, max |O − masked ref| ${worstErr.toExponential(2)}${c.maxL1 !== undefined ? `, relative L1 vs dense ${worstL1.toExponential(2)}` : ''}, P·V computed ${stats.computed} skipped ${stats.skipped}`,
+        `${run.plan.instance.name}: sparsity ${sparsity.toFixed(3)}, map rows excused ` +
+          `${excusedRows}, max |O − masked ref| ${worstErr.toExponential(2)}` +
+          `${c.maxL1 !== undefined ? `, relative L1 vs dense ${worstL1.toExponential(2)}` : ''}, ` +
+          `P·V computed ${stats.computed} skipped ${stats.skipped}`,
       );
       assert.equal(wrongRows, 0, `${wrongRows} block-map rows differ from the CPU reference beyond its margins`);
       // The vote's fp32 decisions may differ from the model's float64 ones only where a group's skipped weights are ≤ 2^−threshold of its row maxima.

@@ -120,7 +120,8 @@ export function planSparge(problem: SpargeProblem): SpargePlan {
     // Q·(K − km) shifts every logit of a row by q·km: the softmax is unchanged, its normalizer is not.
     throw new SpargeArgumentError(
       'lse',
-      'is not available with int8 Q·Kᵀ and smoothK (the int8 logits are relative to the smoothed K, so LSE would be off by q·km·scale); set smoothK false or lse false',
+      'is not available with int8 Q·Kᵀ and smoothK (the int8 logits are relative to the ' +
+        'smoothed K, so LSE would be off by q·km·scale); set smoothK false or lse false',
       true,
     );
   }

@@ -59,7 +59,9 @@ describe('emitted host C++ agrees with evaluate() (g++)', () => {
           calls.push({ fn, args: argsOf(env) });
           expected.push({
             want,
-            what: `${fn.name}: ${printExpr(fn === raw ? e : simplify(e))} with ${JSON.stringify(env, (_, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}`,
+            what:
+              `${fn.name}: ${printExpr(fn === raw ? e : simplify(e))} with ` +
+              `${JSON.stringify(env, (_, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}`,
           });
         }
       }

@@ -156,7 +156,9 @@ describe('formatSuiteTable on a synthetic result', () => {
 describe('suite section: provenance and summary', () => {
   it('names device, date, short commit, versions, clocks, power and inputs when recorded', () => {
     expect(formatProvenanceLine(synthetic)).toBe(
-      'NVIDIA H100 80GB HBM3 · 2026-11-26 · commit `0123456+uncommitted` · torch 2.9.1, CUDA 12.8, cuDNN 91002 · driver 580.159.04, SM clock 1755 MHz (max 1980), power limit 700 W · inputs: normal fp32 → dtype, seed 7',
+      'NVIDIA H100 80GB HBM3 · 2026-11-26 · commit `0123456+uncommitted` · torch 2.9.1, CUDA ' +
+        '12.8, cuDNN 91002 · driver 580.159.04, SM clock 1755 MHz (max 1980), power limit 700 W ' +
+        '· inputs: normal fp32 → dtype, seed 7',
     );
   });
 
@@ -172,7 +174,9 @@ describe('suite section: provenance and summary', () => {
     const section = formatSuiteSection(synthetic).split('\n\n');
     expect(section[0]).toBe('### fmha-fwd');
     expect(section[2]).toBe(
-      '3 cases, 2 valid; 2 baseline runs could not run (their errors are in the full table) · every baseline: [fmha-fwd.md](benchmarks/results/fmha-fwd.md) · chart: [fmha-fwd.svg](benchmarks/results/fmha-fwd.svg)',
+      '3 cases, 2 valid; 2 baseline runs could not run (their errors are in the full table) · ' +
+        'every baseline: [fmha-fwd.md](benchmarks/results/fmha-fwd.md) · chart: ' +
+        '[fmha-fwd.svg](benchmarks/results/fmha-fwd.svg)',
     );
     expect(formatSuiteSection(legacy).split('\n\n')[2]).toMatch(
       /^1 cases, 1 valid; a single run per case \(no min–max over repetitions recorded\) · /,

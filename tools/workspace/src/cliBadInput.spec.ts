@@ -46,7 +46,8 @@ const machine = JSON.parse(
       ...TSX,
       '--input-type=module',
       '-e',
-      "const { probe } = await import('@tilekit/runtime'); const p = probe(); console.log(JSON.stringify({ nvrtc: p.nvrtc, gpu: p.driver && p.deviceCount > 0 }));",
+      "const { probe } = await import('@tilekit/runtime'); const p = probe(); " +
+        'console.log(JSON.stringify({ nvrtc: p.nvrtc, gpu: p.driver && p.deviceCount > 0 }));',
     ],
     { cwd: root, encoding: 'utf8' },
   ),
@@ -143,7 +144,9 @@ describe.concurrent('command-line programs given bad input: exit 2, one line on 
       const nvcc = join(dir, 'nvcc');
       writeFileSync(
         nvcc,
-        '#!/bin/sh\nif [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 0.0, fake"; exit 0; fi\necho \'kernel.cu(3): error: identifier "bogus" is undefined\' >&2\nexit 1\n',
+        '#!/bin/sh\nif [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 0.0, ' +
+          'fake"; exit 0; fi\necho \'kernel.cu(3): error: identifier "bogus" is undefined\' ' +
+          '>&2\nexit 1\n',
       );
       chmodSync(nvcc, 0o755);
       const r = await run([...TSX, example('permute'), '-perm=transpose', '-m=64', '-n=64'], {

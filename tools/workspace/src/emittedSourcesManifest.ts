@@ -10,7 +10,10 @@ export const EMITTED_SOURCES_MANIFEST = resolve(import.meta.dirname, '..', 'emit
 /** How to regenerate it, for messages. */
 export const WRITE_MANIFEST_COMMAND = 'npm run sources:manifest -- --write';
 
-const ABOUT = `sha256 of the source every kernel catalog instance emits per target; checked by tools/workspace/src/emittedSources.spec.ts; regenerate with ${WRITE_MANIFEST_COMMAND} only when a change of emitted source is intended`;
+const ABOUT =
+  `sha256 of the source every kernel catalog instance emits per target; checked by ` +
+  `tools/workspace/src/emittedSources.spec.ts; regenerate with ${WRITE_MANIFEST_COMMAND} ` +
+  `only when a change of emitted source is intended`;
 
 /** The file's text: `{ about, instances }`, two-space JSON, one object per instance, a final newline. */
 export function formatManifest(entries: readonly EmittedSourceEntry[]): string {

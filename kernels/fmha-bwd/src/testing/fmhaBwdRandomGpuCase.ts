@@ -100,7 +100,11 @@ export async function runFmhaBwdRandomCase(problem: FmhaBwdProblem, kernels: Fmh
       const diff = bitsOf(buffers.dQ).findIndex((x, j) => x !== dQ[j]);
       assert.equal(diff, -1, `${names}: deterministic dQ of run ${again} differs from run 1 at element ${diff}`);
     }
-    return `${names}: ${results.map((r) => `${r.tensor} max |err| ${r.maxAbsErr.toExponential(2)}`).join(', ')}${p.deterministic ? '; dQ bitwise identical over 3 runs' : ''}`;
+    return (
+      `${names}: ` +
+      `${results.map((r) => `${r.tensor} max |err| ${r.maxAbsErr.toExponential(2)}`).join(', ')}` +
+      `${p.deterministic ? '; dQ bitwise identical over 3 runs' : ''}`
+    );
   } finally {
     device.synchronize();
     for (const b of Object.values(buffers) as DeviceBuffer[]) b.dispose();

@@ -19,22 +19,26 @@ import {
 const defaultDraw = () => fmhaBwdRandomProblems(FMHA_BWD_RANDOM_DEFAULT_SEED, FMHA_BWD_RANDOM_DEFAULT_RUNS);
 
 describe('fmhaBwdRandomProblemArb', () => {
-  it('draws problems that pass checkFmhaBwdProblem and select kernels of their dtype and head dim (132 and 114 SMs), within the cost bound, as one JSON line', () => {
-    fc.assert(
-      fc.property(fmhaBwdRandomProblemArb, (p) => {
-        const checked = checkFmhaBwdProblem(p);
-        for (const smCount of [132, 114]) {
-          const set = fmhaBwdRandomKernelSet(p, smCount);
-          expect([set.dqDkDv.policy.dtype, set.dqDkDv.policy.headDim]).toEqual([checked.dtype, checked.hdimQ]);
-        }
-        expect(fmhaBwdRandomCost(p)).toBeLessThanOrEqual(FMHA_BWD_RANDOM_MAX_COST);
-        const line = JSON.stringify(p);
-        expect(line).not.toContain('\n');
-        expect(JSON.parse(line)).toEqual(p);
-      }),
-      { numRuns: 300 },
-    );
-  });
+  it(
+    'draws problems that pass checkFmhaBwdProblem and select kernels of their dtype and head ' +
+      'dim (132 and 114 SMs), within the cost bound, as one JSON line',
+    () => {
+      fc.assert(
+        fc.property(fmhaBwdRandomProblemArb, (p) => {
+          const checked = checkFmhaBwdProblem(p);
+          for (const smCount of [132, 114]) {
+            const set = fmhaBwdRandomKernelSet(p, smCount);
+            expect([set.dqDkDv.policy.dtype, set.dqDkDv.policy.headDim]).toEqual([checked.dtype, checked.hdimQ]);
+          }
+          expect(fmhaBwdRandomCost(p)).toBeLessThanOrEqual(FMHA_BWD_RANDOM_MAX_COST);
+          const line = JSON.stringify(p);
+          expect(line).not.toContain('\n');
+          expect(JSON.parse(line)).toEqual(p);
+        }),
+        { numRuns: 300 },
+      );
+    },
+  );
 
   it('draws the same problems from the same seed, and others from another', () => {
     expect(fmhaBwdRandomProblems(7, 20)).toEqual(fmhaBwdRandomProblems(7, 20));

@@ -88,7 +88,11 @@ export async function runFmhaFwdRandomCase(problem: FmhaFwdProblem, kernels: Fmh
     const found = checkFmhaFwdOutputs(args, ref, { o, ...(lse ? { lse } : {}) });
     const instances = `${runner.instances.map((i) => i.name).join(' + ')} (${runner.problem.numSplits} split${runner.problem.numSplits > 1 ? 's' : ''})`;
     assert.equal(found.bad, 0, `${instances} on ${formatFmhaFwdProblem(p)}: ${found.bad} elements off; first: ${found.first}`);
-    return `${instances}: max |err| O ${found.worstO.toExponential(2)} (atol ${found.tol.o.atol.toExponential(2)})${lse ? `, LSE ${found.worstL.toExponential(2)}` : ', no LSE'}`;
+    return (
+      `${instances}: max |err| O ${found.worstO.toExponential(2)} (atol ` +
+      `${found.tol.o.atol.toExponential(2)})` +
+      `${lse ? `, LSE ${found.worstL.toExponential(2)}` : ', no LSE'}`
+    );
   } finally {
     device.synchronize();
     for (const b of Object.values(buffers)) b.dispose();

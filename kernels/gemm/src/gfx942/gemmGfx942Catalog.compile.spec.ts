@@ -19,7 +19,9 @@ const clangCandidates = [process.env['TILEKIT_CLANG'], 'clang-19', '/usr/lib/llv
 const clang = clangCandidates.find((c) => toolAvailable(c));
 if (clang === undefined) {
   console.warn(
-    `\n!!! SKIPPING the gfx942 gemm catalog compile test: none of ${clangCandidates.join(', ')} runs (set TILEKIT_CLANG). The HIP kernels are NOT being compiled. !!!\n`,
+    `\n!!! SKIPPING the gfx942 gemm catalog compile test: none of ` +
+      `${clangCandidates.join(', ')} runs (set TILEKIT_CLANG). The HIP kernels are NOT being ` +
+      `compiled. !!!\n`,
   );
 }
 

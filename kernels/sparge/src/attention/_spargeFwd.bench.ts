@@ -99,7 +99,9 @@ for (const s of [16384]) {
       }
       const ms = summarizeTimes(timeLaunches(device, () => l.launch(), { warmup: 3, repeat: 20 })).median;
       console.log(
-        `s${s} topk ${topk} (${count}/${kB} blocks) ${pipeline} pv=${pvMode}${int8 ? ' int8' : ''}${overlap ? ' overlap' : ''}: ${ms.toFixed(3)} ms, ${(denseMs / ms).toFixed(2)}× dense, ideal ${(kB / count).toFixed(2)}×${same}`,
+        `s${s} topk ${topk} (${count}/${kB} blocks) ${pipeline} pv=${pvMode}` +
+          `${int8 ? ' int8' : ''}${overlap ? ' overlap' : ''}: ${ms.toFixed(3)} ms, ` +
+          `${(denseMs / ms).toFixed(2)}× dense, ideal ${(kB / count).toFixed(2)}×${same}`,
       );
     }
     for (const x of [dLut, dValid, dMap]) x.dispose();

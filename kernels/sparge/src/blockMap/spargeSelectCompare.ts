@@ -90,7 +90,9 @@ export function compareSpargeSelect(
         .flatMap((v, j) => (v ? [j] : []))
         .join(',');
     fail(
-      `row ${r} (b·h ${Math.floor(r / QM)}, i ${r % QM}): GPU [${ones(gpu.map)}] count ${gpu.validBlockNum[r]}, CPU [${ones(ref.map)}] count ${ref.lut.validBlockNum[r]} (score margin ${ref.scoreMargin[r]}, mass margin ${ref.massMargin[r]})`,
+      `row ${r} (b·h ${Math.floor(r / QM)}, i ${r % QM}): GPU [${ones(gpu.map)}] count ` +
+        `${gpu.validBlockNum[r]}, CPU [${ones(ref.map)}] count ${ref.lut.validBlockNum[r]} ` +
+        `(score margin ${ref.scoreMargin[r]}, mass margin ${ref.massMargin[r]})`,
     );
   }
   if (gpu.visited !== undefined) {

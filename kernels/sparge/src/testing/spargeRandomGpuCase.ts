@@ -272,7 +272,9 @@ function checkSequence(
         acc.worstO = Math.max(acc.worstO, Number.isNaN(err) ? Infinity : err);
         if (err <= tol.o(want)) continue;
         acc.bad++;
-        acc.first ||= `O[b${seq.b} h${h} r${r} d${c}] = ${got.o[base + c]}, reference ${want} (|err| ${err.toExponential(2)} > ${tol.o(want).toExponential(2)})`;
+        acc.first ||=
+          `O[b${seq.b} h${h} r${r} d${c}] = ${got.o[base + c]}, reference ${want} (|err| ` +
+          `${err.toExponential(2)} > ${tol.o(want).toExponential(2)})`;
       }
       if (got.lse === undefined) continue;
       const gotL = got.lse[seq.b * p.lseStrides.batch + h * p.lseStrides.head + seq.q0 + r]!;
@@ -364,7 +366,11 @@ export async function runSpargeRandomCase(problem: SpargeProblem, runner: Sparge
     assert.equal(found.map.wrong, 0, `${name}: ${found.map.wrong}/${found.map.rows} block-map rows wrong; first: ${found.map.first}`);
     assert.equal(found.bad, 0, `${name}: ${found.bad} elements off; first: ${found.first}`);
     const stats = run.pvStats();
-    return `${name}: block map ${found.map.rows} rows (${found.map.excused} within rounding), max |O − ref| ${found.worstO.toExponential(2)}, P·V tiles computed ${stats.computed} skipped ${stats.skipped}`;
+    return (
+      `${name}: block map ${found.map.rows} rows (${found.map.excused} within rounding), max ` +
+      `|O − ref| ${found.worstO.toExponential(2)}, P·V tiles computed ${stats.computed} ` +
+      `skipped ${stats.skipped}`
+    );
   } finally {
     runner.device.synchronize();
     run.dispose();

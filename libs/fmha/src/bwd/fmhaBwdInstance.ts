@@ -183,7 +183,9 @@ export function fmhaBwdTripleMismatches(triple: FmhaBwdInstanceTriple, t: Checke
   if (!fmhaBwdAcceptedAccumulations(t).includes(i.dqAccumulation))
     out.push({
       trait: 'deterministic',
-      reason: `deterministic ${t.deterministic} in ${t.groupMode ? 'group' : 'batch'} mode needs ${fmhaBwdAcceptedAccumulations(t).join(' or ')}, not ${i.dqAccumulation}`,
+      reason:
+        `deterministic ${t.deterministic} in ${t.groupMode ? 'group' : 'batch'} mode needs ` +
+        `${fmhaBwdAcceptedAccumulations(t).join(' or ')}, not ${i.dqAccumulation}`,
     });
   if (i.maxSeqlenQ > 0 && t.maxSeqlenQ > i.maxSeqlenQ)
     out.push({ trait: 'maxSeqlenQ', reason: `maxSeqlenQ ${t.maxSeqlenQ} > ${i.maxSeqlenQ}` });

@@ -293,7 +293,9 @@ export function describeFmhaBwdWorkspace(ws: FmhaBwdWorkspace, limit = 4): strin
     persistent: `persistent over ${ws.smCount} SMs, kN0 = ${ws.kN0}, ${ws.persistent?.jobsPerWorker ?? 0} jobs per worker`,
   };
   const lines = [
-    `FMHA bwd workspace: ${ws.totalBytes} bytes (host ${ws.hostBytes} + device ${ws.deviceBytes}), ${mode}, ${how[ws.dqAccumulation]}, zero dq_acc: ${ws.needsZeroDqAcc ? 'yes' : 'no'}`,
+    `FMHA bwd workspace: ${ws.totalBytes} bytes (host ${ws.hostBytes} + device ` +
+      `${ws.deviceBytes}), ${mode}, ${how[ws.dqAccumulation]}, zero dq_acc: ` +
+      `${ws.needsZeroDqAcc ? 'yes' : 'no'}`,
   ];
   if (ws.dqAccumulation === 'direct') return `${lines[0]}\n  (no workspace: the dq_dk_dv instance writes dQ itself)`;
   const pad = (used: number, bytes: number): string => (bytes > used ? `, ${bytes - used} padding bytes` : '');
@@ -304,7 +306,8 @@ export function describeFmhaBwdWorkspace(ws: FmhaBwdWorkspace, limit = 4): strin
   if (ws.offsetsBytes > 0) {
     const used = (t.batch + 1) * FMHA_BWD_OFFSET_ELEMENT_BYTES;
     lines.push(
-      `  ${range(ws.offsetsOffset, ws.offsetsBytes)}  int64 dq_acc_offsets[${t.batch + 1}] = [${list(ws.dqAccOffsets, limit + 1)}]${pad(used, ws.offsetsBytes)}`,
+      `  ${range(ws.offsetsOffset, ws.offsetsBytes)}  int64 dq_acc_offsets[${t.batch + 1}] = [` +
+        `${list(ws.dqAccOffsets, limit + 1)}]${pad(used, ws.offsetsBytes)}`,
     );
   }
   lines.push(`  ${range(ws.dqAccOffset, ws.deviceBytes)}  fp32 dq_acc[${ws.dqAccElements}]`);
@@ -313,7 +316,9 @@ export function describeFmhaBwdWorkspace(ws: FmhaBwdWorkspace, limit = 4): strin
   for (let b = 0; b < shown; b++) {
     const elems = ws.dqAccOffsets[b + 1]! - ws.dqAccOffsets[b]!;
     lines.push(
-      `    batch ${b}: ${range(ws.dqAccOffset + ws.dqAccOffsets[b]! * FMHA_BWD_DQ_ACC_ELEMENT_BYTES, elems * FMHA_BWD_DQ_ACC_ELEMENT_BYTES)} [${t.nheadQ} heads][${ws.splitsOfBatch(b)} splits][${sq[b]} rows][${t.hdimQ}]`,
+      `    batch ${b}: ` +
+        `${range(ws.dqAccOffset + ws.dqAccOffsets[b]! * FMHA_BWD_DQ_ACC_ELEMENT_BYTES, elems * FMHA_BWD_DQ_ACC_ELEMENT_BYTES)}` +
+        ` [${t.nheadQ} heads][${ws.splitsOfBatch(b)} splits][${sq[b]} rows][${t.hdimQ}]`,
     );
   }
   if (t.batch > shown) lines.push(`    … ${t.batch - shown} more batches`);

@@ -228,7 +228,8 @@ export class FmhaBwdWsPipeline {
     const O = this.offsets;
     const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, this.threads - 1] });
     b.comment(
-      `dynamic shared memory (1024-aligned): K ${this.kBytes} B, V ${this.vBytes} B, ${S}× Q ${this.qStageBytes} B, ${S}× dO ${this.doStageBytes} B, dSᵀ ${this.dsBytes} B, barriers`,
+      `dynamic shared memory (1024-aligned): K ${this.kBytes} B, V ${this.vBytes} B, ${S}× Q ` +
+        `${this.qStageBytes} B, ${S}× dO ${this.doStageBytes} B, dSᵀ ${this.dsBytes} B, barriers`,
     );
     const { smem, smemAddr } = declareAlignedDynamicShared(b, target, FMHA_BWD_DYNAMIC_SMEM);
     const bars = b.let('bars', pointer(uint64), cast(add(smem, O.bars), pointer(uint64)));

@@ -206,7 +206,8 @@ export class FmhaFwdWsPipeline {
     const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, this.threads - 1] });
 
     b.comment(
-      `dynamic shared memory, aligned up to 1024 bytes: Q (${this.qBytes} B), ${S} K stages (${this.kStageBytes} B), ${S} V stages (${this.vStageBytes} B), barriers`,
+      `dynamic shared memory, aligned up to 1024 bytes: Q (${this.qBytes} B), ${S} K stages (` +
+        `${this.kStageBytes} B), ${S} V stages (${this.vStageBytes} B), barriers`,
     );
     const { smem, smemAddr } = declareAlignedDynamicShared(b, target, FMHA_DYNAMIC_SMEM);
     const bars = b.let('bars', pointer(uint64), cast(add(smem, this.barrierOffset), pointer(uint64)));

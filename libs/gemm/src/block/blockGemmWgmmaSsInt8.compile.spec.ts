@@ -80,7 +80,8 @@ function leafKernel(src: SourceBuilder, n: number): string {
 
 describe('int8 block GEMM compiles for sm_90a', () => {
   it.skipIf(!hasNvcc)(
-    'probe kernels (int8 tileK 128 / 64, wide, split over N; fp16 control) and bare k32 leaves of N 8 / 24 / 256: every entry assembled, no spills, no stack, no C7515',
+    'probe kernels (int8 tileK 128 / 64, wide, split over N; fp16 control) and bare k32 ' +
+      'leaves of N 8 / 24 / 256: every entry assembled, no spills, no stack, no C7515',
     () => {
       const src = new SourceBuilder({ dialect: sm90a, header: 'tilekit gemm: int8 block GEMM compile test' });
       for (const c of int8CompileCases) defineWgmmaSsInt8ProbeKernel(src, c);

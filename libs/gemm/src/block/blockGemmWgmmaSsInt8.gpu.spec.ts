@@ -77,7 +77,9 @@ for (const c of cases) {
   const { dtype, tileM, tileN, tileK } = c.policy;
   const k = c.kTiles * tileK;
   test(
-    `gemm/gpu: WgmmaBlockGemmSs ${dtype} ${tileM}×${tileN}, tileK ${tileK} × ${c.kTiles} K tile(s)${c.policy.warpgroupsN ? `, ${c.policy.warpgroupsN} warpgroups along N` : ''} equals the CPU GEMM exactly`,
+    `gemm/gpu: WgmmaBlockGemmSs ${dtype} ${tileM}×${tileN}, tileK ${tileK} × ${c.kTiles} K ` +
+      `tile(s)${c.policy.warpgroupsN ? `, ${c.policy.warpgroupsN} warpgroups along N` : ''} ` +
+      `equals the CPU GEMM exactly`,
     gpu.options,
     async () => {
       const blk = new WgmmaBlockGemmSs(c.policy);

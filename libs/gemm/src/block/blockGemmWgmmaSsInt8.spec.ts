@@ -41,66 +41,74 @@ const policyArb: fc.Arbitrary<WgmmaBlockGemmPolicy> = fc
   }));
 
 describe('WgmmaBlockGemmSs int8 (wgmma m64nNk32.s32.s8.s8, K-major tiles)', () => {
-  it("tileK 128: 128B swizzle, 4 k32 steps 32 bytes apart; tileK 64: 64B swizzle (64-byte rows), 2 steps; int32 accumulator laid out like fp16's fp32 one", () => {
-    const k128 = new WgmmaBlockGemmSs({ dtype: 'int8', tileM: 128, tileN: 128, tileK: 128 });
-    expect([k128.swizzle, k128.kSteps, k128.atom.k, k128.atom.instruction]).toEqual([
-      '128B',
-      4,
-      32,
-      'wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8',
-    ]);
-    expect([k128.aTileBytes, k128.bTileBytes, k128.aWarpgroupStride, k128.threads]).toEqual([128 * 128, 128 * 128, 64 * 128, 256]);
-    expect(k128.bOffsets).toEqual([0, 32, 64, 96]);
-    expect(k128.aOffsets).toEqual([
-      [0, 32, 64, 96],
-      [8192, 8224, 8256, 8288],
-    ]);
-    expect([k128.aLayout.leadingByteOffset, k128.aLayout.strideByteOffset]).toEqual([16, 1024]);
-    expect([k128.accumulatorsPerThread, k128.accumulatorType]).toEqual([64, int32]);
-    const k64 = new WgmmaBlockGemmSs({ dtype: 'int8', tileM: 128, tileN: 128, tileK: 64 });
-    expect([k64.swizzle, k64.kSteps, k64.aTileBytes, k64.aWarpgroupStride, k64.aLayout.strideByteOffset, k64.bLayout.swizzle]).toEqual([
-      '64B',
-      2,
-      128 * 64,
-      64 * 64,
-      512,
-      '64B',
-    ]);
-    expect(k64.bOffsets).toEqual([0, 32]);
-    const fp16 = new WgmmaBlockGemmSs({ dtype: 'fp16', tileM: 128, tileN: 128, tileK: 64 });
-    expect(k128.cEncoding.equals(fp16.cEncoding)).toBe(true);
-    expect([fp16.swizzle, fp16.accumulatorType]).toEqual(['128B', float32]);
-  });
+  it(
+    'tileK 128: 128B swizzle, 4 k32 steps 32 bytes apart; tileK 64: 64B swizzle (64-byte ' +
+      "rows), 2 steps; int32 accumulator laid out like fp16's fp32 one",
+    () => {
+      const k128 = new WgmmaBlockGemmSs({ dtype: 'int8', tileM: 128, tileN: 128, tileK: 128 });
+      expect([k128.swizzle, k128.kSteps, k128.atom.k, k128.atom.instruction]).toEqual([
+        '128B',
+        4,
+        32,
+        'wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8',
+      ]);
+      expect([k128.aTileBytes, k128.bTileBytes, k128.aWarpgroupStride, k128.threads]).toEqual([128 * 128, 128 * 128, 64 * 128, 256]);
+      expect(k128.bOffsets).toEqual([0, 32, 64, 96]);
+      expect(k128.aOffsets).toEqual([
+        [0, 32, 64, 96],
+        [8192, 8224, 8256, 8288],
+      ]);
+      expect([k128.aLayout.leadingByteOffset, k128.aLayout.strideByteOffset]).toEqual([16, 1024]);
+      expect([k128.accumulatorsPerThread, k128.accumulatorType]).toEqual([64, int32]);
+      const k64 = new WgmmaBlockGemmSs({ dtype: 'int8', tileM: 128, tileN: 128, tileK: 64 });
+      expect([k64.swizzle, k64.kSteps, k64.aTileBytes, k64.aWarpgroupStride, k64.aLayout.strideByteOffset, k64.bLayout.swizzle]).toEqual([
+        '64B',
+        2,
+        128 * 64,
+        64 * 64,
+        512,
+        '64B',
+      ]);
+      expect(k64.bOffsets).toEqual([0, 32]);
+      const fp16 = new WgmmaBlockGemmSs({ dtype: 'fp16', tileM: 128, tileN: 128, tileK: 64 });
+      expect(k128.cEncoding.equals(fp16.cEncoding)).toBe(true);
+      expect([fp16.swizzle, fp16.accumulatorType]).toEqual(['128B', float32]);
+    },
+  );
 
-  it("for random policies: every k32 step's descriptor names the layout bytes of (64g + i, 32·kk + j), the steps tile K exactly, and each C element has one owner", () => {
-    fc.assert(
-      fc.property(policyArb, (policy) => {
-        const blk = new WgmmaBlockGemmSs(policy);
-        expect(blk.kSteps * 32).toBe(policy.tileK);
-        expect(blk.swizzle).toBe(policy.tileK === 128 ? '128B' : '64B');
-        for (let g = 0; g < blk.warpgroupsM; g++)
-          for (let kk = 0; kk < blk.kSteps; kk++) {
-            expect(blk.aOffsets[g]![kk]).toBe(blk.aLayout.descriptor.calculateOffset([64 * g, 32 * kk]));
-            expect(g * blk.aWarpgroupStride + blk.aOffsets[0]![kk]!).toBe(
-              wgmmaOperandDescriptor(blk.aLayout, { tileAddress: 0, mn0: 64 * g, k0: 32 * kk, k: 32 }).startAddress,
-            );
+  it(
+    "for random policies: every k32 step's descriptor names the layout bytes of (64g + i, " +
+      '32·kk + j), the steps tile K exactly, and each C element has one owner',
+    () => {
+      fc.assert(
+        fc.property(policyArb, (policy) => {
+          const blk = new WgmmaBlockGemmSs(policy);
+          expect(blk.kSteps * 32).toBe(policy.tileK);
+          expect(blk.swizzle).toBe(policy.tileK === 128 ? '128B' : '64B');
+          for (let g = 0; g < blk.warpgroupsM; g++)
+            for (let kk = 0; kk < blk.kSteps; kk++) {
+              expect(blk.aOffsets[g]![kk]).toBe(blk.aLayout.descriptor.calculateOffset([64 * g, 32 * kk]));
+              expect(g * blk.aWarpgroupStride + blk.aOffsets[0]![kk]!).toBe(
+                wgmmaOperandDescriptor(blk.aLayout, { tileAddress: 0, mn0: 64 * g, k0: 32 * kk, k: 32 }).startAddress,
+              );
+            }
+          for (let kk = 0; kk < blk.kSteps; kk++) expect(blk.bOffsets[kk]).toBe(blk.bLayout.descriptor.calculateOffset([0, 32 * kk]));
+          expect(blk.bWarpgroupStride).toBe(
+            blk.warpgroupsN > 1 ? blk.bLayout.descriptor.calculateOffset([policy.tileN / blk.warpgroupsN, 0]) : 0,
+          );
+          const enc = blk.cEncoding;
+          const owners = new Set<string>();
+          for (let t = 0; t < enc.numThreads; t++) {
+            const p = enc.partitionIndexOf(t);
+            for (let d = 0; d < enc.threadBufferSize; d++) owners.add(enc.calculateXIndexFromD(p, d).join(','));
           }
-        for (let kk = 0; kk < blk.kSteps; kk++) expect(blk.bOffsets[kk]).toBe(blk.bLayout.descriptor.calculateOffset([0, 32 * kk]));
-        expect(blk.bWarpgroupStride).toBe(
-          blk.warpgroupsN > 1 ? blk.bLayout.descriptor.calculateOffset([policy.tileN / blk.warpgroupsN, 0]) : 0,
-        );
-        const enc = blk.cEncoding;
-        const owners = new Set<string>();
-        for (let t = 0; t < enc.numThreads; t++) {
-          const p = enc.partitionIndexOf(t);
-          for (let d = 0; d < enc.threadBufferSize; d++) owners.add(enc.calculateXIndexFromD(p, d).join(','));
-        }
-        expect(owners.size).toBe(policy.tileM * policy.tileN);
-        expect(enc.threadBufferSize * enc.numThreads).toBe(policy.tileM * policy.tileN);
-      }),
-      { numRuns: 40 },
-    );
-  });
+          expect(owners.size).toBe(policy.tileM * policy.tileN);
+          expect(enc.threadBufferSize * enc.numThreads).toBe(policy.tileM * policy.tileN);
+        }),
+        { numRuns: 40 },
+      );
+    },
+  );
 
   it("emitMma: one k32 wgmma per step with descriptors of the layout's swizzle code (1 = 128B, 2 = 64B), int32 operand pins around the async window", () => {
     const k128 = emitted(new WgmmaBlockGemmSs({ dtype: 'int8', tileM: 128, tileN: 128, tileK: 128 }));

@@ -306,7 +306,8 @@ describe('WsTmaWgmmaPipeline (warp-specialized TMA + mbarrier + wgmma main loop)
     expect(text).toContain('tk_tma_load_2d(smem + (s * 32768 + 65536), b_map, full_bar + s, n0, k0);');
     expect(text).toContain('tk_tma_load_2d(smem + (s * 32768 + 90112), b_map, full_bar + s, n0 + 192, k0);');
     expect(text).toContain(
-      'tk_wgmma_m64n256k16_f32_f16_f16_ss_mn(acc, tk_wgmma_desc_encode(a_wg + 2048u, 8192u, 1024u, 0u, 1u), tk_wgmma_desc_encode(b_tile + 2048u, 8192u, 1024u, 0u, 1u), 1);',
+      'tk_wgmma_m64n256k16_f32_f16_f16_ss_mn(acc, tk_wgmma_desc_encode(a_wg + 2048u, 8192u, ' +
+        '1024u, 0u, 1u), tk_wgmma_desc_encode(b_tile + 2048u, 8192u, 1024u, 0u, 1u), 1);',
     );
     expect(text).toContain('p, 1, 1, 1, 1;');
   });

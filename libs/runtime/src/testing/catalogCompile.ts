@@ -35,7 +35,9 @@ export async function catalogCompileProblems(
         const r = result.resources;
         done++;
         log(
-          `[${label} ${done}/${instances.length}] ${instance.name}: ${r.registers} registers, ${r.sharedBytes} B static smem, spills ${r.spillStores}/${r.spillLoads} B, stack ${r.stackFrame} B (${((performance.now() - started) / 1000).toFixed(1)} s)`,
+          `[${label} ${done}/${instances.length}] ${instance.name}: ${r.registers} registers, ` +
+            `${r.sharedBytes} B static smem, spills ${r.spillStores}/${r.spillLoads} B, stack ` +
+            `${r.stackFrame} B (${((performance.now() - started) / 1000).toFixed(1)} s)`,
         );
       } catch (error) {
         done++;

@@ -78,14 +78,18 @@ export function fmhaBwdNote(runner: FmhaBwdRunner, fwd: FmhaFwdRunner): string {
   const kernels = runner.resources
     .map(
       (k) =>
-        `${k.instance}: ${k.resources.registers} registers, ${k.dynamicSharedBytes} B dynamic smem, ${k.resources.spillStores + k.resources.spillLoads} B spills`,
+        `${k.instance}: ${k.resources.registers} registers, ${k.dynamicSharedBytes} B dynamic ` +
+        `smem, ${k.resources.spillStores + k.resources.spillLoads} B spills`,
     )
     .join('; ');
   const forward = fwd.instances.map((i) => i.name).join('+');
   return `${formatFmhaBwdProblem(runner.problem)}; workspace ${runner.workspaceSize.total} B; O, LSE from ${forward} (untimed); ${kernels}`;
 }
 
-/** The backward's device memory (each buffer through `hold`): q, k, v, do from the case's files; O, LSE; dQ, dK, dV 0xff-filled (an unwritten element is NaN). */
+/**
+ * The backward's device memory (each buffer through `hold`): q, k, v, do from the case's files; O, LSE;
+ * dQ, dK, dV 0xff-filled (an unwritten element is NaN).
+ */
 function bwdBuffers(
   device: Device,
   p: CheckedFmhaBwdProblem,

@@ -33,7 +33,10 @@ import { readCaseInput } from './readCaseInput.ts';
 import { uploadSeqstarts } from './uploadSeqstarts.ts';
 import { withHeldBuffers } from './withHeldBuffers.ts';
 
-/** The operator problem of a bench shape: its files' layout (bhsd, or bshd in group mode for varlen), bottom-right causal (= top-left where sq = sk), split-KV 'auto'. */
+/**
+ * The operator problem of a bench shape: its files' layout (bhsd, or bshd in group mode for varlen),
+ * bottom-right causal (= top-left where sq = sk), split-KV 'auto'.
+ */
 export function fmhaFwdBenchProblem(s: FmhaFwdBenchShape): CheckedFmhaFwdProblem {
   const layout = attentionKernelLayout(fmhaFwdFileLayout(s));
   const common = {
@@ -60,7 +63,8 @@ export function fmhaFwdNote(runner: FmhaFwdRunner): string {
   const kernels = runner.resources
     .map(
       (k) =>
-        `${k.instance}: ${k.resources.registers} registers, ${k.dynamicSharedBytes} B dynamic smem, ${k.resources.spillStores + k.resources.spillLoads} B spills`,
+        `${k.instance}: ${k.resources.registers} registers, ${k.dynamicSharedBytes} B dynamic ` +
+        `smem, ${k.resources.spillStores + k.resources.spillLoads} B spills`,
     )
     .join('; ');
   return `${formatFmhaFwdProblem(p)}${splits}; ${kernels}`;

@@ -221,8 +221,12 @@ async function caseResult(
     pvSkipped: run.pv.skipped,
   });
   const note = [
-    `headline = block map + attention ${ours.ms.toFixed(3)} ms; attention alone ${ours.attentionMs.toFixed(3)} ms; our dense ${ours.denseMs.toFixed(3)} ms (${dense.instance})`,
-    `map density ${density.toFixed(4)} (sparsity ${ours.achievedSparsity.toFixed(4)}) of the ${run.plan.attention.pipeline} walk sent to the check${mapMismatches === 0 ? '' : `; ${mapMismatches} entries differ from the runner's one-hot map`}`,
+    `headline = block map + attention ${ours.ms.toFixed(3)} ms; attention alone ` +
+      `${ours.attentionMs.toFixed(3)} ms; our dense ${ours.denseMs.toFixed(3)} ms (` +
+      `${dense.instance})`,
+    `map density ${density.toFixed(4)} (sparsity ${ours.achievedSparsity.toFixed(4)}) of the ` +
+      `${run.plan.attention.pipeline} walk sent to the check` +
+      `${mapMismatches === 0 ? '' : `; ${mapMismatches} entries differ from the runner's one-hot map`}`,
     `P·V tiles per launch: ${run.pv.computed} computed, ${run.pv.skipped} skipped`,
     ...(int8 === undefined
       ? []
