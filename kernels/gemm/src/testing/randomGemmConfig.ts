@@ -173,5 +173,6 @@ export function gemmRandomInstance(c: GemmRandomConfig): GemmInstance {
 
 /** `bf16 nt 3x64x130x17 (lda 64, …)`, `… persistent on 5 SMs` — a test name. */
 export function gemmRandomLabel(c: GemmRandomConfig): string {
-  return `${formatGemmProblem(c.problem)}${c.persistentSmCount === undefined ? '' : ` persistent on ${c.persistentSmCount} SM${c.persistentSmCount > 1 ? 's' : ''}`}`;
+  const sms = c.persistentSmCount;
+  return `${formatGemmProblem(c.problem)}${sms === undefined ? '' : ` persistent on ${sms} SM${sms > 1 ? 's' : ''}`}`;
 }

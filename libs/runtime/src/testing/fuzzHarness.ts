@@ -237,7 +237,8 @@ export function newTally(): FuzzTally {
  */
 export function fuzzLine(name: string, t: FuzzTally): string {
   const named = [...t.named].sort((x, y) => y[1] - x[1]).map(([a, n]) => `${a} ${n}`);
-  return `fuzz ${name}: ${t.sets} invalid argument sets, ${t.typed} typed errors, ${t.launches} launches, ${t.compiles} compiles\n  arguments named: ${named.join(', ')}`;
+  const counts = `${t.sets} invalid argument sets, ${t.typed} typed errors, ${t.launches} launches, ${t.compiles} compiles`;
+  return `fuzz ${name}: ${counts}\n  arguments named: ${named.join(', ')}`;
 }
 
 /** How `expectRejected` judges a rejection. */
