@@ -2,20 +2,20 @@
 // a fast-check arbitrary of small ragged shapes with every runtime option of the operator, kept
 // cheap for the float64 CPU reference, drawn reproducibly from a seed, replayable from one JSON line;
 // and the kernels the runner would select for a problem, found without a GPU.
-import {
-  causalBottomRight,
-  causalTopLeft,
-  FmhaBwdLauncher,
-  noMask,
-  type AttentionLayout,
-  type AttentionMaskSpec,
-  type FmhaBwdExecutor,
-} from '@tilekit/fmha';
+import { FmhaBwdLauncher, type AttentionMaskSpec, type FmhaBwdExecutor } from '@tilekit/fmha';
 import {
   ATTENTION_RANDOM_SEQLENS,
+  attentionProblemSequences,
+  attentionRandomHeadsFields,
+  attentionRandomLayoutsFields,
+  attentionRandomMaskArb,
+  attentionRandomNheadQ,
   attentionRandomSequencesArb,
   attentionSequencesCost,
+  attentionSequencesOf,
   fitAttentionSequencesToCost,
+  type AttentionRandomHeads,
+  type AttentionRandomLayouts,
   type AttentionRandomSequences,
 } from '@tilekit/fmha/testing';
 import { ArgumentError } from '@tilekit/numeric';
@@ -45,62 +45,28 @@ export type FmhaBwdRandomSequences = AttentionRandomSequences;
 /** Batch mode (1–3 batches of one length pair) and group mode (1–4 sequences, empty ones included). */
 export const fmhaBwdRandomSequencesArb: fc.Arbitrary<FmhaBwdRandomSequences> = attentionRandomSequencesArb;
 
-const windowSizeArb = fc.constantFrom(-1, 0, 1, 16, 63, 130);
-
 /** No mask, causal from either corner, or a (left, right) window from either corner (−1 = unbounded). */
-export const fmhaBwdRandomMaskArb: fc.Arbitrary<AttentionMaskSpec> = fc.oneof(
-  { weight: 3, arbitrary: fc.constant(noMask) },
-  { weight: 2, arbitrary: fc.constantFrom(causalTopLeft, causalBottomRight) },
-  {
-    weight: 2,
-    arbitrary: fc.record({
-      kind: fc.constant('window' as const),
-      alignment: fc.constantFrom('topLeft' as const, 'bottomRight' as const),
-      left: windowSizeArb,
-      right: windowSizeArb,
-    }),
-  },
-);
-
-/** Forward multiply-adds of drawn sequences: Σ over batches of heads·sq·sk·(hdimQ + hdimV). */
-const sequencesCost = attentionSequencesCost;
+export const fmhaBwdRandomMaskArb: fc.Arbitrary<AttentionMaskSpec> = attentionRandomMaskArb;
 
 /** Shortens the longest length until the cost is at most `maxCost` (see `fitAttentionSequencesToCost`). */
 export const fitBwdSequencesToCost = fitAttentionSequencesToCost;
 
-/** Prefix sums from 0: the seqstart array of group mode. */
-function seqstartOf(lens: readonly number[]): number[] {
-  const out = [0];
-  for (const l of lens) out.push(out[out.length - 1]! + l);
-  return out;
-}
-
 /** The forward multiply-adds of a problem drawn here (the CPU reference's work is proportional). */
 export function fmhaBwdRandomCost(p: FmhaBwdProblem): number {
-  const dims = p.hdimQ + (p.hdimV ?? p.hdimQ);
-  const lens = (s: readonly number[]): number[] => s.slice(1).map((e, b) => e - s[b]!);
-  const group = p.seqstartQ !== undefined && p.seqstartK !== undefined;
-  const s = group
-    ? { group, batch: p.batch, sq: lens(p.seqstartQ!), sk: lens(p.seqstartK!) }
-    : { group, batch: p.batch, sq: [p.seqlenQ ?? 0], sk: [p.seqlenK ?? p.seqlenQ ?? 0] };
-  return sequencesCost(s, p.nheadQ, dims);
+  return attentionSequencesCost(attentionSequencesOf(p), p.nheadQ, p.hdimQ + (p.hdimV ?? p.hdimQ));
 }
 
-interface DrawnBwd {
+interface DrawnBwd extends AttentionRandomHeads, AttentionRandomLayouts {
   readonly dtype: FmhaBwdProblem['dtype'];
   readonly d: number;
-  readonly nheadK: number;
-  readonly ratio: number;
   readonly sequences: FmhaBwdRandomSequences;
-  readonly inputLayout: AttentionLayout;
-  readonly outputLayout: AttentionLayout;
   readonly mask: AttentionMaskSpec;
   readonly deterministic: boolean;
 }
 
 /** The problem of a draw (deterministic only where the head dim has a deterministic instance), within the cost bound. */
 function problemOf(d: DrawnBwd): FmhaBwdProblem {
-  const nheadQ = d.nheadK * d.ratio;
+  const nheadQ = attentionRandomNheadQ(d);
   const s = fitBwdSequencesToCost(d.sequences, nheadQ, 2 * d.d, FMHA_BWD_RANDOM_MAX_COST);
   return {
     dtype: d.dtype,
@@ -108,7 +74,7 @@ function problemOf(d: DrawnBwd): FmhaBwdProblem {
     nheadQ,
     nheadK: d.nheadK,
     hdimQ: d.d,
-    ...(s.group ? { seqstartQ: seqstartOf(s.sq), seqstartK: seqstartOf(s.sk) } : { seqlenQ: s.sq[0]!, seqlenK: s.sk[0]! }),
+    ...attentionProblemSequences(s),
     inputLayout: d.inputLayout,
     outputLayout: d.outputLayout,
     mask: d.mask,
@@ -129,11 +95,9 @@ export const fmhaBwdRandomProblemArb: fc.Arbitrary<FmhaBwdProblem> = fc
   .record({
     dtype: fc.constantFrom(...FMHA_BWD_DTYPES),
     d: fc.constantFrom(...FMHA_BWD_HEAD_DIMS),
-    nheadK: fc.integer({ min: 1, max: 2 }),
-    ratio: fc.integer({ min: 1, max: 4 }),
+    ...attentionRandomHeadsFields,
     sequences: fmhaBwdRandomSequencesArb,
-    inputLayout: fc.constantFrom<AttentionLayout>('bhsd', 'bshd'),
-    outputLayout: fc.constantFrom<AttentionLayout>('bhsd', 'bshd'),
+    ...attentionRandomLayoutsFields,
     mask: fmhaBwdRandomMaskArb,
     deterministic: fc.boolean(),
   })

@@ -1,12 +1,20 @@
 // Random valid attention-forward problems for the randomized GPU spec (fmhaFwdRandom.gpu.spec.ts):
 // a fast-check arbitrary of small ragged shapes with every runtime option of the operator, kept
 // cheap for the CPU reference, drawn reproducibly from a seed, and replayable from one JSON line.
-import { causalBottomRight, causalTopLeft, noMask, type AttentionLayout, type AttentionMaskSpec } from '@tilekit/fmha';
+import { seqstartsOf, type AttentionMaskSpec } from '@tilekit/fmha';
 import {
   ATTENTION_RANDOM_SEQLENS,
+  attentionProblemSequences,
+  attentionRandomHeadsFields,
+  attentionRandomLayoutsFields,
+  attentionRandomMaskArb,
+  attentionRandomNheadQ,
   attentionRandomSequencesArb,
   attentionSequencesCost,
+  attentionSequencesOf,
   fitAttentionSequencesToCost,
+  type AttentionRandomHeads,
+  type AttentionRandomLayouts,
   type AttentionRandomSequences,
 } from '@tilekit/fmha/testing';
 import fc from 'fast-check';
@@ -30,58 +38,25 @@ export type FmhaFwdRandomSequences = AttentionRandomSequences;
 /** Batch and group (varlen, empty sequences included) sequences. */
 export const fmhaFwdRandomSequencesArb: fc.Arbitrary<FmhaFwdRandomSequences> = attentionRandomSequencesArb;
 
-const windowSizeArb = fc.constantFrom(-1, 0, 1, 16, 63, 130);
-
 /** No mask, causal from either corner, or a (left, right) window from either corner (−1 = unbounded). */
-export const fmhaFwdRandomMaskArb: fc.Arbitrary<AttentionMaskSpec> = fc.oneof(
-  { weight: 3, arbitrary: fc.constant(noMask) },
-  { weight: 2, arbitrary: fc.constantFrom(causalTopLeft, causalBottomRight) },
-  {
-    weight: 2,
-    arbitrary: fc.record({
-      kind: fc.constant('window' as const),
-      alignment: fc.constantFrom('topLeft' as const, 'bottomRight' as const),
-      left: windowSizeArb,
-      right: windowSizeArb,
-    }),
-  },
-);
-
-const layoutArb: fc.Arbitrary<AttentionLayout> = fc.constantFrom('bhsd', 'bshd');
-
-/** CPU reference multiply-adds of drawn sequences: Σ over batches of heads·sq·sk·(hdimQ + hdimV). */
-const sequencesCost = attentionSequencesCost;
+export const fmhaFwdRandomMaskArb: fc.Arbitrary<AttentionMaskSpec> = attentionRandomMaskArb;
 
 /** Shortens the longest sequence until the CPU reference costs at most `maxCost` (see `fitAttentionSequencesToCost`). */
 export const fitSequencesToCost = fitAttentionSequencesToCost;
 
-/** Prefix sums from 0: the seqstart array of group mode. */
-export function seqstartOf(lens: readonly number[]): number[] {
-  const out = [0];
-  for (const l of lens) out.push(out[out.length - 1]! + l);
-  return out;
-}
+/** Prefix sums from 0: the seqstart array of group mode (`seqstartsOf`). */
+export const seqstartOf: (lens: readonly number[]) => number[] = seqstartsOf;
 
 /** The CPU reference's multiply-adds for a problem drawn here (group mode: the slots, an upper bound when seqlenK trims them). */
 export function fmhaFwdRandomCost(p: FmhaFwdProblem): number {
-  const dims = p.hdimQ + (p.hdimV ?? p.hdimQ);
-  const lens = (s: readonly number[]): number[] => s.slice(1).map((e, b) => e - s[b]!);
-  const group = p.seqstartQ !== undefined && p.seqstartK !== undefined;
-  const s = group
-    ? { group, batch: p.batch, sq: lens(p.seqstartQ!), sk: lens(p.seqstartK!) }
-    : { group, batch: p.batch, sq: [p.seqlenQ ?? 0], sk: [Number(p.seqlenK ?? p.seqlenQ ?? 0)] };
-  return sequencesCost(s, p.nheadQ, dims);
+  return attentionSequencesCost(attentionSequencesOf(p), p.nheadQ, p.hdimQ + (p.hdimV ?? p.hdimQ));
 }
 
-interface DrawnFwd {
+interface DrawnFwd extends AttentionRandomHeads, AttentionRandomLayouts {
   readonly dtype: FmhaFwdProblem['dtype'];
   readonly dims: { readonly hdimQ: number; readonly hdimV: number };
-  readonly nheadK: number;
-  readonly ratio: number;
   readonly sequences: FmhaFwdRandomSequences;
   readonly trimKeys: boolean;
-  readonly inputLayout: AttentionLayout;
-  readonly outputLayout: AttentionLayout;
   readonly mask: AttentionMaskSpec;
   readonly lse: boolean;
   readonly splitKv: number | 'auto';
@@ -89,11 +64,10 @@ interface DrawnFwd {
 
 /** The problem of a draw, its sequences shortened to `FMHA_FWD_RANDOM_MAX_COST`; only the fields it sets (a stable JSON line). */
 function problemOf(d: DrawnFwd): FmhaFwdProblem {
-  const nheadQ = d.nheadK * d.ratio;
+  const nheadQ = attentionRandomNheadQ(d);
   const s = fitSequencesToCost(d.sequences, nheadQ, d.dims.hdimQ + d.dims.hdimV, FMHA_FWD_RANDOM_MAX_COST);
-  const sequences = s.group
-    ? { seqstartQ: seqstartOf(s.sq), seqstartK: seqstartOf(s.sk), ...(d.trimKeys ? { seqlenK: s.sk.map((l) => Math.floor(l / 2)) } : {}) }
-    : { seqlenQ: s.sq[0]!, seqlenK: s.sk[0]! };
+  const trimmed = s.group && d.trimKeys ? { seqlenK: s.sk.map((l) => Math.floor(l / 2)) } : {};
+  const sequences = { ...attentionProblemSequences(s), ...trimmed };
   return {
     dtype: d.dtype,
     batch: s.batch,
@@ -122,12 +96,10 @@ export const fmhaFwdRandomProblemArb: fc.Arbitrary<FmhaFwdProblem> = fc
   .record({
     dtype: fc.constantFrom(...FMHA_FWD_DTYPES),
     dims: fc.constantFrom(...FMHA_FWD_HEAD_DIMS),
-    nheadK: fc.integer({ min: 1, max: 2 }),
-    ratio: fc.integer({ min: 1, max: 4 }),
+    ...attentionRandomHeadsFields,
     sequences: fmhaFwdRandomSequencesArb,
     trimKeys: fc.boolean(),
-    inputLayout: layoutArb,
-    outputLayout: layoutArb,
+    ...attentionRandomLayoutsFields,
     mask: fmhaFwdRandomMaskArb,
     lse: fc.boolean(),
     splitKv: fc.constantFrom<number | 'auto'>(1, 1, 1, 'auto', 'auto', 2, 3, 7),

@@ -1,13 +1,19 @@
 // Random valid Sparge problems for the randomized GPU spec (spargeRandom.gpu.spec.ts): a fast-check
 // arbitrary of small ragged shapes with the operator's hyperparameters, pipelines and PV modes, kept
 // cheap for the CPU references, drawn reproducibly from a seed, and replayable from one JSON line.
-import type { AttentionLayout } from '@tilekit/fmha';
 import { formatFmhaFwdProblem } from '@tilekit/kernel-fmha-fwd';
 import {
   ATTENTION_RANDOM_SEQLENS,
+  attentionProblemSequences,
+  attentionRandomHeadsFields,
+  attentionRandomLayoutsFields,
+  attentionRandomNheadQ,
   attentionRandomSequencesArb,
   attentionSequencesCost,
+  attentionSequencesOf,
   fitAttentionSequencesToCost,
+  type AttentionRandomHeads,
+  type AttentionRandomLayouts,
   type AttentionRandomSequences,
 } from '@tilekit/fmha/testing';
 import { ArgumentError } from '@tilekit/numeric';
@@ -39,27 +45,12 @@ export type SpargeRandomSequences = AttentionRandomSequences;
 /** Batch mode (1–3 batches of one length pair) or group mode (1–4 sequences, empty ones included). */
 export const spargeRandomSequencesArb: fc.Arbitrary<SpargeRandomSequences> = attentionRandomSequencesArb;
 
-/** Σ over batches of heads·sq·sk·dims. */
-const sequencesCost = attentionSequencesCost;
-
 /** Shortens the longest length until the cost is at most `maxCost` (see `fitAttentionSequencesToCost`). */
 export const fitSpargeSequencesToCost = fitAttentionSequencesToCost;
 
-/** Prefix sums from 0: the seqstart array of group mode. */
-function seqstartOf(lens: readonly number[]): number[] {
-  const out = [0];
-  for (const l of lens) out.push(out[out.length - 1]! + l);
-  return out;
-}
-
 /** The attention reference's multiply-adds for a problem drawn here. */
 export function spargeRandomCost(p: SpargeProblem): number {
-  const lens = (s: readonly number[]): number[] => s.slice(1).map((e, b) => e - s[b]!);
-  const group = p.seqstartQ !== undefined && p.seqstartK !== undefined;
-  const s = group
-    ? { group, batch: p.batch, sq: lens(p.seqstartQ!), sk: lens(p.seqstartK!) }
-    : { group, batch: p.batch, sq: [p.seqlenQ ?? 0], sk: [p.seqlenK ?? p.seqlenQ ?? 0] };
-  return sequencesCost(s, p.nheadQ, 2 * p.hdimQ);
+  return attentionSequencesCost(attentionSequencesOf(p), p.nheadQ, 2 * p.hdimQ);
 }
 
 /** Per-head values drawn for the most heads (8); a problem keeps the first nheadQ. */
@@ -117,14 +108,10 @@ function paramsOf(d: DrawnParams, nhead: number, voting: boolean): SpargeParams 
   return { ...(s.topk ? { topk: selection } : { cdfthreshd: selection }), ...given, isCausal: d.isCausal, int8: d.int8 };
 }
 
-interface DrawnSparge {
+interface DrawnSparge extends AttentionRandomHeads, AttentionRandomLayouts {
   readonly dtype: SpargeProblem['dtype'];
   readonly d: number;
-  readonly nheadK: number;
-  readonly ratio: number;
   readonly sequences: SpargeRandomSequences;
-  readonly inputLayout: AttentionLayout;
-  readonly outputLayout: AttentionLayout;
   readonly lse: boolean;
   readonly params: DrawnParams;
   readonly pipeline: (typeof SPARGE_PIPELINES)[number];
@@ -133,7 +120,7 @@ interface DrawnSparge {
 
 /** The problem of a draw (LSE only without int8, as the runner spec), within the cost bound. */
 function problemOf(d: DrawnSparge): SpargeProblem {
-  const nheadQ = d.nheadK * d.ratio;
+  const nheadQ = attentionRandomNheadQ(d);
   const s = fitSpargeSequencesToCost(d.sequences, nheadQ, 2 * d.d, SPARGE_RANDOM_MAX_COST);
   return {
     dtype: d.dtype,
@@ -141,7 +128,7 @@ function problemOf(d: DrawnSparge): SpargeProblem {
     nheadQ,
     nheadK: d.nheadK,
     hdimQ: d.d,
-    ...(s.group ? { seqstartQ: seqstartOf(s.sq), seqstartK: seqstartOf(s.sk) } : { seqlenQ: s.sq[0]!, seqlenK: s.sk[0]! }),
+    ...attentionProblemSequences(s),
     inputLayout: d.inputLayout,
     outputLayout: d.outputLayout,
     lse: d.lse && !d.params.int8,
@@ -164,11 +151,9 @@ export const spargeRandomProblemArb: fc.Arbitrary<SpargeProblem> = fc
   .record({
     dtype: fc.constantFrom('fp16' as const, 'bf16' as const),
     d: fc.constantFrom(...SPARGE_HEAD_DIMS),
-    nheadK: fc.integer({ min: 1, max: 2 }),
-    ratio: fc.integer({ min: 1, max: 4 }),
+    ...attentionRandomHeadsFields,
     sequences: spargeRandomSequencesArb,
-    inputLayout: fc.constantFrom<AttentionLayout>('bhsd', 'bshd'),
-    outputLayout: fc.constantFrom<AttentionLayout>('bhsd', 'bshd'),
+    ...attentionRandomLayoutsFields,
     lse: fc.boolean(),
     params: paramsArb,
     pipeline: fc.constantFrom(...SPARGE_PIPELINES),

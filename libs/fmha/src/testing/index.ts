@@ -1,2 +1,6 @@
 // Test helpers of @tilekit/fmha for other packages' specs (they need fast-check).
+export * from './attentionProblemSequences.ts';
+export * from './randomAttentionHeads.ts';
+export * from './randomAttentionLayouts.ts';
+export * from './randomAttentionMask.ts';
 export * from './randomAttentionSequences.ts';
