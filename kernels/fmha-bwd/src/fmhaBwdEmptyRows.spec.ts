@@ -4,8 +4,15 @@
 // a stage whose grid would have no blocks is not launched (nothing to compute), and dQ / dK / dV
 // still end up zero: dq_acc is zeroed by the workspace preparation and convert_dq still runs.
 import { restoreAddonPath } from '@tilekit/runtime/testing/fuzzAddonPath';
-import { checkTiledTensorMap, Device, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
-import { dropFuzzFakeAddon, fakeCompiler, useFuzzFakeAddon, withoutSource, type FuzzFakeAddon } from '@tilekit/runtime/testing';
+import { checkTiledTensorMap, Device, type Compiler } from '@tilekit/runtime';
+import {
+  dropFuzzFakeAddon,
+  fakeCompiler,
+  OwnedBuffers,
+  useFuzzFakeAddon,
+  withoutSource,
+  type FuzzFakeAddon,
+} from '@tilekit/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkFmhaBwdProblem, fmhaBwdOperandElements, type FmhaBwdProblem } from './fmhaBwdProblem.ts';
 import {
@@ -85,32 +92,21 @@ describe('fmha bwd with every query or every key sequence empty (group mode)', (
     const runner = await FmhaBwdRunner.create(p, { device, compiler, buildKernel });
     const e = 2;
     const elems = fmhaBwdOperandElements(p);
-    const owned: DeviceBuffer[] = [];
-    const alloc = (bytes: number) => {
-      // At least 64 bytes: a 0-row tensor still has a (never read) 16-byte-aligned address.
-      const b = device.alloc(Math.max(64, bytes));
-      owned.push(b);
-      return b;
-    };
-    const int32 = (xs: readonly number[]) => {
-      const b = device.upload(new Int32Array(xs));
-      owned.push(b);
-      return b;
-    };
+    const owned = new OwnedBuffers(device);
     const before = fake.launches.length;
     try {
       const buffers = {
-        q: alloc(elems.q * e),
-        k: alloc(elems.k * e),
-        v: alloc(elems.v * e),
-        o: alloc(elems.o * e),
-        dO: alloc(elems.dO * e),
-        lse: alloc(elems.lse * 4),
-        dQ: alloc(elems.dQ * e),
-        dK: alloc(elems.dK * e),
-        dV: alloc(elems.dV * e),
-        seqstartQ: int32(p.seqstartQ),
-        seqstartK: int32(p.seqstartK),
+        q: owned.alloc(elems.q * e),
+        k: owned.alloc(elems.k * e),
+        v: owned.alloc(elems.v * e),
+        o: owned.alloc(elems.o * e),
+        dO: owned.alloc(elems.dO * e),
+        lse: owned.alloc(elems.lse * 4),
+        dQ: owned.alloc(elems.dQ * e),
+        dK: owned.alloc(elems.dK * e),
+        dV: owned.alloc(elems.dV * e),
+        seqstartQ: owned.int32(p.seqstartQ),
+        seqstartK: owned.int32(p.seqstartK),
       };
       const prepared = runner.prepare(buffers);
       // Every stage packs (valid TMA maps included) whether or not it launches.
@@ -135,7 +131,7 @@ describe('fmha bwd with every query or every key sequence empty (group mode)', (
       if (p.rowsK > 0) expect(launches.map((l) => l.kernel)).toContain(k.dqDkDv.instance.name);
     } finally {
       runner.dispose();
-      owned.forEach((b) => b.dispose());
+      owned.dispose();
     }
   });
 });

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { randomBits16 } from '@tilekit/host';
-import { buildOncePerInstance, Device, unsettledLaunches, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
-import { countingCompiler, expectRejected, fuzzLine, gpu, gpuTestCompiler, materialize, newTally } from '@tilekit/runtime/testing';
+import { buildOncePerInstance, Device, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
+import { countingCompiler, fuzzLine, gpu, gpuTestCompiler, replayInvalidCalls } from '@tilekit/runtime/testing';
 import { checkFmhaBwdProblem, fmhaBwdOperandElements, formatFmhaBwdProblem, type FmhaBwdProblem } from './fmhaBwdProblem.ts';
 import { compareFmhaBwd, fmhaBwdReference } from './fmhaBwdReference.ts';
 import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdAnyInstance, type FmhaBwdRunnerBuffers } from './fmhaBwdRunner.ts';
@@ -70,31 +70,26 @@ test(
       invalidFmhaBwdCalls({ dtypes: ['fp16'], hdims: [128], masks: ['0'], deterministic: [false], smCount: device.smCount }),
       { numRuns: SETS, seed: SEED },
     );
-    const tally = newTally();
-    const counters = { launches: () => unsettledLaunches().count, compiles: () => counter.compiles };
-    device.synchronize();
-    for (const { call, labels } of sets) {
-      const run = async () => {
-        const buffers = materialize(device, call.buffers);
-        const { workspace, ...tensors } = buffers.ranges;
+    const tally = await replayInvalidCalls({
+      device,
+      sets,
+      compiles: () => counter.compiles,
+      rules: { checkedAfterBuild: RUN_BUFFERS },
+      call: async ({ call }, ranges) => {
+        const { workspace, ...tensors } = ranges;
+        const runner = await FmhaBwdRunner.create(call.problem as unknown as FmhaBwdProblem, {
+          device,
+          compiler,
+          buildKernel,
+          ...(workspace === undefined ? {} : { workspace: workspace as DeviceBuffer }),
+        });
         try {
-          const runner = await FmhaBwdRunner.create(call.problem as unknown as FmhaBwdProblem, {
-            device,
-            compiler,
-            buildKernel,
-            ...(workspace === undefined ? {} : { workspace: workspace as DeviceBuffer }),
-          });
-          try {
-            runner.run(tensors as unknown as FmhaBwdRunnerBuffers);
-          } finally {
-            runner.dispose();
-          }
+          runner.run(tensors as unknown as FmhaBwdRunnerBuffers);
         } finally {
-          buffers.dispose();
+          runner.dispose();
         }
-      };
-      await expectRejected(run, counters, tally, labels.join('; '), { checkedAfterBuild: RUN_BUFFERS });
-    }
+      },
+    });
     t.diagnostic(fuzzLine('fmha-bwd runner (GPU)', tally));
     assert.equal(tally.typed, SETS);
     runAndCheck(valid, device);

@@ -3,8 +3,16 @@
 // 0-row tensor (a block whose query tile lies past its sequence returns before any TMA load; with no
 // keys k_iters is 0 and the epilogue writes O = 0, LSE = −∞), so its TMA map is a placeholder.
 import { restoreAddonPath } from '@tilekit/runtime/testing/fuzzAddonPath';
-import { checkTiledTensorMap, Device, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
-import { dropFuzzFakeAddon, fakeCompiler, useFuzzFakeAddon, withoutSource, type FuzzFakeAddon } from '@tilekit/runtime/testing';
+import { groupModeForwardBytes } from '@tilekit/fmha/testing';
+import { checkTiledTensorMap, Device, type Compiler } from '@tilekit/runtime';
+import {
+  dropFuzzFakeAddon,
+  fakeCompiler,
+  OwnedBuffers,
+  useFuzzFakeAddon,
+  withoutSource,
+  type FuzzFakeAddon,
+} from '@tilekit/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FmhaFwdCombineKernel } from './fmhaFwdCombineLauncher.ts';
 import { FmhaFwdKernel, fmhaFwdTensorMaps } from './fmhaFwdLauncher.ts';
@@ -54,40 +62,6 @@ const CASES: readonly [string, FmhaFwdProblem][] = [
   ],
 ];
 
-/** Elements a strided tensor spans (0 without rows): group mode has one "batch". */
-function span(
-  s: { readonly row: number; readonly head: number; readonly batch: number },
-  heads: number,
-  rows: number,
-  hdim: number,
-): number {
-  return rows === 0 ? 0 : (heads - 1) * s.head + (rows - 1) * s.row + hdim;
-}
-
-/** Bytes of Q, K, V, O and LSE of a checked group-mode forward problem. */
-function fwdBytes(p: {
-  readonly dtype: string;
-  readonly nheadQ: number;
-  readonly nheadK: number;
-  readonly rowsQ: number;
-  readonly rowsK: number;
-  readonly hdimQ: number;
-  readonly hdimV: number;
-  readonly qStrides: { row: number; head: number; batch: number };
-  readonly kStrides: { row: number; head: number; batch: number };
-  readonly vStrides: { row: number; head: number; batch: number };
-  readonly oStrides: { row: number; head: number; batch: number };
-}) {
-  const e = 2;
-  return {
-    q: span(p.qStrides, p.nheadQ, p.rowsQ, p.hdimQ) * e,
-    k: span(p.kStrides, p.nheadK, p.rowsK, p.hdimQ) * e,
-    v: span(p.vStrides, p.nheadK, p.rowsK, p.hdimV) * e,
-    o: span(p.oStrides, p.nheadQ, p.rowsQ, p.hdimV) * e,
-    lse: p.nheadQ * p.rowsQ * 4,
-  };
-}
-
 // The fake driver behind the shim that `@tilekit/runtime/testing/fuzzAddonPath` (imported first)
 // points $TILEKIT_ADDON_PATH at; a compiler that compiles nothing; instances whose source is a stub.
 const fake: FuzzFakeAddon = useFuzzFakeAddon();
@@ -123,30 +97,19 @@ describe('fmha fwd with every query or every key sequence empty (group mode)', (
       buildKernel: (i) => FmhaFwdKernel.build(stub(i), { device, compiler }),
       buildCombine: (i) => FmhaFwdCombineKernel.build(stub(i), { device, compiler }),
     });
-    const inputs = fwdBytes(p);
+    const inputs = groupModeForwardBytes(p);
     const outputs = inputs;
-    const owned: DeviceBuffer[] = [];
-    const alloc = (bytes: number) => {
-      // At least 64 bytes: a 0-row tensor still has a (never read) 16-byte-aligned address.
-      const b = device.alloc(Math.max(64, bytes));
-      owned.push(b);
-      return b;
-    };
-    const int32 = (xs: readonly number[]) => {
-      const b = device.upload(new Int32Array(xs));
-      owned.push(b);
-      return b;
-    };
+    const owned = new OwnedBuffers(device);
     const before = fake.launches.length;
     try {
       const launch = runner.prepare({
-        q: alloc(inputs.q),
-        k: alloc(inputs.k),
-        v: alloc(inputs.v),
-        o: alloc(outputs.o),
-        lse: alloc(outputs.lse),
-        seqstartQ: int32(p.seqstartQ!),
-        seqstartK: int32(p.seqstartK!),
+        q: owned.alloc(inputs.q),
+        k: owned.alloc(inputs.k),
+        v: owned.alloc(inputs.v),
+        o: owned.alloc(outputs.o),
+        lse: owned.alloc(outputs.lse),
+        seqstartQ: owned.int32(p.seqstartQ!),
+        seqstartK: owned.int32(p.seqstartK!),
       });
       launch.launch();
       const launches = fake.launches.slice(before);
@@ -154,7 +117,7 @@ describe('fmha fwd with every query or every key sequence empty (group mode)', (
       for (const l of launches) expect(Math.min(...l.grid)).toBeGreaterThan(0);
     } finally {
       runner.dispose();
-      owned.forEach((b) => b.dispose());
+      owned.dispose();
     }
   });
 });

@@ -9,17 +9,8 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { sm90a } from '@tilekit/codegen';
 import { noMask } from '@tilekit/fmha';
-import { Device, encodeTensorMapTiled, unsettledLaunches, type Compiler } from '@tilekit/runtime';
-import {
-  countingCompiler,
-  expectRejected,
-  fuzzLine,
-  gpu,
-  gpuTestCompiler,
-  type InvalidCall,
-  materialize,
-  newTally,
-} from '@tilekit/runtime/testing';
+import { Device, encodeTensorMapTiled, type Compiler } from '@tilekit/runtime';
+import { countingCompiler, fuzzLine, gpu, gpuTestCompiler, type InvalidCall, replayInvalidCalls } from '@tilekit/runtime/testing';
 import { FmhaFwdCombineKernel, type FmhaFwdCombineBuffers } from './fmhaFwdCombineLauncher.ts';
 import { selectFmhaFwdCombineInstance, selectFmhaFwdInstance } from './fmhaFwdDispatch.ts';
 import { FmhaFwdKernel, type FmhaFwdBuffers } from './fmhaFwdLauncher.ts';
@@ -66,20 +57,13 @@ async function replay(
 ): Promise<void> {
   const device = Device.open(0);
   const sets: InvalidCall<FmhaFwdFuzzCall>[] = fc.sample(invalidFmhaFwdCalls({ target, ...options }), { numRuns: SETS, seed: SEED });
-  const tally = newTally();
-  const counters = { launches: () => unsettledLaunches().count, compiles: () => counter.compiles };
-  device.synchronize();
-  for (const { call: c, labels } of sets) {
-    const run = async () => {
-      const buffers = materialize(device, c.buffers);
-      try {
-        await call(c, buffers.ranges);
-      } finally {
-        buffers.dispose();
-      }
-    };
-    await expectRejected(run, counters, tally, labels.join('; '), { checkedAfterBuild: target === 'runner' ? RUN_BUFFERS : [] });
-  }
+  const tally = await replayInvalidCalls({
+    device,
+    sets,
+    compiles: () => counter.compiles,
+    rules: { checkedAfterBuild: target === 'runner' ? RUN_BUFFERS : [] },
+    call: (set, ranges) => call(set.call, ranges),
+  });
   t.diagnostic(fuzzLine(`fmha-fwd ${target} (GPU)`, tally));
   assert.equal(tally.typed, SETS);
 }

@@ -7,12 +7,11 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { referenceGemm } from '@tilekit/gemm';
 import { absoluteThreshold, decodeArray, relativeThreshold } from '@tilekit/numeric';
-import { Device, unsettledLaunches, type Compiler } from '@tilekit/runtime';
-import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
+import { Device } from '@tilekit/runtime';
+import { countingCompiler, fuzzLine, gpu, gpuTestCompiler, replayInvalidCalls } from '@tilekit/runtime/testing';
 import { selectGemmInstance } from './gemmDispatch.ts';
 import { GemmKernel, type GemmBuffers } from './gemmLauncher.ts';
 import { checkGemmProblem, gemmOperandElements, gemmReferenceArgs, type GemmProblem } from './gemmProblem.ts';
-import { expectRejected, fuzzLine, materialize, newTally } from '@tilekit/runtime/testing';
 import { gemmTestValues } from './testing/gemmTestValues.ts';
 import { invalidGemmCalls } from './testing/invalidGemmArgs.ts';
 
@@ -45,39 +44,19 @@ test(
   async (t) => {
     const device = Device.open(0);
     const counter = { compiles: 0 };
-    const nvcc = gpuTestCompiler('gemm-fuzz');
-    const compiler: Compiler = {
-      kind: nvcc.kind,
-      version: () => nvcc.version(),
-      compile: (request) => {
-        counter.compiles++;
-        return nvcc.compile(request);
-      },
-    };
+    const compiler = countingCompiler(gpuTestCompiler('gemm-fuzz'), counter);
     const instance = selectGemmInstance(VALID);
     const kernel = await GemmKernel.build(instance, { device, compiler });
     const sets = fc.sample(invalidGemmCalls({ family: 'sm90a', instance, dtypes: ['fp16'], layouts: ['tn'], epilogues: false }), {
       numRuns: 100,
       seed: SEED,
     });
-    const tally = newTally();
-    const counters = { launches: () => unsettledLaunches().count, compiles: () => counter.compiles };
-    device.synchronize();
-    for (const { call, labels } of sets) {
-      await expectRejected(
-        () => {
-          const buffers = materialize(device, call.buffers);
-          try {
-            kernel.run(call.problem as unknown as GemmProblem, buffers.ranges as unknown as GemmBuffers);
-          } finally {
-            buffers.dispose();
-          }
-        },
-        counters,
-        tally,
-        labels.join('; '),
-      );
-    }
+    const tally = await replayInvalidCalls({
+      device,
+      sets,
+      compiles: () => counter.compiles,
+      call: ({ call }, ranges) => kernel.run(call.problem as unknown as GemmProblem, ranges as unknown as GemmBuffers),
+    });
     t.diagnostic(fuzzLine('gemm sm90a launcher (GPU)', tally));
     assert.equal(tally.typed, 100);
     runAndCheck(kernel, device);

@@ -6,13 +6,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { HostTensor } from '@tilekit/host';
-import { Device, unsettledLaunches, type Compiler } from '@tilekit/runtime';
-import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
+import { Device } from '@tilekit/runtime';
+import { countingCompiler, fuzzLine, gpu, gpuTestCompiler, replayInvalidCalls } from '@tilekit/runtime/testing';
 import { selectPermuteInstance } from './permuteDispatch.ts';
 import { PermuteKernel } from './permuteLauncher.ts';
 import { elementBytes, permuteShapes, type PermuteProblem } from './permuteProblem.ts';
 import { comparePermutedBits, fillPatternBits, storageBits } from './permuteReference.ts';
-import { expectRejected, fuzzLine, materialize, newTally } from '@tilekit/runtime/testing';
 import { invalidPermuteCalls } from './testing/invalidPermuteArgs.ts';
 
 const SEED = 0x17_04_01;
@@ -42,39 +41,19 @@ test(
   async (t) => {
     const device = Device.open(0);
     const counter = { compiles: 0 };
-    const nvcc = gpuTestCompiler('permute-fuzz');
-    const compiler: Compiler = {
-      kind: nvcc.kind,
-      version: () => nvcc.version(),
-      compile: (request) => {
-        counter.compiles++;
-        return nvcc.compile(request);
-      },
-    };
+    const compiler = countingCompiler(gpuTestCompiler('permute-fuzz'), counter);
     const instance = selectPermuteInstance(VALID);
     const kernel = await PermuteKernel.build(instance, { device, compiler });
     const sets = fc.sample(invalidPermuteCalls({ instance, kinds: ['bhsd2bshd', 'bshd2bhsd'], dtypes: ['fp16'] }), {
       numRuns: 100,
       seed: SEED,
     });
-    const tally = newTally();
-    const counters = { launches: () => unsettledLaunches().count, compiles: () => counter.compiles };
-    device.synchronize();
-    for (const { call, labels } of sets) {
-      await expectRejected(
-        () => {
-          const buffers = materialize(device, call.buffers);
-          try {
-            kernel.run(call.problem as unknown as PermuteProblem, { src: buffers.ranges['src']!, dst: buffers.ranges['dst']! });
-          } finally {
-            buffers.dispose();
-          }
-        },
-        counters,
-        tally,
-        labels.join('; '),
-      );
-    }
+    const tally = await replayInvalidCalls({
+      device,
+      sets,
+      compiles: () => counter.compiles,
+      call: ({ call }, ranges) => kernel.run(call.problem as unknown as PermuteProblem, { src: ranges['src']!, dst: ranges['dst']! }),
+    });
     t.diagnostic(fuzzLine('permute launcher (GPU)', tally));
     assert.equal(tally.typed, 100);
     runAndCheck(kernel, device, VALID);

@@ -3,8 +3,9 @@
 // The intermediates the runner allocates hold what both block-map launches require (one size
 // function, `spargePoolOutputBytes`, whose padded block grid is the selection's).
 import { restoreAddonPath } from '@tilekit/runtime/testing/fuzzAddonPath';
-import { Device, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
-import { dropFuzzFakeAddon, fakeCompiler, useFuzzFakeAddon, type FuzzFakeAddon } from '@tilekit/runtime/testing';
+import { groupModeForwardBytes } from '@tilekit/fmha/testing';
+import { Device, type Compiler } from '@tilekit/runtime';
+import { dropFuzzFakeAddon, fakeCompiler, OwnedBuffers, useFuzzFakeAddon, type FuzzFakeAddon } from '@tilekit/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkSpargePoolProblem, spargePoolOutputBytes } from './blockMap/spargePoolProblem.ts';
 import { checkSpargeSelectConfig, spargeSelectBufferBytes } from './blockMap/spargeSelectLauncher.ts';
@@ -53,40 +54,6 @@ const INT8_CASES: readonly [string, SpargeProblem][] = [
   ],
   ['all query sequences empty, int8, cdf', { ...base, seqstartQ: [0, 0], seqstartK: [0, 130], params: { cdfthreshd: 0.9, int8: true } }],
 ];
-
-/** Elements a strided tensor spans (0 without rows): group mode has one "batch". */
-function span(
-  s: { readonly row: number; readonly head: number; readonly batch: number },
-  heads: number,
-  rows: number,
-  hdim: number,
-): number {
-  return rows === 0 ? 0 : (heads - 1) * s.head + (rows - 1) * s.row + hdim;
-}
-
-/** Bytes of Q, K, V, O and LSE of a checked group-mode forward problem. */
-function fwdBytes(p: {
-  readonly dtype: string;
-  readonly nheadQ: number;
-  readonly nheadK: number;
-  readonly rowsQ: number;
-  readonly rowsK: number;
-  readonly hdimQ: number;
-  readonly hdimV: number;
-  readonly qStrides: { row: number; head: number; batch: number };
-  readonly kStrides: { row: number; head: number; batch: number };
-  readonly vStrides: { row: number; head: number; batch: number };
-  readonly oStrides: { row: number; head: number; batch: number };
-}) {
-  const e = 2;
-  return {
-    q: span(p.qStrides, p.nheadQ, p.rowsQ, p.hdimQ) * e,
-    k: span(p.kStrides, p.nheadK, p.rowsK, p.hdimQ) * e,
-    v: span(p.vStrides, p.nheadK, p.rowsK, p.hdimV) * e,
-    o: span(p.oStrides, p.nheadQ, p.rowsQ, p.hdimV) * e,
-    lse: p.nheadQ * p.rowsQ * 4,
-  };
-}
 
 // The fake driver behind the shim that `@tilekit/runtime/testing/fuzzAddonPath` (imported first)
 // points $TILEKIT_ADDON_PATH at, and a compiler that compiles nothing.
@@ -140,29 +107,18 @@ async function runEmpty(problem: SpargeProblem): Promise<void> {
     const plan = planSparge(problem);
     const p = plan.attention;
     const runner = new SpargeRunner({ device, compiler });
-    const inputs = fwdBytes(p);
+    const inputs = groupModeForwardBytes(p);
     const outputs = inputs;
-    const owned: DeviceBuffer[] = [];
-    const alloc = (bytes: number) => {
-      // At least 64 bytes: a 0-row tensor still has a (never read) 16-byte-aligned address.
-      const b = device.alloc(Math.max(64, bytes));
-      owned.push(b);
-      return b;
-    };
-    const int32 = (xs: readonly number[]) => {
-      const b = device.upload(new Int32Array(xs));
-      owned.push(b);
-      return b;
-    };
+    const owned = new OwnedBuffers(device);
     const before = fake.launches.length;
     const prepared = await runner.prepare(problem, {
-      q: alloc(inputs.q),
-      k: alloc(inputs.k),
-      v: alloc(inputs.v),
-      o: alloc(outputs.o),
-      ...(p.lse ? { lse: alloc(outputs.lse) } : {}),
-      seqstartQ: int32(p.seqstartQ!),
-      seqstartK: int32(p.seqstartK!),
+      q: owned.alloc(inputs.q),
+      k: owned.alloc(inputs.k),
+      v: owned.alloc(inputs.v),
+      o: owned.alloc(outputs.o),
+      ...(p.lse ? { lse: owned.alloc(outputs.lse) } : {}),
+      seqstartQ: owned.int32(p.seqstartQ!),
+      seqstartK: owned.int32(p.seqstartK!),
     });
     try {
       prepared.launch();
@@ -171,7 +127,7 @@ async function runEmpty(problem: SpargeProblem): Promise<void> {
       for (const l of launches) expect(Math.min(...l.grid)).toBeGreaterThan(0);
     } finally {
       prepared.dispose();
-      owned.forEach((b) => b.dispose());
+      owned.dispose();
     }
   }
 }

@@ -7,16 +7,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { Device, encodeTensorMapTiled, unsettledLaunches, type Compiler } from '@tilekit/runtime';
+import { Device, encodeTensorMapTiled, type Compiler } from '@tilekit/runtime';
 import {
   countingCompiler,
-  expectRejected,
   fuzzLine,
   gpu,
   gpuTestCompiler,
   type InvalidCall,
   materialize,
-  newTally,
+  replayInvalidCalls,
 } from '@tilekit/runtime/testing';
 import { SpargeFwdKernel, type SpargeFwdBuffers, type SpargeFwdLaunchProblem } from './attention/spargeFwdLauncher.ts';
 import { SpargeBlockMapKernels, type SpargeBlockMapBuffers, type SpargeBlockMapProblem } from './blockMap/spargeBlockMapKernels.ts';
@@ -50,20 +49,13 @@ async function replay(
 ): Promise<void> {
   const device = Device.open(0);
   const sets: InvalidCall<SpargeFuzzCall>[] = fc.sample(invalidSpargeCalls({ target, ...BASE }), { numRuns: SETS, seed: SEED });
-  const tally = newTally();
-  const counters = { launches: () => unsettledLaunches().count, compiles: () => counter.compiles };
-  device.synchronize();
-  for (const { call: c, labels, targets } of sets) {
-    const run = async () => {
-      const buffers = materialize(device, c.buffers);
-      try {
-        await call(c, buffers.ranges, targets);
-      } finally {
-        buffers.dispose();
-      }
-    };
-    await expectRejected(run, counters, tally, labels.join('; '), { checkedAfterBuild: target === 'runner' ? RUN_BUFFERS : [] });
-  }
+  const tally = await replayInvalidCalls({
+    device,
+    sets,
+    compiles: () => counter.compiles,
+    rules: { checkedAfterBuild: target === 'runner' ? RUN_BUFFERS : [] },
+    call: (set, ranges) => call(set.call, ranges, set.targets),
+  });
   t.diagnostic(fuzzLine(`sparge ${target} (GPU)`, tally));
   assert.equal(tally.typed, SETS);
 }

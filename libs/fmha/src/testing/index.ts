@@ -1,5 +1,6 @@
 // Test helpers of @tilekit/fmha for other packages' specs (they need fast-check).
 export * from './attentionProblemSequences.ts';
+export * from './groupModeForwardBytes.ts';
 export * from './randomAttentionHeads.ts';
 export * from './randomAttentionLayouts.ts';
 export * from './randomAttentionMask.ts';

@@ -4,3 +4,5 @@ export { createFakeAddon } from './fakeAddon.ts';
 export { catalogCompileProblems, type CatalogInstance } from './catalogCompile.ts';
 export { gpuTestCompiler } from './gpuTestCompiler.ts';
 export * from './fuzzHarness.ts';
+export { replayInvalidCalls, type InvalidCallReplay } from './replayInvalidCalls.ts';
+export { MIN_OWNED_BYTES, OwnedBuffers } from './ownedBuffers.ts';
