@@ -61,7 +61,8 @@ async function replay(
 }
 
 test(
-  'sparge/gpu fuzz: invalid argument sets of the runner, block map and attention launcher are typed errors before any launch; then a valid sparse attention is correct',
+  'sparge/gpu fuzz: invalid argument sets of the runner, block map and attention launcher ' +
+    'are typed errors before any launch; then a valid sparse attention is correct',
   gpu.options,
   async (t) => {
     const device = Device.open(0);
