@@ -1,4 +1,5 @@
 import { ArgumentError, decode } from '@tilekit/numeric';
+import { checkAttentionScoreModifier, type AttentionScoreModifier } from './attentionScoreModifier.ts';
 import { checkAttentionMaskSpec, noMask, type AttentionMaskSpec } from '../mask/attentionMaskSpec.ts';
 import type { AttentionProblemFields } from '../problem/attentionProblemFields.ts';
 import { attentionTensorSpan, packedAttentionStrides, type AttentionTensorStrides } from './attentionTensorLayout.ts';
@@ -30,6 +31,8 @@ export interface AttentionFwdArgs extends AttentionProblemFields {
   readonly scale?: number;
   /** Default no mask. */
   readonly mask?: AttentionMaskSpec;
+  /** Soft-capping or ALiBi applied to the scaled scores before the softmax (default none). */
+  readonly scoreModifier?: AttentionScoreModifier;
 }
 
 /** The arguments with defaults filled and the per-batch sequences resolved. */
@@ -49,6 +52,7 @@ export interface ResolvedAttentionFwdArgs {
   readonly rowsQ: number;
   readonly scale: number;
   readonly mask: AttentionMaskSpec;
+  readonly scoreModifier: AttentionScoreModifier | undefined;
   readonly oStrides: AttentionTensorStrides;
   /** Elements O spans. */
   readonly oElements: number;
@@ -153,6 +157,7 @@ export function resolveAttentionFwdArgs(args: AttentionFwdArgs): ResolvedAttenti
     rowsQ,
     scale,
     mask,
+    scoreModifier: checkAttentionScoreModifier(args.scoreModifier, nheadQ),
     oStrides,
     oElements: attentionTensorSpan(oStrides, batches, nheadQ, rowsQ, hdimV),
   });

@@ -2,6 +2,7 @@
 // tensor layouts and arguments, and the tolerance for comparing a kernel with them.
 export * from './attentionTensorLayout.ts';
 export * from './attentionFwdArgs.ts';
+export * from './attentionScoreModifier.ts';
 export * from './referenceAttentionFwd.ts';
 export * from './naiveAttentionFwd.ts';
 export * from './attentionFwdTolerance.ts';

@@ -1,5 +1,6 @@
 import { decode } from '@tilekit/numeric';
 import { makeGenericAttentionMask } from '../mask/genericAttentionMask.ts';
+import { attentionScoreAt } from './attentionScoreModifier.ts';
 import {
   attentionLseIndex,
   attentionRowOffset,
@@ -35,6 +36,7 @@ export function naiveAttentionFwd(args: AttentionFwdArgs): NaiveAttentionFwdResu
     const mask = makeGenericAttentionMask(a.mask, sq, sk);
     for (let h = 0; h < a.nheadQ; h++) {
       const hk = Math.floor(h / (a.nheadQ / a.nheadK));
+      const score = attentionScoreAt(a.scoreModifier, h, sq, sk);
       for (let i = 0; i < sq; i++) {
         const qi = attentionRowOffset(a, args.q.strides, a.rowStartsQ, b, h, i);
         const logits: number[] = [];
@@ -44,7 +46,7 @@ export function naiveAttentionFwd(args: AttentionFwdArgs): NaiveAttentionFwdResu
           const kj = attentionRowOffset(a, args.k.strides, a.rowStartsK, b, hk, j);
           let dot = 0;
           for (let d = 0; d < a.hdimQ; d++) dot += element(args.q, qi + d) * element(args.k, kj + d);
-          logits.push(a.scale * dot);
+          logits.push(score.logit(a.scale * dot, i, j));
           keys.push(j);
         }
         const out = attentionRowOffset(a, a.oStrides, a.rowStartsQ, b, h, i);

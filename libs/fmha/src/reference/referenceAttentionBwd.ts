@@ -1,4 +1,5 @@
 import { makeGenericAttentionMask } from '../mask/genericAttentionMask.ts';
+import { attentionScoreAt } from './attentionScoreModifier.ts';
 import { resolveAttentionBwdArgs, type AttentionBwdArgs, type ResolvedAttentionBwdArgs } from './attentionBwdArgs.ts';
 import { attentionLseIndex, attentionRowOffset, valueTable16, type AttentionOperand } from './attentionFwdArgs.ts';
 
@@ -109,13 +110,15 @@ export function referenceAttentionBwd(args: AttentionBwdArgs): AttentionBwdResul
           D[lseAt] = Di;
           const lse = args.lse[lseAt]!;
           const [lo, hi] = mask.keyRangeOfRow(i);
+          const score = attentionScoreAt(a.scoreModifier, h, sq, sk);
           dQrow.fill(0);
           if (hi > lo && lse !== -Infinity) {
             readRow(args.q, a, a.rowStartsQ, b, h, i, dq, q);
             for (let j = lo; j < hi; j++) {
-              const p = Math.exp(scale * dot(q, 0, k, j * dq, dq) - lse);
+              const x = scale * dot(q, 0, k, j * dq, dq);
+              const p = Math.exp(score.logit(x, i, j) - lse);
               const gap = dot(dO, 0, v, j * dv, dv) - Di;
-              const ds = p * gap;
+              const ds = p * gap * score.derivative(x);
               maxAbsDpMinusD = Math.max(maxAbsDpMinusD, Math.abs(gap));
               weight[j] = weight[j]! + p;
               for (let d = 0; d < dq; d++) {

@@ -1,3 +1,4 @@
+import { attentionScoreAt } from './attentionScoreModifier.ts';
 import { makeGenericAttentionMask } from '../mask/genericAttentionMask.ts';
 import {
   attentionLseIndex,
@@ -112,6 +113,28 @@ function gather(
 }
 
 /**
+ * With a score modifier, the kept scores of the block's rows become their modified logits
+ * (scale·s through the modifier) and the softmax then scales by 1; without one, nothing changes.
+ * Returns the scale the softmax applies.
+ */
+function modifyScores(
+  a: ResolvedAttentionFwdArgs,
+  h: number,
+  sq: number,
+  sk: number,
+  blk: { s: Float64Array; r0: number; width: number; jlo: number; lo: Int32Array; hi: Int32Array },
+): number {
+  if (a.scoreModifier === undefined) return a.scale;
+  const at = attentionScoreAt(a.scoreModifier, h, sq, sk);
+  for (let r = 0; r < ROWS; r++)
+    for (let j = blk.lo[r]!; j < blk.hi[r]!; j++) {
+      const e = r * blk.width + j - blk.jlo;
+      blk.s[e] = at.logit(blk.s[e]! * a.scale, blk.r0 + r, j);
+    }
+  return 1;
+}
+
+/**
  * CK-tile's FMHA forward on the host, in float64 arithmetic (at least as accurate as an fp32
  * reference; the probabilities are NOT narrowed to the input type), from fp16/bf16/fp32 storage:
  * per batch and query head, S = scale·Q·Kᵀ over the keys the mask keeps, P = exp(S − rowmax),
@@ -169,13 +192,14 @@ export function referenceAttentionFwd(args: AttentionFwdArgs): AttentionFwdResul
           }
           const width = Math.max(0, jhi - jlo);
           if (width > 0) rowsTimesColumns(q, rowOff, k, jlo * dq, dq, width, dq, s, width);
+          const scale = modifyScores(a, h, sq, sk, { s, r0, width, jlo, lo, hi });
           for (let r = 0; r < ROWS; r++) {
             let m = -Infinity;
-            for (let j = lo[r]!; j < hi[r]!; j++) m = Math.max(m, s[r * width + j - jlo]! * a.scale);
+            for (let j = lo[r]!; j < hi[r]!; j++) m = Math.max(m, s[r * width + j - jlo]! * scale);
             let sum = 0;
             for (let j = jlo; j < jhi; j++) {
               const at = r * width + j - jlo;
-              const p = j >= lo[r]! && j < hi[r]! ? Math.exp(s[at]! * a.scale - m) : 0;
+              const p = j >= lo[r]! && j < hi[r]! ? Math.exp(s[at]! * scale - m) : 0;
               s[at] = p;
               sum += p;
             }
