@@ -5,7 +5,7 @@
 // with their grouped tile partitioner and epilogue.
 export * from './errors.ts';
 export * from './warp/index.ts';
-export { wgmmaInt8Ns } from './warp/warpGemmAtom.ts';
+export { wgmmaInt8Ns } from './warp/wgmmaInt8Atom.ts';
 export {
   makeWgmmaSmemLayout,
   wgmmaOperandDescriptor,

@@ -21,7 +21,7 @@ import {
   type TileWindow,
 } from '@tilekit/tile';
 import { GemmError } from '../errors.ts';
-import { mfma32x32x8Atom, type WarpGemmAtom } from '../warp/warpGemmAtom.ts';
+import { mfma32x32x8Atom, type WarpGemmAtom } from '../warp/index.ts';
 import { callLeaf } from './blockGemmWgmmaSs.ts';
 
 /** The gfx942 block GEMM was asked for a shape, dtype or wave grid it cannot do. */

@@ -26,7 +26,7 @@ import { emitCalculateOffset, type IndexEmitter } from '@tilekit/layout';
 import type { DTypeName } from '@tilekit/numeric';
 import { ldmatrixAtom, type DistributedTensor, type LdmatrixAtom, type TileDistributionEncoding } from '@tilekit/tile';
 import type { OperandMajor, WgmmaSmemLayout } from '../smemLayouts.ts';
-import { mmaSyncM16n8k16Atom, type WarpGemmAtom } from '../warp/warpGemmAtom.ts';
+import { mmaSyncM16n8k16Atom, type WarpGemmAtom } from '../warp/index.ts';
 import { BlockGemmPolicyError, callLeaf } from './blockGemmWgmmaSs.ts';
 import { makeLdmatrixSmemLayout } from './blockGemmMmaSyncSmem.ts';
 import { mmaSyncARegisterEncoding, mmaSyncCEncoding } from './mmaFragments.ts';

@@ -2,7 +2,7 @@ import { SourceBuilder, sm90a, uint32, float32, type BlockBuilder } from '@tilek
 import { BlockEmitter, makeDistributedTensor } from '@tilekit/tile';
 import { describe, expect, it } from 'vitest';
 import { wgmmaAccumulatorAtom } from '@tilekit/tile';
-import { wgmmaRegisterAFragment } from '../warp/warpGemmAtom.ts';
+import { wgmmaRegisterAFragment } from '../warp/index.ts';
 import { aFragmentOfAccumulator, WgmmaBlockGemmRs } from './blockGemmWgmmaRs.ts';
 import { BlockGemmPolicyError } from './blockGemmWgmmaSs.ts';
 

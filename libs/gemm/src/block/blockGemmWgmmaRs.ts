@@ -31,7 +31,7 @@ import {
   wgmmaAtom,
   wgmmaRegisterAFragment,
   type WarpGemmAtom,
-} from '../warp/warpGemmAtom.ts';
+} from '../warp/index.ts';
 import { defineWgmmaDescriptorEncoder, wgmmaSwizzleCode } from '../warp/wgmmaDescriptor.ts';
 import { BlockGemmPolicyError, callLeaf } from './blockGemmWgmmaSs.ts';
 

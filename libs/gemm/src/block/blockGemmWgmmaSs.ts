@@ -31,7 +31,7 @@ import {
   defineWgmmaWaitGroup,
   wgmmaAtom,
   type WarpGemmAtom,
-} from '../warp/warpGemmAtom.ts';
+} from '../warp/index.ts';
 import { defineWgmmaDescriptorEncoder, wgmmaSwizzleCode, type WgmmaSwizzle } from '../warp/wgmmaDescriptor.ts';
 
 /** A block GEMM policy was asked for a shape the sm_90a block GEMM cannot do. */

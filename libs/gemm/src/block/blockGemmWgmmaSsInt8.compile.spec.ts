@@ -12,13 +12,7 @@ import { add, array, call, cast, index, int32, mul, pointer, sm90a, SourceBuilde
 import { toolAvailable } from '@tilekit/codegen/testing';
 import { describe, expect, it } from 'vitest';
 import { makeWgmmaSmemLayout } from '../smemLayouts.ts';
-import {
-  defineWgmmaCommitGroup,
-  defineWgmmaFence,
-  defineWgmmaFenceOperands,
-  defineWgmmaWaitGroup,
-  wgmmaAtom,
-} from '../warp/warpGemmAtom.ts';
+import { defineWgmmaCommitGroup, defineWgmmaFence, defineWgmmaFenceOperands, defineWgmmaWaitGroup, wgmmaAtom } from '../warp/index.ts';
 import { defineWgmmaDescriptorEncoder, wgmmaSwizzleCode } from '../warp/wgmmaDescriptor.ts';
 import { callLeaf } from './blockGemmWgmmaSs.ts';
 import { defineWgmmaSsInt8ProbeKernel, type WgmmaSsInt8ProbeCase } from './blockGemmWgmmaSsInt8Probe.ts';

@@ -1,18 +1,10 @@
-export {
-  defineWgmmaCommitGroup,
-  defineWgmmaFence,
-  defineWgmmaFenceOperands,
-  defineWgmmaWaitGroup,
-  mfma32x32x8Atom,
-  mmaSyncM16n8k16Atom,
-  WarpGemmAtom,
-  wgmmaAtom,
-  wgmmaRegisterAFragment,
-  type OperandSource,
-  type WarpGemmAtomSpec,
-  type WarpGemmKind,
-  type WgmmaAtomSpec,
-} from './warpGemmAtom.ts';
+export { defineWgmmaCommitGroup, defineWgmmaFence, defineWgmmaWaitGroup } from './defineWgmmaFence.ts';
+export { defineWgmmaFenceOperands } from './defineWgmmaFenceOperands.ts';
+export { mfma32x32x8Atom } from './mfma32x32x8Atom.ts';
+export { mmaSyncM16n8k16Atom } from './mmaSyncM16n8k16Atom.ts';
+export { WarpGemmAtom, type OperandSource, type WarpGemmAtomSpec, type WarpGemmKind } from './warpGemmAtom.ts';
+export { wgmmaAtom, type WgmmaAtomSpec } from './wgmmaAtom.ts';
+export { wgmmaRegisterAFragment } from './wgmmaRegisterAFragment.ts';
 export { selectWarpGemmAtom, type WarpGemmQuery } from './selectWarpGemmAtom.ts';
 export {
   decodeWgmmaDescriptor,

@@ -1,7 +1,10 @@
 import type { Target, TargetName } from '@tilekit/codegen';
 import type { DTypeName } from '@tilekit/numeric';
 import { WarpGemmSelectionError, type WarpGemmRejection } from '../errors.ts';
-import { mfma32x32x8Atom, mmaSyncM16n8k16Atom, wgmmaAtom, type OperandSource, type WarpGemmAtom } from './warpGemmAtom.ts';
+import { mfma32x32x8Atom } from './mfma32x32x8Atom.ts';
+import { mmaSyncM16n8k16Atom } from './mmaSyncM16n8k16Atom.ts';
+import type { OperandSource, WarpGemmAtom } from './warpGemmAtom.ts';
+import { wgmmaAtom } from './wgmmaAtom.ts';
 
 /** What the block layer asks the warp layer for (CK-tile's `WarpGemmMfmaDispatcher` key). */
 export interface WarpGemmQuery {

@@ -47,7 +47,7 @@ import {
   mmaSyncM16n8k16Atom,
   wgmmaAtom,
   type WarpGemmAtom,
-} from './warpGemmAtom.ts';
+} from './index.ts';
 
 const nvcc = process.env['TILEKIT_NVCC'] ?? 'nvcc';
 const hasNvcc = toolAvailable(nvcc);

@@ -13,9 +13,9 @@ import {
   mfma32x32x8Atom,
   mmaSyncM16n8k16Atom,
   wgmmaAtom,
-  wgmmaInt8Ns,
   wgmmaRegisterAFragment,
-} from './warpGemmAtom.ts';
+} from './index.ts';
+import { wgmmaInt8Ns } from './wgmmaInt8Atom.ts';
 
 /** The `%n` operands an asm template names, and the constraint strings of its operand lists. */
 function asmShape(text: string): { placeholders: number; constraints: string[] } {
