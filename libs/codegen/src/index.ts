@@ -29,12 +29,13 @@ export * from './hostTarget.ts';
 export * from './cudaTarget.ts';
 export * from './hipTarget.ts';
 export * from './targets.ts';
-// Kernel entry points: signatures (parameters, argument layouts, packing) and instance keys.
+// Kernel entry points: signatures (parameters, argument layouts, packing), instance keys and the instance base.
 export * from './kernel/kernelParam.ts';
 export * from './kernel/kernelSignature.ts';
 export * from './kernel/cubinKernelParams.ts';
 export * from './kernel/instanceKey.ts';
 export * from './kernel/instanceDispatch.ts';
+export * from './kernel/kernelInstance.ts';
 export * from './kernel/sha256.ts';
 // Leaf copy/synchronisation intrinsics (cp.async, ldmatrix, mbarrier, TMA, fences, setmaxnreg, ...):
 // force-inlined inline-PTX helpers, requested per target and emitted once per file.
