@@ -5,7 +5,6 @@ import {
   array,
   bitAnd,
   bool,
-  bitXor,
   cast,
   cpAsync,
   cpAsyncCommitGroup,
@@ -16,7 +15,6 @@ import {
   index,
   infinity,
   int32,
-  ldmatrix,
   lt,
   maxOf,
   mul,
@@ -57,6 +55,7 @@ import {
 } from '@tilekit/tile';
 import { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
 import { emitFmhaFwdEpilogue } from './fmhaFwdEpilogue.ts';
+import { ResidentABlockGemm } from './fmhaFwdSm80ResidentABlockGemm.ts';
 import type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 import { FMHA_DYNAMIC_SMEM } from './fmhaFwdWsPipeline.ts';
 
@@ -96,51 +95,41 @@ export interface FmhaFwdSm80Args extends FmhaFwdTileArgs {
 /** Head dims whose rows are whole swizzle rows and whose 16-byte copies of a row fit one warp. */
 const HEAD_DIMS = [32, 64, 128, 256];
 
-/**
- * The S = Q·Kᵀ block GEMM with Q held in registers: `MmaSyncBlockGemmSs` whose A fragments of every
- * k16 step are loaded once (the same ldmatrix plan, each step's registers kept apart) and then fed
- * to the mma.sync of every key tile.
- */
-class ResidentABlockGemm extends MmaSyncBlockGemmSs {
-  /** Registers of the whole A tile: 4 per (k16 step, m16 repeat). */
-  get residentRegisters(): number {
-    return 4 * this.mRepeats * this.kSteps;
-  }
+/** A policy rule broken: a `BlockGemmPolicyError` naming the field of the sm_80 pipeline. */
+function policyError(what: string, rule: string, found: unknown): never {
+  throw new BlockGemmPolicyError(`FmhaFwdSm80Pipeline ${what}`, rule, String(found));
+}
 
-  #slot(kk: number, i: number): number {
-    return 4 * (kk * this.mRepeats + i);
-  }
+/** Checks a policy's fields in order: dtype, head dims, tileM, tileN, Q residence. */
+function checkFmhaFwdSm80Policy(policy: FmhaFwdSm80Policy): void {
+  const { dtype, headDim, headDimV, tileM, tileN, qResidence } = policy;
+  if (dtype !== 'fp16' && dtype !== 'bf16') policyError('dtype', 'must be fp16 or bf16', dtype);
+  if (!HEAD_DIMS.includes(headDim)) policyError('headDim', `must be one of ${HEAD_DIMS.join(', ')}`, headDim);
+  if (!HEAD_DIMS.includes(headDimV)) policyError('headDimV', `must be one of ${HEAD_DIMS.join(', ')}`, headDimV);
+  if (tileM !== 64 && tileM !== 128) policyError('tileM', 'must be 64 (4 warps) or 128 (8 warps): 16 query rows per warp', tileM);
+  if (!Number.isSafeInteger(tileN) || tileN < 16 || tileN > 256 || tileN % 16 !== 0)
+    policyError('tileN', 'must be a multiple of 16 in [16, 256]', tileN);
+  if (qResidence !== 'registers' && qResidence !== 'shared') policyError('qResidence', 'must be "registers" or "shared"', qResidence);
+}
 
-  /** ldmatrix of every A fragment of the tile at `aTile` into `frag` (a `residentRegisters` array). */
-  emitLoadA(b: BlockBuilder, target: Target, state: MmaSyncBlockGemmState, aTile: Expr, frag: VarExpr): void {
-    for (const l of this.aPlan.loads) {
-      b.expr(
-        ldmatrix(target, {
-          count: 4,
-          trans: this.aLayout.major === 'MN',
-          dst: addressOf(index(frag, this.#slot(l.kk, l.q))),
-          src: add(aTile, bitXor(add(state.aBase!, l.add), l.xor)),
-        }),
-      );
-    }
-  }
-
-  /** acc += A·B with A from `frag` (see {@link emitLoadA}) and B from `bTile`. */
-  emitMmaResidentA(
-    b: BlockBuilder,
-    target: Target,
-    acc: DistributedTensor,
-    state: MmaSyncBlockGemmState,
-    frag: VarExpr,
-    bTile: Expr,
-  ): void {
-    target.require('mma-sync');
-    this.checkAcc(acc, 'ResidentABlockGemm.emitMmaResidentA');
-    for (let kk = 0; kk < this.kSteps; kk++) {
-      this.emitBLoads(b, target, state, bTile, kk);
-      this.emitMmas(b, target, acc, (i) => addressOf(index(frag, this.#slot(kk, i))), state);
-    }
-  }
+/** What the steps of {@link FmhaFwdSm80Pipeline.emit} share: builders, the shared memory, windows, GEMM states and accumulators. */
+interface Sm80EmitContext {
+  readonly b: BlockBuilder;
+  readonly target: Target;
+  readonly args: FmhaFwdSm80Args;
+  readonly block: BlockEmitter;
+  readonly smem: Expr;
+  readonly kStart: Expr;
+  readonly iters: Expr;
+  readonly qWin: TileWindow;
+  readonly kWin: TileWindow;
+  readonly vWin: TileWindow;
+  readonly qkState: MmaSyncBlockGemmState;
+  readonly pvState: MmaSyncBlockGemmState;
+  readonly sAcc: DistributedTensor;
+  readonly oAcc: DistributedTensor;
+  readonly softmax: BlockOnlineSoftmax;
+  readonly qTile: Expr;
 }
 
 /**
@@ -191,16 +180,7 @@ export class FmhaFwdSm80Pipeline {
 
   constructor(policy: FmhaFwdSm80Policy) {
     const { dtype, headDim, headDimV, tileM, tileN, qResidence } = policy;
-    const bad = (what: string, rule: string, found: unknown): never => {
-      throw new BlockGemmPolicyError(`FmhaFwdSm80Pipeline ${what}`, rule, String(found));
-    };
-    if (dtype !== 'fp16' && dtype !== 'bf16') bad('dtype', 'must be fp16 or bf16', dtype);
-    if (!HEAD_DIMS.includes(headDim)) bad('headDim', `must be one of ${HEAD_DIMS.join(', ')}`, headDim);
-    if (!HEAD_DIMS.includes(headDimV)) bad('headDimV', `must be one of ${HEAD_DIMS.join(', ')}`, headDimV);
-    if (tileM !== 64 && tileM !== 128) bad('tileM', 'must be 64 (4 warps) or 128 (8 warps): 16 query rows per warp', tileM);
-    if (!Number.isSafeInteger(tileN) || tileN < 16 || tileN > 256 || tileN % 16 !== 0)
-      bad('tileN', 'must be a multiple of 16 in [16, 256]', tileN);
-    if (qResidence !== 'registers' && qResidence !== 'shared') bad('qResidence', 'must be "registers" or "shared"', qResidence);
+    checkFmhaFwdSm80Policy(policy);
     this.policy = Object.freeze({ ...policy });
     this.warps = tileM / 16;
     this.threads = 32 * this.warps;
@@ -215,7 +195,7 @@ export class FmhaFwdSm80Pipeline {
       try {
         return makeVectorLoadEncoding({ rows, cols, vectorLength: 8, warpSize: 32, numWarps: this.warps });
       } catch (error) {
-        return bad(
+        return policyError(
           `${what} tile`,
           `${rows}×${cols} must split into 16-byte vectors over ${this.threads} threads`,
           (error as Error).message,
@@ -237,10 +217,10 @@ export class FmhaFwdSm80Pipeline {
       ['V', this.vOffset, this.pv.bLayout],
     ] as const) {
       if (offset % layout.repeatBytes !== 0 || this.kStageBytes % layout.repeatBytes !== 0)
-        bad(`${what} stages`, `must start on the ${layout.repeatBytes}-byte swizzle repeat`, offset);
+        policyError(`${what} stages`, `must start on the ${layout.repeatBytes}-byte swizzle repeat`, offset);
     }
     // sm_80 lets a block opt in to 163 KiB of shared memory (sm_90: 227 KiB).
-    if (this.sharedBytes > 166912) bad('shared memory', 'must fit the 163 KiB an sm_80 block may use', this.sharedBytes);
+    if (this.sharedBytes > 166912) policyError('shared memory', 'must fit the 163 KiB an sm_80 block may use', this.sharedBytes);
   }
 
   /** Query tiles of a sequence of `seqlenQ` rows. */
@@ -252,17 +232,29 @@ export class FmhaFwdSm80Pipeline {
   emit(b: BlockBuilder, target: Target, args: FmhaFwdSm80Args): void {
     target.require('cp-async');
     target.require('mma-sync');
-    const P = this.policy;
     const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, this.threads - 1] });
 
     b.comment(
       `dynamic shared memory, aligned up to 1024 bytes: Q (${this.qBytes} B), 2 K stages (${this.kStageBytes} B), 2 V stages (${this.vStageBytes} B)`,
     );
     const { smem } = declareAlignedDynamicShared(b, target, FMHA_DYNAMIC_SMEM);
-    const stage = (bb: BlockBuilder, offset: number, bytes: number, s: Expr | number, name: string): Expr =>
-      bb.let(name, pointer(uint8), add(smem, add(offset, mul(s, bytes))));
-
     const block = new BlockEmitter(b, target, { numThreads: this.threads, index: { symbols: args.symbols } });
+    const ctx = this.#emitSetup(b, target, args, block, smem, tid);
+    const qFrag = this.#emitPrologue(ctx);
+    block.forRange({ name: 'it', to: ctx.iters }, (lb, it) => this.#emitKeyIteration(ctx, lb, it, qFrag));
+    b.expr(cpAsyncWaitGroup(target, 0));
+
+    b.comment('epilogue: O /= l (0 for rows with nothing unmasked), LSE, predicated store');
+    emitFmhaFwdEpilogue(block, ctx.softmax, ctx.oAcc, args, {
+      tileM: this.policy.tileM,
+      headDimV: this.policy.headDimV,
+      oEncoding: this.pv.cEncoding,
+    });
+  }
+
+  /** The key range the mask leaves, the Q/K/V tile windows, both GEMMs' setup, the accumulators and the softmax state. */
+  #emitSetup(b: BlockBuilder, target: Target, args: FmhaFwdSm80Args, block: BlockEmitter, smem: Expr, tid: Expr): Sm80EmitContext {
+    const P = this.policy;
     b.comment('the key tiles this query tile visits (the mask decides)');
     const range =
       args.split === undefined
@@ -270,7 +262,23 @@ export class FmhaFwdSm80Pipeline {
         : args.mask.getTileRangeAlongXForSplit(args.m0, P.tileM, P.tileN, args.split.count, args.split.index);
     const kStart = b.let('k_start', int32, range.start);
     const iters = b.let('k_iters', int32, maxOf(div(sub(range.end, kStart), P.tileN), 0));
+    const windows = this.#makeWindows(block, args, kStart);
+    const qkState = this.qk.emitSetup(b, block.indexEmitter, tid);
+    const pvState = this.pv.emitSetup(b, block.indexEmitter, tid);
+    const sAcc = makeDistributedTensor(block, 's_acc', this.qk.cEncoding, float32);
+    const oAcc = makeDistributedTensor(block, 'o_acc', this.pv.cEncoding, float32);
+    const softmax = new BlockOnlineSoftmax(block, this.qk.cEncoding);
+    block.threads((t) => {
+      softmax.emitInit(t);
+      clearTile(t, oAcc);
+    });
+    const qTile = b.let('q_tile', pointer(uint8), smem);
+    return { b, target, args, block, smem, kStart, iters, ...windows, qkState, pvState, sAcc, oAcc, softmax, qTile };
+  }
 
+  /** The copy windows of the Q tile (at the block's query rows) and of the first K and V tiles (at `kStart`). */
+  #makeWindows(block: BlockEmitter, args: FmhaFwdSm80Args, kStart: Expr): { qWin: TileWindow; kWin: TileWindow; vWin: TileWindow } {
+    const P = this.policy;
     const qWin = makeTileWindow(block, {
       view: args.q,
       lengths: [P.tileM, P.headDim],
@@ -292,105 +300,123 @@ export class FmhaFwdSm80Pipeline {
       encoding: this.vCopyEncoding,
       originAlignment: [P.tileN, 0],
     });
-    const copyInto = (
-      be: BlockEmitter,
-      win: TileWindow,
-      enc: TileDistributionEncoding,
-      layout: WgmmaSmemLayout,
-      dst: Expr,
-      move: boolean,
-    ): void => {
-      be.threads((t) => this.#emitCopy(t, target, win, enc, layout, dst));
-      if (move) moveTileWindow(be, win, [P.tileN, 0]);
-    };
-    const issueIf = (cond: Expr, name: string, body: (be: BlockEmitter) => void): void => {
-      b.comment(name);
-      block.b.if(cond, (ib) => body(new BlockEmitter(ib, target, { numThreads: this.threads, index: block.indexOptions }, block)));
-    };
+    return { qWin, kWin, vWin };
+  }
 
-    const qkState = this.qk.emitSetup(b, block.indexEmitter, tid);
-    const pvState = this.pv.emitSetup(b, block.indexEmitter, tid);
-    const sAcc = makeDistributedTensor(block, 's_acc', this.qk.cEncoding, float32);
-    const oAcc = makeDistributedTensor(block, 'o_acc', this.pv.cEncoding, float32);
-    const softmax = new BlockOnlineSoftmax(block, this.qk.cEncoding);
-    block.threads((t) => {
-      softmax.emitInit(t);
-      clearTile(t, oAcc);
-    });
-    const qTile = b.let('q_tile', pointer(uint8), smem);
-
+  /** Prologue: groups {Q, K[0]} and {V[0]}, then (registers residence) Q's A fragments; returns them. */
+  #emitPrologue(ctx: Sm80EmitContext): VarExpr | undefined {
+    const { b, target, block, iters } = ctx;
     b.comment('prologue: groups {Q, K[0]} and {V[0]}; Q lands first');
-    block.threads((t) => this.#emitCopy(t, target, qWin, this.qCopyEncoding, this.qk.aLayout, qTile));
-    issueIf(gt(iters, 0), 'K[0] into stage 0', (be) =>
-      copyInto(be, kWin, this.kCopyEncoding, this.qk.bLayout, stage(be.b, this.kOffset, this.kStageBytes, 0, 'k_dst'), true),
-    );
+    block.threads((t) => this.#emitCopy(t, target, ctx.qWin, this.qCopyEncoding, this.qk.aLayout, ctx.qTile));
+    this.#issueIf(ctx, gt(iters, 0), 'K[0] into stage 0', (be) => this.#copyK(ctx, be, 0));
     b.expr(cpAsyncCommitGroup(target));
-    issueIf(gt(iters, 0), 'V[0] into stage 0', (be) =>
-      copyInto(be, vWin, this.vCopyEncoding, this.pv.bLayout, stage(be.b, this.vOffset, this.vStageBytes, 0, 'v_dst'), true),
-    );
+    this.#issueIf(ctx, gt(iters, 0), 'V[0] into stage 0', (be) => this.#copyV(ctx, be, 0));
     b.expr(cpAsyncCommitGroup(target));
     b.expr(cpAsyncWaitGroup(target, 1));
     block.sync();
-    let qFrag: VarExpr | undefined;
-    if (this.qk instanceof ResidentABlockGemm) {
-      b.comment(`Q to registers: ${this.qk.residentRegisters} A-fragment registers per thread, kept for every key tile`);
-      qFrag = b.declare('q_frag', array(uint32, this.qk.residentRegisters), null, { storage: 'mutable' });
-      this.qk.emitLoadA(b, target, qkState, qTile, qFrag);
-    }
+    if (!(this.qk instanceof ResidentABlockGemm)) return undefined;
+    b.comment(`Q to registers: ${this.qk.residentRegisters} A-fragment registers per thread, kept for every key tile`);
+    const qFrag = b.declare('q_frag', array(uint32, this.qk.residentRegisters), null, { storage: 'mutable' });
+    this.qk.emitLoadA(b, target, ctx.qkState, ctx.qTile, qFrag);
+    return qFrag;
+  }
 
-    block.forRange({ name: 'it', to: iters }, (lb, it) => {
-      const l = lb.b;
-      const next = l.let('next', int32, add(it, 1));
-      const more = l.let('more', bool, lt(next, iters));
-      const cur = l.let('cur', int32, bitAnd(it, 1));
-      const nxt = l.let('nxt', int32, bitAnd(next, 1));
-      l.comment('K[j+1] into the other stage (its last readers passed the barrier after S of j−1)');
-      l.if(more, (ib) => {
-        const be = new BlockEmitter(ib, target, { numThreads: this.threads, index: block.indexOptions }, lb);
-        copyInto(be, kWin, this.kCopyEncoding, this.qk.bLayout, stage(ib, this.kOffset, this.kStageBytes, nxt, 'k_dst'), true);
-      });
-      l.expr(cpAsyncCommitGroup(target));
-      const j0 = l.let('j0', int32, add(kStart, mul(it, P.tileN)));
-      const kTile = stage(l, this.kOffset, this.kStageBytes, cur, 'k_tile');
-      l.comment('S = Q·Kᵀ');
-      lb.threads((t) => clearTile(t, sAcc));
-      if (this.qk instanceof ResidentABlockGemm) this.qk.emitMmaResidentA(l, target, sAcc, qkState, qFrag!, kTile);
-      else this.qk.emitMma(l, target, sAcc, qkState, { aTile: qTile, bTile: kTile });
-      l.comment('the mask, on the tiles that need it');
-      l.if(args.mask.isEdgeTile(args.m0, j0, P.tileM, P.tileN), (mb) => {
-        new BlockEmitter(mb, target, { numThreads: this.threads, index: block.indexOptions }, lb).threads((t) =>
-          sweepTile(t, sAcc, (e) => {
-            e.b.if(args.mask.isMasked(add(args.m0, e.x[0]!), add(j0, e.x[1]!)), (z) =>
-              z.assign(e.value, infinity(float32, { negative: true })),
-            );
-          }),
-        );
-      });
-      lb.threads((t) => {
-        t.b.comment('online softmax: S becomes P = 2^(S·scale·log2 e − m); O *= 2^(m_old − m_new)');
-        const corr = softmax.emitUpdate(t, sAcc, args.scaleLog2)!;
-        softmax.emitRescale(t, oAcc, corr);
-      });
-      l.comment('V[j] landed and is visible; every warp is done reading K[j]');
-      l.expr(cpAsyncWaitGroup(target, 1));
-      lb.sync();
-      l.if(more, (ib) => {
-        const be = new BlockEmitter(ib, target, { numThreads: this.threads, index: block.indexOptions }, lb);
-        copyInto(be, vWin, this.vCopyEncoding, this.pv.bLayout, stage(ib, this.vOffset, this.vStageBytes, nxt, 'v_dst'), true);
-      });
-      l.expr(cpAsyncCommitGroup(target));
-      l.comment(
-        "O += P·V: P (fp32, in S's C distribution) packed pair by pair into A fragments; V row-major = an MN-major B operand (ldmatrix .trans)",
-      );
-      this.pv.emitMma(l, target, oAcc, pvState, { a: sAcc, bTile: stage(l, this.vOffset, this.vStageBytes, cur, 'v_tile') });
-      l.comment('K[j+1] landed and is visible; every warp is done reading V[j]');
-      l.expr(cpAsyncWaitGroup(target, 1));
-      lb.sync();
+  /** One key tile j: issue K[j+1], S = Q·K[j]ᵀ with the mask, the online softmax, issue V[j+1], O += P·V[j], with the waits between. */
+  #emitKeyIteration(ctx: Sm80EmitContext, lb: BlockEmitter, it: Expr, qFrag: VarExpr | undefined): void {
+    const { target } = ctx;
+    const l = lb.b;
+    const next = l.let('next', int32, add(it, 1));
+    const more = l.let('more', bool, lt(next, ctx.iters));
+    const cur = l.let('cur', int32, bitAnd(it, 1));
+    const nxt = l.let('nxt', int32, bitAnd(next, 1));
+    l.comment('K[j+1] into the other stage (its last readers passed the barrier after S of j−1)');
+    l.if(more, (ib) => this.#copyK(ctx, this.#nested(ctx, ib, lb), nxt));
+    l.expr(cpAsyncCommitGroup(target));
+    this.#emitScores(ctx, lb, it, cur, qFrag);
+    lb.threads((t) => {
+      t.b.comment('online softmax: S becomes P = 2^(S·scale·log2 e − m); O *= 2^(m_old − m_new)');
+      const corr = ctx.softmax.emitUpdate(t, ctx.sAcc, ctx.args.scaleLog2)!;
+      ctx.softmax.emitRescale(t, ctx.oAcc, corr);
     });
-    b.expr(cpAsyncWaitGroup(target, 0));
+    l.comment('V[j] landed and is visible; every warp is done reading K[j]');
+    l.expr(cpAsyncWaitGroup(target, 1));
+    lb.sync();
+    l.if(more, (ib) => this.#copyV(ctx, this.#nested(ctx, ib, lb), nxt));
+    l.expr(cpAsyncCommitGroup(target));
+    l.comment(
+      "O += P·V: P (fp32, in S's C distribution) packed pair by pair into A fragments; V row-major = an MN-major B operand (ldmatrix .trans)",
+    );
+    this.pv.emitMma(l, target, ctx.oAcc, ctx.pvState, {
+      a: ctx.sAcc,
+      bTile: this.#stage(ctx, l, this.vOffset, this.vStageBytes, cur, 'v_tile'),
+    });
+    l.comment('K[j+1] landed and is visible; every warp is done reading V[j]');
+    l.expr(cpAsyncWaitGroup(target, 1));
+    lb.sync();
+  }
 
-    b.comment('epilogue: O /= l (0 for rows with nothing unmasked), LSE, predicated store');
-    emitFmhaFwdEpilogue(block, softmax, oAcc, args, { tileM: P.tileM, headDimV: P.headDimV, oEncoding: this.pv.cEncoding });
+  /** S = Q·K[j]ᵀ from stage `cur` (Q from registers or shared memory), then the mask on edge tiles. */
+  #emitScores(ctx: Sm80EmitContext, lb: BlockEmitter, it: Expr, cur: Expr, qFrag: VarExpr | undefined): void {
+    const { target, sAcc, args } = ctx;
+    const P = this.policy;
+    const l = lb.b;
+    const j0 = l.let('j0', int32, add(ctx.kStart, mul(it, P.tileN)));
+    const kTile = this.#stage(ctx, l, this.kOffset, this.kStageBytes, cur, 'k_tile');
+    l.comment('S = Q·Kᵀ');
+    lb.threads((t) => clearTile(t, sAcc));
+    if (this.qk instanceof ResidentABlockGemm) this.qk.emitMmaResidentA(l, target, sAcc, ctx.qkState, qFrag!, kTile);
+    else this.qk.emitMma(l, target, sAcc, ctx.qkState, { aTile: ctx.qTile, bTile: kTile });
+    l.comment('the mask, on the tiles that need it');
+    l.if(args.mask.isEdgeTile(args.m0, j0, P.tileM, P.tileN), (mb) => {
+      this.#nested(ctx, mb, lb).threads((t) =>
+        sweepTile(t, sAcc, (e) => {
+          e.b.if(args.mask.isMasked(add(args.m0, e.x[0]!), add(j0, e.x[1]!)), (z) =>
+            z.assign(e.value, infinity(float32, { negative: true })),
+          );
+        }),
+      );
+    });
+  }
+
+  /** A `uint8*` named `name` to stage `s` of the double-buffered region at `offset` (`bytes` per stage). */
+  #stage(ctx: Sm80EmitContext, bb: BlockBuilder, offset: number, bytes: number, s: Expr | number, name: string): Expr {
+    return bb.let(name, pointer(uint8), add(ctx.smem, add(offset, mul(s, bytes))));
+  }
+
+  /** A block emitter for the nested builder `ib` (an `if` body) under `parent`. */
+  #nested(ctx: Sm80EmitContext, ib: BlockBuilder, parent: BlockEmitter): BlockEmitter {
+    return new BlockEmitter(ib, ctx.target, { numThreads: this.threads, index: ctx.block.indexOptions }, parent);
+  }
+
+  /** `body` under `if (cond)` at block level, after the comment `name`. */
+  #issueIf(ctx: Sm80EmitContext, cond: Expr, name: string, body: (be: BlockEmitter) => void): void {
+    ctx.b.comment(name);
+    ctx.block.b.if(cond, (ib) => body(this.#nested(ctx, ib, ctx.block)));
+  }
+
+  /** Copies the K tile into K stage `s` and moves the K window to the next tile. */
+  #copyK(ctx: Sm80EmitContext, be: BlockEmitter, s: Expr | number): void {
+    const dst = this.#stage(ctx, be.b, this.kOffset, this.kStageBytes, s, 'k_dst');
+    this.#copyInto(ctx, be, ctx.kWin, this.kCopyEncoding, this.qk.bLayout, dst);
+  }
+
+  /** Copies the V tile into V stage `s` and moves the V window to the next tile. */
+  #copyV(ctx: Sm80EmitContext, be: BlockEmitter, s: Expr | number): void {
+    const dst = this.#stage(ctx, be.b, this.vOffset, this.vStageBytes, s, 'v_dst');
+    this.#copyInto(ctx, be, ctx.vWin, this.vCopyEncoding, this.pv.bLayout, dst);
+  }
+
+  /** Every thread's cp.async copies of `win` into `dst`, then the window moves one key tile on. */
+  #copyInto(
+    ctx: Sm80EmitContext,
+    be: BlockEmitter,
+    win: TileWindow,
+    enc: TileDistributionEncoding,
+    layout: WgmmaSmemLayout,
+    dst: Expr,
+  ): void {
+    be.threads((t) => this.#emitCopy(t, ctx.target, win, enc, layout, dst));
+    moveTileWindow(be, win, [this.policy.tileN, 0]);
   }
 
   /**
