@@ -68,7 +68,7 @@ function argsOf(c: Case, scoreModifier: AttentionScoreModifier | undefined = c.m
     q: op(nheadQ, c.sq, 1),
     k: op(c.nheadK, c.sk, 2),
     v: op(c.nheadK, c.sk, 3),
-    mask: c.mask,
+    ...(c.mask === undefined ? {} : { mask: c.mask }),
     scale: 0.75,
     ...(scoreModifier === undefined ? {} : { scoreModifier }),
   };
