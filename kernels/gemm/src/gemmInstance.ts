@@ -8,9 +8,10 @@ import {
   int32,
   int64,
   kernelParam,
+  KernelInstance,
   KernelSignature,
   mul,
-  SourceBuilder,
+  type SourceBuilder,
   sm90a,
   type InstanceKey,
   type KernelArgValues,
@@ -175,31 +176,45 @@ export function gemmSharedPredicates(
 }
 
 /** The entry point's parameters (the epilogue's `alpha` and `bias` only where the epilogue is not the identity). */
+function gemmParams(policy: GemmPolicy, target: Target): GemmParams {
+  return { ...baseParams(policy, target), ...gemmEpilogueParams(policy.epilogue ?? GEMM_EPILOGUE_NONE, policy.dtype, target) };
+}
+
+/** The entry point's signature: {@link gemmParams} under `name`. */
 export function gemmSignature(name: string, policy: GemmPolicy, target: Target = sm90a): KernelSignature<GemmParams> {
-  const params: GemmParams = {
-    ...baseParams(policy, target),
-    ...gemmEpilogueParams(policy.epilogue ?? GEMM_EPILOGUE_NONE, policy.dtype, target),
-  };
-  return new KernelSignature(name, target, params);
+  return new KernelSignature(name, target, gemmParams(policy, target));
 }
 
 /** TMA (cp.async.bulk.tensor) needs global strides that are multiples of 16 bytes and 16-byte aligned bases. */
 export const TMA_ALIGNMENT_BYTES = 16;
 
-/** One compiled-to-be GEMM kernel of the catalog. */
-export class GemmInstance {
-  readonly key: InstanceKey;
-  /** The instance name, which is also the kernel's `extern "C"` entry point. */
-  readonly name: string;
-  readonly policy: GemmPolicy;
+function gemmKey(policy: GemmPolicy, epilogue: GemmEpilogue, target: Target): InstanceKey {
+  const { tileM, tileN, tileK, epilogue: _e, persistent, ...rest } = policy;
+  const named = isIdentityEpilogue(epilogue) ? {} : { epilogue: gemmEpilogueName(epilogue) };
+  // Persistent instances are named `..._persistent`; a policy without the flag keeps its key.
+  const schedule = persistent === true ? { schedule: 'persistent' } : {};
+  return instanceKey(
+    'gemm_sm90_ws',
+    { ...rest, tile: [tileM, tileN, tileK], target: target.name, ...schedule, ...named },
+    {
+      tags: {
+        dtype: '',
+        layout: '',
+        tile: '',
+        stages: 's',
+        cVector: 'v',
+        ...(persistent === true ? { schedule: '' } : {}),
+        ...(isIdentityEpilogue(epilogue) ? {} : { epilogue: '' }),
+      },
+    },
+  );
+}
+
+/** One compiled-to-be GEMM kernel of the catalog. Dynamic shared memory: the pipeline's (incl. 1024 of alignment slack). */
+export class GemmInstance extends KernelInstance<GemmPolicy, GemmParams> {
   readonly pipeline: WsTmaWgmmaPipeline;
-  readonly signature: KernelSignature<GemmParams>;
-  readonly target: Target;
   readonly dtype: GemmDType;
-  readonly threads: number;
-  /** Dynamic shared memory per block (bytes, incl. 1024 of alignment slack); static is 0. */
-  readonly sharedBytes: number;
-  readonly staticSharedBytes = 0;
+  protected readonly sourceHeader = { title: 'gemm', generator: '@tilekit/kernel-gemm' };
 
   /** The epilogue functor (the identity when the policy has none). */
   readonly epilogue: GemmEpilogue;
@@ -207,40 +222,18 @@ export class GemmInstance {
   constructor(policy: GemmPolicy, target: Target = sm90a) {
     // The identity epilogue is not part of the policy: existing instances keep their key and source.
     const { policy: kept, plain, epilogue } = splitGemmEpilogue(policy);
-    this.policy = kept;
-    this.epilogue = epilogue;
-    this.target = target;
     // The layout decides the operands' majors; K-major ones are left out (the tn pipeline policy as before).
     const majors = gemmOperandMajors(policy.layout);
-    this.pipeline = new WsTmaWgmmaPipeline({
+    const pipeline = new WsTmaWgmmaPipeline({
       ...plain,
       ...(majors.a === 'K' ? {} : { aMajor: majors.a }),
       ...(majors.b === 'K' ? {} : { bMajor: majors.b }),
     });
-    const { tileM, tileN, tileK, epilogue: _e, persistent, ...rest } = this.policy;
-    const named = isIdentityEpilogue(epilogue) ? {} : { epilogue: gemmEpilogueName(epilogue) };
-    // Persistent instances are named `..._persistent`; a policy without the flag keeps its key.
-    const schedule = persistent === true ? { schedule: 'persistent' } : {};
-    this.key = instanceKey(
-      'gemm_sm90_ws',
-      { ...rest, tile: [tileM, tileN, tileK], target: target.name, ...schedule, ...named },
-      {
-        tags: {
-          dtype: '',
-          layout: '',
-          tile: '',
-          stages: 's',
-          cVector: 'v',
-          ...(persistent === true ? { schedule: '' } : {}),
-          ...(isIdentityEpilogue(epilogue) ? {} : { epilogue: '' }),
-        },
-      },
-    );
-    this.name = this.key.name;
+    const key = gemmKey(kept, epilogue, target);
+    super({ key, policy: kept, target, params: gemmParams(kept, target), threads: pipeline.threads, sharedBytes: pipeline.sharedBytes });
+    this.pipeline = pipeline;
+    this.epilogue = epilogue;
     this.dtype = policy.dtype;
-    this.threads = this.pipeline.threads;
-    this.sharedBytes = this.pipeline.sharedBytes;
-    this.signature = gemmSignature(this.name, this.policy, target);
   }
 
   /** Why this instance cannot run `problem` with pointers of `alignment` (one line per broken predicate); empty when it can. */
@@ -349,15 +342,5 @@ export class GemmInstance {
           : { epilogue: { functor: this.epilogue, alpha: args.alpha, ...(args.bias === undefined ? {} : { bias: args.bias }) } }),
       });
     });
-  }
-
-  /** The kernel alone as a translation unit. */
-  source(): string {
-    const src = new SourceBuilder({
-      dialect: this.target,
-      header: [`tilekit gemm: ${this.name}`, 'generated by @tilekit/kernel-gemm; do not edit'],
-    });
-    this.emit(src);
-    return src.render();
   }
 }
