@@ -57,16 +57,21 @@ export const HEAD_PERMUTE_DOMAINS = Object.freeze({
 });
 
 /** The kernel's parameters, in order. */
-export function headPermuteSignature(name: string, policy: HeadPermutePolicy, target: Target = sm90a) {
+export function headPermuteParams(policy: HeadPermutePolicy, target: Target = sm90a) {
   const element = target.dtypeType(policy.dtype);
   const vectorElements = policy.vectorBytes / getDType(policy.dtype).bytes;
-  return new KernelSignature(name, target, {
+  return {
     src: kernelParam.pointer(element, { const: true, align: policy.vectorBytes }),
     dst: kernelParam.pointer(element, { align: policy.vectorBytes }),
     xdim: kernelParam.i32({ range: [1, HEAD_PERMUTE_DOMAINS.x] }),
     ydim: kernelParam.i32({ range: [1, HEAD_PERMUTE_DOMAINS.y] }),
     dvec: kernelParam.i32({ range: [1, HEAD_PERMUTE_DOMAINS.d / vectorElements] }),
-  });
+  };
+}
+
+/** The kernel's signature: {@link headPermuteParams} under `name`. */
+export function headPermuteSignature(name: string, policy: HeadPermutePolicy, target: Target = sm90a) {
+  return new KernelSignature(name, target, headPermuteParams(policy, target));
 }
 
 /** The symbols of the layouts, with their domains. */

@@ -94,15 +94,20 @@ export function checkTransposePolicy(policy: TransposePolicy): void {
 }
 
 /** The kernel's parameters, in order. */
-export function transposeSignature(name: string, policy: TransposePolicy, target: Target = sm90a) {
+export function transposeParams(policy: TransposePolicy, target: Target = sm90a) {
   const element = target.dtypeType(policy.dtype);
   const domain = transposeDomain(policy);
-  return new KernelSignature(name, target, {
+  return {
     src: kernelParam.pointer(element, { const: true, align: policy.vectorBytes }),
     dst: kernelParam.pointer(element, { align: policy.vectorBytes }),
     mrows: kernelParam.i32({ range: [1, domain.m] }),
     ncols: kernelParam.i32({ range: [1, domain.n] }),
-  });
+  };
+}
+
+/** The kernel's signature: {@link transposeParams} under `name`. */
+export function transposeSignature(name: string, policy: TransposePolicy, target: Target = sm90a) {
+  return new KernelSignature(name, target, transposeParams(policy, target));
 }
 
 /**
