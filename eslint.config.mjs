@@ -16,13 +16,19 @@ export const layerRules = [
   // host and runtime sit beside the pure chain: host needs only dtypes, runtime only argument layouts.
   { sourceTag: 'layer:host', onlyDependOnLibsWithTags: below('numeric', 'host') },
   { sourceTag: 'layer:runtime', onlyDependOnLibsWithTags: below('numeric', 'codegen', 'runtime') },
+  // launch: the runtime side that several operators share (buffer checks, tensor maps, loaded kernels).
+  {
+    sourceTag: 'layer:launch',
+    onlyDependOnLibsWithTags: below('numeric', 'codegen', 'layout', 'tile', 'ops', 'host', 'runtime', 'launch'),
+  },
+  // An operator never imports another operator: what two of them share moves down into a library.
   {
     sourceTag: 'layer:kernels',
-    onlyDependOnLibsWithTags: below('numeric', 'codegen', 'layout', 'tile', 'ops', 'host', 'runtime', 'kernels'),
+    onlyDependOnLibsWithTags: below('numeric', 'codegen', 'layout', 'tile', 'ops', 'host', 'runtime', 'launch'),
   },
   {
     sourceTag: 'layer:examples',
-    onlyDependOnLibsWithTags: below('numeric', 'codegen', 'layout', 'tile', 'ops', 'host', 'runtime', 'kernels', 'examples'),
+    onlyDependOnLibsWithTags: below('numeric', 'codegen', 'layout', 'tile', 'ops', 'host', 'runtime', 'launch', 'kernels', 'examples'),
   },
   { sourceTag: 'layer:tools', onlyDependOnLibsWithTags: ['*'] },
   // Pure libraries stay free of the addon and node-only packages through the layer rules above

@@ -30,7 +30,7 @@ import {
   formatFmhaBwdProblem,
   type FmhaBwdProblem,
 } from '@tilekit/kernel-fmha-bwd';
-import { ATTENTION_FLAG_OF, attentionShapeFromArgs, withAttentionFlags, type AttentionShape } from '@tilekit/kernel-fmha-fwd';
+import { ATTENTION_FLAG_OF, attentionShapeFromArgs, withAttentionFlags, type AttentionShape } from '@tilekit/example-attention-flags';
 import { ArgumentError, TilekitError } from '@tilekit/numeric';
 import { compileInstance, Device, NvccCompiler, probe, timeLaunches, type DeviceBuffer } from '@tilekit/runtime';
 

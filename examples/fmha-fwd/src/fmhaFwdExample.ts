@@ -25,8 +25,6 @@ import {
   type ParsedArgs,
 } from '@tilekit/host';
 import {
-  ATTENTION_FLAG_OF,
-  attentionShapeFromArgs,
   checkFmhaFwdProblem,
   FMHA_FWD_COMPILE_FLAGS,
   FMHA_FWD_DEFAULT_SM_COUNT,
@@ -37,12 +35,11 @@ import {
   formatFmhaFwdProblem,
   NoFmhaFwdInstanceError,
   planFmhaFwd,
-  type AttentionShape,
   type CheckedFmhaFwdProblem,
   type FmhaFwdPlan,
   type FmhaFwdProblem,
-  withAttentionFlags,
 } from '@tilekit/kernel-fmha-fwd';
+import { ATTENTION_FLAG_OF, attentionShapeFromArgs, withAttentionFlags, type AttentionShape } from '@tilekit/example-attention-flags';
 import { ArgumentError, decode } from '@tilekit/numeric';
 import { compileInstance, Device, NvccCompiler, probe, timeLaunches, type DeviceBuffer } from '@tilekit/runtime';
 

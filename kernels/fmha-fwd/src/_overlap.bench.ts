@@ -2,14 +2,12 @@
 // intra-warpgroup overlap (policy overlapSoftmax) on the same inputs — outputs must be bitwise equal
 // (same arithmetic, other timing) — and their times.
 //   node .device/bench-_overlap.mjs
-import { causalTopLeft, noMask } from '@tilekit/fmha';
+import { causalTopLeft, noMask, FMHA_FWD_REGISTER_SPLIT, checkFmhaFwdProblem } from '@tilekit/fmha';
 import { summarizeTimes } from '@tilekit/host';
 import { encode } from '@tilekit/numeric';
 import { Device, encodeTensorMapTiled, NvccCompiler, timeLaunches } from '@tilekit/runtime';
-import { FMHA_FWD_REGISTER_SPLIT } from './fmhaFwdCatalog.ts';
 import { FmhaFwdInstance } from './fmhaFwdInstance.ts';
 import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
-import { checkFmhaFwdProblem } from './fmhaFwdProblem.ts';
 
 const device = Device.open(0);
 const compiler = new NvccCompiler();

@@ -9,7 +9,7 @@ import { NvccCompiler } from '@tilekit/runtime';
 import { catalogCompileProblems } from '@tilekit/runtime/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkFmhaFwdCatalog, FMHA_FWD_CATALOG } from './fmhaFwdCatalog.ts';
-import { FMHA_FWD_COMPILE_FLAGS } from './fmhaFwdLauncher.ts';
+import { FMHA_FWD_COMPILE_FLAGS } from '@tilekit/fmha';
 
 const hasNvcc = NvccCompiler.available();
 if (!hasNvcc)

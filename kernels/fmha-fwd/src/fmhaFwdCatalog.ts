@@ -1,8 +1,7 @@
 // The instance catalog: every attention-forward kernel this operator ships, as data. CI compiles
 // each for sm_90a (fmhaFwdCatalog.compile.spec.ts) and fails on errors, spills or a stack frame.
-import { TilekitError } from '@tilekit/numeric';
-import { FmhaFwdInstance, type FmhaFwdMaskKind } from './fmhaFwdInstance.ts';
-import { FMHA_FWD_DTYPES } from './fmhaFwdProblem.ts';
+import { FMHA_FWD_DTYPES, FMHA_FWD_REGISTER_SPLIT, FMHA_FWD_STAGES, FmhaFwdCatalogError, type FmhaFwdMaskKind } from '@tilekit/fmha';
+import { FmhaFwdInstance } from './fmhaFwdInstance.ts';
 
 /** Head-dim configurations (d_qk, d_v) with their block tiles: tileM query rows (64 per consumer warpgroup) × tileN key rows. */
 export const FMHA_FWD_TILES = Object.freeze([
@@ -18,12 +17,6 @@ export const FMHA_FWD_TILES = Object.freeze([
   { headDim: 256, headDimV: 256, tileM: 128, tileN: 64 },
 ]);
 
-/** Register budgets after setmaxnreg: 24 for the producer warpgroup, 240 for each of the two consumers (24·128 + 240·256 ≤ 64K). */
-export const FMHA_FWD_REGISTER_SPLIT = Object.freeze({ producerRegisters: 24, consumerRegisters: 240 });
-
-/** K/V ring depth. */
-export const FMHA_FWD_STAGES = 2;
-
 export const FMHA_FWD_MASKS: readonly FmhaFwdMaskKind[] = ['none', 'window'];
 
 function buildCatalog(): FmhaFwdInstance[] {
@@ -38,13 +31,6 @@ function buildCatalog(): FmhaFwdInstance[] {
     }
   }
   return out;
-}
-
-/** Two instances with one name or hash: the catalog is inconsistent. */
-export class FmhaFwdCatalogError extends TilekitError {
-  constructor(message: string) {
-    super('fmha-fwd/catalog', message);
-  }
 }
 
 /** Throws `FmhaFwdCatalogError` unless names and hashes are unique. */

@@ -8,7 +8,7 @@ import { NvccCompiler } from '@tilekit/runtime';
 import { catalogCompileProblems } from '@tilekit/runtime/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FMHA_FWD_COMBINE_CATALOG } from './fmhaFwdCombine.ts';
-import { FMHA_FWD_COMPILE_FLAGS } from './fmhaFwdLauncher.ts';
+import { FMHA_FWD_COMPILE_FLAGS } from '@tilekit/fmha';
 
 const hasNvcc = NvccCompiler.available();
 if (!hasNvcc)

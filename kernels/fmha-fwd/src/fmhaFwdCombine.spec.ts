@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkFmhaFwdProblem } from './fmhaFwdProblem.ts';
+import { checkFmhaFwdProblem } from '@tilekit/fmha';
 import { combineSplitPartials, FMHA_FWD_COMBINE_CATALOG, fmhaFwdCombineEncoding, findFmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
 import { fmhaFwdCombineUnsupported, prepareFmhaFwdCombineLaunch } from './fmhaFwdCombineLauncher.ts';
 import { selectFmhaFwdCombineInstance } from './fmhaFwdDispatch.ts';

@@ -33,7 +33,7 @@ import {
   type Expr,
   type Target,
 } from '@tilekit/codegen';
-import { emitRowTileSequence } from '@tilekit/fmha';
+import { emitRowTileSequence, FMHA_FWD_DTYPES, FMHA_FWD_HEAD_DIMS, FMHA_FWD_MAX_SPLITS, type FmhaFwdDType } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { ArgumentError, getDType, TilekitError } from '@tilekit/numeric';
 import {
@@ -49,7 +49,6 @@ import {
   sweepTile,
   TileDistributionEncoding,
 } from '@tilekit/tile';
-import { FMHA_FWD_DTYPES, FMHA_FWD_HEAD_DIMS, FMHA_FWD_MAX_SPLITS, type FmhaFwdDType } from './fmhaFwdProblem.ts';
 
 /** The Policy of one combine instance: output dtype, value head dim, rows per block and threads. */
 export interface FmhaFwdCombinePolicy {

@@ -4,9 +4,10 @@
 import type { PackedArguments } from '@tilekit/codegen';
 import { ArgumentError, ArgumentProblems, getDType } from '@tilekit/numeric';
 import { checkDeviceRange, type Compiler, type Device, type DeviceRange, type Stream } from '@tilekit/runtime';
-import { FmhaFwdLoadedKernel } from './fmhaFwdLoadedKernel.ts';
+import type { FmhaFwdLaunchProblem } from '@tilekit/fmha';
+import { FmhaFwdLoadedKernel, reportFmhaFwdOverlaps } from '@tilekit/fmha-launch';
 import type { FmhaFwdCombineInstance, FmhaFwdCombineLaunch } from './fmhaFwdCombine.ts';
-import { fmhaFwdWorkspace, reportFmhaFwdOverlaps, type FmhaFwdLaunchProblem } from './fmhaFwdLauncher.ts';
+import { fmhaFwdWorkspace } from './fmhaFwdLauncher.ts';
 
 /** Device memory of a combine launch: the split workspace (read) and O / LSE (written). */
 export interface FmhaFwdCombineBuffers {

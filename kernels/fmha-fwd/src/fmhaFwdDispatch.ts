@@ -5,8 +5,8 @@ import { FMHA_FWD_CATALOG } from './fmhaFwdCatalog.ts';
 import { FMHA_FWD_COMBINE_CATALOG, type FmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
 import { fmhaFwdCombineUnsupported } from './fmhaFwdCombineLauncher.ts';
 import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
-import { fmhaFwdUnsupported } from './fmhaFwdLauncher.ts';
-import { checkFmhaFwdProblem, formatFmhaFwdProblem, type CheckedFmhaFwdProblem, type FmhaFwdProblem } from './fmhaFwdProblem.ts';
+import { fmhaFwdUnsupported } from '@tilekit/fmha-launch';
+import { checkFmhaFwdProblem, formatFmhaFwdProblem, type CheckedFmhaFwdProblem, type FmhaFwdProblem } from '@tilekit/fmha';
 
 /** No fmha-fwd instance can run the problem (code `fmha-fwd/no-instance`); `rejections` say why per instance. */
 export class NoFmhaFwdInstanceError extends NoInstanceError {

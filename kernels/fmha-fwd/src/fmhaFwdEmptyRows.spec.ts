@@ -15,8 +15,9 @@ import {
 } from '@tilekit/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FmhaFwdCombineKernel } from './fmhaFwdCombineLauncher.ts';
-import { FmhaFwdKernel, fmhaFwdTensorMaps } from './fmhaFwdLauncher.ts';
-import { checkFmhaFwdProblem, type FmhaFwdProblem } from './fmhaFwdProblem.ts';
+import { fmhaFwdTensorMaps } from '@tilekit/fmha-launch';
+import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
+import { checkFmhaFwdProblem, type FmhaFwdProblem } from '@tilekit/fmha';
 import { FmhaFwdRunner, planFmhaFwd } from './fmhaFwdRunner.ts';
 
 /** The failing cases of the randomized GPU spec (TILEKIT_RANDOM_FMHA_FWD_CASE), verbatim. */

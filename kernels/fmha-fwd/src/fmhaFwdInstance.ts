@@ -17,18 +17,15 @@ import {
   type InstanceKey,
   type Target,
 } from '@tilekit/codegen';
-import { FmhaFwdWsPipeline, type FmhaFwdWsPolicy } from '@tilekit/fmha';
+import {
+  emitFmhaFwdWsBlock,
+  fmhaFwdTileParams,
+  FmhaFwdWsPipeline,
+  type FmhaFwdLaunch,
+  type FmhaFwdMaskKind,
+  type FmhaFwdWsPolicy,
+} from '@tilekit/fmha';
 import { getDType } from '@tilekit/numeric';
-import { fmhaFwdTileParams } from './fmhaFwdParams.ts';
-// The seqlen bound lives with the shared parameter list; it stays exported here for existing importers.
-export { FMHA_MAX_SEQLEN } from './fmhaFwdParams.ts';
-import { emitFmhaFwdWsBlock } from './fmhaFwdSequence.ts';
-
-/** Batch mode (every sequence the same length) or group mode (varlen: `seqstartQ`/`seqstartK`). */
-export type FmhaFwdMode = 'batch' | 'group';
-
-/** The mask as an instance property: none, or a window (causal = a window with left unbounded, right 0) with runtime sizes. */
-export type FmhaFwdMaskKind = 'none' | 'window';
 
 /** The Policy of one attention-forward instance. */
 export interface FmhaFwdPolicy extends FmhaFwdWsPolicy {
@@ -39,13 +36,6 @@ export interface FmhaFwdPolicy extends FmhaFwdWsPolicy {
    * merges. `false`: one pass writes O (and LSE) directly.
    */
   readonly splitKv: boolean;
-}
-
-/** The launch of one instance: grid (query tiles, heads, batch · splits), threads, dynamic shared memory. */
-export interface FmhaFwdLaunch {
-  readonly grid: readonly [number, number, number];
-  readonly block: readonly [number, number, number];
-  readonly sharedBytes: number;
 }
 
 function fmhaParams(policy: FmhaFwdPolicy, target: Target) {

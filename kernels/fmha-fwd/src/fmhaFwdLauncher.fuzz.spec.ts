@@ -10,9 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
 import { FmhaFwdCombineKernel, type FmhaFwdCombineBuffers } from './fmhaFwdCombineLauncher.ts';
 import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
-import { FmhaFwdKernel, type FmhaFwdBuffers } from './fmhaFwdLauncher.ts';
-import { checkFmhaFwdProblem, type FmhaFwdProblem } from './fmhaFwdProblem.ts';
-import { FmhaFwdRunner, type FmhaFwdRunnerBuffers } from './fmhaFwdRunner.ts';
+import type { FmhaFwdBuffers, FmhaFwdRunnerBuffers } from '@tilekit/fmha-launch';
+import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
+import { checkFmhaFwdProblem, type FmhaFwdProblem } from '@tilekit/fmha';
+import { FmhaFwdRunner } from './fmhaFwdRunner.ts';
 import type { FmhaFwdSm80Instance } from './sm80/fmhaFwdSm80Instance.ts';
 import { FmhaFwdSm80Kernel } from './sm80/fmhaFwdSm80Launcher.ts';
 import {

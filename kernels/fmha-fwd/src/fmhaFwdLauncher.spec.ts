@@ -1,9 +1,10 @@
+import { checkFmhaFwdProblem, type FmhaFwdProblem } from '@tilekit/fmha';
+import type { FmhaFwdBuffers } from '@tilekit/fmha-launch';
 import { ArgumentError } from '@tilekit/numeric';
 import { checkTiledTensorMap, type TiledTensorMapOptions } from '@tilekit/runtime';
 import { describe, expect, it } from 'vitest';
 import { FMHA_FWD_CATALOG } from './fmhaFwdCatalog.ts';
-import { checkFmhaFwdInputs, checkFmhaFwdSequenceBuffers, prepareFmhaFwdLaunch, type FmhaFwdBuffers } from './fmhaFwdLauncher.ts';
-import { checkFmhaFwdProblem, type FmhaFwdProblem } from './fmhaFwdProblem.ts';
+import { prepareFmhaFwdLaunch } from './fmhaFwdLauncher.ts';
 
 const encode = (o: TiledTensorMapOptions): Uint8Array => {
   checkTiledTensorMap(o);
@@ -67,18 +68,5 @@ describe('prepareFmhaFwdLaunch argument checks', () => {
       'o',
       'lse',
     ]);
-  });
-
-  it('the shared input and sequence-buffer checks name each broken buffer', () => {
-    expect(
-      problemArguments(() =>
-        checkFmhaFwdInputs(p, { q: big(0), k: { ptr: 0x2000_0004n, bytes: 2 ** 28 }, v: { ptr: 0n, bytes: 0 } }, 'TMA'),
-      ),
-    ).toEqual(['k', 'v']);
-    const g = problem({ batch: 2, seqstartQ: [0, 3, 7], seqstartK: [0, 5, 9], seqlenK: [4, 4] });
-    expect(
-      problemArguments(() => checkFmhaFwdSequenceBuffers(g, { seqstartQ: { ptr: 0x100n, bytes: 8 }, seqlenK: { ptr: 0x200n, bytes: 4 } })),
-    ).toEqual(['seqstartQ', 'seqstartK', 'seqlenK']);
-    expect(checkFmhaFwdSequenceBuffers(p, {})).toEqual({ seqstartQ: 0n, seqstartK: 0n, seqlenK: 0n });
   });
 });

@@ -12,7 +12,7 @@ import type { FmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
 import { FmhaFwdCombineKernel } from './fmhaFwdCombineLauncher.ts';
 import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
 import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
-import { checkFmhaFwdProblem, formatFmhaFwdProblem, type FmhaFwdProblem } from './fmhaFwdProblem.ts';
+import { checkFmhaFwdProblem, formatFmhaFwdProblem, type FmhaFwdProblem } from '@tilekit/fmha';
 import { planFmhaFwd } from './fmhaFwdRunner.ts';
 import { runFmhaFwdRandomCase } from './testing/fmhaFwdRandomGpuCase.ts';
 import { FMHA_FWD_RANDOM_DEFAULT_RUNS, FMHA_FWD_RANDOM_DEFAULT_SEED, fmhaFwdRandomProblems } from './testing/randomFmhaFwdConfig.ts';

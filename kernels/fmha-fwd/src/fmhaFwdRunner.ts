@@ -2,20 +2,20 @@
 // the dispatched attention instance and, with split-KV, the combine instance and the fp32 workspace
 // between them — validated before anything is launched, then one or two launches on one stream.
 import { ArgumentError, ArgumentProblems, getDType } from '@tilekit/numeric';
-import { formatAttentionMaskSpec } from '@tilekit/fmha';
-import { encodeTensorMapTiled, type Compiler, type Device, type DeviceBuffer, type KernelResources, type Stream } from '@tilekit/runtime';
+import {
+  formatAttentionMaskSpec,
+  checkFmhaFwdProblem,
+  FmhaFwdArgumentError,
+  type CheckedFmhaFwdProblem,
+  type FmhaFwdProblem,
+} from '@tilekit/fmha';
+import { encodeTensorMapTiled, type Compiler, type Device, type DeviceBuffer, type KernelResources } from '@tilekit/runtime';
 import type { FmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
 import { FmhaFwdCombineKernel } from './fmhaFwdCombineLauncher.ts';
 import { selectFmhaFwdCombineInstance, selectFmhaFwdInstance } from './fmhaFwdDispatch.ts';
 import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
-import {
-  FmhaFwdKernel,
-  fmhaFwdWorkspace,
-  reportFmhaFwdOutputOverlaps,
-  type DeviceRange,
-  type TensorMapEncoder,
-} from './fmhaFwdLauncher.ts';
-import { checkFmhaFwdProblem, FmhaFwdArgumentError, type CheckedFmhaFwdProblem, type FmhaFwdProblem } from './fmhaFwdProblem.ts';
+import { reportFmhaFwdOutputOverlaps, type FmhaFwdRunnerBuffers, type TensorMapEncoder } from '@tilekit/fmha-launch';
+import { FmhaFwdKernel, fmhaFwdWorkspace } from './fmhaFwdLauncher.ts';
 import { chooseFmhaFwdSplits, withFmhaFwdSplits } from './fmhaFwdSplit.ts';
 
 /** SMs of an H200 (the planning default when no device is at hand). */
@@ -112,19 +112,6 @@ export function checkFmhaFwdKernelRules(p: CheckedFmhaFwdProblem): void {
   if (p.oStrides.row % 2 !== 0) v.report('problem.oStrides.row', 'must be even (the kernels store O in element pairs)', p.oStrides.row);
   else if (p.oStrides.row > 2 ** 31 - 2) v.report('problem.oStrides.row', 'must fit in int32', p.oStrides.row);
   v.throwIfAny();
-}
-
-/** Device memory of one run: inputs, O, LSE (when the problem asks for it), group-mode arrays (int32). */
-export interface FmhaFwdRunnerBuffers {
-  readonly q: DeviceRange;
-  readonly k: DeviceRange;
-  readonly v: DeviceRange;
-  readonly o: DeviceRange;
-  readonly lse?: DeviceRange;
-  readonly seqstartQ?: DeviceRange;
-  readonly seqstartK?: DeviceRange;
-  readonly seqlenK?: DeviceRange;
-  readonly stream?: Stream;
 }
 
 /** How the runner gets its kernels (a caller's memo, e.g. `buildOncePerInstance`); default: built per runner. */

@@ -6,7 +6,14 @@
 // vs many agreeing. Skipped (loudly, by the runner) without a GPU.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { referenceAttentionFwd } from '@tilekit/fmha';
+import {
+  referenceAttentionFwd,
+  checkFmhaFwdProblem,
+  fmhaFwdOperandElements,
+  fmhaFwdReferenceArgs,
+  formatFmhaFwdProblem,
+  type FmhaFwdProblem,
+} from '@tilekit/fmha';
 import { randomBits16 } from '@tilekit/host';
 import { decode } from '@tilekit/numeric';
 import { buildOncePerInstance, Device } from '@tilekit/runtime';
@@ -15,13 +22,6 @@ import type { FmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
 import { FmhaFwdCombineKernel } from './fmhaFwdCombineLauncher.ts';
 import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
 import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
-import {
-  checkFmhaFwdProblem,
-  fmhaFwdOperandElements,
-  fmhaFwdReferenceArgs,
-  formatFmhaFwdProblem,
-  type FmhaFwdProblem,
-} from './fmhaFwdProblem.ts';
 import { FmhaFwdRunner } from './fmhaFwdRunner.ts';
 import { checkFmhaFwdOutputs } from './testing/fmhaFwdGpuCase.ts';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkFmhaFwdProblem } from './fmhaFwdProblem.ts';
+import { checkFmhaFwdProblem } from '@tilekit/fmha';
 import { planFmhaFwd } from './fmhaFwdRunner.ts';
 import { chooseFmhaFwdSplits, FMHA_FWD_SPLIT_FILL, withFmhaFwdSplits } from './fmhaFwdSplit.ts';
 

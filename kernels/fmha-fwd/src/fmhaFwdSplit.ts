@@ -1,8 +1,7 @@
 // The split-KV heuristic: how many key splits make a problem fill the GPU (FlashAttention-2's
 // wave-efficiency rule in spirit, CK's kMaxSplits bound).
-import { keysPerSplit } from '@tilekit/fmha';
+import { keysPerSplit, FMHA_FWD_MAX_SPLITS, type CheckedFmhaFwdProblem } from '@tilekit/fmha';
 import { ArgumentError } from '@tilekit/numeric';
-import { FMHA_FWD_MAX_SPLITS, type CheckedFmhaFwdProblem } from './fmhaFwdProblem.ts';
 
 /** Block tile rows (queries) and key rows per tile of the instances (see FMHA_FWD_TILES). */
 export interface FmhaFwdSplitTiles {

@@ -1,27 +1,61 @@
 // @tilekit/kernel-fmha-fwd: FMHA forward on sm_90a. Re-exports only, by concept.
 
-// Problem: what to compute, validated with every default filled in.
-export * from './fmhaFwdProblem.ts';
+// Problem: what to compute, validated with every default filled in (from @tilekit/fmha, where the
+// forward kernels of @tilekit/kernel-sparge find it too; re-exported for this package's users).
+export {
+  checkFmhaFwdProblem,
+  FMHA_FWD_DTYPES,
+  FMHA_FWD_HEAD_DIMS,
+  FMHA_FWD_MAX_BATCH,
+  FMHA_FWD_MAX_HEADS,
+  FMHA_FWD_MAX_SEQLEN,
+  FMHA_FWD_MAX_SPLITS,
+  FmhaFwdArgumentError,
+  fmhaFwdOperandElements,
+  fmhaFwdProblemFlops,
+  fmhaFwdReferenceArgs,
+  formatFmhaFwdProblem,
+  type CheckedFmhaFwdProblem,
+  type FmhaFwdDType,
+  type FmhaFwdLaunchProblem,
+  type FmhaFwdMode,
+  type FmhaFwdProblem,
+  type FmhaFwdProblemMode,
+} from '@tilekit/fmha';
 
 // The parameters and the per-block prologue (sequence, mask, bases) every forward kernel shares,
-// the sparse attention kernels of @tilekit/kernel-sparge included.
-export * from './fmhaFwdParams.ts';
-export * from './fmhaFwdSequence.ts';
+// the sparse attention kernels of @tilekit/kernel-sparge included (from @tilekit/fmha).
+export {
+  emitFmhaFwdBase,
+  emitFmhaFwdLseBase,
+  emitFmhaFwdMask,
+  emitFmhaFwdSequence,
+  emitFmhaFwdWsBlock,
+  FMHA_MAX_SEQLEN,
+  fmhaFwdTileParams,
+  type FmhaFwdBaseSpec,
+  type FmhaFwdLaunch,
+  type FmhaFwdMaskKind,
+  type FmhaFwdSequence,
+  type FmhaFwdSequenceParams,
+  type FmhaFwdWsBlock,
+  type FmhaFwdWsBlockParams,
+  type FmhaFwdWsBlockSpec,
+} from '@tilekit/fmha';
 
-// Instances, the catalog and the launcher.
+// Instances, the catalog and the launcher; the catalog constants and compile flags the sparse
+// kernels share live in @tilekit/fmha, the launch checks in @tilekit/fmha-launch.
 export * from './fmhaFwdInstance.ts';
 export * from './fmhaFwdCatalog.ts';
+export { FMHA_FWD_COMPILE_FLAGS, FMHA_FWD_REGISTER_SPLIT, FMHA_FWD_STAGES, FmhaFwdCatalogError } from '@tilekit/fmha';
 export * from './fmhaFwdLauncher.ts';
-export * from './fmhaFwdLoadedKernel.ts';
+export * from '@tilekit/fmha-launch';
 export * from './fmhaFwdDispatch.ts';
 
 // Split-KV: the split heuristic, the combine kernel and its launcher.
 export * from './fmhaFwdSplit.ts';
 export * from './fmhaFwdCombine.ts';
 export * from './fmhaFwdCombineLauncher.ts';
-
-// The flags the attention examples share (shape, layouts, mask, precision, scale).
-export * from './attentionExampleFlags.ts';
 
 // The operator-level runner (plan, kernels, workspace, launches).
 export * from './fmhaFwdRunner.ts';

@@ -1,4 +1,4 @@
-import { FmhaFwdArgumentError } from '@tilekit/kernel-fmha-fwd';
+import { FmhaFwdArgumentError } from '@tilekit/fmha';
 import { describe, expect, it } from 'vitest';
 import { SpargeArgumentError } from './spargeArgumentError.ts';
 import { planSparge, type SpargeProblem } from './spargeRunner.ts';

@@ -2,22 +2,21 @@
 // pipeline, PV mode) to the block-map kernels and the sparse attention kernel that compute it,
 // validated before anything is launched, then the launches on one stream. The block map is built
 // with the attention kernel's tiles (blockQ = blockK = 128).
-import { causalTopLeft, noMask } from '@tilekit/fmha';
 import {
+  causalTopLeft,
+  noMask,
   checkFmhaFwdProblem,
   type CheckedFmhaFwdProblem,
   type FmhaFwdDType,
-  type FmhaFwdRunnerBuffers,
-  type TensorMapEncoder,
-} from '@tilekit/kernel-fmha-fwd';
-import type { AttentionLayout } from '@tilekit/fmha';
+  type AttentionLayout,
+} from '@tilekit/fmha';
+import type { FmhaFwdRunnerBuffers, TensorMapEncoder } from '@tilekit/fmha-launch';
 import { encodeTensorMapTiled, type Compiler, type Device, type DeviceBuffer } from '@tilekit/runtime';
 import { SpargeBlockMapKernels, type PreparedSpargeBlockMap, type SpargeBlockMapProblem } from './blockMap/spargeBlockMapKernels.ts';
 import { checkSpargePoolProblem } from './blockMap/spargePoolProblem.ts';
 import { checkSpargeSelectConfig } from './blockMap/spargeSelectLauncher.ts';
 import { SPARGE_FWD_CATALOG, SPARGE_FWD_TILE } from './attention/spargeFwdCatalog.ts';
-import type { SpargeFwdInstance, SpargePipeline } from './attention/spargeFwdInstance.ts';
-import { SPARGE_PIPELINES } from './attention/spargeFwdInstance.ts';
+import { type SpargeFwdInstance, type SpargePipeline, SPARGE_PIPELINES } from './attention/spargeFwdInstance.ts';
 import {
   spargeFwdUnsupported,
   spargeMaxSeqlens,

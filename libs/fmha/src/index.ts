@@ -7,3 +7,4 @@ export * from './pipeline/index.ts';
 export * from './bwd/index.ts';
 export * from './problem/index.ts';
 export * from './varlen/index.ts';
+export * from './fwd/index.ts';

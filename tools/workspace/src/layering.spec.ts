@@ -33,6 +33,23 @@ describe('layering (docs/architecture.md) enforced by lint', () => {
     expect(messages.some((m) => m.startsWith('no-restricted-imports'))).toBe(true);
   });
 
+  it('rejects a kernel package importing another kernel package: sparge importing kernel-fmha-fwd', async () => {
+    const messages = await lintAs(
+      'kernels/sparge/src/__probe__.ts',
+      "import { FMHA_FWD_CATALOG } from '@tilekit/kernel-fmha-fwd';\nexport const y = FMHA_FWD_CATALOG;\n",
+    );
+    expect(messages.some((m) => m.startsWith('@nx/enforce-module-boundaries') && m.includes('layer:kernels'))).toBe(true);
+  });
+
+  it('accepts a kernel package importing the shared attention libraries: sparge importing fmha and fmha-launch', async () => {
+    const messages = await lintAs(
+      'kernels/sparge/src/__probe__.ts',
+      "import { FMHA_MAX_SEQLEN } from '@tilekit/fmha';\nimport { fmhaFwdTensorMaps } from '@tilekit/fmha-launch';\n" +
+        'export const y = [FMHA_MAX_SEQLEN, fmhaFwdTensorMaps];\n',
+    );
+    expect(messages).toEqual([]);
+  });
+
   it('accepts an import from a layer below: layout importing codegen and numeric', async () => {
     const messages = await lintAs(
       'libs/layout/src/__probe__.ts',

@@ -8,7 +8,7 @@ import { sm80, sm90a } from '@tilekit/codegen';
 import { NvccCompiler } from '@tilekit/runtime';
 import { catalogCompileProblems } from '@tilekit/runtime/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FMHA_FWD_COMPILE_FLAGS } from '../fmhaFwdLauncher.ts';
+import { FMHA_FWD_COMPILE_FLAGS } from '@tilekit/fmha';
 import {
   checkFmhaFwdSm80Catalog,
   FMHA_FWD_SM80_CATALOG,

@@ -1,8 +1,8 @@
 // The sm_80 instance catalog: cp.async + ldmatrix + mma.sync attention-forward kernels, as data. CI
 // compiles each for sm_80 and sm_90a (fmhaFwdSm80Catalog.compile.spec.ts), failing on spills.
 import { sm80, sm90a, type Target } from '@tilekit/codegen';
-import { FMHA_FWD_MASKS, FmhaFwdCatalogError } from '../fmhaFwdCatalog.ts';
-import { FMHA_FWD_DTYPES } from '../fmhaFwdProblem.ts';
+import { FmhaFwdCatalogError, FMHA_FWD_DTYPES } from '@tilekit/fmha';
+import { FMHA_FWD_MASKS } from '../fmhaFwdCatalog.ts';
 import { FmhaFwdSm80Instance, type FmhaFwdSm80InstancePolicy } from './fmhaFwdSm80Instance.ts';
 
 /**

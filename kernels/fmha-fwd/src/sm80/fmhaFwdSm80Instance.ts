@@ -19,13 +19,21 @@ import {
   type InstanceKey,
   type Target,
 } from '@tilekit/codegen';
-import { FmhaFwdSm80Pipeline, type FmhaFwdSm80Policy } from '@tilekit/fmha';
+import {
+  FmhaFwdSm80Pipeline,
+  type FmhaFwdSm80Policy,
+  emitFmhaFwdBase,
+  emitFmhaFwdLseBase,
+  emitFmhaFwdMask,
+  emitFmhaFwdSequence,
+  FMHA_MAX_SEQLEN,
+  fmhaFwdTileParams,
+  type FmhaFwdLaunch,
+  type FmhaFwdMaskKind,
+} from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { getDType } from '@tilekit/numeric';
 import { makeTensorView } from '@tilekit/tile';
-import type { FmhaFwdLaunch, FmhaFwdMaskKind } from '../fmhaFwdInstance.ts';
-import { FMHA_MAX_SEQLEN, fmhaFwdTileParams } from '../fmhaFwdParams.ts';
-import { emitFmhaFwdBase, emitFmhaFwdLseBase, emitFmhaFwdMask, emitFmhaFwdSequence } from '../fmhaFwdSequence.ts';
 
 /** The Policy of one sm_80 attention-forward instance. */
 export interface FmhaFwdSm80InstancePolicy extends FmhaFwdSm80Policy {

@@ -1,10 +1,16 @@
 // CI (no GPU): the sm_80 launcher's predicates and argument checks, and what it packs — pointers,
 // element strides (batch strides 0 in group mode), head ratio, scale · log2 e, window sizes, grid.
 import fc from 'fast-check';
-import { causalBottomRight, noMask, slidingWindowMask } from '@tilekit/fmha';
+import {
+  causalBottomRight,
+  noMask,
+  slidingWindowMask,
+  checkFmhaFwdProblem,
+  type CheckedFmhaFwdProblem,
+  type FmhaFwdProblem,
+} from '@tilekit/fmha';
 import { ArgumentError } from '@tilekit/numeric';
 import { describe, expect, it } from 'vitest';
-import { checkFmhaFwdProblem, type CheckedFmhaFwdProblem, type FmhaFwdProblem } from '../fmhaFwdProblem.ts';
 import { FMHA_FWD_SM80_CATALOG } from './fmhaFwdSm80Catalog.ts';
 import { fmhaFwdSm80Unsupported, prepareFmhaFwdSm80Launch, type FmhaFwdSm80Buffers } from './fmhaFwdSm80Launcher.ts';
 

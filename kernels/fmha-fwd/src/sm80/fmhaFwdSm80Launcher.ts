@@ -4,17 +4,16 @@
 import type { PackedArguments } from '@tilekit/codegen';
 import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 import type { Compiler, Device } from '@tilekit/runtime';
-import { FmhaFwdLoadedKernel } from '../fmhaFwdLoadedKernel.ts';
-import type { FmhaFwdLaunch } from '../fmhaFwdInstance.ts';
+import type { FmhaFwdLaunch, FmhaFwdLaunchProblem } from '@tilekit/fmha';
 import {
   checkFmhaFwdInputs,
   checkFmhaFwdOutputs,
   checkFmhaFwdSequenceBuffers,
   fmhaFwdTileArgValues,
+  FmhaFwdLoadedKernel,
   reportFmhaFwdOutputOverlaps,
   type FmhaFwdBuffers,
-  type FmhaFwdLaunchProblem,
-} from '../fmhaFwdLauncher.ts';
+} from '@tilekit/fmha-launch';
 import { FMHA_SM80_COPY_ELEMENTS, FMHA_SM80_MAX_ROW_STRIDE, type FmhaFwdSm80Instance } from './fmhaFwdSm80Instance.ts';
 
 /** A validated sm_80 launch. */

@@ -18,11 +18,12 @@ import {
   type AttentionFwdTolerance,
   type AttentionLayout,
   type AttentionMaskSpec,
+  type FmhaFwdLaunchProblem,
 } from '@tilekit/fmha';
 import { randomBits16 } from '@tilekit/host';
 import { decodeArray } from '@tilekit/numeric';
 import { Device } from '@tilekit/runtime';
-import type { FmhaFwdBuffers, FmhaFwdLaunchProblem } from '../fmhaFwdLauncher.ts';
+import type { FmhaFwdBuffers } from '@tilekit/fmha-launch';
 
 /** One forward attention case, with packed Q/K/V/O in `layout`. */
 export interface FmhaFwdGpuCase {

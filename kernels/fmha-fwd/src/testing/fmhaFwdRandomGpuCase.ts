@@ -2,7 +2,15 @@
 // split-KV and combine included) against the fp32 CPU reference, every O element and LSE row
 // checked with `checkFmhaFwdOutputs`. Harness code for *.gpu.spec.ts; not exported by the package.
 import assert from 'node:assert/strict';
-import { referenceAttentionFwd } from '@tilekit/fmha';
+import {
+  referenceAttentionFwd,
+  checkFmhaFwdProblem,
+  fmhaFwdOperandElements,
+  fmhaFwdReferenceArgs,
+  formatFmhaFwdProblem,
+  type CheckedFmhaFwdProblem,
+  type FmhaFwdProblem,
+} from '@tilekit/fmha';
 import { randomBits16 } from '@tilekit/host';
 import { decodeArray } from '@tilekit/numeric';
 import type { Compiler, Device, DeviceBuffer } from '@tilekit/runtime';
@@ -10,14 +18,6 @@ import type { FmhaFwdCombineInstance } from '../fmhaFwdCombine.ts';
 import type { FmhaFwdCombineKernel } from '../fmhaFwdCombineLauncher.ts';
 import type { FmhaFwdInstance } from '../fmhaFwdInstance.ts';
 import type { FmhaFwdKernel } from '../fmhaFwdLauncher.ts';
-import {
-  checkFmhaFwdProblem,
-  fmhaFwdOperandElements,
-  fmhaFwdReferenceArgs,
-  formatFmhaFwdProblem,
-  type CheckedFmhaFwdProblem,
-  type FmhaFwdProblem,
-} from '../fmhaFwdProblem.ts';
 import { FmhaFwdRunner } from '../fmhaFwdRunner.ts';
 import { checkFmhaFwdOutputs } from './fmhaFwdGpuCase.ts';
 

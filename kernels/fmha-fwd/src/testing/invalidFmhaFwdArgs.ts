@@ -8,13 +8,10 @@
 // replayed on a GPU.
 import fc from 'fast-check';
 import { sm90a } from '@tilekit/codegen';
-import { packedAttentionStrides, type AttentionLayout, type AttentionTensorStrides } from '@tilekit/fmha';
-import { getDType } from '@tilekit/numeric';
-import { FMHA_FWD_CATALOG } from '../fmhaFwdCatalog.ts';
-import { FMHA_FWD_COMBINE_CATALOG } from '../fmhaFwdCombine.ts';
-import { selectFmhaFwdCombineInstance, selectFmhaFwdInstance } from '../fmhaFwdDispatch.ts';
-import { fmhaFwdWorkspace } from '../fmhaFwdLauncher.ts';
 import {
+  packedAttentionStrides,
+  type AttentionLayout,
+  type AttentionTensorStrides,
   checkFmhaFwdProblem,
   FMHA_FWD_DTYPES,
   FMHA_FWD_HEAD_DIMS,
@@ -22,7 +19,12 @@ import {
   type CheckedFmhaFwdProblem,
   type FmhaFwdDType,
   type FmhaFwdProblem,
-} from '../fmhaFwdProblem.ts';
+} from '@tilekit/fmha';
+import { getDType } from '@tilekit/numeric';
+import { FMHA_FWD_CATALOG } from '../fmhaFwdCatalog.ts';
+import { FMHA_FWD_COMBINE_CATALOG } from '../fmhaFwdCombine.ts';
+import { selectFmhaFwdCombineInstance, selectFmhaFwdInstance } from '../fmhaFwdDispatch.ts';
+import { fmhaFwdWorkspace } from '../fmhaFwdLauncher.ts';
 import { fmhaFwdSm80CatalogFor } from '../sm80/fmhaFwdSm80Catalog.ts';
 import {
   allocPlan,

@@ -1,7 +1,6 @@
-import { formatAttentionMaskSpec } from '@tilekit/fmha';
+import { formatAttentionMaskSpec, FMHA_FWD_HEAD_DIMS, checkFmhaFwdProblem } from '@tilekit/fmha';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FMHA_FWD_HEAD_DIMS, checkFmhaFwdProblem } from '../fmhaFwdProblem.ts';
 import { planFmhaFwd } from '../fmhaFwdRunner.ts';
 import {
   FMHA_FWD_RANDOM_DEFAULT_RUNS,

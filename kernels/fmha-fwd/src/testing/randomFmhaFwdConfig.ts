@@ -1,7 +1,7 @@
 // Random valid attention-forward problems for the randomized GPU spec (fmhaFwdRandom.gpu.spec.ts):
 // a fast-check arbitrary of small ragged shapes with every runtime option of the operator, kept
 // cheap for the CPU reference, drawn reproducibly from a seed, and replayable from one JSON line.
-import { seqstartsOf, type AttentionMaskSpec } from '@tilekit/fmha';
+import { seqstartsOf, type AttentionMaskSpec, FMHA_FWD_DTYPES, FMHA_FWD_HEAD_DIMS, type FmhaFwdProblem } from '@tilekit/fmha';
 import {
   ATTENTION_RANDOM_SEQLENS,
   attentionProblemSequences,
@@ -18,7 +18,6 @@ import {
   type AttentionRandomSequences,
 } from '@tilekit/fmha/testing';
 import fc from 'fast-check';
-import { FMHA_FWD_DTYPES, FMHA_FWD_HEAD_DIMS, type FmhaFwdProblem } from '../fmhaFwdProblem.ts';
 
 /** Sequence lengths the draws pick from (0 only in group mode): `ATTENTION_RANDOM_SEQLENS`. */
 export const FMHA_FWD_RANDOM_SEQLENS: readonly number[] = ATTENTION_RANDOM_SEQLENS;

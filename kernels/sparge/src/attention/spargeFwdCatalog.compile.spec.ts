@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FMHA_FWD_COMPILE_FLAGS } from '@tilekit/kernel-fmha-fwd';
+import { FMHA_FWD_COMPILE_FLAGS } from '@tilekit/fmha';
 import { NvccCompiler } from '@tilekit/runtime';
 import { catalogCompileProblems } from '@tilekit/runtime/testing';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 // The sparse attention instance catalog, as data. CI compiles each for sm_90a
 // (spargeFwdCatalog.compile.spec.ts) and fails on errors, spills or a stack frame.
-import { FMHA_FWD_REGISTER_SPLIT, FMHA_FWD_STAGES, FmhaFwdCatalogError } from '@tilekit/kernel-fmha-fwd';
+import { FMHA_FWD_REGISTER_SPLIT, FMHA_FWD_STAGES, FmhaFwdCatalogError } from '@tilekit/fmha';
 import { SPARGE_HEAD_DIMS } from '../spargeShape.ts';
 import { SPARGE_PIPELINES, SpargeFwdInstance } from './spargeFwdInstance.ts';
 

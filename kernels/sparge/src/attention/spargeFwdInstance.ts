@@ -24,8 +24,16 @@ import {
   type InstanceKey,
   type Target,
 } from '@tilekit/codegen';
-import { BlockMaskKeyTileWalk, FmhaFwdWsPipeline, LutKeyTileWalk, type FmhaFwdWsPolicy } from '@tilekit/fmha';
-import { emitFmhaFwdWsBlock, FMHA_MAX_SEQLEN, fmhaFwdTileParams, type FmhaFwdMaskKind } from '@tilekit/kernel-fmha-fwd';
+import {
+  BlockMaskKeyTileWalk,
+  FmhaFwdWsPipeline,
+  LutKeyTileWalk,
+  type FmhaFwdWsPolicy,
+  emitFmhaFwdWsBlock,
+  FMHA_MAX_SEQLEN,
+  fmhaFwdTileParams,
+  type FmhaFwdMaskKind,
+} from '@tilekit/fmha';
 import { getDType } from '@tilekit/numeric';
 
 /** The sparse attention pipelines (the CK port's `-pipeline`): `vsa` walks the LUT, `jenga` the block map. */

@@ -1,5 +1,4 @@
-import { checkFmhaFwdProblem } from '@tilekit/kernel-fmha-fwd';
-import { causalTopLeft, noMask, slidingWindowMask } from '@tilekit/fmha';
+import { checkFmhaFwdProblem, causalTopLeft, noMask, slidingWindowMask } from '@tilekit/fmha';
 import { ArgumentError } from '@tilekit/numeric';
 import { checkTiledTensorMap, type DeviceRange, type TiledTensorMapOptions } from '@tilekit/runtime';
 import { describe, expect, it } from 'vitest';

@@ -1,8 +1,8 @@
 // The launch side of a sparse attention instance: the dense forward's TMA maps and shared
-// parameters (from @tilekit/kernel-fmha-fwd) plus the block map (LUT or one-hot), the PV-skip
+// parameters (from @tilekit/fmha and @tilekit/fmha-launch) plus the block map (LUT or one-hot), the PV-skip
 // mode and thresholds — all validated before anything reaches the GPU.
 import type { PackedArguments } from '@tilekit/codegen';
-import { FMHA_PV_SKIP_MODES } from '@tilekit/fmha';
+import { FMHA_PV_SKIP_MODES, type CheckedFmhaFwdProblem } from '@tilekit/fmha';
 import {
   checkFmhaFwdInputs,
   checkFmhaFwdOutputs,
@@ -14,11 +14,10 @@ import {
   fmhaFwdUnsupported,
   FmhaFwdLoadedKernel,
   reportFmhaFwdOverlaps,
-  type CheckedFmhaFwdProblem,
   type FmhaFwdBuffers,
   type PreparedFmhaFwdLaunch,
   type TensorMapEncoder,
-} from '@tilekit/kernel-fmha-fwd';
+} from '@tilekit/fmha-launch';
 import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 import {
   checkDeviceRange,

@@ -7,7 +7,7 @@
 // tile; another instance's problem; buffers too small, misaligned, missing, not buffers or
 // overlapping. Used by the CI fuzz spec (fake addon) and replayed on a GPU.
 import fc from 'fast-check';
-import { fmhaFwdOperandElements } from '@tilekit/kernel-fmha-fwd';
+import { fmhaFwdOperandElements } from '@tilekit/fmha';
 import { getDType } from '@tilekit/numeric';
 import { SPARGE_FWD_CATALOG } from '../attention/spargeFwdCatalog.ts';
 import type { SpargeBlockMapProblem } from '../blockMap/spargeBlockMapKernels.ts';

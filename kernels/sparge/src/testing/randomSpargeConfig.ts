@@ -1,7 +1,7 @@
 // Random valid Sparge problems for the randomized GPU spec (spargeRandom.gpu.spec.ts): a fast-check
 // arbitrary of small ragged shapes with the operator's hyperparameters, pipelines and PV modes, kept
 // cheap for the CPU references, drawn reproducibly from a seed, and replayable from one JSON line.
-import { formatFmhaFwdProblem } from '@tilekit/kernel-fmha-fwd';
+import { formatFmhaFwdProblem } from '@tilekit/fmha';
 import {
   ATTENTION_RANDOM_SEQLENS,
   attentionProblemSequences,

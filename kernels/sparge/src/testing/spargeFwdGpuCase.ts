@@ -2,8 +2,7 @@
 // launch problem and the float64 CPU reference (per sequence, so group mode is covered), runs one
 // sparse attention kernel and checks every O element and LSE row. Harness code for *.gpu.spec.ts.
 import assert from 'node:assert/strict';
-import { attentionFwdTolerance, causalTopLeft, noMask } from '@tilekit/fmha';
-import { checkFmhaFwdProblem } from '@tilekit/kernel-fmha-fwd';
+import { attentionFwdTolerance, causalTopLeft, noMask, checkFmhaFwdProblem } from '@tilekit/fmha';
 import { Prng, randomBits16 } from '@tilekit/host';
 import { decodeArray, encodeArray } from '@tilekit/numeric';
 import { Device, encodeTensorMapTiled } from '@tilekit/runtime';

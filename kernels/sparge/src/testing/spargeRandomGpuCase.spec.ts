@@ -2,8 +2,7 @@
 // attention reference (topk 1 visits every allowed block, so sparse attention is dense attention with
 // the problem's mask) must pass them on every drawn shape, layout and mode; a wrong element or map
 // row must not.
-import { referenceAttentionFwd } from '@tilekit/fmha';
-import { fmhaFwdReferenceArgs } from '@tilekit/kernel-fmha-fwd';
+import { referenceAttentionFwd, fmhaFwdReferenceArgs } from '@tilekit/fmha';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeSpargeLut } from '../spargeLut.ts';

@@ -5,9 +5,8 @@
 // attentionFwdTolerance as spargeFwdGpuCase.ts (int8 Q·Kᵀ: |ΔO| ≤ 0.05, as spargeRunner.gpu.spec.ts).
 // Harness code for *.gpu.spec.ts; not exported by the package.
 import assert from 'node:assert/strict';
-import { attentionFwdTolerance, type AttentionTensorStrides } from '@tilekit/fmha';
+import { attentionFwdTolerance, type AttentionTensorStrides, fmhaFwdOperandElements } from '@tilekit/fmha';
 import { randomBits16 } from '@tilekit/host';
-import { fmhaFwdOperandElements } from '@tilekit/kernel-fmha-fwd';
 import { decodeArray } from '@tilekit/numeric';
 import type { DeviceBuffer } from '@tilekit/runtime';
 import type { SpargeFwdLaunchProblem } from '../attention/spargeFwdLauncher.ts';

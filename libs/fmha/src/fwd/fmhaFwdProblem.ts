@@ -1,26 +1,19 @@
+// The Problem of the FMHA forward operator (what to compute), validated with every default filled in.
+import type { AttentionMaskSpec } from '../mask/attentionMaskSpec.ts';
+import type { AttentionLayout, AttentionTensorStrides } from '../reference/attentionTensorLayout.ts';
+import type { AttentionProblemFields } from '../problem/attentionProblemFields.ts';
 import {
   ATTENTION_MAX_BATCH,
   ATTENTION_MAX_HDIM,
   ATTENTION_MAX_HEADS,
   ATTENTION_MAX_SEQLEN,
   attentionProblemChecks,
-  attentionTensorSpan,
-  checkedAttentionProblem,
-  formatAttentionMaskSpec,
-  isCausalMask,
-  type AttentionFwdArgs,
-  type AttentionLayout,
-  type AttentionMaskSpec,
-  type AttentionProblemFields,
-  type AttentionProblemMode,
   type AttentionSequences,
-  type AttentionTensorStrides,
-} from '@tilekit/fmha';
-import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
-import type { FmhaFwdLaunchProblem } from './fmhaFwdLauncher.ts';
-
-/** An FMHA forward argument broke a rule; `argument` is `problem.<field>`. */
-export class FmhaFwdArgumentError extends ArgumentError {}
+} from '../problem/attentionProblemChecks.ts';
+import { checkedAttentionProblem, type AttentionProblemMode } from '../problem/checkedAttentionProblem.ts';
+import { ArgumentProblems } from '@tilekit/numeric';
+import { FmhaFwdArgumentError } from './fmhaFwdArgumentError.ts';
+import type { FmhaFwdLaunchProblem } from './fmhaFwdLaunchProblem.ts';
 
 /** Element types of Q, K, V and O (fp32 accumulation, P narrowed to the same type). */
 export const FMHA_FWD_DTYPES = ['fp16', 'bf16'] as const;
@@ -189,89 +182,4 @@ export function checkFmhaFwdProblem(problem: FmhaFwdProblem): CheckedFmhaFwdProb
     numSplits: numSplits!,
     splitKvAuto,
   });
-}
-
-/** Per batch: query rows and keys used. */
-function sequences(p: CheckedFmhaFwdProblem): { readonly sq: number; readonly sk: number }[] {
-  if (p.mode === 'batch') return Array.from({ length: p.batch }, () => ({ sq: p.seqlenQ, sk: p.seqlenK }));
-  return p.seqlensK.map((sk, b) => ({ sq: p.seqstartQ[b + 1]! - p.seqstartQ[b]!, sk }));
-}
-
-/**
- * FLOPs as docs/benchmarks.md counts them: Σ over batches of 2·nheadQ·sq·sk·(hdimQ + hdimV), halved
- * for a causal mask when sq = sk (other masks count the full product, as CK's example does).
- */
-export function fmhaFwdProblemFlops(p: CheckedFmhaFwdProblem): number {
-  const causal = isCausalMask(p.mask);
-  return sequences(p).reduce((sum, { sq, sk }) => sum + (2 * p.nheadQ * sq * sk * (p.hdimQ + p.hdimV)) / (causal && sq === sk ? 2 : 1), 0);
-}
-
-/** Elements each tensor spans (Q, K, V, O in their strides; LSE per (batch, head, row)). */
-export function fmhaFwdOperandElements(p: CheckedFmhaFwdProblem): {
-  readonly q: number;
-  readonly k: number;
-  readonly v: number;
-  readonly o: number;
-  readonly lse: number;
-} {
-  const batches = p.mode === 'group' ? 1 : p.batch;
-  const span = (s: AttentionTensorStrides, nhead: number, rows: number, hdim: number): number =>
-    attentionTensorSpan(s, batches, nhead, rows, hdim);
-  return {
-    q: span(p.qStrides, p.nheadQ, p.rowsQ, p.hdimQ),
-    k: span(p.kStrides, p.nheadK, p.rowsK, p.hdimQ),
-    v: span(p.vStrides, p.nheadK, p.rowsK, p.hdimV),
-    o: span(p.oStrides, p.nheadQ, p.rowsQ, p.hdimV),
-    lse: batches * p.nheadQ * p.rowsQ,
-  };
-}
-
-/**
- * The CPU reference's arguments (`referenceAttentionFwd` of @tilekit/fmha) for a checked problem
- * and its host storage (fp16/bf16 bit patterns in Q/K/V's strides): same shapes, strides, scale
- * (the fp32 value the kernel gets) and mask; O in the problem's output strides; LSE in the same
- * layout as the kernel's (`lseStrides`).
- */
-export function fmhaFwdReferenceArgs(
-  p: CheckedFmhaFwdProblem,
-  data: { readonly q: Uint16Array; readonly k: Uint16Array; readonly v: Uint16Array },
-): AttentionFwdArgs {
-  const operand = (d: Uint16Array, strides: AttentionTensorStrides) => ({ dtype: p.dtype, data: d, strides });
-  const mode =
-    p.mode === 'group'
-      ? { seqstartQ: p.seqstartQ, seqstartK: p.seqstartK, ...(p.hasSeqlenK ? { seqlenK: p.seqlensK } : {}) }
-      : { seqlenQ: p.seqlenQ, seqlenK: p.seqlenK };
-  return {
-    batch: p.batch,
-    nheadQ: p.nheadQ,
-    nheadK: p.nheadK,
-    hdimQ: p.hdimQ,
-    hdimV: p.hdimV,
-    ...mode,
-    q: operand(data.q, p.qStrides),
-    k: operand(data.k, p.kStrides),
-    v: operand(data.v, p.vStrides),
-    oStrides: p.oStrides,
-    scale: p.scale,
-    mask: p.mask,
-  };
-}
-
-/** `fp16 batch 2x16/8h 8192x8192 d128/128 bhsd>bshd mask=t lse split4` — one line for logs. */
-export function formatFmhaFwdProblem(problem: CheckedFmhaFwdProblem): string {
-  const p = problem;
-  const heads = p.nheadK === p.nheadQ ? `${p.nheadQ}h` : `${p.nheadQ}/${p.nheadK}h`;
-  const seq =
-    p.mode === 'group'
-      ? `sq[${p.seqstartQ
-          .slice(1)
-          .map((e, b) => e - p.seqstartQ[b]!)
-          .join(',')}] sk[${p.seqlensK.join(',')}]`
-      : `${p.seqlenQ}x${p.seqlenK}`;
-  const extras = [
-    p.mask.kind === 'none' ? '' : `mask=${formatAttentionMaskSpec(p.mask)}`,
-    p.lse ? 'lse' : '',
-    p.splitKvAuto ? 'split=auto' : p.numSplits > 1 ? `split${p.numSplits}` : '',
-  ].filter(Boolean);
-  return [`${p.dtype} ${p.mode} ${p.batch}x${heads} ${seq} d${p.hdimQ}/${p.hdimV} ${p.inputLayout}>${p.outputLayout}`, ...extras].join(' ');
 }

@@ -1,14 +1,12 @@
 // Development probe (not the recorded suite): the sparse attention kernels alone, with seeded block
-// maps of exact per-row counts, against the dense forward instance at b2 h16 d128 fp16.
+// maps of exact per-row counts, against the dense forward instance at b2 h16 d128 fp16. It lives in
+// tools/ because it compares two operator packages (kernels do not import each other).
 //   node .device/bench-_spargeFwd.mjs
-import { checkFmhaFwdProblem, FMHA_FWD_CATALOG, FmhaFwdKernel } from '@tilekit/kernel-fmha-fwd';
 import { Prng, summarizeTimes } from '@tilekit/host';
+import { checkFmhaFwdProblem, FMHA_FWD_CATALOG, FmhaFwdKernel } from '@tilekit/kernel-fmha-fwd';
+import { encodeSpargeLut, SPARGE_FWD_CATALOG, SpargeFwdInstance, SpargeFwdKernel } from '@tilekit/kernel-sparge';
 import { encode } from '@tilekit/numeric';
 import { Device, encodeTensorMapTiled, NvccCompiler, timeLaunches } from '@tilekit/runtime';
-import { encodeSpargeLut } from '../spargeLut.ts';
-import { SPARGE_FWD_CATALOG } from './spargeFwdCatalog.ts';
-import { SpargeFwdInstance } from './spargeFwdInstance.ts';
-import { SpargeFwdKernel } from './spargeFwdLauncher.ts';
 
 const device = Device.open(0);
 const compiler = new NvccCompiler();

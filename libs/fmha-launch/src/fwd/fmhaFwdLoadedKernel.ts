@@ -1,6 +1,7 @@
 // What every forward kernel wrapper (the sm_90a attention kernel, the sm_80 one, the split-KV
 // combine) does the same way on a device, on top of the runtime's loaded-kernel base: compile with
 // the forward's flags, and turn a prepared launch into a closure that only enqueues.
+import { FMHA_FWD_COMPILE_FLAGS } from '@tilekit/fmha';
 import {
   LoadedKernel,
   type Compiler,
@@ -11,9 +12,6 @@ import {
   type PackedKernelArgs,
   type Stream,
 } from '@tilekit/runtime';
-
-/** nvcc flags of every forward instance (the sm_90a and sm_80 kernels, the combine). */
-export const FMHA_FWD_COMPILE_FLAGS: readonly string[] = Object.freeze(['-std=c++17', '-lineinfo']);
 
 /** What the wrapper needs of an instance: compilable, and its dynamic shared memory. */
 export type FmhaFwdLoadableInstance = LoadableInstance;

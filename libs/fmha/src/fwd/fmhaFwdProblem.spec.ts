@@ -1,16 +1,14 @@
 import fc from 'fast-check';
-import { causalBottomRight, causalTopLeft, noMask, referenceAttentionFwd, slidingWindowMask } from '@tilekit/fmha';
 import { ArgumentError } from '@tilekit/numeric';
 import { describe, expect, it } from 'vitest';
-import {
-  checkFmhaFwdProblem,
-  FmhaFwdArgumentError,
-  fmhaFwdOperandElements,
-  fmhaFwdProblemFlops,
-  fmhaFwdReferenceArgs,
-  formatFmhaFwdProblem,
-  type FmhaFwdProblem,
-} from './fmhaFwdProblem.ts';
+import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask } from '../mask/attentionMaskSpec.ts';
+import { referenceAttentionFwd } from '../reference/referenceAttentionFwd.ts';
+import { FmhaFwdArgumentError } from './fmhaFwdArgumentError.ts';
+import { fmhaFwdOperandElements } from './fmhaFwdOperandElements.ts';
+import { checkFmhaFwdProblem, type FmhaFwdProblem } from './fmhaFwdProblem.ts';
+import { fmhaFwdProblemFlops } from './fmhaFwdProblemFlops.ts';
+import { fmhaFwdReferenceArgs } from './fmhaFwdReferenceArgs.ts';
+import { formatFmhaFwdProblem } from './formatFmhaFwdProblem.ts';
 
 const base: FmhaFwdProblem = { dtype: 'fp16', batch: 2, nheadQ: 8, nheadK: 2, hdimQ: 128, seqlenQ: 100, seqlenK: 300 };
 
