@@ -1,7 +1,7 @@
 import {
   causalBottomRight,
   causalTopLeft,
-  checkFmhaBwdInstanceTriple,
+  checkFmhaBwdRecordTriple,
   FmhaBwdLauncher,
   fmhaBwdTripleMismatches,
   checkFmhaBwdTraits,
@@ -42,7 +42,7 @@ const problemArb = fc.record({
 describe('fmha-bwd catalog', () => {
   it('every triple is well formed and names compiled instances; kN0 and the accumulation come from the instance', () => {
     FMHA_BWD_TRIPLES.forEach((t, i) => {
-      expect(() => checkFmhaBwdInstanceTriple(t, `triples[${i}]`)).not.toThrow();
+      expect(() => checkFmhaBwdRecordTriple(t, `triples[${i}]`)).not.toThrow();
       const k = fmhaBwdKernelsOf(t);
       expect(t.dqDkDv.kN0).toBe(k.dqDkDv.kN0);
       expect(t.dqDkDv.dqAccumulation).toBe(fmhaBwdAccumulationOf(k.dqDkDv, t.dqDkDv.groupMode));

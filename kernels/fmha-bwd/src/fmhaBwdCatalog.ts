@@ -2,11 +2,11 @@
 // (dot_do_o, dq_dk_dv, convert_dq) triples the pure launcher of @tilekit/fmha selects from, as
 // records whose facts (kN0, dQ accumulation) come from the dq_dk_dv instances themselves.
 import type {
-  FmhaBwdConvertDqInstance as ConvertDqRecord,
-  FmhaBwdDotDoOInstance as DotDoORecord,
+  FmhaBwdConvertDqRecord,
+  FmhaBwdDotDoORecord,
   FmhaBwdDqAccumulation,
-  FmhaBwdDqDkDvInstance as DqDkDvRecord,
-  FmhaBwdInstanceTriple,
+  FmhaBwdDqDkDvRecord,
+  FmhaBwdRecordTriple,
 } from '@tilekit/fmha';
 import { TilekitError } from '@tilekit/numeric';
 import { FMHA_BWD_CONVERT_DQ_HEAD_DIMS, FmhaBwdConvertDqInstance } from './fmhaBwdConvertDq.ts';
@@ -118,7 +118,7 @@ export function fmhaBwdTripleOf(
   instance: FmhaBwdDqDkDvInstance,
   groupMode: boolean,
   catalogs: { readonly dotDoO?: readonly FmhaBwdDotDoOInstance[]; readonly convertDq?: readonly FmhaBwdConvertDqInstance[] } = {},
-): FmhaBwdInstanceTriple {
+): FmhaBwdRecordTriple {
   const P = instance.policy;
   const acc = fmhaBwdAccumulationOf(instance, groupMode);
   const dot = find(
@@ -132,8 +132,8 @@ export function fmhaBwdTripleOf(
     catalogs.convertDq ?? FMHA_BWD_CONVERT_DQ_CATALOG,
     (i) => i.policy.dtype === P.dtype && i.policy.headDim === P.headDim && i.policy.deterministic === deterministic,
   );
-  const dotDoO: DotDoORecord = Object.freeze({ name: dot.name, dtype: P.dtype, hdimV: P.headDimV, groupMode, hasDropout: false });
-  const dqDkDv: DqDkDvRecord = Object.freeze({
+  const dotDoO: FmhaBwdDotDoORecord = Object.freeze({ name: dot.name, dtype: P.dtype, hdimV: P.headDimV, groupMode, hasDropout: false });
+  const dqDkDv: FmhaBwdDqDkDvRecord = Object.freeze({
     name: instance.name,
     dtype: P.dtype,
     hdimQ: P.headDim,
@@ -148,17 +148,17 @@ export function fmhaBwdTripleOf(
     kN0: instance.kN0,
     maxSeqlenQ: 0,
   });
-  const convertDq: ConvertDqRecord = Object.freeze({ name: conv.name, dtype: P.dtype, hdimQ: P.headDim, groupMode, deterministic });
+  const convertDq: FmhaBwdConvertDqRecord = Object.freeze({ name: conv.name, dtype: P.dtype, hdimQ: P.headDim, groupMode, deterministic });
   return Object.freeze({ dotDoO, dqDkDv, convertDq });
 }
 
 /**
  * Every triple the launcher may select, in priority order: per dq_dk_dv instance of
  * `FMHA_BWD_DQ_DK_DV_CATALOG`, its batch-mode and group-mode records. Postconditions (tested):
- * each passes `checkFmhaBwdInstanceTriple`, names a compiled instance of the three catalogs, and for
+ * each passes `checkFmhaBwdRecordTriple`, names a compiled instance of the three catalogs, and for
  * every supported (dtype, d, mask, deterministic, mode) exactly one triple matches.
  */
-export const FMHA_BWD_TRIPLES: readonly FmhaBwdInstanceTriple[] = Object.freeze(
+export const FMHA_BWD_TRIPLES: readonly FmhaBwdRecordTriple[] = Object.freeze(
   FMHA_BWD_DQ_DK_DV_CATALOG.flatMap((i) => [fmhaBwdTripleOf(i, false), fmhaBwdTripleOf(i, true)]),
 );
 
@@ -171,7 +171,7 @@ export interface FmhaBwdKernelSet {
 
 /** The compiled instances of `triple` (by name). @throws FmhaBwdKernelCatalogError when one is missing. */
 export function fmhaBwdKernelsOf(
-  triple: FmhaBwdInstanceTriple,
+  triple: FmhaBwdRecordTriple,
   catalogs: {
     readonly dqDkDv?: readonly FmhaBwdDqDkDvInstance[];
     readonly dotDoO?: readonly FmhaBwdDotDoOInstance[];

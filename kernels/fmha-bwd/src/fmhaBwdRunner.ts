@@ -10,7 +10,7 @@ import {
   type CheckedFmhaBwdTraits,
   type FmhaBwdArgs,
   type FmhaBwdExecutor,
-  type FmhaBwdInstanceTriple,
+  type FmhaBwdRecordTriple,
   type FmhaBwdStageLaunch,
   type FmhaBwdWorkspace,
   type FmhaBwdWorkspaceSize,
@@ -389,7 +389,7 @@ export function fmhaBwdLayoutProblems(p: CheckedFmhaBwdProblem): string[] {
  * generic (y, x) mask), a deterministic dQ for those head dims. Throws one `FmhaBwdArgumentError`
  * naming every broken `problem.hdimQ` / `problem.mask` / `problem.deterministic`.
  */
-export function checkFmhaBwdCatalogTraits(p: CheckedFmhaBwdProblem, triples: readonly FmhaBwdInstanceTriple[]): void {
+export function checkFmhaBwdCatalogTraits(p: CheckedFmhaBwdProblem, triples: readonly FmhaBwdRecordTriple[]): void {
   const v = new ArgumentProblems(FmhaBwdArgumentError);
   const ofDtype = triples.map((t) => t.dqDkDv).filter((r) => r.dtype === p.dtype);
   const dims = ofDtype.filter((r) => r.hdimQ === p.hdimQ && r.hdimV === p.hdimV);
@@ -414,7 +414,7 @@ export interface FmhaBwdRunnerOptions {
   readonly device: Device;
   readonly compiler: Compiler;
   /** Triples to select from (default `FMHA_BWD_TRIPLES`). */
-  readonly triples?: readonly FmhaBwdInstanceTriple[];
+  readonly triples?: readonly FmhaBwdRecordTriple[];
   readonly buildKernel?: <I extends FmhaBwdAnyInstance>(instance: I) => Promise<FmhaBwdKernel<I>>;
   /** TMA descriptor encoder (default: the driver's, on `device`). */
   readonly encode?: FmhaBwdTensorMapEncoder;
@@ -475,7 +475,7 @@ function reportOutputOverlaps(
 export class FmhaBwdRunner {
   readonly problem: CheckedFmhaBwdProblem;
   readonly launcher: FmhaBwdLauncher<Stream | undefined>;
-  readonly triple: FmhaBwdInstanceTriple;
+  readonly triple: FmhaBwdRecordTriple;
   readonly kernels: FmhaBwdKernels;
   readonly device: Device;
   readonly #executor: FmhaBwdCudaExecutor;

@@ -3,7 +3,7 @@ import { ArgumentError } from '@tilekit/numeric';
 import { describe, expect, it } from 'vitest';
 import { causalTopLeft } from '../mask/attentionMaskSpec.ts';
 import { FmhaBwdArgsError, type FmhaBwdArgs } from './fmhaBwdArgs.ts';
-import { FmhaBwdCatalogError, fmhaBwdTripleMismatches } from './fmhaBwdInstance.ts';
+import { FmhaBwdCatalogError, fmhaBwdTripleMismatches } from './fmhaBwdRecord.ts';
 import { FmhaBwdLauncher, type FmhaBwdExecutor, type FmhaBwdStage, type FmhaBwdStageLaunch } from './fmhaBwdLauncher.ts';
 import { checkFmhaBwdTraits, FmhaBwdTraitsError, type FmhaBwdTraits } from './fmhaBwdTraits.ts';
 import { bwdCatalog, bwdTraitsArb, bwdTriple } from './testing/bwdArbitraries.ts';

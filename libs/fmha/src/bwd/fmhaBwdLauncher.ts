@@ -4,15 +4,15 @@
 import { ArgumentError } from '@tilekit/numeric';
 import { checkFmhaBwdArgs, type FmhaBwdArgs } from './fmhaBwdArgs.ts';
 import {
-  checkFmhaBwdInstanceTriple,
+  checkFmhaBwdRecordTriple,
   fmhaBwdTripleMismatches,
-  type FmhaBwdConvertDqInstance,
-  type FmhaBwdDotDoOInstance,
-  type FmhaBwdDqDkDvInstance,
-  type FmhaBwdInstanceCatalog,
-  type FmhaBwdInstanceTriple,
+  type FmhaBwdConvertDqRecord,
+  type FmhaBwdDotDoORecord,
+  type FmhaBwdDqDkDvRecord,
+  type FmhaBwdRecordCatalog,
+  type FmhaBwdRecordTriple,
   type FmhaBwdMismatch,
-} from './fmhaBwdInstance.ts';
+} from './fmhaBwdRecord.ts';
 import { checkFmhaBwdTraits, type CheckedFmhaBwdTraits, type FmhaBwdTraits } from './fmhaBwdTraits.ts';
 import { makeFmhaBwdWorkspace, type FmhaBwdWorkspace } from './fmhaBwdWorkspace.ts';
 
@@ -30,21 +30,21 @@ export type FmhaBwdStage = (typeof FMHA_BWD_STAGES)[number];
 export type FmhaBwdStageLaunch =
   | {
       readonly stage: 'dotDoO';
-      readonly instance: FmhaBwdDotDoOInstance;
+      readonly instance: FmhaBwdDotDoORecord;
       readonly traits: CheckedFmhaBwdTraits;
       readonly workspace: FmhaBwdWorkspace;
       readonly args: FmhaBwdArgs;
     }
   | {
       readonly stage: 'dqDkDv';
-      readonly instance: FmhaBwdDqDkDvInstance;
+      readonly instance: FmhaBwdDqDkDvRecord;
       readonly traits: CheckedFmhaBwdTraits;
       readonly workspace: FmhaBwdWorkspace;
       readonly args: FmhaBwdArgs;
     }
   | {
       readonly stage: 'convertDq';
-      readonly instance: FmhaBwdConvertDqInstance;
+      readonly instance: FmhaBwdConvertDqRecord;
       readonly traits: CheckedFmhaBwdTraits;
       readonly workspace: FmhaBwdWorkspace;
       readonly args: FmhaBwdArgs;
@@ -65,7 +65,7 @@ export interface FmhaBwdExecutor<TStream> {
 /** How a launcher is built besides its traits. */
 export interface FmhaBwdLauncherOptions<TStream> {
   /** The instance triples to choose from, in priority order. */
-  readonly catalog: FmhaBwdInstanceCatalog;
+  readonly catalog: FmhaBwdRecordCatalog;
   readonly executor: FmhaBwdExecutor<TStream>;
   /** SMs of the device (the persistent deterministic batch-mode split count depends on it). */
   readonly smCount: number;
@@ -103,7 +103,7 @@ export class FmhaBwdLauncher<TStream = unknown> {
   readonly traits: CheckedFmhaBwdTraits;
   readonly supported: boolean;
   /** The selected triple (null when unsupported). */
-  readonly triple: FmhaBwdInstanceTriple | null;
+  readonly triple: FmhaBwdRecordTriple | null;
   /** The workspace layout (null when unsupported). */
   readonly workspace: FmhaBwdWorkspace | null;
   readonly workspaceSize: FmhaBwdWorkspaceSize;
@@ -123,7 +123,7 @@ export class FmhaBwdLauncher<TStream = unknown> {
       throw new ArgumentError('options', 'must be { catalog, executor, smCount }', options);
     const { catalog, executor } = options;
     if (!Array.isArray(catalog)) throw new ArgumentError('options.catalog', 'must be an array of instance triples', catalog);
-    catalog.forEach((triple, i) => checkFmhaBwdInstanceTriple(triple, `catalog[${i}]`));
+    catalog.forEach((triple, i) => checkFmhaBwdRecordTriple(triple, `catalog[${i}]`));
     if (typeof executor !== 'object' || executor === null)
       throw new ArgumentError('options.executor', 'must implement copyToDevice, fillZero and launch', executor);
     if (!Number.isSafeInteger(options.smCount) || options.smCount < 1)
@@ -132,7 +132,7 @@ export class FmhaBwdLauncher<TStream = unknown> {
     this.#warn = options.warn ?? ((m: string) => console.warn(m));
     let best: readonly FmhaBwdMismatch[] | null = null;
     let bestName = '';
-    let chosen: FmhaBwdInstanceTriple | null = null;
+    let chosen: FmhaBwdRecordTriple | null = null;
     for (const triple of catalog) {
       const miss = fmhaBwdTripleMismatches(triple, this.traits);
       if (miss.length === 0) {

@@ -3,5 +3,5 @@
 export * from './fmhaBwdTraits.ts';
 export * from './fmhaBwdWorkspace.ts';
 export * from './fmhaBwdArgs.ts';
-export * from './fmhaBwdInstance.ts';
+export * from './fmhaBwdRecord.ts';
 export * from './fmhaBwdLauncher.ts';

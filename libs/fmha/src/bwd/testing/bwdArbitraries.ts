@@ -2,7 +2,7 @@
 // by other packages' tests through the package barrel's `testing` re-export if wanted).
 import fc from 'fast-check';
 import { causalBottomRight, causalTopLeft, noMask, type AttentionMaskSpec } from '../../mask/attentionMaskSpec.ts';
-import type { FmhaBwdInstanceTriple } from '../fmhaBwdInstance.ts';
+import type { FmhaBwdRecordTriple } from '../fmhaBwdRecord.ts';
 import type { FmhaBwdTraits } from '../fmhaBwdTraits.ts';
 import type { FmhaBwdDqAccumulation } from '../fmhaBwdWorkspace.ts';
 
@@ -68,7 +68,7 @@ export function bwdTriple(f: {
   kN0: number;
   masks?: readonly AttentionMaskSpec['kind'][];
   maxSeqlenQ?: number;
-}): FmhaBwdInstanceTriple {
+}): FmhaBwdRecordTriple {
   const mode = f.groupMode ? 'group' : 'batch';
   const masks = f.masks ?? ['none', 'window', 'generic'];
   const det = f.dqAccumulation === 'splitStore' || f.dqAccumulation === 'persistent';
@@ -103,8 +103,8 @@ export function bwdTriple(f: {
 }
 
 /** A catalog covering fp16/bf16 × d 64/128/256 (d_v = d_q) × both modes × both determinisms, kN0 128 (d ≤ 128) or 64. */
-export function bwdCatalog(): FmhaBwdInstanceTriple[] {
-  const out: FmhaBwdInstanceTriple[] = [];
+export function bwdCatalog(): FmhaBwdRecordTriple[] {
+  const out: FmhaBwdRecordTriple[] = [];
   for (const dtype of ['fp16', 'bf16'] as const)
     for (const d of [64, 128, 256])
       for (const groupMode of [false, true])

@@ -20,7 +20,7 @@ export type FmhaBwdMaskKind = AttentionMaskSpec['kind'];
 const MASK_KINDS: readonly FmhaBwdMaskKind[] = ['none', 'window', 'generic'];
 
 /** dot_do_o: D = p_undrop · rowsum(dO ∘ O) per (batch, query head, row). */
-export interface FmhaBwdDotDoOInstance {
+export interface FmhaBwdDotDoORecord {
   readonly name: string;
   readonly dtype: FmhaBwdDType;
   readonly hdimV: number;
@@ -30,7 +30,7 @@ export interface FmhaBwdDotDoOInstance {
 }
 
 /** dq_dk_dv: one block per key tile, dK/dV in registers, dQ through the workspace (or directly). */
-export interface FmhaBwdDqDkDvInstance {
+export interface FmhaBwdDqDkDvRecord {
   readonly name: string;
   readonly dtype: FmhaBwdDType;
   readonly hdimQ: number;
@@ -51,7 +51,7 @@ export interface FmhaBwdDqDkDvInstance {
 }
 
 /** convert_dq: sums the nsplits (read from the workspace) fp32 partials in order and casts to dQ. */
-export interface FmhaBwdConvertDqInstance {
+export interface FmhaBwdConvertDqRecord {
   readonly name: string;
   readonly dtype: FmhaBwdDType;
   readonly hdimQ: number;
@@ -60,14 +60,14 @@ export interface FmhaBwdConvertDqInstance {
 }
 
 /** CK's (dot_do_o, dq_dk_dv, convert_dq) triple; `convertDq` is null exactly when dq_dk_dv writes dQ directly. */
-export interface FmhaBwdInstanceTriple {
-  readonly dotDoO: FmhaBwdDotDoOInstance;
-  readonly dqDkDv: FmhaBwdDqDkDvInstance;
-  readonly convertDq: FmhaBwdConvertDqInstance | null;
+export interface FmhaBwdRecordTriple {
+  readonly dotDoO: FmhaBwdDotDoORecord;
+  readonly dqDkDv: FmhaBwdDqDkDvRecord;
+  readonly convertDq: FmhaBwdConvertDqRecord | null;
 }
 
 /** The instances a launcher chooses from, in priority order (the first match wins). */
-export type FmhaBwdInstanceCatalog = readonly FmhaBwdInstanceTriple[];
+export type FmhaBwdRecordCatalog = readonly FmhaBwdRecordTriple[];
 
 /** One unmet predicate: the trait that decided it and why. */
 export interface FmhaBwdMismatch {
@@ -104,7 +104,7 @@ function bool(where: string, v: unknown): void {
  * `deterministic` = (dqAccumulation is splitStore or persistent).
  * @throws FmhaBwdCatalogError naming `catalog[i].<stage>.<field>`.
  */
-export function checkFmhaBwdInstanceTriple(triple: FmhaBwdInstanceTriple, where = 'triple'): void {
+export function checkFmhaBwdRecordTriple(triple: FmhaBwdRecordTriple, where = 'triple'): void {
   if (typeof triple !== 'object' || triple === null) bad(where, 'must be { dotDoO, dqDkDv, convertDq }', triple);
   const { dotDoO, dqDkDv, convertDq } = triple;
   named(`${where}.dotDoO`, dotDoO);
@@ -162,7 +162,7 @@ export function fmhaBwdAcceptedAccumulations(
  * deterministic must fit the dq accumulation (`fmhaBwdAcceptedAccumulations`); a `direct`
  * pipeline with a maxSeqlenQ limit must not be exceeded.
  */
-export function fmhaBwdTripleMismatches(triple: FmhaBwdInstanceTriple, t: CheckedFmhaBwdTraits): FmhaBwdMismatch[] {
+export function fmhaBwdTripleMismatches(triple: FmhaBwdRecordTriple, t: CheckedFmhaBwdTraits): FmhaBwdMismatch[] {
   const i = triple.dqDkDv;
   const out: FmhaBwdMismatch[] = [];
   const equal = <K extends 'dtype' | 'hdimQ' | 'hdimV' | 'groupMode' | 'hasDbias' | 'hasDropout' | 'storeRandval'>(
