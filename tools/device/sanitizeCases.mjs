@@ -34,7 +34,7 @@ export const SANITIZE_PLAN = [
     covers:
       'sm90 forward: batch and group mode with empty sequences, no mask, causal both ' +
       'alignments, fully masked rows, window, GQA, LSE, d32/64/128/256; split-KV partials and ' +
-      'the combine kernel',
+      'the combine kernel; soft-capping and ALiBi',
     bundles: {
       'kernel-fmha-fwd-fmhaFwd.mjs': [
         `${FWD}fp16 d128 no mask, b2 h2 s259, bhsd`,
@@ -45,6 +45,8 @@ export const SANITIZE_PLAN = [
         `${FWD}fp16 d64 causal s259`,
         `${FWD}bf16 d256 causal s259`,
         `${FWD}fp16 d32 no mask s17`,
+        `${FWD}fp16 d128 soft-capping, causal bottom-right varlen q 17,300,0 k 259,300,5`,
+        `${FWD}fp16 d128 ALiBi, window t:40,3, varlen q 1,259 k 300,259, GQA 4:2`,
       ],
       // sk 259/300: the split spec's own small cases (its decode cases have 4097+ keys).
       'kernel-fmha-fwd-fmhaFwdSplit.mjs': [{ prefix: 'kernel-fmha-fwd/gpu split-KV: small: ' }],
@@ -72,7 +74,7 @@ export const SANITIZE_PLAN = [
       'backward: dot_do_o, dq_dk_dv and convert_dq with atomic and deterministic dQ ' +
       '(batch-mode persistent splits, group-mode per-batch splits), varlen with empty ' +
       'sequences, GQA, causal both alignments, fully masked rows, window; dq_dk_dv alone at ' +
-      'd256',
+      'd256 and with soft-capping and ALiBi',
     bundles: {
       'kernel-fmha-bwd-fmhaBwd.mjs': [
         `${BWD}fp16 d128 causal bottom-right sq259 > sk100: fully masked rows`,
@@ -86,6 +88,8 @@ export const SANITIZE_PLAN = [
       'kernel-fmha-bwd-_dqDkDv.mjs': [
         'kernel-fmha-bwd/gpu dq_dk_dv: bf16 d256 causal s300 GQA 4:2 (two warpgroups share 64 key rows)',
         'kernel-fmha-bwd/gpu dq_dk_dv: fp16 d256 varlen q 1,0,130 k 65,7,200, window t:40,3',
+        'kernel-fmha-bwd/gpu dq_dk_dv: fp16 d128 soft-capping 1.5, varlen causal q 17,300 k 259,300',
+        'kernel-fmha-bwd/gpu dq_dk_dv: fp16 d128 ALiBi, window t:40,3, varlen q 1,259 k 300,259, GQA 4:2',
       ],
     },
   },

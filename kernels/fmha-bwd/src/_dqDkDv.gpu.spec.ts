@@ -16,6 +16,7 @@ import {
   type AttentionBwdArgs,
   type AttentionTensorStrides,
 } from '@tilekit/fmha';
+import { attentionScoreCase } from '@tilekit/fmha/testing';
 import { randomBits16 } from '@tilekit/host';
 import { decode, encode, getDType } from '@tilekit/numeric';
 import {
@@ -40,6 +41,8 @@ const kernelFor = buildOncePerInstance(async (instance: FmhaBwdDqDkDvInstance) =
 
 interface Case extends FmhaBwdGpuCase {
   readonly dqMode: 'atomic' | 'split';
+  /** A score modifier: soft-capping at 1.5, or ALiBi with the geometric slopes 2^(−8(h+1)/H). */
+  readonly score?: 'softcap' | 'alibi';
   /** Split mode, batch mode: splits (blocks along the keys), each looping over its key tiles. */
   readonly splits?: number;
 }
@@ -63,7 +66,17 @@ async function runCase(c: Case): Promise<string> {
   const v = randomBits16(c.dtype, batches * hk * rowsK * d, 7 + rowsK);
   const dO = randomBits16(c.dtype, batches * c.h * rowsQ * d, 8 + rowsQ);
   const seqs = group ? { seqstartQ: starts(sqs), seqstartK: starts(sks) } : { seqlenQ: rowsQ, seqlenK: rowsK };
-  const common = { batch: c.batch, nheadQ: c.h, nheadK: hk, hdimQ: d, hdimV: d, ...seqs, mask: c.mask };
+  const score = attentionScoreCase(c.score, c.h);
+  const common = {
+    batch: c.batch,
+    nheadQ: c.h,
+    nheadK: hk,
+    hdimQ: d,
+    hdimV: d,
+    ...seqs,
+    mask: c.mask,
+    ...(score ? { scoreModifier: score.reference } : {}),
+  };
   const fwd = referenceAttentionFwd({
     ...common,
     q: { dtype: c.dtype, data: q, strides: qs },
@@ -96,6 +109,7 @@ async function runCase(c: Case): Promise<string> {
     consumerRegisters: 240,
     mask: c.mask.kind === 'none' ? 'none' : 'window',
     dqMode: c.dqMode,
+    ...(score === undefined ? {} : { scoreModifier: score.modifier }),
   };
   const instance = new FmhaBwdDqDkDvInstance(policy);
   const loaded = await kernelFor(instance);
@@ -136,6 +150,7 @@ async function runCase(c: Case): Promise<string> {
     ws: device.upload(ws),
     sq: group ? device.upload(new Int32Array(starts(sqs))) : undefined,
     sk: group ? device.upload(new Int32Array(starts(sks))) : undefined,
+    slopes: score?.slopes === undefined ? undefined : device.upload(score.slopes),
   };
   try {
     const maps = {
@@ -178,6 +193,7 @@ async function runCase(c: Case): Promise<string> {
       mask_left: window?.left ?? -1,
       mask_right: window?.right ?? -1,
       mask_top_left: window === undefined || window.alignment === 'topLeft' ? 1 : 0,
+      ...(score === undefined ? {} : score.modifier.argValues(score.kernel(bufs.slopes?.ptr), c.h)),
     });
     const gridX = det ? Math.max(...nsplits, 1) : Math.max(...kvTiles, 1);
     const launch = instance.launch(gridX, hk, c.batch);
@@ -319,6 +335,60 @@ const cases: readonly Case[] = [
     sk: [65, 7, 200],
     mask: slidingWindowMask(40, 3),
     dqMode: 'atomic',
+  },
+  {
+    label: 'fp16 d128 soft-capping 1.5, no mask, s259 GQA 4:2',
+    dtype: 'fp16',
+    d: 128,
+    batch: 1,
+    h: 4,
+    hk: 2,
+    sq: 259,
+    sk: 259,
+    mask: noMask,
+    dqMode: 'atomic',
+    score: 'softcap',
+  },
+  {
+    label: 'fp16 d128 soft-capping 1.5, varlen causal q 17,300 k 259,300',
+    ...{
+      dtype: 'fp16',
+      d: 128,
+      batch: 2,
+      h: 2,
+      sq: [17, 300],
+      sk: [259, 300],
+      mask: causalBottomRight,
+      dqMode: 'atomic',
+      score: 'softcap',
+    },
+  },
+  {
+    label: 'fp16 d128 ALiBi, no mask, sq 127 sk 300',
+    dtype: 'fp16',
+    d: 128,
+    batch: 2,
+    h: 2,
+    sq: 127,
+    sk: 300,
+    mask: noMask,
+    dqMode: 'atomic',
+    score: 'alibi',
+  },
+  {
+    label: 'fp16 d128 ALiBi, window t:40,3, varlen q 1,259 k 300,259, GQA 4:2',
+    ...{
+      dtype: 'fp16',
+      d: 128,
+      batch: 2,
+      h: 4,
+      hk: 2,
+      sq: [1, 259],
+      sk: [300, 259],
+      mask: slidingWindowMask(40, 3),
+      dqMode: 'atomic',
+      score: 'alibi',
+    },
   },
 ];
 

@@ -14,6 +14,7 @@ import {
   FMHA_BWD_DOT_DO_O_CATALOG,
   FMHA_BWD_DQ_DK_DV_CATALOG,
 } from './fmhaBwdCatalog.ts';
+import { FMHA_BWD_SCORE_MOD_CATALOG } from './fmhaBwdScoreModCatalog.ts';
 
 const hasNvcc = NvccCompiler.available();
 if (!hasNvcc)
@@ -40,6 +41,12 @@ describe.runIf(hasNvcc)('fmha-bwd catalog: every instance compiles for sm_90a wi
   it(`compiles the ${FMHA_BWD_DQ_DK_DV_CATALOG.length} dq_dk_dv instances`, async () => {
     expect(await catalogCompileProblems('fmha-bwd dq_dk_dv', FMHA_BWD_DQ_DK_DV_CATALOG, compiler, FMHA_BWD_COMPILE_FLAGS)).toEqual([]);
   }, 1_200_000);
+
+  it(`compiles the ${FMHA_BWD_SCORE_MOD_CATALOG.length} dq_dk_dv instances with a score modifier (soft-capping, ALiBi)`, async () => {
+    expect(await catalogCompileProblems('fmha-bwd score modifiers', FMHA_BWD_SCORE_MOD_CATALOG, compiler, FMHA_BWD_COMPILE_FLAGS)).toEqual(
+      [],
+    );
+  }, 300_000);
 
   it('lists every instance once', () => {
     expect(new Set(FMHA_BWD_ALL_INSTANCES.map((i) => i.name)).size).toBe(FMHA_BWD_ALL_INSTANCES.length);

@@ -34,6 +34,7 @@ import {
   GenericAttentionMaskCode,
   type FmhaBwdMaskKind,
   type FmhaBwdWsPolicy,
+  type FmhaScoreModifier,
 } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { getDType } from '@tilekit/numeric';
@@ -48,6 +49,8 @@ export type FmhaBwdDqDkDvMaskKind = Extract<FmhaBwdMaskKind, 'none' | 'window'>;
 /** The Policy of one dq_dk_dv instance. */
 export interface FmhaBwdDqDkDvPolicy extends FmhaBwdWsPolicy {
   readonly mask: FmhaBwdDqDkDvMaskKind;
+  /** A score modifier (soft-capping, ALiBi); its parameters follow the kernel's own, its tag ends the name. */
+  readonly scoreModifier?: FmhaScoreModifier;
 }
 
 /** Longest sequence (and group-mode total): 2^24 rows keeps the per-row dQ offsets (row · head dim) in int32. */
@@ -94,6 +97,7 @@ function params(policy: FmhaBwdDqDkDvPolicy, target: Target) {
     mask_left: kernelParam.i32({ range: [-1, FMHA_BWD_MAX_SEQLEN] }),
     mask_right: kernelParam.i32({ range: [-1, FMHA_BWD_MAX_SEQLEN] }),
     mask_top_left: kernelParam.i32({ range: [0, 1] }),
+    ...policy.scoreModifier?.params(),
   };
 }
 
@@ -107,11 +111,12 @@ export interface FmhaBwdLaunch {
 }
 
 function dqDkDvKey(policy: FmhaBwdDqDkDvPolicy, target: Target): InstanceKey {
-  const { tileM, tileN, headDim, headDimV, ...rest } = policy;
+  const { tileM, tileN, headDim, headDimV, scoreModifier, ...rest } = policy;
+  const hdim = headDim === headDimV ? headDim : `${headDim}x${headDimV}`;
   return instanceKey(
     'fmha_bwd_dq_dk_dv_sm90',
-    { ...rest, hdim: headDim === headDimV ? headDim : `${headDim}x${headDimV}`, tile: [tileN, tileM], target: target.name },
-    { tags: { dtype: '', hdim: 'd', mask: '', tile: '', stages: 's', dqMode: 'dq' } },
+    { ...rest, hdim, tile: [tileN, tileM], target: target.name, ...(scoreModifier ? { score: scoreModifier.tag } : {}) },
+    { tags: { dtype: '', hdim: 'd', mask: '', tile: '', stages: 's', dqMode: 'dq', ...(scoreModifier ? { score: '' } : {}) } },
   );
 }
 
@@ -301,6 +306,7 @@ export class FmhaBwdDqDkDvInstance extends KernelInstance<FmhaBwdDqDkDvPolicy, P
         dk: makeTensorView(dkBase, dkDesc, { elementBytes: e }),
         dv: makeTensorView(dvBase, dvDesc, { elementBytes: e }),
         symbols: { seqlen_k: seqlenK, dk_stride_row: a.dk_stride_row, dv_stride_row: a.dv_stride_row },
+        ...(P.scoreModifier ? { scoreModifier: P.scoreModifier.bind(a, { seqlenQ, seqlenK }) } : {}),
       });
     });
   }

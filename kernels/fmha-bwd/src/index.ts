@@ -6,3 +6,4 @@ export * from './fmhaBwdCatalog.ts';
 export * from './fmhaBwdProblem.ts';
 export * from './fmhaBwdRunner.ts';
 export * from './fmhaBwdReference.ts';
+export * from './fmhaBwdScoreModCatalog.ts';

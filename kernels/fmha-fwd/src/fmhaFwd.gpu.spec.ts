@@ -5,11 +5,12 @@
 // by the runner) without a GPU.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { causalBottomRight, causalTopLeft, noMask } from '@tilekit/fmha';
+import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask } from '@tilekit/fmha';
 import { buildOncePerInstance, Device, encodeTensorMapTiled } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { FMHA_FWD_CATALOG } from './fmhaFwdCatalog.ts';
 import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
+import { FMHA_FWD_SCORE_MOD_CATALOG } from './fmhaFwdScoreModCatalog.ts';
 import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
 import { fmhaFwdCommonGpuCases, runFmhaFwdGpuCase, type FmhaFwdGpuCase, type FmhaFwdGpuKernel } from './testing/fmhaFwdGpuCase.ts';
 
@@ -18,10 +19,11 @@ const kernelFor = buildOncePerInstance((instance: FmhaFwdInstance) => {
   return FmhaFwdKernel.build(instance, { device: Device.open(0), compiler });
 });
 
-/** The catalog's non-split instance for `c`. */
+/** The catalog's non-split instance for `c` (of the score-modifier catalog when `c` has a modifier). */
 function instanceFor(c: FmhaFwdGpuCase): FmhaFwdInstance {
-  const found = FMHA_FWD_CATALOG.find(
+  const found = (c.score === undefined ? FMHA_FWD_CATALOG : FMHA_FWD_SCORE_MOD_CATALOG).find(
     (i) =>
+      i.policy.scoreModifier?.tag === c.score &&
       i.policy.dtype === c.dtype &&
       i.policy.headDim === c.d &&
       i.policy.headDimV === (c.dv ?? c.d) &&
@@ -98,6 +100,61 @@ const cases: readonly FmhaFwdGpuCase[] = [
     layout: 'bshd',
     mask: causalTopLeft,
     poison: { tensor: 'k', row: 100 },
+  },
+  // Score modifiers (attentionScoreCase: soft-capping at 1.5, ALiBi's geometric slopes).
+  {
+    label: 'fp16 d128 soft-capping, no mask, b2 h4 GQA 4:2 s259',
+    dtype: 'fp16',
+    d: 128,
+    batch: 2,
+    h: 4,
+    hk: 2,
+    sq: 259,
+    sk: 259,
+    layout: 'bhsd',
+    mask: noMask,
+    score: 'softcap',
+  },
+  {
+    label: 'fp16 d128 soft-capping, causal bottom-right varlen q 17,300,0 k 259,300,5',
+    ...{
+      dtype: 'fp16',
+      d: 128,
+      batch: 3,
+      h: 2,
+      sq: [17, 300, 0],
+      sk: [259, 300, 5],
+      layout: 'bshd',
+      mask: causalBottomRight,
+      score: 'softcap',
+    },
+  },
+  {
+    label: 'fp16 d128 ALiBi, no mask, sq 127 sk 1000',
+    dtype: 'fp16',
+    d: 128,
+    batch: 1,
+    h: 4,
+    sq: 127,
+    sk: 1000,
+    layout: 'bhsd',
+    mask: noMask,
+    score: 'alibi',
+  },
+  {
+    label: 'fp16 d128 ALiBi, window t:40,3, varlen q 1,259 k 300,259, GQA 4:2',
+    ...{
+      dtype: 'fp16',
+      d: 128,
+      batch: 2,
+      h: 4,
+      hk: 2,
+      sq: [1, 259],
+      sk: [300, 259],
+      layout: 'bshd',
+      mask: slidingWindowMask(40, 3),
+      score: 'alibi',
+    },
   },
 ];
 

@@ -9,6 +9,7 @@ import { NvccCompiler } from '@tilekit/runtime';
 import { catalogCompileProblems } from '@tilekit/runtime/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkFmhaFwdCatalog, FMHA_FWD_CATALOG } from './fmhaFwdCatalog.ts';
+import { FMHA_FWD_SCORE_MOD_CATALOG } from './fmhaFwdScoreModCatalog.ts';
 import { FMHA_FWD_COMPILE_FLAGS } from '@tilekit/fmha';
 
 const hasNvcc = NvccCompiler.available();
@@ -37,4 +38,11 @@ describe.runIf(hasNvcc)('fmha-fwd catalog: every instance compiles for sm_90a wi
       await catalogCompileProblems('fmha-fwd catalog', FMHA_FWD_CATALOG, new NvccCompiler({ cacheDir }), FMHA_FWD_COMPILE_FLAGS),
     ).toEqual([]);
   }, 900_000);
+
+  it(`compiles the ${FMHA_FWD_SCORE_MOD_CATALOG.length} score-modifier instances (soft-capping, ALiBi)`, async () => {
+    const compiler = new NvccCompiler({ cacheDir });
+    expect(await catalogCompileProblems('fmha-fwd score modifiers', FMHA_FWD_SCORE_MOD_CATALOG, compiler, FMHA_FWD_COMPILE_FLAGS)).toEqual(
+      [],
+    );
+  }, 300_000);
 });

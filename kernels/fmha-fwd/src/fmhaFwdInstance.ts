@@ -24,6 +24,7 @@ import {
   type FmhaFwdLaunch,
   type FmhaFwdMaskKind,
   type FmhaFwdWsPolicy,
+  type FmhaScoreModifier,
 } from '@tilekit/fmha';
 import { getDType } from '@tilekit/numeric';
 
@@ -36,6 +37,8 @@ export interface FmhaFwdPolicy extends FmhaFwdWsPolicy {
    * merges. `false`: one pass writes O (and LSE) directly.
    */
   readonly splitKv: boolean;
+  /** A score modifier (soft-capping, ALiBi): its parameters follow the kernel's own, its tag ends the name. */
+  readonly scoreModifier?: FmhaScoreModifier;
 }
 
 function fmhaParams(policy: FmhaFwdPolicy, target: Target) {
@@ -51,17 +54,19 @@ function fmhaParams(policy: FmhaFwdPolicy, target: Target) {
     num_splits: kernelParam.i32({ range: [1, 1024] }),
     o_split_stride: kernelParam.i64(big),
     lse_split_stride: kernelParam.i64(big),
+    ...policy.scoreModifier?.params(),
   };
 }
 
 type FmhaParams = ReturnType<typeof fmhaParams>;
 
 function fmhaFwdKey(policy: FmhaFwdPolicy, target: Target): InstanceKey {
-  const { tileM, tileN, headDim, headDimV, ...rest } = policy;
+  const { tileM, tileN, headDim, headDimV, scoreModifier, ...rest } = policy;
+  const hdim = headDim === headDimV ? headDim : `${headDim}x${headDimV}`;
   return instanceKey(
     'fmha_fwd_sm90',
-    { ...rest, hdim: headDim === headDimV ? headDim : `${headDim}x${headDimV}`, tile: [tileM, tileN], target: target.name },
-    { tags: { dtype: '', hdim: 'd', mask: '', tile: '', stages: 's', splitKv: 'split' } },
+    { ...rest, hdim, tile: [tileM, tileN], target: target.name, ...(scoreModifier ? { score: scoreModifier.tag } : {}) },
+    { tags: { dtype: '', hdim: 'd', mask: '', tile: '', stages: 's', splitKv: 'split', ...(scoreModifier ? { score: '' } : {}) } },
   );
 }
 
@@ -121,7 +126,12 @@ export class FmhaFwdInstance extends KernelInstance<FmhaFwdPolicy, FmhaParams> {
         oOffset: splitOffset(a.o_split_stride),
         lseOffset: splitOffset(a.lse_split_stride),
       });
-      this.pipeline.emit(b, t, { ...block.args, ...(split !== undefined ? { split: { count: a.num_splits, index: split } } : {}) });
+      const score = P.scoreModifier?.bind(a, { seqlenQ: block.args.seqlenQ, seqlenK: block.args.seqlenK }).atHead(b, head);
+      this.pipeline.emit(b, t, {
+        ...block.args,
+        ...(split !== undefined ? { split: { count: a.num_splits, index: split } } : {}),
+        ...(score !== undefined ? { scoreModifier: score } : {}),
+      });
     });
   }
 }

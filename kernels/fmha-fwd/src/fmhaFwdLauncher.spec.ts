@@ -5,6 +5,7 @@ import { checkTiledTensorMap, type TiledTensorMapOptions } from '@tilekit/runtim
 import { describe, expect, it } from 'vitest';
 import { FMHA_FWD_CATALOG } from './fmhaFwdCatalog.ts';
 import { prepareFmhaFwdLaunch } from './fmhaFwdLauncher.ts';
+import { FMHA_FWD_SCORE_MOD_CATALOG } from './fmhaFwdScoreModCatalog.ts';
 
 const encode = (o: TiledTensorMapOptions): Uint8Array => {
   checkTiledTensorMap(o);
@@ -68,5 +69,30 @@ describe('prepareFmhaFwdLaunch argument checks', () => {
       'o',
       'lse',
     ]);
+  });
+
+  it("passes a score modifier's values and rejects a missing, mismatched or unexpected one, naming scoreModifier", () => {
+    const softcap = FMHA_FWD_SCORE_MOD_CATALOG.find((i) => i.policy.scoreModifier?.tag === 'softcap' && i.policy.mask === 'none')!;
+    const alibi = FMHA_FWD_SCORE_MOD_CATALOG.find((i) => i.policy.scoreModifier?.tag === 'alibi' && i.policy.mask === 'none')!;
+    const slopes = { ptr: 0x7000_0000n, bytes: 4 * 8 };
+    const packed = prepareFmhaFwdLaunch(softcap, p, buffers({ scoreModifier: { kind: 'softcap', cap: 30 } }), encode).args;
+    expect((softcap.signature.unpack(packed.bytes) as Record<string, unknown>).softcap_log2).toBeCloseTo(30 * Math.LOG2E, 4);
+    const alibiArgs = prepareFmhaFwdLaunch(alibi, p, buffers({ scoreModifier: { kind: 'alibi', slopes } }), encode).args;
+    expect((alibi.signature.unpack(alibiArgs.bytes) as Record<string, unknown>).alibi_slopes).toBe(slopes.ptr);
+    expect(problemArguments(() => prepareFmhaFwdLaunch(softcap, p, buffers(), encode))).toEqual(['scoreModifier']);
+    expect(problemArguments(() => prepareFmhaFwdLaunch(softcap, p, buffers({ scoreModifier: { kind: 'alibi', slopes } }), encode))).toEqual(
+      ['scoreModifier'],
+    );
+    expect(
+      problemArguments(() => prepareFmhaFwdLaunch(softcap, p, buffers({ scoreModifier: { kind: 'softcap', cap: -1 } }), encode)),
+    ).toEqual(['scoreModifier.cap']);
+    expect(
+      problemArguments(() =>
+        prepareFmhaFwdLaunch(alibi, p, buffers({ scoreModifier: { kind: 'alibi', slopes: { ...slopes, bytes: 8 } } }), encode),
+      ),
+    ).toEqual(['scoreModifier.slopes']);
+    expect(
+      problemArguments(() => prepareFmhaFwdLaunch(instance, p, buffers({ scoreModifier: { kind: 'softcap', cap: 30 } }), encode)),
+    ).toEqual(['scoreModifier']);
   });
 });

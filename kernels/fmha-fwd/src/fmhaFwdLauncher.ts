@@ -12,6 +12,7 @@ import {
   fmhaFwdTileArgValues,
   fmhaFwdUnsupported,
   FmhaFwdLoadedKernel,
+  fmhaScoreArgValues,
   reportFmhaFwdOverlaps,
   type FmhaFwdBuffers,
   type PreparedFmhaFwdLaunch,
@@ -97,6 +98,7 @@ export function prepareFmhaFwdLaunch(
     );
   }
   problems.check(() => checkFmhaFwdSequenceBuffers(p, buffers));
+  const score = problems.check(() => fmhaScoreArgValues(instance.policy.scoreModifier, buffers.scoreModifier, p.nheadQ));
   problems.throwIfAny();
   const { q, k, v } = inputs!;
   const split = instance.policy.splitKv;
@@ -112,6 +114,7 @@ export function prepareFmhaFwdLaunch(
     num_splits: p.numSplits,
     o_split_stride: split ? ws.oSplit : 0,
     lse_split_stride: split ? ws.lseSplit : 0,
+    ...score,
   });
   return { launch: instance.launch(p.batch, p.nheadQ, p.seqlenQ, p.numSplits), args, maps };
 }

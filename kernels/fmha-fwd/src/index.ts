@@ -47,6 +47,7 @@ export {
 // kernels share live in @tilekit/fmha, the launch checks in @tilekit/fmha-launch.
 export * from './fmhaFwdInstance.ts';
 export * from './fmhaFwdCatalog.ts';
+export * from './fmhaFwdScoreModCatalog.ts';
 export { FMHA_FWD_COMPILE_FLAGS, FMHA_FWD_REGISTER_SPLIT, FMHA_FWD_STAGES, FmhaFwdCatalogError } from '@tilekit/fmha';
 export * from './fmhaFwdLauncher.ts';
 export * from '@tilekit/fmha-launch';

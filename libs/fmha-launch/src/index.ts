@@ -2,3 +2,6 @@
 
 // Forward: buffer checks, TMA maps, shared kernel arguments, the loaded-kernel base.
 export * from './fwd/index.ts';
+
+// Score modifiers (soft-capping, ALiBi): their kernel parameter values from the caller's spec.
+export * from './fmhaScoreArgValues.ts';

@@ -4,6 +4,7 @@ export * from './reference/index.ts';
 export * from './errors.ts';
 export * from './softmax/index.ts';
 export * from './pipeline/index.ts';
+export * from './scoreMod/index.ts';
 export * from './bwd/index.ts';
 export * from './problem/index.ts';
 export * from './varlen/index.ts';

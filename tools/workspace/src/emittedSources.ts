@@ -3,9 +3,15 @@
 // the compiler). The committed manifest of these hashes (emitted-sources.sha256.json, checked by
 // emittedSources.spec.ts) is the safety net of refactors that must not change any kernel.
 import { createHash } from 'node:crypto';
-import { FMHA_BWD_CONVERT_DQ_CATALOG, FMHA_BWD_DOT_DO_O_CATALOG, FMHA_BWD_DQ_DK_DV_CATALOG } from '@tilekit/kernel-fmha-bwd';
+import {
+  FMHA_BWD_CONVERT_DQ_CATALOG,
+  FMHA_BWD_DOT_DO_O_CATALOG,
+  FMHA_BWD_DQ_DK_DV_CATALOG,
+  FMHA_BWD_SCORE_MOD_CATALOG,
+} from '@tilekit/kernel-fmha-bwd';
 import {
   FMHA_FWD_CATALOG,
+  FMHA_FWD_SCORE_MOD_CATALOG,
   FMHA_FWD_COMBINE_CATALOG,
   FMHA_FWD_SM80_CATALOG,
   FMHA_FWD_SM80_CATALOG_SM90A,
@@ -55,11 +61,13 @@ const FMHA_FWD_SM80_VARIANTS: readonly EmittingInstance[] = [
 /** Every catalog of the kernel packages, for every target it is built for. */
 export const EMITTED_SOURCE_CATALOGS: readonly EmittedSourceCatalog[] = [
   { catalog: 'fmha-fwd sm90', instances: FMHA_FWD_CATALOG },
+  { catalog: 'fmha-fwd sm90 score modifiers', instances: FMHA_FWD_SCORE_MOD_CATALOG },
   { catalog: 'fmha-fwd combine', instances: FMHA_FWD_COMBINE_CATALOG },
   { catalog: 'fmha-fwd sm80', instances: FMHA_FWD_SM80_CATALOG },
   { catalog: 'fmha-fwd sm80 (built for sm_90a)', instances: FMHA_FWD_SM80_CATALOG_SM90A },
   { catalog: 'fmha-fwd sm80 compile-spec variants', instances: FMHA_FWD_SM80_VARIANTS },
   { catalog: 'fmha-bwd dq_dk_dv', instances: FMHA_BWD_DQ_DK_DV_CATALOG },
+  { catalog: 'fmha-bwd dq_dk_dv score modifiers', instances: FMHA_BWD_SCORE_MOD_CATALOG },
   { catalog: 'fmha-bwd dot_do_o', instances: FMHA_BWD_DOT_DO_O_CATALOG },
   { catalog: 'fmha-bwd convert_dq', instances: FMHA_BWD_CONVERT_DQ_CATALOG },
   { catalog: 'sparge attention', instances: SPARGE_FWD_CATALOG },

@@ -20,6 +20,7 @@ import {
   type AttentionMaskSpec,
   type FmhaFwdLaunchProblem,
 } from '@tilekit/fmha';
+import { attentionScoreCase } from '@tilekit/fmha/testing';
 import { randomBits16 } from '@tilekit/host';
 import { decodeArray } from '@tilekit/numeric';
 import { Device } from '@tilekit/runtime';
@@ -46,6 +47,8 @@ export interface FmhaFwdGpuCase {
   readonly lse?: boolean;
   /** A NaN written into Q (query row) or K (key row) of batch 0, (key/value) head 0, dim 0. */
   readonly poison?: FmhaFwdPoison;
+  /** A score modifier (`attentionScoreCase`): the kernel must be built with it. */
+  readonly score?: 'softcap' | 'alibi';
 }
 
 /**
@@ -251,6 +254,7 @@ export async function runFmhaFwdGpuCase(c: FmhaFwdGpuCase, kernel: FmhaFwdGpuKer
   const q = randomBits16(c.dtype, batches * c.h * rowsQ * c.d, 1 + rowsQ);
   const k = randomBits16(c.dtype, batches * hk * rowsK * c.d, 2 + rowsK);
   const v = randomBits16(c.dtype, batches * hk * rowsK * dv, 3 + rowsK);
+  const score = attentionScoreCase(c.score, c.h);
   if (c.poison) plantNaN(c.poison.tensor === 'q' ? q : k, c.dtype, c.poison.tensor === 'q' ? qs : ks, c.poison.row);
   const args: AttentionFwdArgs = {
     batch: c.batch,
@@ -264,6 +268,7 @@ export async function runFmhaFwdGpuCase(c: FmhaFwdGpuCase, kernel: FmhaFwdGpuKer
     v: { dtype: c.dtype, data: v, strides: vs },
     oStrides: os,
     mask: c.mask,
+    ...(score ? { scoreModifier: score.reference } : {}),
   };
   const ref = referenceAttentionFwd(args);
   const problem: FmhaFwdLaunchProblem = {
@@ -298,18 +303,17 @@ export async function runFmhaFwdGpuCase(c: FmhaFwdGpuCase, kernel: FmhaFwdGpuKer
   const dlse = withLse ? device.alloc(Math.max(1, lseCount) * 4).fill(0xff) : undefined;
   const dsq = group ? device.upload(new Int32Array(starts(sqs))) : undefined;
   const dsk = group ? device.upload(new Int32Array(starts(sks))) : undefined;
+  const slopes = score?.slopes ? device.upload(score.slopes) : undefined;
   try {
-    kernel.launch(
-      problem,
-      { q: dq, k: dk, v: dvb, o: dout, ...(dlse ? { lse: dlse } : {}), ...(dsq && dsk ? { seqstartQ: dsq, seqstartK: dsk } : {}) },
-      device,
-    );
+    const seqBuffers = dsq && dsk ? { seqstartQ: dsq, seqstartK: dsk } : {};
+    const scoreBuffers = score ? { scoreModifier: score.kernel(slopes?.ptr) } : {};
+    kernel.launch(problem, { q: dq, k: dk, v: dvb, o: dout, ...(dlse ? { lse: dlse } : {}), ...seqBuffers, ...scoreBuffers }, device);
     const o = decodeArray(c.dtype, new Uint16Array(dout.copyToHost().buffer));
     const lse = dlse ? new Float32Array(dlse.copyToHost().buffer) : undefined;
     const found = checkFmhaFwdOutputs(args, ref, { o, ...(lse ? { lse } : {}) }, poisonedRows(c, args));
     assert.equal(found.bad, 0, `${kernel.name}: ${found.bad} elements off; first: ${found.first}`);
     return `${kernel.name}: max |err| O ${found.worstO.toExponential(2)} (atol ${found.tol.o.atol.toExponential(2)})${lse ? `, LSE ${found.worstL.toExponential(2)}` : ', no LSE'}`;
   } finally {
-    for (const buf of [dq, dk, dvb, dout, dlse, dsq, dsk]) buf?.dispose();
+    for (const buf of [dq, dk, dvb, dout, dlse, dsq, dsk, slopes]) buf?.dispose();
   }
 }

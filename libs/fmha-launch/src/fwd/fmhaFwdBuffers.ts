@@ -1,4 +1,5 @@
 // The device memory of one forward attention launch (dense or sparse).
+import type { FmhaScoreModifierSpec } from '@tilekit/fmha';
 import type { DeviceRange, Stream } from '@tilekit/runtime';
 
 /** Device memory of one launch. Group mode needs `seqstartQ`/`seqstartK` (int32, batch + 1) and optionally `seqlenK` (int32, batch). */
@@ -14,4 +15,6 @@ export interface FmhaFwdBuffers {
   readonly seqstartK?: DeviceRange;
   readonly seqlenK?: DeviceRange;
   readonly stream?: Stream;
+  /** The values of the kernel's score modifier (its cap, or ALiBi's fp32 slopes); required exactly when the kernel has one. */
+  readonly scoreModifier?: FmhaScoreModifierSpec;
 }

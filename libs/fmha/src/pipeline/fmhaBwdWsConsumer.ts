@@ -36,6 +36,7 @@ import {
   emitFmhaBwdDvAndDpT,
   emitFmhaBwdMask,
   emitFmhaBwdProbabilities,
+  emitFmhaBwdScoreModifier,
   emitFmhaBwdScoresT,
   emitFmhaBwdStoreDsT,
 } from './fmhaBwdWsTileSteps.ts';
@@ -86,11 +87,12 @@ function emitConsumerQueryTile(li: BlockBuilder, st: FmhaBwdWsConsumerState, key
   const q = beginQueryTile(li, st, key, it);
   emitFmhaBwdScoresT(li, st, key, q);
   const inner = st.emitter(li);
+  const score = emitFmhaBwdScoreModifier(li, inner, st, key, q);
   emitFmhaBwdMask(li, st, key, q);
-  emitFmhaBwdProbabilities(inner, st, q);
+  emitFmhaBwdProbabilities(inner, st, q, score);
   const firstIt = li.let('acc_kv', int32, cast(gt(it, 0), int32));
   emitFmhaBwdDvAndDpT(li, inner, st, key, q, firstIt);
-  emitFmhaBwdDsT(inner, st, q);
+  emitFmhaBwdDsT(inner, st, q, score);
   emitFmhaBwdStoreDsT(li, st);
   emitFmhaBwdDkAndDq(li, st, key, q, firstIt);
   li.expr(mbarrierArrive(ctx.target, ctx.qEmpty(q.s)));

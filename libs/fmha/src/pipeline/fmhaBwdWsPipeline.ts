@@ -22,6 +22,7 @@ import type { GenericAttentionMaskCode } from '../mask/genericAttentionMaskCode.
 import { emitFmhaBwdWsConsumers } from './fmhaBwdWsConsumer.ts';
 import { FMHA_BWD_SLAB, type FmhaBwdWsContext } from './fmhaBwdWsContext.ts';
 import { emitFmhaBwdWsProducer } from './fmhaBwdWsProducer.ts';
+import type { FmhaScoreModifierSite } from '../scoreMod/fmhaScoreModifier.ts';
 
 /** Policy of {@link FmhaBwdWsPipeline}. */
 export interface FmhaBwdWsPolicy {
@@ -81,6 +82,8 @@ export interface FmhaBwdWsArgs {
   readonly dk: TensorView;
   readonly dv: TensorView;
   readonly symbols: Readonly<Record<string, Expr>>;
+  /** A score modifier (soft-capping, ALiBi), applied at each query tile's head before the mask. */
+  readonly scoreModifier?: FmhaScoreModifierSite;
 }
 
 export const FMHA_BWD_DYNAMIC_SMEM = 'tk_fmha_bwd_smem';

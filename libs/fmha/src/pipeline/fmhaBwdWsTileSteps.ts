@@ -27,6 +27,7 @@ import {
 import { emitCalculateOffset } from '@tilekit/layout';
 import { clearTile, makeTileWindow, storeTile, sweepTile, type BlockEmitter, type DistributedTensor } from '@tilekit/tile';
 import { FMHA_BWD_SLAB_BYTES } from './fmhaBwdWsContext.ts';
+import type { FmhaScoreAt } from '../scoreMod/fmhaScoreModifier.ts';
 import type { FmhaBwdWsConsumerState, FmhaBwdWsKeyTile, FmhaBwdWsQueryTile } from './fmhaBwdWsConsumerState.ts';
 
 /** Sᵀ = K·Qᵀ (this warpgroup: its 64 key rows), head dim in 64-wide slabs. */
@@ -57,13 +58,35 @@ export function emitFmhaBwdMask(li: BlockBuilder, st: FmhaBwdWsConsumerState, ke
   );
 }
 
-/** Pᵀ = 2^(Sᵀ·scale·log2 e − LSE·log2 e) in place of Sᵀ: the forward's probabilities, from its LSE. */
-export function emitFmhaBwdProbabilities(inner: BlockEmitter, st: FmhaBwdWsConsumerState, q: FmhaBwdWsQueryTile): void {
+/**
+ * The score modifier's step (when the kernel has one): Sᵀ becomes its log2-domain logits at the
+ * query tile's head, before the mask; returns the modifier there (for the probabilities and dSᵀ).
+ */
+export function emitFmhaBwdScoreModifier(
+  li: BlockBuilder,
+  inner: BlockEmitter,
+  st: FmhaBwdWsConsumerState,
+  key: FmhaBwdWsKeyTile,
+  q: FmhaBwdWsQueryTile,
+): FmhaScoreAt | undefined {
+  const { args } = st.ctx;
+  if (args.scoreModifier === undefined) return undefined;
+  const at = args.scoreModifier.atHead(li, q.head);
+  li.comment('the score modifier: Sᵀ becomes its log2-domain logits');
+  inner.threads((t) =>
+    sweepTile(t, st.sAcc, (e) => e.b.assign(e.value, at.logit(e.b, e.value, add(q.i0, e.x[1]!), add(key.j0, e.x[0]!), args.scaleLog2))),
+  );
+  return at;
+}
+
+/** Pᵀ = 2^(Sᵀ·scale·log2 e − LSE·log2 e) in place of Sᵀ (scale 1 after a score modifier): the forward's probabilities, from its LSE. */
+export function emitFmhaBwdProbabilities(inner: BlockEmitter, st: FmhaBwdWsConsumerState, q: FmhaBwdWsQueryTile, at?: FmhaScoreAt): void {
   const { target, args } = st.ctx;
+  const scaleLog2 = at === undefined ? args.scaleLog2 : lit(1, float32);
   inner.threads((t) => {
     t.b.comment('Pᵀ = 2^(Sᵀ·scale·log2 e − LSE·log2 e); a fully masked row (LSE = −∞) gives 0');
     sweepTile(t, st.sAcc, (e) => {
-      e.b.assign(e.value, exp2Approx(target, add(mul(e.value, args.scaleLog2), neg(index(q.lseStage, e.x[1]!)))));
+      e.b.assign(e.value, exp2Approx(target, add(mul(e.value, scaleLog2), neg(index(q.lseStage, e.x[1]!)))));
     });
   });
 }
@@ -92,13 +115,18 @@ export function emitFmhaBwdDvAndDpT(
   p.dvGemm.emitWait(li, target, st.dvAcc, 0, st.pFrag);
 }
 
-/** dSᵀ = scale · Pᵀ ∘ (dPᵀ − D) in place of dPᵀ (D = rowsum(dO ∘ O) from the dot_do_o kernel), packed to pairs. */
-export function emitFmhaBwdDsT(inner: BlockEmitter, st: FmhaBwdWsConsumerState, q: FmhaBwdWsQueryTile): void {
+/**
+ * dSᵀ = scale · Pᵀ ∘ (dPᵀ − D) in place of dPᵀ (D = rowsum(dO ∘ O) from the dot_do_o kernel), times
+ * the score modifier's derivative where it has one, packed to pairs.
+ */
+export function emitFmhaBwdDsT(inner: BlockEmitter, st: FmhaBwdWsConsumerState, q: FmhaBwdWsQueryTile, at?: FmhaScoreAt): void {
   const { pipeline: p, target, args } = st.ctx;
   inner.threads((t) => {
     t.b.comment('dSᵀ = scale · Pᵀ ∘ (dPᵀ − D), packed to fp16/bf16 pairs');
     sweepTile(t, st.dpAcc, (e) => {
-      e.b.assign(e.value, mul(mul(st.sAcc.at(t, e.d), sub(e.value, index(q.lseStage, add(e.x[1]!, p.policy.tileM)))), args.scale));
+      const pds = mul(st.sAcc.at(t, e.d), sub(e.value, index(q.lseStage, add(e.x[1]!, p.policy.tileM))));
+      const factor = at?.gradient?.(e.b, st.sAcc.at(t, e.d), index(q.lseStage, e.x[1]!));
+      e.b.assign(e.value, mul(factor === undefined ? pds : mul(pds, factor), args.scale));
     });
     for (let r = 0; r < p.dkGemm.aRegisters; r++)
       t.b.assign(st.dsFrag.at(t, r), packFloat2(target, p.policy.dtype, st.dpAcc.at(t, 2 * r), st.dpAcc.at(t, 2 * r + 1)));

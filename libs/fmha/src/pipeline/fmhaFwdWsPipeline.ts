@@ -18,6 +18,7 @@ import type { FmhaFwdWsContext } from './fmhaFwdWsContext.ts';
 import { emitFmhaFwdWsProducer } from './fmhaFwdWsProducer.ts';
 import { FmhaFwdWsRing } from './fmhaFwdWsRing.ts';
 import type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
+import type { FmhaScoreAt } from '../scoreMod/fmhaScoreModifier.ts';
 
 /** Policy of {@link FmhaFwdWsPipeline}: tile shape, ring depth and register split. */
 export interface FmhaFwdWsPolicy {
@@ -99,6 +100,8 @@ export interface FmhaFwdWsArgs extends FmhaFwdTileArgs {
   readonly pvSkip?: FmhaFwdPvSkipArgs;
   /** The dequantization scales (required with the policy's `qkDtype: 'int8'`; Q/K maps then carry int8 boxes [headDim, rows]). */
   readonly int8Scales?: FmhaFwdInt8Scales;
+  /** A score modifier at this block's query head (soft-capping, ALiBi): S becomes its log2-domain logits before the mask. */
+  readonly scoreModifier?: FmhaScoreAt;
 }
 
 /** Name of the kernel's dynamic shared-memory array. */

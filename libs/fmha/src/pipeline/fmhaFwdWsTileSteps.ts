@@ -133,6 +133,22 @@ export class FmhaFwdWsTileSteps {
     return l.let('scale_log2_tile', float32, mul(args.scaleLog2, mul(args.int8Scales.q, args.int8Scales.k(l, j0))));
   }
 
+  /**
+   * The score modifier's step (when the kernel has one): S becomes its log2-domain logits, before
+   * the mask (a masked score stays −∞ whatever the modifier); returns the scale the softmax then
+   * applies (1, or `scaleLog2` unchanged without a modifier).
+   */
+  modifyScores(l: BlockBuilder, inner: BlockEmitter, j0: Expr, scaleLog2: Expr): Expr {
+    const mod = this.ctx.args.scoreModifier;
+    if (mod === undefined) return scaleLog2;
+    const m0 = this.ctx.args.m0;
+    l.comment('the score modifier: S becomes its log2-domain logits');
+    inner.threads((t) =>
+      sweepTile(t, this.state.sAcc, (e) => e.b.assign(e.value, mod.logit(e.b, e.value, add(m0, e.x[0]!), add(j0, e.x[1]!), scaleLog2))),
+    );
+    return lit(1, float32);
+  }
+
   /** The mask of S, on the tiles that need it. */
   mask(l: BlockBuilder, j0: Expr): void {
     const { args, pipeline: p } = this.ctx;
@@ -153,7 +169,7 @@ export class FmhaFwdWsTileSteps {
     const { sAcc, softmax } = this.state;
     const vote = this.vote;
     const inner = this.threadsOf(l);
-    const scaleLog2 = this.dequantize(l, inner, j0);
+    const scaleLog2 = this.modifyScores(l, inner, j0, this.dequantize(l, inner, j0));
     this.mask(l, j0);
     vote?.emitBeginTile(l, it);
     let corr: DistributedTensor | undefined;

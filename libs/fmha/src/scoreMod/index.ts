@@ -1,0 +1,4 @@
+// Score modifiers of the attention pipelines (hooks a policy carries): soft-capping and ALiBi.
+export * from './fmhaScoreModifier.ts';
+export * from './softCapScore.ts';
+export * from './alibiScore.ts';
