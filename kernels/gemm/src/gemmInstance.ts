@@ -180,7 +180,7 @@ function gemmParams(policy: GemmPolicy, target: Target): GemmParams {
   return { ...baseParams(policy, target), ...gemmEpilogueParams(policy.epilogue ?? GEMM_EPILOGUE_NONE, policy.dtype, target) };
 }
 
-/** The entry point's signature: {@link gemmParams} under `name`. */
+/** The entry point's signature: the parameters of `gemmParams` under `name`. */
 export function gemmSignature(name: string, policy: GemmPolicy, target: Target = sm90a): KernelSignature<GemmParams> {
   return new KernelSignature(name, target, gemmParams(policy, target));
 }
