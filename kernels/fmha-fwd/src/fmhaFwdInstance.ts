@@ -28,8 +28,8 @@ import {
 } from '@tilekit/fmha';
 import { getDType } from '@tilekit/numeric';
 
-/** The Policy of one attention-forward instance. */
-export interface FmhaFwdPolicy extends FmhaFwdWsPolicy {
+/** The Policy of one attention-forward instance: the pipeline's without the sparse hooks (P·V gate, int8 Q·Kᵀ, key-tile walk). */
+export interface FmhaFwdPolicy extends Omit<FmhaFwdWsPolicy, 'pvGate' | 'qkOperand' | 'keyTileWalk'> {
   readonly mask: FmhaFwdMaskKind;
   /**
    * Split-KV: the key range is cut into `num_splits` pieces (grid z = batch · splits); each writes

@@ -20,11 +20,17 @@ describe('planSparge', () => {
     const plan = planSparge(base);
     expect(plan.attention.qBlocks).toBe(8);
     expect(plan.attention.kBlocks).toBe(8);
-    expect(plan.instance.policy).toMatchObject({ pipeline: 'vsa', dtype: 'fp16', headDim: 128, mask: 'none', pvSkip: false });
-    expect(plan.instance.policy.qkDtype).toBeUndefined();
+    expect(plan.instance.policy).toMatchObject({ pipeline: 'vsa', dtype: 'fp16', headDim: 128, mask: 'none' });
+    expect(plan.instance.policy.pvGate).toBeUndefined();
+    expect(plan.instance.policy.qkOperand).toBeUndefined();
     expect(plan.denseBlocks).toBe(2 * 4 * 64);
     const causal = planSparge({ ...base, params: { topk: 0.4, isCausal: true, int8: true }, pipeline: 'jenga', pvMode: 'warp' });
-    expect(causal.instance.policy).toMatchObject({ pipeline: 'jenga', mask: 'window', pvSkip: true, qkDtype: 'int8' });
+    expect(causal.instance.policy).toMatchObject({
+      pipeline: 'jenga',
+      mask: 'window',
+      pvGate: { tag: 'pvskip' },
+      qkOperand: { tag: 'int8' },
+    });
     // Causal: the blocks a top-left causal mask lets some query see (8 rows, 1 + 2 + … + 8).
     expect(causal.denseBlocks).toBe(2 * 4 * 36);
   });

@@ -141,8 +141,8 @@ export function planSparge(problem: SpargeProblem): SpargePlan {
       i.policy.dtype === checked.dtype &&
       i.policy.headDim === checked.hdimQ &&
       i.policy.mask === (params.isCausal ? 'window' : 'none') &&
-      i.policy.pvSkip === (pvMode !== 'none') &&
-      (i.policy.qkDtype === 'int8') === params.int8,
+      (i.policy.pvGate !== undefined) === (pvMode !== 'none') &&
+      (i.policy.qkOperand?.tag === 'int8') === params.int8,
   );
   if (instance === undefined)
     throw new SpargeArgumentError(

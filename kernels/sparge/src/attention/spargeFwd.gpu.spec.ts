@@ -25,8 +25,8 @@ function instanceFor(c: SpargeFwdGpuCase): SpargeFwdInstance {
       i.policy.dtype === c.dtype &&
       i.policy.headDim === c.d &&
       i.policy.mask === (c.causal ? 'window' : 'none') &&
-      i.policy.pvSkip === (c.pvMode !== 'none') &&
-      (i.policy.qkDtype === 'int8') === (c.int8 === true),
+      (i.policy.pvGate !== undefined) === (c.pvMode !== 'none') &&
+      (i.policy.qkOperand?.tag === 'int8') === (c.int8 === true),
   );
   assert.ok(found, `no instance for ${c.label}`);
   return found;

@@ -20,7 +20,8 @@ describe('sparge attention catalog', () => {
   it('has one instance per (pipeline, dtype, head dim, mask, PV-skip vote, Q·Kᵀ type), names unique', () => {
     const keys = new Set(
       SPARGE_FWD_CATALOG.map(
-        (i) => `${i.policy.pipeline} ${i.policy.dtype} ${i.policy.headDim} ${i.policy.mask} ${i.policy.pvSkip} ${i.policy.qkDtype}`,
+        (i) =>
+          `${i.policy.pipeline} ${i.policy.dtype} ${i.policy.headDim} ${i.policy.mask} ${i.policy.pvGate?.tag} ${i.policy.qkOperand?.tag}`,
       ),
     );
     expect(keys.size).toBe(SPARGE_FWD_CATALOG.length);

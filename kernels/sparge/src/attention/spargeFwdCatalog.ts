@@ -1,6 +1,6 @@
 // The sparse attention instance catalog, as data. CI compiles each for sm_90a
 // (spargeFwdCatalog.compile.spec.ts) and fails on errors, spills or a stack frame.
-import { FMHA_FWD_REGISTER_SPLIT, FMHA_FWD_STAGES, FmhaFwdCatalogError } from '@tilekit/fmha';
+import { FMHA_FWD_REGISTER_SPLIT, FMHA_FWD_STAGES, FmhaFwdCatalogError, FmhaFwdInt8QkOperand, FmhaFwdPvSkipGate } from '@tilekit/fmha';
 import { SPARGE_HEAD_DIMS } from '../spargeShape.ts';
 import { SPARGE_PIPELINES, SpargeFwdInstance } from './spargeFwdInstance.ts';
 
@@ -11,6 +11,8 @@ import { SPARGE_PIPELINES, SpargeFwdInstance } from './spargeFwdInstance.ts';
 export const SPARGE_FWD_TILE = Object.freeze({ tileM: 128, tileN: 128 });
 
 function buildCatalog(): SpargeFwdInstance[] {
+  const pvGate = new FmhaFwdPvSkipGate();
+  const qkOperand = new FmhaFwdInt8QkOperand();
   const out: SpargeFwdInstance[] = [];
   for (const pipeline of SPARGE_PIPELINES) {
     for (const dtype of ['fp16', 'bf16'] as const) {
@@ -28,8 +30,8 @@ function buildCatalog(): SpargeFwdInstance[] {
                   ...FMHA_FWD_REGISTER_SPLIT,
                   mask,
                   pipeline,
-                  pvSkip,
-                  ...(int8 ? { qkDtype: 'int8' as const } : {}),
+                  ...(pvSkip ? { pvGate } : {}),
+                  ...(int8 ? { qkOperand } : {}),
                 }),
               );
             }

@@ -43,12 +43,14 @@ export type SpargePipeline = (typeof SPARGE_PIPELINES)[number];
 /** Key blocks the `jenga` walk can list on chip (2 bytes each in shared memory): s ≤ 256k at 128-row blocks. */
 export const SPARGE_JENGA_MAX_KEY_BLOCKS = 2048;
 
-/** The Policy of one sparse attention instance: the dense pipeline's plus the walk. */
+/**
+ * The Policy of one sparse attention instance: the dense pipeline's plus the walk. With a `pvGate`
+ * (the PV-skip vote, runtime mode warp/block) groups of rows may skip P·V; without one every visited
+ * tile computes it. With a `qkOperand` (int8) Q and K arrive quantized.
+ */
 export interface SpargeFwdPolicy extends FmhaFwdWsPolicy {
   readonly mask: FmhaFwdMaskKind;
   readonly pipeline: SpargePipeline;
-  /** Whether the kernel carries the PV-skip vote (runtime mode warp/block); without it every visited tile computes P·V. */
-  readonly pvSkip: boolean;
 }
 
 /** The launch: grid (query blocks, heads, batch), threads, dynamic shared memory. */
@@ -87,15 +89,15 @@ function spargeParams(policy: SpargeFwdPolicy, target: Target) {
 type SpargeParams = ReturnType<typeof spargeParams>;
 
 function spargeFwdKey(policy: SpargeFwdPolicy, target: Target): InstanceKey {
-  const { tileM, tileN, headDim, headDimV, pvSkip, keyTileSharedBytes: _k, qkDtype, ...rest } = policy;
+  const { tileM, tileN, headDim, headDimV, pvGate, keyTileWalk: _k, qkOperand, ...rest } = policy;
   return instanceKey(
     'sparge_fwd_sm90',
     {
       ...rest,
       hdim: headDim === headDimV ? headDim : `${headDim}x${headDimV}`,
-      qk: qkDtype ?? 'f16qk',
+      qk: qkOperand?.tag ?? 'f16qk',
       tile: [tileM, tileN],
-      pv: pvSkip ? 'pvskip' : 'nopvskip',
+      pv: pvGate?.tag ?? 'nopvskip',
       target: target.name,
     },
     { tags: { pipeline: '', dtype: '', hdim: 'd', qk: '', mask: '', tile: '', stages: 's', pv: '' } },
@@ -107,10 +109,11 @@ export class SpargeFwdInstance extends KernelInstance<SpargeFwdPolicy, SpargePar
   readonly pipeline: FmhaFwdWsPipeline;
   protected readonly sourceHeader = { title: 'sparge attention', generator: '@tilekit/kernel-sparge' };
 
-  constructor(policy: Omit<SpargeFwdPolicy, 'keyTileSharedBytes'>, target: Target = sm90a) {
+  constructor(policy: Omit<SpargeFwdPolicy, 'keyTileWalk'>, target: Target = sm90a) {
+    // The walk's shared memory: the jenga walk lists key blocks on chip; the vsa walk reads its LUT.
     const walkBytes =
       policy.pipeline === 'jenga' ? new BlockMaskKeyTileWalk(cast(0, int32), cast(0, int32), SPARGE_JENGA_MAX_KEY_BLOCKS).sharedBytes : 0;
-    const frozen = Object.freeze({ ...policy, keyTileSharedBytes: walkBytes });
+    const frozen = Object.freeze({ ...policy, keyTileWalk: { sharedBytes: walkBytes } });
     const pipeline = new FmhaFwdWsPipeline(frozen);
     super({
       key: spargeFwdKey(frozen, target),
@@ -186,7 +189,7 @@ export class SpargeFwdInstance extends KernelInstance<SpargeFwdPolicy, SpargePar
               SPARGE_JENGA_MAX_KEY_BLOCKS,
             );
       const kScaleRow =
-        P.qkDtype === 'int8'
+        P.qkOperand !== undefined
           ? b.let(
               'k_scale_row',
               a.k_scale.type,
@@ -204,8 +207,8 @@ export class SpargeFwdInstance extends KernelInstance<SpargeFwdPolicy, SpargePar
               },
             }
           : {}),
-        ...(P.pvSkip
-          ? { pvSkip: { mode: a.pv_mode, threshold: b.let('pv_threshold', float32, index(a.pv_threshold, head)), stats: a.pv_stats } }
+        ...(P.pvGate !== undefined
+          ? { pvGate: { mode: a.pv_mode, threshold: b.let('pv_threshold', float32, index(a.pv_threshold, head)), stats: a.pv_stats } }
           : {}),
       });
     });

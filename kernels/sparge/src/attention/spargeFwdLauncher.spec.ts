@@ -28,8 +28,8 @@ function find(pipeline: 'vsa' | 'jenga', pvSkip: boolean, int8: boolean, mask: '
       i.policy.dtype === 'fp16' &&
       i.policy.headDim === 128 &&
       i.policy.mask === mask &&
-      i.policy.pvSkip === pvSkip &&
-      (i.policy.qkDtype === 'int8') === int8,
+      (i.policy.pvGate !== undefined) === pvSkip &&
+      (i.policy.qkOperand?.tag === 'int8') === int8,
   )!;
 }
 

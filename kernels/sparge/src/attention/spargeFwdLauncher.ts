@@ -89,7 +89,7 @@ export function spargeFwdUnsupported(instance: SpargeFwdInstance, p: SpargeFwdLa
   if (p.mask.kind === 'window' && !(p.mask.left < 0 && p.mask.right === 0 && p.mask.alignment === 'topLeft'))
     out.push('a window mask other than top-left causal: the block map is causal or not at all');
   if (!SPARGE_PV_MODES.includes(p.pvMode)) out.push(`pvMode ${String(p.pvMode)}: must be one of ${SPARGE_PV_MODES.join(', ')}`);
-  if (p.pvMode !== 'none' && !instance.policy.pvSkip) out.push(`pvMode ${p.pvMode}: this kernel has no PV-skip vote`);
+  if (p.pvMode !== 'none' && instance.policy.pvGate === undefined) out.push(`pvMode ${p.pvMode}: this kernel has no PV-skip vote`);
   if (p.pipeline === 'jenga' && p.kBlocks > SPARGE_JENGA_MAX_KEY_BLOCKS)
     out.push(`${p.kBlocks} key blocks: jenga lists at most ${SPARGE_JENGA_MAX_KEY_BLOCKS} on chip (use vsa)`);
   return out;
@@ -120,7 +120,7 @@ function spargeOnlyBytes(
   const batches = p.mode === 'group' ? 1 : p.batch;
   const rows = p.batch * p.nheadQ * p.qBlocks;
   const cells = rows * p.kBlocks;
-  const int8 = instance.policy.qkDtype === 'int8';
+  const int8 = instance.policy.qkOperand?.tag === 'int8';
   return {
     ...(p.pipeline === 'vsa' ? { lut: { bytes: 4 * cells, align: 4 }, validBlockNum: { bytes: 4 * rows, align: 4 } } : {}),
     ...(p.pipeline === 'jenga' ? { blockMap: { bytes: cells, align: 1 } } : {}),
@@ -235,7 +235,7 @@ export function prepareSpargeFwdLaunch(
   const { o, lse } = outputs!;
   const { lut, valid, blockMap, pvThreshold, pvStats, q8, k8, qScale, kScale } = extra as { [K in keyof typeof extra]: bigint };
   let maps = fmhaFwdTensorMaps(instance, p, q.ptr, k.ptr, v.ptr);
-  if (instance.policy.qkDtype === 'int8') {
+  if (instance.policy.qkOperand?.tag === 'int8') {
     const boxes = instance.int8Boxes;
     const int8Map = (address: bigint, heads: number, rowCount: number, box: readonly number[]): TiledTensorMapOptions => ({
       dtype: 'uint8',

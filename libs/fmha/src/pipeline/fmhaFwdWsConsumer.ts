@@ -1,8 +1,6 @@
-import { add, cast, div, float32, int32, mbarrierWaitParity, pointer, setMaxNReg, uint32, type BlockBuilder } from '@tilekit/codegen';
-import { BlockGemmPolicyError } from '@tilekit/gemm';
+import { add, div, float32, int32, mbarrierWaitParity, setMaxNReg, uint32, type BlockBuilder } from '@tilekit/codegen';
 import { BlockEmitter, makeDistributedTensor } from '@tilekit/tile';
 import { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
-import { FmhaFwdPvSkipVote } from './fmhaFwdPvSkipVote.ts';
 import type { FmhaFwdWsContext } from './fmhaFwdWsContext.ts';
 import { emitFmhaFwdWsOverlappedLoop } from './fmhaFwdWsOverlappedLoop.ts';
 import { emitFmhaFwdWsSequentialLoop } from './fmhaFwdWsSequentialLoop.ts';
@@ -22,19 +20,13 @@ export function emitFmhaFwdWsConsumer(cons: BlockBuilder, ctx: FmhaFwdWsContext)
   steps.epilogue(cons);
 }
 
-/** The consumers' registers, softmax state, warpgroup index, Q's wait, the key-tile cursor and the PV-skip vote. */
+/** The consumers' registers, softmax state, warpgroup index, Q's wait, the key-tile cursor and the P·V gate. */
 function declareConsumerState(cons: BlockBuilder, ctx: FmhaFwdWsContext): FmhaFwdWsConsumerState {
   const { pipeline: p, target, args, tid, smem } = ctx;
   const block = new BlockEmitter(cons, target, { numThreads: p.consumerThreads, index: { symbols: args.symbols } });
-  const int8 = p.policy.qkDtype === 'int8';
-  if (int8 !== (args.int8Scales !== undefined))
-    throw new BlockGemmPolicyError(
-      'FmhaFwdWsPipeline int8Scales',
-      'are given exactly when the policy has qkDtype int8',
-      String(p.policy.qkDtype),
-    );
   const sAcc = makeDistributedTensor(block, 's_acc', p.qk.cEncoding, float32);
-  const sAccInt = int8 ? makeDistributedTensor(block, 's_acc_i32', p.qk.cEncoding, int32) : undefined;
+  const operand = p.policy.qkOperand;
+  const sAccInt = operand === undefined ? undefined : makeDistributedTensor(block, 's_acc_i32', p.qk.cEncoding, operand.accumulator);
   const oAcc = makeDistributedTensor(block, 'o_acc', p.pv.cEncoding, float32);
   const pFrag = block.registers('p_frag', uint32, p.pv.aRegisters);
   const softmax = new BlockOnlineSoftmax(block, p.qk.cEncoding);
@@ -42,18 +34,25 @@ function declareConsumerState(cons: BlockBuilder, ctx: FmhaFwdWsContext): FmhaFw
   const warpgroup = cons.let('warpgroup', int32, div(tid, 128));
   cons.expr(mbarrierWaitParity(target, ctx.ring.qFull, 0));
   const cursor = ctx.walk.emitCursor(cons, ctx.walkCtx);
+  const gate = p.policy.pvGate;
   const vote =
-    args.pvSkip === undefined
+    gate === undefined || args.pvGate === undefined
       ? undefined
-      : new FmhaFwdPvSkipVote(cons, target, block, softmax, {
-          ...args.pvSkip,
-          iters: ctx.iters,
-          m0: args.m0,
-          seqlenQ: args.seqlenQ,
-          warpgroup,
-          tid,
-          consumerThreads: p.consumerThreads,
-          votes: cons.let('pv_votes', pointer(int32), cast(add(smem, p.pvVoteOffset), pointer(int32))),
-        });
+      : gate.create(
+          cons,
+          {
+            target,
+            block,
+            softmax,
+            iters: ctx.iters,
+            m0: args.m0,
+            seqlenQ: args.seqlenQ,
+            warpgroup,
+            tid,
+            consumerThreads: p.consumerThreads,
+            shared: add(smem, p.pvGateOffset),
+          },
+          args.pvGate,
+        );
   return { block, sAcc, sAccInt, oAcc, pFrag, softmax, warpgroup, cursor, vote };
 }

@@ -12,11 +12,12 @@ import {
 } from '@tilekit/codegen';
 import { BlockGemmPolicyError, WgmmaBlockGemmRs, WgmmaBlockGemmSs } from '@tilekit/gemm';
 import { DenseKeyTileWalk, type FmhaFwdKeyTileWalk } from './fmhaFwdKeyTiles.ts';
-import { FMHA_PV_VOTE_SHARED_BYTES } from './fmhaFwdPvSkipVote.ts';
+import type { FmhaFwdPvGate } from './fmhaFwdPvGate.ts';
 import { emitFmhaFwdWsConsumer } from './fmhaFwdWsConsumer.ts';
 import type { FmhaFwdWsContext } from './fmhaFwdWsContext.ts';
 import { emitFmhaFwdWsProducer } from './fmhaFwdWsProducer.ts';
 import { FmhaFwdWsRing } from './fmhaFwdWsRing.ts';
+import type { FmhaFwdQkOperand } from './fmhaFwdQkOperand.ts';
 import type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 import type { FmhaScoreAt } from '../scoreMod/fmhaScoreModifier.ts';
 
@@ -39,20 +40,17 @@ export interface FmhaFwdWsPolicy {
   /** Register budget of each consumer warpgroup after `setmaxnreg.inc`. */
   readonly consumerRegisters: number;
   /**
-   * Emit the PV-skip vote (SpargeAttn paper §3.4; default false): per visited key tile but the last,
-   * a group of rows skips P·V when max over its rows of (m_loc − m_prev) + threshold ≤ 0; the mode
-   * (none, warp, block) and threshold are runtime arguments ({@link FmhaFwdPvSkipArgs}).
+   * A P·V gate (Sparge's PV-skip vote, `FmhaFwdPvSkipGate`; default none): per visited key tile,
+   * groups of rows may skip P·V; its runtime values come with the kernel's arguments ({@link FmhaFwdWsArgs.pvGate}).
    */
-  readonly pvSkip?: boolean;
-  /** Shared memory reserved for the key-tile walk ({@link FmhaFwdKeyTileWalk.sharedBytes}; default 0). */
-  readonly keyTileSharedBytes?: number;
+  readonly pvGate?: FmhaFwdPvGate;
+  /** The key-tile walk's shared memory: the walk the kernel passes, or any value with its `sharedBytes` (default 0). */
+  readonly keyTileWalk?: Pick<FmhaFwdKeyTileWalk, 'sharedBytes'>;
   /**
-   * `int8`: Q and K arrive as int8 with one dequantization scale per query tile and per key tile
-   * (SageAttention's per-block quantization, Sparge's int8 path); S = Q8·K8ᵀ is an s8 wgmma with an
-   * int32 accumulator over the whole head dim (64 or 128, one swizzle row), converted to float and
-   * scaled by q_scale·k_scale with the softmax scale. Default: Q and K have `dtype`.
+   * A Q·Kᵀ operand transform (int8 Q and K, `FmhaFwdInt8QkOperand`); its dequantization scales come
+   * with the kernel's arguments ({@link FmhaFwdWsArgs.int8Scales}). Default: Q and K have `dtype`.
    */
-  readonly qkDtype?: 'int8';
+  readonly qkOperand?: FmhaFwdQkOperand;
   /**
    * Intra-warpgroup overlap (FlashAttention-3's): P·V of key tile i − 1 is issued right after S of tile
    * i and runs on the tensor cores while the warpgroup does tile i's mask and softmax; O is rescaled
@@ -61,7 +59,7 @@ export interface FmhaFwdWsPolicy {
   readonly overlapSoftmax?: boolean;
 }
 
-/** The per-tile dequantization scales of the int8 Q·Kᵀ (policy `qkDtype: 'int8'`). */
+/** The per-tile dequantization scales of the int8 Q·Kᵀ (policy `qkOperand`). */
 export interface FmhaFwdInt8Scales {
   /** `float` scale of this block's query tile. */
   readonly q: Expr;
@@ -96,9 +94,9 @@ export interface FmhaFwdWsArgs extends FmhaFwdTileArgs {
   vCoords(d0: number, row: Expr): readonly Expr[];
   /** The key tiles to visit (default: the dense walk over the mask's range, or its split). */
   readonly keyTiles?: FmhaFwdKeyTileWalk;
-  /** The PV-skip vote's runtime values (required with the policy's `pvSkip`). */
-  readonly pvSkip?: FmhaFwdPvSkipArgs;
-  /** The dequantization scales (required with the policy's `qkDtype: 'int8'`; Q/K maps then carry int8 boxes [headDim, rows]). */
+  /** The P·V gate's runtime values (required with the policy's `pvGate`). */
+  readonly pvGate?: FmhaFwdPvSkipArgs;
+  /** The dequantization scales (required with the policy's `qkOperand`; Q/K maps then carry int8 boxes [headDim, rows]). */
   readonly int8Scales?: FmhaFwdInt8Scales;
   /** A score modifier at this block's query head (soft-capping, ALiBi): S becomes its log2-domain logits before the mask. */
   readonly scoreModifier?: FmhaScoreAt;
@@ -145,8 +143,8 @@ export class FmhaFwdWsPipeline {
   readonly barrierOffset: number;
   /** Where the key-tile walk's shared memory starts (after the barriers). */
   readonly keyTileOffset: number;
-  /** Where the PV-skip vote's slots start (after the walk's; used with `pvSkip`). */
-  readonly pvVoteOffset: number;
+  /** Where the P·V gate's shared memory starts (after the walk's; used with `pvGate`). */
+  readonly pvGateOffset: number;
   readonly usedBytes: number;
   /** Dynamic shared memory to request (used + 1024 bytes of alignment slack). */
   readonly sharedBytes: number;
@@ -168,16 +166,17 @@ export class FmhaFwdWsPipeline {
       if (!Number.isSafeInteger(r) || r < 24 || r > 256 || r % 8 !== 0) bad(what, 'must be a multiple of 8 in [24, 256]', r);
     }
     this.policy = Object.freeze({ ...policy });
-    const int8 = policy.qkDtype === 'int8';
-    if (int8 && headDim !== 64 && headDim !== 128) bad('headDim', 'must be 64 or 128 with int8 Q·Kᵀ (one swizzle row of int8)', headDim);
-    if (policy.qkDtype !== undefined && !int8) bad('qkDtype', 'must be int8 or left out', policy.qkDtype);
-    this.qk = new WgmmaBlockGemmSs({ dtype: int8 ? 'int8' : dtype, tileM, tileN, tileK: int8 ? headDim : SLAB });
+    policy.qkOperand?.check(policy);
+    policy.pvGate?.check(policy);
+    const operand = policy.qkOperand;
+    const tileK = operand?.tileK(headDim) ?? SLAB;
+    this.qk = new WgmmaBlockGemmSs({ dtype: operand?.gemmDtype ?? dtype, tileM, tileN, tileK });
     this.pv = new WgmmaBlockGemmRs({ dtype, tileM, tileN: headDimV, tileK: tileN, bMajor: 'MN' });
     this.consumerThreads = this.qk.threads;
     this.threads = this.consumerThreads + 128;
     if (pr * 128 + cr * this.consumerThreads > 65536)
       bad('registers', 'producer + consumer budgets must fit the 64K-register file', `${pr}·128 + ${cr}·${this.consumerThreads}`);
-    this.slabsQK = int8 ? 1 : Math.ceil(headDim / SLAB);
+    this.slabsQK = Math.ceil(headDim / tileK);
     this.slabsV = Math.ceil(headDimV / SLAB);
     this.qBytes = this.slabsQK * this.qk.aTileBytes;
     this.kStageBytes = this.slabsQK * this.qk.bTileBytes;
@@ -187,12 +186,10 @@ export class FmhaFwdWsPipeline {
     this.vOffset = this.kOffset + stages * this.kStageBytes;
     this.barrierOffset = this.vOffset + stages * this.vStageBytes;
     this.keyTileOffset = this.barrierOffset + 8 * (1 + 4 * stages);
-    const walkBytes = policy.keyTileSharedBytes ?? 0;
-    if (!Number.isSafeInteger(walkBytes) || walkBytes < 0) bad('keyTileSharedBytes', 'must be an integer ≥ 0', walkBytes);
-    this.pvVoteOffset = this.keyTileOffset + Math.ceil(walkBytes / 16) * 16;
-    if (policy.pvSkip === true && stages !== 2)
-      bad('stages', 'must be 2 with pvSkip (the vote rotates three rounds of slots and barriers)', stages);
-    this.usedBytes = policy.pvSkip === true ? this.pvVoteOffset + FMHA_PV_VOTE_SHARED_BYTES : this.keyTileOffset + walkBytes;
+    const walkBytes = policy.keyTileWalk?.sharedBytes ?? 0;
+    if (!Number.isSafeInteger(walkBytes) || walkBytes < 0) bad('keyTileWalk.sharedBytes', 'must be an integer ≥ 0', walkBytes);
+    this.pvGateOffset = this.keyTileOffset + Math.ceil(walkBytes / 16) * 16;
+    this.usedBytes = policy.pvGate !== undefined ? this.pvGateOffset + policy.pvGate.sharedBytes : this.keyTileOffset + walkBytes;
     this.sharedBytes = this.usedBytes + 1024;
     if (this.sharedBytes > 232448) bad('shared memory', 'must fit the 227 KiB an sm_90 block may use', this.sharedBytes);
   }
@@ -231,21 +228,28 @@ export class FmhaFwdWsPipeline {
     );
   }
 
-  /** The walk fits the policy's `keyTileSharedBytes`; PV-skip arguments come exactly with the policy's `pvSkip`. */
+  /** The walk fits the policy's `keyTileWalk`; the gate's values and the int8 scales come exactly with the policy's `pvGate` and `qkOperand`. */
   #checkArgs(walk: FmhaFwdKeyTileWalk, args: FmhaFwdWsArgs): void {
     const P = this.policy;
-    if (walk.sharedBytes > (P.keyTileSharedBytes ?? 0)) {
+    const reserved = P.keyTileWalk?.sharedBytes ?? 0;
+    if (walk.sharedBytes > reserved) {
       throw new BlockGemmPolicyError(
         'FmhaFwdWsPipeline keyTiles',
-        `the walk needs ${walk.sharedBytes} bytes of shared memory: set keyTileSharedBytes`,
-        String(P.keyTileSharedBytes ?? 0),
+        `the walk needs ${walk.sharedBytes} bytes of shared memory: set keyTileWalk`,
+        String(reserved),
       );
     }
-    if ((P.pvSkip === true) !== (args.pvSkip !== undefined))
+    if ((P.pvGate !== undefined) !== (args.pvGate !== undefined))
       throw new BlockGemmPolicyError(
-        'FmhaFwdWsPipeline pvSkip',
-        'runtime PV-skip arguments are given exactly when the policy has pvSkip',
-        String(P.pvSkip),
+        'FmhaFwdWsPipeline pvGate',
+        'runtime P·V gate values are given exactly when the policy has pvGate',
+        String(P.pvGate?.tag),
+      );
+    if ((P.qkOperand !== undefined) !== (args.int8Scales !== undefined))
+      throw new BlockGemmPolicyError(
+        'FmhaFwdWsPipeline int8Scales',
+        'are given exactly when the policy has qkOperand',
+        String(P.qkOperand?.tag),
       );
   }
 }

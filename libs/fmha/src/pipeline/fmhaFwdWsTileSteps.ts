@@ -1,6 +1,5 @@
 import {
   add,
-  call,
   cast,
   eq,
   float32,
@@ -14,7 +13,6 @@ import {
   ne,
   not,
   packFloat2,
-  sub,
   uint32,
   type BlockBuilder,
   type Expr,
@@ -23,7 +21,7 @@ import { BlockEmitter, clearTile, sweepTile, type DistributedTensor, type Regist
 import type { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
 import { emitFmhaFwdEpilogue } from './fmhaFwdEpilogue.ts';
 import type { FmhaFwdKeyTileCursor } from './fmhaFwdKeyTiles.ts';
-import type { FmhaFwdPvSkipVote } from './fmhaFwdPvSkipVote.ts';
+import type { FmhaFwdPvGateSite } from './fmhaFwdPvGate.ts';
 import type { FmhaFwdWsContext } from './fmhaFwdWsContext.ts';
 
 /** A consumer warpgroup's registers and loop state, declared before its key loop. */
@@ -40,8 +38,8 @@ export interface FmhaFwdWsConsumerState {
   /** `int` consumer warpgroup of the thread. */
   readonly warpgroup: Expr;
   readonly cursor: FmhaFwdKeyTileCursor;
-  /** Sparge's PV-skip vote (policy `pvSkip`). */
-  readonly vote: FmhaFwdPvSkipVote | undefined;
+  /** The P·V gate (policy `pvGate`, Sparge's PV-skip vote). */
+  readonly vote: FmhaFwdPvGateSite | undefined;
 }
 
 /**
@@ -53,7 +51,7 @@ export interface FmhaFwdWsConsumerState {
 export class FmhaFwdWsTileSteps {
   readonly ctx: FmhaFwdWsContext;
   readonly state: FmhaFwdWsConsumerState;
-  readonly vote: FmhaFwdPvSkipVote | undefined;
+  readonly vote: FmhaFwdPvGateSite | undefined;
 
   constructor(ctx: FmhaFwdWsContext, state: FmhaFwdWsConsumerState) {
     this.ctx = ctx;
@@ -114,23 +112,13 @@ export class FmhaFwdWsTileSteps {
     return new BlockEmitter(l, target, { numThreads: p.consumerThreads, index: { symbols: args.symbols } }, this.state.block);
   }
 
-  /** int8 S to float; returns the softmax scale with the tile's dequantization scales joined (local `scale_log2_tile`). */
+  /** The Q·Kᵀ operand's dequantize step (int8 S to float); returns the softmax scale with the tile's scales joined. */
   dequantize(l: BlockBuilder, inner: BlockEmitter, j0: Expr): Expr {
-    const { args } = this.ctx;
+    const { args, pipeline: p } = this.ctx;
     const { sAcc, sAccInt } = this.state;
-    if (sAccInt === undefined || args.int8Scales === undefined) return args.scaleLog2;
-    l.comment("int8 S to float; the tile's dequantization scales join the softmax scale");
-    inner.threads((t) => {
-      // |S| ≤ 128·128·128 < 2^22, so the float with S added to the mantissa of 1.5·2^23 is exact:
-      // an integer add and a float subtract instead of the quarter-rate I2F conversion.
-      for (let e = 0; e < sAcc.size; e++) {
-        t.b.assign(
-          sAcc.at(t, e),
-          sub(call('__int_as_float', [add(sAccInt.at(t, e), lit(0x4b400000, int32))], float32, { pure: true }), lit(12582912, float32)),
-        );
-      }
-    });
-    return l.let('scale_log2_tile', float32, mul(args.scaleLog2, mul(args.int8Scales.q, args.int8Scales.k(l, j0))));
+    const operand = p.policy.qkOperand;
+    if (operand === undefined || sAccInt === undefined || args.int8Scales === undefined) return args.scaleLog2;
+    return operand.dequantize(l, inner, { sAcc, sRaw: sAccInt, scaleLog2: args.scaleLog2, scales: args.int8Scales, j0 });
   }
 
   /**

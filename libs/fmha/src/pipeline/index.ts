@@ -19,3 +19,7 @@ export {
   type FmhaFwdKeyTileWalk,
 } from './fmhaFwdKeyTiles.ts';
 export { FMHA_PV_SKIP_MODES, FmhaFwdPvSkipVote, type FmhaFwdPvSkipVoteArgs } from './fmhaFwdPvSkipVote.ts';
+export type { FmhaFwdPvGate, FmhaFwdPvGateContext, FmhaFwdPvGateSite } from './fmhaFwdPvGate.ts';
+export { FmhaFwdPvSkipGate } from './fmhaFwdPvSkipGate.ts';
+export type { FmhaFwdQkDequantizeStep, FmhaFwdQkOperand } from './fmhaFwdQkOperand.ts';
+export { FmhaFwdInt8QkOperand } from './fmhaFwdInt8QkOperand.ts';

@@ -67,8 +67,8 @@ for (const s of [16384]) {
           i.policy.dtype === 'fp16' &&
           i.policy.headDim === d &&
           i.policy.mask === 'none' &&
-          i.policy.pvSkip === (pvMode !== 'none') &&
-          (i.policy.qkDtype === 'int8') === int8,
+          (i.policy.pvGate !== undefined) === (pvMode !== 'none') &&
+          (i.policy.qkOperand?.tag === 'int8') === int8,
       )!;
       const inst = overlap ? new SpargeFwdInstance({ ...base.policy, overlapSoftmax: true }) : base;
       const kernel = await SpargeFwdKernel.build(inst, { device, compiler });
