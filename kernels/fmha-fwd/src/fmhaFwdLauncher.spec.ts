@@ -1,6 +1,5 @@
-import { checkFmhaFwdProblem, type FmhaFwdProblem } from '@tilekit/fmha';
+import { fmhaFwdTestProblem as problem, fmhaFwdTestRange as big, rejectedArguments as problemArguments } from '@tilekit/fmha/testing';
 import type { FmhaFwdBuffers } from '@tilekit/fmha-launch';
-import { ArgumentError } from '@tilekit/numeric';
 import { checkTiledTensorMap, type TiledTensorMapOptions } from '@tilekit/runtime';
 import { describe, expect, it } from 'vitest';
 import { FMHA_FWD_CATALOG } from './fmhaFwdCatalog.ts';
@@ -11,18 +10,6 @@ const encode = (o: TiledTensorMapOptions): Uint8Array => {
   checkTiledTensorMap(o);
   return new Uint8Array(128);
 };
-const problem = (p: Partial<FmhaFwdProblem> = {}) =>
-  checkFmhaFwdProblem({
-    dtype: 'fp16',
-    batch: 2,
-    nheadQ: 8,
-    nheadK: 2,
-    hdimQ: 128,
-    ...('seqstartQ' in p ? {} : { seqlenQ: 300, seqlenK: 1000 }),
-    lse: true,
-    ...p,
-  });
-const big = (i: number) => ({ ptr: BigInt(0x1000_0000 * (i + 1)), bytes: 2 ** 28 });
 const buffers = (extra: Partial<FmhaFwdBuffers> = {}): FmhaFwdBuffers => ({
   q: big(0),
   k: big(1),
@@ -33,17 +20,6 @@ const buffers = (extra: Partial<FmhaFwdBuffers> = {}): FmhaFwdBuffers => ({
   seqstartK: big(6),
   ...extra,
 });
-
-/** The arguments of every problem `run` is rejected for (empty when accepted). */
-function problemArguments(run: () => unknown): string[] {
-  try {
-    run();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ArgumentError);
-    return (e as ArgumentError).problems.map((x) => x.argument);
-  }
-  return [];
-}
 
 describe('prepareFmhaFwdLaunch argument checks', () => {
   const p = problem();

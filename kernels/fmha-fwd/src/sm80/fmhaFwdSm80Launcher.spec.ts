@@ -1,14 +1,8 @@
 // CI (no GPU): the sm_80 launcher's predicates and argument checks, and what it packs — pointers,
 // element strides (batch strides 0 in group mode), head ratio, scale · log2 e, window sizes, grid.
 import fc from 'fast-check';
-import {
-  causalBottomRight,
-  noMask,
-  slidingWindowMask,
-  checkFmhaFwdProblem,
-  type CheckedFmhaFwdProblem,
-  type FmhaFwdProblem,
-} from '@tilekit/fmha';
+import { causalBottomRight, noMask, slidingWindowMask } from '@tilekit/fmha';
+import { fmhaFwdTestProblem, fmhaFwdTestRange } from '@tilekit/fmha/testing';
 import { ArgumentError } from '@tilekit/numeric';
 import { describe, expect, it } from 'vitest';
 import { FMHA_FWD_SM80_CATALOG } from './fmhaFwdSm80Catalog.ts';
@@ -20,22 +14,12 @@ const d128 = find('fp16', 128, 'none');
 const d128Window = find('fp16', 128, 'window');
 
 /** Buffers big enough for anything here, at 256-byte aligned fake addresses. */
+const problem = fmhaFwdTestProblem;
+
 const buffers = (extra: Partial<FmhaFwdSm80Buffers> = {}): FmhaFwdSm80Buffers => {
-  const big = (i: number) => ({ ptr: BigInt(0x1000_0000 * (i + 1)), bytes: 2 ** 28 });
+  const big = fmhaFwdTestRange;
   return { q: big(0), k: big(1), v: big(2), o: big(3), lse: big(4), seqstartQ: big(5), seqstartK: big(6), ...extra };
 };
-
-const problem = (p: Partial<FmhaFwdProblem> = {}): CheckedFmhaFwdProblem =>
-  checkFmhaFwdProblem({
-    dtype: 'fp16',
-    batch: 2,
-    nheadQ: 8,
-    nheadK: 2,
-    hdimQ: 128,
-    ...('seqstartQ' in p ? {} : { seqlenQ: 300, seqlenK: 1000 }),
-    lse: true,
-    ...p,
-  });
 
 function argumentOf(f: () => unknown): string {
   try {

@@ -1,32 +1,7 @@
-import { checkFmhaFwdProblem, type FmhaFwdProblem } from '@tilekit/fmha';
-import { ArgumentError } from '@tilekit/numeric';
+import { fmhaFwdTestProblem as problem, fmhaFwdTestRange as big, rejectedArguments as problemArguments } from '@tilekit/fmha/testing';
 import { describe, expect, it } from 'vitest';
 import { checkFmhaFwdInputs } from './checkFmhaFwdInputs.ts';
 import { checkFmhaFwdSequenceBuffers } from './checkFmhaFwdSequenceBuffers.ts';
-
-const problem = (p: Partial<FmhaFwdProblem> = {}) =>
-  checkFmhaFwdProblem({
-    dtype: 'fp16',
-    batch: 2,
-    nheadQ: 8,
-    nheadK: 2,
-    hdimQ: 128,
-    ...('seqstartQ' in p ? {} : { seqlenQ: 300, seqlenK: 1000 }),
-    lse: true,
-    ...p,
-  });
-const big = (i: number) => ({ ptr: BigInt(0x1000_0000 * (i + 1)), bytes: 2 ** 28 });
-
-/** The arguments of every problem `run` is rejected for (empty when accepted). */
-function problemArguments(run: () => unknown): string[] {
-  try {
-    run();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ArgumentError);
-    return (e as ArgumentError).problems.map((x) => x.argument);
-  }
-  return [];
-}
 
 describe('forward launch buffer checks', () => {
   const p = problem();
