@@ -2,6 +2,7 @@
 // why nothing matched when nothing does.
 import { NoInstanceError, selectInstance, type Rejection } from '@tilekit/codegen';
 import { FMHA_FWD_CATALOG } from './fmhaFwdCatalog.ts';
+import { FMHA_FWD_SCORE_MOD_CATALOG } from './fmhaFwdScoreModCatalog.ts';
 import { FMHA_FWD_COMBINE_CATALOG, type FmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
 import { fmhaFwdCombineUnsupported } from './fmhaFwdCombineLauncher.ts';
 import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
@@ -20,7 +21,8 @@ export class NoFmhaFwdInstanceError extends NoInstanceError {
 
 /**
  * The instance that runs `problem`: among the instances whose predicates all hold (dtype, head
- * dims, mask kind, split or not, TMA stride rules), the first of the catalog. Throws
+ * dims, mask kind, split or not, score modifier, TMA stride rules), the first of the catalog
+ * (default: the dense catalog, or the score-modifier catalog for a problem with a modifier). Throws
  * `ArgumentError` for an invalid problem and `NoFmhaFwdInstanceError` when none fits.
  */
 export function selectFmhaFwdInstance(
@@ -28,7 +30,8 @@ export function selectFmhaFwdInstance(
   options: { readonly catalog?: readonly FmhaFwdInstance[] } = {},
 ): FmhaFwdInstance {
   const checked = 'rowsQ' in problem ? problem : checkFmhaFwdProblem(problem);
-  const result = selectInstance(options.catalog ?? FMHA_FWD_CATALOG, {
+  const catalog = options.catalog ?? (checked.scoreModifier === undefined ? FMHA_FWD_CATALOG : FMHA_FWD_SCORE_MOD_CATALOG);
+  const result = selectInstance(catalog, {
     unsupported: (instance) => fmhaFwdUnsupported(instance, checked),
     // Instances of another dtype or head dim are counted, not listed.
     relevant: (instance) =>

@@ -47,28 +47,24 @@ describe('prepareFmhaFwdLaunch argument checks', () => {
     ]);
   });
 
-  it("passes a score modifier's values and rejects a missing, mismatched or unexpected one, naming scoreModifier", () => {
+  it("passes a score modifier's values; rejects a missing, mismatched or unexpected one (scoreModifier) and a problem of another modifier", () => {
     const softcap = FMHA_FWD_SCORE_MOD_CATALOG.find((i) => i.policy.scoreModifier?.tag === 'softcap' && i.policy.mask === 'none')!;
     const alibi = FMHA_FWD_SCORE_MOD_CATALOG.find((i) => i.policy.scoreModifier?.tag === 'alibi' && i.policy.mask === 'none')!;
+    const ps = problem({ scoreModifier: 'softcap' });
+    const pa = problem({ scoreModifier: 'alibi' });
     const slopes = { ptr: 0x7000_0000n, bytes: 4 * 8 };
-    const packed = prepareFmhaFwdLaunch(softcap, p, buffers({ scoreModifier: { kind: 'softcap', cap: 30 } }), encode).args;
+    const packed = prepareFmhaFwdLaunch(softcap, ps, buffers({ scoreModifier: { kind: 'softcap', cap: 30 } }), encode).args;
     expect((softcap.signature.unpack(packed.bytes) as Record<string, unknown>).softcap_log2).toBeCloseTo(30 * Math.LOG2E, 4);
-    const alibiArgs = prepareFmhaFwdLaunch(alibi, p, buffers({ scoreModifier: { kind: 'alibi', slopes } }), encode).args;
+    const alibiArgs = prepareFmhaFwdLaunch(alibi, pa, buffers({ scoreModifier: { kind: 'alibi', slopes } }), encode).args;
     expect((alibi.signature.unpack(alibiArgs.bytes) as Record<string, unknown>).alibi_slopes).toBe(slopes.ptr);
-    expect(problemArguments(() => prepareFmhaFwdLaunch(softcap, p, buffers(), encode))).toEqual(['scoreModifier']);
-    expect(problemArguments(() => prepareFmhaFwdLaunch(softcap, p, buffers({ scoreModifier: { kind: 'alibi', slopes } }), encode))).toEqual(
-      ['scoreModifier'],
-    );
-    expect(
-      problemArguments(() => prepareFmhaFwdLaunch(softcap, p, buffers({ scoreModifier: { kind: 'softcap', cap: -1 } }), encode)),
-    ).toEqual(['scoreModifier.cap']);
-    expect(
-      problemArguments(() =>
-        prepareFmhaFwdLaunch(alibi, p, buffers({ scoreModifier: { kind: 'alibi', slopes: { ...slopes, bytes: 8 } } }), encode),
-      ),
-    ).toEqual(['scoreModifier.slopes']);
-    expect(
-      problemArguments(() => prepareFmhaFwdLaunch(instance, p, buffers({ scoreModifier: { kind: 'softcap', cap: 30 } }), encode)),
-    ).toEqual(['scoreModifier']);
+    const rejected = (i: typeof softcap, q: typeof ps, b: Parameters<typeof buffers>[0]) =>
+      problemArguments(() => prepareFmhaFwdLaunch(i, q, buffers(b), encode));
+    expect(rejected(softcap, ps, {})).toEqual(['scoreModifier']);
+    expect(rejected(softcap, ps, { scoreModifier: { kind: 'alibi', slopes } })).toEqual(['scoreModifier']);
+    expect(rejected(softcap, ps, { scoreModifier: { kind: 'softcap', cap: -1 } })).toEqual(['scoreModifier.cap']);
+    expect(rejected(alibi, pa, { scoreModifier: { kind: 'alibi', slopes: { ...slopes, bytes: 8 } } })).toEqual(['scoreModifier.slopes']);
+    expect(rejected(instance, p, { scoreModifier: { kind: 'softcap', cap: 30 } })).toEqual(['scoreModifier']);
+    expect(rejected(softcap, p, { scoreModifier: { kind: 'softcap', cap: 30 } })).toEqual(['problem']);
+    expect(rejected(instance, ps, {})).toEqual(['problem']);
   });
 });

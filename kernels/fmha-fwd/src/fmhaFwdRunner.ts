@@ -232,6 +232,7 @@ export class FmhaFwdRunner {
     const p = this.plan.problem;
     if (p.lse && buffers.lse === undefined) throw new ArgumentError('lse', 'is required: the problem asks for LSE', buffers.lse);
     const stream = buffers.stream ? { stream: buffers.stream } : {};
+    const score = buffers.scoreModifier ? { scoreModifier: buffers.scoreModifier } : {};
     const group = {
       ...(buffers.seqstartQ ? { seqstartQ: buffers.seqstartQ } : {}),
       ...(buffers.seqstartK ? { seqstartK: buffers.seqstartK } : {}),
@@ -248,6 +249,7 @@ export class FmhaFwdRunner {
           ...(p.lse && buffers.lse ? { lse: buffers.lse } : {}),
           ...group,
           ...stream,
+          ...score,
         },
         this.#encode,
       );

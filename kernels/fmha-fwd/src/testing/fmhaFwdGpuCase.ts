@@ -292,6 +292,7 @@ export async function runFmhaFwdGpuCase(c: FmhaFwdGpuCase, kernel: FmhaFwdGpuKer
     scale: ref.args.scale,
     mask: c.mask,
     numSplits: 1,
+    ...(c.score ? { scoreModifier: c.score } : {}),
   };
   const device = Device.open(0);
   const dq = device.upload(q);

@@ -6,6 +6,8 @@ import { getDType } from '@tilekit/numeric';
 export interface FmhaFwdSupportPolicy extends Pick<FmhaFwdWsPolicy, 'dtype' | 'headDim' | 'headDimV'> {
   readonly mask: FmhaFwdMaskKind;
   readonly splitKv: boolean;
+  /** The score modifier the kernel applies (absent: none). */
+  readonly scoreModifier?: { readonly tag: string };
 }
 
 /** Why `instance` cannot run `p` (one line per broken predicate); empty when it can. */
@@ -23,6 +25,13 @@ export function fmhaFwdUnsupported(instance: { readonly policy: FmhaFwdSupportPo
   if (p.numSplits > 1 !== P.splitKv)
     out.push(
       p.numSplits > 1 ? `${p.numSplits} key splits: this kernel does not split` : 'one key split: this kernel writes split partials',
+    );
+  const kernelScore = P.scoreModifier?.tag;
+  if (p.scoreModifier !== kernelScore)
+    out.push(
+      kernelScore === undefined
+        ? `score modifier ${p.scoreModifier}: this kernel applies none`
+        : `${p.scoreModifier === undefined ? 'no score modifier' : `score modifier ${p.scoreModifier}`}: this kernel applies ${kernelScore}`,
     );
   for (const [name, s] of [
     ['q', p.qStrides],

@@ -2,6 +2,7 @@
 // of a checked problem the launchers (dense, sparse, sm_90a and sm_80) read.
 import type { CheckedAttentionProblem } from '../problem/checkedAttentionProblem.ts';
 import type { AttentionTensorStrides } from '../reference/attentionTensorLayout.ts';
+import type { FmhaScoreModifierKind } from '../scoreMod/fmhaScoreModifier.ts';
 
 /** Batch mode (every sequence the same length) or group mode (varlen: `seqstartQ`/`seqstartK`). */
 export type FmhaFwdMode = 'batch' | 'group';
@@ -22,4 +23,6 @@ export interface FmhaFwdLaunchProblem extends CheckedAttentionProblem {
   readonly lse: boolean;
   /** Key splits (1: no split-KV). */
   readonly numSplits: number;
+  /** The score modifier the kernel must apply (its values come with the buffers); default none. */
+  readonly scoreModifier?: FmhaScoreModifierKind;
 }

@@ -14,6 +14,7 @@ import { checkedAttentionProblem, type AttentionProblemMode } from '../problem/c
 import { ArgumentProblems } from '@tilekit/numeric';
 import { FmhaFwdArgumentError } from './fmhaFwdArgumentError.ts';
 import type { FmhaFwdLaunchProblem } from './fmhaFwdLaunchProblem.ts';
+import { FMHA_SCORE_MODIFIER_KINDS, type FmhaScoreModifierKind } from '../scoreMod/fmhaScoreModifier.ts';
 
 /** Element types of Q, K, V and O (fp32 accumulation, P narrowed to the same type). */
 export const FMHA_FWD_DTYPES = ['fp16', 'bf16'] as const;
@@ -68,6 +69,8 @@ export interface FmhaFwdProblem extends AttentionProblemFields {
    * them for the GPU (`chooseFmhaFwdSplits`).
    */
   readonly splitKv?: number | 'auto';
+  /** A score modifier to apply (soft-capping or ALiBi; its values come with the buffers); default none. One pass only (no split-KV). */
+  readonly scoreModifier?: FmhaScoreModifierKind;
 }
 
 /** Batch or group (varlen) mode. */
@@ -164,8 +167,12 @@ export function checkFmhaFwdProblem(problem: FmhaFwdProblem): CheckedFmhaFwdProb
   const lse = v.check(() => checks.flag('lse', p.lse, false));
   // The default scale needs hdimQ; a given one is checked on its own.
   const scale = p.scale === undefined && hdims === undefined ? undefined : v.check(() => checks.scale(p.scale, hdims?.hdimQ ?? 1));
-  const splitKvAuto = p.splitKv === 'auto';
-  const numSplits = splitKvAuto ? 1 : v.check(() => checks.integer('splitKv', p.splitKv ?? 1, 1, FMHA_FWD_MAX_SPLITS));
+  const scoreModifier =
+    p.scoreModifier === undefined ? undefined : v.check(() => checks.oneOf('scoreModifier', p.scoreModifier, FMHA_SCORE_MODIFIER_KINDS));
+  // A score modifier runs in one pass: 'auto' stays at one split, an explicit split count is an error.
+  const splitKvAuto = p.splitKv === 'auto' && p.scoreModifier === undefined;
+  const maxSplits = p.scoreModifier === undefined ? FMHA_FWD_MAX_SPLITS : 1;
+  const numSplits = p.splitKv === 'auto' ? 1 : v.check(() => checks.integer('splitKv', p.splitKv ?? 1, 1, maxSplits));
   v.throwIfAny();
   const seq = sequences!;
   return Object.freeze({
@@ -181,5 +188,6 @@ export function checkFmhaFwdProblem(problem: FmhaFwdProblem): CheckedFmhaFwdProb
     lse: lse!,
     numSplits: numSplits!,
     splitKvAuto,
+    ...(scoreModifier === undefined ? {} : { scoreModifier }),
   });
 }

@@ -24,6 +24,12 @@ export interface FmhaScoreModifierSite {
   atHead(b: BlockBuilder, head: Expr): FmhaScoreAt;
 }
 
+/** The score modifiers there are: soft-capping and ALiBi. */
+export type FmhaScoreModifierKind = 'softcap' | 'alibi';
+
+/** The score modifiers there are, as a list (for checks). */
+export const FMHA_SCORE_MODIFIER_KINDS: readonly FmhaScoreModifierKind[] = Object.freeze(['softcap', 'alibi']);
+
 /** What the host passes for a modifier: soft-capping's cap, or ALiBi's device array of one fp32 slope per query head. */
 export type FmhaScoreModifierSpec =
   | { readonly kind: 'softcap'; readonly cap: number }
