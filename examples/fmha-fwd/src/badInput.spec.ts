@@ -25,6 +25,8 @@ describe('example_fmha_fwd: bad input', () => {
       [['-mode=1', '-s=0,0'], /^error: -s=0,0: the problem needs at least one query row/],
       [['-h=6', '-h_k=4'], /^error: -h_k=4: must divide nheadQ = 6 \(GQA\/MQA: nheadQ % nheadK == 0\)$/],
       [['-d=100'], /^error: -d=100: must be one of 32, 64, 96, 128, 192, 256$/],
+      [['-softcap=3', '-alibi=1'], /^error: -alibi=1 with -softcap=3: the kernels apply one score modifier at a time$/],
+      [['-softcap=3', '-num_splits=2'], /^error: -num_splits=2: must be 1 or 'auto' with a score modifier/],
     ] as const) {
       const { code, stdout, stderr } = await captureCli(fmhaFwdParser, argv, (args) => runFmhaFwdExample(args, quiet));
       expect([code, stdout, stderr.split('\n').length], argv.join(' ')).toEqual([2, '', 2]);

@@ -46,6 +46,8 @@ describe('example_fmha_fwd', () => {
       'scale_s',
       'lse',
       'num_splits',
+      'softcap',
+      'alibi',
       'v',
       'seed',
       'warmup',
@@ -194,4 +196,35 @@ describe('example_fmha_fwd', () => {
     },
     300_000,
   );
+
+  it.runIf(hasNvcc && !hasGpu)(
+    'without a GPU, score modifiers: the soft-capping and ALiBi instances, the reference with the modifier (sampled rows too)',
+    async () => {
+      const capped = await run(['-b=1', '-h=2', '-s=259', '-softcap=30']);
+      expect(capped.code).toBe(0);
+      expect(capped.out).toMatch(/, soft-capping 30\n/);
+      expect(capped.out).toMatch(/instance: fmha_fwd_sm90_fp16_d128_none_128x128_s2_split0_softcap \(key [0-9a-f]+\)/);
+      expect(capped.out).toContain('CPU reference (fp64, probabilities not narrowed): all 518 query rows');
+      const alibi = await run(['-mode=1', '-s=17,4097', '-h=4', '-h_k=2', '-mask=b', '-alibi=1', '-num_splits=0']);
+      expect(alibi.code).toBe(0);
+      expect(alibi.out).toMatch(/instance: fmha_fwd_sm90_fp16_d128_window_128x128_s2_split0_alibi/);
+      expect(alibi.out).toMatch(/SAMPLED \d+ query rows/);
+      expect((await run(['-alibi=1', '-d=64'])).code).toBe(1);
+    },
+    300_000,
+  );
+
+  it('the sampled reference applies the modifier as the full one does', () => {
+    const p = checkFmhaFwdProblem(problemFromArgs(fmhaFwdParser.parse(['-b=1', '-h=2', '-s=40', '-mask=t', '-softcap=0.5'])));
+    const elems = fmhaFwdOperandElements(p);
+    const fill = (n: number, salt: number) =>
+      Uint16Array.from({ length: n }, (_, i) => encode('fp16', Math.round(Math.sin(i * 12.9898 + salt) * 64) / 32));
+    const data = { q: fill(elems.q, 1), k: fill(elems.k, 2), v: fill(elems.v, 3) };
+    const scoreModifier = { kind: 'softcap' as const, cap: 0.5 };
+    const full = fmhaFwdReferenceCheck(p, data, { scoreModifier });
+    const sampled = fmhaFwdReferenceCheck(p, data, { sample: 40, seed: 3, scoreModifier });
+    const plain = fmhaFwdReferenceCheck(p, data, { sample: 40, seed: 3 });
+    sampled.oOffsets.forEach((off, i) => expect(sampled.oWant[i]).toBeCloseTo(full.oWant[full.oOffsets.indexOf(off)]!, 5));
+    expect(sampled.oWant.some((w, i) => Math.abs(w - plain.oWant[i]!) > 1e-3)).toBe(true);
+  });
 });

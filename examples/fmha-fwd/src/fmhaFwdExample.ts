@@ -10,7 +10,12 @@ import {
   resolveAttentionFwdArgs,
   attentionLseIndex,
   valueTable16,
+  attentionScoreAt,
+  attentionScoreSetup,
   type AttentionFwdArgs,
+  type AttentionScoreModifier,
+  type AttentionScoreSetup,
+  type FmhaScoreModifierKind,
 } from '@tilekit/fmha';
 import {
   ArgParseError,
@@ -61,6 +66,8 @@ export const fmhaFwdParser = withAttentionFlags(
 )
   .bool('lse', false, 'also write LSE (fp32, natural log)')
   .int('num_splits', 1, 'key splits of split-KV (1: none; 0: the heuristic picks them for the GPU)', { min: 0 })
+  .float('softcap', 0, 'logit soft-capping: scores become cap·tanh(s/cap) (Gemma 2); 0: off', { min: 0 })
+  .bool('alibi', false, "ALiBi: scores get −slope_h·|i + s_k − s − j| with the paper's geometric slopes 2^(−8(h+1)/h)")
   .bool('v', true, 'validate against the CPU reference (sampled query rows for big problems)')
   .int('seed', 11939, 'seed of the input fill (uniform in [-1, 1): Q from seed, K from seed + 1, V from seed + 2)')
   .int('warmup', 5, 'untimed runs first', { min: 0 })
@@ -88,11 +95,29 @@ export function problemFromArgs(args: FmhaFwdArgs): FmhaFwdProblem {
   const splits = args.get('num_splits');
   const shape = attentionShapeFromArgs(args);
   checkQueryRows(shape, args.get('s'));
-  return { ...shape, lse: args.get('lse'), splitKv: splits === 0 ? 'auto' : splits };
+  const score = scoreModifierOf(args);
+  return { ...shape, lse: args.get('lse'), splitKv: splits === 0 ? 'auto' : splits, ...(score ? { scoreModifier: score } : {}) };
+}
+
+/** The score modifier the flags ask for (`-softcap=<cap>` or `-alibi=1`, not both). */
+function scoreModifierOf(args: FmhaFwdArgs): FmhaScoreModifierKind | undefined {
+  const softcap = args.get('softcap') > 0;
+  if (softcap && args.get('alibi'))
+    throw new ArgParseError('-alibi', `-alibi=1 with -softcap=${args.get('softcap')}: the kernels apply one score modifier at a time`);
+  return softcap ? 'softcap' : args.get('alibi') ? 'alibi' : undefined;
+}
+
+/** The setup of the problem's modifier: the reference's spec, the kernel values, ALiBi's slopes. */
+function scoreSetupOf(p: CheckedFmhaFwdProblem, args: FmhaFwdArgs): AttentionScoreSetup | undefined {
+  return attentionScoreSetup(p.scoreModifier, p.nheadQ, args.get('softcap'));
 }
 
 // The problem field an ArgumentError names -> the flag it came from.
-const FLAG_OF: Readonly<Record<string, keyof FmhaFwdFlags>> = { ...ATTENTION_FLAG_OF, 'problem.splitKv': 'num_splits' };
+const FLAG_OF: Readonly<Record<string, keyof FmhaFwdFlags>> = {
+  ...ATTENTION_FLAG_OF,
+  'problem.splitKv': 'num_splits',
+  'problem.scoreModifier': 'softcap',
+};
 
 /** Above this many multiply-adds (Σ sq·sk·h·(d + d_v)) the CPU reference checks sampled query rows. */
 export const FULL_REFERENCE_MAX_MACS = 2 ** 30;
@@ -118,9 +143,10 @@ export interface FmhaFwdReferenceCheck {
 export function fmhaFwdReferenceCheck(
   p: CheckedFmhaFwdProblem,
   data: { q: Uint16Array; k: Uint16Array; v: Uint16Array },
-  options: { readonly sample?: number; readonly seed?: number } = {},
+  options: { readonly sample?: number; readonly seed?: number; readonly scoreModifier?: AttentionScoreModifier } = {},
 ): FmhaFwdReferenceCheck {
-  const args: AttentionFwdArgs = fmhaFwdReferenceArgs(p, data);
+  const score = options.scoreModifier;
+  const args: AttentionFwdArgs = { ...fmhaFwdReferenceArgs(p, data), ...(score ? { scoreModifier: score } : {}) };
   const a = resolveAttentionFwdArgs(args);
   const tolerance = attentionFwdToleranceFor(args);
   const oOffsets: number[] = [];
@@ -158,6 +184,7 @@ export function fmhaFwdReferenceCheck(
       const s = new Float64Array(sk);
       for (let h = 0; h < p.nheadQ; h++) {
         const hk = Math.floor(h / ratio);
+        const at = attentionScoreAt(score, h, sq, sk);
         const picked = new Set([0, sq - 1]);
         while (picked.size < Math.min(options.sample, sq)) picked.add(prng.nextInt(0, sq - 1));
         for (const r of [...picked].sort((x, y) => x - y)) {
@@ -169,7 +196,7 @@ export function fmhaFwdReferenceCheck(
             const ko = offsetOf(p.kStrides, a.rowStartsK, b, hk, j);
             let dot = 0;
             for (let x = 0; x < p.hdimQ; x++) dot += table[data.q[qo + x]!]! * table[data.k[ko + x]!]!;
-            s[j] = dot * p.scale;
+            s[j] = at.logit(dot * p.scale, r, j);
             m = Math.max(m, s[j]!);
           }
           let sum = 0;
@@ -260,7 +287,9 @@ export async function runFmhaFwdExample(args: FmhaFwdArgs, log: (line: string) =
     throw error;
   }
   const p = plan.problem;
-  log(`example_fmha_fwd: ${formatFmhaFwdProblem(p)}, scale ${p.scale}`);
+  const scoreSetup = scoreSetupOf(p, args);
+  const scoreLine = scoreSetup?.reference.kind === 'softcap' ? `, soft-capping ${args.get('softcap')}` : scoreSetup ? ', ALiBi' : '';
+  log(`example_fmha_fwd: ${formatFmhaFwdProblem(p)}, scale ${p.scale}${scoreLine}`);
   if (args.get('num_splits') === 0)
     log(
       `split-KV heuristic: ${p.numSplits} split(s) for ${device?.smCount ?? FMHA_FWD_DEFAULT_SM_COUNT} SMs${device ? '' : ' (no device: an H200 assumed)'}`,
@@ -311,7 +340,8 @@ export async function runFmhaFwdExample(args: FmhaFwdArgs, log: (line: string) =
     const macs = fmhaFwdProblemFlops(p) / 2;
     const full = macs <= FULL_REFERENCE_MAX_MACS;
     const started = performance.now();
-    check = fmhaFwdReferenceCheck(p, data, full ? {} : { sample: SAMPLED_ROWS_PER_HEAD, seed });
+    const reference = scoreSetup ? { scoreModifier: scoreSetup.reference } : {};
+    check = fmhaFwdReferenceCheck(p, data, full ? reference : { sample: SAMPLED_ROWS_PER_HEAD, seed, ...reference });
     const ms = (performance.now() - started).toFixed(1);
     const tol = `O atol ${check.tolerance.o.atol.toExponential(2)} + rtol ${check.tolerance.o.rtol.toExponential(2)}`;
     if (full) log(`CPU reference (fp64, probabilities not narrowed): all ${check.rows} query rows in ${ms} ms (${tol})`);
@@ -344,7 +374,9 @@ export async function runFmhaFwdExample(args: FmhaFwdArgs, log: (line: string) =
       p.mode === 'group'
         ? { seqstartQ: keep(device.upload(new Int32Array(p.seqstartQ))), seqstartK: keep(device.upload(new Int32Array(p.seqstartK))) }
         : {};
-    const run = runner.prepare({ q, k, v, o, ...(lse ? { lse } : {}), ...group }); // validated once, before any launch
+    const slopes = scoreSetup?.slopes ? keep(device.upload(scoreSetup.slopes)) : undefined;
+    const score = scoreSetup ? { scoreModifier: scoreSetup.kernel(slopes?.ptr) } : {};
+    const run = runner.prepare({ q, k, v, o, ...(lse ? { lse } : {}), ...group, ...score }); // validated once, before any launch
     const t = summarizeTimes(timeLaunches(device, run.launch, { warmup: args.get('warmup'), repeat: args.get('repeat') }));
     const flops = fmhaFwdProblemFlops(p);
     log(

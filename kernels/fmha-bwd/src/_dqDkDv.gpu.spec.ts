@@ -15,8 +15,8 @@ import {
   slidingWindowMask,
   type AttentionBwdArgs,
   type AttentionTensorStrides,
+  attentionScoreSetup,
 } from '@tilekit/fmha';
-import { attentionScoreCase } from '@tilekit/fmha/testing';
 import { randomBits16 } from '@tilekit/host';
 import { decode, encode, getDType } from '@tilekit/numeric';
 import {
@@ -66,7 +66,7 @@ async function runCase(c: Case): Promise<string> {
   const v = randomBits16(c.dtype, batches * hk * rowsK * d, 7 + rowsK);
   const dO = randomBits16(c.dtype, batches * c.h * rowsQ * d, 8 + rowsQ);
   const seqs = group ? { seqstartQ: starts(sqs), seqstartK: starts(sks) } : { seqlenQ: rowsQ, seqlenK: rowsK };
-  const score = attentionScoreCase(c.score, c.h);
+  const score = attentionScoreSetup(c.score, c.h);
   const common = {
     batch: c.batch,
     nheadQ: c.h,

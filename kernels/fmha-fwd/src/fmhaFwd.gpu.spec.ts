@@ -101,7 +101,7 @@ const cases: readonly FmhaFwdGpuCase[] = [
     mask: causalTopLeft,
     poison: { tensor: 'k', row: 100 },
   },
-  // Score modifiers (attentionScoreCase: soft-capping at 1.5, ALiBi's geometric slopes).
+  // Score modifiers (attentionScoreSetup: soft-capping at 1.5, ALiBi's geometric slopes).
   {
     label: 'fp16 d128 soft-capping, no mask, b2 h4 GQA 4:2 s259',
     dtype: 'fp16',

@@ -19,8 +19,8 @@ import {
   type AttentionLayout,
   type AttentionMaskSpec,
   type FmhaFwdLaunchProblem,
+  attentionScoreSetup,
 } from '@tilekit/fmha';
-import { attentionScoreCase } from '@tilekit/fmha/testing';
 import { randomBits16 } from '@tilekit/host';
 import { decodeArray } from '@tilekit/numeric';
 import { Device } from '@tilekit/runtime';
@@ -47,7 +47,7 @@ export interface FmhaFwdGpuCase {
   readonly lse?: boolean;
   /** A NaN written into Q (query row) or K (key row) of batch 0, (key/value) head 0, dim 0. */
   readonly poison?: FmhaFwdPoison;
-  /** A score modifier (`attentionScoreCase`): the kernel must be built with it. */
+  /** A score modifier (`attentionScoreSetup`): the kernel must be built with it. */
   readonly score?: 'softcap' | 'alibi';
 }
 
@@ -254,7 +254,7 @@ export async function runFmhaFwdGpuCase(c: FmhaFwdGpuCase, kernel: FmhaFwdGpuKer
   const q = randomBits16(c.dtype, batches * c.h * rowsQ * c.d, 1 + rowsQ);
   const k = randomBits16(c.dtype, batches * hk * rowsK * c.d, 2 + rowsK);
   const v = randomBits16(c.dtype, batches * hk * rowsK * dv, 3 + rowsK);
-  const score = attentionScoreCase(c.score, c.h);
+  const score = attentionScoreSetup(c.score, c.h);
   if (c.poison) plantNaN(c.poison.tensor === 'q' ? q : k, c.dtype, c.poison.tensor === 'q' ? qs : ks, c.poison.row);
   const args: AttentionFwdArgs = {
     batch: c.batch,

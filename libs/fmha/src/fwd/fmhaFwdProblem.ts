@@ -171,8 +171,9 @@ export function checkFmhaFwdProblem(problem: FmhaFwdProblem): CheckedFmhaFwdProb
     p.scoreModifier === undefined ? undefined : v.check(() => checks.oneOf('scoreModifier', p.scoreModifier, FMHA_SCORE_MODIFIER_KINDS));
   // A score modifier runs in one pass: 'auto' stays at one split, an explicit split count is an error.
   const splitKvAuto = p.splitKv === 'auto' && p.scoreModifier === undefined;
-  const maxSplits = p.scoreModifier === undefined ? FMHA_FWD_MAX_SPLITS : 1;
-  const numSplits = p.splitKv === 'auto' ? 1 : v.check(() => checks.integer('splitKv', p.splitKv ?? 1, 1, maxSplits));
+  const numSplits = p.splitKv === 'auto' ? 1 : v.check(() => checks.integer('splitKv', p.splitKv ?? 1, 1, FMHA_FWD_MAX_SPLITS));
+  if (p.scoreModifier !== undefined && numSplits !== undefined && numSplits > 1)
+    v.report('problem.splitKv', `must be 1 or 'auto' with a score modifier (no split-KV instance applies ${p.scoreModifier})`, numSplits);
   v.throwIfAny();
   const seq = sequences!;
   return Object.freeze({

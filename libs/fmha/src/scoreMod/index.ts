@@ -2,3 +2,4 @@
 export * from './fmhaScoreModifier.ts';
 export * from './softCapScore.ts';
 export * from './alibiScore.ts';
+export * from './attentionScoreSetup.ts';

@@ -5,5 +5,4 @@ export * from './randomAttentionHeads.ts';
 export * from './randomAttentionLayouts.ts';
 export * from './randomAttentionMask.ts';
 export * from './randomAttentionSequences.ts';
-export * from './attentionScoreCase.ts';
 export * from './fmhaFwdTestLaunch.ts';
