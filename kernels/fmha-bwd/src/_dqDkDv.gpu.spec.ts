@@ -66,7 +66,7 @@ async function runCase(c: Case): Promise<string> {
   const v = randomBits16(c.dtype, batches * hk * rowsK * d, 7 + rowsK);
   const dO = randomBits16(c.dtype, batches * c.h * rowsQ * d, 8 + rowsQ);
   const seqs = group ? { seqstartQ: starts(sqs), seqstartK: starts(sks) } : { seqlenQ: rowsQ, seqlenK: rowsK };
-  const score = attentionScoreSetup(c.score, c.h);
+  const score = attentionScoreSetup(c.score, c.h, 1.5);
   const common = {
     batch: c.batch,
     nheadQ: c.h,

@@ -34,6 +34,7 @@ import {
   GenericAttentionMaskCode,
   type FmhaBwdMaskKind,
   type FmhaBwdWsPolicy,
+  scoreModifierKeyPart,
   type FmhaScoreModifier,
 } from '@tilekit/fmha';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
@@ -113,10 +114,11 @@ export interface FmhaBwdLaunch {
 function dqDkDvKey(policy: FmhaBwdDqDkDvPolicy, target: Target): InstanceKey {
   const { tileM, tileN, headDim, headDimV, scoreModifier, ...rest } = policy;
   const hdim = headDim === headDimV ? headDim : `${headDim}x${headDimV}`;
+  const score = scoreModifierKeyPart(scoreModifier);
   return instanceKey(
     'fmha_bwd_dq_dk_dv_sm90',
-    { ...rest, hdim, tile: [tileN, tileM], target: target.name, ...(scoreModifier ? { score: scoreModifier.tag } : {}) },
-    { tags: { dtype: '', hdim: 'd', mask: '', tile: '', stages: 's', dqMode: 'dq', ...(scoreModifier ? { score: '' } : {}) } },
+    { ...rest, hdim, tile: [tileN, tileM], target: target.name, ...score.config },
+    { tags: { dtype: '', hdim: 'd', mask: '', tile: '', stages: 's', dqMode: 'dq', ...score.tags } },
   );
 }
 

@@ -1,11 +1,8 @@
 // dq_dk_dv instances with a score modifier (soft-capping, ALiBi): kept out of the dense catalog,
 // whose triples cover every (dtype, d, mask, mode) once; compiled in CI like it.
-import { AlibiScore, SoftCapScore, type FmhaScoreModifier } from '@tilekit/fmha';
+import { FMHA_SCORE_MODIFIERS, type FmhaScoreModifier } from '@tilekit/fmha';
 import { FMHA_BWD_REGISTER_SPLIT, fmhaBwdTile } from './fmhaBwdCatalog.ts';
 import { FmhaBwdDqDkDvInstance, type FmhaBwdDqDkDvMaskKind } from './fmhaBwdDqDkDvInstance.ts';
-
-/** The score modifiers the backward is built with. */
-export const FMHA_BWD_SCORE_MODIFIERS: readonly FmhaScoreModifier[] = Object.freeze([new SoftCapScore(), new AlibiScore()]);
 
 /** The dq_dk_dv instance of (dtype, d, mask, dQ mode) with `scoreModifier`. */
 export function fmhaBwdScoreModInstance(
@@ -29,5 +26,5 @@ export function fmhaBwdScoreModInstance(
 
 /** fp16 d128, no mask and window, atomic dQ, for each modifier. */
 export const FMHA_BWD_SCORE_MOD_CATALOG: readonly FmhaBwdDqDkDvInstance[] = Object.freeze(
-  FMHA_BWD_SCORE_MODIFIERS.flatMap((m) => (['none', 'window'] as const).map((mask) => fmhaBwdScoreModInstance(m, 'fp16', 128, mask))),
+  FMHA_SCORE_MODIFIERS.flatMap((m) => (['none', 'window'] as const).map((mask) => fmhaBwdScoreModInstance(m, 'fp16', 128, mask))),
 );

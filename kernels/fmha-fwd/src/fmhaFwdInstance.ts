@@ -24,6 +24,7 @@ import {
   type FmhaFwdLaunch,
   type FmhaFwdMaskKind,
   type FmhaFwdWsPolicy,
+  scoreModifierKeyPart,
   type FmhaScoreModifier,
 } from '@tilekit/fmha';
 import { getDType } from '@tilekit/numeric';
@@ -63,10 +64,11 @@ type FmhaParams = ReturnType<typeof fmhaParams>;
 function fmhaFwdKey(policy: FmhaFwdPolicy, target: Target): InstanceKey {
   const { tileM, tileN, headDim, headDimV, scoreModifier, ...rest } = policy;
   const hdim = headDim === headDimV ? headDim : `${headDim}x${headDimV}`;
+  const score = scoreModifierKeyPart(scoreModifier);
   return instanceKey(
     'fmha_fwd_sm90',
-    { ...rest, hdim, tile: [tileM, tileN], target: target.name, ...(scoreModifier ? { score: scoreModifier.tag } : {}) },
-    { tags: { dtype: '', hdim: 'd', mask: '', tile: '', stages: 's', splitKv: 'split', ...(scoreModifier ? { score: '' } : {}) } },
+    { ...rest, hdim, tile: [tileM, tileN], target: target.name, ...score.config },
+    { tags: { dtype: '', hdim: 'd', mask: '', tile: '', stages: 's', splitKv: 'split', ...score.tags } },
   );
 }
 

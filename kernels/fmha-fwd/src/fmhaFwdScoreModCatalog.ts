@@ -1,19 +1,15 @@
 // Forward instances with a score modifier (soft-capping, ALiBi), beside the dense catalog and
 // compiled in CI like it (fmhaFwdCatalog.compile.spec.ts).
 import {
-  AlibiScore,
   FMHA_FWD_REGISTER_SPLIT,
+  FMHA_SCORE_MODIFIERS,
   FMHA_FWD_STAGES,
   FmhaFwdCatalogError,
-  SoftCapScore,
   type FmhaFwdMaskKind,
   type FmhaScoreModifier,
 } from '@tilekit/fmha';
 import { FMHA_FWD_TILES } from './fmhaFwdCatalog.ts';
 import { FmhaFwdInstance } from './fmhaFwdInstance.ts';
-
-/** The score modifiers the forward is built with. */
-export const FMHA_FWD_SCORE_MODIFIERS: readonly FmhaScoreModifier[] = Object.freeze([new SoftCapScore(), new AlibiScore()]);
 
 /**
  * The one-pass instance of (dtype, d = d_v, mask) of the dense catalog's tile, with `scoreModifier`.
@@ -43,5 +39,5 @@ export function fmhaFwdScoreModInstance(
 
 /** fp16 d128, no mask and window, for each modifier. */
 export const FMHA_FWD_SCORE_MOD_CATALOG: readonly FmhaFwdInstance[] = Object.freeze(
-  FMHA_FWD_SCORE_MODIFIERS.flatMap((m) => (['none', 'window'] as const).map((mask) => fmhaFwdScoreModInstance(m, 'fp16', 128, mask))),
+  FMHA_SCORE_MODIFIERS.flatMap((m) => (['none', 'window'] as const).map((mask) => fmhaFwdScoreModInstance(m, 'fp16', 128, mask))),
 );

@@ -34,7 +34,7 @@ export function alibiScoreSetup(nheadQ: number, slopes: Float32Array = alibiGeom
   };
 }
 
-/** The setup of `kind` for `nheadQ` query heads (soft-capping at `cap`); none without a kind. */
-export function attentionScoreSetup(kind: FmhaScoreModifierKind | undefined, nheadQ: number, cap = 1.5): AttentionScoreSetup | undefined {
+/** The setup of `kind` for `nheadQ` query heads (soft-capping at `cap`, ALiBi with the geometric slopes); none without a kind. */
+export function attentionScoreSetup(kind: FmhaScoreModifierKind | undefined, nheadQ: number, cap: number): AttentionScoreSetup | undefined {
   return kind === 'softcap' ? softCapScoreSetup(cap) : kind === 'alibi' ? alibiScoreSetup(nheadQ) : undefined;
 }

@@ -3,3 +3,5 @@ export * from './fmhaScoreModifier.ts';
 export * from './softCapScore.ts';
 export * from './alibiScore.ts';
 export * from './attentionScoreSetup.ts';
+export * from './scoreModifierKeyPart.ts';
+export * from './fmhaScoreModifiers.ts';
