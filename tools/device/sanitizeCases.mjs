@@ -22,6 +22,7 @@ export const SANITIZER_TOOLS = {
 };
 
 const FWD = 'kernel-fmha-fwd/gpu: ';
+const FWD_PINGPONG = 'kernel-fmha-fwd/gpu ping-pong: ';
 const FWD_SM80 = 'kernel-fmha-fwd sm80/gpu: ';
 const BWD = 'kernel-fmha-bwd/gpu: ';
 const SPARGE = 'kernel-sparge/gpu attention: ';
@@ -34,7 +35,7 @@ export const SANITIZE_PLAN = [
     covers:
       'sm90 forward: batch and group mode with empty sequences, no mask, causal both ' +
       'alignments, fully masked rows, window, GQA, LSE, d32/64/128/256; split-KV partials and ' +
-      'the combine kernel; soft-capping and ALiBi',
+      'the combine kernel; soft-capping and ALiBi; the ping-pong schedule (turns on named barriers)',
     bundles: {
       'kernel-fmha-fwd-fmhaFwd.mjs': [
         `${FWD}fp16 d128 no mask, b2 h2 s259, bhsd`,
@@ -50,6 +51,10 @@ export const SANITIZE_PLAN = [
       ],
       // sk 259/300: the split spec's own small cases (its decode cases have 4097+ keys).
       'kernel-fmha-fwd-fmhaFwdSplit.mjs': [{ prefix: 'kernel-fmha-fwd/gpu split-KV: small: ' }],
+      'kernel-fmha-fwd-fmhaFwdPingPong.mjs': [
+        `${FWD_PINGPONG}bf16 d128 window t:40,3 varlen q 17,0,127 k 259,5,127`,
+        `${FWD_PINGPONG}bf16 d64 causal s259 GQA 4:1`,
+      ],
     },
   },
   {

@@ -1,8 +1,16 @@
-// Development probe (not the recorded suite): the forward instances with and without the
-// intra-warpgroup overlap (policy overlapSoftmax) on the same inputs — outputs must be bitwise equal
-// (same arithmetic, other timing) — and their times.
+// Development probe (not the recorded suite): the forward instances in each consumer schedule
+// (sequential, softmax-overlapped, ping-pong: policy `schedule`) on the same inputs — outputs must
+// be bitwise equal (same arithmetic, other timing) — and their times.
 //   node .device/bench-_overlap.mjs
-import { causalTopLeft, noMask, FMHA_FWD_REGISTER_SPLIT, checkFmhaFwdProblem } from '@tilekit/fmha';
+import {
+  causalTopLeft,
+  checkFmhaFwdProblem,
+  FMHA_FWD_PINGPONG_SCHEDULE,
+  FMHA_FWD_REGISTER_SPLIT,
+  FMHA_FWD_SEQUENTIAL_SCHEDULE,
+  FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE,
+  noMask,
+} from '@tilekit/fmha';
 import { summarizeTimes } from '@tilekit/host';
 import { encode } from '@tilekit/numeric';
 import { Device, encodeTensorMapTiled, NvccCompiler, timeLaunches } from '@tilekit/runtime';
@@ -22,6 +30,7 @@ const cases = [
   { b: 2, h: 16, s: 8192, d: 256, causal: false, time: true },
   { b: 2, h: 16, s: 16384, d: 128, causal: false, time: true },
 ];
+const SCHEDULES = [FMHA_FWD_SEQUENTIAL_SCHEDULE, FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE, FMHA_FWD_PINGPONG_SCHEDULE];
 for (const c of cases) {
   const tileN = c.d === 256 ? 64 : 128;
   const problem = checkFmhaFwdProblem({
@@ -38,10 +47,10 @@ for (const c of cases) {
   const bits = new Uint16Array(n);
   for (let i = 0; i < n; i++) bits[i] = encode('fp16', (((i * 2654435761) >>> 0) % 2000) / 1000 - 1);
   const q = device.upload(bits);
-  const outs = [device.alloc(n * 2), device.alloc(n * 2)];
-  const lses = [device.alloc(c.b * c.h * c.s * 4), device.alloc(c.b * c.h * c.s * 4)];
+  const outs = SCHEDULES.map(() => device.alloc(n * 2));
+  const lses = SCHEDULES.map(() => device.alloc(c.b * c.h * c.s * 4));
   const ms: number[] = [];
-  for (const [i, overlapSoftmax] of [false, true].entries()) {
+  for (const [i, schedule] of SCHEDULES.entries()) {
     const inst = new FmhaFwdInstance({
       dtype: 'fp16',
       headDim: c.d,
@@ -52,7 +61,7 @@ for (const c of cases) {
       ...FMHA_FWD_REGISTER_SPLIT,
       mask: c.causal ? 'window' : 'none',
       splitKv: false,
-      overlapSoftmax,
+      schedule,
     });
     const kernel = await FmhaFwdKernel.build(inst, { device, compiler });
     const l = kernel.prepare(problem, { q, k: q, v: q, o: outs[i]!, lse: lses[i]! }, encodeMap);
@@ -60,20 +69,21 @@ for (const c of cases) {
     device.synchronize();
     ms.push(c.time ? summarizeTimes(timeLaunches(device, () => l.launch(), { warmup: 3, repeat: 20 })).median : 0);
   }
-  const [o0, o1] = outs.map((o) => new Uint16Array(o.copyToHost().buffer));
-  const [l0, l1] = lses.map((o) => new Uint32Array(o.copyToHost().buffer));
-  let diffs = 0;
-  for (let i = 0; i < o0!.length; i++) if (o0![i] !== o1![i]) diffs++;
-  for (let i = 0; i < l0!.length; i++) if (l0![i] !== l1![i]) diffs++;
+  const os = outs.map((o) => new Uint16Array(o.copyToHost().buffer));
+  const ls = lses.map((o) => new Uint32Array(o.copyToHost().buffer));
+  const diffs = SCHEDULES.map((_, i) => countDiffs(os[0]!, os[i]!) + countDiffs(ls[0]!, ls[i]!));
   const flops = 4 * c.b * c.h * c.s * c.s * c.d * (c.causal ? 0.5 : 1);
-  console.log(
-    `b${c.b} h${c.h} s${c.s} d${c.d}${c.causal ? ' causal' : ''}: ` +
-      `${diffs === 0 ? 'bitwise equal' : `${diffs} DIFFERENT values`}` +
-      (c.time
-        ? `; plain ${ms[0]!.toFixed(3)} ms (${(flops / ms[0]! / 1e9).toFixed(0)} TF), overlap ` +
-          `${ms[1]!.toFixed(3)} ms (${(flops / ms[1]! / 1e9).toFixed(0)} TF) = ` +
-          `${(ms[0]! / ms[1]!).toFixed(3)}×`
-        : ''),
+  const parts = SCHEDULES.map(
+    (sch, i) =>
+      `${sch.tag} ${diffs[i] === 0 ? 'bitwise equal' : `${diffs[i]} DIFFERENT values`}` +
+      (c.time ? ` ${ms[i]!.toFixed(3)} ms (${(flops / ms[i]! / 1e9).toFixed(0)} TF, ${(ms[0]! / ms[i]!).toFixed(3)}×)` : ''),
   );
+  console.log(`b${c.b} h${c.h} s${c.s} d${c.d}${c.causal ? ' causal' : ''}: ${parts.join('; ')}`);
   for (const x of [q, ...outs, ...lses]) x.dispose();
+}
+
+function countDiffs(a: Uint16Array | Uint32Array, b: Uint16Array | Uint32Array): number {
+  let n = 0;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) n++;
+  return n;
 }

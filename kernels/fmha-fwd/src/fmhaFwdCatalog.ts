@@ -1,6 +1,13 @@
 // The instance catalog: every attention-forward kernel this operator ships, as data. CI compiles
 // each for sm_90a (fmhaFwdCatalog.compile.spec.ts) and fails on errors, spills or a stack frame.
-import { FMHA_FWD_DTYPES, FMHA_FWD_REGISTER_SPLIT, FMHA_FWD_STAGES, FmhaFwdCatalogError, type FmhaFwdMaskKind } from '@tilekit/fmha';
+import {
+  FMHA_FWD_DTYPES,
+  FMHA_FWD_REGISTER_SPLIT,
+  FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE,
+  FMHA_FWD_STAGES,
+  FmhaFwdCatalogError,
+  type FmhaFwdMaskKind,
+} from '@tilekit/fmha';
 import { FmhaFwdInstance } from './fmhaFwdInstance.ts';
 
 /** Head-dim configurations (d_qk, d_v) with their block tiles: tileM query rows (64 per consumer warpgroup) × tileN key rows. */
@@ -8,9 +15,9 @@ export const FMHA_FWD_TILES = Object.freeze([
   { headDim: 32, headDimV: 32, tileM: 128, tileN: 128 },
   // d 64 and 128 overlap each tile's softmax with the previous tile's P·V (measured 1.02–1.06× at s8192;
   // d 256 measured 0.97×, so the others stay one tile at a time until measured).
-  { headDim: 64, headDimV: 64, tileM: 128, tileN: 128, overlapSoftmax: true },
+  { headDim: 64, headDimV: 64, tileM: 128, tileN: 128, schedule: FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE },
   { headDim: 96, headDimV: 96, tileM: 128, tileN: 128 },
-  { headDim: 128, headDimV: 128, tileM: 128, tileN: 128, overlapSoftmax: true },
+  { headDim: 128, headDimV: 128, tileM: 128, tileN: 128, schedule: FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE },
   // d 192 / d_v 128 (DeepSeek's shape): 96 key rows keep Q, two K and two V stages in 168 KiB.
   { headDim: 192, headDimV: 128, tileM: 128, tileN: 96 },
   // d 256: 64 key rows; the 64×256 O accumulator is 128 fp32 registers per consumer thread.

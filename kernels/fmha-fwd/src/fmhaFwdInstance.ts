@@ -19,6 +19,7 @@ import {
 } from '@tilekit/codegen';
 import {
   emitFmhaFwdWsBlock,
+  fmhaFwdScheduleKeyPart,
   fmhaFwdTileParams,
   FmhaFwdWsPipeline,
   type FmhaFwdLaunch,
@@ -62,13 +63,14 @@ function fmhaParams(policy: FmhaFwdPolicy, target: Target) {
 type FmhaParams = ReturnType<typeof fmhaParams>;
 
 function fmhaFwdKey(policy: FmhaFwdPolicy, target: Target): InstanceKey {
-  const { tileM, tileN, headDim, headDimV, scoreModifier, ...rest } = policy;
+  const { tileM, tileN, headDim, headDimV, scoreModifier, schedule, ...rest } = policy;
   const hdim = headDim === headDimV ? headDim : `${headDim}x${headDimV}`;
   const score = scoreModifierKeyPart(scoreModifier);
+  const order = fmhaFwdScheduleKeyPart(schedule);
   return instanceKey(
     'fmha_fwd_sm90',
-    { ...rest, hdim, tile: [tileM, tileN], target: target.name, ...score.config },
-    { tags: { dtype: '', hdim: 'd', mask: '', tile: '', stages: 's', splitKv: 'split', ...score.tags } },
+    { ...rest, hdim, tile: [tileM, tileN], target: target.name, ...score.config, ...order.config },
+    { tags: { dtype: '', hdim: 'd', mask: '', tile: '', stages: 's', splitKv: 'split', ...score.tags, ...order.tags } },
   );
 }
 

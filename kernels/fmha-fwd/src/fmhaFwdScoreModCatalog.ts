@@ -2,6 +2,7 @@
 // compiled in CI like it (fmhaFwdCatalog.compile.spec.ts).
 import {
   FMHA_FWD_REGISTER_SPLIT,
+  FMHA_FWD_SEQUENTIAL_SCHEDULE,
   FMHA_SCORE_MODIFIERS,
   FMHA_FWD_STAGES,
   FmhaFwdCatalogError,
@@ -24,7 +25,7 @@ export function fmhaFwdScoreModInstance(
 ): FmhaFwdInstance {
   const dims = FMHA_FWD_TILES.find((t) => t.headDim === d && t.headDimV === d);
   if (dims === undefined) throw new FmhaFwdCatalogError(`no forward tile for head dim ${d} (d = d_v)`);
-  const overlap = scoreModifier.tag === 'alibi' ? { overlapSoftmax: false } : {};
+  const overlap = scoreModifier.tag === 'alibi' ? { schedule: FMHA_FWD_SEQUENTIAL_SCHEDULE } : {};
   return new FmhaFwdInstance({
     dtype,
     ...dims,

@@ -48,6 +48,7 @@ export {
 export * from './fmhaFwdInstance.ts';
 export * from './fmhaFwdCatalog.ts';
 export * from './fmhaFwdScoreModCatalog.ts';
+export * from './fmhaFwdPingPongCatalog.ts';
 export { FMHA_FWD_COMPILE_FLAGS, FMHA_FWD_REGISTER_SPLIT, FMHA_FWD_STAGES, FmhaFwdCatalogError } from '@tilekit/fmha';
 export * from './fmhaFwdLauncher.ts';
 export * from '@tilekit/fmha-launch';

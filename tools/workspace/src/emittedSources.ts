@@ -11,6 +11,7 @@ import {
 } from '@tilekit/kernel-fmha-bwd';
 import {
   FMHA_FWD_CATALOG,
+  FMHA_FWD_PINGPONG_CATALOG,
   FMHA_FWD_SCORE_MOD_CATALOG,
   FMHA_FWD_COMBINE_CATALOG,
   FMHA_FWD_SM80_CATALOG,
@@ -62,6 +63,7 @@ const FMHA_FWD_SM80_VARIANTS: readonly EmittingInstance[] = [
 export const EMITTED_SOURCE_CATALOGS: readonly EmittedSourceCatalog[] = [
   { catalog: 'fmha-fwd sm90', instances: FMHA_FWD_CATALOG },
   { catalog: 'fmha-fwd sm90 score modifiers', instances: FMHA_FWD_SCORE_MOD_CATALOG },
+  { catalog: 'fmha-fwd sm90 ping-pong', instances: FMHA_FWD_PINGPONG_CATALOG },
   { catalog: 'fmha-fwd combine', instances: FMHA_FWD_COMBINE_CATALOG },
   { catalog: 'fmha-fwd sm80', instances: FMHA_FWD_SM80_CATALOG },
   { catalog: 'fmha-fwd sm80 (built for sm_90a)', instances: FMHA_FWD_SM80_CATALOG_SM90A },

@@ -31,6 +31,7 @@ import {
   type FmhaFwdWsPolicy,
   emitFmhaFwdWsBlock,
   FMHA_MAX_SEQLEN,
+  fmhaFwdScheduleKeyPart,
   fmhaFwdTileParams,
   type FmhaFwdMaskKind,
 } from '@tilekit/fmha';
@@ -89,7 +90,8 @@ function spargeParams(policy: SpargeFwdPolicy, target: Target) {
 type SpargeParams = ReturnType<typeof spargeParams>;
 
 function spargeFwdKey(policy: SpargeFwdPolicy, target: Target): InstanceKey {
-  const { tileM, tileN, headDim, headDimV, pvGate, keyTileWalk: _k, qkOperand, ...rest } = policy;
+  const { tileM, tileN, headDim, headDimV, pvGate, keyTileWalk: _k, qkOperand, schedule, ...rest } = policy;
+  const order = fmhaFwdScheduleKeyPart(schedule);
   return instanceKey(
     'sparge_fwd_sm90',
     {
@@ -99,8 +101,9 @@ function spargeFwdKey(policy: SpargeFwdPolicy, target: Target): InstanceKey {
       tile: [tileM, tileN],
       pv: pvGate?.tag ?? 'nopvskip',
       target: target.name,
+      ...order.config,
     },
-    { tags: { pipeline: '', dtype: '', hdim: 'd', qk: '', mask: '', tile: '', stages: 's', pv: '' } },
+    { tags: { pipeline: '', dtype: '', hdim: 'd', qk: '', mask: '', tile: '', stages: 's', pv: '', ...order.tags } },
   );
 }
 

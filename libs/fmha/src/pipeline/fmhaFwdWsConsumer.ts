@@ -2,21 +2,19 @@ import { add, div, float32, int32, mbarrierWaitParity, setMaxNReg, uint32, type 
 import { BlockEmitter, makeDistributedTensor } from '@tilekit/tile';
 import { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
 import type { FmhaFwdWsContext } from './fmhaFwdWsContext.ts';
-import { emitFmhaFwdWsOverlappedLoop } from './fmhaFwdWsOverlappedLoop.ts';
-import { emitFmhaFwdWsSequentialLoop } from './fmhaFwdWsSequentialLoop.ts';
+import { FMHA_FWD_SEQUENTIAL_SCHEDULE } from './fmhaFwdConsumerSchedule.ts';
 import { FmhaFwdWsTileSteps, type FmhaFwdWsConsumerState } from './fmhaFwdWsTileSteps.ts';
 
 /**
  * The consumer warpgroups: registers up, S/O/P registers and the softmax state, Q awaited, then
- * the key loop of the policy's schedule (sequential or softmax-overlapped) and the epilogue.
+ * the key loop of the policy's schedule (`FmhaFwdConsumerSchedule`) and the epilogue.
  */
 export function emitFmhaFwdWsConsumer(cons: BlockBuilder, ctx: FmhaFwdWsContext): void {
   const { pipeline: p, target } = ctx;
   cons.comment(`${p.qk.warpgroups} consumer warpgroup(s) of 64 query rows: registers up to ${p.policy.consumerRegisters}`);
   cons.expr(setMaxNReg(target, 'inc', p.policy.consumerRegisters));
   const steps = new FmhaFwdWsTileSteps(ctx, declareConsumerState(cons, ctx));
-  if (p.policy.overlapSoftmax !== true) emitFmhaFwdWsSequentialLoop(cons, steps);
-  else emitFmhaFwdWsOverlappedLoop(cons, steps);
+  (p.policy.schedule ?? FMHA_FWD_SEQUENTIAL_SCHEDULE).emit(cons, steps);
   steps.epilogue(cons);
 }
 

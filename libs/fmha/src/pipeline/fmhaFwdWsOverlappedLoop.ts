@@ -1,4 +1,5 @@
 import { bool, gt, int32, lit, sub, uint32, type BlockBuilder, type Expr, type VarExpr } from '@tilekit/codegen';
+import { FMHA_FWD_NO_TURNS, type FmhaFwdIssueTurns } from './fmhaFwdWarpgroupTurns.ts';
 import type { FmhaFwdWsTileSteps } from './fmhaFwdWsTileSteps.ts';
 
 /**
@@ -6,26 +7,33 @@ import type { FmhaFwdWsTileSteps } from './fmhaFwdWsTileSteps.ts';
  * intra-warpgroup overlap): the first tile alone (S, softmax, P); then per tile it ≥ 1, S of it and
  * P·V of it − 1 are issued together, and tile it's mask and softmax run while that P·V does; the
  * last tile's P·V after the loop. With the vote, a tile's decision is carried into the iteration
- * that issues its P·V (`pv_pending_compute`).
+ * that issues its P·V (`pv_pending_compute`). `turns` brackets each group of issues (the first S, S
+ * with the previous P·V, the last P·V): the ping-pong's turns between warpgroups, or nothing.
  */
-export function emitFmhaFwdWsOverlappedLoop(cons: BlockBuilder, steps: FmhaFwdWsTileSteps): void {
+export function emitFmhaFwdWsOverlappedLoop(
+  cons: BlockBuilder,
+  steps: FmhaFwdWsTileSteps,
+  turns: FmhaFwdIssueTurns = FMHA_FWD_NO_TURNS,
+): void {
   const { iters } = steps.ctx;
   cons.comment("intra-warpgroup overlap: the previous tile's P·V runs while this tile's softmax does");
   // The previous tile's vote, carried into the iteration that issues its P·V.
   const pending = steps.vote === undefined ? undefined : cons.declare('pv_pending_compute', bool, lit(true, bool), { storage: 'mutable' });
   cons.if(gt(iters, 0), (ov) => {
-    emitFirstTile(ov, steps, pending);
-    ov.forRange({ name: 'it', from: 1, to: iters }, (l, it) => emitOverlappedTile(l, it, steps, pending));
-    emitLastPv(ov, steps, pending);
+    turns.start(ov);
+    emitFirstTile(ov, steps, pending, turns);
+    ov.forRange({ name: 'it', from: 1, to: iters }, (l, it) => emitOverlappedTile(l, it, steps, pending, turns));
+    emitLastPv(ov, steps, pending, turns);
+    turns.finish(ov);
   });
 }
 
 /** Tile 0: S, its softmax and P (O holds nothing yet). */
-function emitFirstTile(ov: BlockBuilder, steps: FmhaFwdWsTileSteps, pending: VarExpr | undefined): void {
+function emitFirstTile(ov: BlockBuilder, steps: FmhaFwdWsTileSteps, pending: VarExpr | undefined, turns: FmhaFwdIssueTurns): void {
   ov.comment('the first tile alone: S, its softmax, P');
   const first = { s: lit(0, int32), parity: lit(0, uint32) };
   const j00 = steps.keyRow(ov, lit(0, int32));
-  steps.issueQk(ov, first.s, first.parity, steps.kTile(ov, first.s));
+  turns.turn(ov, () => steps.issueQk(ov, first.s, first.parity, steps.kTile(ov, first.s)));
   steps.waitQk(ov, 0);
   steps.releaseK(ov, first.s);
   steps.softmaxTile(ov, lit(0, int32), j00, (t, corr) => steps.rescaleAndPack(t, lit(false, bool), corr));
@@ -33,13 +41,22 @@ function emitFirstTile(ov: BlockBuilder, steps: FmhaFwdWsTileSteps, pending: Var
 }
 
 /** Tile it ≥ 1: S of it and P·V of it − 1 in flight together; it's softmax; then O's rescale and P once that P·V is done. */
-function emitOverlappedTile(l: BlockBuilder, it: Expr, steps: FmhaFwdWsTileSteps, pending: VarExpr | undefined): void {
+function emitOverlappedTile(
+  l: BlockBuilder,
+  it: Expr,
+  steps: FmhaFwdWsTileSteps,
+  pending: VarExpr | undefined,
+  turns: FmhaFwdIssueTurns,
+): void {
   const { ring } = steps.ctx;
   const { s, parity } = ring.stageOf(l, it);
   const j0 = steps.keyRow(l, it);
-  steps.issueQk(l, s, parity, steps.kTile(l, s));
-  const prev = ring.stageOf(l, l.let('it_prev', int32, sub(it, 1)));
-  steps.issuePv(l, steps.vTile(l, prev.s), prev.s, prev.parity, steps.pvAccumulate(it, 1), pending, false);
+  const prev = turns.turn(l, () => {
+    steps.issueQk(l, s, parity, steps.kTile(l, s));
+    const stage = ring.stageOf(l, l.let('it_prev', int32, sub(it, 1)));
+    steps.issuePv(l, steps.vTile(l, stage.s), stage.s, stage.parity, steps.pvAccumulate(it, 1), pending, false);
+    return stage;
+  });
   l.comment("this tile's S is done (the previous P·V may still run)");
   steps.waitQk(l, 1);
   steps.releaseK(l, s);
@@ -53,11 +70,11 @@ function emitOverlappedTile(l: BlockBuilder, it: Expr, steps: FmhaFwdWsTileSteps
 }
 
 /** The last tile's P·V, waited, and its V stage released. */
-function emitLastPv(ov: BlockBuilder, steps: FmhaFwdWsTileSteps, pending: VarExpr | undefined): void {
+function emitLastPv(ov: BlockBuilder, steps: FmhaFwdWsTileSteps, pending: VarExpr | undefined, turns: FmhaFwdIssueTurns): void {
   ov.comment("the last tile's P·V");
   const last = ov.let('it_last', int32, sub(steps.ctx.iters, 1));
   const stage = steps.ctx.ring.stageOf(ov, last);
-  steps.issuePv(ov, steps.vTile(ov, stage.s), stage.s, stage.parity, steps.pvAccumulate(last, 0), pending, false);
+  turns.turn(ov, () => steps.issuePv(ov, steps.vTile(ov, stage.s), stage.s, stage.parity, steps.pvAccumulate(last, 0), pending, false));
   steps.waitPv(ov);
   if (pending !== undefined) steps.countPv(ov, pending);
   steps.releaseV(ov, stage.s);

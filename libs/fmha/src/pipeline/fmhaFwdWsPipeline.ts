@@ -20,6 +20,7 @@ import { FmhaFwdWsRing } from './fmhaFwdWsRing.ts';
 import type { FmhaFwdQkOperand } from './fmhaFwdQkOperand.ts';
 import type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 import type { FmhaScoreAt } from '../scoreMod/fmhaScoreModifier.ts';
+import type { FmhaFwdConsumerSchedule } from './fmhaFwdConsumerSchedule.ts';
 
 /** Policy of {@link FmhaFwdWsPipeline}: tile shape, ring depth and register split. */
 export interface FmhaFwdWsPolicy {
@@ -52,11 +53,11 @@ export interface FmhaFwdWsPolicy {
    */
   readonly qkOperand?: FmhaFwdQkOperand;
   /**
-   * Intra-warpgroup overlap (FlashAttention-3's): P·V of key tile i − 1 is issued right after S of tile
-   * i and runs on the tensor cores while the warpgroup does tile i's mask and softmax; O is rescaled
-   * and P packed once it completes. Default false (one tile at a time).
+   * The consumers' schedule over the key tiles (default `FMHA_FWD_SEQUENTIAL_SCHEDULE`, one tile at a
+   * time): `FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE` (P·V of tile i − 1 runs during tile i's softmax) or
+   * `FMHA_FWD_PINGPONG_SCHEDULE` (that, with the two consumer warpgroups taking turns to issue).
    */
-  readonly overlapSoftmax?: boolean;
+  readonly schedule?: FmhaFwdConsumerSchedule;
 }
 
 /** The per-tile dequantization scales of the int8 Q·Kᵀ (policy `qkOperand`). */
@@ -124,7 +125,7 @@ const SLAB = 64;
  * Shared memory (1024-aligned): Q, then S K stages, S V stages, then the barriers.
  * The parts: the ring's barriers (`FmhaFwdWsRing`), the producer (`emitFmhaFwdWsProducer`), the
  * consumers (`emitFmhaFwdWsConsumer`) running the per-tile steps of `FmhaFwdWsTileSteps` in the
- * sequential (`emitFmhaFwdWsSequentialLoop`) or softmax-overlapped (`emitFmhaFwdWsOverlappedLoop`) schedule.
+ * policy's schedule (`FmhaFwdConsumerSchedule`: sequential, softmax-overlapped or ping-pong).
  */
 export class FmhaFwdWsPipeline {
   readonly policy: FmhaFwdWsPolicy;
@@ -168,6 +169,7 @@ export class FmhaFwdWsPipeline {
     this.policy = Object.freeze({ ...policy });
     policy.qkOperand?.check(policy);
     policy.pvGate?.check(policy);
+    policy.schedule?.check(policy);
     const operand = policy.qkOperand;
     const tileK = operand?.tileK(headDim) ?? SLAB;
     this.qk = new WgmmaBlockGemmSs({ dtype: operand?.gemmDtype ?? dtype, tileM, tileN, tileK });

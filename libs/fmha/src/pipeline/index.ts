@@ -23,3 +23,12 @@ export type { FmhaFwdPvGate, FmhaFwdPvGateContext, FmhaFwdPvGateSite } from './f
 export { FmhaFwdPvSkipGate } from './fmhaFwdPvSkipGate.ts';
 export type { FmhaFwdQkDequantizeStep, FmhaFwdQkOperand } from './fmhaFwdQkOperand.ts';
 export { FmhaFwdInt8QkOperand } from './fmhaFwdInt8QkOperand.ts';
+export {
+  FMHA_FWD_SEQUENTIAL_SCHEDULE,
+  FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE,
+  fmhaFwdScheduleKeyPart,
+  type FmhaFwdConsumerSchedule,
+  type FmhaFwdScheduleKeyPart,
+} from './fmhaFwdConsumerSchedule.ts';
+export { FMHA_FWD_PINGPONG_SCHEDULE } from './fmhaFwdPingPongSchedule.ts';
+export { FMHA_FWD_NO_TURNS, FmhaFwdWarpgroupTurns, type FmhaFwdIssueTurns } from './fmhaFwdWarpgroupTurns.ts';

@@ -3,6 +3,7 @@
 // tools/ because it compares two operator packages (kernels do not import each other).
 //   node .device/bench-_spargeFwd.mjs
 import { Prng, summarizeTimes } from '@tilekit/host';
+import { FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE } from '@tilekit/fmha';
 import { checkFmhaFwdProblem, FMHA_FWD_CATALOG, FmhaFwdKernel } from '@tilekit/kernel-fmha-fwd';
 import { encodeSpargeLut, SPARGE_FWD_CATALOG, SpargeFwdInstance, SpargeFwdKernel } from '@tilekit/kernel-sparge';
 import { encode } from '@tilekit/numeric';
@@ -70,7 +71,7 @@ for (const s of [16384]) {
           (i.policy.pvGate !== undefined) === (pvMode !== 'none') &&
           (i.policy.qkOperand?.tag === 'int8') === int8,
       )!;
-      const inst = overlap ? new SpargeFwdInstance({ ...base.policy, overlapSoftmax: true }) : base;
+      const inst = overlap ? new SpargeFwdInstance({ ...base.policy, schedule: FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE }) : base;
       const kernel = await SpargeFwdKernel.build(inst, { device, compiler });
       const l = kernel.prepare(
         { ...problem, pipeline, pvMode, qBlocks: qB, kBlocks: kB },
