@@ -19,6 +19,7 @@ import {
 } from '@tilekit/codegen';
 import {
   emitFmhaFwdWsBlock,
+  fmhaFwdOutputSplitKeyPart,
   fmhaFwdScheduleKeyPart,
   fmhaFwdTileParams,
   FmhaFwdWsPipeline,
@@ -63,14 +64,13 @@ function fmhaParams(policy: FmhaFwdPolicy, target: Target) {
 type FmhaParams = ReturnType<typeof fmhaParams>;
 
 function fmhaFwdKey(policy: FmhaFwdPolicy, target: Target): InstanceKey {
-  const { tileM, tileN, headDim, headDimV, scoreModifier, schedule, ...rest } = policy;
+  const { tileM, tileN, headDim, headDimV, scoreModifier, schedule, outputSplit, ...rest } = policy;
   const hdim = headDim === headDimV ? headDim : `${headDim}x${headDimV}`;
-  const score = scoreModifierKeyPart(scoreModifier);
-  const order = fmhaFwdScheduleKeyPart(schedule);
+  const parts = [scoreModifierKeyPart(scoreModifier), fmhaFwdScheduleKeyPart(schedule), fmhaFwdOutputSplitKeyPart(outputSplit)];
   return instanceKey(
     'fmha_fwd_sm90',
-    { ...rest, hdim, tile: [tileM, tileN], target: target.name, ...score.config, ...order.config },
-    { tags: { dtype: '', hdim: 'd', mask: '', tile: '', stages: 's', splitKv: 'split', ...score.tags, ...order.tags } },
+    Object.assign({ ...rest, hdim, tile: [tileM, tileN], target: target.name }, ...parts.map((p) => p.config)),
+    { tags: Object.assign({ dtype: '', hdim: 'd', mask: '', tile: '', stages: 's', splitKv: 'split' }, ...parts.map((p) => p.tags)) },
   );
 }
 

@@ -30,6 +30,12 @@ export interface BlockEmitterOptions {
   readonly numThreads: number;
   /** Index emission options (kernel symbols of symbolic lengths, magic-number source). */
   readonly index?: IndexEmitterOptions;
+  /**
+   * CUDA/HIP: the calling thread's id in [0, numThreads) (`int`) when the emitter's threads are one
+   * group of the block's (one of several consumer groups that each run the same tile program);
+   * default `threadIdx.x`, and then the launch must use exactly numThreads threads.
+   */
+  readonly tid?: Expr;
 }
 
 /** Where per-thread code is being emitted: the block to append to and this thread's id. */
@@ -120,7 +126,7 @@ export class BlockEmitter {
         ? undefined
         : parent !== undefined
           ? parent.#cudaTid
-          : b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, n - 1] });
+          : (options.tid ?? b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, n - 1] }));
   }
 
   /** The warp size of the dialect (host code models CUDA's 32 lanes). */

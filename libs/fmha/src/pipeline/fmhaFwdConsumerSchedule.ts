@@ -4,9 +4,9 @@ import { emitFmhaFwdWsOverlappedLoop } from './fmhaFwdWsOverlappedLoop.ts';
 import { emitFmhaFwdWsSequentialLoop } from './fmhaFwdWsSequentialLoop.ts';
 import type { FmhaFwdWsTileSteps } from './fmhaFwdWsTileSteps.ts';
 
-/** What a schedule adds to an instance key: config fields (they change the hash) and name tags. */
-export interface FmhaFwdScheduleKeyPart {
-  readonly config: Readonly<Record<string, string | boolean>>;
+/** What a hook (a schedule, an output split) adds to an instance key: config fields (they change the hash) and name tags. */
+export interface FmhaFwdKeyPart {
+  readonly config: Readonly<Record<string, string | number | boolean>>;
   readonly tags: Readonly<Record<string, string>>;
 }
 
@@ -18,7 +18,7 @@ export interface FmhaFwdScheduleKeyPart {
 export interface FmhaFwdConsumerSchedule {
   readonly tag: 'sequential' | 'softmaxOverlap' | 'pingPong';
   /** The schedule's part of an instance key. */
-  readonly key: FmhaFwdScheduleKeyPart;
+  readonly key: FmhaFwdKeyPart;
   /** Throws BlockGemmPolicyError when `policy` cannot run this schedule. */
   check(policy: FmhaFwdWsPolicy): void;
   /** The consumers' key loop: from the first tile's S to the last tile's P·V (the epilogue follows). */
@@ -46,6 +46,6 @@ export const FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE: FmhaFwdConsumerSchedule = Object
 });
 
 /** The key part of `schedule` (nothing for none, which is the sequential schedule). */
-export function fmhaFwdScheduleKeyPart(schedule: FmhaFwdConsumerSchedule | undefined): FmhaFwdScheduleKeyPart {
+export function fmhaFwdScheduleKeyPart(schedule: FmhaFwdConsumerSchedule | undefined): FmhaFwdKeyPart {
   return schedule?.key ?? FMHA_FWD_SEQUENTIAL_SCHEDULE.key;
 }

@@ -1,7 +1,7 @@
 // The end of every forward pipeline's query tile, whatever ran its key loop: the softmax turns the
 // accumulated O into the attention output (and the row LSE), O goes out through a predicated tile
 // window, and one lane of the lanes sharing a row writes its LSE.
-import { add, and, bitAnd, eq, index, int32, lt, ne, select } from '@tilekit/codegen';
+import { add, and, bitAnd, eq, index, int32, lt, ne, select, type Expr } from '@tilekit/codegen';
 import {
   makeTileWindow,
   storeTile,
@@ -16,7 +16,12 @@ import type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 /** Where the epilogue writes O: the [tileM, headDimV] tile of the block, in the O accumulator's distribution. */
 export interface FmhaFwdEpilogueTile {
   readonly tileM: number;
+  /** O columns this thread's accumulator holds (all of d_v, or one slice of an output split). */
   readonly headDimV: number;
+  /** `int` first O column of the tile (default 0: all of O's columns). */
+  readonly column0?: Expr;
+  /** `bool`: whether this thread's group writes the LSE (default: every group; with an output split, one group). */
+  readonly writesLse?: Expr;
   /** The O accumulator's (the P·V GEMM's C) distribution. */
   readonly oEncoding: TileDistributionEncoding;
 }
@@ -37,7 +42,7 @@ export function emitFmhaFwdEpilogue(
   const w = makeTileWindow(block, {
     view: args.o,
     lengths: [tile.tileM, tile.headDimV],
-    origin: [args.m0, 0],
+    origin: [args.m0, tile.column0 ?? 0],
     encoding: tile.oEncoding,
     originAlignment: [tile.tileM, tile.headDimV],
   });
@@ -50,9 +55,8 @@ export function emitFmhaFwdEpilogue(
       const replicaBits = softmax.laneMasks.reduce((a, m) => a | m, 0);
       sweepTile(t, lse, (e) => {
         const row = e.b.let('lse_row', int32, add(args.m0, e.x[0]!));
-        e.b.if(and(and(ne(select(lseOut, 1, 0), 0), eq(bitAnd(t.tid, replicaBits), 0)), lt(row, args.seqlenQ)), (st) =>
-          st.assign(index(lseOut, row), e.value),
-        );
+        const writes = and(and(ne(select(lseOut, 1, 0), 0), eq(bitAnd(t.tid, replicaBits), 0)), lt(row, args.seqlenQ));
+        e.b.if(tile.writesLse === undefined ? writes : and(tile.writesLse, writes), (st) => st.assign(index(lseOut, row), e.value));
       });
     }
   });

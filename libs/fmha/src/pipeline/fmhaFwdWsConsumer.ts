@@ -1,4 +1,4 @@
-import { add, div, float32, int32, mbarrierWaitParity, setMaxNReg, uint32, type BlockBuilder } from '@tilekit/codegen';
+import { add, div, float32, int32, mbarrierWaitParity, mul, setMaxNReg, sub, uint32, type BlockBuilder, type Expr } from '@tilekit/codegen';
 import { BlockEmitter, makeDistributedTensor } from '@tilekit/tile';
 import { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
 import type { FmhaFwdWsContext } from './fmhaFwdWsContext.ts';
@@ -21,7 +21,8 @@ export function emitFmhaFwdWsConsumer(cons: BlockBuilder, ctx: FmhaFwdWsContext)
 /** The consumers' registers, softmax state, warpgroup index, Q's wait, the key-tile cursor and the P·V gate. */
 function declareConsumerState(cons: BlockBuilder, ctx: FmhaFwdWsContext): FmhaFwdWsConsumerState {
   const { pipeline: p, target, args, tid, smem } = ctx;
-  const block = new BlockEmitter(cons, target, { numThreads: p.consumerThreads, index: { symbols: args.symbols } });
+  const rows = consumerRows(cons, ctx);
+  const block = new BlockEmitter(cons, target, { numThreads: p.rowThreads, index: { symbols: args.symbols }, ...rows.emitterTid });
   const sAcc = makeDistributedTensor(block, 's_acc', p.qk.cEncoding, float32);
   const operand = p.policy.qkOperand;
   const sAccInt = operand === undefined ? undefined : makeDistributedTensor(block, 's_acc_i32', p.qk.cEncoding, operand.accumulator);
@@ -29,7 +30,7 @@ function declareConsumerState(cons: BlockBuilder, ctx: FmhaFwdWsContext): FmhaFw
   const pFrag = block.registers('p_frag', uint32, p.pv.aRegisters);
   const softmax = new BlockOnlineSoftmax(block, p.qk.cEncoding);
   block.threads((t) => softmax.emitInit(t));
-  const warpgroup = cons.let('warpgroup', int32, div(tid, 128));
+  const warpgroup = cons.let('warpgroup', int32, div(rows.tid, 128));
   cons.expr(mbarrierWaitParity(target, ctx.ring.qFull, 0));
   const cursor = ctx.walk.emitCursor(cons, ctx.walkCtx);
   const gate = p.policy.pvGate;
@@ -52,5 +53,20 @@ function declareConsumerState(cons: BlockBuilder, ctx: FmhaFwdWsContext): FmhaFw
           },
           args.pvGate,
         );
-  return { block, sAcc, sAccInt, oAcc, pFrag, softmax, warpgroup, cursor, vote };
+  return { block, sAcc, sAccInt, oAcc, pFrag, softmax, warpgroup, slice: rows.slice, cursor, vote };
+}
+
+/**
+ * With an output split, the thread's slice (group of consumer warpgroups) and its id among the
+ * block's row threads (`tid` − slice · rowThreads), which the tile code runs on; without, the thread id.
+ */
+function consumerRows(cons: BlockBuilder, ctx: FmhaFwdWsContext): { tid: Expr; slice?: Expr; emitterTid: { tid?: Expr } } {
+  const { pipeline: p, tid } = ctx;
+  if (p.slices === 1) return { tid, emitterTid: {} };
+  cons.comment(
+    `output split: ${p.slices} groups of ${p.rowThreads / 128} warpgroup(s) on the same rows, each owning ${p.pv.policy.tileN} columns of O`,
+  );
+  const slice = cons.let('o_slice', int32, div(tid, p.rowThreads));
+  const rowTid = cons.let('row_tid', int32, sub(tid, mul(slice, p.rowThreads)), { range: [0, p.rowThreads - 1] });
+  return { tid: rowTid, slice, emitterTid: { tid: rowTid } };
 }

@@ -21,6 +21,7 @@ import type { FmhaFwdQkOperand } from './fmhaFwdQkOperand.ts';
 import type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 import type { FmhaScoreAt } from '../scoreMod/fmhaScoreModifier.ts';
 import type { FmhaFwdConsumerSchedule } from './fmhaFwdConsumerSchedule.ts';
+import type { FmhaFwdOutputSplit } from './fmhaFwdOutputSplit.ts';
 
 /** Policy of {@link FmhaFwdWsPipeline}: tile shape, ring depth and register split. */
 export interface FmhaFwdWsPolicy {
@@ -28,7 +29,7 @@ export interface FmhaFwdWsPolicy {
   readonly dtype: 'fp16' | 'bf16';
   /** Head dim of Q and K (the first GEMM's K): 32 … 256, a multiple of 16. */
   readonly headDim: number;
-  /** Head dim of V and O (the second GEMM's N): a multiple of 16 in [16, 256]. */
+  /** Head dim of V and O (the second GEMM's N): a multiple of 16 in [16, 256], or up to 256 per slice of `outputSplit`. */
   readonly headDimV: number;
   /** Query rows per block: 64 per consumer warpgroup (64, 128 or 192). */
   readonly tileM: number;
@@ -58,6 +59,8 @@ export interface FmhaFwdWsPolicy {
    * `FMHA_FWD_PINGPONG_SCHEDULE` (that, with the two consumer warpgroups taking turns to issue).
    */
   readonly schedule?: FmhaFwdConsumerSchedule;
+  /** O's columns split across groups of consumer warpgroups (`FmhaFwdRecomputeSOutputSplit`); default: each warpgroup holds all of d_v. */
+  readonly outputSplit?: FmhaFwdOutputSplit;
 }
 
 /** The per-tile dequantization scales of the int8 Q·Kᵀ (policy `qkOperand`). */
@@ -131,7 +134,11 @@ export class FmhaFwdWsPipeline {
   readonly policy: FmhaFwdWsPolicy;
   readonly qk: WgmmaBlockGemmSs;
   readonly pv: WgmmaBlockGemmRs;
+  /** Consumer threads: `slices` groups of `rowThreads` (the tileM / 64 warpgroups that own the block's rows). */
   readonly consumerThreads: number;
+  readonly rowThreads: number;
+  /** Column slices of O (`outputSplit`; 1 without). */
+  readonly slices: number;
   readonly threads: number;
   /** 64-element slabs of the QK head dim and of V's. */
   readonly slabsQK: number;
@@ -157,8 +164,9 @@ export class FmhaFwdWsPipeline {
     };
     if (!Number.isSafeInteger(headDim) || headDim < 16 || headDim > 256 || headDim % 16 !== 0)
       bad('headDim', 'must be a multiple of 16 in [16, 256]', headDim);
-    if (!Number.isSafeInteger(headDimV) || headDimV < 16 || headDimV > 256 || headDimV % 16 !== 0)
-      bad('headDimV', 'must be a multiple of 16 in [16, 256]', headDimV);
+    const slices = policy.outputSplit?.slices ?? 1;
+    if (!Number.isSafeInteger(headDimV) || headDimV < 16 || headDimV > 256 * slices || headDimV % 16 !== 0)
+      bad('headDimV', `must be a multiple of 16 in [16, ${256 * slices}]`, headDimV);
     if (![2, 3, 4].includes(stages)) bad('stages', 'must be 2, 3 or 4', stages);
     for (const [what, r] of [
       ['producerRegisters', pr],
@@ -170,11 +178,14 @@ export class FmhaFwdWsPipeline {
     policy.qkOperand?.check(policy);
     policy.pvGate?.check(policy);
     policy.schedule?.check(policy);
+    policy.outputSplit?.check(policy);
     const operand = policy.qkOperand;
     const tileK = operand?.tileK(headDim) ?? SLAB;
     this.qk = new WgmmaBlockGemmSs({ dtype: operand?.gemmDtype ?? dtype, tileM, tileN, tileK });
-    this.pv = new WgmmaBlockGemmRs({ dtype, tileM, tileN: headDimV, tileK: tileN, bMajor: 'MN' });
-    this.consumerThreads = this.qk.threads;
+    this.slices = slices;
+    this.pv = new WgmmaBlockGemmRs({ dtype, tileM, tileN: headDimV / slices, tileK: tileN, bMajor: 'MN' });
+    this.rowThreads = this.qk.threads;
+    this.consumerThreads = this.rowThreads * slices;
     this.threads = this.consumerThreads + 128;
     if (pr * 128 + cr * this.consumerThreads > 65536)
       bad('registers', 'producer + consumer budgets must fit the 64K-register file', `${pr}·128 + ${cr}·${this.consumerThreads}`);
@@ -182,7 +193,7 @@ export class FmhaFwdWsPipeline {
     this.slabsV = Math.ceil(headDimV / SLAB);
     this.qBytes = this.slabsQK * this.qk.aTileBytes;
     this.kStageBytes = this.slabsQK * this.qk.bTileBytes;
-    this.vStageBytes = this.pv.bTileBytes;
+    this.vStageBytes = slices * this.pv.bTileBytes;
     if (this.vStageBytes !== this.slabsV * tileN * 128) bad('V layout', 'must be whole 64-element slabs of tileN rows', this.vStageBytes);
     this.kOffset = this.qBytes;
     this.vOffset = this.kOffset + stages * this.kStageBytes;

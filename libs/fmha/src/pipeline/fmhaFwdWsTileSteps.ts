@@ -35,8 +35,10 @@ export interface FmhaFwdWsConsumerState {
   /** P packed into the P·V GEMM's A fragment. */
   readonly pFrag: RegisterArray;
   readonly softmax: BlockOnlineSoftmax;
-  /** `int` consumer warpgroup of the thread. */
+  /** `int` consumer warpgroup of the thread among those of its rows (its A rows of Q·Kᵀ). */
   readonly warpgroup: Expr;
+  /** `int` column slice of O the thread's warpgroup owns (with an output split). */
+  readonly slice?: Expr | undefined;
   readonly cursor: FmhaFwdKeyTileCursor;
   /** The P·V gate (policy `pvGate`, Sparge's PV-skip vote). */
   readonly vote: FmhaFwdPvGateSite | undefined;
@@ -109,7 +111,7 @@ export class FmhaFwdWsTileSteps {
   /** A block emitter of the consumer threads on `l`. */
   threadsOf(l: BlockBuilder): BlockEmitter {
     const { pipeline: p, target, args } = this.ctx;
-    return new BlockEmitter(l, target, { numThreads: p.consumerThreads, index: { symbols: args.symbols } }, this.state.block);
+    return new BlockEmitter(l, target, { numThreads: p.rowThreads, index: { symbols: args.symbols } }, this.state.block);
   }
 
   /** The Q·Kᵀ operand's dequantize step (int8 S to float); returns the softmax scale with the tile's scales joined. */
@@ -202,8 +204,10 @@ export class FmhaFwdWsTileSteps {
     const { oAcc, pFrag } = this.state;
     l.comment('O += P·V (V as an MN-major B operand)');
     l.expr(mbarrierWaitParity(target, ring.vFull(s), parity));
+    const slice = this.state.slice;
+    const bTile = slice === undefined ? vAddr : add(vAddr, cast(mul(slice, p.pv.bTileBytes), uint32));
     const mma = (c: BlockBuilder): void => {
-      p.pv.emitMma(c, target, oAcc, pFrag, { bTile: vAddr, accumulate });
+      p.pv.emitMma(c, target, oAcc, pFrag, { bTile, accumulate });
       if (wait) p.pv.emitWait(c, target, oAcc, 0, pFrag);
     };
     if (compute === undefined) mma(l);
@@ -231,6 +235,13 @@ export class FmhaFwdWsTileSteps {
     if (vote !== undefined) vote.emitStats(cons, tid);
     cons.comment('epilogue: O /= l (0 for rows with nothing unmasked), LSE, predicated store');
     cons.if(vote === undefined ? eq(iters, 0) : eq(vote.oLive, 0), (z) => this.threadsOf(z).threads((t) => clearTile(t, oAcc)));
-    emitFmhaFwdEpilogue(block, softmax, oAcc, args, { tileM: p.policy.tileM, headDimV: p.policy.headDimV, oEncoding: p.pv.cEncoding });
+    const slice = this.state.slice;
+    const columns = slice === undefined ? {} : { column0: mul(slice, p.pv.policy.tileN), writesLse: eq(slice, 0) };
+    emitFmhaFwdEpilogue(block, softmax, oAcc, args, {
+      tileM: p.policy.tileM,
+      headDimV: p.pv.policy.tileN,
+      oEncoding: p.pv.cEncoding,
+      ...columns,
+    });
   }
 }

@@ -28,7 +28,8 @@ export {
   FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE,
   fmhaFwdScheduleKeyPart,
   type FmhaFwdConsumerSchedule,
-  type FmhaFwdScheduleKeyPart,
+  type FmhaFwdKeyPart,
 } from './fmhaFwdConsumerSchedule.ts';
 export { FMHA_FWD_PINGPONG_SCHEDULE } from './fmhaFwdPingPongSchedule.ts';
 export { FMHA_FWD_NO_TURNS, FmhaFwdWarpgroupTurns, type FmhaFwdIssueTurns } from './fmhaFwdWarpgroupTurns.ts';
+export { FmhaFwdRecomputeSOutputSplit, fmhaFwdOutputSplitKeyPart, type FmhaFwdOutputSplit } from './fmhaFwdOutputSplit.ts';
