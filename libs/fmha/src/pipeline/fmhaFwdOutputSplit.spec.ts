@@ -21,6 +21,8 @@ const policy: FmhaFwdWsPolicy = {
   outputSplit: new FmhaFwdRecomputeSOutputSplit(2),
 };
 
+const { outputSplit: _split, ...unsplit } = policy;
+
 describe('FmhaFwdRecomputeSOutputSplit', () => {
   it('slices × (tileM / 64) consumer warpgroups, the P·V GEMM over one slice, V stages holding all of d_v', () => {
     fc.assert(
@@ -32,7 +34,7 @@ describe('FmhaFwdRecomputeSOutputSplit', () => {
           outputSplit: new FmhaFwdRecomputeSOutputSplit(slices),
           consumerRegisters: 96,
         });
-        const whole = new FmhaFwdWsPipeline({ ...policy, headDimV: slice, outputSplit: undefined, consumerRegisters: 96 });
+        const whole = new FmhaFwdWsPipeline({ ...unsplit, headDimV: slice, consumerRegisters: 96 });
         expect(p.slices).toBe(slices);
         expect(p.rowThreads).toBe(128);
         expect(p.consumerThreads).toBe(128 * slices);
@@ -52,7 +54,7 @@ describe('FmhaFwdRecomputeSOutputSplit', () => {
     expect(bad({ pvGate: new FmhaFwdPvSkipGate() })).toThrow(/no P·V gate/);
     expect(bad({ tileM: 128, schedule: FMHA_FWD_PINGPONG_SCHEDULE, consumerRegisters: 112 })).toThrow(/ping-pong/);
     for (const n of [0, 1, 5, 2.5]) expect(() => new FmhaFwdRecomputeSOutputSplit(n)).toThrow(/slices/);
-    expect(() => new FmhaFwdWsPipeline({ ...policy, outputSplit: undefined })).toThrow(/headDimV/);
+    expect(() => new FmhaFwdWsPipeline(unsplit)).toThrow(/headDimV/);
   });
 
   it('keys: dvSlices with a name tag; nothing without a split', () => {
