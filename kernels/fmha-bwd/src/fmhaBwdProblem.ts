@@ -9,6 +9,7 @@ import {
   attentionTensorSpan,
   checkedAttentionProblem,
   FMHA_BWD_DTYPES,
+  FMHA_SCORE_MODIFIER_KINDS,
   formatAttentionMaskSpec,
   isCausalMask,
   type AttentionLayout,
@@ -19,6 +20,7 @@ import {
   type CheckedAttentionProblem,
   type FmhaBwdDType,
   type FmhaBwdTraits,
+  type FmhaScoreModifierKind,
 } from '@tilekit/fmha';
 import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 
@@ -56,6 +58,11 @@ export interface FmhaBwdProblem extends AttentionProblemFields {
   readonly scale?: number;
   /** dQ reduced in a fixed order (bitwise-reproducible runs); default false (atomic adds). */
   readonly deterministic?: boolean;
+  /**
+   * A score modifier of the forward being differentiated (soft-capping or ALiBi; its values come
+   * with the buffers, as the forward's); default none.
+   */
+  readonly scoreModifier?: FmhaScoreModifierKind;
 }
 
 /** A problem with every default filled in (group mode: seqlenQ/seqlenK the longest slots; seqstarts empty in batch mode). */
@@ -67,6 +74,8 @@ export interface CheckedFmhaBwdProblem extends CheckedAttentionProblem {
   readonly outputLayout: AttentionLayout;
   readonly strides: Readonly<Record<FmhaBwdTensor, AttentionTensorStrides>>;
   readonly deterministic: boolean;
+  /** The score modifier the dq_dk_dv kernel must apply; absent: none. */
+  readonly scoreModifier?: FmhaScoreModifierKind;
 }
 
 const checks = attentionProblemChecks(FmhaBwdArgumentError, 'problem');
@@ -162,7 +171,7 @@ function bwdShape(
  * in [0, 2^30], no seqstart; group mode: seqstartQ and seqstartK (both) with batch + 1 entries from
  * 0, non-decreasing, no seqlenQ/seqlenK; layouts bhsd | bshd; explicit strides keep the layout's
  * order without overlap (batch 0 in group mode); a valid mask; scale finite > 0 (default 1/√hdimQ,
- * rounded to fp32); deterministic boolean.
+ * rounded to fp32); deterministic boolean; scoreModifier absent or one of softcap | alibi.
  */
 export function checkFmhaBwdProblem(problem: FmhaBwdProblem): CheckedFmhaBwdProblem {
   if (typeof problem !== 'object' || problem === null) throw new FmhaBwdArgumentError('problem', 'must be an object', problem);
@@ -186,6 +195,8 @@ export function checkFmhaBwdProblem(problem: FmhaBwdProblem): CheckedFmhaBwdProb
   // The default scale needs hdimQ; a given one is checked on its own.
   const scale = p.scale === undefined && hdimQ === undefined ? undefined : v.check(() => checks.scale(p.scale, hdimQ ?? 1));
   const deterministic = v.check(() => checks.flag('deterministic', p.deterministic, false));
+  const scoreModifier =
+    p.scoreModifier === undefined ? undefined : v.check(() => checks.oneOf('scoreModifier', p.scoreModifier, FMHA_SCORE_MODIFIER_KINDS));
   v.throwIfAny();
   return Object.freeze({
     dtype: dtype!,
@@ -196,6 +207,7 @@ export function checkFmhaBwdProblem(problem: FmhaBwdProblem): CheckedFmhaBwdProb
     outputLayout: layouts[1]!,
     strides: Object.freeze(strides!),
     deterministic: deterministic!,
+    ...(scoreModifier === undefined ? {} : { scoreModifier }),
   });
 }
 
@@ -258,7 +270,7 @@ export function fmhaBwdOperandElements(p: CheckedFmhaBwdProblem): Readonly<Recor
   };
 }
 
-/** `fp16 group 3x8/2h sq[1,0,259] sk[17,5,300] d128/128 bhsd>bhsd mask=b det` — one line for logs. */
+/** `fp16 group 3x8/2h sq[1,0,259] sk[17,5,300] d128/128 bhsd>bhsd mask=b deterministic softcap` — one line for logs. */
 export function formatFmhaBwdProblem(p: CheckedFmhaBwdProblem): string {
   const heads = p.nheadK === p.nheadQ ? `${p.nheadQ}h` : `${p.nheadQ}/${p.nheadK}h`;
   const seqs = fmhaBwdSequences(p);
@@ -267,6 +279,7 @@ export function formatFmhaBwdProblem(p: CheckedFmhaBwdProblem): string {
   const extras = [
     p.mask.kind === 'none' ? '' : `mask=${formatAttentionMaskSpec(p.mask)}`,
     p.deterministic ? 'deterministic' : 'atomic dQ',
+    p.scoreModifier ?? '',
   ].filter(Boolean);
   return [`${p.dtype} ${p.mode} ${p.batch}x${heads} ${seq} d${p.hdimQ}/${p.hdimV} ${p.inputLayout}>${p.outputLayout}`, ...extras].join(' ');
 }

@@ -10,6 +10,7 @@ import {
   type AttentionBwdResult,
   type AttentionBwdTolerance,
   type AttentionFwdArgs,
+  type AttentionScoreModifier,
 } from '@tilekit/fmha';
 import { decode, encode } from '@tilekit/numeric';
 import type { CheckedFmhaBwdProblem } from './fmhaBwdProblem.ts';
@@ -36,9 +37,14 @@ export interface FmhaBwdReference {
 /**
  * Runs `referenceAttentionFwd` on the problem's Q, K, V (O rounded to the dtype), then
  * `referenceAttentionBwd` with that O, its LSE and dO (dQ/dK/dV in the problem's strides), and
- * `attentionBwdToleranceFor`.
+ * `attentionBwdToleranceFor`; both with `scoreModifier` (the reference spec of the problem's
+ * modifier, e.g. `attentionScoreSetup(...).reference`) applied when given.
  */
-export function fmhaBwdReference(p: CheckedFmhaBwdProblem, data: FmhaBwdHostInputs): FmhaBwdReference {
+export function fmhaBwdReference(
+  p: CheckedFmhaBwdProblem,
+  data: FmhaBwdHostInputs,
+  scoreModifier?: AttentionScoreModifier,
+): FmhaBwdReference {
   const op = (d: Uint16Array, name: 'q' | 'k' | 'v' | 'o' | 'dO') => ({ dtype: p.dtype, data: d, strides: p.strides[name] });
   const mode = p.mode === 'group' ? { seqstartQ: p.seqstartQ, seqstartK: p.seqstartK } : { seqlenQ: p.seqlenQ, seqlenK: p.seqlenK };
   const common = {
@@ -53,6 +59,7 @@ export function fmhaBwdReference(p: CheckedFmhaBwdProblem, data: FmhaBwdHostInpu
     v: op(data.v, 'v'),
     scale: p.scale,
     mask: p.mask,
+    ...(scoreModifier === undefined ? {} : { scoreModifier }),
   };
   const fwd: AttentionFwdArgs = { ...common, oStrides: p.strides.o };
   const f = referenceAttentionFwd(fwd);

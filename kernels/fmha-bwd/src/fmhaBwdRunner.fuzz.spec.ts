@@ -6,9 +6,10 @@ import { restoreAddonPath } from '@tilekit/runtime/testing/fuzzAddonPath';
 import fc from 'fast-check';
 import { Device, type DeviceBuffer } from '@tilekit/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FmhaBwdProblem } from './fmhaBwdProblem.ts';
+import { checkFmhaBwdProblem, type FmhaBwdProblem } from './fmhaBwdProblem.ts';
 import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdAnyInstance, type FmhaBwdRunnerBuffers } from './fmhaBwdRunner.ts';
 import {
+  allocPlan,
   dropFuzzFakeAddon,
   expectRejected,
   fakeCompiler,
@@ -19,7 +20,7 @@ import {
   withoutSource,
   type FuzzFakeAddon,
 } from '@tilekit/runtime/testing';
-import { invalidFmhaBwdCalls, validFmhaBwdCalls, type FmhaBwdFuzzCall } from './testing/invalidFmhaBwdArgs.ts';
+import { fmhaBwdBufferSpecs, invalidFmhaBwdCalls, validFmhaBwdCalls, type FmhaBwdFuzzCall } from './testing/invalidFmhaBwdArgs.ts';
 
 /** The seed of every property here (recorded for determinism). */
 const SEED = 0x17_04_04;
@@ -83,6 +84,92 @@ describe('fmha-bwd runner: fuzzed invalid arguments', () => {
       { numRuns: 1000, seed: SEED },
     );
     console.log(fuzzLine('fmha-bwd runner', tally));
+    expect(tally.typed).toBe(tally.sets);
+    expect(tally.launches).toBe(0);
+  });
+});
+
+/** A valid score-modifier problem's buffers (exactly their extents) with `scoreModifier` from `spec` (given the slopes buffer), run once; the kernels launched. */
+async function runScoreMod(problem: FmhaBwdProblem, spec: (slopes: DeviceBuffer) => unknown): Promise<string[]> {
+  const plans = Object.fromEntries(
+    Object.entries(fmhaBwdBufferSpecs(checkFmhaBwdProblem(problem))).map(([k, s]) => [k, allocPlan(s.need)]),
+  );
+  const buffers = materialize(device, plans);
+  const slopes = device.alloc(4 * problem.nheadQ);
+  const before = fake.launches.length;
+  try {
+    const compiler = fakeCompiler(fake, counter);
+    const buildKernel = <I extends FmhaBwdAnyInstance>(i: I): Promise<FmhaBwdKernel<I>> =>
+      FmhaBwdKernel.build(withoutSource(i), { device, compiler });
+    const runner = await FmhaBwdRunner.create(problem, { device, compiler, buildKernel });
+    try {
+      runner.run({ ...buffers.ranges, scoreModifier: spec(slopes) } as unknown as FmhaBwdRunnerBuffers);
+    } finally {
+      runner.dispose();
+    }
+    return fake.launches.slice(before).map((l) => l.kernel);
+  } finally {
+    slopes.dispose();
+    buffers.dispose();
+  }
+}
+
+describe('fmha-bwd runner: score modifiers (fake addon)', () => {
+  const softcap: FmhaBwdProblem = {
+    dtype: 'fp16',
+    batch: 2,
+    nheadQ: 4,
+    nheadK: 2,
+    hdimQ: 128,
+    seqlenQ: 259,
+    seqlenK: 300,
+    scoreModifier: 'softcap',
+  };
+  const alibi: FmhaBwdProblem = {
+    dtype: 'fp16',
+    batch: 2,
+    nheadQ: 4,
+    nheadK: 2,
+    hdimQ: 128,
+    seqstartQ: [0, 17, 276],
+    seqstartK: [0, 0, 300],
+    mask: 'b',
+    scoreModifier: 'alibi',
+  };
+  const capSpec = () => ({ kind: 'softcap', cap: 30 });
+  const slopesSpec = (s: DeviceBuffer) => ({ kind: 'alibi', slopes: { ptr: s.ptr, bytes: s.bytes } });
+
+  it("launches dot_do_o, the modifier's dq_dk_dv and convert_dq with the modifier's values", async () => {
+    const names = await runScoreMod(softcap, capSpec);
+    expect(names).toHaveLength(3);
+    expect(names[1]).toMatch(/^fmha_bwd_dq_dk_dv_sm90_.*_softcap$/);
+    expect(names[0]).toMatch(/dot_do_o/);
+    const group = await runScoreMod(alibi, slopesSpec);
+    expect(group[1]).toMatch(/^fmha_bwd_dq_dk_dv_sm90_.*window.*_alibi$/);
+  });
+
+  it('rejects a problem the score-modifier catalog lacks before any compile, and a bad buffers.scoreModifier before any launch', async () => {
+    const tally = newTally();
+    const counters = { launches: () => fake.launches.length, compiles: () => counter.compiles };
+    const afterBuild = { checkedAfterBuild: ['scoreModifier', 'scoreModifier.cap', 'scoreModifier.slopes'] };
+    const rejected = async (what: string, problem: FmhaBwdProblem, spec: (slopes: DeviceBuffer) => unknown) =>
+      (await expectRejected(() => runScoreMod(problem, spec), counters, tally, what, afterBuild)).problems.map((p) => p.argument);
+    expect(await rejected('unknown modifier', { ...softcap, scoreModifier: 'bias' as never }, capSpec)).toEqual(['problem.scoreModifier']);
+    expect(await rejected('bf16 softcap', { ...softcap, dtype: 'bf16' }, capSpec)).toEqual(['problem.dtype']);
+    expect(await rejected('d64 softcap', { ...softcap, hdimQ: 64 }, capSpec)).toEqual(['problem.hdimQ']);
+    expect(await rejected('deterministic alibi', { ...alibi, deterministic: true }, slopesSpec)).toEqual(['problem.deterministic']);
+    expect(await rejected('no values', softcap, () => undefined)).toEqual(['scoreModifier']);
+    expect(await rejected('values of another kind', softcap, slopesSpec)).toEqual(['scoreModifier']);
+    const { scoreModifier: _none, ...dense } = softcap;
+    expect(await rejected('values without a modifier', dense, capSpec)).toEqual(['scoreModifier']);
+    expect(await rejected('not an object', softcap, () => 'softcap')).toEqual(['scoreModifier']);
+    expect(await rejected('cap 0', softcap, () => ({ kind: 'softcap', cap: 0 }))).toEqual(['scoreModifier.cap']);
+    expect(await rejected('two slopes for four heads', alibi, (s) => ({ kind: 'alibi', slopes: { ptr: s.ptr, bytes: 8 } }))).toEqual([
+      'scoreModifier.slopes',
+    ]);
+    expect(await rejected('null slopes', alibi, () => ({ kind: 'alibi', slopes: { ptr: 0n, bytes: 16 } }))).toEqual([
+      'scoreModifier.slopes',
+    ]);
     expect(tally.typed).toBe(tally.sets);
     expect(tally.launches).toBe(0);
   });

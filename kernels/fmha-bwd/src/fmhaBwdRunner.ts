@@ -4,19 +4,21 @@
 // catalog, compiles the selected triple, owns (or accepts) the workspace and the D buffer.
 import type { PackedArguments } from '@tilekit/codegen';
 import {
-  FmhaBwdLauncher,
   longestSlot,
   type AttentionTensorStrides,
   type CheckedFmhaBwdTraits,
   type FmhaBwdArgs,
   type FmhaBwdExecutor,
+  type FmhaBwdLauncher,
   type FmhaBwdRecordTriple,
   type FmhaBwdStageLaunch,
   type FmhaBwdWorkspace,
   type FmhaBwdWorkspaceSize,
   type FmhaBwdDeviceRange,
+  type FmhaScoreModifierSpec,
 } from '@tilekit/fmha';
-import { ArgumentError, ArgumentProblems, getDType, TilekitError } from '@tilekit/numeric';
+import { fmhaScoreArgValues } from '@tilekit/fmha-launch';
+import { ArgumentError, ArgumentProblems, getDType } from '@tilekit/numeric';
 import {
   checkTiledTensorMap,
   encodeTensorMapTiled,
@@ -31,24 +33,15 @@ import {
   type Stream,
   type TiledTensorMapOptions,
 } from '@tilekit/runtime';
-import {
-  FMHA_BWD_COMPILE_FLAGS,
-  FMHA_BWD_CONVERT_DQ_CATALOG,
-  FMHA_BWD_DOT_DO_O_CATALOG,
-  FMHA_BWD_DQ_DK_DV_CATALOG,
-  FMHA_BWD_TRIPLES,
-  fmhaBwdKernelsOf,
-  type FmhaBwdKernelSet,
-} from './fmhaBwdCatalog.ts';
+import { FMHA_BWD_COMPILE_FLAGS } from './fmhaBwdCatalog.ts';
 import { FMHA_BWD_DQ_STORE_VECTOR, type FmhaBwdConvertDqInstance } from './fmhaBwdConvertDq.ts';
 import type { FmhaBwdDotDoOInstance, FmhaBwdRowLaunch } from './fmhaBwdDotDoO.ts';
 import type { FmhaBwdDqDkDvInstance } from './fmhaBwdDqDkDvInstance.ts';
+import { dispatchFmhaBwd } from './fmhaBwdDispatch.ts';
 import {
   checkFmhaBwdProblem,
-  FmhaBwdArgumentError,
   FMHA_BWD_TENSORS,
   fmhaBwdOperandElements,
-  fmhaBwdTraitsOf,
   type CheckedFmhaBwdProblem,
   type FmhaBwdProblem,
   type FmhaBwdTensor,
@@ -62,13 +55,6 @@ export type FmhaBwdTensorMapEncoder = (options: TiledTensorMapOptions) => Uint8A
 
 /** Any backward kernel instance. */
 export type FmhaBwdAnyInstance = FmhaBwdDqDkDvInstance | FmhaBwdDotDoOInstance | FmhaBwdConvertDqInstance;
-
-/** No triple of the catalog runs the problem (the pure launcher said so, naming the unmatched traits). */
-export class NoFmhaBwdInstanceError extends TilekitError {
-  constructor(message: string) {
-    super('fmha-bwd/no-instance', message);
-  }
-}
 
 /** One packed launch of a stage. */
 export interface FmhaBwdPackedLaunch {
@@ -147,8 +133,11 @@ export function packFmhaBwdDotDoO(instance: FmhaBwdDotDoOInstance, t: CheckedFmh
 
 /**
  * dq_dk_dv's launch: TMA maps of Q, K, V, dO (boxes from the instance), LSE/D, dK/dV, the
- * workspace pointer and the mask. Grid x: key tiles (atomic: ⌈max sk/kN0⌉) or the largest split
- * count of the workspace (split: block x takes key tiles x, x + nsplits_b, …).
+ * workspace pointer, the mask and the values of the instance's score modifier from
+ * `args.scoreModifier` (`fmhaScoreArgValues`: an `ArgumentError` naming `scoreModifier` when the
+ * spec is missing, of another kind, or given to an instance without one). Grid x: key tiles
+ * (atomic: ⌈max sk/kN0⌉) or the largest split count of the workspace (split: block x takes key
+ * tiles x, x + nsplits_b, …).
  */
 export function packFmhaBwdDqDkDv(
   instance: FmhaBwdDqDkDvInstance,
@@ -199,6 +188,7 @@ export function packFmhaBwdDqDkDv(
     mask_left: window?.left ?? -1,
     mask_right: window?.right ?? -1,
     mask_top_left: window === undefined || window.alignment === 'topLeft' ? 1 : 0,
+    ...fmhaScoreArgValues(instance.policy.scoreModifier, args.scoreModifier, t.nheadQ),
   });
   const gridX = instance.policy.dqMode === 'atomic' ? Math.ceil(maxRowsK(t) / instance.kN0) : Math.max(0, ...ws.nsplits);
   const l = instance.launch(gridX, t.nheadK, t.batch);
@@ -329,7 +319,10 @@ export class FmhaBwdCudaExecutor implements FmhaBwdExecutor<Stream | undefined> 
 
 /** A range of device memory. */
 
-/** Device memory of one backward run: the inputs (Q, K, V, O, dO, the forward's LSE), the outputs, group-mode int32 seqstarts. */
+/**
+ * Device memory of one backward run: the inputs (Q, K, V, O, dO, the forward's LSE), the outputs,
+ * group-mode int32 seqstarts; and the score modifier's values, as the forward's buffers take them.
+ */
 export interface FmhaBwdRunnerBuffers {
   readonly q: FmhaBwdDeviceRange;
   readonly k: FmhaBwdDeviceRange;
@@ -344,6 +337,8 @@ export interface FmhaBwdRunnerBuffers {
   readonly seqstartQ?: FmhaBwdDeviceRange;
   readonly seqstartK?: FmhaBwdDeviceRange;
   readonly stream?: Stream;
+  /** The values of the problem's score modifier (its cap, or ALiBi's fp32 slopes); required exactly when the problem has one. */
+  readonly scoreModifier?: FmhaScoreModifierSpec;
 }
 
 /**
@@ -383,37 +378,11 @@ export function fmhaBwdLayoutProblems(p: CheckedFmhaBwdProblem): string[] {
   return out;
 }
 
-/**
- * The problem's traits that no triple of `triples` has, as argument errors rather than a missing
- * instance: head dims (hdimQ/hdimV pairs of the catalog), the mask kind for those head dims (no
- * generic (y, x) mask), a deterministic dQ for those head dims. Throws one `FmhaBwdArgumentError`
- * naming every broken `problem.hdimQ` / `problem.mask` / `problem.deterministic`.
- */
-export function checkFmhaBwdCatalogTraits(p: CheckedFmhaBwdProblem, triples: readonly FmhaBwdRecordTriple[]): void {
-  const v = new ArgumentProblems(FmhaBwdArgumentError);
-  const ofDtype = triples.map((t) => t.dqDkDv).filter((r) => r.dtype === p.dtype);
-  const dims = ofDtype.filter((r) => r.hdimQ === p.hdimQ && r.hdimV === p.hdimV);
-  if (dims.length === 0) {
-    const pairs = [...new Set(ofDtype.map((r) => `${r.hdimQ}/${r.hdimV}`))].join(', ');
-    v.report('problem.hdimQ', `with hdimV must be one of the backward kernels' head dims (${pairs})`, `${p.hdimQ}/${p.hdimV}`);
-  } else {
-    if (!dims.some((r) => r.masks.includes(p.mask.kind)))
-      v.report(
-        'problem.mask',
-        `must be ${[...new Set(dims.flatMap((r) => r.masks))].join(' or ')}: the backward kernels take no ${p.mask.kind} mask`,
-        p.mask.kind,
-      );
-    if (p.deterministic && dims.every((r) => r.dqAccumulation === 'atomic'))
-      v.report('problem.deterministic', `must be false at head dim ${p.hdimQ}: no deterministic backward kernel for it`, true);
-  }
-  v.throwIfAny();
-}
-
 /** How the runner gets its kernels (e.g. `buildOncePerInstance` memos) and its workspace. */
 export interface FmhaBwdRunnerOptions {
   readonly device: Device;
   readonly compiler: Compiler;
-  /** Triples to select from (default `FMHA_BWD_TRIPLES`). */
+  /** Triples to select from (default `fmhaBwdCatalogFor`'s: the dense ones, or those of the problem's score modifier). */
   readonly triples?: readonly FmhaBwdRecordTriple[];
   readonly buildKernel?: <I extends FmhaBwdAnyInstance>(instance: I) => Promise<FmhaBwdKernel<I>>;
   /** TMA descriptor encoder (default: the driver's, on `device`). */
@@ -462,13 +431,15 @@ function reportOutputOverlaps(
 /**
  * Runs one attention-backward problem on a device through @tilekit/fmha's `FmhaBwdLauncher`:
  * `create` checks the problem (`FmhaBwdArgumentError`), its layout (`ArgumentError` naming
- * `problem`), the traits the catalog has (`checkFmhaBwdCatalogTraits`: head dims, mask kind,
- * determinism), builds the launcher over the triples (`NoFmhaBwdInstanceError` when none matches,
- * with the launcher's unmatched traits), checks a caller's `options.workspace` (size, 16-byte
- * alignment), compiles the selected kernels, allocates D and — unless
- * one is given — the workspace (`workspaceSize.total` bytes), and prepares the workspace.
+ * `problem`), dispatches it (`dispatchFmhaBwd`: the dense triples, or those of the score-modifier
+ * catalog for a problem with `scoreModifier`; the traits the catalog has — dtype, head dims, mask
+ * kind, determinism — as `FmhaBwdArgumentError`; the launcher over the triples,
+ * `NoFmhaBwdInstanceError` when none matches, with the launcher's unmatched traits), checks a
+ * caller's `options.workspace` (size, 16-byte alignment), compiles the selected kernels, allocates
+ * D and — unless one is given — the workspace (`workspaceSize.total` bytes), and prepares the workspace.
  * `prepare(buffers)` validates the buffers and returns `launch()` (dot_do_o, dq_dk_dv, convert_dq on
- * `buffers.stream`, re-zeroing dq_acc first when the layout needs it); `run` = prepare + launch.
+ * `buffers.stream`, re-zeroing dq_acc first when the layout needs it; `buffers.scoreModifier`
+ * carries the values of the problem's score modifier); `run` = prepare + launch.
  * Postconditions (GPU spec): dQ/dK/dV match `referenceAttentionBwd` within
  * `attentionBwdToleranceFor`; deterministic runs give bitwise-identical dQ.
  */
@@ -509,34 +480,22 @@ export class FmhaBwdRunner {
     const p = 'rowsQ' in problem ? problem : checkFmhaBwdProblem(problem);
     const layout = fmhaBwdLayoutProblems(p);
     if (layout.length > 0) throw new ArgumentError('problem', `the backward kernels cannot take this layout: ${layout.join('; ')}`);
-    checkFmhaBwdCatalogTraits(p, options.triples ?? FMHA_BWD_TRIPLES);
     const { device } = options;
-    let warning = '';
     const executorRef: { current?: FmhaBwdCudaExecutor } = {};
     const proxy: FmhaBwdExecutor<Stream | undefined> = {
       copyToDevice: (dst, bytes, stream) => executorRef.current!.copyToDevice(dst, bytes, stream),
       fillZero: (dst, n, stream) => executorRef.current!.fillZero(dst, n, stream),
       launch: (l, stream) => executorRef.current!.launch(l, stream),
     };
-    const launcher = new FmhaBwdLauncher<Stream | undefined>(fmhaBwdTraitsOf(p), {
-      catalog: options.triples ?? FMHA_BWD_TRIPLES,
+    const { launcher, kernels: set } = dispatchFmhaBwd(p, {
+      ...(options.triples ? { triples: options.triples } : {}),
       executor: proxy,
       smCount: device.smCount,
-      warn: (m) => {
-        warning = m;
-        options.warn?.(m);
-      },
+      ...(options.warn ? { warn: options.warn } : {}),
     });
-    if (!launcher.supported || launcher.triple === null)
-      throw new NoFmhaBwdInstanceError(warning || 'fmha bwd: no instance for these traits');
     // A caller's workspace is checked before anything is compiled.
     if (options.workspace !== undefined && launcher.workspaceSize.total > 0)
       checkedAddress('options.workspace', options.workspace, launcher.workspaceSize.total, 16);
-    const set: FmhaBwdKernelSet = fmhaBwdKernelsOf(launcher.triple, {
-      dqDkDv: FMHA_BWD_DQ_DK_DV_CATALOG,
-      dotDoO: FMHA_BWD_DOT_DO_O_CATALOG,
-      convertDq: FMHA_BWD_CONVERT_DQ_CATALOG,
-    });
     const owned: { dispose(): void }[] = [];
     const build = async <I extends FmhaBwdAnyInstance>(instance: I): Promise<FmhaBwdKernel<I>> => {
       if (options.buildKernel) return options.buildKernel(instance);
@@ -606,8 +565,9 @@ export class FmhaBwdRunner {
 
   /**
    * The launcher's args for `buffers` (the runner's D buffer and workspace filled in). Throws one
-   * `ArgumentError` naming every missing, short or misaligned buffer (the first one's name as
-   * `argument`); then one naming every output (dQ, dK, dV) that overlaps an input or another output.
+   * `ArgumentError` naming every missing, short or misaligned buffer and a `scoreModifier` that
+   * does not match the problem's modifier or breaks its rules (the first one's name as `argument`);
+   * then one naming every output (dQ, dK, dV) that overlaps an input or another output.
    */
   args(buffers: FmhaBwdRunnerBuffers): FmhaBwdArgs {
     const p = this.problem;
@@ -637,6 +597,7 @@ export class FmhaBwdRunner {
           seqstartK: range('seqstartK', buffers.seqstartK, 4 * (p.batch + 1), 4),
         }
       : {};
+    problems.check(() => this.#checkScoreModifier(buffers.scoreModifier));
     problems.throwIfAny();
     reportOutputOverlaps(problems, [
       ...FMHA_BWD_TENSORS.map((n) => ({ name: n, ptr: t[n].ptr, bytes: elems[n] * e })),
@@ -650,7 +611,23 @@ export class FmhaBwdRunner {
       ...starts,
       scale: p.scale,
       workspace: this.workspaceSize.total > 0 && ws !== undefined ? ws.ptr : 0n,
+      ...(buffers.scoreModifier === undefined ? {} : { scoreModifier: buffers.scoreModifier }),
     };
+  }
+
+  /** `spec` is of the problem's score modifier (none without one) and its values pass the dq_dk_dv kernel's rules. */
+  #checkScoreModifier(spec: FmhaScoreModifierSpec | undefined): void {
+    const want = this.problem.scoreModifier;
+    const kind: unknown = typeof spec === 'object' && spec !== null ? spec.kind : spec;
+    if (kind !== want)
+      throw new ArgumentError(
+        'scoreModifier',
+        want === undefined
+          ? 'must be omitted: the problem has no score modifier (problem.scoreModifier)'
+          : `must be { kind: "${want}", … }: the problem's score modifier (problem.scoreModifier)`,
+        kind,
+      );
+    fmhaScoreArgValues(this.kernels.dqDkDv.instance.policy.scoreModifier, spec, this.problem.nheadQ);
   }
 
   /** Validates `buffers` and the launch arguments once; `launch` enqueues the three kernels on `buffers.stream`. */

@@ -4,6 +4,7 @@ export * from './fmhaBwdDotDoO.ts';
 export * from './fmhaBwdConvertDq.ts';
 export * from './fmhaBwdCatalog.ts';
 export * from './fmhaBwdProblem.ts';
+export * from './fmhaBwdDispatch.ts';
 export * from './fmhaBwdRunner.ts';
 export * from './fmhaBwdReference.ts';
 export * from './fmhaBwdScoreModCatalog.ts';

@@ -2,9 +2,9 @@
 // random valid call (problem, the nine tensors and group-mode seqstarts of exactly their extents,
 // sometimes a caller's workspace) with one to three corruptions — bad or inconsistent shapes,
 // strides, dtypes, head dims the kernels lack, heads (h % h_k ≠ 0), seqstarts (non-monotone, out of
-// range, wrong length), masks, scales, flags; buffers too small, misaligned, missing, not buffers or
-// overlapping (dK over dV, dQ over Q, …); a workspace too small or misaligned. Used by the CI fuzz
-// spec (fake addon) and replayed on a GPU.
+// range, wrong length), masks, scales, flags, score modifiers; buffers too small, misaligned,
+// missing, not buffers or overlapping (dK over dV, dQ over Q, …); a workspace too small or
+// misaligned. Used by the CI fuzz spec (fake addon) and replayed on a GPU.
 import fc from 'fast-check';
 import { FmhaBwdLauncher, packedAttentionStrides, type AttentionLayout, type AttentionTensorStrides } from '@tilekit/fmha';
 import { getDType } from '@tilekit/numeric';
@@ -156,6 +156,7 @@ function fieldCorruptions(p: FmhaBwdProblem): fc.Arbitrary<Corruption<FmhaBwdFuz
     fc.tuple(fc.constantFrom('inputLayout', 'outputLayout'), fc.constantFrom<unknown>('bsdh', 'BHSD', 2)).map(([f, v]) => setField(f, v)),
     fc.constantFrom<unknown>(0, -0.5, Number.NaN, Infinity, -Infinity, 1e-50, 1e39, '0.1').map((v) => setField('scale', v)),
     fc.constantFrom<unknown>('yes', 1, 0).map((v) => setField('deterministic', v)),
+    fc.constantFrom<unknown>('bias', 'ALIBI', 7, null).map((v) => setField('scoreModifier', v)),
     fc
       .constantFrom<unknown>(
         'x',

@@ -2,7 +2,7 @@
 // a fast-check arbitrary of small ragged shapes with every runtime option of the operator, kept
 // cheap for the float64 CPU reference, drawn reproducibly from a seed, replayable from one JSON line;
 // and the kernels the runner would select for a problem, found without a GPU.
-import { FmhaBwdLauncher, type AttentionMaskSpec, type FmhaBwdExecutor } from '@tilekit/fmha';
+import type { AttentionMaskSpec, FmhaBwdExecutor } from '@tilekit/fmha';
 import {
   ATTENTION_RANDOM_SEQLENS,
   attentionProblemSequences,
@@ -20,9 +20,10 @@ import {
 } from '@tilekit/fmha/testing';
 import { ArgumentError } from '@tilekit/numeric';
 import fc from 'fast-check';
-import { FMHA_BWD_HEAD_DIMS, FMHA_BWD_TRIPLES, fmhaBwdDqModes, fmhaBwdKernelsOf, type FmhaBwdKernelSet } from '../fmhaBwdCatalog.ts';
-import { checkFmhaBwdProblem, FMHA_BWD_DTYPES, fmhaBwdTraitsOf, type FmhaBwdProblem } from '../fmhaBwdProblem.ts';
-import { fmhaBwdLayoutProblems, NoFmhaBwdInstanceError } from '../fmhaBwdRunner.ts';
+import { FMHA_BWD_HEAD_DIMS, fmhaBwdDqModes, type FmhaBwdKernelSet } from '../fmhaBwdCatalog.ts';
+import { dispatchFmhaBwd } from '../fmhaBwdDispatch.ts';
+import { checkFmhaBwdProblem, FMHA_BWD_DTYPES, type FmhaBwdProblem } from '../fmhaBwdProblem.ts';
+import { fmhaBwdLayoutProblems } from '../fmhaBwdRunner.ts';
 
 /** Sequence lengths the draws pick from (0 only in group mode): `ATTENTION_RANDOM_SEQLENS`. */
 export const FMHA_BWD_RANDOM_SEQLENS: readonly number[] = ATTENTION_RANDOM_SEQLENS;
@@ -112,20 +113,12 @@ const NO_EXECUTOR: FmhaBwdExecutor<undefined> = { copyToDevice: () => {}, fillZe
 
 /**
  * The compiled instances `FmhaBwdRunner.create` selects for `problem` on a device of `smCount` SMs,
- * found without one: the problem and layout checks, then the launcher's first matching triple.
+ * found without one: the problem and layout checks, then `dispatchFmhaBwd`.
  * @throws FmhaBwdArgumentError / ArgumentError (layout) / NoFmhaBwdInstanceError as `create` would.
  */
 export function fmhaBwdRandomKernelSet(problem: FmhaBwdProblem, smCount: number): FmhaBwdKernelSet {
   const p = checkFmhaBwdProblem(problem);
   const layout = fmhaBwdLayoutProblems(p);
   if (layout.length > 0) throw new ArgumentError('problem', `the backward kernels cannot take this layout: ${layout.join('; ')}`);
-  let warning = '';
-  const launcher = new FmhaBwdLauncher(fmhaBwdTraitsOf(p), {
-    catalog: FMHA_BWD_TRIPLES,
-    executor: NO_EXECUTOR,
-    smCount,
-    warn: (m) => (warning = m),
-  });
-  if (launcher.triple === null) throw new NoFmhaBwdInstanceError(warning);
-  return fmhaBwdKernelsOf(launcher.triple);
+  return dispatchFmhaBwd(p, { executor: NO_EXECUTOR, smCount }).kernels;
 }

@@ -1,5 +1,6 @@
 import { ArgumentError } from '@tilekit/numeric';
 import type { AttentionTensorStrides } from '../reference/attentionTensorLayout.ts';
+import type { FmhaScoreModifierSpec } from '../scoreMod/fmhaScoreModifier.ts';
 import type { CheckedFmhaBwdTraits } from './fmhaBwdTraits.ts';
 
 /** A backward argument broke a rule; `argument` is `args.<field>`. */
@@ -65,6 +66,12 @@ export interface FmhaBwdArgs {
   readonly scale: number;
   /** The prepared workspace (0n when the launcher's workspace size is 0). */
   readonly workspace: bigint;
+  /**
+   * The values of the score modifier a dq_dk_dv kernel is built with (its cap, or ALiBi's fp32
+   * slopes), passed through to the executor, which checks them against the kernel; absent for a
+   * kernel without one. Not CK's `alibiSlopes` bias, which the traits select.
+   */
+  readonly scoreModifier?: FmhaScoreModifierSpec;
 }
 
 function fail(field: string, rule: string, found: unknown): never {
