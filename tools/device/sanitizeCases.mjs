@@ -24,6 +24,7 @@ export const SANITIZER_TOOLS = {
 const FWD = 'kernel-fmha-fwd/gpu: ';
 const FWD_PINGPONG = 'kernel-fmha-fwd/gpu ping-pong: ';
 const FWD_OUTPUT_SPLIT = 'kernel-fmha-fwd/gpu output split: ';
+const FWD_LARGE_HEAD = 'kernel-fmha-fwd/gpu large head dims: ';
 const FWD_SM80 = 'kernel-fmha-fwd sm80/gpu: ';
 const BWD = 'kernel-fmha-bwd/gpu: ';
 const SPARGE = 'kernel-sparge/gpu attention: ';
@@ -36,7 +37,7 @@ export const SANITIZE_PLAN = [
     covers:
       'sm90 forward: batch and group mode with empty sequences, no mask, causal both ' +
       'alignments, fully masked rows, window, GQA, LSE, d32/64/128/256; split-KV partials and ' +
-      'the combine kernel; soft-capping and ALiBi; the ping-pong schedule (turns on named barriers); O split across warpgroups (d_v 512)',
+      'the combine kernel; soft-capping and ALiBi; the ping-pong schedule (turns on named barriers); O split across warpgroups (d_v 512); Q·Kᵀ streamed in head-dim chunks (d 512, 576)',
     bundles: {
       'kernel-fmha-fwd-fmhaFwd.mjs': [
         `${FWD}fp16 d128 no mask, b2 h2 s259, bhsd`,
@@ -59,6 +60,10 @@ export const SANITIZE_PLAN = [
       'kernel-fmha-fwd-fmhaFwdOutputSplit.mjs': [
         `${FWD_OUTPUT_SPLIT}fp16 d64/dv512 window t:40,3 varlen q 17,0,259 k 300,5,259`,
         `${FWD_OUTPUT_SPLIT}bf16 d64/dv512 causal bottom-right sq259 > sk100: fully masked rows, GQA 4:1`,
+      ],
+      'kernel-fmha-fwd-fmhaFwdLargeHead.mjs': [
+        `${FWD_LARGE_HEAD}bf16 d512 window t:40,3 varlen q 17,0,127 k 300,5,127`,
+        `${FWD_LARGE_HEAD}bf16 d576/dv512 no mask s17 sk127`,
       ],
     },
   },

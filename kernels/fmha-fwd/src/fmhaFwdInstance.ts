@@ -64,9 +64,14 @@ function fmhaParams(policy: FmhaFwdPolicy, target: Target) {
 type FmhaParams = ReturnType<typeof fmhaParams>;
 
 function fmhaFwdKey(policy: FmhaFwdPolicy, target: Target): InstanceKey {
-  const { tileM, tileN, headDim, headDimV, scoreModifier, schedule, outputSplit, ...rest } = policy;
+  const { tileM, tileN, headDim, headDimV, scoreModifier, schedule, outputSplit, qkSource, ...rest } = policy;
   const hdim = headDim === headDimV ? headDim : `${headDim}x${headDimV}`;
-  const parts = [scoreModifierKeyPart(scoreModifier), fmhaFwdScheduleKeyPart(schedule), fmhaFwdOutputSplitKeyPart(outputSplit)];
+  const parts = [
+    scoreModifierKeyPart(scoreModifier),
+    fmhaFwdScheduleKeyPart(schedule),
+    fmhaFwdOutputSplitKeyPart(outputSplit),
+    qkSource?.key ?? { config: {}, tags: {} },
+  ];
   return instanceKey(
     'fmha_fwd_sm90',
     Object.assign({ ...rest, hdim, tile: [tileM, tileN], target: target.name }, ...parts.map((p) => p.config)),

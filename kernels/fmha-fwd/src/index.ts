@@ -50,6 +50,7 @@ export * from './fmhaFwdCatalog.ts';
 export * from './fmhaFwdScoreModCatalog.ts';
 export * from './fmhaFwdPingPongCatalog.ts';
 export * from './fmhaFwdOutputSplitCatalog.ts';
+export * from './fmhaFwdLargeHeadCatalog.ts';
 export { FMHA_FWD_COMPILE_FLAGS, FMHA_FWD_REGISTER_SPLIT, FMHA_FWD_STAGES, FmhaFwdCatalogError } from '@tilekit/fmha';
 export * from './fmhaFwdLauncher.ts';
 export * from '@tilekit/fmha-launch';

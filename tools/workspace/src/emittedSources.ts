@@ -11,6 +11,7 @@ import {
 } from '@tilekit/kernel-fmha-bwd';
 import {
   FMHA_FWD_CATALOG,
+  FMHA_FWD_LARGE_HEAD_CATALOG,
   FMHA_FWD_OUTPUT_SPLIT_CATALOG,
   FMHA_FWD_PINGPONG_CATALOG,
   FMHA_FWD_SCORE_MOD_CATALOG,
@@ -66,6 +67,7 @@ export const EMITTED_SOURCE_CATALOGS: readonly EmittedSourceCatalog[] = [
   { catalog: 'fmha-fwd sm90 score modifiers', instances: FMHA_FWD_SCORE_MOD_CATALOG },
   { catalog: 'fmha-fwd sm90 ping-pong', instances: FMHA_FWD_PINGPONG_CATALOG },
   { catalog: 'fmha-fwd sm90 output split', instances: FMHA_FWD_OUTPUT_SPLIT_CATALOG },
+  { catalog: 'fmha-fwd sm90 large head dims', instances: FMHA_FWD_LARGE_HEAD_CATALOG },
   { catalog: 'fmha-fwd combine', instances: FMHA_FWD_COMBINE_CATALOG },
   { catalog: 'fmha-fwd sm80', instances: FMHA_FWD_SM80_CATALOG },
   { catalog: 'fmha-fwd sm80 (built for sm_90a)', instances: FMHA_FWD_SM80_CATALOG_SM90A },

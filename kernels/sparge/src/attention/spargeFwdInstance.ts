@@ -49,7 +49,7 @@ export const SPARGE_JENGA_MAX_KEY_BLOCKS = 2048;
  * (the PV-skip vote, runtime mode warp/block) groups of rows may skip P·V; without one every visited
  * tile computes it. With a `qkOperand` (int8) Q and K arrive quantized.
  */
-export interface SpargeFwdPolicy extends Omit<FmhaFwdWsPolicy, 'outputSplit'> {
+export interface SpargeFwdPolicy extends Omit<FmhaFwdWsPolicy, 'outputSplit' | 'qkSource'> {
   readonly mask: FmhaFwdMaskKind;
   readonly pipeline: SpargePipeline;
 }

@@ -1,4 +1,4 @@
-import { add, div, float32, int32, mbarrierWaitParity, mul, setMaxNReg, sub, uint32, type BlockBuilder, type Expr } from '@tilekit/codegen';
+import { add, div, float32, int32, mul, setMaxNReg, sub, uint32, type BlockBuilder, type Expr } from '@tilekit/codegen';
 import { BlockEmitter, makeDistributedTensor } from '@tilekit/tile';
 import { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
 import type { FmhaFwdWsContext } from './fmhaFwdWsContext.ts';
@@ -31,7 +31,7 @@ function declareConsumerState(cons: BlockBuilder, ctx: FmhaFwdWsContext): FmhaFw
   const softmax = new BlockOnlineSoftmax(block, p.qk.cEncoding);
   block.threads((t) => softmax.emitInit(t));
   const warpgroup = cons.let('warpgroup', int32, div(rows.tid, 128));
-  cons.expr(mbarrierWaitParity(target, ctx.ring.qFull, 0));
+  p.qkSource.emitAwaitQ(cons, ctx);
   const cursor = ctx.walk.emitCursor(cons, ctx.walkCtx);
   const gate = p.policy.pvGate;
   const vote =

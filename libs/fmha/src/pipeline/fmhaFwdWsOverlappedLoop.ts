@@ -33,9 +33,13 @@ function emitFirstTile(ov: BlockBuilder, steps: FmhaFwdWsTileSteps, pending: Var
   ov.comment('the first tile alone: S, its softmax, P');
   const first = { s: lit(0, int32), parity: lit(0, uint32) };
   const j00 = steps.keyRow(ov, lit(0, int32));
-  turns.turn(ov, () => steps.issueQk(ov, first.s, first.parity, steps.kTile(ov, first.s)));
+  const k = turns.turn(ov, () => {
+    const k0 = steps.kOperand(ov, lit(0, int32), first.s);
+    steps.issueQk(ov, k0, first.parity);
+    return k0;
+  });
   steps.waitQk(ov, 0);
-  steps.releaseK(ov, first.s);
+  steps.releaseK(ov, k);
   steps.softmaxTile(ov, lit(0, int32), j00, (t, corr) => steps.rescaleAndPack(t, lit(false, bool), corr));
   carryVote(ov, steps, pending);
 }
@@ -51,15 +55,16 @@ function emitOverlappedTile(
   const { ring } = steps.ctx;
   const { s, parity } = ring.stageOf(l, it);
   const j0 = steps.keyRow(l, it);
-  const prev = turns.turn(l, () => {
-    steps.issueQk(l, s, parity, steps.kTile(l, s));
+  const { k, prev } = turns.turn(l, () => {
+    const kIt = steps.kOperand(l, it, s);
+    steps.issueQk(l, kIt, parity);
     const stage = ring.stageOf(l, l.let('it_prev', int32, sub(it, 1)));
     steps.issuePv(l, steps.vTile(l, stage.s), stage.s, stage.parity, steps.pvAccumulate(it, 1), pending, false);
-    return stage;
+    return { k: kIt, prev: stage };
   });
   l.comment("this tile's S is done (the previous P·V may still run)");
   steps.waitQk(l, 1);
-  steps.releaseK(l, s);
+  steps.releaseK(l, k);
   const corr = steps.softmaxTile(l, it, j0);
   l.comment('the previous P·V is done: its V stage is free, O may be rescaled and P overwritten');
   steps.waitPv(l);

@@ -22,12 +22,13 @@ import type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 import type { FmhaScoreAt } from '../scoreMod/fmhaScoreModifier.ts';
 import type { FmhaFwdConsumerSchedule } from './fmhaFwdConsumerSchedule.ts';
 import type { FmhaFwdOutputSplit } from './fmhaFwdOutputSplit.ts';
+import { FMHA_FWD_RESIDENT_QK, type FmhaFwdQkSource } from './fmhaFwdQkSource.ts';
 
 /** Policy of {@link FmhaFwdWsPipeline}: tile shape, ring depth and register split. */
 export interface FmhaFwdWsPolicy {
   /** Q/K/V/O element type (fp32 accumulation and softmax). */
   readonly dtype: 'fp16' | 'bf16';
-  /** Head dim of Q and K (the first GEMM's K): 32 … 256, a multiple of 16. */
+  /** Head dim of Q and K (the first GEMM's K): 32 … 256, a multiple of 16 (up to the `qkSource`'s maximum). */
   readonly headDim: number;
   /** Head dim of V and O (the second GEMM's N): a multiple of 16 in [16, 256], or up to 256 per slice of `outputSplit`. */
   readonly headDimV: number;
@@ -59,6 +60,8 @@ export interface FmhaFwdWsPolicy {
    * `FMHA_FWD_PINGPONG_SCHEDULE` (that, with the two consumer warpgroups taking turns to issue).
    */
   readonly schedule?: FmhaFwdConsumerSchedule;
+  /** How Q and K reach the Q·Kᵀ wgmmas (default `FMHA_FWD_RESIDENT_QK`: Q whole in shared memory, K in whole tiles; `FmhaFwdChunkedQkSource` streams both in head-dim chunks). */
+  readonly qkSource?: FmhaFwdQkSource;
   /** O's columns split across groups of consumer warpgroups (`FmhaFwdRecomputeSOutputSplit`); default: each warpgroup holds all of d_v. */
   readonly outputSplit?: FmhaFwdOutputSplit;
 }
@@ -132,6 +135,8 @@ const SLAB = 64;
  */
 export class FmhaFwdWsPipeline {
   readonly policy: FmhaFwdWsPolicy;
+  /** The policy's Q·Kᵀ source (the default when it has none). */
+  readonly qkSource: FmhaFwdQkSource;
   readonly qk: WgmmaBlockGemmSs;
   readonly pv: WgmmaBlockGemmRs;
   /** Consumer threads: `slices` groups of `rowThreads` (the tileM / 64 warpgroups that own the block's rows). */
@@ -144,6 +149,8 @@ export class FmhaFwdWsPipeline {
   readonly slabsQK: number;
   readonly slabsV: number;
   readonly qBytes: number;
+  /** K buffers (the ring's stages, or the Q·Kᵀ source's chunk stages) of kStageBytes each. */
+  readonly kStages: number;
   readonly kStageBytes: number;
   readonly vStageBytes: number;
   readonly kOffset: number;
@@ -162,8 +169,9 @@ export class FmhaFwdWsPipeline {
     const bad = (what: string, rule: string, found: unknown): never => {
       throw new BlockGemmPolicyError(`FmhaFwdWsPipeline ${what}`, rule, String(found));
     };
-    if (!Number.isSafeInteger(headDim) || headDim < 16 || headDim > 256 || headDim % 16 !== 0)
-      bad('headDim', 'must be a multiple of 16 in [16, 256]', headDim);
+    const source = policy.qkSource ?? FMHA_FWD_RESIDENT_QK;
+    if (!Number.isSafeInteger(headDim) || headDim < 16 || headDim > source.maxHeadDim || headDim % 16 !== 0)
+      bad('headDim', `must be a multiple of 16 in [16, ${source.maxHeadDim}]`, headDim);
     const slices = policy.outputSplit?.slices ?? 1;
     if (!Number.isSafeInteger(headDimV) || headDimV < 16 || headDimV > 256 * slices || headDimV % 16 !== 0)
       bad('headDimV', `must be a multiple of 16 in [16, ${256 * slices}]`, headDimV);
@@ -179,6 +187,8 @@ export class FmhaFwdWsPipeline {
     policy.pvGate?.check(policy);
     policy.schedule?.check(policy);
     policy.outputSplit?.check(policy);
+    source.check(policy);
+    this.qkSource = source;
     const operand = policy.qkOperand;
     const tileK = operand?.tileK(headDim) ?? SLAB;
     this.qk = new WgmmaBlockGemmSs({ dtype: operand?.gemmDtype ?? dtype, tileM, tileN, tileK });
@@ -191,14 +201,16 @@ export class FmhaFwdWsPipeline {
       bad('registers', 'producer + consumer budgets must fit the 64K-register file', `${pr}·128 + ${cr}·${this.consumerThreads}`);
     this.slabsQK = Math.ceil(headDim / tileK);
     this.slabsV = Math.ceil(headDimV / SLAB);
-    this.qBytes = this.slabsQK * this.qk.aTileBytes;
-    this.kStageBytes = this.slabsQK * this.qk.bTileBytes;
+    const plan = source.plan(this.qk, this.slabsQK, stages);
+    this.qBytes = plan.qBytes;
+    this.kStages = plan.kStages;
+    this.kStageBytes = plan.kStageBytes;
     this.vStageBytes = slices * this.pv.bTileBytes;
     if (this.vStageBytes !== this.slabsV * tileN * 128) bad('V layout', 'must be whole 64-element slabs of tileN rows', this.vStageBytes);
     this.kOffset = this.qBytes;
-    this.vOffset = this.kOffset + stages * this.kStageBytes;
+    this.vOffset = this.kOffset + plan.kStages * this.kStageBytes;
     this.barrierOffset = this.vOffset + stages * this.vStageBytes;
-    this.keyTileOffset = this.barrierOffset + 8 * (1 + 4 * stages);
+    this.keyTileOffset = this.barrierOffset + 8 * (1 + 4 * stages + plan.barriers);
     const walkBytes = policy.keyTileWalk?.sharedBytes ?? 0;
     if (!Number.isSafeInteger(walkBytes) || walkBytes < 0) bad('keyTileWalk.sharedBytes', 'must be an integer ≥ 0', walkBytes);
     this.pvGateOffset = this.keyTileOffset + Math.ceil(walkBytes / 16) * 16;
@@ -225,7 +237,7 @@ export class FmhaFwdWsPipeline {
     const { smem, smemAddr } = declareAlignedDynamicShared(b, target, FMHA_DYNAMIC_SMEM);
     const bars = b.let('bars', pointer(uint64), cast(add(smem, this.barrierOffset), pointer(uint64)));
     const ring = new FmhaFwdWsRing(target, bars, S);
-    ring.emitInit(b, tid, this.consumerThreads / 32);
+    ring.emitInit(b, tid, this.consumerThreads / 32, (t) => this.qkSource.emitInit(t, { target, ring }, this.consumerThreads / 32));
     const walk = args.keyTiles ?? new DenseKeyTileWalk(args.mask, args.split);
     this.#checkArgs(walk, args);
     const walkCtx = { target, tid, shared: add(smem, this.keyTileOffset), m0: args.m0, tileM: P.tileM, tileN: P.tileN };

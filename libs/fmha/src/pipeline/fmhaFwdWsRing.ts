@@ -32,12 +32,15 @@ export class FmhaFwdWsRing {
   readonly bars: Expr;
   /** Q's full barrier (Q is loaded once). */
   readonly qFull: Expr;
+  /** The first barrier after the ring's (a Q·Kᵀ source's own start here). */
+  readonly end: Expr;
 
   constructor(target: Target, bars: Expr, stages: number) {
     this.target = target;
     this.bars = bars;
     this.stages = stages;
     this.qFull = bars;
+    this.end = add(bars, 1 + 4 * stages);
   }
 
   kFull(s: Expr | number): Expr {
@@ -56,8 +59,11 @@ export class FmhaFwdWsRing {
     return add(this.bars, add(1 + 3 * this.stages, s));
   }
 
-  /** Thread 0 initialises every barrier: full ones for one arrival, empty ones for every consumer warp. */
-  emitInit(b: BlockBuilder, tid: Expr, consumerWarps: number): void {
+  /**
+   * Thread 0 initialises every barrier: full ones for one arrival, empty ones for every consumer
+   * warp; `more` initialises barriers of others (a Q·Kᵀ source's) before the fence.
+   */
+  emitInit(b: BlockBuilder, tid: Expr, consumerWarps: number, more?: (t: BlockBuilder) => void): void {
     const target = this.target;
     b.if(eq(tid, 0), (t) => {
       t.expr(mbarrierInit(target, this.qFull, 1));
@@ -67,6 +73,7 @@ export class FmhaFwdWsRing {
         l.expr(mbarrierInit(target, this.vFull(s), 1));
         l.expr(mbarrierInit(target, this.vEmpty(s), consumerWarps));
       });
+      more?.(t);
       t.expr(fenceMbarrierInit(target));
     });
   }

@@ -11,11 +11,11 @@ export function emitFmhaFwdWsSequentialLoop(cons: BlockBuilder, steps: FmhaFwdWs
   cons.forRange({ name: 'it', to: iters }, (l, it) => {
     const { s, parity } = ring.stageOf(l, it);
     const j0 = steps.keyRow(l, it);
-    const kAddr = steps.kTile(l, s);
+    const k = steps.kOperand(l, it, s);
     const vAddr = steps.vTile(l, s);
-    steps.issueQk(l, s, parity, kAddr);
+    steps.issueQk(l, k, parity);
     steps.waitQk(l, 0);
-    steps.releaseK(l, s);
+    steps.releaseK(l, k);
     steps.softmaxTile(l, it, j0, (t, corr) => steps.rescaleAndPack(t, steps.oLiveNow(it), corr));
     steps.issuePv(l, vAddr, s, parity, steps.pvAccumulate(it, 0), vote?.compute, true);
     if (vote !== undefined) steps.countPv(l, vote.compute);

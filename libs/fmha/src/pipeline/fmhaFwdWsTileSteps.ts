@@ -22,6 +22,7 @@ import type { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
 import { emitFmhaFwdEpilogue } from './fmhaFwdEpilogue.ts';
 import type { FmhaFwdKeyTileCursor } from './fmhaFwdKeyTiles.ts';
 import type { FmhaFwdPvGateSite } from './fmhaFwdPvGate.ts';
+import type { FmhaFwdKOperand } from './fmhaFwdQkSource.ts';
 import type { FmhaFwdWsContext } from './fmhaFwdWsContext.ts';
 
 /** A consumer warpgroup's registers and loop state, declared before its key loop. */
@@ -66,10 +67,9 @@ export class FmhaFwdWsTileSteps {
     return this.state.cursor.row(l, it, 'j0');
   }
 
-  /** The shared address of K stage `s` (local `k_tile`). */
-  kTile(l: BlockBuilder, s: Expr): Expr {
-    const { pipeline: p, smemAddr } = this.ctx;
-    return l.let('k_tile', uint32, add(smemAddr, cast(add(p.kOffset, mul(s, p.kStageBytes)), uint32)));
+  /** Key tile `it`'s K operand at ring stage `s` (the policy's Q·Kᵀ source; local `k_tile` for whole K tiles). */
+  kOperand(l: BlockBuilder, it: Expr, s: Expr): FmhaFwdKOperand {
+    return this.ctx.pipeline.qkSource.kOperand(l, this.ctx, it, s);
   }
 
   /** The shared address of V stage `s` (local `v_tile`). */
@@ -78,19 +78,9 @@ export class FmhaFwdWsTileSteps {
     return l.let('v_tile', uint32, add(smemAddr, cast(add(p.vOffset, mul(s, p.vStageBytes)), uint32)));
   }
 
-  /** S = Q·Kᵀ of a tile once its K stage is full: committed, not waited. */
-  issueQk(l: BlockBuilder, s: Expr, parity: Expr, kAddr: Expr): void {
-    const { pipeline: p, target, ring, smemAddr: qAddr } = this.ctx;
-    l.comment('S = Q·Kᵀ over the head dim, one 64-wide slab per wgmma group');
-    l.expr(mbarrierWaitParity(target, ring.kFull(s), parity));
-    for (let c = 0; c < p.slabsQK; c++) {
-      p.qk.emitMma(l, target, this.state.sAccInt ?? this.state.sAcc, {
-        aTile: add(qAddr, c * p.qk.aTileBytes),
-        bTile: add(kAddr, c * p.qk.bTileBytes),
-        warpgroup: this.state.warpgroup,
-        accumulate: lit(c === 0 ? 0 : 1, int32),
-      });
-    }
+  /** S = Q·Kᵀ of a tile once its K is there: committed, not waited (the policy's Q·Kᵀ source). */
+  issueQk(l: BlockBuilder, k: FmhaFwdKOperand, parity: Expr): void {
+    this.ctx.pipeline.qkSource.issueQk(l, this, k, parity);
   }
 
   /** Waits until at most `pending` Q·Kᵀ wgmma groups are in flight. */
@@ -98,9 +88,9 @@ export class FmhaFwdWsTileSteps {
     this.ctx.pipeline.qk.emitWait(l, this.ctx.target, this.state.sAccInt ?? this.state.sAcc, pending);
   }
 
-  /** This warp is done with K stage `s`. */
-  releaseK(l: BlockBuilder, s: Expr): void {
-    l.expr(mbarrierArriveWarp(this.ctx.target, this.ctx.ring.kEmpty(s)));
+  /** This warp is done with the tile's K (once its S is waited). */
+  releaseK(l: BlockBuilder, k: FmhaFwdKOperand): void {
+    this.ctx.pipeline.qkSource.releaseK(l, this, k);
   }
 
   /** This warp is done with V stage `s`. */

@@ -33,3 +33,8 @@ export {
 export { FMHA_FWD_PINGPONG_SCHEDULE } from './fmhaFwdPingPongSchedule.ts';
 export { FMHA_FWD_NO_TURNS, FmhaFwdWarpgroupTurns, type FmhaFwdIssueTurns } from './fmhaFwdWarpgroupTurns.ts';
 export { FmhaFwdRecomputeSOutputSplit, fmhaFwdOutputSplitKeyPart, type FmhaFwdOutputSplit } from './fmhaFwdOutputSplit.ts';
+export { FMHA_FWD_RESIDENT_QK, type FmhaFwdKOperand, type FmhaFwdQkPlan, type FmhaFwdQkSource } from './fmhaFwdQkSource.ts';
+export { FmhaFwdChunkedQkSource } from './fmhaFwdChunkedQkSource.ts';
+export { FmhaFwdWsTileSteps, type FmhaFwdWsConsumerState } from './fmhaFwdWsTileSteps.ts';
+export type { FmhaFwdWsContext } from './fmhaFwdWsContext.ts';
+export { FmhaFwdWsRing, type FmhaFwdWsStage } from './fmhaFwdWsRing.ts';

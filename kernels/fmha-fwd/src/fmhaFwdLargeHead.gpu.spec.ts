@@ -1,0 +1,90 @@
+// GPU tests of the large-head-dim instances (node:test; `npm run test:gpu`, or tools/device on the
+// GPU machine): Q and K streamed in head-dim chunks, O split by columns across two groups of
+// consumer warpgroups; d 512 and 576 / d_v 512 against the fp32 CPU reference on ragged shapes,
+// masks that fully mask rows, GQA and varlen with an empty sequence. Skipped (loudly, by the
+// runner) without a GPU.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask } from '@tilekit/fmha';
+import { buildOncePerInstance, Device, encodeTensorMapTiled } from '@tilekit/runtime';
+import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
+import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
+import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
+import { FMHA_FWD_LARGE_HEAD_CATALOG } from './fmhaFwdLargeHeadCatalog.ts';
+import { runFmhaFwdGpuCase, type FmhaFwdGpuCase, type FmhaFwdGpuKernel } from './testing/fmhaFwdGpuCase.ts';
+
+const kernelFor = buildOncePerInstance((instance: FmhaFwdInstance) =>
+  FmhaFwdKernel.build(instance, { device: Device.open(0), compiler: gpuTestCompiler('fmha-gpu') }),
+);
+
+async function kernelForCase(c: FmhaFwdGpuCase): Promise<FmhaFwdGpuKernel> {
+  const mask = c.mask.kind === 'none' ? 'none' : 'window';
+  const instance = FMHA_FWD_LARGE_HEAD_CATALOG.find(
+    (i) => i.policy.dtype === c.dtype && i.policy.headDim === c.d && i.policy.headDimV === (c.dv ?? c.d) && i.policy.mask === mask,
+  );
+  assert.ok(instance, `no large-head instance for ${c.label}`);
+  const kernel = await kernelFor(instance);
+  return {
+    name: kernel.instance.name,
+    launch: (problem, buffers, device) => kernel.prepare(problem, buffers, (o) => encodeTensorMapTiled(device, o)).launch(),
+  };
+}
+
+const cases: readonly FmhaFwdGpuCase[] = [
+  { label: 'fp16 d512 no mask b2 h2 s259', dtype: 'fp16', d: 512, batch: 2, h: 2, sq: 259, sk: 259, layout: 'bhsd', mask: noMask },
+  {
+    label: 'bf16 d512 causal s1000 GQA 4:2',
+    dtype: 'bf16',
+    d: 512,
+    batch: 1,
+    h: 4,
+    hk: 2,
+    sq: 1000,
+    sk: 1000,
+    layout: 'bshd',
+    mask: causalTopLeft,
+  },
+  { label: 'fp16 d512 no mask s1 sk4097', dtype: 'fp16', d: 512, batch: 1, h: 1, sq: 1, sk: 4097, layout: 'bhsd', mask: noMask },
+  {
+    label: 'bf16 d576/dv512 no mask s17 sk127',
+    dtype: 'bf16',
+    d: 576,
+    dv: 512,
+    batch: 1,
+    h: 2,
+    sq: 17,
+    sk: 127,
+    layout: 'bhsd',
+    mask: noMask,
+  },
+  {
+    label: 'fp16 d576/dv512 causal bottom-right sq259 > sk100: fully masked rows, GQA 4:1',
+    dtype: 'fp16',
+    d: 576,
+    dv: 512,
+    batch: 1,
+    h: 4,
+    hk: 1,
+    sq: 259,
+    sk: 100,
+    layout: 'bshd',
+    mask: causalBottomRight,
+  },
+  {
+    label: 'bf16 d512 window t:40,3 varlen q 17,0,127 k 300,5,127',
+    dtype: 'bf16',
+    d: 512,
+    batch: 3,
+    h: 2,
+    sq: [17, 0, 127],
+    sk: [300, 5, 127],
+    layout: 'bshd',
+    mask: slidingWindowMask(40, 3),
+  },
+];
+
+for (const c of cases) {
+  test(`kernel-fmha-fwd/gpu large head dims: ${c.label}`, gpu.options, async () => {
+    console.log(await runFmhaFwdGpuCase(c, await kernelForCase(c)));
+  });
+}

@@ -1,0 +1,43 @@
+// Forward instances for head dims above 256, composed from two pipeline hooks: Q and K streamed in
+// 64-column chunks of the head dim (FmhaFwdChunkedQkSource) and O split by columns across two
+// groups of consumer warpgroups (FmhaFwdRecomputeSOutputSplit). Compiled in CI like the dense
+// catalog (fmhaFwdCatalog.compile.spec.ts); the FFPA operator (issue 19) builds on them.
+import {
+  FMHA_FWD_DTYPES,
+  FMHA_FWD_REGISTER_SPLIT,
+  FMHA_FWD_STAGES,
+  FmhaFwdChunkedQkSource,
+  FmhaFwdRecomputeSOutputSplit,
+} from '@tilekit/fmha';
+import { FMHA_FWD_MASKS } from './fmhaFwdCatalog.ts';
+import { FmhaFwdInstance } from './fmhaFwdInstance.ts';
+
+/** Head dims (d_qk, d_v): 512 and MLA's 576 / 512; 64 query rows per group, 64 key rows per tile. */
+export const FMHA_FWD_LARGE_HEAD_TILES = Object.freeze([
+  { headDim: 512, headDimV: 512, tileM: 64, tileN: 64 },
+  { headDim: 576, headDimV: 512, tileM: 64, tileN: 64 },
+]);
+
+const QK_CHUNKS = new FmhaFwdChunkedQkSource(4);
+const HALVES = new FmhaFwdRecomputeSOutputSplit(2);
+
+/** One-pass instances of every dtype and mask for each of {@link FMHA_FWD_LARGE_HEAD_TILES}. */
+export const FMHA_FWD_LARGE_HEAD_CATALOG: readonly FmhaFwdInstance[] = Object.freeze(
+  FMHA_FWD_DTYPES.flatMap((dtype) =>
+    FMHA_FWD_LARGE_HEAD_TILES.flatMap((dims) =>
+      FMHA_FWD_MASKS.map(
+        (mask) =>
+          new FmhaFwdInstance({
+            dtype,
+            ...dims,
+            qkSource: QK_CHUNKS,
+            outputSplit: HALVES,
+            stages: FMHA_FWD_STAGES,
+            ...FMHA_FWD_REGISTER_SPLIT,
+            mask,
+            splitKv: false,
+          }),
+      ),
+    ),
+  ),
+);
