@@ -61,6 +61,9 @@ export const SANITIZE_PLAN = [
         `${FWD_OUTPUT_SPLIT}fp16 d64/dv512 window t:40,3 varlen q 17,0,259 k 300,5,259`,
         `${FWD_OUTPUT_SPLIT}bf16 d64/dv512 causal bottom-right sq259 > sk100: fully masked rows, GQA 4:1`,
       ],
+      'kernel-fmha-fwd-fmhaFwdRunnerScoreMod.mjs': [
+        'kernel-fmha-fwd/gpu runner score modifier: soft-capping, causal bottom-right varlen q 17,0,259 k 259,5,300, GQA 4:2, bshd',
+      ],
       'kernel-fmha-fwd-fmhaFwdLargeHead.mjs': [
         `${FWD_LARGE_HEAD}bf16 d512 window t:40,3 varlen q 17,0,127 k 300,5,127`,
         `${FWD_LARGE_HEAD}bf16 d576/dv512 no mask s17 sk127`,
@@ -105,6 +108,9 @@ export const SANITIZE_PLAN = [
         'kernel-fmha-bwd/gpu dq_dk_dv: fp16 d256 varlen q 1,0,130 k 65,7,200, window t:40,3',
         'kernel-fmha-bwd/gpu dq_dk_dv: fp16 d128 soft-capping 1.5, varlen causal q 17,300 k 259,300',
         'kernel-fmha-bwd/gpu dq_dk_dv: fp16 d128 ALiBi, window t:40,3, varlen q 1,259 k 300,259, GQA 4:2',
+      ],
+      'kernel-fmha-bwd-fmhaBwdRunnerScoreMod.mjs': [
+        'kernel-fmha-bwd/gpu runner score modifier: ALiBi, window t:40,3 varlen q 1,259,0 k 300,259,17, GQA 4:2, bshd',
       ],
     },
   },
