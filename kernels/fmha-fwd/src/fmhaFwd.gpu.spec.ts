@@ -3,45 +3,13 @@
 // 17, 127, 259, 1000, 4097), masks incl. windows that fully mask rows, GQA, varlen with empty
 // sequences, both layouts, LSE; split-KV partials merged by the combine kernel. Skipped (loudly,
 // by the runner) without a GPU.
-import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask } from '@tilekit/fmha';
-import { buildOncePerInstance, Device, encodeTensorMapTiled } from '@tilekit/runtime';
-import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
+import { gpu } from '@tilekit/runtime/testing';
 import { FMHA_FWD_CATALOG } from './fmhaFwdCatalog.ts';
-import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
 import { FMHA_FWD_SCORE_MOD_CATALOG } from './fmhaFwdScoreModCatalog.ts';
-import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
-import { fmhaFwdCommonGpuCases, runFmhaFwdGpuCase, type FmhaFwdGpuCase, type FmhaFwdGpuKernel } from './testing/fmhaFwdGpuCase.ts';
-
-const kernelFor = buildOncePerInstance((instance: FmhaFwdInstance) => {
-  const compiler = gpuTestCompiler('fmha-gpu');
-  return FmhaFwdKernel.build(instance, { device: Device.open(0), compiler });
-});
-
-/** The catalog's non-split instance for `c` (of the score-modifier catalog when `c` has a modifier). */
-function instanceFor(c: FmhaFwdGpuCase): FmhaFwdInstance {
-  const found = (c.score === undefined ? FMHA_FWD_CATALOG : FMHA_FWD_SCORE_MOD_CATALOG).find(
-    (i) =>
-      i.policy.scoreModifier?.tag === c.score &&
-      i.policy.dtype === c.dtype &&
-      i.policy.headDim === c.d &&
-      i.policy.headDimV === (c.dv ?? c.d) &&
-      i.policy.mask === (c.mask.kind === 'none' ? 'none' : 'window') &&
-      !i.policy.splitKv,
-  );
-  assert.ok(found, `no instance for ${JSON.stringify(c)}`);
-  return found;
-}
-
-/** The kernel of `instanceFor(c)`, launched with tensor maps encoded by the driver. */
-async function kernelForCase(c: FmhaFwdGpuCase): Promise<FmhaFwdGpuKernel> {
-  const kernel = await kernelFor(instanceFor(c));
-  return {
-    name: kernel.instance.name,
-    launch: (problem, buffers, device) => kernel.prepare(problem, buffers, (o) => encodeTensorMapTiled(device, o)).launch(),
-  };
-}
+import { fmhaFwdCatalogInstanceFor, fmhaFwdGpuKernelOf } from './testing/fmhaFwdCatalogGpuKernel.ts';
+import { fmhaFwdCommonGpuCases, runFmhaFwdGpuCase, type FmhaFwdGpuCase } from './testing/fmhaFwdGpuCase.ts';
 
 const cases: readonly FmhaFwdGpuCase[] = [
   ...fmhaFwdCommonGpuCases,
@@ -156,6 +124,7 @@ const cases: readonly FmhaFwdGpuCase[] = [
 
 for (const c of cases) {
   test(`kernel-fmha-fwd/gpu: ${c.label}`, gpu.options, async () => {
-    console.log(await runFmhaFwdGpuCase(c, await kernelForCase(c)));
+    const catalog = c.score === undefined ? FMHA_FWD_CATALOG : FMHA_FWD_SCORE_MOD_CATALOG;
+    console.log(await runFmhaFwdGpuCase(c, await fmhaFwdGpuKernelOf(fmhaFwdCatalogInstanceFor(catalog, c))));
   });
 }

@@ -3,32 +3,12 @@
 // consumer warpgroups; d 512 and 576 / d_v 512 against the fp32 CPU reference on ragged shapes,
 // masks that fully mask rows, GQA and varlen with an empty sequence. Skipped (loudly, by the
 // runner) without a GPU.
-import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask } from '@tilekit/fmha';
-import { buildOncePerInstance, Device, encodeTensorMapTiled } from '@tilekit/runtime';
-import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
-import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
-import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
+import { gpu } from '@tilekit/runtime/testing';
 import { FMHA_FWD_LARGE_HEAD_CATALOG } from './fmhaFwdLargeHeadCatalog.ts';
-import { runFmhaFwdGpuCase, type FmhaFwdGpuCase, type FmhaFwdGpuKernel } from './testing/fmhaFwdGpuCase.ts';
-
-const kernelFor = buildOncePerInstance((instance: FmhaFwdInstance) =>
-  FmhaFwdKernel.build(instance, { device: Device.open(0), compiler: gpuTestCompiler('fmha-gpu') }),
-);
-
-async function kernelForCase(c: FmhaFwdGpuCase): Promise<FmhaFwdGpuKernel> {
-  const mask = c.mask.kind === 'none' ? 'none' : 'window';
-  const instance = FMHA_FWD_LARGE_HEAD_CATALOG.find(
-    (i) => i.policy.dtype === c.dtype && i.policy.headDim === c.d && i.policy.headDimV === (c.dv ?? c.d) && i.policy.mask === mask,
-  );
-  assert.ok(instance, `no large-head instance for ${c.label}`);
-  const kernel = await kernelFor(instance);
-  return {
-    name: kernel.instance.name,
-    launch: (problem, buffers, device) => kernel.prepare(problem, buffers, (o) => encodeTensorMapTiled(device, o)).launch(),
-  };
-}
+import { fmhaFwdCatalogInstanceFor, fmhaFwdGpuKernelOf } from './testing/fmhaFwdCatalogGpuKernel.ts';
+import { runFmhaFwdGpuCase, type FmhaFwdGpuCase } from './testing/fmhaFwdGpuCase.ts';
 
 const cases: readonly FmhaFwdGpuCase[] = [
   { label: 'fp16 d512 no mask b2 h2 s259', dtype: 'fp16', d: 512, batch: 2, h: 2, sq: 259, sk: 259, layout: 'bhsd', mask: noMask },
@@ -85,6 +65,6 @@ const cases: readonly FmhaFwdGpuCase[] = [
 
 for (const c of cases) {
   test(`kernel-fmha-fwd/gpu large head dims: ${c.label}`, gpu.options, async () => {
-    console.log(await runFmhaFwdGpuCase(c, await kernelForCase(c)));
+    console.log(await runFmhaFwdGpuCase(c, await fmhaFwdGpuKernelOf(fmhaFwdCatalogInstanceFor(FMHA_FWD_LARGE_HEAD_CATALOG, c))));
   });
 }

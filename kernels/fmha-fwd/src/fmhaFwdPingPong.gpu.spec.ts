@@ -8,17 +8,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask } from '@tilekit/fmha';
 import type { FmhaFwdBuffers } from '@tilekit/fmha-launch';
-import { buildOncePerInstance, Device, DeviceBuffer, encodeTensorMapTiled } from '@tilekit/runtime';
-import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
+import { DeviceBuffer, encodeTensorMapTiled } from '@tilekit/runtime';
+import { gpu } from '@tilekit/runtime/testing';
 import { FMHA_FWD_CATALOG } from './fmhaFwdCatalog.ts';
 import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
-import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
 import { FMHA_FWD_PINGPONG_CATALOG } from './fmhaFwdPingPongCatalog.ts';
+import { fmhaFwdGpuKernelFor } from './testing/fmhaFwdCatalogGpuKernel.ts';
 import { fmhaFwdCommonGpuCases, runFmhaFwdGpuCase, type FmhaFwdGpuCase, type FmhaFwdGpuKernel } from './testing/fmhaFwdGpuCase.ts';
-
-const kernelFor = buildOncePerInstance((instance: FmhaFwdInstance) =>
-  FmhaFwdKernel.build(instance, { device: Device.open(0), compiler: gpuTestCompiler('fmha-gpu') }),
-);
 
 /** The ping-pong instance for `c`, and the dense catalog's instance it must equal bitwise. */
 function instancesFor(c: FmhaFwdGpuCase): { pingPong: FmhaFwdInstance; overlapped: FmhaFwdInstance } {
@@ -45,7 +41,7 @@ function firstDifference(a: Uint8Array | undefined, b: Uint8Array | undefined): 
 /** Launches the overlapped instance, keeps its O and LSE, re-poisons them, launches ping-pong and compares the bytes. */
 async function bitwiseCheckedKernel(c: FmhaFwdGpuCase): Promise<FmhaFwdGpuKernel> {
   const { pingPong, overlapped } = instancesFor(c);
-  const [pp, ov] = [await kernelFor(pingPong), await kernelFor(overlapped)];
+  const [pp, ov] = [await fmhaFwdGpuKernelFor(pingPong), await fmhaFwdGpuKernelFor(overlapped)];
   return {
     name: pp.instance.name,
     launch: (problem, buffers, device) => {
