@@ -23,6 +23,7 @@ import { dqAccHeadBytes } from './fmhaBwdDqDkDvInstance.ts';
 import { checkFmhaBwdProblem, FmhaBwdArgumentError, fmhaBwdProblemFlops, fmhaBwdTraitsOf } from './fmhaBwdProblem.ts';
 import { fmhaBwdRowTile } from './fmhaBwdRowTileEncoding.ts';
 import { fmhaBwdLayoutProblems, packFmhaBwdConvertDq, packFmhaBwdDotDoO, packFmhaBwdDqDkDv } from './fmhaBwdRunner.ts';
+import { fakeFmhaBwdArgs } from './testing/fakeFmhaBwdArgs.ts';
 
 const silent: FmhaBwdExecutor<undefined> = { copyToDevice: () => {}, fillZero: () => {}, launch: () => {} };
 
@@ -137,23 +138,7 @@ describe('fmha-bwd catalog', () => {
     });
     const l = new FmhaBwdLauncher(fmhaBwdTraitsOf(p), { catalog: FMHA_BWD_TRIPLES, executor: silent, smCount: 132 });
     const k = fmhaBwdKernelsOf(l.triple!);
-    const tensor = { ptr: 0x10000n, strides: { batch: 0, head: 1024, row: 128 } };
-    const args = {
-      q: tensor,
-      k: tensor,
-      v: tensor,
-      o: tensor,
-      dO: tensor,
-      dQ: tensor,
-      dK: tensor,
-      dV: tensor,
-      lse: { ptr: 0x2000n, strides: p.lseStrides },
-      d: { ptr: 0x3000n, strides: p.lseStrides },
-      seqstartQ: 0x400n,
-      seqstartK: 0x500n,
-      scale: p.scale,
-      workspace: 0x9000n,
-    };
+    const args = fakeFmhaBwdArgs(p, { batch: 0, head: 1024, row: 128 }, { seqstartQ: 0x400n, seqstartK: 0x500n });
     const dot = packFmhaBwdDotDoO(k.dotDoO, l.traits, args);
     expect(dot.grid).toEqual([Math.ceil(259 / k.dotDoO.tileM), 4, 3]);
     const dq = packFmhaBwdDqDkDv(k.dqDkDv, l.traits, l.workspace!, args, () => new Uint8Array(128));

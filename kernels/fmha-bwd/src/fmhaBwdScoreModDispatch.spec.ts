@@ -16,6 +16,7 @@ import {
 } from './fmhaBwdProblem.ts';
 import { packFmhaBwdDqDkDv } from './fmhaBwdRunner.ts';
 import { FMHA_BWD_SCORE_MOD_CATALOG, fmhaBwdScoreModInstance } from './fmhaBwdScoreModCatalog.ts';
+import { fakeFmhaBwdArgs } from './testing/fakeFmhaBwdArgs.ts';
 
 const silent: FmhaBwdExecutor<undefined> = { copyToDevice: () => {}, fillZero: () => {}, launch: () => {} };
 
@@ -133,26 +134,17 @@ describe('backward dispatch with a score modifier', () => {
 });
 
 describe("dq_dk_dv launch with a score modifier's values", () => {
-  const tensor = { ptr: 0x10000n, strides: { batch: 259 * 512, head: 128, row: 512 } };
-  const argsOf = (p: CheckedFmhaBwdProblem, extra: object = {}) => ({
-    q: tensor,
-    k: tensor,
-    v: tensor,
-    o: tensor,
-    dO: tensor,
-    dQ: tensor,
-    dK: tensor,
-    dV: tensor,
-    lse: { ptr: 0x2000n, strides: p.lseStrides },
-    d: { ptr: 0x3000n, strides: p.lseStrides },
-    scale: p.scale,
-    workspace: 0x9000n,
-    ...extra,
-  });
+  const strides = { batch: 259 * 512, head: 128, row: 512 };
   const packed = (scoreModifier: FmhaScoreModifierKind | undefined, extra: object) => {
     const p = checkFmhaBwdProblem({ ...base, seqlenK: 259, ...(scoreModifier ? { scoreModifier } : {}) });
     const { launcher, kernels } = dispatch(p);
-    const launch = packFmhaBwdDqDkDv(kernels.dqDkDv, launcher.traits, launcher.workspace!, argsOf(p, extra), () => new Uint8Array(128));
+    const launch = packFmhaBwdDqDkDv(
+      kernels.dqDkDv,
+      launcher.traits,
+      launcher.workspace!,
+      fakeFmhaBwdArgs(p, strides, extra),
+      () => new Uint8Array(128),
+    );
     return kernels.dqDkDv.signature.unpack(launch.args.bytes) as Record<string, unknown>;
   };
   const slopes = { ptr: 0x7000_0000n, bytes: 4 * 4 };

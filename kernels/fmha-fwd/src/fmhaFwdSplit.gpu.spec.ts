@@ -6,16 +6,7 @@
 // vs many agreeing. Skipped (loudly, by the runner) without a GPU.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  referenceAttentionFwd,
-  checkFmhaFwdProblem,
-  fmhaFwdOperandElements,
-  fmhaFwdReferenceArgs,
-  formatFmhaFwdProblem,
-  type FmhaFwdProblem,
-} from '@tilekit/fmha';
-import { randomBits16 } from '@tilekit/host';
-import { decode } from '@tilekit/numeric';
+import { referenceAttentionFwd, checkFmhaFwdProblem, fmhaFwdReferenceArgs, formatFmhaFwdProblem, type FmhaFwdProblem } from '@tilekit/fmha';
 import { buildOncePerInstance, Device } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import type { FmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
@@ -24,6 +15,8 @@ import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
 import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
 import { FmhaFwdRunner } from './fmhaFwdRunner.ts';
 import { checkFmhaFwdOutputs } from './testing/fmhaFwdGpuCase.ts';
+import { fmhaFwdGpuInputs, type FmhaFwdGpuInputs } from './testing/fmhaFwdRandomGpuCase.ts';
+import { fmhaFwdRunnerGpuRun, type FmhaFwdRunnerGpuRun } from './testing/fmhaFwdRunnerGpuRun.ts';
 
 const buildKernel = buildOncePerInstance((i: FmhaFwdInstance) =>
   FmhaFwdKernel.build(i, { device: Device.open(0), compiler: gpuTestCompiler('fmha-split-gpu') }),
@@ -32,42 +25,13 @@ const buildCombine = buildOncePerInstance((i: FmhaFwdCombineInstance) =>
   FmhaFwdCombineKernel.build(i, { device: Device.open(0), compiler: gpuTestCompiler('fmha-split-gpu') }),
 );
 
-interface Outcome {
-  readonly o: Float64Array;
-  readonly lse: Float32Array;
-  readonly numSplits: number;
-  readonly instances: string;
-}
-
 /** Runs `problem` through the runner; returns O (decoded, in O's strides) and LSE. */
-async function runOnGpu(problem: FmhaFwdProblem, data: { q: Uint16Array; k: Uint16Array; v: Uint16Array }): Promise<Outcome> {
+async function runOnGpu(problem: FmhaFwdProblem, data: FmhaFwdGpuInputs): Promise<FmhaFwdRunnerGpuRun> {
   const device = Device.open(0);
   const runner = await FmhaFwdRunner.create(problem, { device, compiler: gpuTestCompiler('fmha-split-gpu'), buildKernel, buildCombine });
-  const p = runner.problem;
-  const elems = fmhaFwdOperandElements(p);
-  const starts = (s: readonly number[]) => device.upload(new Int32Array(s));
-  const buffers = {
-    q: device.upload(data.q),
-    k: device.upload(data.k),
-    v: device.upload(data.v),
-    o: device.alloc(Math.max(1, elems.o) * 2).fill(0xff),
-    lse: device.alloc(Math.max(1, elems.lse) * 4).fill(0xff),
-    ...(p.mode === 'group' ? { seqstartQ: starts(p.seqstartQ), seqstartK: starts(p.seqstartK) } : {}),
-  };
   try {
-    runner.run(buffers);
-    device.synchronize();
-    const bits = new Uint16Array(buffers.o.copyToHost().buffer);
-    const o = Float64Array.from(bits.subarray(0, elems.o), (b) => decode(p.dtype, b));
-    return {
-      o,
-      lse: new Float32Array(buffers.lse.copyToHost().buffer).slice(0, elems.lse),
-      numSplits: p.numSplits,
-      instances: runner.instances.map((i) => i.name).join(' + '),
-    };
+    return fmhaFwdRunnerGpuRun(runner, device, data);
   } finally {
-    device.synchronize();
-    for (const b of Object.values(buffers)) b.dispose();
     runner.dispose();
   }
 }
@@ -75,15 +39,11 @@ async function runOnGpu(problem: FmhaFwdProblem, data: { q: Uint16Array; k: Uint
 /** Compares with the CPU reference; returns a summary line. Every row of every (batch, head) is checked, LSE included. */
 async function check(problem: FmhaFwdProblem, options: { readonly compareWithOneSplit?: boolean } = {}): Promise<string> {
   const p = checkFmhaFwdProblem(problem);
-  const elems = fmhaFwdOperandElements(p);
-  const data = {
-    q: randomBits16(p.dtype, elems.q, 1 + p.rowsQ),
-    k: randomBits16(p.dtype, elems.k, 2 + p.rowsK),
-    v: randomBits16(p.dtype, elems.v, 3 + p.rowsK),
-  };
+  const data = fmhaFwdGpuInputs(p);
   const args = fmhaFwdReferenceArgs(p, data);
   const ref = referenceAttentionFwd(args);
   const got = await runOnGpu(problem, data);
+  assert.ok(got.lse !== undefined, 'LSE read back');
   assert.ok(got.numSplits > 1 || problem.splitKv === 1, `expected a split run, got ${got.numSplits} split(s)`);
   const { bad, first, worstO, worstL, tol } = checkFmhaFwdOutputs(args, ref, got);
   assert.equal(bad, 0, `${got.instances} (${got.numSplits} splits): ${bad} elements off; first: ${first}`);

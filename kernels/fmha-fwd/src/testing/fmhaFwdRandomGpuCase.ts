@@ -1,6 +1,7 @@
 // The case runner of the randomized forward GPU spec: one problem through FmhaFwdRunner (dispatch,
 // split-KV and combine included) against the fp32 CPU reference, every O element and LSE row
-// checked with `checkFmhaFwdOutputs`. Harness code for *.gpu.spec.ts; not exported by the package.
+// checked with `checkFmhaFwdOutputs`; the inputs and device buffers of a runner run, which the other
+// runner specs share. Harness code for *.gpu.spec.ts; not exported by the package.
 import assert from 'node:assert/strict';
 import {
   referenceAttentionFwd,
@@ -29,8 +30,15 @@ export interface FmhaFwdRandomKernels {
   readonly buildCombine: (instance: FmhaFwdCombineInstance) => Promise<FmhaFwdCombineKernel>;
 }
 
+/** Q, K, V bit patterns of a forward GPU run. */
+export interface FmhaFwdGpuInputs {
+  readonly q: Uint16Array;
+  readonly k: Uint16Array;
+  readonly v: Uint16Array;
+}
+
 /** Q, K, V bit patterns (at least one element each, so an empty operand still uploads), seeded by the problem's rows. */
-function inputsOf(p: CheckedFmhaFwdProblem): { readonly q: Uint16Array; readonly k: Uint16Array; readonly v: Uint16Array } {
+export function fmhaFwdGpuInputs(p: CheckedFmhaFwdProblem): FmhaFwdGpuInputs {
   const e = fmhaFwdOperandElements(p);
   return {
     q: randomBits16(p.dtype, Math.max(1, e.q), 1 + p.rowsQ),
@@ -40,7 +48,7 @@ function inputsOf(p: CheckedFmhaFwdProblem): { readonly q: Uint16Array; readonly
 }
 
 /** The device buffers of one run. */
-interface FwdBuffers {
+export interface FmhaFwdGpuBuffers {
   readonly q: DeviceBuffer;
   readonly k: DeviceBuffer;
   readonly v: DeviceBuffer;
@@ -52,7 +60,7 @@ interface FwdBuffers {
 }
 
 /** Device buffers of a run: inputs, O and LSE filled with 0xff bytes (NaN, so a row never written fails), group-mode int32 arrays. */
-function buffersOf(device: Device, p: CheckedFmhaFwdProblem, data: ReturnType<typeof inputsOf>): FwdBuffers {
+export function fmhaFwdGpuBuffers(device: Device, p: CheckedFmhaFwdProblem, data: FmhaFwdGpuInputs): FmhaFwdGpuBuffers {
   const e = fmhaFwdOperandElements(p);
   const int32 = (xs: readonly number[]) => device.upload(new Int32Array(xs));
   return {
@@ -73,12 +81,12 @@ function buffersOf(device: Device, p: CheckedFmhaFwdProblem, data: ReturnType<ty
  */
 export async function runFmhaFwdRandomCase(problem: FmhaFwdProblem, kernels: FmhaFwdRandomKernels): Promise<string> {
   const p = checkFmhaFwdProblem(problem);
-  const data = inputsOf(p);
+  const data = fmhaFwdGpuInputs(p);
   const args = fmhaFwdReferenceArgs(p, data);
   const ref = referenceAttentionFwd(args);
   const { device } = kernels;
   const runner = await FmhaFwdRunner.create(p, kernels);
-  const buffers = buffersOf(device, p, data);
+  const buffers = fmhaFwdGpuBuffers(device, p, data);
   try {
     runner.run(buffers);
     device.synchronize();
