@@ -1,12 +1,12 @@
 // GPU tests of the large-head-dim instances (node:test; `npm run test:gpu`, or tools/device on the
 // GPU machine): Q and K streamed in head-dim chunks, O split by columns across two groups of
-// consumer warpgroups; d 512 and 576 / d_v 512 against the fp32 CPU reference on ragged shapes,
+// consumer warpgroups (each computing S, or one handing P to the other); d 512 and 576 / d_v 512 against the fp32 CPU reference on ragged shapes,
 // masks that fully mask rows, GQA and varlen with an empty sequence. Skipped (loudly, by the
 // runner) without a GPU.
 import { test } from 'node:test';
 import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask } from '@tilekit/fmha';
 import { gpu } from '@tilekit/runtime/testing';
-import { FMHA_FWD_LARGE_HEAD_CATALOG } from './fmhaFwdLargeHeadCatalog.ts';
+import { FMHA_FWD_LARGE_HEAD_CATALOG, FMHA_FWD_LARGE_HEAD_SPLITS } from './fmhaFwdLargeHeadCatalog.ts';
 import { fmhaFwdCatalogInstanceFor, fmhaFwdGpuKernelOf } from './testing/fmhaFwdCatalogGpuKernel.ts';
 import { runFmhaFwdGpuCase, type FmhaFwdGpuCase } from './testing/fmhaFwdGpuCase.ts';
 
@@ -63,8 +63,12 @@ const cases: readonly FmhaFwdGpuCase[] = [
   },
 ];
 
-for (const c of cases) {
-  test(`kernel-fmha-fwd/gpu large head dims: ${c.label}`, gpu.options, async () => {
-    console.log(await runFmhaFwdGpuCase(c, await fmhaFwdGpuKernelOf(fmhaFwdCatalogInstanceFor(FMHA_FWD_LARGE_HEAD_CATALOG, c))));
-  });
+for (const split of FMHA_FWD_LARGE_HEAD_SPLITS) {
+  const catalog = FMHA_FWD_LARGE_HEAD_CATALOG.filter((i) => i.policy.outputSplit === split);
+  const prefix = split.tag === 'shareP' ? 'large head dims, shared P' : 'large head dims';
+  for (const c of cases) {
+    test(`kernel-fmha-fwd/gpu ${prefix}: ${c.label}`, gpu.options, async () => {
+      console.log(await runFmhaFwdGpuCase(c, await fmhaFwdGpuKernelOf(fmhaFwdCatalogInstanceFor(catalog, c))));
+    });
+  }
 }

@@ -8,6 +8,7 @@ import {
   FMHA_FWD_STAGES,
   FmhaFwdChunkedQkSource,
   FmhaFwdRecomputeSOutputSplit,
+  FmhaFwdSharePOutputSplit,
 } from '@tilekit/fmha';
 import { FMHA_FWD_MASKS } from './fmhaFwdCatalog.ts';
 import { FmhaFwdInstance } from './fmhaFwdInstance.ts';
@@ -19,24 +20,30 @@ export const FMHA_FWD_LARGE_HEAD_TILES = Object.freeze([
 ]);
 
 const QK_CHUNKS = new FmhaFwdChunkedQkSource(4);
-const HALVES = new FmhaFwdRecomputeSOutputSplit(2);
+/**
+ * The two ways to split O in halves: both warpgroups compute S (`recomputeS`), or one computes it
+ * and hands P to the other through shared memory (`shareP`: Q·Kᵀ once per tile).
+ */
+export const FMHA_FWD_LARGE_HEAD_SPLITS = Object.freeze([new FmhaFwdRecomputeSOutputSplit(2), new FmhaFwdSharePOutputSplit()]);
 
-/** One-pass instances of every dtype and mask for each of {@link FMHA_FWD_LARGE_HEAD_TILES}. */
+/** One-pass instances of every dtype, mask and split for each of {@link FMHA_FWD_LARGE_HEAD_TILES}. */
 export const FMHA_FWD_LARGE_HEAD_CATALOG: readonly FmhaFwdInstance[] = Object.freeze(
   FMHA_FWD_DTYPES.flatMap((dtype) =>
     FMHA_FWD_LARGE_HEAD_TILES.flatMap((dims) =>
-      FMHA_FWD_MASKS.map(
-        (mask) =>
-          new FmhaFwdInstance({
-            dtype,
-            ...dims,
-            qkSource: QK_CHUNKS,
-            outputSplit: HALVES,
-            stages: FMHA_FWD_STAGES,
-            ...FMHA_FWD_REGISTER_SPLIT,
-            mask,
-            splitKv: false,
-          }),
+      FMHA_FWD_LARGE_HEAD_SPLITS.flatMap((outputSplit) =>
+        FMHA_FWD_MASKS.map(
+          (mask) =>
+            new FmhaFwdInstance({
+              dtype,
+              ...dims,
+              qkSource: QK_CHUNKS,
+              outputSplit,
+              stages: FMHA_FWD_STAGES,
+              ...FMHA_FWD_REGISTER_SPLIT,
+              mask,
+              splitKv: false,
+            }),
+        ),
       ),
     ),
   ),

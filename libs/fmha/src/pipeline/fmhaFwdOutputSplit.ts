@@ -1,6 +1,10 @@
+import type { BlockBuilder, Expr } from '@tilekit/codegen';
 import { BlockGemmPolicyError } from '@tilekit/gemm';
+import type { DistributedTensor } from '@tilekit/tile';
 import type { FmhaFwdKeyPart } from './fmhaFwdConsumerSchedule.ts';
-import type { FmhaFwdWsPolicy } from './fmhaFwdWsPipeline.ts';
+import type { FmhaFwdWsContext } from './fmhaFwdWsContext.ts';
+import type { FmhaFwdWsPipeline, FmhaFwdWsPolicy } from './fmhaFwdWsPipeline.ts';
+import type { FmhaFwdWsTileSteps } from './fmhaFwdWsTileSteps.ts';
 
 /**
  * How the sm_90a forward splits O across consumer warpgroups (the hook a policy carries,
@@ -10,13 +14,28 @@ import type { FmhaFwdWsPolicy } from './fmhaFwdWsPipeline.ts';
  * registers, which lets d_v pass 256.
  */
 export interface FmhaFwdOutputSplit {
-  /** How the groups get P: each computes S = Q·Kᵀ and the softmax itself (FFPA's L2 idea, across warpgroups). */
-  readonly tag: 'recomputeS';
+  /**
+   * How the groups get P: each computes S = Q·Kᵀ and the softmax itself (`recomputeS`, FFPA's L2
+   * idea across warpgroups), or group 0 computes them and hands P to the others (`shareP`).
+   */
+  readonly tag: 'recomputeS' | 'shareP';
   readonly slices: number;
+  /** Groups that compute S = Q·Kᵀ (and so read and release Q and K): every one, or the first. */
+  readonly scoringSlices: number;
   /** The split's part of an instance key. */
   readonly key: FmhaFwdKeyPart;
   /** Throws BlockGemmPolicyError when `policy` cannot be split so. */
   check(policy: FmhaFwdWsPolicy): void;
+  /** Shared memory the split needs (its exchange), placed after the pipeline's other regions. */
+  sharedBytes(pipeline: FmhaFwdWsPipeline): number;
+  /** Thread 0, while the ring's barriers are initialised: the split's own. */
+  emitInit(t: BlockBuilder, ctx: Pick<FmhaFwdWsContext, 'target' | 'smem' | 'pipeline'>): void;
+  /** The consumers' key loops: `runSchedule` emits the policy's schedule (for every group, or for the scoring one). */
+  emitConsumers(cons: BlockBuilder, steps: FmhaFwdWsTileSteps, runSchedule: (b: BlockBuilder) => void): void;
+  /** A scoring group's step after a tile's P is packed (`corr`: the tile's O rescale factors). */
+  emitPublish(l: BlockBuilder, steps: FmhaFwdWsTileSteps, it: Expr, corr: DistributedTensor): void;
+  /** After the key loops, before the epilogue. */
+  emitBeforeEpilogue(cons: BlockBuilder, steps: FmhaFwdWsTileSteps): void;
 }
 
 /**
@@ -27,27 +46,47 @@ export interface FmhaFwdOutputSplit {
 export class FmhaFwdRecomputeSOutputSplit implements FmhaFwdOutputSplit {
   readonly tag = 'recomputeS';
   readonly slices: number;
+  readonly scoringSlices: number;
   readonly key: FmhaFwdKeyPart;
 
   constructor(slices: number) {
     if (!Number.isSafeInteger(slices) || slices < 2 || slices > 4)
       throw new BlockGemmPolicyError('FmhaFwdRecomputeSOutputSplit slices', 'must be an integer in [2, 4]', String(slices));
     this.slices = slices;
+    this.scoringSlices = slices;
     this.key = Object.freeze({ config: { dvSlices: slices }, tags: { dvSlices: 'dvslices' } });
     Object.freeze(this);
   }
 
   check(policy: FmhaFwdWsPolicy): void {
-    const bad = (rule: string, found: unknown): never => {
-      throw new BlockGemmPolicyError('FmhaFwdWsPipeline outputSplit', rule, String(found));
-    };
-    const slice = policy.headDimV / this.slices;
-    if (!Number.isInteger(slice) || slice % 64 !== 0 || slice > 256)
-      bad(`headDimV must split into ${this.slices} slices of whole 64-column slabs, at most 256 each`, policy.headDimV);
-    if (policy.pvGate !== undefined) bad('takes no P·V gate (its vote is per warpgroup of rows)', policy.pvGate.tag);
-    if (policy.schedule?.tag === 'pingPong')
-      bad('takes no ping-pong schedule (its turns pair two warpgroups of rows)', policy.schedule.tag);
+    checkOutputSlices(policy, this.slices);
   }
+
+  sharedBytes(): number {
+    return 0;
+  }
+
+  emitInit(): void {}
+
+  emitConsumers(cons: BlockBuilder, _steps: FmhaFwdWsTileSteps, runSchedule: (b: BlockBuilder) => void): void {
+    runSchedule(cons);
+  }
+
+  emitPublish(): void {}
+
+  emitBeforeEpilogue(): void {}
+}
+
+/** The rules every output split shares: whole 64-column slabs of at most 256 per slice; no P·V gate, no ping-pong. */
+export function checkOutputSlices(policy: FmhaFwdWsPolicy, slices: number): void {
+  const bad = (rule: string, found: unknown): never => {
+    throw new BlockGemmPolicyError('FmhaFwdWsPipeline outputSplit', rule, String(found));
+  };
+  const slice = policy.headDimV / slices;
+  if (!Number.isInteger(slice) || slice % 64 !== 0 || slice > 256)
+    bad(`headDimV must split into ${slices} slices of whole 64-column slabs, at most 256 each`, policy.headDimV);
+  if (policy.pvGate !== undefined) bad('takes no P·V gate (its vote is per warpgroup of rows)', policy.pvGate.tag);
+  if (policy.schedule?.tag === 'pingPong') bad('takes no ping-pong schedule (its turns pair two warpgroups of rows)', policy.schedule.tag);
 }
 
 /** The key part of `split` (nothing for none). */

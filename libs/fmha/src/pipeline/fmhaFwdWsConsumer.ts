@@ -14,7 +14,9 @@ export function emitFmhaFwdWsConsumer(cons: BlockBuilder, ctx: FmhaFwdWsContext)
   cons.comment(`${p.qk.warpgroups} consumer warpgroup(s) of 64 query rows: registers up to ${p.policy.consumerRegisters}`);
   cons.expr(setMaxNReg(target, 'inc', p.policy.consumerRegisters));
   const steps = new FmhaFwdWsTileSteps(ctx, declareConsumerState(cons, ctx));
-  (p.policy.schedule ?? FMHA_FWD_SEQUENTIAL_SCHEDULE).emit(cons, steps);
+  const runSchedule = (b: BlockBuilder): void => (p.policy.schedule ?? FMHA_FWD_SEQUENTIAL_SCHEDULE).emit(b, steps);
+  if (p.policy.outputSplit === undefined) runSchedule(cons);
+  else p.policy.outputSplit.emitConsumers(cons, steps, runSchedule);
   steps.epilogue(cons);
 }
 

@@ -160,6 +160,10 @@ export class FmhaFwdWsPipeline {
   readonly keyTileOffset: number;
   /** Where the P·V gate's shared memory starts (after the walk's; used with `pvGate`). */
   readonly pvGateOffset: number;
+  /** Where the output split's exchange starts (after the other regions, 16-aligned). */
+  readonly outputSplitOffset: number;
+  /** Consumer warps that read and release Q and K (those of the output split's scoring groups). */
+  readonly qkWarps: number;
   readonly usedBytes: number;
   /** Dynamic shared memory to request (used + 1024 bytes of alignment slack). */
   readonly sharedBytes: number;
@@ -214,7 +218,11 @@ export class FmhaFwdWsPipeline {
     const walkBytes = policy.keyTileWalk?.sharedBytes ?? 0;
     if (!Number.isSafeInteger(walkBytes) || walkBytes < 0) bad('keyTileWalk.sharedBytes', 'must be an integer ≥ 0', walkBytes);
     this.pvGateOffset = this.keyTileOffset + Math.ceil(walkBytes / 16) * 16;
-    this.usedBytes = policy.pvGate !== undefined ? this.pvGateOffset + policy.pvGate.sharedBytes : this.keyTileOffset + walkBytes;
+    const before = policy.pvGate !== undefined ? this.pvGateOffset + policy.pvGate.sharedBytes : this.keyTileOffset + walkBytes;
+    this.outputSplitOffset = Math.ceil(before / 16) * 16;
+    this.qkWarps = (this.rowThreads / 32) * (policy.outputSplit?.scoringSlices ?? 1);
+    const splitBytes = policy.outputSplit?.sharedBytes(this) ?? 0;
+    this.usedBytes = splitBytes > 0 ? this.outputSplitOffset + splitBytes : before;
     this.sharedBytes = this.usedBytes + 1024;
     if (this.sharedBytes > 232448) bad('shared memory', 'must fit the 227 KiB an sm_90 block may use', this.sharedBytes);
   }
@@ -237,7 +245,10 @@ export class FmhaFwdWsPipeline {
     const { smem, smemAddr } = declareAlignedDynamicShared(b, target, FMHA_DYNAMIC_SMEM);
     const bars = b.let('bars', pointer(uint64), cast(add(smem, this.barrierOffset), pointer(uint64)));
     const ring = new FmhaFwdWsRing(target, bars, S);
-    ring.emitInit(b, tid, this.consumerThreads / 32, (t) => this.qkSource.emitInit(t, { target, ring }, this.consumerThreads / 32));
+    ring.emitInit(b, tid, { k: this.qkWarps, v: this.consumerThreads / 32 }, (t) => {
+      this.qkSource.emitInit(t, { target, ring }, this.qkWarps);
+      P.outputSplit?.emitInit(t, { target, smem, pipeline: this });
+    });
     const walk = args.keyTiles ?? new DenseKeyTileWalk(args.mask, args.split);
     this.#checkArgs(walk, args);
     const walkCtx = { target, tid, shared: add(smem, this.keyTileOffset), m0: args.m0, tileM: P.tileM, tileN: P.tileN };

@@ -60,18 +60,19 @@ export class FmhaFwdWsRing {
   }
 
   /**
-   * Thread 0 initialises every barrier: full ones for one arrival, empty ones for every consumer
-   * warp; `more` initialises barriers of others (a Q·Kᵀ source's) before the fence.
+   * Thread 0 initialises every barrier: full ones for one arrival, K's empty ones for the consumer
+   * warps that read K (`consumerWarps.k`), V's for those that read V; `more` initialises barriers
+   * of others (a Q·Kᵀ source's, an output split's) before the fence.
    */
-  emitInit(b: BlockBuilder, tid: Expr, consumerWarps: number, more?: (t: BlockBuilder) => void): void {
+  emitInit(b: BlockBuilder, tid: Expr, consumerWarps: { readonly k: number; readonly v: number }, more?: (t: BlockBuilder) => void): void {
     const target = this.target;
     b.if(eq(tid, 0), (t) => {
       t.expr(mbarrierInit(target, this.qFull, 1));
       t.forRange({ name: 's', to: this.stages, unroll: true }, (l, s) => {
         l.expr(mbarrierInit(target, this.kFull(s), 1));
-        l.expr(mbarrierInit(target, this.kEmpty(s), consumerWarps));
+        l.expr(mbarrierInit(target, this.kEmpty(s), consumerWarps.k));
         l.expr(mbarrierInit(target, this.vFull(s), 1));
-        l.expr(mbarrierInit(target, this.vEmpty(s), consumerWarps));
+        l.expr(mbarrierInit(target, this.vEmpty(s), consumerWarps.v));
       });
       more?.(t);
       t.expr(fenceMbarrierInit(target));

@@ -16,7 +16,8 @@ export function emitFmhaFwdWsSequentialLoop(cons: BlockBuilder, steps: FmhaFwdWs
     steps.issueQk(l, k, parity);
     steps.waitQk(l, 0);
     steps.releaseK(l, k);
-    steps.softmaxTile(l, it, j0, (t, corr) => steps.rescaleAndPack(t, steps.oLiveNow(it), corr));
+    const corr = steps.softmaxTile(l, it, j0, (t, c) => steps.rescaleAndPack(t, steps.oLiveNow(it), c));
+    steps.publishP(l, it, corr);
     steps.issuePv(l, vAddr, s, parity, steps.pvAccumulate(it, 0), vote?.compute, true);
     if (vote !== undefined) steps.countPv(l, vote.compute);
     steps.releaseV(l, s);

@@ -178,6 +178,11 @@ export class FmhaFwdWsTileSteps {
     }
   }
 
+  /** The output split's step once a tile's P is packed (an exchange of P and the rescale factors, or nothing). */
+  publishP(l: BlockBuilder, it: Expr, corr: DistributedTensor): void {
+    this.ctx.pipeline.policy.outputSplit?.emitPublish(l, this, it, corr);
+  }
+
   /** Whether O holds anything before tile `it`'s rescale (the vote tracks it when present). */
   oLiveNow(it: Expr): Expr {
     return this.vote === undefined ? gt(it, 0) : ne(this.vote.oLive, 0);
@@ -223,6 +228,7 @@ export class FmhaFwdWsTileSteps {
     const { block, softmax, oAcc } = this.state;
     const vote = this.vote;
     if (vote !== undefined) vote.emitStats(cons, tid);
+    p.policy.outputSplit?.emitBeforeEpilogue(cons, this);
     cons.comment('epilogue: O /= l (0 for rows with nothing unmasked), LSE, predicated store');
     cons.if(vote === undefined ? eq(iters, 0) : eq(vote.oLive, 0), (z) => this.threadsOf(z).threads((t) => clearTile(t, oAcc)));
     const slice = this.state.slice;

@@ -38,3 +38,4 @@ export { FmhaFwdChunkedQkSource } from './fmhaFwdChunkedQkSource.ts';
 export { FmhaFwdWsTileSteps, type FmhaFwdWsConsumerState } from './fmhaFwdWsTileSteps.ts';
 export type { FmhaFwdWsContext } from './fmhaFwdWsContext.ts';
 export { FmhaFwdWsRing, type FmhaFwdWsStage } from './fmhaFwdWsRing.ts';
+export { FmhaFwdSharePOutputSplit } from './fmhaFwdSharePOutputSplit.ts';
