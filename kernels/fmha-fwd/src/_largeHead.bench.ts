@@ -12,7 +12,9 @@ import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
 const device = Device.open(0);
 const compiler = new NvccCompiler();
 const encodeMap = (o: Parameters<typeof encodeTensorMapTiled>[1]) => encodeTensorMapTiled(device, o);
-for (const inst of FMHA_FWD_LARGE_HEAD_CATALOG.filter((i) => i.policy.mask === 'none' && i.policy.headDim === 512)) {
+for (const inst of FMHA_FWD_LARGE_HEAD_CATALOG.filter(
+  (i) => i.policy.mask === 'none' && i.policy.dtype === 'bf16' && i.policy.outputSplit?.tag === 'shareP',
+)) {
   const { dtype, headDim: d, headDimV: dv } = inst.policy;
   const [b, h, s] = [1, 32, 8192];
   const problem: FmhaFwdLaunchProblem = {

@@ -11,6 +11,29 @@ import { fmhaFwdCatalogInstanceFor, fmhaFwdGpuKernelOf } from './testing/fmhaFwd
 import { runFmhaFwdGpuCase, type FmhaFwdGpuCase } from './testing/fmhaFwdGpuCase.ts';
 
 const cases: readonly FmhaFwdGpuCase[] = [
+  {
+    label: 'bf16 d384 causal bottom-right sq127 sk259, GQA 4:2',
+    dtype: 'bf16',
+    d: 384,
+    batch: 1,
+    h: 4,
+    hk: 2,
+    sq: 127,
+    sk: 259,
+    layout: 'bhsd',
+    mask: causalBottomRight,
+  },
+  {
+    label: 'fp16 d384 no mask varlen q 1,0,300 k 17,3,300',
+    dtype: 'fp16',
+    d: 384,
+    batch: 3,
+    h: 2,
+    sq: [1, 0, 300],
+    sk: [17, 3, 300],
+    layout: 'bshd',
+    mask: noMask,
+  },
   { label: 'fp16 d512 no mask b2 h2 s259', dtype: 'fp16', d: 512, batch: 2, h: 2, sq: 259, sk: 259, layout: 'bhsd', mask: noMask },
   {
     label: 'bf16 d512 causal s1000 GQA 4:2',

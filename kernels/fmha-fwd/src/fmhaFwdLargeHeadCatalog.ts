@@ -1,6 +1,6 @@
 // Forward instances for head dims above 256, composed from two pipeline hooks: Q and K streamed in
 // 64-column chunks of the head dim (FmhaFwdChunkedQkSource) and O split by columns across two
-// groups of consumer warpgroups (FmhaFwdRecomputeSOutputSplit). Compiled in CI like the dense
+// groups of consumer warpgroups (FmhaFwdRecomputeSOutputSplit, FmhaFwdSharePOutputSplit). Compiled in CI like the dense
 // catalog (fmhaFwdCatalog.compile.spec.ts); the FFPA operator (issue 19) builds on them.
 import {
   FMHA_FWD_DTYPES,
@@ -13,8 +13,9 @@ import {
 import { FMHA_FWD_MASKS } from './fmhaFwdCatalog.ts';
 import { FmhaFwdInstance } from './fmhaFwdInstance.ts';
 
-/** Head dims (d_qk, d_v): 512 and MLA's 576 / 512; 64 query rows per group, 64 key rows per tile. */
+/** Head dims (d_qk, d_v): 384, 512 and MLA's 576 / 512; 64 query rows per group, 64 key rows per tile. */
 export const FMHA_FWD_LARGE_HEAD_TILES = Object.freeze([
+  { headDim: 384, headDimV: 384, tileM: 64, tileN: 64 },
   { headDim: 512, headDimV: 512, tileM: 64, tileN: 64 },
   { headDim: 576, headDimV: 512, tileM: 64, tileN: 64 },
 ]);
