@@ -4,6 +4,7 @@
 import { BlockGemmPolicyError } from '@tilekit/gemm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { fmhaFwdWsTestPolicy } from '../testing/fmhaFwdWsTestPolicy.ts';
 import { FmhaFwdChunkedQkSource } from './fmhaFwdChunkedQkSource.ts';
 import { FMHA_FWD_PINGPONG_SCHEDULE } from './fmhaFwdPingPongSchedule.ts';
 import { FmhaFwdInt8QkOperand } from './fmhaFwdInt8QkOperand.ts';
@@ -11,18 +12,15 @@ import { FmhaFwdRecomputeSOutputSplit } from './fmhaFwdOutputSplit.ts';
 import { FMHA_FWD_RESIDENT_QK } from './fmhaFwdQkSource.ts';
 import { FmhaFwdWsPipeline, type FmhaFwdWsPolicy } from './fmhaFwdWsPipeline.ts';
 
-const policy: FmhaFwdWsPolicy = {
+const policy: FmhaFwdWsPolicy = fmhaFwdWsTestPolicy({
   dtype: 'bf16',
   headDim: 512,
   headDimV: 512,
   tileM: 64,
   tileN: 64,
-  stages: 2,
-  producerRegisters: 24,
-  consumerRegisters: 240,
   qkSource: new FmhaFwdChunkedQkSource(4),
   outputSplit: new FmhaFwdRecomputeSOutputSplit(2),
-};
+});
 
 describe('FmhaFwdChunkedQkSource', () => {
   it('plans stages × (Q chunk + K chunk) bytes and no resident Q, whatever the head dim; V and the barriers follow', () => {

@@ -3,21 +3,13 @@
 // run on the GPU there.
 import { BlockGemmPolicyError } from '@tilekit/gemm';
 import { describe, expect, it } from 'vitest';
+import { fmhaFwdWsTestPolicy } from '../testing/fmhaFwdWsTestPolicy.ts';
 import { FMHA_FWD_SEQUENTIAL_SCHEDULE, FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE, fmhaFwdScheduleKeyPart } from './fmhaFwdConsumerSchedule.ts';
 import { FMHA_FWD_PINGPONG_SCHEDULE } from './fmhaFwdPingPongSchedule.ts';
 import { FmhaFwdPvSkipGate } from './fmhaFwdPvSkipGate.ts';
 import { FmhaFwdWsPipeline, type FmhaFwdWsPolicy } from './fmhaFwdWsPipeline.ts';
 
-const policy: FmhaFwdWsPolicy = {
-  dtype: 'fp16',
-  headDim: 128,
-  headDimV: 128,
-  tileM: 128,
-  tileN: 128,
-  stages: 2,
-  producerRegisters: 24,
-  consumerRegisters: 240,
-};
+const policy: FmhaFwdWsPolicy = fmhaFwdWsTestPolicy();
 
 describe('FmhaFwdConsumerSchedule', () => {
   it('ping-pong needs exactly two consumer warpgroups and no P·V gate, checked at construction', () => {

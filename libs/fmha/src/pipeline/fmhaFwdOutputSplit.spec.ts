@@ -4,22 +4,19 @@
 import { BlockGemmPolicyError } from '@tilekit/gemm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { fmhaFwdWsTestPolicy } from '../testing/fmhaFwdWsTestPolicy.ts';
 import { FMHA_FWD_PINGPONG_SCHEDULE } from './fmhaFwdPingPongSchedule.ts';
 import { FmhaFwdRecomputeSOutputSplit, fmhaFwdOutputSplitKeyPart } from './fmhaFwdOutputSplit.ts';
 import { FmhaFwdPvSkipGate } from './fmhaFwdPvSkipGate.ts';
 import { FmhaFwdWsPipeline, type FmhaFwdWsPolicy } from './fmhaFwdWsPipeline.ts';
 
-const policy: FmhaFwdWsPolicy = {
-  dtype: 'fp16',
+const policy: FmhaFwdWsPolicy = fmhaFwdWsTestPolicy({
   headDim: 64,
   headDimV: 512,
   tileM: 64,
   tileN: 64,
-  stages: 2,
-  producerRegisters: 24,
-  consumerRegisters: 240,
   outputSplit: new FmhaFwdRecomputeSOutputSplit(2),
-};
+});
 
 const { outputSplit: _split, ...unsplit } = policy;
 

@@ -2,24 +2,21 @@
 // the shared memory and barrier counts it implies, and its instance-key part. Its numerics are
 // GPU-tested by @tilekit/kernel-fmha-fwd (fmhaFwdLargeHead.gpu.spec.ts, "shared P").
 import { describe, expect, it } from 'vitest';
+import { fmhaFwdWsTestPolicy } from '../testing/fmhaFwdWsTestPolicy.ts';
 import { FmhaFwdChunkedQkSource } from './fmhaFwdChunkedQkSource.ts';
 import { FMHA_FWD_SEQUENTIAL_SCHEDULE, FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE } from './fmhaFwdConsumerSchedule.ts';
 import { FmhaFwdRecomputeSOutputSplit } from './fmhaFwdOutputSplit.ts';
 import { FmhaFwdSharePOutputSplit } from './fmhaFwdSharePOutputSplit.ts';
 import { FmhaFwdWsPipeline, type FmhaFwdWsPolicy } from './fmhaFwdWsPipeline.ts';
 
-const policy: FmhaFwdWsPolicy = {
-  dtype: 'fp16',
+const policy: FmhaFwdWsPolicy = fmhaFwdWsTestPolicy({
   headDim: 512,
   headDimV: 512,
   tileM: 64,
   tileN: 64,
-  stages: 2,
-  producerRegisters: 24,
-  consumerRegisters: 240,
   qkSource: new FmhaFwdChunkedQkSource(4),
   outputSplit: new FmhaFwdSharePOutputSplit(),
-};
+});
 
 describe('FmhaFwdSharePOutputSplit', () => {
   it('one scoring warpgroup releases Q and K; two buffers of P words and two factors per thread after the other regions', () => {

@@ -4,22 +4,14 @@
 import { int32, lit, pointer, uint8, variable } from '@tilekit/codegen';
 import { BlockGemmPolicyError } from '@tilekit/gemm';
 import { describe, expect, it } from 'vitest';
+import { fmhaFwdWsTestPolicy } from '../testing/fmhaFwdWsTestPolicy.ts';
 import { BlockMaskKeyTileWalk } from './fmhaFwdKeyTiles.ts';
 import { FmhaFwdInt8QkOperand } from './fmhaFwdInt8QkOperand.ts';
 import { FmhaFwdPvSkipGate } from './fmhaFwdPvSkipGate.ts';
 import { FMHA_PV_SKIP_MODES, FMHA_PV_VOTE_SHARED_BYTES } from './fmhaFwdPvSkipVote.ts';
 import { FmhaFwdWsPipeline, type FmhaFwdWsPolicy } from './fmhaFwdWsPipeline.ts';
 
-const policy: FmhaFwdWsPolicy = {
-  dtype: 'fp16',
-  headDim: 128,
-  headDimV: 128,
-  tileM: 128,
-  tileN: 128,
-  stages: 2,
-  producerRegisters: 24,
-  consumerRegisters: 240,
-};
+const policy: FmhaFwdWsPolicy = fmhaFwdWsTestPolicy();
 
 describe('BlockMaskKeyTileWalk', () => {
   const map = variable('map', pointer(uint8, { const: true }));

@@ -6,3 +6,4 @@ export * from './randomAttentionLayouts.ts';
 export * from './randomAttentionMask.ts';
 export * from './randomAttentionSequences.ts';
 export * from './fmhaFwdTestLaunch.ts';
+export { fmhaFwdWsTestPolicy } from './fmhaFwdWsTestPolicy.ts';
