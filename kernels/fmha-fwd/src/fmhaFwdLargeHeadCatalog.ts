@@ -9,6 +9,10 @@ import {
   FmhaFwdChunkedQkSource,
   FmhaFwdRecomputeSOutputSplit,
   FmhaFwdSharePOutputSplit,
+  FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE,
+  type FmhaFwdConsumerSchedule,
+  type FmhaFwdMaskKind,
+  type FmhaFwdOutputSplit,
 } from '@tilekit/fmha';
 import { FMHA_FWD_MASKS } from './fmhaFwdCatalog.ts';
 import { FmhaFwdInstance } from './fmhaFwdInstance.ts';
@@ -27,6 +31,14 @@ const QK_CHUNKS = new FmhaFwdChunkedQkSource(4);
  */
 export const FMHA_FWD_LARGE_HEAD_SPLITS = Object.freeze([new FmhaFwdRecomputeSOutputSplit(2), new FmhaFwdSharePOutputSplit()]);
 
+/**
+ * With P shared, the scoring warpgroup overlaps each tile's softmax with the previous tile's P·V
+ * (unmasked instances; the window instance spills with it at d 512); the others run one tile at a time.
+ */
+function scheduleOf(split: FmhaFwdOutputSplit, mask: FmhaFwdMaskKind): { schedule?: FmhaFwdConsumerSchedule } {
+  return split.tag === 'shareP' && mask === 'none' ? { schedule: FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE } : {};
+}
+
 /** One-pass instances of every dtype, mask and split for each of {@link FMHA_FWD_LARGE_HEAD_TILES}. */
 export const FMHA_FWD_LARGE_HEAD_CATALOG: readonly FmhaFwdInstance[] = Object.freeze(
   FMHA_FWD_DTYPES.flatMap((dtype) =>
@@ -39,6 +51,7 @@ export const FMHA_FWD_LARGE_HEAD_CATALOG: readonly FmhaFwdInstance[] = Object.fr
               ...dims,
               qkSource: QK_CHUNKS,
               outputSplit,
+              ...scheduleOf(outputSplit, mask),
               stages: FMHA_FWD_STAGES,
               ...FMHA_FWD_REGISTER_SPLIT,
               mask,

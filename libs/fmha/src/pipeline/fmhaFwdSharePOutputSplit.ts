@@ -39,7 +39,8 @@ const BARRIER_BYTES = 32;
  * holds, so the exchange is per thread: its P fragment words and its rows' factors, in two buffers
  * on full/empty mbarriers that every thread arrives on itself (its own stores precede its release).
  * Q·Kᵀ runs once per tile; group 1 only multiplies P by its half of V. At the end group 0 hands over
- * its partial row sums l, so group 1 normalises its half of O alike. Sequential schedule, tileM 64.
+ * its partial row sums l, so group 1 normalises its half of O alike. tileM 64; group 0 runs the
+ * policy's sequential or softmax-overlapped schedule.
  */
 export class FmhaFwdSharePOutputSplit implements FmhaFwdOutputSplit {
   readonly tag = 'shareP';
@@ -60,8 +61,7 @@ export class FmhaFwdSharePOutputSplit implements FmhaFwdOutputSplit {
       throw new BlockGemmPolicyError('FmhaFwdWsPipeline outputSplit', rule, String(found));
     };
     if (policy.tileM !== 64) bad('shares P between two warpgroups of the same 64 rows: tileM 64', policy.tileM);
-    if (policy.schedule !== undefined && policy.schedule.tag !== 'sequential')
-      bad('hands P over in the sequential schedule only', policy.schedule.tag);
+    if (policy.schedule?.tag === 'pingPong') bad('hands P over in the sequential or softmax-overlapped schedule', policy.schedule.tag);
   }
 
   /** 32-bit words per thread and buffer: the P fragment and the rows' rescale factors. */

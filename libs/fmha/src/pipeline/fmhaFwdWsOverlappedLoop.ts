@@ -40,7 +40,8 @@ function emitFirstTile(ov: BlockBuilder, steps: FmhaFwdWsTileSteps, pending: Var
   });
   steps.waitQk(ov, 0);
   steps.releaseK(ov, k);
-  steps.softmaxTile(ov, lit(0, int32), j00, (t, corr) => steps.rescaleAndPack(t, lit(false, bool), corr));
+  const corr = steps.softmaxTile(ov, lit(0, int32), j00, (t, c) => steps.rescaleAndPack(t, lit(false, bool), c));
+  steps.publishP(ov, lit(0, int32), corr);
   carryVote(ov, steps, pending);
 }
 
@@ -71,6 +72,7 @@ function emitOverlappedTile(
   if (pending !== undefined) steps.countPv(l, pending);
   steps.releaseV(l, prev.s);
   steps.threadsOf(l).threads((t) => steps.rescaleAndPack(t, steps.oLiveNow(it), corr));
+  steps.publishP(l, it, corr);
   carryVote(l, steps, pending);
 }
 
