@@ -69,6 +69,7 @@ export const SANITIZE_PLAN = [
         `${FWD_LARGE_HEAD}bf16 d576/dv512 no mask s17 sk127`,
         'kernel-fmha-fwd/gpu large head dims, shared P: bf16 d512 window t:40,3 varlen q 17,0,127 k 300,5,127',
         'kernel-fmha-fwd/gpu large head dims, shared P: fp16 d384 no mask varlen q 1,0,300 k 17,3,300',
+        'kernel-fmha-fwd/gpu large head dims, shared P: bf16 d448 no mask varlen q 17,0,127 k 1,5,300',
         'kernel-fmha-fwd/gpu large head dims, shared P: fp16 d576/dv512 causal bottom-right sq259 > sk100: fully masked rows, GQA 4:1',
       ],
     },

@@ -12,6 +12,29 @@ import { runFmhaFwdGpuCase, type FmhaFwdGpuCase } from './testing/fmhaFwdGpuCase
 
 const cases: readonly FmhaFwdGpuCase[] = [
   {
+    label: 'fp16 d320 causal s259 GQA 4:1',
+    dtype: 'fp16',
+    d: 320,
+    batch: 1,
+    h: 4,
+    hk: 1,
+    sq: 259,
+    sk: 259,
+    layout: 'bshd',
+    mask: causalTopLeft,
+  },
+  {
+    label: 'bf16 d448 no mask varlen q 17,0,127 k 1,5,300',
+    dtype: 'bf16',
+    d: 448,
+    batch: 3,
+    h: 2,
+    sq: [17, 0, 127],
+    sk: [1, 5, 300],
+    layout: 'bhsd',
+    mask: noMask,
+  },
+  {
     label: 'bf16 d384 causal bottom-right sq127 sk259, GQA 4:2',
     dtype: 'bf16',
     d: 384,

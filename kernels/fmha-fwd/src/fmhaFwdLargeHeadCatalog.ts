@@ -17,9 +17,14 @@ import {
 import { FMHA_FWD_MASKS } from './fmhaFwdCatalog.ts';
 import { FmhaFwdInstance } from './fmhaFwdInstance.ts';
 
-/** Head dims (d_qk, d_v): 384, 512 and MLA's 576 / 512; 64 query rows per group, 64 key rows per tile. */
+/**
+ * Head dims (d_qk, d_v): 320 … 512 in steps of 64 and MLA's 576 / 512; 64 query rows per group, 64
+ * key rows per tile. d_v 320 and 448 split into halves of 192 and 256 columns, the second padded.
+ */
 export const FMHA_FWD_LARGE_HEAD_TILES = Object.freeze([
+  { headDim: 320, headDimV: 320, tileM: 64, tileN: 64 },
   { headDim: 384, headDimV: 384, tileM: 64, tileN: 64 },
+  { headDim: 448, headDimV: 448, tileM: 64, tileN: 64 },
   { headDim: 512, headDimV: 512, tileM: 64, tileN: 64 },
   { headDim: 576, headDimV: 512, tileM: 64, tileN: 64 },
 ]);

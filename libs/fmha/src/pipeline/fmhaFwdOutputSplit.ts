@@ -77,14 +77,17 @@ export class FmhaFwdRecomputeSOutputSplit implements FmhaFwdOutputSplit {
   emitBeforeEpilogue(): void {}
 }
 
-/** The rules every output split shares: whole 64-column slabs of at most 256 per slice; no P·V gate, no ping-pong. */
+/**
+ * The rules every output split shares: d_v in whole 64-column slabs, ⌈d_v / (64·slices)⌉·64 columns
+ * per slice (the last one padded), at most 256; no P·V gate, no ping-pong.
+ */
 export function checkOutputSlices(policy: FmhaFwdWsPolicy, slices: number): void {
   const bad = (rule: string, found: unknown): never => {
     throw new BlockGemmPolicyError('FmhaFwdWsPipeline outputSplit', rule, String(found));
   };
-  const slice = policy.headDimV / slices;
-  if (!Number.isInteger(slice) || slice % 64 !== 0 || slice > 256)
-    bad(`headDimV must split into ${slices} slices of whole 64-column slabs, at most 256 each`, policy.headDimV);
+  const slice = Math.ceil(policy.headDimV / (64 * slices)) * 64;
+  if (policy.headDimV % 64 !== 0 || slice > 256 || slice * (slices - 1) >= policy.headDimV)
+    bad(`headDimV must be whole 64-column slabs that split into ${slices} slices of at most 256, none empty`, policy.headDimV);
   if (policy.pvGate !== undefined) bad('takes no P·V gate (its vote is per warpgroup of rows)', policy.pvGate.tag);
   if (policy.schedule?.tag === 'pingPong') bad('takes no ping-pong schedule (its turns pair two warpgroups of rows)', policy.schedule.tag);
 }

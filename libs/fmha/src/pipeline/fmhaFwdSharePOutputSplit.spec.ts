@@ -32,11 +32,16 @@ describe('FmhaFwdSharePOutputSplit', () => {
     expect(recompute.usedBytes).toBeLessThan(p.usedBytes);
   });
 
-  it('needs tileM 64 and the sequential or the softmax-overlapped schedule; halves of whole slabs', () => {
+  it('needs tileM 64 and the sequential or the softmax-overlapped schedule; d_v in whole slabs, the second half padded', () => {
     expect(() => new FmhaFwdWsPipeline({ ...policy, schedule: FMHA_FWD_SEQUENTIAL_SCHEDULE })).not.toThrow();
     expect(() => new FmhaFwdWsPipeline({ ...policy, schedule: FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE })).not.toThrow();
     expect(() => new FmhaFwdWsPipeline({ ...policy, tileM: 128, consumerRegisters: 112 })).toThrow(/tileM 64/);
-    expect(() => new FmhaFwdWsPipeline({ ...policy, headDimV: 320 })).toThrow(/whole 64-column slabs/);
+    const padded = new FmhaFwdWsPipeline({ ...policy, headDimV: 320 });
+    expect(padded.pv.policy.tileN).toBe(192);
+    expect(padded.slabsV).toBe(6);
+    expect(padded.vStageBytes).toBe(6 * 64 * 128);
+    expect(() => new FmhaFwdWsPipeline({ ...policy, headDimV: 352 })).toThrow(/whole 64-column slabs/);
+    expect(() => new FmhaFwdWsPipeline({ ...policy, headDimV: 64 })).toThrow(/none empty/);
   });
 
   it('keys: two slices and the shared-memory P exchange', () => {

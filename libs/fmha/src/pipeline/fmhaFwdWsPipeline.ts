@@ -30,7 +30,10 @@ export interface FmhaFwdWsPolicy {
   readonly dtype: 'fp16' | 'bf16';
   /** Head dim of Q and K (the first GEMM's K): 32 … 256, a multiple of 16 (up to the `qkSource`'s maximum). */
   readonly headDim: number;
-  /** Head dim of V and O (the second GEMM's N): a multiple of 16 in [16, 256], or up to 256 per slice of `outputSplit`. */
+  /**
+   * Head dim of V and O (the second GEMM's N): a multiple of 16 in [16, 256]; with `outputSplit`, a
+   * multiple of 64 up to 256 per slice, the last slice padded to whole slabs (d_v 320 = 2 × 192).
+   */
   readonly headDimV: number;
   /** Query rows per block: 64 per consumer warpgroup (64, 128 or 192). */
   readonly tileM: number;
@@ -197,14 +200,16 @@ export class FmhaFwdWsPipeline {
     const tileK = operand?.tileK(headDim) ?? SLAB;
     this.qk = new WgmmaBlockGemmSs({ dtype: operand?.gemmDtype ?? dtype, tileM, tileN, tileK });
     this.slices = slices;
-    this.pv = new WgmmaBlockGemmRs({ dtype, tileM, tileN: headDimV / slices, tileK: tileN, bMajor: 'MN' });
+    // With a split, each slice is whole 64-column slabs; the last one may run past d_v (zero-filled V, unstored O).
+    const sliceV = slices === 1 ? headDimV : Math.ceil(headDimV / (SLAB * slices)) * SLAB;
+    this.pv = new WgmmaBlockGemmRs({ dtype, tileM, tileN: sliceV, tileK: tileN, bMajor: 'MN' });
     this.rowThreads = this.qk.threads;
     this.consumerThreads = this.rowThreads * slices;
     this.threads = this.consumerThreads + 128;
     if (pr * 128 + cr * this.consumerThreads > 65536)
       bad('registers', 'producer + consumer budgets must fit the 64K-register file', `${pr}·128 + ${cr}·${this.consumerThreads}`);
     this.slabsQK = Math.ceil(headDim / tileK);
-    this.slabsV = Math.ceil(headDimV / SLAB);
+    this.slabsV = Math.ceil((sliceV * slices) / SLAB);
     const plan = source.plan(this.qk, this.slabsQK, stages);
     this.qBytes = plan.qBytes;
     this.kStages = plan.kStages;
