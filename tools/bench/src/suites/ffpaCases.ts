@@ -1,0 +1,83 @@
+// The cases of the ffpa benchmark suite (issue 19): large-head-dim attention forward against PyTorch
+// SDPA's memory-efficient backend, the only torch backend that runs head dims above 256 (the others
+// are tried by the reference server and recorded as errors). The shapes are the issue's: B=1 H=32
+// N=8192 bf16 over the head dims, d512 causal, d512 GQA h_k=8 (torch repeats K/V heads inside the
+// timed call), d512 at N=16384, and a varlen batch. Inputs, reference and judging are attention_fwd's
+// (REFERENCE_OPS.md), as in the fmha-fwd suite whose shape helpers these reuse.
+import type { SuiteCase } from '../benchSuite.ts';
+import { caseSeed } from './caseSeed.ts';
+import {
+  fmhaFwdBenchFlops,
+  fmhaFwdBenchName,
+  fmhaFwdReferenceParams,
+  FMHA_FWD_VARLEN_SEQLENS,
+  type FmhaFwdBenchShape,
+} from './fmhaFwdCases.ts';
+
+/** A case of the suite: an fmha-fwd shape with the suite's record params (`pass`, `path`). */
+export interface FfpaBenchCase extends SuiteCase {
+  readonly shape: FmhaFwdBenchShape;
+  readonly flops: number;
+}
+
+/** `ffpa_fwd_b1_h32_s8192_d512_bf16`, …: the fmha-fwd name with the suite's prefix. */
+export function ffpaBenchName(s: FmhaFwdBenchShape): string {
+  return fmhaFwdBenchName(s).replace(/^fmha_fwd_/, 'ffpa_fwd_');
+}
+
+/** The record's params: the shape, the pass and the code path (the sm_90a pipeline). */
+function ffpaRecordParams(s: FmhaFwdBenchShape): Readonly<Record<string, string | number | boolean>> {
+  const seq = s.seqlensQ !== undefined ? { seqlensQ: s.seqlensQ.join(','), seqlensK: s.seqlensK!.join(',') } : { sq: s.sq!, sk: s.sk! };
+  return { dtype: s.dtype, b: s.b, h: s.h, hk: s.hk, d: s.d, dv: s.dv, causal: s.causal, ...seq, pass: 'fwd', path: 'sm90' };
+}
+
+/** The case of a shape: O judged at the input dtype against torch-efficient's error (the only backend that runs). */
+export function ffpaBenchCase(s: FmhaFwdBenchShape): FfpaBenchCase {
+  const name = ffpaBenchName(s);
+  return {
+    name,
+    params: ffpaRecordParams(s),
+    reference: { op: 'attention_fwd', params: fmhaFwdReferenceParams(s) },
+    seed: caseSeed(name),
+    precision: { o: s.dtype },
+    errorBaselines: s.seqlensQ !== undefined ? ['torch-efficient', 'torch-efficient-looped'] : ['torch-efficient'],
+    shape: s,
+    flops: fmhaFwdBenchFlops(s),
+  };
+}
+
+const shape = (d: number, extra: Partial<FmhaFwdBenchShape> = {}): FmhaFwdBenchShape => ({
+  dtype: 'bf16',
+  b: 1,
+  h: 32,
+  hk: 32,
+  d,
+  dv: d,
+  causal: false,
+  sq: 8192,
+  sk: 8192,
+  ...extra,
+});
+
+/** The issue's forward shapes that the sm_90a large-head instances cover (d 320 … 512 and 576 / 512). */
+export const FFPA_BENCH_SHAPES: readonly FmhaFwdBenchShape[] = Object.freeze([
+  ...[320, 384, 448, 512].map((d) => shape(d)),
+  shape(576, { dv: 512 }),
+  shape(512, { causal: true }),
+  shape(512, { hk: 8 }),
+  shape(512, { sq: 16384, sk: 16384 }),
+  {
+    dtype: 'bf16',
+    b: FMHA_FWD_VARLEN_SEQLENS.length,
+    h: 32,
+    hk: 32,
+    d: 512,
+    dv: 512,
+    causal: false,
+    seqlensQ: FMHA_FWD_VARLEN_SEQLENS,
+    seqlensK: FMHA_FWD_VARLEN_SEQLENS,
+  },
+]);
+
+/** Every case of the suite, in order. */
+export const FFPA_BENCH_CASES: readonly FfpaBenchCase[] = Object.freeze(FFPA_BENCH_SHAPES.map(ffpaBenchCase));
