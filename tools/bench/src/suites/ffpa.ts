@@ -5,7 +5,7 @@
 // reference server drew for the case (attention_fwd: bhsd files, varlen (Σs, h, d)). Timed back to
 // back (timing/measureLaunches); O goes back to the harness as a file in q's layout, where the server
 // measures its error against the fp32 reference.
-import { packedAttentionStrides, seqstartsOf } from '@tilekit/fmha';
+import { packedAttentionStrides } from '@tilekit/fmha';
 import { FMHA_FWD_LARGE_HEAD_CATALOG, FmhaFwdKernel, type CheckedFmhaFwdProblem, type FmhaFwdInstance } from '@tilekit/kernel-fmha-fwd';
 import { buildOncePerInstance, Device, encodeTensorMapTiled, NvccCompiler, type DeviceBuffer } from '@tilekit/runtime';
 import type { BenchSuite, CaseContext, OurCaseResult, SuiteCase } from '../benchSuite.ts';
@@ -65,10 +65,7 @@ function runFfpaCase(device: Device, kernel: FmhaFwdKernel, c: FfpaBenchCase, ct
       hold(device.upload(readCaseInput(ctx, name, files[name].dtype, files[name].shape)));
     const [q, k, v] = [input('q'), input('k'), input('v')];
     const o = hold(device.alloc(attentionFileBytes(files.o))).fill(0xff);
-    const { seqlensQ, seqlensK } = c.shape;
-    const starts = { mode: p.mode, seqstartQ: seqlensQ ? seqstartsOf(seqlensQ) : [], seqstartK: seqlensK ? seqstartsOf(seqlensK) : [] };
-    const seqstarts = uploadSeqstarts(device, starts, hold);
-    const run = kernel.prepare(p, { q, k, v, o, ...seqstarts }, (m) => encodeTensorMapTiled(device, m));
+    const run = kernel.prepare(p, { q, k, v, o, ...uploadSeqstarts(device, p, hold) }, (m) => encodeTensorMapTiled(device, m));
     const timing = measureLaunches(device, run.launch, ctx.timing);
     return {
       ours: { ...timing, tflops: tflopsOf(c.flops, timing.ms), instance: kernel.instance.name },
