@@ -37,7 +37,8 @@ export const SANITIZE_PLAN = [
     covers:
       'sm90 forward: batch and group mode with empty sequences, no mask, causal both ' +
       'alignments, fully masked rows, window, GQA, LSE, d32/64/128/256; split-KV partials and ' +
-      'the combine kernel; soft-capping and ALiBi; the ping-pong schedule (turns on named barriers); O split across warpgroups (d_v 512); Q·Kᵀ streamed in head-dim chunks (d 512, 576)',
+      'the combine kernel; soft-capping and ALiBi; the ping-pong schedule (turns on named barriers); ' +
+      'O split across warpgroups (d_v 512); Q·Kᵀ streamed in head-dim chunks (d 320 … 576)',
     bundles: {
       'kernel-fmha-fwd-fmhaFwd.mjs': [
         `${FWD}fp16 d128 no mask, b2 h2 s259, bhsd`,

@@ -89,7 +89,10 @@ describe('fmha-bwd runner: fuzzed invalid arguments', () => {
   });
 });
 
-/** A valid score-modifier problem's buffers (exactly their extents) with `scoreModifier` from `spec` (given the slopes buffer), run once; the kernels launched. */
+/**
+ * A valid score-modifier problem's buffers (exactly their extents) with `scoreModifier` from `spec`
+ * (given the slopes buffer), run once; the kernels launched.
+ */
 async function runScoreMod(problem: FmhaBwdProblem, spec: (slopes: DeviceBuffer) => unknown): Promise<string[]> {
   const plans = Object.fromEntries(
     Object.entries(fmhaBwdBufferSpecs(checkFmhaBwdProblem(problem))).map(([k, s]) => [k, allocPlan(s.need)]),

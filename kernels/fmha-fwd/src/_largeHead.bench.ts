@@ -57,7 +57,8 @@ for (const inst of timed) {
   const flops = 2 * b * h * s * s * (d + dv);
   const ms = [0, 1, 2].map(() => summarizeTimes(timeLaunches(device, () => l.launch(), { warmup: 2, repeat: 10 })).median);
   console.log(
-    `${inst.name} (${inst.policy.schedule?.tag ?? 'sequential'}): b${b} h${h} s${s}: ${ms.map((m) => `${m.toFixed(2)} ms (${(flops / m / 1e9).toFixed(0)} TF)`).join(', ')}`,
+    `${inst.name} (${inst.policy.schedule?.tag ?? 'sequential'}): b${b} h${h} s${s}: ` +
+      ms.map((m) => `${m.toFixed(2)} ms (${(flops / m / 1e9).toFixed(0)} TF)`).join(', '),
   );
   for (const x of [q, k, v, o, lse]) x.dispose();
 }

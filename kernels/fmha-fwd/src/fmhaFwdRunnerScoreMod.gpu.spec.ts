@@ -55,7 +55,8 @@ async function check(problem: FmhaFwdProblem): Promise<string> {
     assert.ok(got.lse !== undefined, 'LSE read back');
     const { bad, first, worstO, worstL, tol } = checkFmhaFwdOutputs(args, ref, got);
     assert.equal(bad, 0, `${got.instances}: ${bad} elements off; first: ${first}`);
-    return `${formatFmhaFwdProblem(p)} → ${got.instances}: max |err| O ${worstO.toExponential(2)} (atol ${tol.o.atol.toExponential(2)}), LSE ${worstL.toExponential(2)}`;
+    const errors = `max |err| O ${worstO.toExponential(2)} (atol ${tol.o.atol.toExponential(2)}), LSE ${worstL.toExponential(2)}`;
+    return `${formatFmhaFwdProblem(p)} → ${got.instances}: ${errors}`;
   } finally {
     runner.dispose();
   }

@@ -63,7 +63,10 @@ export interface FmhaFwdWsPolicy {
    * `FMHA_FWD_PINGPONG_SCHEDULE` (that, with the two consumer warpgroups taking turns to issue).
    */
   readonly schedule?: FmhaFwdConsumerSchedule;
-  /** How Q and K reach the Q·Kᵀ wgmmas (default `FMHA_FWD_RESIDENT_QK`: Q whole in shared memory, K in whole tiles; `FmhaFwdChunkedQkSource` streams both in head-dim chunks). */
+  /**
+   * How Q and K reach the Q·Kᵀ wgmmas (default `FMHA_FWD_RESIDENT_QK`: Q whole in shared memory, K
+   * in whole tiles; `FmhaFwdChunkedQkSource` streams both in head-dim chunks).
+   */
   readonly qkSource?: FmhaFwdQkSource;
   /** O's columns split across groups of consumer warpgroups (`FmhaFwdRecomputeSOutputSplit`); default: each warpgroup holds all of d_v. */
   readonly outputSplit?: FmhaFwdOutputSplit;
