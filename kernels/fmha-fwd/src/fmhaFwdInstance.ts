@@ -19,8 +19,7 @@ import {
 } from '@tilekit/codegen';
 import {
   emitFmhaFwdWsBlock,
-  fmhaFwdOutputSplitKeyPart,
-  fmhaFwdScheduleKeyPart,
+  fmhaFwdKeyPartOf,
   fmhaFwdTileParams,
   FmhaFwdWsPipeline,
   type FmhaFwdLaunch,
@@ -68,9 +67,9 @@ function fmhaFwdKey(policy: FmhaFwdPolicy, target: Target): InstanceKey {
   const hdim = headDim === headDimV ? headDim : `${headDim}x${headDimV}`;
   const parts = [
     scoreModifierKeyPart(scoreModifier),
-    fmhaFwdScheduleKeyPart(schedule),
-    fmhaFwdOutputSplitKeyPart(outputSplit),
-    qkSource?.key ?? { config: {}, tags: {} },
+    fmhaFwdKeyPartOf(schedule),
+    fmhaFwdKeyPartOf(outputSplit),
+    fmhaFwdKeyPartOf(qkSource),
   ];
   return instanceKey(
     'fmha_fwd_sm90',

@@ -31,7 +31,7 @@ import {
   type FmhaFwdWsPolicy,
   emitFmhaFwdWsBlock,
   FMHA_MAX_SEQLEN,
-  fmhaFwdScheduleKeyPart,
+  fmhaFwdKeyPartOf,
   fmhaFwdTileParams,
   type FmhaFwdMaskKind,
 } from '@tilekit/fmha';
@@ -91,7 +91,7 @@ type SpargeParams = ReturnType<typeof spargeParams>;
 
 function spargeFwdKey(policy: SpargeFwdPolicy, target: Target): InstanceKey {
   const { tileM, tileN, headDim, headDimV, pvGate, keyTileWalk: _k, qkOperand, schedule, ...rest } = policy;
-  const order = fmhaFwdScheduleKeyPart(schedule);
+  const order = fmhaFwdKeyPartOf(schedule);
   return instanceKey(
     'sparge_fwd_sm90',
     {

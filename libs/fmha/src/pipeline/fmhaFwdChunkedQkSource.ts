@@ -19,7 +19,7 @@ import {
   type Expr,
 } from '@tilekit/codegen';
 import { BlockGemmPolicyError, type WgmmaBlockGemmSs } from '@tilekit/gemm';
-import type { FmhaFwdKeyPart } from './fmhaFwdConsumerSchedule.ts';
+import type { FmhaFwdKeyPart } from './fmhaFwdKeyPart.ts';
 import type { FmhaFwdKOperand, FmhaFwdQkPlan, FmhaFwdQkSource } from './fmhaFwdQkSource.ts';
 import type { FmhaFwdWsContext } from './fmhaFwdWsContext.ts';
 import type { FmhaFwdWsPolicy } from './fmhaFwdWsPipeline.ts';

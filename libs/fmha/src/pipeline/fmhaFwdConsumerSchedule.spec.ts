@@ -4,7 +4,8 @@
 import { BlockGemmPolicyError } from '@tilekit/gemm';
 import { describe, expect, it } from 'vitest';
 import { fmhaFwdWsTestPolicy } from '../testing/fmhaFwdWsTestPolicy.ts';
-import { FMHA_FWD_SEQUENTIAL_SCHEDULE, FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE, fmhaFwdScheduleKeyPart } from './fmhaFwdConsumerSchedule.ts';
+import { FMHA_FWD_SEQUENTIAL_SCHEDULE, FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE } from './fmhaFwdConsumerSchedule.ts';
+import { fmhaFwdKeyPartOf } from './fmhaFwdKeyPart.ts';
 import { FMHA_FWD_PINGPONG_SCHEDULE } from './fmhaFwdPingPongSchedule.ts';
 import { FmhaFwdPvSkipGate } from './fmhaFwdPvSkipGate.ts';
 import { FmhaFwdWsPipeline, type FmhaFwdWsPolicy } from './fmhaFwdWsPipeline.ts';
@@ -25,9 +26,9 @@ describe('FmhaFwdConsumerSchedule', () => {
   });
 
   it('keys: nothing for the sequential schedule (the default), the old overlapSoftmax field, and a pingpong name tag', () => {
-    expect(fmhaFwdScheduleKeyPart(undefined)).toEqual({ config: {}, tags: {} });
-    expect(fmhaFwdScheduleKeyPart(FMHA_FWD_SEQUENTIAL_SCHEDULE)).toEqual({ config: {}, tags: {} });
-    expect(fmhaFwdScheduleKeyPart(FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE)).toEqual({ config: { overlapSoftmax: true }, tags: {} });
-    expect(fmhaFwdScheduleKeyPart(FMHA_FWD_PINGPONG_SCHEDULE)).toEqual({ config: { schedule: 'pingpong' }, tags: { schedule: '' } });
+    expect(fmhaFwdKeyPartOf(undefined)).toEqual({ config: {}, tags: {} });
+    expect(fmhaFwdKeyPartOf(FMHA_FWD_SEQUENTIAL_SCHEDULE)).toEqual({ config: {}, tags: {} });
+    expect(fmhaFwdKeyPartOf(FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE)).toEqual({ config: { overlapSoftmax: true }, tags: {} });
+    expect(fmhaFwdKeyPartOf(FMHA_FWD_PINGPONG_SCHEDULE)).toEqual({ config: { schedule: 'pingpong' }, tags: { schedule: '' } });
   });
 });

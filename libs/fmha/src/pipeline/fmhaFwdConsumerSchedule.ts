@@ -1,14 +1,9 @@
 import type { BlockBuilder } from '@tilekit/codegen';
+import type { FmhaFwdKeyPart } from './fmhaFwdKeyPart.ts';
 import type { FmhaFwdWsPolicy } from './fmhaFwdWsPipeline.ts';
 import { emitFmhaFwdWsOverlappedLoop } from './fmhaFwdWsOverlappedLoop.ts';
 import { emitFmhaFwdWsSequentialLoop } from './fmhaFwdWsSequentialLoop.ts';
 import type { FmhaFwdWsTileSteps } from './fmhaFwdWsTileSteps.ts';
-
-/** What a hook (a schedule, an output split) adds to an instance key: config fields (they change the hash) and name tags. */
-export interface FmhaFwdKeyPart {
-  readonly config: Readonly<Record<string, string | number | boolean>>;
-  readonly tags: Readonly<Record<string, string>>;
-}
 
 /**
  * How the consumer warpgroups of the sm_90a forward order the per-tile steps of
@@ -44,8 +39,3 @@ export const FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE: FmhaFwdConsumerSchedule = Object
   check: () => undefined,
   emit: (cons: BlockBuilder, steps: FmhaFwdWsTileSteps) => emitFmhaFwdWsOverlappedLoop(cons, steps),
 });
-
-/** The key part of `schedule` (nothing for none, which is the sequential schedule). */
-export function fmhaFwdScheduleKeyPart(schedule: FmhaFwdConsumerSchedule | undefined): FmhaFwdKeyPart {
-  return schedule?.key ?? FMHA_FWD_SEQUENTIAL_SCHEDULE.key;
-}

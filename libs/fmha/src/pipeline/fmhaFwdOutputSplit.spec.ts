@@ -6,7 +6,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fmhaFwdWsTestPolicy } from '../testing/fmhaFwdWsTestPolicy.ts';
 import { FMHA_FWD_PINGPONG_SCHEDULE } from './fmhaFwdPingPongSchedule.ts';
-import { FmhaFwdRecomputeSOutputSplit, fmhaFwdOutputSplitKeyPart } from './fmhaFwdOutputSplit.ts';
+import { fmhaFwdKeyPartOf } from './fmhaFwdKeyPart.ts';
+import { FmhaFwdRecomputeSOutputSplit } from './fmhaFwdOutputSplit.ts';
 import { FmhaFwdPvSkipGate } from './fmhaFwdPvSkipGate.ts';
 import { FmhaFwdWsPipeline, type FmhaFwdWsPolicy } from './fmhaFwdWsPipeline.ts';
 
@@ -55,8 +56,8 @@ describe('FmhaFwdRecomputeSOutputSplit', () => {
   });
 
   it('keys: dvSlices with a name tag; nothing without a split', () => {
-    expect(fmhaFwdOutputSplitKeyPart(undefined)).toEqual({ config: {}, tags: {} });
-    expect(fmhaFwdOutputSplitKeyPart(new FmhaFwdRecomputeSOutputSplit(2))).toEqual({
+    expect(fmhaFwdKeyPartOf(undefined)).toEqual({ config: {}, tags: {} });
+    expect(fmhaFwdKeyPartOf(new FmhaFwdRecomputeSOutputSplit(2))).toEqual({
       config: { dvSlices: 2 },
       tags: { dvSlices: 'dvslices' },
     });

@@ -1,7 +1,7 @@
 import type { BlockBuilder, Expr } from '@tilekit/codegen';
 import { BlockGemmPolicyError } from '@tilekit/gemm';
 import type { DistributedTensor } from '@tilekit/tile';
-import type { FmhaFwdKeyPart } from './fmhaFwdConsumerSchedule.ts';
+import type { FmhaFwdKeyPart } from './fmhaFwdKeyPart.ts';
 import type { FmhaFwdWsContext } from './fmhaFwdWsContext.ts';
 import type { FmhaFwdWsPipeline, FmhaFwdWsPolicy } from './fmhaFwdWsPipeline.ts';
 import type { FmhaFwdWsTileSteps } from './fmhaFwdWsTileSteps.ts';
@@ -90,9 +90,4 @@ export function checkOutputSlices(policy: FmhaFwdWsPolicy, slices: number): void
     bad(`headDimV must be whole 64-column slabs that split into ${slices} slices of at most 256, none empty`, policy.headDimV);
   if (policy.pvGate !== undefined) bad('takes no P·V gate (its vote is per warpgroup of rows)', policy.pvGate.tag);
   if (policy.schedule?.tag === 'pingPong') bad('takes no ping-pong schedule (its turns pair two warpgroups of rows)', policy.schedule.tag);
-}
-
-/** The key part of `split` (nothing for none). */
-export function fmhaFwdOutputSplitKeyPart(split: FmhaFwdOutputSplit | undefined): FmhaFwdKeyPart {
-  return split?.key ?? { config: {}, tags: {} };
 }

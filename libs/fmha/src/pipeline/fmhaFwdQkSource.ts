@@ -16,7 +16,7 @@ import {
   type Expr,
 } from '@tilekit/codegen';
 import type { WgmmaBlockGemmSs } from '@tilekit/gemm';
-import type { FmhaFwdKeyPart } from './fmhaFwdConsumerSchedule.ts';
+import type { FmhaFwdKeyPart } from './fmhaFwdKeyPart.ts';
 import type { FmhaFwdWsContext } from './fmhaFwdWsContext.ts';
 import type { FmhaFwdWsPolicy } from './fmhaFwdWsPipeline.ts';
 import type { FmhaFwdWsTileSteps } from './fmhaFwdWsTileSteps.ts';

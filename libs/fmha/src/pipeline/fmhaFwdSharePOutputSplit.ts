@@ -21,7 +21,7 @@ import {
 } from '@tilekit/codegen';
 import { BlockGemmPolicyError } from '@tilekit/gemm';
 import { makeDistributedTensor, type DistributedTensor, type ThreadScope } from '@tilekit/tile';
-import type { FmhaFwdKeyPart } from './fmhaFwdConsumerSchedule.ts';
+import type { FmhaFwdKeyPart } from './fmhaFwdKeyPart.ts';
 import { checkOutputSlices, type FmhaFwdOutputSplit } from './fmhaFwdOutputSplit.ts';
 import type { FmhaFwdWsContext } from './fmhaFwdWsContext.ts';
 import type { FmhaFwdWsPipeline, FmhaFwdWsPolicy } from './fmhaFwdWsPipeline.ts';

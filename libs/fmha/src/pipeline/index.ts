@@ -26,13 +26,12 @@ export { FmhaFwdInt8QkOperand } from './fmhaFwdInt8QkOperand.ts';
 export {
   FMHA_FWD_SEQUENTIAL_SCHEDULE,
   FMHA_FWD_SOFTMAX_OVERLAP_SCHEDULE,
-  fmhaFwdScheduleKeyPart,
   type FmhaFwdConsumerSchedule,
-  type FmhaFwdKeyPart,
 } from './fmhaFwdConsumerSchedule.ts';
 export { FMHA_FWD_PINGPONG_SCHEDULE } from './fmhaFwdPingPongSchedule.ts';
 export { FMHA_FWD_NO_TURNS, FmhaFwdWarpgroupTurns, type FmhaFwdIssueTurns } from './fmhaFwdWarpgroupTurns.ts';
-export { FmhaFwdRecomputeSOutputSplit, fmhaFwdOutputSplitKeyPart, type FmhaFwdOutputSplit } from './fmhaFwdOutputSplit.ts';
+export { FmhaFwdRecomputeSOutputSplit, type FmhaFwdOutputSplit } from './fmhaFwdOutputSplit.ts';
+export { fmhaFwdKeyPartOf, type FmhaFwdKeyPart } from './fmhaFwdKeyPart.ts';
 export { FMHA_FWD_RESIDENT_QK, type FmhaFwdKOperand, type FmhaFwdQkPlan, type FmhaFwdQkSource } from './fmhaFwdQkSource.ts';
 export { FmhaFwdChunkedQkSource } from './fmhaFwdChunkedQkSource.ts';
 export { FmhaFwdWsTileSteps, type FmhaFwdWsConsumerState } from './fmhaFwdWsTileSteps.ts';
