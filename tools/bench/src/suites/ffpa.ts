@@ -7,15 +7,15 @@
 // measures its error against the fp32 reference.
 import { packedAttentionStrides } from '@tilekit/fmha';
 import { FMHA_FWD_LARGE_HEAD_CATALOG, FmhaFwdKernel, type CheckedFmhaFwdProblem, type FmhaFwdInstance } from '@tilekit/kernel-fmha-fwd';
-import { buildOncePerInstance, Device, encodeTensorMapTiled, NvccCompiler, type DeviceBuffer } from '@tilekit/runtime';
+import { buildOncePerInstance, Device, encodeTensorMapTiled, NvccCompiler } from '@tilekit/runtime';
 import type { BenchSuite, CaseContext, OurCaseResult, SuiteCase } from '../benchSuite.ts';
 import { tflopsOf } from '../flops.ts';
 import { measureLaunches } from '../timing/measureLaunches.ts';
-import { attentionFileBytes, attentionKernelLayout } from './attentionFileLayout.ts';
+import { attentionCaseBuffers } from './attentionCaseBuffers.ts';
+import { attentionKernelLayout } from './attentionFileLayout.ts';
 import { FFPA_BENCH_CASES, type FfpaBenchCase } from './ffpaCases.ts';
 import { fmhaFwdBenchProblem } from './fmhaFwd.ts';
 import { fmhaFwdFileLayout, fmhaFwdTensorFiles, type FmhaFwdBenchShape } from './fmhaFwdCases.ts';
-import { readCaseInput } from './readCaseInput.ts';
 import { uploadSeqstarts } from './uploadSeqstarts.ts';
 import { withHeldBuffers } from './withHeldBuffers.ts';
 
@@ -61,10 +61,7 @@ function runFfpaCase(device: Device, kernel: FmhaFwdKernel, c: FfpaBenchCase, ct
   const p = ffpaBenchProblem(c.shape);
   const files = fmhaFwdTensorFiles(c.shape);
   return withHeldBuffers(device, (hold) => {
-    const input = (name: 'q' | 'k' | 'v'): DeviceBuffer =>
-      hold(device.upload(readCaseInput(ctx, name, files[name].dtype, files[name].shape)));
-    const [q, k, v] = [input('q'), input('k'), input('v')];
-    const o = hold(device.alloc(attentionFileBytes(files.o))).fill(0xff);
+    const { q, k, v, o } = attentionCaseBuffers(device, ctx, files, hold);
     const run = kernel.prepare(p, { q, k, v, o, ...uploadSeqstarts(device, p, hold) }, (m) => encodeTensorMapTiled(device, m));
     const timing = measureLaunches(device, run.launch, ctx.timing);
     return {

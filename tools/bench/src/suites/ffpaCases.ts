@@ -9,6 +9,7 @@ import { caseSeed } from './caseSeed.ts';
 import {
   fmhaFwdBenchFlops,
   fmhaFwdBenchName,
+  fmhaFwdRecordParams,
   fmhaFwdReferenceParams,
   FMHA_FWD_VARLEN_SEQLENS,
   type FmhaFwdBenchShape,
@@ -25,18 +26,12 @@ export function ffpaBenchName(s: FmhaFwdBenchShape): string {
   return fmhaFwdBenchName(s).replace(/^fmha_fwd_/, 'ffpa_fwd_');
 }
 
-/** The record's params: the shape, the pass and the code path (the sm_90a pipeline). */
-function ffpaRecordParams(s: FmhaFwdBenchShape): Readonly<Record<string, string | number | boolean>> {
-  const seq = s.seqlensQ !== undefined ? { seqlensQ: s.seqlensQ.join(','), seqlensK: s.seqlensK!.join(',') } : { sq: s.sq!, sk: s.sk! };
-  return { dtype: s.dtype, b: s.b, h: s.h, hk: s.hk, d: s.d, dv: s.dv, causal: s.causal, ...seq, pass: 'fwd', path: 'sm90' };
-}
-
 /** The case of a shape: O judged at the input dtype against torch-efficient's error (the only backend that runs). */
 export function ffpaBenchCase(s: FmhaFwdBenchShape): FfpaBenchCase {
   const name = ffpaBenchName(s);
   return {
     name,
-    params: ffpaRecordParams(s),
+    params: { ...fmhaFwdRecordParams(s), pass: 'fwd', path: 'sm90' },
     reference: { op: 'attention_fwd', params: fmhaFwdReferenceParams(s) },
     seed: caseSeed(name),
     precision: { o: s.dtype },

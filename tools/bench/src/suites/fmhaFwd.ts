@@ -17,11 +17,12 @@ import {
   type FmhaFwdCombineInstance,
   type FmhaFwdInstance,
 } from '@tilekit/kernel-fmha-fwd';
-import { buildOncePerInstance, Device, NvccCompiler, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
+import { buildOncePerInstance, Device, NvccCompiler, type Compiler } from '@tilekit/runtime';
 import type { BenchSuite, CaseContext, OurCaseResult, SuiteCase } from '../benchSuite.ts';
 import { tflopsOf } from '../flops.ts';
 import { measureLaunches } from '../timing/measureLaunches.ts';
-import { attentionFileBytes, attentionKernelLayout } from './attentionFileLayout.ts';
+import { attentionCaseBuffers } from './attentionCaseBuffers.ts';
+import { attentionKernelLayout } from './attentionFileLayout.ts';
 import {
   FMHA_FWD_BENCH_CASES,
   fmhaFwdFileLayout,
@@ -29,7 +30,6 @@ import {
   type FmhaFwdBenchCase,
   type FmhaFwdBenchShape,
 } from './fmhaFwdCases.ts';
-import { readCaseInput } from './readCaseInput.ts';
 import { uploadSeqstarts } from './uploadSeqstarts.ts';
 import { withHeldBuffers } from './withHeldBuffers.ts';
 
@@ -75,10 +75,7 @@ function runFwdCase(device: Device, runner: FmhaFwdRunner, c: FmhaFwdBenchCase, 
   const p = runner.problem;
   const files = fmhaFwdTensorFiles(c.shape);
   return withHeldBuffers(device, (hold) => {
-    const input = (name: 'q' | 'k' | 'v'): DeviceBuffer =>
-      hold(device.upload(readCaseInput(ctx, name, files[name].dtype, files[name].shape)));
-    const [q, k, v] = [input('q'), input('k'), input('v')];
-    const o = hold(device.alloc(attentionFileBytes(files.o))).fill(0xff);
+    const { q, k, v, o } = attentionCaseBuffers(device, ctx, files, hold);
     const run = runner.prepare({ q, k, v, o, ...uploadSeqstarts(device, p, hold) });
     const timing = measureLaunches(device, run.launch, ctx.timing);
     return {

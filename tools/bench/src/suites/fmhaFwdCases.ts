@@ -91,7 +91,7 @@ export function fmhaFwdReferenceParams(s: FmhaFwdBenchShape): Readonly<Record<st
 }
 
 /** Our flat params of a shape for the result JSON (varlen seqlens comma-joined). */
-function fmhaFwdRecordParams(s: FmhaFwdBenchShape): Readonly<Record<string, string | number | boolean>> {
+export function fmhaFwdRecordParams(s: FmhaFwdBenchShape): Readonly<Record<string, string | number | boolean>> {
   const common = { dtype: s.dtype, b: s.b, h: s.h, hk: s.hk, d: s.d, dv: s.dv, causal: s.causal };
   if (isVarlen(s)) return { ...common, seqlensQ: s.seqlensQ.join(','), seqlensK: s.seqlensK.join(',') };
   return { ...common, sq: s.sq!, sk: s.sk! };
