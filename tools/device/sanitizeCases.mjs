@@ -24,7 +24,7 @@ export const SANITIZER_TOOLS = {
 const FWD = 'kernel-fmha-fwd/gpu: ';
 const FWD_PINGPONG = 'kernel-fmha-fwd/gpu ping-pong: ';
 const FWD_OUTPUT_SPLIT = 'kernel-fmha-fwd/gpu output split: ';
-const FWD_LARGE_HEAD = 'kernel-fmha-fwd/gpu large head dims: ';
+const FFPA = 'kernel-ffpa/gpu: ';
 const FWD_SM80 = 'kernel-fmha-fwd sm80/gpu: ';
 const BWD = 'kernel-fmha-bwd/gpu: ';
 const SPARGE = 'kernel-sparge/gpu attention: ';
@@ -38,7 +38,7 @@ export const SANITIZE_PLAN = [
       'sm90 forward: batch and group mode with empty sequences, no mask, causal both ' +
       'alignments, fully masked rows, window, GQA, LSE, d32/64/128/256; split-KV partials and ' +
       'the combine kernel; soft-capping and ALiBi; the ping-pong schedule (turns on named barriers); ' +
-      'O split across warpgroups (d_v 512); Q·Kᵀ streamed in head-dim chunks (d 320 … 576)',
+      'O split across warpgroups (d_v 512)',
     bundles: {
       'kernel-fmha-fwd-fmhaFwd.mjs': [
         `${FWD}fp16 d128 no mask, b2 h2 s259, bhsd`,
@@ -65,13 +65,22 @@ export const SANITIZE_PLAN = [
       'kernel-fmha-fwd-fmhaFwdRunnerScoreMod.mjs': [
         'kernel-fmha-fwd/gpu runner score modifier: soft-capping, causal bottom-right varlen q 17,0,259 k 259,5,300, GQA 4:2, bshd',
       ],
-      'kernel-fmha-fwd-fmhaFwdLargeHead.mjs': [
-        `${FWD_LARGE_HEAD}bf16 d512 window t:40,3 varlen q 17,0,127 k 300,5,127`,
-        `${FWD_LARGE_HEAD}bf16 d576/dv512 no mask s17 sk127`,
-        'kernel-fmha-fwd/gpu large head dims, shared P: bf16 d512 window t:40,3 varlen q 17,0,127 k 300,5,127',
-        'kernel-fmha-fwd/gpu large head dims, shared P: fp16 d384 no mask varlen q 1,0,300 k 17,3,300',
-        'kernel-fmha-fwd/gpu large head dims, shared P: bf16 d448 no mask varlen q 17,0,127 k 1,5,300',
-        'kernel-fmha-fwd/gpu large head dims, shared P: fp16 d576/dv512 causal bottom-right sq259 > sk100: fully masked rows, GQA 4:1',
+    },
+  },
+  {
+    family: 'ffpa',
+    covers:
+      'FFPA large head dims: Q·Kᵀ streamed in head-dim chunks, P handed between warpgroups on ' +
+      'per-thread mbarriers (d 384 … 576), O split across CTAs (d 576/576, 704, 1024), varlen with ' +
+      'empty sequences, windows, fully masked rows, GQA',
+    bundles: {
+      'kernel-ffpa-ffpa.mjs': [
+        `${FFPA}bf16 d512 window t:40,3 varlen q 17,0,127 k 300,5,127`,
+        `${FFPA}fp16 d384 no mask varlen q 1,0,300 k 17,3,300`,
+        `${FFPA}fp16 d576/dv512 causal bottom-right sq259 > sk100: fully masked rows, GQA 4:1`,
+        `${FFPA}bf16 d576/dv576 window t:40,3 varlen q 17,0,127 k 300,0,127 (320 + 256 columns)`,
+        `${FFPA}fp16 d704 causal bottom-right sq259 > sk100: fully masked rows, GQA 4:1 (384 + 320 columns)`,
+        `${FFPA}fp16 d1024 causal top-left varlen q 17,0,127,1 k 17,3,127,259`,
       ],
     },
   },

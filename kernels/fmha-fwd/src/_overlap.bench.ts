@@ -14,8 +14,8 @@ import {
 import { summarizeTimes } from '@tilekit/host';
 import { encode } from '@tilekit/numeric';
 import { Device, encodeTensorMapTiled, NvccCompiler, timeLaunches } from '@tilekit/runtime';
-import { FmhaFwdInstance } from './fmhaFwdInstance.ts';
-import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
+import { FmhaFwdInstance } from '@tilekit/fmha-launch';
+import { FmhaFwdKernel } from '@tilekit/fmha-launch';
 
 const device = Device.open(0);
 const compiler = new NvccCompiler();

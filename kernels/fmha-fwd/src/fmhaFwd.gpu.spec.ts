@@ -9,7 +9,7 @@ import { gpu } from '@tilekit/runtime/testing';
 import { FMHA_FWD_CATALOG } from './fmhaFwdCatalog.ts';
 import { FMHA_FWD_SCORE_MOD_CATALOG } from './fmhaFwdScoreModCatalog.ts';
 import { fmhaFwdCatalogInstanceFor, fmhaFwdGpuKernelOf } from './testing/fmhaFwdCatalogGpuKernel.ts';
-import { fmhaFwdCommonGpuCases, runFmhaFwdGpuCase, type FmhaFwdGpuCase } from './testing/fmhaFwdGpuCase.ts';
+import { fmhaFwdCommonGpuCases, runFmhaFwdGpuCase, type FmhaFwdGpuCase } from '@tilekit/fmha-launch/testing';
 
 const cases: readonly FmhaFwdGpuCase[] = [
   ...fmhaFwdCommonGpuCases,

@@ -9,7 +9,6 @@ import { NvccCompiler } from '@tilekit/runtime';
 import { catalogCompileProblems } from '@tilekit/runtime/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkFmhaFwdCatalog, FMHA_FWD_CATALOG } from './fmhaFwdCatalog.ts';
-import { FMHA_FWD_LARGE_HEAD_CATALOG } from './fmhaFwdLargeHeadCatalog.ts';
 import { FMHA_FWD_OUTPUT_SPLIT_CATALOG } from './fmhaFwdOutputSplitCatalog.ts';
 import { FMHA_FWD_PINGPONG_CATALOG } from './fmhaFwdPingPongCatalog.ts';
 import { FMHA_FWD_SCORE_MOD_CATALOG } from './fmhaFwdScoreModCatalog.ts';
@@ -57,13 +56,6 @@ describe.runIf(hasNvcc)('fmha-fwd catalog: every instance compiles for sm_90a wi
   it(`compiles the ${FMHA_FWD_OUTPUT_SPLIT_CATALOG.length} output-split instances`, async () => {
     const compiler = new NvccCompiler({ cacheDir });
     expect(await catalogCompileProblems('fmha-fwd output split', FMHA_FWD_OUTPUT_SPLIT_CATALOG, compiler, FMHA_FWD_COMPILE_FLAGS)).toEqual(
-      [],
-    );
-  }, 300_000);
-
-  it(`compiles the ${FMHA_FWD_LARGE_HEAD_CATALOG.length} large-head-dim instances (Q·Kᵀ in head-dim chunks, O split)`, async () => {
-    const compiler = new NvccCompiler({ cacheDir });
-    expect(await catalogCompileProblems('fmha-fwd large head dims', FMHA_FWD_LARGE_HEAD_CATALOG, compiler, FMHA_FWD_COMPILE_FLAGS)).toEqual(
       [],
     );
   }, 300_000);

@@ -8,7 +8,7 @@ import {
   FmhaFwdCatalogError,
   type FmhaFwdMaskKind,
 } from '@tilekit/fmha';
-import { FmhaFwdInstance } from './fmhaFwdInstance.ts';
+import { FmhaFwdInstance } from '@tilekit/fmha-launch';
 
 /** Head-dim configurations (d_qk, d_v) with their block tiles: tileM query rows (64 per consumer warpgroup) × tileN key rows. */
 export const FMHA_FWD_TILES = Object.freeze([

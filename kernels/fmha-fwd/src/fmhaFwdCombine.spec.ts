@@ -4,7 +4,7 @@ import { checkFmhaFwdProblem } from '@tilekit/fmha';
 import { combineSplitPartials, FMHA_FWD_COMBINE_CATALOG, fmhaFwdCombineEncoding, findFmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
 import { fmhaFwdCombineUnsupported, prepareFmhaFwdCombineLaunch } from './fmhaFwdCombineLauncher.ts';
 import { selectFmhaFwdCombineInstance } from './fmhaFwdDispatch.ts';
-import { fmhaFwdWorkspace } from './fmhaFwdLauncher.ts';
+import { fmhaFwdWorkspace } from '@tilekit/fmha-launch';
 
 /** Softmax over `keys` of scores `s` with values `v` (rows of hdimV): LSE and O, float64. */
 function softmax(

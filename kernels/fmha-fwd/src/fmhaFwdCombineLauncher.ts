@@ -7,7 +7,7 @@ import { checkDeviceRange, type Compiler, type Device, type DeviceRange, type St
 import type { FmhaFwdLaunchProblem } from '@tilekit/fmha';
 import { FmhaFwdLoadedKernel, reportFmhaFwdOverlaps } from '@tilekit/fmha-launch';
 import type { FmhaFwdCombineInstance, FmhaFwdCombineLaunch } from './fmhaFwdCombine.ts';
-import { fmhaFwdWorkspace } from './fmhaFwdLauncher.ts';
+import { fmhaFwdWorkspace } from '@tilekit/fmha-launch';
 
 /** Device memory of a combine launch: the split workspace (read) and O / LSE (written). */
 export interface FmhaFwdCombineBuffers {

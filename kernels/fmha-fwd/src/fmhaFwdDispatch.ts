@@ -5,7 +5,7 @@ import { FMHA_FWD_CATALOG } from './fmhaFwdCatalog.ts';
 import { FMHA_FWD_SCORE_MOD_CATALOG } from './fmhaFwdScoreModCatalog.ts';
 import { FMHA_FWD_COMBINE_CATALOG, type FmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
 import { fmhaFwdCombineUnsupported } from './fmhaFwdCombineLauncher.ts';
-import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
+import type { FmhaFwdInstance } from '@tilekit/fmha-launch';
 import { fmhaFwdUnsupported } from '@tilekit/fmha-launch';
 import { checkFmhaFwdProblem, formatFmhaFwdProblem, type CheckedFmhaFwdProblem, type FmhaFwdProblem } from '@tilekit/fmha';
 

@@ -16,7 +16,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FmhaFwdCombineKernel } from './fmhaFwdCombineLauncher.ts';
 import { fmhaFwdTensorMaps } from '@tilekit/fmha-launch';
-import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
+import { FmhaFwdKernel } from '@tilekit/fmha-launch';
 import { checkFmhaFwdProblem, type FmhaFwdProblem } from '@tilekit/fmha';
 import { FmhaFwdRunner, planFmhaFwd } from './fmhaFwdRunner.ts';
 

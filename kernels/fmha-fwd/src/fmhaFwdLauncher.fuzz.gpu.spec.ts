@@ -14,11 +14,11 @@ import { countingCompiler, fuzzLine, gpu, gpuTestCompiler, type InvalidCall, rep
 import { FmhaFwdCombineKernel, type FmhaFwdCombineBuffers } from './fmhaFwdCombineLauncher.ts';
 import { selectFmhaFwdCombineInstance, selectFmhaFwdInstance } from './fmhaFwdDispatch.ts';
 import type { FmhaFwdBuffers, FmhaFwdRunnerBuffers } from '@tilekit/fmha-launch';
-import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
+import { FmhaFwdKernel } from '@tilekit/fmha-launch';
 import { FmhaFwdRunner } from './fmhaFwdRunner.ts';
 import { fmhaFwdSm80CatalogFor } from './sm80/fmhaFwdSm80Catalog.ts';
 import { FmhaFwdSm80Kernel } from './sm80/fmhaFwdSm80Launcher.ts';
-import { runFmhaFwdGpuCase, type FmhaFwdGpuCase } from './testing/fmhaFwdGpuCase.ts';
+import { runFmhaFwdGpuCase, type FmhaFwdGpuCase } from '@tilekit/fmha-launch/testing';
 import {
   invalidFmhaFwdCalls,
   type FmhaFwdFuzzCall,

@@ -9,9 +9,9 @@ import { buildOncePerInstance, Device, encodeTensorMapTiled } from '@tilekit/run
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
 import { FmhaFwdCombineKernel, type FmhaFwdCombineBuffers } from './fmhaFwdCombineLauncher.ts';
-import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
+import type { FmhaFwdInstance } from '@tilekit/fmha-launch';
 import type { FmhaFwdBuffers, FmhaFwdRunnerBuffers } from '@tilekit/fmha-launch';
-import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
+import { FmhaFwdKernel } from '@tilekit/fmha-launch';
 import { checkFmhaFwdProblem, type FmhaFwdProblem } from '@tilekit/fmha';
 import { FmhaFwdRunner } from './fmhaFwdRunner.ts';
 import type { FmhaFwdSm80Instance } from './sm80/fmhaFwdSm80Instance.ts';

@@ -3,7 +3,7 @@ import type { FmhaFwdBuffers } from '@tilekit/fmha-launch';
 import { checkTiledTensorMap, type TiledTensorMapOptions } from '@tilekit/runtime';
 import { describe, expect, it } from 'vitest';
 import { FMHA_FWD_CATALOG } from './fmhaFwdCatalog.ts';
-import { prepareFmhaFwdLaunch } from './fmhaFwdLauncher.ts';
+import { prepareFmhaFwdLaunch } from '@tilekit/fmha-launch';
 import { FMHA_FWD_SCORE_MOD_CATALOG } from './fmhaFwdScoreModCatalog.ts';
 
 const encode = (o: TiledTensorMapOptions): Uint8Array => {

@@ -7,7 +7,7 @@ import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask } from '@ti
 import { gpu } from '@tilekit/runtime/testing';
 import { FMHA_FWD_OUTPUT_SPLIT_CATALOG } from './fmhaFwdOutputSplitCatalog.ts';
 import { fmhaFwdCatalogInstanceFor, fmhaFwdGpuKernelOf } from './testing/fmhaFwdCatalogGpuKernel.ts';
-import { runFmhaFwdGpuCase, type FmhaFwdGpuCase } from './testing/fmhaFwdGpuCase.ts';
+import { runFmhaFwdGpuCase, type FmhaFwdGpuCase } from '@tilekit/fmha-launch/testing';
 
 const cases: readonly FmhaFwdGpuCase[] = [
   { label: 'fp16 d256 no mask b2 h2 s259', dtype: 'fp16', d: 256, batch: 2, h: 2, sq: 259, sk: 259, layout: 'bhsd', mask: noMask },

@@ -4,7 +4,7 @@
 // warpgroup holds a 64 × 256 fp32 slice of O at most.
 import { FMHA_FWD_DTYPES, FMHA_FWD_REGISTER_SPLIT, FMHA_FWD_STAGES, FmhaFwdRecomputeSOutputSplit } from '@tilekit/fmha';
 import { FMHA_FWD_MASKS } from './fmhaFwdCatalog.ts';
-import { FmhaFwdInstance } from './fmhaFwdInstance.ts';
+import { FmhaFwdInstance } from '@tilekit/fmha-launch';
 
 /** Head dims (d_qk, d_v) of the split instances: 64 query rows per group, 64 key rows per tile. */
 export const FMHA_FWD_OUTPUT_SPLIT_TILES = Object.freeze([

@@ -11,10 +11,10 @@ import type { FmhaFwdBuffers } from '@tilekit/fmha-launch';
 import { DeviceBuffer, encodeTensorMapTiled } from '@tilekit/runtime';
 import { gpu } from '@tilekit/runtime/testing';
 import { FMHA_FWD_CATALOG } from './fmhaFwdCatalog.ts';
-import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
+import type { FmhaFwdInstance } from '@tilekit/fmha-launch';
 import { FMHA_FWD_PINGPONG_CATALOG } from './fmhaFwdPingPongCatalog.ts';
 import { fmhaFwdGpuKernelFor } from './testing/fmhaFwdCatalogGpuKernel.ts';
-import { fmhaFwdCommonGpuCases, runFmhaFwdGpuCase, type FmhaFwdGpuCase, type FmhaFwdGpuKernel } from './testing/fmhaFwdGpuCase.ts';
+import { fmhaFwdCommonGpuCases, runFmhaFwdGpuCase, type FmhaFwdGpuCase, type FmhaFwdGpuKernel } from '@tilekit/fmha-launch/testing';
 
 /** The ping-pong instance for `c`, and the dense catalog's instance it must equal bitwise. */
 function instancesFor(c: FmhaFwdGpuCase): { pingPong: FmhaFwdInstance; overlapped: FmhaFwdInstance } {

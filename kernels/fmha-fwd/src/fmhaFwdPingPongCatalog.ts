@@ -4,7 +4,7 @@
 // only once a recorded benchmark shows them faster.
 import { FMHA_FWD_DTYPES, FMHA_FWD_PINGPONG_SCHEDULE, FMHA_FWD_REGISTER_SPLIT, FMHA_FWD_STAGES } from '@tilekit/fmha';
 import { FMHA_FWD_MASKS, FMHA_FWD_TILES } from './fmhaFwdCatalog.ts';
-import { FmhaFwdInstance } from './fmhaFwdInstance.ts';
+import { FmhaFwdInstance } from '@tilekit/fmha-launch';
 
 /** The one-pass instances of every dtype and mask at the dense catalog's softmax-overlapped tiles (d 64 and 128), in ping-pong. */
 export const FMHA_FWD_PINGPONG_CATALOG: readonly FmhaFwdInstance[] = Object.freeze(

@@ -1,21 +1,15 @@
 // The operator-level runner of attention forward: from a problem to the kernel(s) that compute it —
 // the dispatched attention instance and, with split-KV, the combine instance and the fp32 workspace
 // between them — validated before anything is launched, then one or two launches on one stream.
-import { ArgumentError, ArgumentProblems, getDType } from '@tilekit/numeric';
-import {
-  formatAttentionMaskSpec,
-  checkFmhaFwdProblem,
-  FmhaFwdArgumentError,
-  type CheckedFmhaFwdProblem,
-  type FmhaFwdProblem,
-} from '@tilekit/fmha';
+import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
+import { checkFmhaFwdKernelRules, checkFmhaFwdProblem, type CheckedFmhaFwdProblem, type FmhaFwdProblem } from '@tilekit/fmha';
 import { encodeTensorMapTiled, type Compiler, type Device, type DeviceBuffer, type KernelResources } from '@tilekit/runtime';
 import type { FmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
 import { FmhaFwdCombineKernel } from './fmhaFwdCombineLauncher.ts';
 import { selectFmhaFwdCombineInstance, selectFmhaFwdInstance } from './fmhaFwdDispatch.ts';
-import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
+import type { FmhaFwdInstance } from '@tilekit/fmha-launch';
 import { reportFmhaFwdOutputOverlaps, type FmhaFwdRunnerBuffers, type TensorMapEncoder } from '@tilekit/fmha-launch';
-import { FmhaFwdKernel, fmhaFwdWorkspace } from './fmhaFwdLauncher.ts';
+import { FmhaFwdKernel, fmhaFwdWorkspace } from '@tilekit/fmha-launch';
 import { chooseFmhaFwdSplits, withFmhaFwdSplits } from './fmhaFwdSplit.ts';
 
 /** SMs of an H200 (the planning default when no device is at hand). */
@@ -76,42 +70,6 @@ export function planFmhaFwd(
     workspaceBytes: lseOffset + alignUp(Math.max(1, ws.lseElements * 4), WORKSPACE_ALIGN),
     workspaceLseOffset: lseOffset,
   };
-}
-
-/**
- * The rules every forward kernel puts on a valid problem (the predicates all instances share, so
- * that a problem breaking one is an argument error, not a missing instance): a window mask or none
- * (no generic (y, x) mask); Q, K and V strides whose bytes are multiples of 16 below 2^40 (TMA and
- * cp.async rows); an even O row stride below 2^31 (element-pair stores). Throws one
- * `FmhaFwdArgumentError` naming every broken `problem.mask` / `problem.<x>Strides.<dim>`.
- */
-export function checkFmhaFwdKernelRules(p: CheckedFmhaFwdProblem): void {
-  const v = new ArgumentProblems(FmhaFwdArgumentError);
-  const e = getDType(p.dtype).bytes;
-  if (p.mask.kind === 'generic')
-    v.report(
-      'problem.mask',
-      'must be a window mask or none: the forward kernels take no generic (y, x) mask',
-      formatAttentionMaskSpec(p.mask),
-    );
-  for (const [name, s] of [
-    ['qStrides', p.qStrides],
-    ['kStrides', p.kStrides],
-    ['vStrides', p.vStrides],
-  ] as const) {
-    for (const dim of ['row', 'head', 'batch'] as const) {
-      if ((s[dim] * e) % 16 !== 0)
-        v.report(
-          `problem.${name}.${dim}`,
-          `times the element size (${e} bytes) must be a multiple of 16 bytes (the kernels load 16-byte rows)`,
-          s[dim],
-        );
-      else if (s[dim] * e >= 2 ** 40) v.report(`problem.${name}.${dim}`, 'times the element size must stay below 2^40 bytes (TMA)', s[dim]);
-    }
-  }
-  if (p.oStrides.row % 2 !== 0) v.report('problem.oStrides.row', 'must be even (the kernels store O in element pairs)', p.oStrides.row);
-  else if (p.oStrides.row > 2 ** 31 - 2) v.report('problem.oStrides.row', 'must fit in int32', p.oStrides.row);
-  v.throwIfAny();
 }
 
 /** How the runner gets its kernels (a caller's memo, e.g. `buildOncePerInstance`); default: built per runner. */

@@ -18,10 +18,10 @@ import {
 } from '@tilekit/fmha';
 import { buildOncePerInstance, Device } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
-import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
-import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
+import type { FmhaFwdInstance } from '@tilekit/fmha-launch';
+import { FmhaFwdKernel } from '@tilekit/fmha-launch';
 import { FmhaFwdRunner } from './fmhaFwdRunner.ts';
-import { checkFmhaFwdOutputs, GPU_CASE_SOFTCAP } from './testing/fmhaFwdGpuCase.ts';
+import { checkFmhaFwdOutputs, GPU_CASE_SOFTCAP } from '@tilekit/fmha-launch/testing';
 import { fmhaFwdGpuInputs } from './testing/fmhaFwdRandomGpuCase.ts';
 import { fmhaFwdRunnerGpuRun } from './testing/fmhaFwdRunnerGpuRun.ts';
 

@@ -10,7 +10,7 @@ import {
   type FmhaScoreModifier,
 } from '@tilekit/fmha';
 import { FMHA_FWD_TILES } from './fmhaFwdCatalog.ts';
-import { FmhaFwdInstance } from './fmhaFwdInstance.ts';
+import { FmhaFwdInstance } from '@tilekit/fmha-launch';
 
 /**
  * The one-pass instance of (dtype, d = d_v, mask) of the dense catalog's tile, with `scoreModifier`.

@@ -11,10 +11,10 @@ import { buildOncePerInstance, Device } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import type { FmhaFwdCombineInstance } from './fmhaFwdCombine.ts';
 import { FmhaFwdCombineKernel } from './fmhaFwdCombineLauncher.ts';
-import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';
-import { FmhaFwdKernel } from './fmhaFwdLauncher.ts';
+import type { FmhaFwdInstance } from '@tilekit/fmha-launch';
+import { FmhaFwdKernel } from '@tilekit/fmha-launch';
 import { FmhaFwdRunner } from './fmhaFwdRunner.ts';
-import { checkFmhaFwdOutputs } from './testing/fmhaFwdGpuCase.ts';
+import { checkFmhaFwdOutputs } from '@tilekit/fmha-launch/testing';
 import { fmhaFwdGpuInputs, type FmhaFwdGpuInputs } from './testing/fmhaFwdRandomGpuCase.ts';
 import { fmhaFwdRunnerGpuRun, type FmhaFwdRunnerGpuRun } from './testing/fmhaFwdRunnerGpuRun.ts';
 

@@ -3,6 +3,7 @@
 // Problem: what to compute, validated with every default filled in (from @tilekit/fmha, where the
 // forward kernels of @tilekit/kernel-sparge find it too; re-exported for this package's users).
 export {
+  checkFmhaFwdKernelRules,
   checkFmhaFwdProblem,
   FMHA_FWD_DTYPES,
   FMHA_FWD_HEAD_DIMS,
@@ -45,14 +46,11 @@ export {
 
 // Instances, the catalog and the launcher; the catalog constants and compile flags the sparse
 // kernels share live in @tilekit/fmha, the launch checks in @tilekit/fmha-launch.
-export * from './fmhaFwdInstance.ts';
 export * from './fmhaFwdCatalog.ts';
 export * from './fmhaFwdScoreModCatalog.ts';
 export * from './fmhaFwdPingPongCatalog.ts';
 export * from './fmhaFwdOutputSplitCatalog.ts';
-export * from './fmhaFwdLargeHeadCatalog.ts';
 export { FMHA_FWD_COMPILE_FLAGS, FMHA_FWD_REGISTER_SPLIT, FMHA_FWD_STAGES, FmhaFwdCatalogError } from '@tilekit/fmha';
-export * from './fmhaFwdLauncher.ts';
 export * from '@tilekit/fmha-launch';
 export * from './fmhaFwdDispatch.ts';
 

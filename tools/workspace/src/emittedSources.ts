@@ -11,7 +11,6 @@ import {
 } from '@tilekit/kernel-fmha-bwd';
 import {
   FMHA_FWD_CATALOG,
-  FMHA_FWD_LARGE_HEAD_CATALOG,
   FMHA_FWD_OUTPUT_SPLIT_CATALOG,
   FMHA_FWD_PINGPONG_CATALOG,
   FMHA_FWD_SCORE_MOD_CATALOG,
@@ -22,6 +21,7 @@ import {
 } from '@tilekit/kernel-fmha-fwd';
 import { GEMM_CATALOG, GEMM_GFX942_CATALOG, GEMM_SM80_CATALOG, GEMM_SM80_CATALOG_SM90A } from '@tilekit/kernel-gemm';
 import { PERMUTE_CATALOG } from '@tilekit/kernel-permute';
+import { FFPA_CATALOG } from '@tilekit/kernel-ffpa';
 import {
   SPARGE_FWD_CATALOG,
   SPARGE_KEY_MEAN_FINALIZE_CATALOG,
@@ -67,7 +67,6 @@ export const EMITTED_SOURCE_CATALOGS: readonly EmittedSourceCatalog[] = [
   { catalog: 'fmha-fwd sm90 score modifiers', instances: FMHA_FWD_SCORE_MOD_CATALOG },
   { catalog: 'fmha-fwd sm90 ping-pong', instances: FMHA_FWD_PINGPONG_CATALOG },
   { catalog: 'fmha-fwd sm90 output split', instances: FMHA_FWD_OUTPUT_SPLIT_CATALOG },
-  { catalog: 'fmha-fwd sm90 large head dims', instances: FMHA_FWD_LARGE_HEAD_CATALOG },
   { catalog: 'fmha-fwd combine', instances: FMHA_FWD_COMBINE_CATALOG },
   { catalog: 'fmha-fwd sm80', instances: FMHA_FWD_SM80_CATALOG },
   { catalog: 'fmha-fwd sm80 (built for sm_90a)', instances: FMHA_FWD_SM80_CATALOG_SM90A },
@@ -76,6 +75,7 @@ export const EMITTED_SOURCE_CATALOGS: readonly EmittedSourceCatalog[] = [
   { catalog: 'fmha-bwd dq_dk_dv score modifiers', instances: FMHA_BWD_SCORE_MOD_CATALOG },
   { catalog: 'fmha-bwd dot_do_o', instances: FMHA_BWD_DOT_DO_O_CATALOG },
   { catalog: 'fmha-bwd convert_dq', instances: FMHA_BWD_CONVERT_DQ_CATALOG },
+  { catalog: 'ffpa sm90', instances: FFPA_CATALOG },
   { catalog: 'sparge attention', instances: SPARGE_FWD_CATALOG },
   { catalog: 'sparge pool', instances: SPARGE_POOL_CATALOG },
   { catalog: 'sparge key-mean partial', instances: SPARGE_KEY_MEAN_PARTIAL_CATALOG },

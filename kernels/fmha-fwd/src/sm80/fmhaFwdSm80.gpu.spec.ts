@@ -11,7 +11,7 @@ import { sm80, sm90a } from '@tilekit/codegen';
 import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask } from '@tilekit/fmha';
 import { buildOncePerInstance, Device } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
-import { fmhaFwdCommonGpuCases, runFmhaFwdGpuCase, type FmhaFwdGpuCase, type FmhaFwdGpuKernel } from '../testing/fmhaFwdGpuCase.ts';
+import { fmhaFwdCommonGpuCases, runFmhaFwdGpuCase, type FmhaFwdGpuCase, type FmhaFwdGpuKernel } from '@tilekit/fmha-launch/testing';
 import { FMHA_FWD_SM80_CATALOG, fmhaFwdSm80CatalogFor } from './fmhaFwdSm80Catalog.ts';
 import { FmhaFwdSm80Instance, type FmhaFwdSm80InstancePolicy } from './fmhaFwdSm80Instance.ts';
 import { FmhaFwdSm80Kernel } from './fmhaFwdSm80Launcher.ts';

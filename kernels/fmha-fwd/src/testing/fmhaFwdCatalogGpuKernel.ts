@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { buildOncePerInstance, Device, encodeTensorMapTiled } from '@tilekit/runtime';
 import { gpuTestCompiler } from '@tilekit/runtime/testing';
-import type { FmhaFwdInstance } from '../fmhaFwdInstance.ts';
-import { FmhaFwdKernel } from '../fmhaFwdLauncher.ts';
-import type { FmhaFwdGpuCase, FmhaFwdGpuKernel } from './fmhaFwdGpuCase.ts';
+import type { FmhaFwdInstance } from '@tilekit/fmha-launch';
+import { FmhaFwdKernel } from '@tilekit/fmha-launch';
+import type { FmhaFwdGpuCase, FmhaFwdGpuKernel } from '@tilekit/fmha-launch/testing';
 
 /** Builds each instance once (device 0, the GPU specs' compiler cache). */
 export const fmhaFwdGpuKernelFor = buildOncePerInstance((instance: FmhaFwdInstance) =>

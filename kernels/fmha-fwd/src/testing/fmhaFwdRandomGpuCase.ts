@@ -17,10 +17,10 @@ import { decodeArray } from '@tilekit/numeric';
 import type { Compiler, Device, DeviceBuffer } from '@tilekit/runtime';
 import type { FmhaFwdCombineInstance } from '../fmhaFwdCombine.ts';
 import type { FmhaFwdCombineKernel } from '../fmhaFwdCombineLauncher.ts';
-import type { FmhaFwdInstance } from '../fmhaFwdInstance.ts';
-import type { FmhaFwdKernel } from '../fmhaFwdLauncher.ts';
+import type { FmhaFwdInstance } from '@tilekit/fmha-launch';
+import type { FmhaFwdKernel } from '@tilekit/fmha-launch';
 import { FmhaFwdRunner } from '../fmhaFwdRunner.ts';
-import { checkFmhaFwdOutputs } from './fmhaFwdGpuCase.ts';
+import { checkFmhaFwdOutputs } from '@tilekit/fmha-launch/testing';
 
 /** Where the runner gets its kernels: memoized builders shared by every case of a spec. */
 export interface FmhaFwdRandomKernels {

@@ -24,7 +24,7 @@ import { getDType } from '@tilekit/numeric';
 import { FMHA_FWD_CATALOG } from '../fmhaFwdCatalog.ts';
 import { FMHA_FWD_COMBINE_CATALOG } from '../fmhaFwdCombine.ts';
 import { selectFmhaFwdCombineInstance, selectFmhaFwdInstance } from '../fmhaFwdDispatch.ts';
-import { fmhaFwdWorkspace } from '../fmhaFwdLauncher.ts';
+import { fmhaFwdWorkspace } from '@tilekit/fmha-launch';
 import { fmhaFwdSm80CatalogFor } from '../sm80/fmhaFwdSm80Catalog.ts';
 import {
   allocPlan,

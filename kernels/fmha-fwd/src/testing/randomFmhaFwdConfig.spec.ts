@@ -38,7 +38,7 @@ describe('fmhaFwdRandomProblemArb', () => {
 
   it('the default draw covers every dtype, head dims, mask kind, mode, layout, GQA, empty sequences, LSE and split-KV choice', () => {
     const draws = defaultDraw();
-    const checked = draws.map(checkFmhaFwdProblem);
+    const checked = draws.map((d) => checkFmhaFwdProblem(d));
     const seen = <T>(f: (i: number) => T): Set<T> => new Set(draws.map((_, i) => f(i)));
     expect(seen((i) => checked[i]!.dtype)).toEqual(new Set(['fp16', 'bf16']));
     expect(seen((i) => `${checked[i]!.hdimQ}/${checked[i]!.hdimV}`)).toEqual(

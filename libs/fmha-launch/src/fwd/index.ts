@@ -15,3 +15,6 @@ export * from './checkFmhaFwdOutputs.ts';
 export * from './fmhaFwdOutputBytes.ts';
 export * from './reportFmhaFwdOverlaps.ts';
 export * from './fmhaFwdLoadedKernel.ts';
+// The dense sm_90a pipeline's instances and their launcher (the dense forward and FFPA operators name their own).
+export * from './fmhaFwdInstance.ts';
+export * from './fmhaFwdLauncher.ts';

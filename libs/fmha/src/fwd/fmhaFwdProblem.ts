@@ -21,7 +21,7 @@ export const FMHA_FWD_DTYPES = ['fp16', 'bf16'] as const;
 export type FmhaFwdDType = (typeof FMHA_FWD_DTYPES)[number];
 
 /** The (hdimQ, hdimV) pairs the operator has instances for. */
-export const FMHA_FWD_HEAD_DIMS: readonly { readonly hdimQ: number; readonly hdimV: number }[] = Object.freeze(
+export const FMHA_FWD_HEAD_DIMS: FmhaFwdHeadDims = Object.freeze(
   [
     [32, 32],
     [64, 64],
@@ -93,11 +93,14 @@ export interface CheckedFmhaFwdProblem extends FmhaFwdLaunchProblem {
 
 const checks = attentionProblemChecks(FmhaFwdArgumentError, 'problem');
 
+/** (hdimQ, hdimV) pairs an operator has instances for. */
+export type FmhaFwdHeadDims = readonly { readonly hdimQ: number; readonly hdimV: number }[];
+
 /** hdimQ one the catalog knows, hdimV (default: the first pair's) one of its pairs. */
-function headDims(p: FmhaFwdProblem): { readonly hdimQ: number; readonly hdimV: number } {
+function headDims(p: FmhaFwdProblem, known: FmhaFwdHeadDims): { readonly hdimQ: number; readonly hdimV: number } {
   const hdimQ = checks.integer('hdimQ', p.hdimQ, 1, ATTENTION_MAX_HDIM);
-  const pairs = FMHA_FWD_HEAD_DIMS.filter((d) => d.hdimQ === hdimQ);
-  if (pairs.length === 0) checks.oneOf('hdimQ', hdimQ, [...new Set(FMHA_FWD_HEAD_DIMS.map((d) => d.hdimQ))]);
+  const pairs = known.filter((d) => d.hdimQ === hdimQ);
+  if (pairs.length === 0) checks.oneOf('hdimQ', hdimQ, [...new Set(known.map((d) => d.hdimQ))]);
   const hdimV = checks.integer('hdimV', p.hdimV ?? pairs[0]!.hdimV, 1, ATTENTION_MAX_HDIM);
   if (!pairs.some((d) => d.hdimV === hdimV))
     throw new FmhaFwdArgumentError('problem.hdimV', `must be ${pairs.map((d) => d.hdimV).join(' or ')} with hdimQ = ${hdimQ}`, hdimV);
@@ -150,15 +153,16 @@ function fwdShape(
  * per-batch seqlenK (optional) at most its slot; layouts bhsd | bshd; explicit strides keep the
  * layout's order without overlap (see `AttentionProblemChecks.strides`); a valid mask (spec or CK
  * string); lse boolean; scale finite > 0 (default 1/√hdimQ, rounded to fp32); splitKv an integer in
- * [1, 128] or 'auto' (numSplits 1, `splitKvAuto` true).
+ * [1, 128] or 'auto' (numSplits 1, `splitKvAuto` true). `options.headDims` replaces the head-dim
+ * pairs (an operator with other instances, e.g. FFPA's large head dims).
  */
-export function checkFmhaFwdProblem(problem: FmhaFwdProblem): CheckedFmhaFwdProblem {
+export function checkFmhaFwdProblem(problem: FmhaFwdProblem, options: { readonly headDims?: FmhaFwdHeadDims } = {}): CheckedFmhaFwdProblem {
   if (typeof problem !== 'object' || problem === null) throw new FmhaFwdArgumentError('problem', 'must be an object', problem);
   const p = problem;
   const v = new ArgumentProblems(FmhaFwdArgumentError);
   const dtype = v.check(() => checks.oneOf('dtype', p.dtype, FMHA_FWD_DTYPES));
   const heads = v.check(() => checks.heads(p, true));
-  const hdims = v.check(() => headDims(p));
+  const hdims = v.check(() => headDims(p, options.headDims ?? FMHA_FWD_HEAD_DIMS));
   const sequences = v.check(() => checks.sequences(p, heads?.batch, true));
   const inputLayout = v.check(() => checks.layout('inputLayout', p.inputLayout));
   const outputLayout = v.check(() => checks.layout('outputLayout', p.outputLayout));

@@ -3,6 +3,7 @@
 // launch geometry, catalog constants and compile flags.
 export * from './fmhaFwdArgumentError.ts';
 export * from './fmhaFwdProblem.ts';
+export * from './checkFmhaFwdKernelRules.ts';
 export * from './fmhaFwdProblemFlops.ts';
 export * from './fmhaFwdOperandElements.ts';
 export * from './fmhaFwdReferenceArgs.ts';

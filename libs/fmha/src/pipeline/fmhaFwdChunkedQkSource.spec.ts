@@ -1,6 +1,6 @@
 // The chunked Q·Kᵀ source of the sm_90a forward: the shared memory it plans (independent of the head
 // dim), its rules (checked when the pipeline is built) and its instance-key part. Its numerics are
-// GPU-tested by @tilekit/kernel-fmha-fwd (fmhaFwdLargeHead.gpu.spec.ts).
+// GPU-tested by @tilekit/kernel-ffpa (ffpa.gpu.spec.ts).
 import { BlockGemmPolicyError } from '@tilekit/gemm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

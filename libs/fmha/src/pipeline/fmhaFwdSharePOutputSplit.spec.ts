@@ -1,6 +1,6 @@
 // The shared-P output split of the sm_90a forward: its rules (checked when the pipeline is built),
 // the shared memory and barrier counts it implies, and its instance-key part. Its numerics are
-// GPU-tested by @tilekit/kernel-fmha-fwd (fmhaFwdLargeHead.gpu.spec.ts, "shared P").
+// GPU-tested by @tilekit/kernel-ffpa (ffpa.gpu.spec.ts).
 import { describe, expect, it } from 'vitest';
 import { fmhaFwdWsTestPolicy } from '../testing/fmhaFwdWsTestPolicy.ts';
 import { FmhaFwdChunkedQkSource } from './fmhaFwdChunkedQkSource.ts';

@@ -2,7 +2,8 @@ import type { AttentionTensorStrides } from '@tilekit/fmha';
 import { fmhaFwdOperandElements } from '@tilekit/kernel-fmha-fwd';
 import { describe, expect, it } from 'vitest';
 import { attentionFileBytes } from './attentionFileLayout.ts';
-import { ffpaBenchInstance, ffpaBenchProblem } from './ffpa.ts';
+import { planFfpa } from '@tilekit/kernel-ffpa';
+import { ffpaBenchProblem } from './ffpa.ts';
 import { FFPA_BENCH_CASES } from './ffpaCases.ts';
 import { fmhaFwdTensorFiles } from './fmhaFwdCases.ts';
 
@@ -15,6 +16,10 @@ describe('ffpa bench suite', () => {
       'ffpa_fwd_b1_h32_s8192_d384_bf16',
       'ffpa_fwd_b1_h32_s8192_d448_bf16',
       'ffpa_fwd_b1_h32_s8192_d512_bf16',
+      'ffpa_fwd_b1_h32_s8192_d640_bf16',
+      'ffpa_fwd_b1_h32_s8192_d768_bf16',
+      'ffpa_fwd_b1_h32_s8192_d896_bf16',
+      'ffpa_fwd_b1_h32_s8192_d1024_bf16',
       'ffpa_fwd_b1_h32_s8192_d576_dv512_bf16',
       'ffpa_fwd_b1_h32_s8192_d512_causal_bf16',
       'ffpa_fwd_b1_h32_hk8_s8192_d512_bf16',
@@ -27,11 +32,12 @@ describe('ffpa bench suite', () => {
     }
   });
 
-  it('every case has a shared-P large-head instance, and its problem reads the case’s files where they lie', () => {
+  it('every case plans (shared-P instances, slices of at most 512 columns), and its problem reads the case’s files where they lie', () => {
     for (const c of FFPA_BENCH_CASES) {
-      const instance = ffpaBenchInstance(c.shape);
-      expect(instance.policy.outputSplit?.tag).toBe('shareP');
       const p = ffpaBenchProblem(c.shape);
+      const plan = planFfpa(p);
+      expect(plan.slices.length).toBe(Math.ceil(c.shape.dv / 512));
+      for (const s of plan.slices) expect(s.instance.policy.outputSplit?.tag).toBe('shareP');
       expect([p.hdimQ, p.hdimV, p.numSplits, p.lse]).toEqual([c.shape.d, c.shape.dv, 1, false]);
       expect(p.scale).toBe(Math.fround(1 / Math.sqrt(c.shape.d)));
       const files = fmhaFwdTensorFiles(c.shape);

@@ -54,9 +54,9 @@ const shape = (d: number, extra: Partial<FmhaFwdBenchShape> = {}): FmhaFwdBenchS
   ...extra,
 });
 
-/** The forward shapes that the sm_90a large-head instances cover (d 320 … 512 and 576 / 512). */
+/** The forward shapes: d 320 … 1024 (sm_90a path), 576 / 512, and at d 512 causal, GQA, N 16384 and varlen. */
 export const FFPA_BENCH_SHAPES: readonly FmhaFwdBenchShape[] = Object.freeze([
-  ...[320, 384, 448, 512].map((d) => shape(d)),
+  ...[320, 384, 448, 512, 640, 768, 896, 1024].map((d) => shape(d)),
   shape(576, { dv: 512 }),
   shape(512, { causal: true }),
   shape(512, { hk: 8 }),

@@ -16,6 +16,7 @@ import {
   type CheckedFmhaFwdProblem,
   type FmhaFwdCombineInstance,
   type FmhaFwdInstance,
+  type FmhaFwdProblem,
 } from '@tilekit/kernel-fmha-fwd';
 import { buildOncePerInstance, Device, NvccCompiler, type Compiler } from '@tilekit/runtime';
 import type { BenchSuite, CaseContext, OurCaseResult, SuiteCase } from '../benchSuite.ts';
@@ -33,11 +34,8 @@ import {
 import { uploadSeqstarts } from './uploadSeqstarts.ts';
 import { withHeldBuffers } from './withHeldBuffers.ts';
 
-/**
- * The operator problem of a bench shape: its files' layout (bhsd, or bshd in group mode for varlen),
- * bottom-right causal (= top-left where sq = sk), split-KV 'auto'.
- */
-export function fmhaFwdBenchProblem(s: FmhaFwdBenchShape): CheckedFmhaFwdProblem {
+/** The problem fields of a bench shape: its files' layout (bhsd, or bshd in group mode for varlen), bottom-right causal (= top-left where sq = sk). */
+export function fmhaFwdBenchFields(s: FmhaFwdBenchShape): Omit<FmhaFwdProblem, 'splitKv' | 'scoreModifier'> {
   const layout = attentionKernelLayout(fmhaFwdFileLayout(s));
   const common = {
     dtype: s.dtype,
@@ -49,11 +47,15 @@ export function fmhaFwdBenchProblem(s: FmhaFwdBenchShape): CheckedFmhaFwdProblem
     mask: s.causal ? causalBottomRight : noMask,
     inputLayout: layout,
     outputLayout: layout,
-    splitKv: 'auto',
   } as const;
   if (s.seqlensQ !== undefined && s.seqlensK !== undefined)
-    return checkFmhaFwdProblem({ ...common, seqstartQ: seqstartsOf(s.seqlensQ), seqstartK: seqstartsOf(s.seqlensK) });
-  return checkFmhaFwdProblem({ ...common, seqlenQ: s.sq!, seqlenK: s.sk! });
+    return { ...common, seqstartQ: seqstartsOf(s.seqlensQ), seqstartK: seqstartsOf(s.seqlensK) };
+  return { ...common, seqlenQ: s.sq!, seqlenK: s.sk! };
+}
+
+/** The operator problem of a bench shape (`fmhaFwdBenchFields`) with split-KV 'auto'. */
+export function fmhaFwdBenchProblem(s: FmhaFwdBenchShape): CheckedFmhaFwdProblem {
+  return checkFmhaFwdProblem({ ...fmhaFwdBenchFields(s), splitKv: 'auto' });
 }
 
 /** `<problem>, N key splits + combine: <kernel>: R registers, S B dynamic smem, X B spills; …` */

@@ -1,23 +1,20 @@
-// The launch side of an attention-forward instance: TMA maps of Q, K and V, the packed kernel
-// arguments and the grid, from a checked problem and device buffers — all validated before
-// anything reaches the GPU (ArgumentError naming the argument and the rule). The checks every
-// forward launcher shares live in @tilekit/fmha-launch.
+// The launch side of an attention-forward instance (FmhaFwdInstance): TMA maps of Q, K and V, the
+// packed kernel arguments and the grid, from a checked problem and device buffers — all validated
+// before anything reaches the GPU (ArgumentError naming the argument and the rule).
 import { attentionTensorSpan, type AttentionTensorStrides, type FmhaFwdLaunchProblem } from '@tilekit/fmha';
-import {
-  checkAlignedDeviceRange,
-  checkFmhaFwdInputs,
-  checkFmhaFwdSequenceBuffers,
-  fmhaFwdInputBytes,
-  fmhaFwdTensorMaps,
-  fmhaFwdTileArgValues,
-  fmhaFwdUnsupported,
-  FmhaFwdLoadedKernel,
-  fmhaScoreArgValues,
-  reportFmhaFwdOverlaps,
-  type FmhaFwdBuffers,
-  type PreparedFmhaFwdLaunch,
-  type TensorMapEncoder,
-} from '@tilekit/fmha-launch';
+import { fmhaScoreArgValues } from '../fmhaScoreArgValues.ts';
+import { checkAlignedDeviceRange } from './checkAlignedDeviceRange.ts';
+import { checkFmhaFwdInputs } from './checkFmhaFwdInputs.ts';
+import { checkFmhaFwdSequenceBuffers } from './checkFmhaFwdSequenceBuffers.ts';
+import type { FmhaFwdBuffers } from './fmhaFwdBuffers.ts';
+import { fmhaFwdInputBytes } from './fmhaFwdInputBytes.ts';
+import { FmhaFwdLoadedKernel } from './fmhaFwdLoadedKernel.ts';
+import { fmhaFwdTensorMaps } from './fmhaFwdTensorMaps.ts';
+import { fmhaFwdTileArgValues } from './fmhaFwdTileArgValues.ts';
+import { fmhaFwdUnsupported } from './fmhaFwdUnsupported.ts';
+import type { PreparedFmhaFwdLaunch } from './preparedFmhaFwdLaunch.ts';
+import { reportFmhaFwdOverlaps } from './reportFmhaFwdOverlaps.ts';
+import type { TensorMapEncoder } from './tensorMapEncoder.ts';
 import { ArgumentError, ArgumentProblems, getDType } from '@tilekit/numeric';
 import { checkTiledTensorMap, type Device, type Compiler, checkDeviceRange } from '@tilekit/runtime';
 import type { FmhaFwdInstance } from './fmhaFwdInstance.ts';

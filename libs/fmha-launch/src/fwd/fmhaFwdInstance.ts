@@ -1,6 +1,8 @@
-// Kernel instances of the attention forward operator: a Policy bound to the sm_90a warp-specialized
-// TMA + wgmma pipeline of @tilekit/fmha, with a deterministic key (= entry point), the launch
-// constants the host asks for, and the kernel parameters. Host code never re-derives these.
+// Kernel instances of the dense attention forward pipeline: a Policy bound to the sm_90a
+// warp-specialized TMA + wgmma pipeline of @tilekit/fmha, with a deterministic key (= entry point),
+// the launch constants the host asks for, and the kernel parameters. Host code never re-derives
+// these. The operators that launch it (the dense forward, FFPA's large head dims) name their own
+// instances (FmhaFwdInstanceHeader).
 import {
   cast,
   div,
@@ -62,7 +64,21 @@ function fmhaParams(policy: FmhaFwdPolicy, target: Target) {
 
 type FmhaParams = ReturnType<typeof fmhaParams>;
 
-function fmhaFwdKey(policy: FmhaFwdPolicy, target: Target): InstanceKey {
+/** What an operator calls its instances: the key's prefix and the generated source's header. */
+export interface FmhaFwdInstanceHeader {
+  readonly prefix: string;
+  readonly title: string;
+  readonly generator: string;
+}
+
+/** The dense forward operator's (@tilekit/kernel-fmha-fwd) names. */
+export const FMHA_FWD_INSTANCE_HEADER: FmhaFwdInstanceHeader = Object.freeze({
+  prefix: 'fmha_fwd_sm90',
+  title: 'fmha forward',
+  generator: '@tilekit/kernel-fmha-fwd',
+});
+
+function fmhaFwdKey(policy: FmhaFwdPolicy, target: Target, prefix: string): InstanceKey {
   const { tileM, tileN, headDim, headDimV, scoreModifier, schedule, outputSplit, qkSource, ...rest } = policy;
   const hdim = headDim === headDimV ? headDim : `${headDim}x${headDimV}`;
   const parts = [
@@ -71,23 +87,21 @@ function fmhaFwdKey(policy: FmhaFwdPolicy, target: Target): InstanceKey {
     fmhaFwdKeyPartOf(outputSplit),
     fmhaFwdKeyPartOf(qkSource),
   ];
-  return instanceKey(
-    'fmha_fwd_sm90',
-    Object.assign({ ...rest, hdim, tile: [tileM, tileN], target: target.name }, ...parts.map((p) => p.config)),
-    { tags: Object.assign({ dtype: '', hdim: 'd', mask: '', tile: '', stages: 's', splitKv: 'split' }, ...parts.map((p) => p.tags)) },
-  );
+  return instanceKey(prefix, Object.assign({ ...rest, hdim, tile: [tileM, tileN], target: target.name }, ...parts.map((p) => p.config)), {
+    tags: Object.assign({ dtype: '', hdim: 'd', mask: '', tile: '', stages: 's', splitKv: 'split' }, ...parts.map((p) => p.tags)),
+  });
 }
 
 /** One attention-forward kernel of the catalog. */
 export class FmhaFwdInstance extends KernelInstance<FmhaFwdPolicy, FmhaParams> {
   readonly pipeline: FmhaFwdWsPipeline;
-  protected readonly sourceHeader = { title: 'fmha forward', generator: '@tilekit/kernel-fmha-fwd' };
+  protected readonly sourceHeader: { readonly title: string; readonly generator: string };
 
-  constructor(policy: FmhaFwdPolicy, target: Target = sm90a) {
+  constructor(policy: FmhaFwdPolicy, target: Target = sm90a, header: FmhaFwdInstanceHeader = FMHA_FWD_INSTANCE_HEADER) {
     const frozen = Object.freeze({ ...policy });
     const pipeline = new FmhaFwdWsPipeline(policy);
     super({
-      key: fmhaFwdKey(frozen, target),
+      key: fmhaFwdKey(frozen, target, header.prefix),
       policy: frozen,
       target,
       params: fmhaParams(frozen, target),
@@ -95,6 +109,7 @@ export class FmhaFwdInstance extends KernelInstance<FmhaFwdPolicy, FmhaParams> {
       sharedBytes: pipeline.sharedBytes,
     });
     this.pipeline = pipeline;
+    this.sourceHeader = { title: header.title, generator: header.generator };
   }
 
   /** The TMA box of Q (dimension 0 innermost: 64 head-dim elements × tileM rows × 1 head × 1 batch). */

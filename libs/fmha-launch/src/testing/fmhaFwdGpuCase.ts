@@ -1,6 +1,6 @@
 // The case runner the forward attention GPU specs share (sm_90a and sm_80 kernels alike): builds
 // the launch problem and the fp32 CPU reference of a case, runs one kernel over it, and checks
-// every O element and every LSE row. Harness code for *.gpu.spec.ts; not exported by the package.
+// every O element and every LSE row. Harness code for *.gpu.spec.ts (@tilekit/fmha-launch/testing).
 import assert from 'node:assert/strict';
 import {
   attentionFwdToleranceFor,
@@ -24,7 +24,7 @@ import {
 import { randomBits16 } from '@tilekit/host';
 import { decodeArray } from '@tilekit/numeric';
 import { Device } from '@tilekit/runtime';
-import type { FmhaFwdBuffers } from '@tilekit/fmha-launch';
+import type { FmhaFwdBuffers } from '../fwd/fmhaFwdBuffers.ts';
 
 /** The cap of the soft-capping cases: small enough that tanh bends typical scores. */
 export const GPU_CASE_SOFTCAP = 1.5;

@@ -1,0 +1,15 @@
+// @tilekit/kernel-ffpa: FFPA split-D attention for large head dims (320–1024) on sm_90a. Re-exports only, by concept.
+
+// Problem: the forward attention problem with FFPA's head dims, one pass.
+export * from './ffpaHeadDims.ts';
+export * from './checkFfpaProblem.ts';
+
+// Plan: O split into column slices across CTAs, each slice's instance from the catalog.
+export * from './ffpaColumnSlices.ts';
+export * from './ffpaCatalog.ts';
+export * from './ffpaDispatch.ts';
+export * from './ffpaPlan.ts';
+
+// Launch: the slices' launches, validated together; the operator-level runner.
+export * from './ffpaLauncher.ts';
+export * from './ffpaRunner.ts';
