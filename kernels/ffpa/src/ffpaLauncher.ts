@@ -1,9 +1,10 @@
 // The launch side of FFPA: one launch per column slice of O, each the slice's instance on V and O
 // offset to the slice's first column — validated in full before anything is enqueued.
-import { attentionTensorSpan, type FmhaFwdLaunchProblem } from '@tilekit/fmha';
+import type { FmhaFwdLaunchProblem } from '@tilekit/fmha';
 import {
-  checkAlignedDeviceRange,
   checkFmhaFwdInputs,
+  checkFmhaFwdOutputs,
+  reportFmhaFwdOutputOverlaps,
   type FmhaFwdBuffers,
   type FmhaFwdKernel,
   type TensorMapEncoder,
@@ -26,8 +27,9 @@ function from(range: DeviceRange, bytes: number): DeviceRange {
 
 /**
  * Validates a launch of every slice of `p` (hdimV the full width) and returns `launch`, which
- * enqueues them in column order on `buffers.stream`. Q, K, V and O are first checked whole (size,
- * 16-byte starts of Q, K, V, O aligned to element pairs), then each slice's launch as the forward
+ * enqueues them in column order on `buffers.stream`. Q, K, V, O and LSE are first checked whole (size,
+ * 16-byte starts of Q, K, V, O aligned to element pairs, LSE to 4 bytes; O and LSE overlapping none of Q, K, V or
+ * each other), then each slice's launch as the forward
  * launcher checks it (`FmhaFwdKernel.prepare`: instance predicates, overlaps, group-mode arrays).
  * Throws `ArgumentError` naming the argument and the rule; nothing is enqueued then.
  */
@@ -38,7 +40,7 @@ export function prepareFfpaLaunch(
   encode: TensorMapEncoder,
 ): { launch(): void } {
   const e = getDType(p.dtype).bytes;
-  const covered = kernels.reduce((end, k) => (k.slice.offset === end ? end + k.slice.width : NaN), 0);
+  const covered = kernels.reduce((end, k) => (k.slice.offset === end && k.slice.width > 0 ? end + k.slice.width : NaN), 0);
   if (covered !== p.hdimV)
     throw new ArgumentError(
       'kernels',
@@ -46,9 +48,10 @@ export function prepareFfpaLaunch(
       kernels.map((k) => k.slice),
     );
   const whole = new ArgumentProblems(ArgumentError);
-  whole.check(() => checkFmhaFwdInputs(p, buffers, 'TMA'));
-  const oBytes = attentionTensorSpan(p.oStrides, p.mode === 'group' ? 1 : p.batch, p.nheadQ, p.rowsQ, p.hdimV) * e;
-  whole.check(() => checkAlignedDeviceRange('o', buffers.o, oBytes, 2 * e, ' (element-pair stores)'));
+  const inputs = whole.check(() => checkFmhaFwdInputs(p, buffers, 'TMA'));
+  const outputs = whole.check(() => checkFmhaFwdOutputs(p, buffers));
+  // Each slice sees only its own columns of V and O: overlaps between the whole tensors are checked here.
+  reportFmhaFwdOutputOverlaps(whole, p, inputs, outputs);
   whole.throwIfAny();
   const { lse, ...rest } = buffers;
   const launches = kernels.map(({ slice, kernel }) => {

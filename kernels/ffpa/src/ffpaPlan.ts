@@ -43,7 +43,7 @@ export function planFfpa(
   problem: FfpaProblem | CheckedFmhaFwdProblem,
   options: { readonly catalog?: readonly FmhaFwdInstance[] } = {},
 ): FfpaPlan {
-  const checked = 'rowsQ' in problem ? problem : checkFfpaProblem(problem);
+  const checked = typeof problem === 'object' && problem !== null && 'rowsQ' in problem ? problem : checkFfpaProblem(problem);
   const columns = ffpaColumnSlices(checked.hdimV);
   const slices = columns.map((s) => Object.freeze({ ...s, instance: selectFfpaInstance(ffpaSliceProblem(checked, s), options.catalog) }));
   return Object.freeze({ problem: checked, slices: Object.freeze(slices), description: describe(checked, columns) });

@@ -62,9 +62,16 @@ export class FfpaRunner {
       owned.push(kernel);
       return kernel;
     });
-    const kernels = await Promise.all(
+    const built = await Promise.allSettled(
       plan.slices.map(async (s) => ({ slice: { offset: s.offset, width: s.width }, kernel: await build(s.instance) })),
     );
+    const failed = built.find((r) => r.status === 'rejected');
+    if (failed !== undefined) {
+      // Free what was built before passing the failure on.
+      for (const k of owned) k.dispose();
+      throw failed.reason;
+    }
+    const kernels = built.map((r) => (r as PromiseFulfilledResult<FfpaSliceKernel>).value);
     const encode = options.encode ?? ((m) => encodeTensorMapTiled(options.device, m));
     return new FfpaRunner(plan, kernels, options.device, encode, owned);
   }

@@ -50,7 +50,7 @@ export function planFmhaFwd(
     readonly combineCatalog?: readonly FmhaFwdCombineInstance[];
   } = {},
 ): FmhaFwdPlan {
-  let checked = 'rowsQ' in problem ? problem : checkFmhaFwdProblem(problem);
+  let checked = typeof problem === 'object' && problem !== null && 'rowsQ' in problem ? problem : checkFmhaFwdProblem(problem);
   checkFmhaFwdKernelRules(checked);
   const catalog = options.catalog !== undefined ? { catalog: options.catalog } : {};
   if (checked.splitKvAuto) {

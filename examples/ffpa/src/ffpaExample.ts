@@ -1,0 +1,239 @@
+// example_ffpa: plans the FFPA attention forward the flags describe (large head dims: O split into
+// column slices across CTAs, one catalog instance per slice), compiles every slice's kernel,
+// prints the plan, the instances and their resources, computes the CPU reference (-v=1: fp32 or
+// better, P not narrowed; sampled query rows for big problems), and on a GPU runs, times and
+// validates. Without a CUDA device it says so and exits 0 after the CPU part.
+import { ATTENTION_FLAG_OF, attentionShapeFromArgs, withAttentionFlags, type AttentionShape } from '@tilekit/example-attention-flags';
+import {
+  compareWithReference,
+  FULL_REFERENCE_MAX_MACS,
+  fmhaFwdReferenceCheck,
+  SAMPLED_ROWS_PER_HEAD,
+  type FmhaFwdReferenceCheck,
+} from '@tilekit/example-fmha-fwd';
+import {
+  FMHA_FWD_COMPILE_FLAGS,
+  fmhaFwdOperandElements,
+  fmhaFwdProblemFlops,
+  formatFmhaFwdProblem,
+  type CheckedFmhaFwdProblem,
+} from '@tilekit/fmha';
+import {
+  ArgParseError,
+  ArgParser,
+  fillTensor,
+  flagErrorOf,
+  formatTable,
+  HostTensor,
+  summarizeTimes,
+  tflops,
+  type ParsedArgs,
+} from '@tilekit/host';
+import { checkFfpaProblem, FfpaRunner, NoFfpaInstanceError, planFfpa, type FfpaPlan, type FfpaProblem } from '@tilekit/kernel-ffpa';
+import { ArgumentError, decode } from '@tilekit/numeric';
+import { compileInstance, Device, NvccCompiler, probe, timeLaunches, type DeviceBuffer } from '@tilekit/runtime';
+import { ExampleArgParser, redeclareFlags } from './exampleArgParser.ts';
+
+const PROGRAM = 'example_ffpa';
+
+// The shared attention flags with FFPA's texts; redeclared below with FFPA's defaults.
+const sharedFlags = withAttentionFlags(new ArgParser(PROGRAM), {
+  seqlen: '1024',
+  seqlenExample: '1,17,259,4097',
+  headDims: '320 … 1024 in steps of 64; 576 also with -d_v=512',
+  headDimV: '= d',
+  inputTensors: 'Q/K/V',
+  outputTensors: 'O',
+  precTensors: 'Q, K, V and O',
+});
+
+/** The example's flags (CK-tile's tile_example_fmha_fwd spelling: `-key=value`, `-?` for help; no `-bwd`). */
+export const ffpaParser = redeclareFlags(
+  sharedFlags,
+  new ExampleArgParser(
+    PROGRAM,
+    'FFPA attention forward O = softmax(scale·Q·Kᵀ + mask)·V for large head dims on sm_90a (Q·Kᵀ in head-dim chunks, O in column slices)',
+    'backward: not built yet (issue 19)',
+  ),
+  { b: 1, s: '1024', d: 512, prec: 'bf16' },
+)
+  .bool('lse', false, 'also write LSE (fp32, natural log)')
+  .bool('v', true, 'validate against the fp32 CPU reference (sampled query rows for big problems)')
+  .int('seed', 11939, 'seed of the input fill (uniform in [-1, 1): Q from seed, K from seed + 1, V from seed + 2)')
+  .int('warmup', 5, 'untimed runs first', { min: 0 })
+  .int('repeat', 20, 'timed runs (median reported)', { min: 1 });
+
+type FfpaFlags = typeof ffpaParser extends ArgParser<infer T> ? T : never;
+export type FfpaArgs = ParsedArgs<FfpaFlags>;
+
+/** An empty problem would compile and launch nothing: `-s` must give at least one query row. */
+function checkQueryRows(shape: AttentionShape, seqlens: string): void {
+  const rows = 'seqlenQ' in shape ? shape.seqlenQ : shape.seqstartQ.at(-1)!;
+  if (rows === 0) throw new ArgParseError('-s', `-s=${seqlens}: the problem needs at least one query row`);
+}
+
+/** The problem the flags describe (throws ArgParseError for flags that cannot make one). */
+export function problemFromArgs(args: FfpaArgs): FfpaProblem {
+  const shape = attentionShapeFromArgs(args);
+  checkQueryRows(shape, args.get('s'));
+  return { ...shape, lse: args.get('lse') };
+}
+
+/**
+ * The checked problem and its plan. A problem FFPA rejects (`checkFfpaProblem`'s typed error)
+ * becomes the one-line error of the flag it came from (exit 2, before anything is compiled).
+ */
+export function planFromArgs(args: FfpaArgs): FfpaPlan {
+  try {
+    return planFfpa(checkFfpaProblem(problemFromArgs(args)));
+  } catch (error) {
+    if (error instanceof ArgumentError && !(error instanceof ArgParseError)) throw flagErrorOf(args, error, ATTENTION_FLAG_OF);
+    throw error;
+  }
+}
+
+/** Logs the problem, the plan and each column slice's instance. */
+function logPlan(plan: FfpaPlan, log: (line: string) => void): void {
+  const p = plan.problem;
+  log(`${PROGRAM}: ${formatFmhaFwdProblem(p)}, scale ${p.scale}`);
+  log(`plan: ${plan.description}`);
+  for (const s of plan.slices) {
+    const i = s.instance;
+    const grid = i.launch(p.batch, p.nheadQ, p.seqlenQ).grid.join(', ');
+    log(
+      `slice [${s.offset},${s.offset + s.width}): ${i.name} (key ${i.key.hash}), tile ${i.policy.tileM}x${i.policy.tileN}, ` +
+        `${i.threads} threads; grid [${grid}], ${i.sharedBytes} B dynamic smem`,
+    );
+  }
+}
+
+/** Compiles each distinct slice instance with nvcc and logs its registers, shared memory and spills. */
+async function compileSlices(plan: FfpaPlan, compiler: NvccCompiler, log: (line: string) => void): Promise<void> {
+  const rows: (string | number | boolean)[][] = [];
+  for (const instance of new Set(plan.slices.map((s) => s.instance))) {
+    const compiled = await compileInstance(instance, compiler, FMHA_FWD_COMPILE_FLAGS);
+    const r = compiled.resources;
+    const spills = `${r.spillStores}/${r.spillLoads}`;
+    rows.push([instance.name, compiled.arch, r.registers, r.sharedBytes, instance.sharedBytes, spills, r.stackFrame, compiled.cached]);
+  }
+  log(formatTable(['kernel', 'arch', 'registers', 'static smem (B)', 'dynamic smem (B)', 'spills st/ld (B)', 'stack (B)', 'cached'], rows));
+}
+
+/** Q, K and V as fp16/bf16 bits, uniform in [-1, 1), from `seed`, `seed + 1` and `seed + 2`. */
+function randomInputs(p: CheckedFmhaFwdProblem, seed: number): { q: Uint16Array; k: Uint16Array; v: Uint16Array } {
+  const elems = fmhaFwdOperandElements(p);
+  const bits = (n: number, s: number): Uint16Array => {
+    const b = fillTensor(HostTensor.empty(p.dtype, [Math.max(1, n)]), 'uf:-1,1', s).bytes();
+    return new Uint16Array(b.buffer, b.byteOffset, Math.max(1, n));
+  };
+  return { q: bits(elems.q, seed), k: bits(elems.k, seed + 1), v: bits(elems.v, seed + 2) };
+}
+
+/** The CPU reference of the inputs (`referenceAttentionFwd`, or sampled rows above 2^30 multiply-adds), logged. */
+function referenceOf(p: CheckedFmhaFwdProblem, data: ReturnType<typeof randomInputs>, seed: number, log: (line: string) => void) {
+  const macs = fmhaFwdProblemFlops(p) / 2;
+  const full = macs <= FULL_REFERENCE_MAX_MACS;
+  const started = performance.now();
+  const check = fmhaFwdReferenceCheck(p, data, full ? {} : { sample: SAMPLED_ROWS_PER_HEAD, seed });
+  const ms = (performance.now() - started).toFixed(1);
+  const tol = `O atol ${check.tolerance.o.atol.toExponential(2)} + rtol ${check.tolerance.o.rtol.toExponential(2)}`;
+  const rows = full
+    ? `all ${check.rows} query rows`
+    : `SAMPLED ${check.rows} query rows (${SAMPLED_ROWS_PER_HEAD} per batch and head incl. the first and last; ` +
+      `2^${Math.log2(macs).toFixed(1)} > 2^30 multiply-adds)`;
+  log(`CPU reference (fp32 or better, probabilities not narrowed): ${rows} in ${ms} ms (${tol})`);
+  return check;
+}
+
+/** The open CUDA device, or undefined with the reason there is none. */
+function openDevice(): { readonly device?: Device; readonly reason: string } {
+  const probed = probe();
+  if (probed.driver && probed.deviceCount > 0) return { device: Device.open(0), reason: '' };
+  return { reason: probed.reason ?? 'the driver reports no devices' };
+}
+
+/**
+ * Runs the example; `log` receives each output line. Returns the exit code: 0 on success (also
+ * without a GPU), 1 when validation fails or no instance runs the problem. Bad flags and problems
+ * FFPA rejects throw ArgParseError (runCli: one line, exit 2) before anything is compiled.
+ */
+export async function runFfpaExample(args: FfpaArgs, log: (line: string) => void = console.log): Promise<number> {
+  let plan: FfpaPlan;
+  try {
+    plan = planFromArgs(args);
+  } catch (error) {
+    if (!(error instanceof NoFfpaInstanceError)) throw error;
+    log(error.message);
+    return 1;
+  }
+  logPlan(plan, log);
+  const compiler = new NvccCompiler();
+  await compileSlices(plan, compiler, log);
+  const p = plan.problem;
+  const data = randomInputs(p, args.get('seed'));
+  const check = args.get('v') ? referenceOf(p, data, args.get('seed'), log) : undefined;
+  const { device, reason } = openDevice();
+  if (device === undefined) {
+    const what = `the kernel(s) were generated and compiled${check ? ' and the CPU reference computed' : ''}`;
+    log(`no CUDA device found (${reason}): ${what}; nothing ran on a GPU.`);
+    return 0;
+  }
+  return runOnDevice(plan, { device, compiler, data, check, args, log });
+}
+
+interface DeviceRun {
+  readonly device: Device;
+  readonly compiler: NvccCompiler;
+  readonly data: ReturnType<typeof randomInputs>;
+  readonly check: FmhaFwdReferenceCheck | undefined;
+  readonly args: FfpaArgs;
+  readonly log: (line: string) => void;
+}
+
+/** Builds the runner, uploads the inputs, times warmup + repeat launches back to back, and validates O (and LSE). */
+async function runOnDevice(plan: FfpaPlan, r: DeviceRun): Promise<number> {
+  const { device, args, log } = r;
+  const p = plan.problem;
+  const elems = fmhaFwdOperandElements(p);
+  const runner = await FfpaRunner.create(p, { device, compiler: r.compiler });
+  const buffers: DeviceBuffer[] = [];
+  const keep = (b: DeviceBuffer): DeviceBuffer => (buffers.push(b), b);
+  try {
+    const [q, k, v] = [keep(device.upload(r.data.q)), keep(device.upload(r.data.k)), keep(device.upload(r.data.v))];
+    const o = keep(device.alloc(Math.max(1, elems.o) * 2).fill(0xff));
+    const lse = p.lse ? keep(device.alloc(Math.max(1, elems.lse) * 4).fill(0xff)) : undefined;
+    const group =
+      p.mode === 'group'
+        ? { seqstartQ: keep(device.upload(new Int32Array(p.seqstartQ))), seqstartK: keep(device.upload(new Int32Array(p.seqstartK))) }
+        : {};
+    const run = runner.prepare({ q, k, v, o, ...(lse ? { lse } : {}), ...group }); // validated once, before any launch
+    const t = summarizeTimes(timeLaunches(device, run.launch, { warmup: args.get('warmup'), repeat: args.get('repeat') }));
+    const flops = fmhaFwdProblemFlops(p);
+    log(
+      `${device.name}: ${t.median.toFixed(4)} ms (median of ${t.n} after ${args.get('warmup')} warmup; ` +
+        `${plan.slices.length} slice launch(es)), ${tflops(flops, t.median).toFixed(1)} TFLOP/s (${(flops / 1e12).toFixed(3)} TFLOP)`,
+    );
+    return r.check === undefined ? 0 : validate(p, r.check, o, lse, log);
+  } finally {
+    device.synchronize();
+    for (const b of buffers) b.dispose();
+    runner.dispose();
+  }
+}
+
+/** Compares the device's O (and LSE) with the reference; logs the comparison and `valid: yes|no`. */
+function validate(
+  p: CheckedFmhaFwdProblem,
+  check: FmhaFwdReferenceCheck,
+  o: DeviceBuffer,
+  lse: DeviceBuffer | undefined,
+  log: (line: string) => void,
+): number {
+  const oBytes = o.copyToHost();
+  const oBits = new Uint16Array(oBytes.buffer, oBytes.byteOffset, oBytes.byteLength / 2);
+  const lseHost = lse ? new Float32Array(lse.copyToHost().buffer) : undefined;
+  const result = compareWithReference(check, (off) => decode(p.dtype, oBits[off]!), lseHost ? (i) => lseHost[i]! : undefined);
+  log(result.message);
+  log(`valid: ${result.ok ? 'yes' : 'no'}${check.sampled ? ` (${check.rows} sampled query rows)` : ''}`);
+  return result.ok ? 0 : 1;
+}

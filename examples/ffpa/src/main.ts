@@ -1,0 +1,7 @@
+// Example: FFPA attention forward for large head dims, planned into column slices, compiled, launched, validated and timed.
+//   npx tsx --conditions=@tilekit/source examples/ffpa/src/main.ts -b=2 -h=16 -s=4096 -d=1024 -mask=b -prec=bf16
+//   ... -d=576 -d_v=512 -h_k=1 -lse=1       ... -mode=1 -s=1,17,259,4097 -d=640       ... -? lists every flag
+import { runCli } from '@tilekit/host';
+import { ffpaParser, runFfpaExample } from './ffpaExample.ts';
+
+await runCli(ffpaParser, process.argv.slice(2), (args) => runFfpaExample(args));
