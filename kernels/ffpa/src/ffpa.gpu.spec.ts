@@ -1,18 +1,19 @@
 // GPU tests of FFPA (node:test; `npm run test:gpu`, or tools/device on the GPU machine): every case
-// runs through the operator's launcher (its column slices, each the catalog instance of the slice's
-// width on V and O offset to the slice) against the fp32 CPU reference: d 320 … 1024 (d_v above 512
-// split across CTAs, evenly and not), 576 / 512, ragged lengths 1, 17, 127, 259, 1000 and 4097,
-// causal masks of both alignments (fully masked rows), sliding windows, GQA, varlen with empty
-// sequences, both layouts. Skipped (loudly, by the runner) without a GPU.
+// runs through the operator's plan and launcher against the fp32 CPU reference — one CTA per query
+// tile, a cluster of two (partial S exchanged through distributed shared memory), or column slices
+// of O that recompute S (also run for every cluster case): d 320 … 1024 (d_v above 512 split evenly
+// and not), 576 / 512, ragged lengths 1, 17, 127, 259, 1000 and 4097, causal masks of both
+// alignments (fully masked rows), sliding windows, GQA, varlen with empty sequences, both layouts. Skipped (loudly, by the runner) without a GPU.
 import { test } from 'node:test';
-import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask } from '@tilekit/fmha';
+import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask, type CheckedFmhaFwdProblem } from '@tilekit/fmha';
 import { FmhaFwdKernel } from '@tilekit/fmha-launch';
 import { runFmhaFwdGpuCase, type FmhaFwdGpuCase, type FmhaFwdGpuKernel } from '@tilekit/fmha-launch/testing';
 import { buildOncePerInstance, Device, encodeTensorMapTiled } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
-import { FFPA_CATALOG } from './ffpaCatalog.ts';
-import { ffpaColumnSlices } from './ffpaColumnSlices.ts';
+import { checkFfpaProblem } from './checkFfpaProblem.ts';
+import type { FFPA_CATALOG } from './ffpaCatalog.ts';
 import { prepareFfpaLaunch } from './ffpaLauncher.ts';
+import { ffpaSlicePlans, type FfpaPlanOptions } from './ffpaPlan.ts';
 
 const cases: readonly FmhaFwdGpuCase[] = [
   {
@@ -187,17 +188,26 @@ const kernelOf = buildOncePerInstance((instance: (typeof FFPA_CATALOG)[number]) 
   FmhaFwdKernel.build(instance, { device: Device.open(0), compiler: gpuTestCompiler('ffpa-gpu') }),
 );
 
-/** Case `c` as the operator runs it: one catalog instance per column slice of O, launched through `prepareFfpaLaunch`. */
-async function ffpaGpuKernel(c: FmhaFwdGpuCase): Promise<FmhaFwdGpuKernel> {
-  const mask = c.mask.kind === 'none' ? 'none' : 'window';
+/** Prefix sums of sequence lengths. */
+function starts(lens: readonly number[]): number[] {
+  return lens.reduce((s, l) => [...s, s[s.length - 1]! + l], [0]);
+}
+
+/** The operator's checked problem of case `c` (packed tensors in its layout, as the case runner lays them out). */
+function caseProblem(c: FmhaFwdGpuCase): CheckedFmhaFwdProblem {
+  const sequences = Array.isArray(c.sq)
+    ? { seqstartQ: starts(c.sq as readonly number[]), seqstartK: starts(c.sk as readonly number[]) }
+    : { seqlenQ: c.sq as number, seqlenK: c.sk as number };
+  const heads = { batch: c.batch, nheadQ: c.h, nheadK: c.hk ?? c.h };
+  const dims = { hdimQ: c.d, hdimV: c.dv ?? c.d, inputLayout: c.layout, outputLayout: c.layout };
+  return checkFfpaProblem({ dtype: c.dtype, ...heads, ...dims, ...sequences, mask: c.mask });
+}
+
+/** Case `c` as the operator runs it: its plan's slices (a cluster, or column slices with `clusters` false), through `prepareFfpaLaunch`. */
+async function ffpaGpuKernel(c: FmhaFwdGpuCase, options: FfpaPlanOptions): Promise<FmhaFwdGpuKernel> {
+  const plans = ffpaSlicePlans(caseProblem(c), options);
   const kernels = await Promise.all(
-    ffpaColumnSlices(c.dv ?? c.d).map(async (slice) => {
-      const instance = FFPA_CATALOG.find(
-        (i) => i.policy.dtype === c.dtype && i.policy.headDim === c.d && i.policy.headDimV === slice.width && i.policy.mask === mask,
-      );
-      if (instance === undefined) throw new Error(`no ffpa instance for ${c.label}, columns ${slice.offset}+${slice.width}`);
-      return { slice, kernel: await kernelOf(instance) };
-    }),
+    plans.map(async (s) => ({ slice: { offset: s.offset, width: s.width }, kernel: await kernelOf(s.instance) })),
   );
   return {
     name: kernels.map((k) => k.kernel.instance.name).join(' + '),
@@ -207,6 +217,13 @@ async function ffpaGpuKernel(c: FmhaFwdGpuCase): Promise<FmhaFwdGpuKernel> {
 
 for (const c of cases) {
   test(`kernel-ffpa/gpu: ${c.label}`, gpu.options, async () => {
-    console.log(await runFmhaFwdGpuCase(c, await ffpaGpuKernel(c)));
+    console.log(await runFmhaFwdGpuCase(c, await ffpaGpuKernel(c, {})));
+  });
+}
+
+// The same cases where the default plan is a cluster, on column slices that recompute S instead.
+for (const c of cases.filter((x) => (x.dv ?? x.d) > 512 && x.d % 128 === 0 && (x.dv ?? x.d) % 128 === 0)) {
+  test(`kernel-ffpa/gpu column slices: ${c.label}`, gpu.options, async () => {
+    console.log(await runFmhaFwdGpuCase(c, await ffpaGpuKernel(c, { clusters: false })));
   });
 }

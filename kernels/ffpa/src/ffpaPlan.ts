@@ -1,11 +1,14 @@
-// The plan of an FFPA problem: its column slices of O and the instance that computes each.
+// The plan of an FFPA problem: the CTAs that compute each query tile — one; a cluster of two that
+// split Q·Kᵀ's head dim and O's columns; or column slices of O that each recompute S — and the
+// instance of each.
 import type { CheckedFmhaFwdProblem, FmhaFwdLaunchProblem } from '@tilekit/fmha';
 import type { FmhaFwdInstance } from '@tilekit/fmha-launch';
 import { checkFfpaProblem, type FfpaProblem } from './checkFfpaProblem.ts';
+import { FFPA_CATALOG } from './ffpaCatalog.ts';
 import { ffpaColumnSlices, type FfpaColumnSlice } from './ffpaColumnSlices.ts';
-import { selectFfpaInstance } from './ffpaDispatch.ts';
+import { NoFfpaInstanceError, selectFfpaInstance } from './ffpaDispatch.ts';
 
-/** One column slice of O and its instance. */
+/** One column slice of O and its instance (a cluster instance's slice is all of O). */
 export interface FfpaSlicePlan extends FfpaColumnSlice {
   readonly instance: FmhaFwdInstance;
 }
@@ -14,8 +17,14 @@ export interface FfpaSlicePlan extends FfpaColumnSlice {
 export interface FfpaPlan {
   readonly problem: CheckedFmhaFwdProblem;
   readonly slices: readonly FfpaSlicePlan[];
-  /** E.g. `d1024 dv1024: 2 CTAs per 64 query rows, O columns [0,512) [512,1024), S recomputed in each`. */
+  /** E.g. `d1024 dv1024: a cluster of 2 CTAs per 64 query rows, …` or `… 2 CTAs per 64 query rows, O columns [0,512) [512,1024), …`. */
   readonly description: string;
+}
+
+/** How to plan: the catalog (default `FFPA_CATALOG`); `clusters: false` keeps d_v above 512 on column slices. */
+export interface FfpaPlanOptions {
+  readonly catalog?: readonly FmhaFwdInstance[];
+  readonly clusters?: boolean;
 }
 
 /**
@@ -27,24 +36,45 @@ export function ffpaSliceProblem<P extends FmhaFwdLaunchProblem>(p: P, slice: Ff
   return { ...p, hdimV: slice.width, lse: p.lse && slice.offset === 0 };
 }
 
-function describe(p: FmhaFwdLaunchProblem, slices: readonly FfpaColumnSlice[]): string {
+function describe(p: FmhaFwdLaunchProblem, slices: readonly FfpaSlicePlan[]): string {
+  const head = `d${p.hdimQ} dv${p.hdimV}`;
+  const ctas = slices[0]!.instance.clusterCtas;
+  if (ctas > 1)
+    return (
+      `${head}: a cluster of ${ctas} CTAs per 64 query rows, each Q·Kᵀ over ${p.hdimQ / ctas} columns of d (partial S ` +
+      `exchanged through distributed shared memory) and ${p.hdimV / ctas} columns of O`
+    );
+  if (slices.length === 1) return `${head}: 1 CTA per 64 query rows`;
   const cols = slices.map((s) => `[${s.offset},${s.offset + s.width})`).join(' ');
-  const ctas = slices.length === 1 ? '1 CTA per 64 query rows' : `${slices.length} CTAs per 64 query rows`;
-  return `d${p.hdimQ} dv${p.hdimV}: ${ctas}, O columns ${cols}${slices.length > 1 ? ', S recomputed in each' : ''}`;
+  return `${head}: ${slices.length} CTAs per 64 query rows, O columns ${cols}, S recomputed in each`;
+}
+
+/**
+ * The slices of `p` and their instances: all of O in one slice when an instance computes it (one
+ * CTA, or — unless `clusters` is false — a cluster), else `ffpaColumnSlices`. Throws
+ * `NoFfpaInstanceError` when a slice has no instance.
+ */
+export function ffpaSlicePlans(p: CheckedFmhaFwdProblem, options: FfpaPlanOptions = {}): readonly FfpaSlicePlan[] {
+  const catalog = options.catalog ?? FFPA_CATALOG;
+  const usable = options.clusters === false ? catalog.filter((i) => i.clusterCtas === 1) : catalog;
+  const pick = (s: FfpaColumnSlice): FfpaSlicePlan => Object.freeze({ ...s, instance: selectFfpaInstance(ffpaSliceProblem(p, s), usable) });
+  const whole = { offset: 0, width: p.hdimV };
+  if (p.hdimV <= 512) return Object.freeze([pick(whole)]);
+  try {
+    return Object.freeze([pick(whole)]);
+  } catch (e) {
+    if (!(e instanceof NoFfpaInstanceError)) throw e;
+  }
+  return Object.freeze(ffpaColumnSlices(p.hdimV).map(pick));
 }
 
 /**
  * Plans `problem` (no GPU needed): checks it (`checkFfpaProblem`; a checked problem is taken as
- * is), splits O into column slices (`ffpaColumnSlices`) and dispatches each slice's instance from
- * `options.catalog` (default `FFPA_CATALOG`). Throws `FmhaFwdArgumentError` for a bad problem and
+ * is) and picks its slices (`ffpaSlicePlans`). Throws `FmhaFwdArgumentError` for a bad problem and
  * `NoFfpaInstanceError` when a slice has no instance (a custom catalog).
  */
-export function planFfpa(
-  problem: FfpaProblem | CheckedFmhaFwdProblem,
-  options: { readonly catalog?: readonly FmhaFwdInstance[] } = {},
-): FfpaPlan {
+export function planFfpa(problem: FfpaProblem | CheckedFmhaFwdProblem, options: FfpaPlanOptions = {}): FfpaPlan {
   const checked = typeof problem === 'object' && problem !== null && 'rowsQ' in problem ? problem : checkFfpaProblem(problem);
-  const columns = ffpaColumnSlices(checked.hdimV);
-  const slices = columns.map((s) => Object.freeze({ ...s, instance: selectFfpaInstance(ffpaSliceProblem(checked, s), options.catalog) }));
-  return Object.freeze({ problem: checked, slices: Object.freeze(slices), description: describe(checked, columns) });
+  const slices = ffpaSlicePlans(checked, options);
+  return Object.freeze({ problem: checked, slices, description: describe(checked, slices) });
 }

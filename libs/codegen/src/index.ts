@@ -45,6 +45,7 @@ export * from './intrinsics/cpAsync.ts';
 export * from './intrinsics/ldmatrix.ts';
 export * from './intrinsics/mbarrier.ts';
 export * from './intrinsics/asyncFence.ts';
+export * from './intrinsics/cluster.ts';
 export * from './intrinsics/tma.ts';
 export * from './intrinsics/setmaxnreg.ts';
 export * from './intrinsics/electSync.ts';

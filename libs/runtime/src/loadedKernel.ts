@@ -17,11 +17,12 @@ export interface LoadableInstance extends CompilableInstance {
   readonly sharedBytes: number;
 }
 
-/** The geometry of one launch: grid, block and dynamic shared memory (bytes). */
+/** The geometry of one launch: grid, block, dynamic shared memory (bytes) and, for a cluster launch, the cluster. */
 export interface KernelLaunchGeometry {
   readonly grid: Dim3;
   readonly block: Dim3;
   readonly sharedBytes: number;
+  readonly cluster?: Dim3;
 }
 
 /**
@@ -66,7 +67,13 @@ export abstract class LoadedKernel<I extends LoadableInstance> {
 
   /** A closure that only enqueues `args` with `launch`'s geometry (on `stream`, else the default stream). */
   protected enqueue(launch: KernelLaunchGeometry, args: PackedKernelArgs, stream: Stream | undefined): () => void {
-    const config = { grid: launch.grid, block: launch.block, sharedBytes: launch.sharedBytes, ...(stream ? { stream } : {}) };
+    const config = {
+      grid: launch.grid,
+      block: launch.block,
+      sharedBytes: launch.sharedBytes,
+      ...(launch.cluster ? { cluster: launch.cluster } : {}),
+      ...(stream ? { stream } : {}),
+    };
     return () => this.kernel.launch(config, args);
   }
 

@@ -4,6 +4,7 @@
 // these. The operators that launch it (the dense forward, FFPA's large head dims) name their own
 // instances (FmhaFwdInstanceHeader).
 import {
+  add,
   cast,
   div,
   float32,
@@ -117,12 +118,22 @@ export class FmhaFwdInstance extends KernelInstance<FmhaFwdPolicy, FmhaParams> {
     return { q: [64, this.policy.tileM, 1, 1], kv: [64, this.policy.tileN, 1, 1] };
   }
 
-  /** Grid for `batch` sequences of at most `maxSeqlenQ` query rows and `nheadQ` heads (and `splits` key splits). */
+  /** CTAs per query tile and head: a cluster of them with a cluster Q·Kᵀ source (`FmhaFwdClusterQkSource`), else 1. */
+  get clusterCtas(): number {
+    return this.pipeline.qkSource.clusterCtas ?? 1;
+  }
+
+  /**
+   * Grid for `batch` sequences of at most `maxSeqlenQ` query rows and `nheadQ` heads (and `splits`
+   * key splits); with a cluster, y counts heads × cluster CTAs, in clusters of [1, CTAs, 1].
+   */
   launch(batch: number, nheadQ: number, maxSeqlenQ: number, splits = 1): FmhaFwdLaunch {
+    const ctas = this.clusterCtas;
     return {
-      grid: [Math.max(1, this.pipeline.queryTiles(maxSeqlenQ)), nheadQ, batch * splits],
+      grid: [Math.max(1, this.pipeline.queryTiles(maxSeqlenQ)), nheadQ * ctas, batch * splits],
       block: [this.threads, 1, 1],
       sharedBytes: this.sharedBytes,
+      ...(ctas > 1 ? { cluster: [1, ctas, 1] as const } : {}),
     };
   }
 
@@ -134,9 +145,13 @@ export class FmhaFwdInstance extends KernelInstance<FmhaFwdPolicy, FmhaParams> {
       const grid = b.let('splits_x_batch', int32, cast(t.blockIdx('z'), int32));
       const split = P.splitKv ? b.let('split', int32, sub(grid, mul(div(grid, a.num_splits), a.num_splits))) : undefined;
       const batch = b.let('batch', int32, P.splitKv ? div(grid, a.num_splits) : grid);
-      const head = b.let('head', int32, cast(t.blockIdx('y'), int32));
+      const ctas = this.clusterCtas;
+      const head = b.let('head', int32, ctas > 1 ? div(cast(t.blockIdx('y'), int32), ctas) : cast(t.blockIdx('y'), int32));
+      // In a cluster, the CTA's rank picks its columns of V and O (its first one: rank · headDimV).
+      const cols = ctas > 1 ? b.let('cta_cols', int32, mul(sub(cast(t.blockIdx('y'), int32), mul(head, ctas)), P.headDimV)) : undefined;
       const headK = b.let('head_k', int32, div(head, a.nhead_ratio));
       const splitOffset = (stride: typeof a.o_split_stride) => (split !== undefined ? mul(cast(split, int64), stride) : cast(0, int64));
+      const oOffset = cols === undefined ? splitOffset(a.o_split_stride) : add(splitOffset(a.o_split_stride), cast(cols, int64));
       const block = emitFmhaFwdWsBlock(b, a, {
         target: t,
         mask: P.mask,
@@ -146,8 +161,9 @@ export class FmhaFwdInstance extends KernelInstance<FmhaFwdPolicy, FmhaParams> {
         batch,
         head,
         headK,
-        oOffset: splitOffset(a.o_split_stride),
+        oOffset,
         lseOffset: splitOffset(a.lse_split_stride),
+        ...(cols !== undefined ? { vColumn0: cols } : {}),
       });
       const score = P.scoreModifier?.bind(a, { seqlenQ: block.args.seqlenQ, seqlenK: block.args.seqlenK }).atHead(b, head);
       this.pipeline.emit(b, t, {

@@ -8,6 +8,8 @@ export interface FmhaFwdSupportPolicy extends Pick<FmhaFwdWsPolicy, 'dtype' | 'h
   readonly splitKv: boolean;
   /** The score modifier the kernel applies (absent: none). */
   readonly scoreModifier?: { readonly tag: string };
+  /** The Q·Kᵀ source: with `clusterCtas`, that many CTAs of a cluster split O's columns (the kernel's d_v is headDimV × clusterCtas). */
+  readonly qkSource?: { readonly clusterCtas?: number };
 }
 
 /** Why `instance` cannot run `p` (one line per broken predicate); empty when it can. */
@@ -16,8 +18,11 @@ export function fmhaFwdUnsupported(instance: { readonly policy: FmhaFwdSupportPo
   const out: string[] = [];
   const e = getDType(p.dtype).bytes;
   if (p.dtype !== P.dtype) out.push(`dtype ${p.dtype}: this kernel computes ${P.dtype}`);
-  if (p.hdimQ !== P.headDim || p.hdimV !== P.headDimV)
-    out.push(`head dims ${p.hdimQ}/${p.hdimV}: this kernel has ${P.headDim}/${P.headDimV}`);
+  const ctas = P.qkSource?.clusterCtas ?? 1;
+  if (p.hdimQ !== P.headDim || p.hdimV !== P.headDimV * ctas)
+    out.push(`head dims ${p.hdimQ}/${p.hdimV}: this kernel has ${P.headDim}/${P.headDimV * ctas}`);
+  if (p.nheadQ * ctas > 65535)
+    out.push(`${p.nheadQ} query heads: a cluster of ${ctas} CTAs per head allows at most ${Math.floor(65535 / ctas)}`);
   const masked = p.mask.kind !== 'none';
   if (p.mask.kind === 'generic') out.push('a generic (y, x) mask: this kernel takes window masks (left, right) only');
   else if (masked !== (P.mask === 'window'))

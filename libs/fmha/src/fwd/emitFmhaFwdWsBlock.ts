@@ -36,9 +36,11 @@ export interface FmhaFwdWsBlockSpec {
   readonly batch: Expr;
   readonly head: Expr;
   readonly headK: Expr;
-  /** Extra int64 element offsets of O and LSE (a split's slice of the workspace). */
+  /** Extra int64 element offsets of O and LSE (a split's slice of the workspace, a CTA's columns of O). */
   readonly oOffset?: Expr;
   readonly lseOffset?: Expr;
+  /** The block's first column of V (`int`; a CTA's columns of O and V within a cluster); default 0. */
+  readonly vColumn0?: Expr;
 }
 
 /** The block's query tile, its sequence and the pipeline arguments every sm_90a forward kernel shares. */
@@ -86,8 +88,8 @@ export function emitFmhaFwdWsBlock(b: BlockBuilder, a: FmhaFwdWsBlockParams, spe
   const rowsQ = symbol('seqlen_q', { max: FMHA_MAX_SEQLEN });
   const oStride = symbol('o_stride_row', { max: 2 ** 31 - 1 });
   const oDesc = makeNaiveTensorDescriptor([rowsQ, spec.headDimV], [oStride, 1], { vectorLength: 2 });
-  const coords = (row0: Expr, h: Expr) => (d0: number, row: Expr) =>
-    [cast(d0, int32), add(row0, row), h, mapBatch].map((x) => cast(x, int32));
+  const coords = (row0: Expr, h: Expr, col0?: Expr) => (d0: Expr | number, row: Expr) =>
+    [col0 === undefined ? cast(d0, int32) : add(col0, d0), add(row0, row), h, mapBatch].map((x) => cast(x, int32));
   return {
     tile,
     m0,
@@ -98,7 +100,7 @@ export function emitFmhaFwdWsBlock(b: BlockBuilder, a: FmhaFwdWsBlockParams, spe
       vMap: a.v_map,
       qCoords: coords(rowQ, head),
       kCoords: coords(rowK, headK),
-      vCoords: coords(rowK, headK),
+      vCoords: coords(rowK, headK, spec.vColumn0),
       seqlenQ,
       seqlenK,
       m0,

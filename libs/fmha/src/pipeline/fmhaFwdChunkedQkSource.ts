@@ -42,16 +42,26 @@ interface ChunkStage {
  * tile (from L2).
  */
 export class FmhaFwdChunkedQkSource implements FmhaFwdQkSource {
-  readonly tag = 'chunked';
+  readonly tag: 'chunked' | 'cluster' = 'chunked';
   readonly maxHeadDim = 1024;
   readonly stages: number;
   readonly key: FmhaFwdKeyPart;
 
-  constructor(stages: number) {
+  constructor(stages: number, key?: FmhaFwdKeyPart) {
     if (![2, 4, 8].includes(stages)) throw new BlockGemmPolicyError('FmhaFwdChunkedQkSource stages', 'must be 2, 4 or 8', String(stages));
     this.stages = stages;
-    this.key = Object.freeze({ config: { qkChunkStages: stages }, tags: { qkChunkStages: 'qkc' } });
-    Object.freeze(this);
+    this.key = key ?? Object.freeze({ config: { qkChunkStages: stages }, tags: { qkChunkStages: 'qkc' } });
+    if (new.target === FmhaFwdChunkedQkSource) Object.freeze(this);
+  }
+
+  /** Chunks this CTA accumulates per key tile (all of the head dim's). */
+  protected chunkCount(p: FmhaFwdWsContext['pipeline']): number {
+    return p.slabsQK;
+  }
+
+  /** The first head-dim column of this CTA's chunk `c`. */
+  protected chunkColumn(_l: BlockBuilder, _ctx: FmhaFwdWsContext, c: number): Expr | number {
+    return c * CHUNK;
   }
 
   check(policy: FmhaFwdWsPolicy): void {
@@ -69,18 +79,18 @@ export class FmhaFwdChunkedQkSource implements FmhaFwdQkSource {
     return { qBytes: 0, kStages: this.stages, kStageBytes: qk.aTileBytes + qk.bTileBytes, barriers: 2 * this.stages };
   }
 
-  #full(ctx: Pick<FmhaFwdWsContext, 'ring'>, stage: Expr | number): Expr {
+  protected full(ctx: Pick<FmhaFwdWsContext, 'ring'>, stage: Expr | number): Expr {
     return add(ctx.ring.end, stage);
   }
 
-  #empty(ctx: Pick<FmhaFwdWsContext, 'ring'>, stage: Expr | number): Expr {
+  protected empty(ctx: Pick<FmhaFwdWsContext, 'ring'>, stage: Expr | number): Expr {
     return add(ctx.ring.end, add(this.stages, stage));
   }
 
   emitInit(t: BlockBuilder, ctx: Pick<FmhaFwdWsContext, 'target' | 'ring'>, consumerWarps: number): void {
     t.forRange({ name: 'c', to: this.stages, unroll: true }, (l, c) => {
-      l.expr(mbarrierInit(ctx.target, this.#full(ctx, c), 1));
-      l.expr(mbarrierInit(ctx.target, this.#empty(ctx, c), consumerWarps));
+      l.expr(mbarrierInit(ctx.target, this.full(ctx, c), 1));
+      l.expr(mbarrierInit(ctx.target, this.empty(ctx, c), consumerWarps));
     });
   }
 
@@ -90,7 +100,7 @@ export class FmhaFwdChunkedQkSource implements FmhaFwdQkSource {
 
   /** Chunk `c` of key tile `it`: its stage in the chunk ring and the parity of its round. */
   #chunk(l: BlockBuilder, ctx: FmhaFwdWsContext, it: Expr, c: number): ChunkStage {
-    const g = l.let('qk_chunk', int32, add(mul(it, ctx.pipeline.slabsQK), c));
+    const g = l.let('qk_chunk', int32, add(mul(it, this.chunkCount(ctx.pipeline)), c));
     return {
       stage: l.let('qk_stage', int32, bitAnd(g, this.stages - 1)),
       parity: l.let('qk_parity', uint32, cast(bitAnd(div(g, this.stages), 1), uint32)),
@@ -99,14 +109,15 @@ export class FmhaFwdChunkedQkSource implements FmhaFwdQkSource {
 
   emitLoadK(l: BlockBuilder, ctx: FmhaFwdWsContext, k: FmhaFwdKOperand, _parity: Expr, row: Expr): void {
     const { pipeline: p, target, args, smem } = ctx;
-    for (let c = 0; c < p.slabsQK; c++) {
+    for (let c = 0; c < this.chunkCount(p); c++) {
       const { stage, parity } = this.#chunk(l, ctx, k.it, c);
-      l.expr(mbarrierWaitParity(target, this.#empty(ctx, stage), bitXor(parity, 1)));
-      l.expr(mbarrierArriveExpectTx(target, this.#full(ctx, stage), p.kStageBytes));
+      l.expr(mbarrierWaitParity(target, this.empty(ctx, stage), bitXor(parity, 1)));
+      l.expr(mbarrierArriveExpectTx(target, this.full(ctx, stage), p.kStageBytes));
       const dst = l.let('qk_buffer', pointer(uint8), add(smem, add(p.kOffset, mul(stage, p.kStageBytes))));
-      const bar = this.#full(ctx, stage);
-      l.expr(tmaLoad(target, { dst, map: args.qMap, bar, coords: args.qCoords(c * CHUNK, args.m0) }));
-      l.expr(tmaLoad(target, { dst: add(dst, p.qk.aTileBytes), map: args.kMap, bar, coords: args.kCoords(c * CHUNK, row) }));
+      const bar = this.full(ctx, stage);
+      const d0 = this.chunkColumn(l, ctx, c);
+      l.expr(tmaLoad(target, { dst, map: args.qMap, bar, coords: args.qCoords(d0, args.m0) }));
+      l.expr(tmaLoad(target, { dst: add(dst, p.qk.aTileBytes), map: args.kMap, bar, coords: args.kCoords(d0, row) }));
     }
   }
 
@@ -122,11 +133,12 @@ export class FmhaFwdChunkedQkSource implements FmhaFwdQkSource {
   issueQk(l: BlockBuilder, steps: FmhaFwdWsTileSteps, k: FmhaFwdKOperand): void {
     const { pipeline: p, target, smemAddr } = steps.ctx;
     const acc = steps.state.sAcc;
-    l.comment(`S = Q·Kᵀ streamed in ${p.slabsQK} chunks of ${CHUNK} head-dim columns; a chunk's buffer is freed once its wgmma is done`);
+    const chunks = this.chunkCount(p);
+    l.comment(`S = Q·Kᵀ streamed in ${chunks} chunks of ${CHUNK} head-dim columns; a chunk's buffer is freed once its wgmma is done`);
     let previous: Expr | undefined;
-    for (let c = 0; c < p.slabsQK; c++) {
+    for (let c = 0; c < chunks; c++) {
       const { stage, parity } = this.#chunk(l, steps.ctx, k.it, c);
-      l.expr(mbarrierWaitParity(target, this.#full(steps.ctx, stage), parity));
+      l.expr(mbarrierWaitParity(target, this.full(steps.ctx, stage), parity));
       const aTile = l.let('qk_a', uint32, add(smemAddr, cast(add(p.kOffset, mul(stage, p.kStageBytes)), uint32)));
       p.qk.emitMma(l, target, acc, {
         aTile,
@@ -136,7 +148,7 @@ export class FmhaFwdChunkedQkSource implements FmhaFwdQkSource {
       });
       if (previous !== undefined) {
         p.qk.emitWait(l, target, acc, 1);
-        l.expr(mbarrierArriveWarp(target, this.#empty(steps.ctx, previous)));
+        l.expr(mbarrierArriveWarp(target, this.empty(steps.ctx, previous)));
       }
       previous = stage;
     }
@@ -144,7 +156,7 @@ export class FmhaFwdChunkedQkSource implements FmhaFwdQkSource {
 
   /** Frees the last chunk's buffer (S is waited). */
   releaseK(l: BlockBuilder, steps: FmhaFwdWsTileSteps, k: FmhaFwdKOperand): void {
-    const { stage } = this.#chunk(l, steps.ctx, k.it, steps.ctx.pipeline.slabsQK - 1);
-    l.expr(mbarrierArriveWarp(steps.ctx.target, this.#empty(steps.ctx, stage)));
+    const { stage } = this.#chunk(l, steps.ctx, k.it, this.chunkCount(steps.ctx.pipeline) - 1);
+    l.expr(mbarrierArriveWarp(steps.ctx.target, this.empty(steps.ctx, stage)));
   }
 }

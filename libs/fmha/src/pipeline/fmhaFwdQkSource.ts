@@ -14,6 +14,7 @@ import {
   uint8,
   type BlockBuilder,
   type Expr,
+  type Target,
 } from '@tilekit/codegen';
 import type { WgmmaBlockGemmSs } from '@tilekit/gemm';
 import type { FmhaFwdKeyPart } from './fmhaFwdKeyPart.ts';
@@ -48,7 +49,7 @@ export interface FmhaFwdKOperand {
  * `FmhaFwdChunkedQkSource` streams both through a ring in 64-column chunks of the head dim.
  */
 export interface FmhaFwdQkSource {
-  readonly tag: 'resident' | 'chunked';
+  readonly tag: 'resident' | 'chunked' | 'cluster';
   /** The source's part of an instance key. */
   readonly key: FmhaFwdKeyPart;
   /** The largest head dim (of Q and K) the source takes. */
@@ -70,6 +71,15 @@ export interface FmhaFwdQkSource {
   issueQk(l: BlockBuilder, steps: FmhaFwdWsTileSteps, k: FmhaFwdKOperand, parity: Expr): void;
   /** Once S is waited: this warp is done with the tile's K. */
   releaseK(l: BlockBuilder, steps: FmhaFwdWsTileSteps, k: FmhaFwdKOperand): void;
+  /**
+   * CTAs of a cluster that share each query tile, splitting Q·Kᵀ's head dim and O's columns
+   * between them (grid y = heads · ctas, cluster [1, ctas, 1]); absent: one CTA per query tile.
+   */
+  readonly clusterCtas?: number;
+  /** Every thread, after the barriers are initialised and the block synchronised (a cluster barrier). */
+  emitAfterInit?(b: BlockBuilder, target: Target): void;
+  /** The consumer threads, at the end of the kernel (a cluster barrier; the producer threads have exited by then or will). */
+  emitBeforeExit?(b: BlockBuilder, target: Target): void;
 }
 
 function loadQOnce(one: BlockBuilder, ctx: FmhaFwdWsContext): void {

@@ -101,10 +101,10 @@ export interface FmhaFwdWsArgs extends FmhaFwdTileArgs {
   readonly kMap: Expr;
   readonly vMap: Expr;
   /** TMA coordinates of the box with head-dim elements [d0, d0 + 64) of Q rows from `row` (of this block's sequence). */
-  qCoords(d0: number, row: Expr): readonly Expr[];
-  /** The same for K and V rows (V's d0 runs over headDimV). */
-  kCoords(d0: number, row: Expr): readonly Expr[];
-  vCoords(d0: number, row: Expr): readonly Expr[];
+  qCoords(d0: Expr | number, row: Expr): readonly Expr[];
+  /** The same for K and V rows (V's d0 runs over headDimV, from the block's first column of V). */
+  kCoords(d0: Expr | number, row: Expr): readonly Expr[];
+  vCoords(d0: Expr | number, row: Expr): readonly Expr[];
   /** The key tiles to visit (default: the dense walk over the mask's range, or its split). */
   readonly keyTiles?: FmhaFwdKeyTileWalk;
   /** The P·V gate's runtime values (required with the policy's `pvGate`). */
@@ -262,13 +262,17 @@ export class FmhaFwdWsPipeline {
     const walkCtx = { target, tid, shared: add(smem, this.keyTileOffset), m0: args.m0, tileM: P.tileM, tileN: P.tileN };
     walk.emitBeforeSync(b, walkCtx);
     b.push(target.syncThreads());
+    this.qkSource.emitAfterInit?.(b, target);
 
     const iters = walk.emitIters(b, walkCtx);
     const ctx: FmhaFwdWsContext = { pipeline: this, target, args, tid, smem, smemAddr, ring, walk, walkCtx, iters };
     b.if(
       ge(tid, this.consumerThreads),
       (prod) => emitFmhaFwdWsProducer(prod, ctx),
-      (cons) => emitFmhaFwdWsConsumer(cons, ctx),
+      (cons) => {
+        emitFmhaFwdWsConsumer(cons, ctx);
+        this.qkSource.emitBeforeExit?.(cons, target);
+      },
     );
   }
 

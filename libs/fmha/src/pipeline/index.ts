@@ -34,6 +34,7 @@ export { FmhaFwdRecomputeSOutputSplit, type FmhaFwdOutputSplit } from './fmhaFwd
 export { fmhaFwdKeyPartOf, type FmhaFwdKeyPart } from './fmhaFwdKeyPart.ts';
 export { FMHA_FWD_RESIDENT_QK, type FmhaFwdKOperand, type FmhaFwdQkPlan, type FmhaFwdQkSource } from './fmhaFwdQkSource.ts';
 export { FmhaFwdChunkedQkSource } from './fmhaFwdChunkedQkSource.ts';
+export { FmhaFwdClusterQkSource } from './fmhaFwdClusterQkSource.ts';
 export { FmhaFwdWsTileSteps, type FmhaFwdWsConsumerState } from './fmhaFwdWsTileSteps.ts';
 export type { FmhaFwdWsContext } from './fmhaFwdWsContext.ts';
 export { FmhaFwdWsRing, type FmhaFwdWsStage } from './fmhaFwdWsRing.ts';

@@ -1,0 +1,188 @@
+// Thread-block clusters (sm_90): the CTA's rank in its cluster, the cluster barrier, and distributed
+// shared memory — a peer CTA's shared address (`mapa`), stores into it, and arrivals on its mbarriers
+// — with the cluster-scope acquire wait that pairs with them.
+import { bool, float32, pointer, uint32, voidType } from '../cType.ts';
+import type { Expr } from '../expr.ts';
+import { lit, ne, not, toExpr } from '../ops.ts';
+import type { ExprLike } from '../ops.ts';
+import type { Target } from '../target.ts';
+import { callHelper, defineDeviceHelper, emitAsm, requireAddress, requireInteger, requireIntrinsic } from './deviceHelper.ts';
+import { sharedAddressHelper } from './sharedAddress.ts';
+
+const rankHelper = defineDeviceHelper(
+  { name: 'tk_cluster_ctarank', doc: "mov.u32 %cluster_ctarank: this CTA's rank in its cluster.", returns: uint32 },
+  (b) => {
+    const rank = b.declare('rank', uint32);
+    emitAsm(b, { ptx: ['mov.u32 %0, %%cluster_ctarank;'], outputs: [['=r', rank]] });
+    b.return(rank);
+  },
+);
+
+const syncHelper = defineDeviceHelper(
+  {
+    name: 'tk_cluster_sync',
+    doc: 'barrier.cluster.arrive.release + barrier.cluster.wait.acquire: every non-exited thread of the cluster meets here.',
+  },
+  (b) => emitAsm(b, { ptx: ['barrier.cluster.arrive.release;', 'barrier.cluster.wait.acquire;'], memory: true }),
+);
+
+const mapaHelper = defineDeviceHelper(
+  {
+    name: 'tk_mapa_shared',
+    doc: 'mapa.shared::cluster.u32: the shared::cluster address of the same offset in CTA `rank` of the cluster.',
+    returns: uint32,
+    params: { ptr: pointer(voidType), rank: uint32 },
+    requires: [sharedAddressHelper.requirement],
+  },
+  (b, { ptr, rank }) => {
+    const local = b.let('local', uint32, callHelper(sharedAddressHelper, [ptr]));
+    const remote = b.declare('remote', uint32);
+    emitAsm(b, {
+      ptx: ['mapa.shared::cluster.u32 %0, %1, %2;'],
+      outputs: [['=r', remote]],
+      inputs: [
+        ['r', local],
+        ['r', rank],
+      ],
+    });
+    b.return(remote);
+  },
+);
+
+const storeAsyncV4Helper = defineDeviceHelper(
+  {
+    name: 'tk_st_async_v4_f32',
+    doc: "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32: four floats to a peer CTA's shared memory, completing 16 bytes of transaction on the peer's mbarrier (release, cluster scope).",
+    params: { addr: uint32, bar: uint32, x: float32, y: float32, z: float32, w: float32 },
+  },
+  (b, { addr, bar, x, y, z, w }) =>
+    emitAsm(b, {
+      ptx: ['st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%2, %3, %4, %5}, [%1];'],
+      inputs: [
+        ['r', addr],
+        ['r', bar],
+        ['f', x],
+        ['f', y],
+        ['f', z],
+        ['f', w],
+      ],
+      memory: true,
+    }),
+);
+
+const remoteArriveWarpHelper = defineDeviceHelper(
+  {
+    name: 'tk_mbarrier_arrive_cluster_warp',
+    doc: 'Whole warp: bar.warp.sync (memory ordering among the lanes), then lane 0 arrives once on an mbarrier at a shared::cluster address (release, cluster scope).',
+    params: { addr: uint32 },
+  },
+  (b, { addr }) =>
+    emitAsm(b, {
+      ptx: [
+        '.reg .pred is_lane0;',
+        '.reg .u32 lane;',
+        'mov.u32 lane, %%laneid;',
+        'bar.warp.sync 0xffffffff;',
+        'setp.eq.u32 is_lane0, lane, 0;',
+        '@is_lane0 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];',
+      ],
+      inputs: [['r', addr]],
+      memory: true,
+    }),
+);
+
+const tryWaitClusterHelper = defineDeviceHelper(
+  {
+    name: 'tk_mbarrier_try_wait_parity_cluster',
+    doc: 'mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64: has the phase completed? (acquire at cluster scope: what arrivers of other CTAs released is visible)',
+    returns: bool,
+    params: { bar: pointer(voidType), parity: uint32 },
+    requires: [sharedAddressHelper.requirement],
+  },
+  (b, { bar, parity }) => {
+    const addr = b.let('addr', uint32, callHelper(sharedAddressHelper, [bar]));
+    const done = b.declare('done', uint32);
+    emitAsm(b, {
+      ptx: [
+        '.reg .pred complete;',
+        'mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 complete, [%1], %2;',
+        'selp.u32 %0, 1, 0, complete;',
+      ],
+      outputs: [['=r', done]],
+      inputs: [
+        ['r', addr],
+        ['r', parity],
+      ],
+      memory: true,
+    });
+    b.return(ne(done, 0));
+  },
+);
+
+const waitClusterHelper = defineDeviceHelper(
+  {
+    name: 'tk_mbarrier_wait_parity_cluster',
+    doc: 'Spin on mbarrier.try_wait.parity.acquire.cluster until the phase with this parity has completed.',
+    params: { bar: pointer(voidType), parity: uint32 },
+    requires: [tryWaitClusterHelper.requirement],
+  },
+  (b, { bar, parity }) => {
+    b.while(not(callHelper(tryWaitClusterHelper, [bar, parity])), () => {});
+  },
+);
+
+function u32(argument: string, x: ExprLike): Expr {
+  const e = toExpr(x, lit(0, uint32));
+  requireInteger(argument, e);
+  return e;
+}
+
+/** `%cluster_ctarank` (sm_90): this CTA's rank in its cluster (`unsigned`; 0 without a cluster launch). */
+export function clusterCtaRank(target: Target): Expr {
+  requireIntrinsic(target, 'clusters', '%cluster_ctarank');
+  return callHelper(rankHelper, []);
+}
+
+/**
+ * `barrier.cluster.arrive.release` + `barrier.cluster.wait.acquire` (sm_90): waits until every
+ * non-exited thread of the cluster arrived; shared-memory accesses (and mbarrier inits) before it
+ * are visible to the whole cluster after it. Every thread of every CTA must reach it.
+ */
+export function clusterSync(target: Target): Expr {
+  requireIntrinsic(target, 'clusters', 'barrier.cluster');
+  return callHelper(syncHelper, []);
+}
+
+/** `mapa.shared::cluster` (sm_90): the `unsigned` shared::cluster address of `ptr` (this CTA's shared memory) in cluster CTA `rank`. */
+export function mapaShared(target: Target, ptr: Expr, rank: ExprLike): Expr {
+  requireIntrinsic(target, 'clusters', 'mapa.shared::cluster');
+  requireAddress('ptr', ptr);
+  return callHelper(mapaHelper, [ptr, u32('rank', rank)]);
+}
+
+/**
+ * `st.async…mbarrier::complete_tx::bytes.v4.f32` (sm_90): four floats to the 16-byte aligned
+ * shared::cluster address `addr` of a peer CTA, completing 16 transaction bytes on the peer's
+ * mbarrier at shared::cluster address `bar` (which its CTA armed with `mbarrierArriveExpectTx`).
+ */
+export function storeAsyncClusterV4(target: Target, addr: Expr, bar: Expr, values: readonly [Expr, Expr, Expr, Expr]): Expr {
+  requireIntrinsic(target, 'clusters', 'st.async');
+  return callHelper(storeAsyncV4Helper, [u32('addr', addr), u32('bar', bar), ...values]);
+}
+
+/**
+ * A warp's arrival on a peer CTA's mbarrier (`bar` a shared::cluster address): every lane of the
+ * converged warp calls it; `bar.warp.sync` orders the lanes' earlier accesses, then lane 0 arrives
+ * once (release, cluster scope). For barriers that count warps.
+ */
+export function mbarrierArriveClusterWarp(target: Target, bar: Expr): Expr {
+  requireIntrinsic(target, 'clusters', 'mbarrier.arrive.release.cluster (warp)');
+  return callHelper(remoteArriveWarpHelper, [u32('bar', bar)]);
+}
+
+/** Loop on `mbarrier.try_wait.parity.acquire.cluster` (sm_90) on a local mbarrier: what other CTAs released before arriving is visible after it. */
+export function mbarrierWaitParityCluster(target: Target, bar: Expr, parity: ExprLike): Expr {
+  requireIntrinsic(target, 'clusters', 'mbarrier.try_wait.parity.acquire.cluster');
+  requireAddress('bar', bar);
+  return callHelper(waitClusterHelper, [bar, u32('parity', parity)]);
+}
