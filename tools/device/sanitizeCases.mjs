@@ -71,8 +71,9 @@ export const SANITIZE_PLAN = [
     family: 'ffpa',
     covers:
       'FFPA large head dims: Q·Kᵀ streamed in head-dim chunks, P handed between warpgroups on ' +
-      'per-thread mbarriers (d 384 … 576), O split across CTAs (d 576/576, 704, 1024), varlen with ' +
-      'empty sequences, windows, fully masked rows, GQA',
+      'per-thread mbarriers (d 384 … 576), O in column slices across CTAs (d 576/576, 704, 1024), a ' +
+      'cluster of two CTAs exchanging partial S through distributed shared memory (d 640), varlen ' +
+      'with empty sequences, windows, fully masked rows, GQA',
     bundles: {
       'kernel-ffpa-ffpa.mjs': [
         `${FFPA}bf16 d512 window t:40,3 varlen q 17,0,127 k 300,5,127`,
@@ -81,6 +82,7 @@ export const SANITIZE_PLAN = [
         `${FFPA}bf16 d576/dv576 window t:40,3 varlen q 17,0,127 k 300,0,127 (320 + 256 columns)`,
         `${FFPA}fp16 d704 causal bottom-right sq259 > sk100: fully masked rows, GQA 4:1 (384 + 320 columns)`,
         `${FFPA}fp16 d1024 causal top-left varlen q 17,0,127,1 k 17,3,127,259`,
+        `${FFPA}bf16 d640 no mask b2 h2 s259`,
       ],
     },
   },

@@ -113,7 +113,7 @@ const cases: readonly FmhaFwdGpuCase[] = [
     mask: slidingWindowMask(40, 3),
   },
   {
-    label: 'bf16 d1024 no mask s1000 GQA 2:1 (2 CTAs × 512 columns)',
+    label: 'bf16 d1024 no mask s1000 GQA 2:1',
     dtype: 'bf16',
     d: 1024,
     batch: 1,
@@ -172,7 +172,7 @@ const cases: readonly FmhaFwdGpuCase[] = [
     mask: causalTopLeft,
   },
   {
-    label: 'bf16 d640 no mask b2 h2 s259 (2 × 320 columns)',
+    label: 'bf16 d640 no mask b2 h2 s259',
     dtype: 'bf16',
     d: 640,
     batch: 2,

@@ -54,7 +54,7 @@ export const FFPA_INSTANCE_DIMS: readonly { readonly headDim: number; readonly h
 
 /** (d_qk, columns per CTA) of the cluster plan: d = d_v above 512 in whole 128-column halves of at most 384 columns (640, 768). */
 export const FFPA_CLUSTER_DIMS: readonly { readonly headDim: number; readonly headDimV: number }[] = Object.freeze(
-  FFPA_HEAD_DIMS.filter((p) => p.hdimV > 512 && p.hdimV <= 768 && p.hdimQ % 128 === 0 && p.hdimV % 128 === 0).map((p) =>
+  FFPA_HEAD_DIMS.filter((p) => p.hdimQ === p.hdimV && p.hdimV > 512 && p.hdimV <= 768 && p.hdimV % 128 === 0).map((p) =>
     Object.freeze({ headDim: p.hdimQ, headDimV: p.hdimV / 2 }),
   ),
 );

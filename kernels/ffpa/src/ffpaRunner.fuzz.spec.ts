@@ -1,5 +1,5 @@
 // Fuzzed invalid arguments of the FFPA runner on the fake addon (no GPU): 50 valid calls each launch
-// one kernel per column slice of O, then 1000 random invalid argument sets through
+// one kernel per slice of the plan (one cluster launch at d = d_v ∈ {640, 768}), then 1000 random invalid argument sets through
 // `FfpaRunner.create` + `run` must each be a typed ArgumentError naming an argument and a rule, with
 // no launch, and no compile for a rejected problem (buffers are checked after the build).
 import { restoreAddonPath } from '@tilekit/runtime/testing/fuzzAddonPath';
@@ -76,19 +76,32 @@ async function run(call: FfpaFuzzCall): Promise<void> {
 }
 
 describe('ffpa runner: fuzzed invalid arguments', () => {
-  it('the valid calls the fuzz starts from launch one kernel per column slice', async () => {
+  it('valid calls launch one kernel per slice of the plan: one cluster launch at d = d_v ∈ {640, 768}, else one per column slice', async () => {
     let calls = 0;
+    const clusterCalls = { yes: 0, no: 0 };
     await fc.assert(
       fc.asyncProperty(validFfpaCalls(), async (call) => {
         const before = fake.launches.length;
         await run(call);
-        const hdimV = (call.problem['hdimV'] ?? call.problem['hdimQ']) as number;
-        expect(fake.launches.length - before).toBe(ffpaColumnSlices(hdimV).length);
+        const hdimQ = call.problem['hdimQ'] as number;
+        const hdimV = (call.problem['hdimV'] ?? hdimQ) as number;
+        const cluster = hdimQ === hdimV && (hdimV === 640 || hdimV === 768);
+        const launches = fake.launches.slice(before);
+        expect(launches).toHaveLength(cluster ? 1 : ffpaColumnSlices(hdimV).length);
+        for (const l of launches) {
+          expect(l.cluster).toEqual(cluster ? [1, 2, 1] : undefined);
+          if (cluster) expect(l.grid[1]! % 2).toBe(0);
+        }
+        if (cluster) expect(launches[0]!.grid[1]).toBe(2 * (call.problem['nheadQ'] as number));
+        clusterCalls[cluster ? 'yes' : 'no']++;
         calls++;
       }),
       { numRuns: 50, seed: SEED },
     );
     expect(calls).toBe(50);
+    // The seed reaches both plans.
+    expect(clusterCalls.yes).toBeGreaterThan(0);
+    expect(clusterCalls.no).toBeGreaterThan(0);
   });
 
   it('rejects 1000 invalid argument sets with a typed error, before any launch (and any compile of a rejected problem)', async () => {

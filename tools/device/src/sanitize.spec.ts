@@ -262,7 +262,18 @@ describe("node:test TAP, the launch log and one family's result", () => {
 });
 
 /** The brief's kernel families, each a family of the plan. */
-const FAMILIES = ['fmhaFwd', 'fmhaFwdSm80', 'fmhaBwd', 'spargeBlockMap', 'spargeAttention', 'gemm', 'gemmSm80', 'permute', 'primitives'];
+const FAMILIES = [
+  'fmhaFwd',
+  'ffpa',
+  'fmhaFwdSm80',
+  'fmhaBwd',
+  'spargeBlockMap',
+  'spargeAttention',
+  'gemm',
+  'gemmSm80',
+  'permute',
+  'primitives',
+];
 
 interface PlanReport {
   family: string;
@@ -312,6 +323,7 @@ describe('the plan against the GPU specs', () => {
       ).toBe(true);
     for (const re of [/causal bottom-right/, /window/, /varlen.* q [\d,]*\b0\b/, /GQA/, /split-KV/, /d256/, /d64/]) has('fmhaFwd', re);
     for (const re of [/varlen.* q [\d,]*\b0\b/, /window/, /GQA/, /d256/]) has('fmhaFwdSm80', re);
+    for (const re of [/varlen.* q [\d,]*\b0\b/, /window/, /GQA/, /fully masked/, /\(\d+ \+ \d+ columns\)/, /d1024/]) has('ffpa', re);
     for (const re of [/\(atomic\)/, /\(deterministic/, /varlen.* q [\d,]*\b0\b/, /GQA/, /window/, /d256/, /fully masked/])
       has('fmhaBwd', re);
     for (const re of [/^sparge pool/, /select: .*topk/, /select: .*cdf/, /group/]) has('spargeBlockMap', re);

@@ -1,7 +1,7 @@
 // Random valid and invalid argument sets of the FFPA runner (`FfpaRunner.create` + `run`), for its
 // CI fuzz spec on the fake addon. A valid call is a small problem (batch 1–2, 1–4 query heads over
 // 1–2 kv heads, sequences 1–40, group mode sometimes with an empty sequence and per-batch keys) at
-// d 320, 576/512, 576/576, 704 or 1024, fp16 or bf16, no mask or causal, LSE on or off, with buffers
+// d 320, 576/512, 576/576, 640, 704, 768 (clusters) or 1024, fp16 or bf16, no mask or causal, LSE on or off, with buffers
 // of exactly their extents. An invalid one has one to three corruptions: head dims outside FFPA's,
 // split-KV, a score modifier, dtype, nheadQ % nheadK ≠ 0, negative sequence lengths, bad masks, K
 // rows that are not 16-byte multiples; buffers too small, misaligned, missing, not buffers, aliasing.
@@ -32,7 +32,9 @@ export const FFPA_FUZZ_HEAD_DIMS: readonly { readonly hdimQ: number; readonly hd
   { hdimQ: 576, hdimV: 512 },
   { hdimQ: 576, hdimV: 576 },
   { hdimQ: 576 },
+  { hdimQ: 640, hdimV: 640 },
   { hdimQ: 704, hdimV: 704 },
+  { hdimQ: 768 },
   { hdimQ: 1024 },
 ]);
 

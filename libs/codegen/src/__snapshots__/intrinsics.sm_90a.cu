@@ -326,6 +326,70 @@ __device__ __forceinline__ void tk_setmaxnreg_dec() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" : : "n"(N));
 }
 
+// barrier.cluster.arrive.release + barrier.cluster.wait.acquire: every non-exited thread of the cluster meets here.
+__device__ __forceinline__ void tk_cluster_sync() {
+  asm volatile(
+      "{\n"
+      "  barrier.cluster.arrive.release;\n"
+      "  barrier.cluster.wait.acquire;\n"
+      "}\n"
+      : : : "memory");
+}
+
+// mov.u32 %cluster_ctarank: this CTA's rank in its cluster.
+__device__ __forceinline__ unsigned int tk_cluster_ctarank() {
+  unsigned int rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+
+// mapa.shared::cluster.u32: the shared::cluster address of the same offset in CTA `rank` of the cluster.
+__device__ __forceinline__ unsigned int tk_mapa_shared(void* ptr, unsigned int rank) {
+  const unsigned int local = tk_smem_addr(ptr);
+  unsigned int remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+  return remote;
+}
+
+// st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32: four floats to a peer CTA's shared memory, completing 16 bytes of transaction on the peer's mbarrier (release, cluster scope).
+__device__ __forceinline__ void tk_st_async_v4_f32(unsigned int addr, unsigned int bar, float x, float y, float z, float w) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%2, %3, %4, %5}, [%1];" : : "r"(addr), "r"(bar), "f"(x), "f"(y), "f"(z), "f"(w) : "memory");
+}
+
+// mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64: has the phase completed? (acquire at cluster scope: what arrivers of other CTAs released is visible)
+__device__ __forceinline__ bool tk_mbarrier_try_wait_parity_cluster(void* bar, unsigned int parity) {
+  const unsigned int addr = tk_smem_addr(bar);
+  unsigned int done;
+  asm volatile(
+      "{\n"
+      "  .reg .pred complete;\n"
+      "  mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 complete, [%1], %2;\n"
+      "  selp.u32 %0, 1, 0, complete;\n"
+      "}\n"
+      : "=r"(done) : "r"(addr), "r"(parity) : "memory");
+  return done != 0u;
+}
+
+// Spin on mbarrier.try_wait.parity.acquire.cluster until the phase with this parity has completed.
+__device__ __forceinline__ void tk_mbarrier_wait_parity_cluster(void* bar, unsigned int parity) {
+  while (!tk_mbarrier_try_wait_parity_cluster(bar, parity)) {
+  }
+}
+
+// Whole warp: bar.warp.sync (memory ordering among the lanes), then lane 0 arrives once on an mbarrier at a shared::cluster address (release, cluster scope).
+__device__ __forceinline__ void tk_mbarrier_arrive_cluster_warp(unsigned int addr) {
+  asm volatile(
+      "{\n"
+      "  .reg .pred is_lane0;\n"
+      "  .reg .u32 lane;\n"
+      "  mov.u32 lane, %%laneid;\n"
+      "  bar.warp.sync 0xffffffff;\n"
+      "  setp.eq.u32 is_lane0, lane, 0;\n"
+      "  @is_lane0 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n"
+      "}\n"
+      : : "r"(addr) : "memory");
+}
+
 extern "C" __global__ void __launch_bounds__(128) tk_intrinsics_sm80(const unsigned char* __restrict__ in, unsigned int* __restrict__ out, int n) {
   alignas(128) __shared__ unsigned char tile[2048];
   alignas(8) __shared__ unsigned long long bar[1];
@@ -416,4 +480,27 @@ extern "C" __global__ void __launch_bounds__(256, 1) tk_intrinsics_setmaxnreg(un
     tk_setmaxnreg_dec<40>();
     out[tid] = 2u;
   }
+}
+
+extern "C" __global__ void __launch_bounds__(128) tk_intrinsics_cluster(float* __restrict__ out) {
+  alignas(16) __shared__ float buf[512];
+  alignas(8) __shared__ unsigned long long bars[2];
+  const int tid = static_cast<int>(threadIdx.x);
+  if (tid == 0) {
+    tk_mbarrier_init(bars, 1u);
+    tk_mbarrier_init(&bars[1], 4u);
+    tk_fence_mbarrier_init();
+    tk_mbarrier_arrive_expect_tx(bars, 2048u);
+  }
+  tk_cluster_sync();
+  const unsigned int peer = tk_cluster_ctarank() ^ 1u;
+  const unsigned int remote = tk_mapa_shared(&buf[tid * 4], peer);
+  const unsigned int remote_full = tk_mapa_shared(bars, peer);
+  const float v = static_cast<float>(tid);
+  tk_st_async_v4_f32(remote, remote_full, v, v, v, v);
+  tk_mbarrier_wait_parity_cluster(bars, 0u);
+  out[tid] = buf[tid * 4];
+  tk_mbarrier_arrive_cluster_warp(tk_mapa_shared(&bars[1], peer));
+  tk_mbarrier_wait_parity_cluster(&bars[1], 0u);
+  tk_cluster_sync();
 }

@@ -8,7 +8,7 @@ import { ArgumentError } from '@tilekit/numeric';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BlockBuilder } from '../blockBuilder.ts';
-import { array, int32, pointer, uint8, uint32, uint64 } from '../cType.ts';
+import { array, float32, int32, pointer, uint8, uint32, uint64 } from '../cType.ts';
 import { CodegenTypeError, TargetFeatureError } from '../errors.ts';
 import type { Expr } from '../expr.ts';
 import { tensorMapType } from '../kernel/kernelParam.ts';
@@ -21,6 +21,14 @@ import type { Target } from '../target.ts';
 import { toolAvailable } from '../testing/compileAndRunHost.ts';
 import { intrinsicSamplesSource } from '../testing/intrinsicSamples.ts';
 import { fenceMbarrierInit, fenceProxyAsyncShared } from './asyncFence.ts';
+import {
+  clusterCtaRank,
+  clusterSync,
+  mapaShared,
+  mbarrierArriveClusterWarp,
+  mbarrierWaitParityCluster,
+  storeAsyncClusterV4,
+} from './cluster.ts';
 import { cpAsync, cpAsyncCommitGroup, cpAsyncWaitGroup } from './cpAsync.ts';
 import { emitAsm } from './deviceHelper.ts';
 import { electSync } from './electSync.ts';
@@ -53,6 +61,9 @@ const bar = variable('bar', array(uint64, 1));
 const regs = variable('regs', array(uint32, 4));
 // The body-side type of a tensor-map kernel parameter (what `defineEntry` hands the body).
 const map = variable('map', tensorMapType);
+// A shared::cluster address (what mapa returns) and a float.
+const remote = variable('remote', uint32);
+const f = variable('f', float32);
 
 /** Every sm_80-level wrapper, called once on `t`. */
 const sm80Set: Readonly<Record<string, (t: Target) => Expr>> = {
@@ -84,6 +95,12 @@ const sm90Set: Readonly<Record<string, (t: Target) => Expr>> = {
   electSync: (t) => electSync(t),
   gridDependencyWait: (t) => gridDependencyWait(t),
   gridDependencyLaunchDependents: (t) => gridDependencyLaunchDependents(t),
+  clusterCtaRank: (t) => clusterCtaRank(t),
+  clusterSync: (t) => clusterSync(t),
+  mapaShared: (t) => mapaShared(t, smem, 1),
+  storeAsyncClusterV4: (t) => storeAsyncClusterV4(t, remote, remote, [f, f, f, f]),
+  mbarrierArriveClusterWarp: (t) => mbarrierArriveClusterWarp(t, remote),
+  mbarrierWaitParityCluster: (t) => mbarrierWaitParityCluster(t, bar, 1),
 };
 
 function compileCubin(target: Target, source: string): void {
@@ -258,5 +275,54 @@ describe('intrinsics: argument checks', () => {
     expect(() => setMaxNReg(sm90a, 'dec', 100)).toThrow(/multiple of 8/);
     expect(() => bulkWaitGroup(sm90a, 1.5)).toThrow(/pending/);
     expect(() => emitAsm(new BlockBuilder(), { ptx: ['mov.u32 %0, "x";'] })).toThrow(/quotes/);
+  });
+
+  it('cluster wrappers: an address where PTX takes a local shared address, an integer where it takes a shared::cluster address or rank', () => {
+    const notAddress = variable('x', int32);
+    expect(() => mapaShared(sm90a, notAddress, 1)).toThrow(CodegenTypeError);
+    expect(() => mapaShared(sm90a, notAddress, 1)).toThrow(/ptr.*pointer or an array/);
+    expect(() => mapaShared(sm90a, smem, f)).toThrow(/rank.*integer/);
+    expect(() => mbarrierWaitParityCluster(sm90a, notAddress, 0)).toThrow(/bar.*pointer or an array/);
+    expect(() => mbarrierWaitParityCluster(sm90a, bar, f)).toThrow(/parity.*integer/);
+    expect(() => storeAsyncClusterV4(sm90a, smem, remote, [f, f, f, f])).toThrow(/addr.*integer/);
+    expect(() => storeAsyncClusterV4(sm90a, remote, bar, [f, f, f, f])).toThrow(/bar.*integer/);
+    expect(() => mbarrierArriveClusterWarp(sm90a, bar)).toThrow(CodegenTypeError);
+    expect(() => mbarrierArriveClusterWarp(sm90a, f)).toThrow(/bar.*integer/);
+    for (const ok of [
+      () => mapaShared(sm90a, addressOf(index(smem, 16)), remote),
+      () => storeAsyncClusterV4(sm90a, remote, remote, [f, f, f, f]),
+      () => mbarrierArriveClusterWarp(sm90a, remote),
+      () => mbarrierWaitParityCluster(sm90a, addressOf(index(bar, 0)), remote),
+    ])
+      expect(ok).not.toThrow();
+  });
+
+  it('cluster wrappers emit their PTX: %cluster_ctarank, barrier.cluster, mapa, st.async, a lane-0 remote arrive, the acquire.cluster wait', () => {
+    const src = new SourceBuilder({ dialect: sm90a });
+    src.function({ name: 'k', qualifiers: sm90a.kernelQualifiers() }, (b) => {
+      for (const name of [
+        'clusterCtaRank',
+        'clusterSync',
+        'mapaShared',
+        'storeAsyncClusterV4',
+        'mbarrierArriveClusterWarp',
+        'mbarrierWaitParityCluster',
+      ])
+        b.expr((sm90Set[name] as (t: Target) => Expr)(sm90a));
+    });
+    const text = src.render();
+    for (const ptx of [
+      'mov.u32 %0, %%cluster_ctarank;',
+      'barrier.cluster.arrive.release;',
+      'barrier.cluster.wait.acquire;',
+      'mapa.shared::cluster.u32 %0, %1, %2;',
+      'st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%2, %3, %4, %5}, [%1];',
+      'bar.warp.sync 0xffffffff;',
+      '@is_lane0 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];',
+      'mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 complete, [%1], %2;',
+    ])
+      expect(text, ptx).toContain(ptx);
+    // mapa and the cluster wait take a local shared address: both through the one cvta helper.
+    expect(text.split('\n').filter((l) => l.startsWith('__device__') && l.includes(' tk_smem_addr(')).length).toBe(1);
   });
 });

@@ -1,10 +1,18 @@
 import { array, float32, int32, pointer, uint8, uint32, uint64 } from '../cType.ts';
-import { add, addressOf, cast, eq, index, lt, mul, ne, shr } from '../ops.ts';
+import { add, addressOf, bitXor, cast, eq, index, lt, mul, ne, shr } from '../ops.ts';
 import { SourceBuilder } from '../sourceBuilder.ts';
 import type { Target } from '../target.ts';
 import { kernelParam } from '../kernel/kernelParam.ts';
 import { KernelSignature } from '../kernel/kernelSignature.ts';
 import { fenceMbarrierInit, fenceProxyAsyncShared } from '../intrinsics/asyncFence.ts';
+import {
+  clusterCtaRank,
+  clusterSync,
+  mapaShared,
+  mbarrierArriveClusterWarp,
+  mbarrierWaitParityCluster,
+  storeAsyncClusterV4,
+} from '../intrinsics/cluster.ts';
 import { cpAsync, cpAsyncCommitGroup, cpAsyncWaitGroup } from '../intrinsics/cpAsync.ts';
 import { electSync } from '../intrinsics/electSync.ts';
 import { exp2Approx, log2Approx, packFloat2 } from '../intrinsics/fastMath.ts';
@@ -32,7 +40,8 @@ import type { TmaRank } from '../intrinsics/tma.ts';
  * address conversion, mbarrier init/arrive/inval, ex2/lg2.approx, f16x2/bf16x2 packing, named
  * barriers, red.global.add.f32; sm_90a additionally expect_tx, try_wait and the
  * wait loop, both fences, TMA loads and stores of rank 1..5, bulk commit/wait(.read), the bulk fp32 reduce-add,
- * prefetch.tensormap, elect.sync, griddepcontrol and setmaxnreg). The nvcc test compiles it once
+ * prefetch.tensormap, elect.sync, griddepcontrol, setmaxnreg, and the cluster set: %cluster_ctarank,
+ * barrier.cluster, mapa, st.async to a peer CTA, remote warp arrivals and the cluster-scope wait). The nvcc test compiles it once
  * per arch with warnings as errors; its sm_90a text is the golden snapshot of the emitted helpers.
  */
 export function intrinsicSamplesSource(target: Target): string {
@@ -148,6 +157,41 @@ export function intrinsicSamplesSource(target: Target): string {
           e.assign(index(out, tid), 2);
         },
       );
+    },
+  );
+
+  // Two CTAs of a cluster swap one float4 per thread through distributed shared memory: each arms its
+  // full barrier, stores into the peer's buffer completing bytes on the peer's full barrier, waits its
+  // own, then frees the peer's buffer with one arrival per warp on the peer's empty barrier.
+  src.function(
+    {
+      name: 'tk_intrinsics_cluster',
+      qualifiers: target.kernelQualifiers(),
+      attributes: [target.launchBounds(128)],
+      params: { out: pointer(float32, { restrict: true }) },
+    },
+    (b, { out }) => {
+      const buf = target.declareShared(b, 'buf', float32, 128 * 4, { align: 16 });
+      const bars = target.declareShared(b, 'bars', uint64, 2, { align: 8 });
+      const empty = addressOf(index(bars, 1));
+      const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32));
+      b.if(eq(tid, 0), (t) => {
+        t.expr(mbarrierInit(target, bars, 1));
+        t.expr(mbarrierInit(target, empty, 4));
+        t.expr(fenceMbarrierInit(target));
+        t.expr(mbarrierArriveExpectTx(target, bars, 128 * 16));
+      });
+      b.expr(clusterSync(target));
+      const peer = b.let('peer', uint32, bitXor(clusterCtaRank(target), 1));
+      const remote = b.let('remote', uint32, mapaShared(target, addressOf(index(buf, mul(tid, 4))), peer));
+      const remoteFull = b.let('remote_full', uint32, mapaShared(target, bars, peer));
+      const v = b.let('v', float32, cast(tid, float32));
+      b.expr(storeAsyncClusterV4(target, remote, remoteFull, [v, v, v, v]));
+      b.expr(mbarrierWaitParityCluster(target, bars, 0));
+      b.assign(index(out, tid), index(buf, mul(tid, 4)));
+      b.expr(mbarrierArriveClusterWarp(target, mapaShared(target, empty, peer)));
+      b.expr(mbarrierWaitParityCluster(target, empty, 0));
+      b.expr(clusterSync(target));
     },
   );
   return src.render();
