@@ -1,9 +1,10 @@
 // Thread-block clusters (sm_90): the CTA's rank in its cluster, the cluster barrier, and distributed
-// shared memory — a peer CTA's shared address (`mapa`), stores into it, and arrivals on its mbarriers
-// — with the cluster-scope acquire wait that pairs with them.
-import { bool, float32, pointer, uint32, voidType } from '../cType.ts';
+// shared memory — a peer CTA's shared address (`mapa`), stores into it that complete on its mbarrier
+// (`st.async`), and warp arrivals on its mbarriers. The cluster-scope acquire wait that pairs with
+// them is `mbarrierWaitParityCluster` (mbarrier.ts).
+import { float32, pointer, uint32, voidType } from '../cType.ts';
 import type { Expr } from '../expr.ts';
-import { lit, ne, not, toExpr } from '../ops.ts';
+import { lit, toExpr } from '../ops.ts';
 import type { ExprLike } from '../ops.ts';
 import type { Target } from '../target.ts';
 import { callHelper, defineDeviceHelper, emitAsm, requireAddress, requireInteger, requireIntrinsic } from './deviceHelper.ts';
@@ -91,46 +92,6 @@ const remoteArriveWarpHelper = defineDeviceHelper(
     }),
 );
 
-const tryWaitClusterHelper = defineDeviceHelper(
-  {
-    name: 'tk_mbarrier_try_wait_parity_cluster',
-    doc: 'mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64: has the phase completed? (acquire at cluster scope: what arrivers of other CTAs released is visible)',
-    returns: bool,
-    params: { bar: pointer(voidType), parity: uint32 },
-    requires: [sharedAddressHelper.requirement],
-  },
-  (b, { bar, parity }) => {
-    const addr = b.let('addr', uint32, callHelper(sharedAddressHelper, [bar]));
-    const done = b.declare('done', uint32);
-    emitAsm(b, {
-      ptx: [
-        '.reg .pred complete;',
-        'mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 complete, [%1], %2;',
-        'selp.u32 %0, 1, 0, complete;',
-      ],
-      outputs: [['=r', done]],
-      inputs: [
-        ['r', addr],
-        ['r', parity],
-      ],
-      memory: true,
-    });
-    b.return(ne(done, 0));
-  },
-);
-
-const waitClusterHelper = defineDeviceHelper(
-  {
-    name: 'tk_mbarrier_wait_parity_cluster',
-    doc: 'Spin on mbarrier.try_wait.parity.acquire.cluster until the phase with this parity has completed.',
-    params: { bar: pointer(voidType), parity: uint32 },
-    requires: [tryWaitClusterHelper.requirement],
-  },
-  (b, { bar, parity }) => {
-    b.while(not(callHelper(tryWaitClusterHelper, [bar, parity])), () => {});
-  },
-);
-
 function u32(argument: string, x: ExprLike): Expr {
   const e = toExpr(x, lit(0, uint32));
   requireInteger(argument, e);
@@ -178,11 +139,4 @@ export function storeAsyncClusterV4(target: Target, addr: Expr, bar: Expr, value
 export function mbarrierArriveClusterWarp(target: Target, bar: Expr): Expr {
   requireIntrinsic(target, 'clusters', 'mbarrier.arrive.release.cluster (warp)');
   return callHelper(remoteArriveWarpHelper, [u32('bar', bar)]);
-}
-
-/** Loop on `mbarrier.try_wait.parity.acquire.cluster` (sm_90) on a local mbarrier: what other CTAs released before arriving is visible after it. */
-export function mbarrierWaitParityCluster(target: Target, bar: Expr, parity: ExprLike): Expr {
-  requireIntrinsic(target, 'clusters', 'mbarrier.try_wait.parity.acquire.cluster');
-  requireAddress('bar', bar);
-  return callHelper(waitClusterHelper, [bar, u32('parity', parity)]);
 }

@@ -21,14 +21,7 @@ import type { Target } from '../target.ts';
 import { toolAvailable } from '../testing/compileAndRunHost.ts';
 import { intrinsicSamplesSource } from '../testing/intrinsicSamples.ts';
 import { fenceMbarrierInit, fenceProxyAsyncShared } from './asyncFence.ts';
-import {
-  clusterCtaRank,
-  clusterSync,
-  mapaShared,
-  mbarrierArriveClusterWarp,
-  mbarrierWaitParityCluster,
-  storeAsyncClusterV4,
-} from './cluster.ts';
+import { clusterCtaRank, clusterSync, mapaShared, mbarrierArriveClusterWarp, storeAsyncClusterV4 } from './cluster.ts';
 import { cpAsync, cpAsyncCommitGroup, cpAsyncWaitGroup } from './cpAsync.ts';
 import { emitAsm } from './deviceHelper.ts';
 import { electSync } from './electSync.ts';
@@ -42,6 +35,7 @@ import {
   mbarrierInval,
   mbarrierTryWaitParity,
   mbarrierWaitParity,
+  mbarrierWaitParityCluster,
 } from './mbarrier.ts';
 import { setMaxNReg } from './setmaxnreg.ts';
 import { sharedAddress } from './sharedAddress.ts';

@@ -109,40 +109,51 @@ const arriveExpectTxHelper = defineDeviceHelper(
   },
 );
 
-const tryWaitHelper = defineDeviceHelper(
-  {
-    name: 'tk_mbarrier_try_wait_parity',
-    doc: 'mbarrier.try_wait.parity.shared::cta.b64: has the phase with this parity completed? (acquire, CTA scope; may suspend a while)',
-    returns: bool,
-    params: { bar: barPtr, parity: uint32 },
-    requires: needs,
-  },
-  (b, { bar, parity }) => {
-    const addr = b.let('addr', uint32, callHelper(sharedAddressHelper, [bar]));
-    const done = b.declare('done', uint32);
-    emitAsm(b, {
-      ptx: ['.reg .pred complete;', 'mbarrier.try_wait.parity.shared::cta.b64 complete, [%1], %2;', 'selp.u32 %0, 1, 0, complete;'],
-      outputs: [['=r', done]],
-      inputs: [
-        ['r', addr],
-        ['r', parity],
-      ],
-      memory: true,
-    });
-    b.return(ne(done, 0));
-  },
-);
+/** A bounded `try_wait.parity` helper (`instruction` its PTX, without operands) and the loop helper on it. */
+function parityWaitHelpers(names: { readonly tryWait: string; readonly wait: string }, instruction: string, what: string) {
+  const tryWait = defineDeviceHelper(
+    { name: names.tryWait, doc: `${instruction}: ${what}`, returns: bool, params: { bar: barPtr, parity: uint32 }, requires: needs },
+    (b, { bar, parity }) => {
+      const addr = b.let('addr', uint32, callHelper(sharedAddressHelper, [bar]));
+      const done = b.declare('done', uint32);
+      emitAsm(b, {
+        ptx: ['.reg .pred complete;', `${instruction} complete, [%1], %2;`, 'selp.u32 %0, 1, 0, complete;'],
+        outputs: [['=r', done]],
+        inputs: [
+          ['r', addr],
+          ['r', parity],
+        ],
+        memory: true,
+      });
+      b.return(ne(done, 0));
+    },
+  );
+  const wait = defineDeviceHelper(
+    {
+      name: names.wait,
+      doc: `Spin on ${instruction.replace(/\.shared::cta\.b64$/, '')} until the phase with this parity has completed.`,
+      params: { bar: barPtr, parity: uint32 },
+      requires: [tryWait.requirement],
+    },
+    (b, { bar, parity }) => {
+      b.while(not(callHelper(tryWait, [bar, parity])), () => {});
+    },
+  );
+  return { tryWait, wait };
+}
 
-const waitHelper = defineDeviceHelper(
-  {
-    name: 'tk_mbarrier_wait_parity',
-    doc: 'Spin on mbarrier.try_wait.parity until the phase with this parity has completed.',
-    params: { bar: barPtr, parity: uint32 },
-    requires: [tryWaitHelper.requirement],
-  },
-  (b, { bar, parity }) => {
-    b.while(not(callHelper(tryWaitHelper, [bar, parity])), () => {});
-  },
+const ctaWait = parityWaitHelpers(
+  { tryWait: 'tk_mbarrier_try_wait_parity', wait: 'tk_mbarrier_wait_parity' },
+  'mbarrier.try_wait.parity.shared::cta.b64',
+  'has the phase with this parity completed? (acquire, CTA scope; may suspend a while)',
+);
+const tryWaitHelper = ctaWait.tryWait;
+const waitHelper = ctaWait.wait;
+
+const clusterWait = parityWaitHelpers(
+  { tryWait: 'tk_mbarrier_try_wait_parity_cluster', wait: 'tk_mbarrier_wait_parity_cluster' },
+  'mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64',
+  'has the phase completed? (acquire at cluster scope: what arrivers of other CTAs released is visible)',
 );
 
 const invalHelper = defineDeviceHelper(
@@ -226,4 +237,14 @@ export function mbarrierInval(target: Target, bar: Expr): Expr {
   requireIntrinsic(target, 'mbarrier', 'mbarrier.inval');
   requireAddress('bar', bar);
   return callHelper(invalHelper, [bar]);
+}
+
+/**
+ * Loop on `mbarrier.try_wait.parity.acquire.cluster` (sm_90) on a local mbarrier: what other CTAs
+ * released before arriving on it (remote arrivals, `st.async` completions) is visible after it.
+ */
+export function mbarrierWaitParityCluster(target: Target, bar: Expr, parity: ExprLike): Expr {
+  requireIntrinsic(target, 'clusters', 'mbarrier.try_wait.parity.acquire.cluster');
+  requireAddress('bar', bar);
+  return callHelper(clusterWait.wait, [bar, u32('parity', parity)]);
 }

@@ -5,14 +5,7 @@ import type { Target } from '../target.ts';
 import { kernelParam } from '../kernel/kernelParam.ts';
 import { KernelSignature } from '../kernel/kernelSignature.ts';
 import { fenceMbarrierInit, fenceProxyAsyncShared } from '../intrinsics/asyncFence.ts';
-import {
-  clusterCtaRank,
-  clusterSync,
-  mapaShared,
-  mbarrierArriveClusterWarp,
-  mbarrierWaitParityCluster,
-  storeAsyncClusterV4,
-} from '../intrinsics/cluster.ts';
+import { clusterCtaRank, clusterSync, mapaShared, mbarrierArriveClusterWarp, storeAsyncClusterV4 } from '../intrinsics/cluster.ts';
 import { cpAsync, cpAsyncCommitGroup, cpAsyncWaitGroup } from '../intrinsics/cpAsync.ts';
 import { electSync } from '../intrinsics/electSync.ts';
 import { exp2Approx, log2Approx, packFloat2 } from '../intrinsics/fastMath.ts';
@@ -27,6 +20,7 @@ import {
   mbarrierInval,
   mbarrierTryWaitParity,
   mbarrierWaitParity,
+  mbarrierWaitParityCluster,
 } from '../intrinsics/mbarrier.ts';
 import { setMaxNReg } from '../intrinsics/setmaxnreg.ts';
 import { sharedAddress } from '../intrinsics/sharedAddress.ts';
