@@ -312,7 +312,6 @@ class Attention:
     scale_given: bool
     layout: str  # bhsd, bshd or varlen
     seqs: list  # (sq, sk) per sequence
-    backends: tuple = ()  # the SDPA baselines to time (empty: all three)
 
     @staticmethod
     def of(p):
@@ -335,13 +334,9 @@ class Attention:
         layout = "varlen" if varlen else str(p.get("layout") or "bhsd")
         if layout not in ("bhsd", "bshd", "varlen"):
             raise ValueError(f"unknown layout {layout!r}")
-        backends = tuple(str(x) for x in p.get("backends") or ())
-        unknown = [x for x in backends if x not in dict(SDPA_BACKENDS)]
-        if unknown:
-            raise ValueError(f"unknown backends {unknown} (known: {[name for name, _ in SDPA_BACKENDS]})")
         return Attention(dtype=torch_dtype(p["dtype"]), b=len(lq), h=h, hk=hk, d=d, dv=int(p.get("dv") or d),
                          causal=bool(p.get("causal")), scale=float(scale) if scale is not None else 1 / math.sqrt(d),
-                         scale_given=scale is not None, layout=layout, seqs=list(zip(lq, lk)), backends=backends)
+                         scale_given=scale is not None, layout=layout, seqs=list(zip(lq, lk)))
 
     @property
     def group(self):
@@ -606,8 +601,6 @@ def attention_baselines(a, x, references, plan, backward):
         return [Attempt(lambda gqa=gqa: setup(a, x, gqa), "; ".join(f for f in (base_form, form) if f), context)
                 for gqa, form in gqa_forms(a)]
     for name, backend in SDPA_BACKENDS:
-        if a.backends and name not in a.backends:
-            continue
         context = sdpa_context(backend)
         if a.layout != "varlen":
             out[name] = run_baseline(name, attempts(dense, None), references, plan, figure)

@@ -32,8 +32,7 @@ export function ffpaBenchCase(s: FmhaFwdBenchShape): FfpaBenchCase {
   return {
     name,
     params: { ...fmhaFwdRecordParams(s), pass: 'fwd', path: 'sm90' },
-    // torch's flash and cuDNN backends stop at d 256: only the efficient one is timed (REFERENCE_OPS.md `backends`).
-    reference: { op: 'attention_fwd', params: { ...fmhaFwdReferenceParams(s), backends: ['torch-efficient'] } },
+    reference: { op: 'attention_fwd', params: fmhaFwdReferenceParams(s) },
     seed: caseSeed(name),
     precision: { o: s.dtype },
     errorBaselines: s.seqlensQ !== undefined ? ['torch-efficient', 'torch-efficient-looped'] : ['torch-efficient'],
