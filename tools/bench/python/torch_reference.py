@@ -41,6 +41,9 @@ ON_GPU = DEVICE.startswith("cuda")
 # referenceProtocol.ts: FLUSH_BYTES, SHORT_CASE_MS. On the CPU (tests) a small flush keeps runs short.
 FLUSH_BYTES = (256 << 20) if ON_GPU else (8 << 20)
 SHORT_CASE_MS = 0.1
+# A baseline whose first call takes longer is recorded with that as its error instead of being timed
+# back to back (its repetitions would take many minutes and end the device call before the case does).
+SLOW_CALL_S = 20.0
 DEFAULT_TIMING = {"warmup": 3, "warmupMs": 250, "repetitions": 5, "targetMs": 20, "minLaunches": 10, "maxLaunches": 2000, "flushL2": False}
 MAX_SPREAD = 0.05  # the node side's timing/measureLaunches rule
 MAX_RERUNS = 2
@@ -244,9 +247,18 @@ class Attempt:
     context: Callable = contextlib.nullcontext
 
 
+class SlowBaseline(RuntimeError):
+    """A baseline too slow to time back to back within one device call."""
+
+
 def measure(attempt, references, plan, figure):
     with attempt.context():
+        started = time.perf_counter()
         call, outputs = attempt.setup()
+        torch.cuda.synchronize()
+        first_call_s = time.perf_counter() - started
+        if first_call_s > SLOW_CALL_S:
+            raise SlowBaseline(f"its first call took {first_call_s:.1f} s (more than {SLOW_CALL_S:.0f} s): not timed")
         errors = {name: error_stats(t, references[name]) for name, t in outputs.items()}
         del outputs
         result = tightest(lambda: time_back_to_back(call, plan))
