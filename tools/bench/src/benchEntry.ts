@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { runCommand } from '@tilekit/host';
 import { Device } from '@tilekit/runtime';
 import { suiteMetric, type BenchCase, type Metric } from './benchResult.ts';
+import { readBenchResult } from './readmeResults.ts';
 import { runSuite, type BenchSuite } from './runSuite.ts';
 
 /** A baseline a bench entry prints our ratio against: its key in the result, and how to call it. */
@@ -41,12 +42,14 @@ export function formatEntryCase(c: BenchCase, metric: Metric, baselines: readonl
   return `${c.name}: ours ${figure} = ${ratios.join(', ')}; valid ${c.valid}`;
 }
 
-const USAGE = 'usage: node .device/bench-<suite>.mjs [--out DIR] [--work DIR] [--torch SCRIPT] [--only NAME[,NAME…]]';
+const USAGE = 'usage: node .device/bench-<suite>.mjs [--out DIR] [--work DIR] [--torch SCRIPT] [--only NAME[,NAME…]] [--resume FILE]';
 
 /**
  * Runs a suite as a bench entry: `--out DIR` (default .device/out) receives `<suite>.json`,
  * `--work DIR` holds the case files while a case runs (default under the OS temp dir), `--only` keeps the
- * cases whose names contain one of the comma-separated parts, `--torch` overrides the reference script, `--help` prints the usage; prints `formatEntryCase` per
+ * cases whose names contain one of the comma-separated parts, `--resume FILE` keeps the cases of an earlier run of the
+ * same suite, commit and device (a partial `<suite>.json`) and runs the rest, `--torch` overrides the reference script,
+ * `--help` prints the usage; prints `formatEntryCase` per
  * case. The command line is read before `makeSuite` opens the device, and errors follow the CLI
  * contract (`runCommand`): an unknown option or a missing device is one line on stderr and exit 2.
  * Returns (and sets) the exit code: 0 when every case validated, 1 when any did not.
@@ -64,12 +67,16 @@ export function runBenchEntry(
         work: { type: 'string' },
         torch: { type: 'string' },
         only: { type: 'string' },
+        resume: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
     if (values.help === true) return void io.stdout(`${USAGE}\n`);
     const root = process.cwd();
+    // Read before the device is opened: a bad file is one line and exit 2.
+    const resume = values.resume === undefined ? undefined : readBenchResult(resolve(values.resume));
     const result = await runSuite(makeSuite(), {
+      ...(resume === undefined ? {} : { resume }),
       outDir: resolve(values.out ?? join(root, '.device', 'out')),
       ...(values.work === undefined ? {} : { workDir: resolve(values.work) }),
       only: values.only?.split(',').filter((part) => part.length > 0) ?? [],

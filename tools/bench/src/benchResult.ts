@@ -54,11 +54,22 @@ export interface BenchCase {
   readonly note?: string;
 }
 
+/** One device call's share of a record measured in several calls (a resumed run): its date, machine and cases. */
+export interface BenchRunPart {
+  readonly date: string;
+  readonly provenance?: Provenance;
+  readonly cases: readonly string[];
+}
+
 export interface BenchSuiteResult {
   readonly suite: string;
   readonly device: string;
   readonly date: string;
   readonly commit: string;
+  /** Not every case of the suite yet (a run cut short or limited with `only`): resume it, or do not publish it. */
+  readonly partial?: boolean;
+  /** With a resumed run: each call's cases and provenance (the top-level date and provenance are the last call's). */
+  readonly runs?: readonly BenchRunPart[];
   /** Machine and library versions of the run (torch server's hello). */
   readonly provenance?: Provenance;
   /** Where the inputs came from: the generator of the cases (each case's seed is in its params). */

@@ -34,7 +34,10 @@ export function readBenchResult(path: string): BenchSuiteResult {
   }
 }
 
-/** Every `*.json` in `dir` as a suite result, in README order. Throws ArgumentError naming `dir` when it holds none. */
+/**
+ * Every `*.json` in `dir` as a suite result, in README order. Throws ArgumentError naming `dir` when
+ * it holds none, and naming a file whose run is partial (resume it first: the README shows whole suites).
+ */
 export function readBenchResults(dir: string): BenchSuiteResult[] {
   let names: string[];
   try {
@@ -43,5 +46,11 @@ export function readBenchResults(dir: string): BenchSuiteResult[] {
     throw new ArgumentError(dir, `is not a readable folder: ${(error as Error).message}`);
   }
   if (names.length === 0) throw new ArgumentError(dir, 'must hold at least one <suite>.json');
-  return inReadmeOrder(names.map((n) => readBenchResult(join(dir, n))));
+  const results = names.map((n) => {
+    const result = readBenchResult(join(dir, n));
+    if (result.partial === true)
+      throw new ArgumentError(join(dir, n), 'is a partial run (not every case of its suite): resume it with --resume before publishing it');
+    return result;
+  });
+  return inReadmeOrder(results);
 }

@@ -220,6 +220,27 @@ describe('README markers', () => {
   });
 });
 
+describe('readBenchResults: only whole suites reach the README', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tilekit-bench-partial-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a partial run (cut short, or limited with --only) is refused, naming its file', () => {
+    const whole = JSON.parse(readFileSync(join(resultsDir, 'permute.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(dir, 'permute.json'), JSON.stringify({ ...whole, partial: true }));
+    let error: unknown;
+    try {
+      readBenchResults(dir);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ArgumentError);
+    expect((error as ArgumentError).argument).toBe(join(dir, 'permute.json'));
+    expect((error as ArgumentError).message).toMatch(/partial run .*--resume/);
+    writeFileSync(join(dir, 'permute.json'), JSON.stringify(whole));
+    expect(readBenchResults(dir).map((r) => r.suite)).toEqual(['permute']);
+  });
+});
+
 describe('readmeTableCli', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tilekit-bench-readme-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BenchSuite, CaseContext, SuiteCase } from './benchSuite.ts';
 import { parseBenchResult } from './benchResult.ts';
+import { ArgumentError } from '@tilekit/numeric';
 import { runSuite } from './runSuite.ts';
 
 // The harness end to end without a GPU: a fake reference server (same protocol, no torch) and a
@@ -81,5 +82,44 @@ describe('runSuite with a fake reference server', async () => {
     expect(result.cases[0]!.spread).toBeCloseTo(0.12, 10);
     expect(result.cases[0]!.noisy).toBe(true);
     expect(existsSync(work) ? readdirSync(work) : []).toEqual([]);
+  });
+});
+
+describe('runSuite: a run cut short is written as it goes and resumed', async () => {
+  const dir = mkdtempSync(join(out, 'resume-'));
+  const base = { outDir: dir, workDir: join(dir, 'work'), device: 'Fake GPU', commit: 'abc1234', torchScript: SERVER, log: () => {} };
+  const first = await runSuite(fakeSuite([]), { ...base, only: ['exact'], date: '2026-11-01' });
+  const firstFile = parseBenchResult(JSON.parse(readFileSync(join(dir, 'fake.json'), 'utf8')));
+  const seen: string[] = [];
+  const whole = await runSuite(fakeSuite(seen), { ...base, resume: firstFile, date: '2026-11-02' });
+
+  it('a run of some cases is partial, and its file holds what it measured', () => {
+    expect(first.partial).toBe(true);
+    expect(firstFile.cases.map((c) => c.name)).toEqual(['exact']);
+    expect(firstFile.runs).toBeUndefined();
+  });
+
+  it('resuming runs only the missing cases and writes the whole suite, in suite order, with each call listed', () => {
+    expect(seen).toEqual(['x']);
+    expect(whole.partial).toBeUndefined();
+    expect(whole.cases.map((c) => c.name)).toEqual(['exact', 'one_percent_off']);
+    expect(whole.cases[0]).toEqual(firstFile.cases[0]);
+    expect(whole.runs?.map((r) => [r.date, r.cases])).toEqual([
+      ['2026-11-01', ['exact']],
+      ['2026-11-02', ['one_percent_off']],
+    ]);
+    expect(whole.date).toBe('2026-11-02');
+    expect(parseBenchResult(JSON.parse(readFileSync(join(dir, 'fake.json'), 'utf8')))).toEqual(whole);
+  });
+
+  it('refuses to resume another commit or device', async () => {
+    for (const [field, changed] of [
+      ['commit', { ...base, commit: 'def5678' }],
+      ['device', { ...base, device: 'Other GPU' }],
+    ] as const) {
+      const error = await runSuite(fakeSuite([]), { ...changed, resume: firstFile }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ArgumentError);
+      expect((error as ArgumentError).argument).toBe(`resume.${field}`);
+    }
   });
 });

@@ -2,7 +2,8 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BenchSuite, CaseContext, SuiteCase } from './benchSuite.ts';
-import { parseBenchResult, type BenchCase, type BenchSuiteResult } from './benchResult.ts';
+import { ArgumentError } from '@tilekit/numeric';
+import { parseBenchResult, type BenchCase, type BenchRunPart, type BenchSuiteResult } from './benchResult.ts';
 import { ReferenceClient } from './referenceClient.ts';
 import { DEFAULT_TIMING, type TensorDtype, type TensorFile, type TimingPlan } from './referenceProtocol.ts';
 import { MAX_SPREAD } from './timing/measureLaunches.ts';
@@ -22,45 +23,89 @@ export interface RunSuiteOptions {
   readonly date?: string;
   /** Only the cases whose names contain one of these (all when absent or empty). */
   readonly only?: readonly string[];
+  /**
+   * An earlier run of the same suite, commit and device (e.g. one a device call's time limit cut
+   * short): its cases are kept, not run again, and the result lists each call's cases (`runs`).
+   */
+  readonly resume?: BenchSuiteResult;
   readonly log?: (line: string) => void;
+}
+
+/** The earlier run's cases by name, after checking that it is the same suite, commit and device. */
+function resumedCases(suite: BenchSuite, options: RunSuiteOptions): Map<string, BenchCase> {
+  const earlier = options.resume;
+  if (earlier === undefined) return new Map();
+  for (const [field, want] of [
+    ['suite', suite.name],
+    ['commit', options.commit],
+    ['device', options.device],
+  ] as const) {
+    if (earlier[field] !== want) throw new ArgumentError(`resume.${field}`, `must be this run's (${want}) to resume it`, earlier[field]);
+  }
+  return new Map(earlier.cases.map((c) => [c.name, c]));
+}
+
+/** The calls of a record: the earlier run's (or one made of its top-level fields), then this one. */
+function runParts(earlier: BenchSuiteResult | undefined, now: BenchRunPart): BenchRunPart[] {
+  if (earlier === undefined) return [now];
+  const before = earlier.runs ?? [
+    { date: earlier.date, ...(earlier.provenance ? { provenance: earlier.provenance } : {}), cases: earlier.cases.map((c) => c.name) },
+  ];
+  return [...before, now];
 }
 
 /**
  * Runs a suite beside the torch reference server (one python process): per case the server makes
  * or reads the inputs, times torch and keeps the fp32 reference; ours runs on the same input files;
- * the server measures our outputs' error; validate/ judges it. Writes `<outDir>/<suite>.json`.
+ * the server measures our outputs' error; validate/ judges it. Writes `<outDir>/<suite>.json` after
+ * every case (with `partial` until every case of the suite is in it; `resume` keeps an earlier run's cases).
  */
 export async function runSuite(suite: BenchSuite, options: RunSuiteOptions): Promise<BenchSuiteResult> {
   const log = options.log ?? ((line: string) => console.log(line));
   const workDir = options.workDir ?? join(tmpdir(), 'tilekit-bench', suite.name);
   mkdirSync(workDir, { recursive: true });
-  const selected = suite.cases.filter((c) => !options.only?.length || options.only.some((part) => c.name.includes(part)));
+  const kept = resumedCases(suite, options);
+  const selected = suite.cases.filter(
+    (c) => !kept.has(c.name) && (!options.only?.length || options.only.some((part) => c.name.includes(part))),
+  );
   const client = ReferenceClient.start({ script: options.torchScript, python: options.python, log });
   try {
     const { provenance } = await client.hello();
+    const resumed = kept.size > 0 ? `, ${kept.size} kept from the run resumed` : '';
     log(
-      `== ${suite.name}: ${selected.length} cases on ${provenance.device} (torch ${provenance.torch}, CUDA ${provenance.cuda}, cuDNN ${provenance.cudnn})`,
+      `== ${suite.name}: ${selected.length} cases on ${provenance.device} (torch ${provenance.torch}, CUDA ${provenance.cuda}, ` +
+        `cuDNN ${provenance.cudnn})${resumed}`,
     );
-    const cases: BenchCase[] = [];
-    const generators = new Set<string>();
+    const fresh = new Map<string, BenchCase>();
+    const generators = new Set<string>(options.resume?.inputs?.generator.split('; ').filter((g) => g.length > 0));
+    const date = options.date ?? new Date().toISOString().slice(0, 10);
+    // Written after every case (partial until the suite is whole), so a call cut short keeps what it measured.
+    const write = (): BenchSuiteResult => {
+      const cases = suite.cases.flatMap((c) => fresh.get(c.name) ?? kept.get(c.name) ?? []);
+      const now = { date, provenance, cases: [...fresh.keys()] };
+      const result = parseBenchResult({
+        suite: suite.name,
+        device: options.device,
+        date,
+        commit: options.commit,
+        ...(cases.length < suite.cases.length ? { partial: true } : {}),
+        provenance,
+        ...(options.resume === undefined ? {} : { runs: runParts(options.resume, now) }),
+        inputs: { generator: [...generators].join('; ') },
+        timing: DEFAULT_TIMING,
+        cases,
+      });
+      writeFileSync(join(options.outDir, `${suite.name}.json`), `${JSON.stringify(result, null, 2)}\n`);
+      return result;
+    };
     for (const [i, c] of selected.entries()) {
       const { record, generator } = await runCase(suite, c, client, join(workDir, c.name), log);
-      cases.push(record);
+      fresh.set(c.name, record);
       generators.add(generator);
+      write();
       log(`[${i + 1}/${selected.length}] ${progressLine(record)}`);
     }
-    const result = parseBenchResult({
-      suite: suite.name,
-      device: options.device,
-      date: options.date ?? new Date().toISOString().slice(0, 10),
-      commit: options.commit,
-      provenance,
-      inputs: { generator: [...generators].join('; ') },
-      timing: DEFAULT_TIMING,
-      cases,
-    });
-    writeFileSync(join(options.outDir, `${suite.name}.json`), `${JSON.stringify(result, null, 2)}\n`);
-    return result;
+    return write();
   } finally {
     suite.dispose?.();
     await client.close();
