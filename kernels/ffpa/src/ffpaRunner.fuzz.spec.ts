@@ -49,7 +49,7 @@ const encode = (o: Parameters<typeof encodeTensorMapTiled>[1]) => encodeTensorMa
  * One call through the runner: plan and build (kernels built afresh each time, no source emitted:
  * cheap, so a rejected problem that reached a build would show as a compile), then run.
  */
-async function run(call: FfpaFuzzCall): Promise<void> {
+async function run(call: FfpaFuzzCall, plan: { readonly clusters?: boolean } = {}): Promise<void> {
   const buffers = materialize(device, call.buffers);
   const built: FmhaFwdKernel[] = [];
   try {
@@ -63,6 +63,7 @@ async function run(call: FfpaFuzzCall): Promise<void> {
         return kernel;
       },
       encode,
+      ...plan,
     });
     try {
       runner.run(buffers.ranges as unknown as FmhaFwdRunnerBuffers);
@@ -102,6 +103,25 @@ describe('ffpa runner: fuzzed invalid arguments', () => {
     // The seed reaches both plans.
     expect(clusterCalls.yes).toBeGreaterThan(0);
     expect(clusterCalls.no).toBeGreaterThan(0);
+  });
+
+  it('with clusters: false, d = d_v 640 and 768 launch their column slices instead of a cluster', async () => {
+    let calls = 0;
+    await fc.assert(
+      fc.asyncProperty(validFfpaCalls(), async (call) => {
+        const hdimQ = call.problem['hdimQ'] as number;
+        const hdimV = (call.problem['hdimV'] ?? hdimQ) as number;
+        fc.pre(hdimQ === hdimV && (hdimV === 640 || hdimV === 768));
+        const before = fake.launches.length;
+        await run(call, { clusters: false });
+        const launches = fake.launches.slice(before);
+        expect(launches).toHaveLength(ffpaColumnSlices(hdimV).length);
+        for (const l of launches) expect(l.cluster).toBeUndefined();
+        calls++;
+      }),
+      { numRuns: 10, seed: SEED },
+    );
+    expect(calls).toBe(10);
   });
 
   it('rejects 1000 invalid argument sets with a typed error, before any launch (and any compile of a rejected problem)', async () => {

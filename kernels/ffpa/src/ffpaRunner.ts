@@ -13,6 +13,8 @@ export interface FfpaRunnerOptions {
   readonly device: Device;
   readonly compiler: Compiler;
   readonly catalog?: readonly FmhaFwdInstance[];
+  /** `false`: d_v above 512 on column slices, never a cluster (`FfpaPlanOptions.clusters`). */
+  readonly clusters?: boolean;
   readonly buildKernel?: (instance: FmhaFwdInstance) => Promise<FmhaFwdKernel>;
   /** TMA descriptor encoder (default: the driver's, on `device`). */
   readonly encode?: TensorMapEncoder;
@@ -54,7 +56,10 @@ export class FfpaRunner {
 
   /** Plans and builds (see the class comment). */
   static async create(problem: FfpaProblem | CheckedFmhaFwdProblem, options: FfpaRunnerOptions): Promise<FfpaRunner> {
-    const plan = planFfpa(problem, options.catalog ? { catalog: options.catalog } : {});
+    const plan = planFfpa(problem, {
+      ...(options.catalog ? { catalog: options.catalog } : {}),
+      ...(options.clusters === undefined ? {} : { clusters: options.clusters }),
+    });
     const owned: FmhaFwdKernel[] = [];
     const build = buildOncePerInstance(async (instance: FmhaFwdInstance) => {
       if (options.buildKernel) return options.buildKernel(instance);

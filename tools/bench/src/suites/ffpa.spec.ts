@@ -25,9 +25,19 @@ describe('ffpa bench suite', () => {
       'ffpa_fwd_b1_h32_hk8_s8192_d512_bf16',
       'ffpa_fwd_b1_h32_s16384_d512_bf16',
       'ffpa_fwd_varlen8_h32_d512_bf16',
+      'ffpa_fwd_b1_h32_s8192_d640_bf16_slices',
+      'ffpa_fwd_b1_h32_s8192_d768_bf16_slices',
     ]);
     for (const c of FFPA_BENCH_CASES) {
-      expect(c.params).toMatchObject({ d: c.shape.d, dv: c.shape.dv, causal: c.shape.causal, hk: c.shape.hk, pass: 'fwd', path: 'sm90' });
+      expect(c.params).toMatchObject({
+        d: c.shape.d,
+        dv: c.shape.dv,
+        causal: c.shape.causal,
+        hk: c.shape.hk,
+        pass: 'fwd',
+        path: 'sm90',
+        plan: c.plan,
+      });
       expect(c.errorBaselines[0]).toBe('torch-efficient');
     }
   });
@@ -35,9 +45,9 @@ describe('ffpa bench suite', () => {
   it('every case plans (shared-P instances; a cluster at d 640 and 768, else slices of at most 512 columns), and its problem reads the case’s files where they lie', () => {
     for (const c of FFPA_BENCH_CASES) {
       const p = ffpaBenchProblem(c.shape);
-      const plan = planFfpa(p);
+      const plan = planFfpa(p, c.plan === 'slices' ? { clusters: false } : {});
       // d = d_v 640 and 768 run as a cluster of two CTAs (one plan slice); above 512 otherwise column slices.
-      const cluster = [640, 768].includes(c.shape.dv);
+      const cluster = c.plan === 'auto' && [640, 768].includes(c.shape.dv);
       expect(plan.slices.map((s) => s.instance.clusterCtas)).toEqual(cluster ? [2] : Array(Math.ceil(c.shape.dv / 512)).fill(1));
       for (const s of plan.slices) expect(s.instance.policy.outputSplit?.tag).toBe('shareP');
       expect([p.hdimQ, p.hdimV, p.numSplits, p.lse]).toEqual([c.shape.d, c.shape.dv, 1, false]);

@@ -57,7 +57,8 @@ export function ffpaSuite(cases: readonly FfpaBenchCase[] = FFPA_BENCH_CASES): B
     cases,
     async runOurs(sc: SuiteCase, ctx: CaseContext): Promise<OurCaseResult> {
       const c = byName.get(sc.name)!;
-      const runner = await FfpaRunner.create(ffpaBenchProblem(c.shape), { device, compiler, buildKernel });
+      const plan = c.plan === 'slices' ? { clusters: false } : {};
+      const runner = await FfpaRunner.create(ffpaBenchProblem(c.shape), { device, compiler, buildKernel, ...plan });
       try {
         return runFfpaCase(device, runner, c, ctx);
       } finally {

@@ -15,9 +15,13 @@ import {
   type FmhaFwdBenchShape,
 } from './fmhaFwdCases.ts';
 
-/** A case of the suite: an fmha-fwd shape with the suite's record params (`pass`, `path`). */
+/** How a case plans d_v above 512: the operator's choice, or column slices (the measurement behind the choice). */
+export type FfpaBenchPlan = 'auto' | 'slices';
+
+/** A case of the suite: an fmha-fwd shape with the suite's record params (`pass`, `path`, `plan`). */
 export interface FfpaBenchCase extends SuiteCase {
   readonly shape: FmhaFwdBenchShape;
+  readonly plan: FfpaBenchPlan;
   readonly flops: number;
 }
 
@@ -27,16 +31,17 @@ export function ffpaBenchName(s: FmhaFwdBenchShape): string {
 }
 
 /** The case of a shape: O judged at the input dtype against torch-efficient's error (the only backend that runs). */
-export function ffpaBenchCase(s: FmhaFwdBenchShape): FfpaBenchCase {
-  const name = ffpaBenchName(s);
+export function ffpaBenchCase(s: FmhaFwdBenchShape, plan: FfpaBenchPlan = 'auto'): FfpaBenchCase {
+  const name = `${ffpaBenchName(s)}${plan === 'slices' ? '_slices' : ''}`;
   return {
     name,
-    params: { ...fmhaFwdRecordParams(s), pass: 'fwd', path: 'sm90' },
+    params: { ...fmhaFwdRecordParams(s), pass: 'fwd', path: 'sm90', plan },
     reference: { op: 'attention_fwd', params: fmhaFwdReferenceParams(s) },
     seed: caseSeed(name),
     precision: { o: s.dtype },
     errorBaselines: s.seqlensQ !== undefined ? ['torch-efficient', 'torch-efficient-looped'] : ['torch-efficient'],
     shape: s,
+    plan,
     flops: fmhaFwdBenchFlops(s),
   };
 }
@@ -74,5 +79,11 @@ export const FFPA_BENCH_SHAPES: readonly FmhaFwdBenchShape[] = Object.freeze([
   },
 ]);
 
-/** Every case of the suite, in order. */
-export const FFPA_BENCH_CASES: readonly FfpaBenchCase[] = Object.freeze(FFPA_BENCH_SHAPES.map(ffpaBenchCase));
+/**
+ * Every case of the suite, in order: each shape with the operator's plan, then d 640 and 768 on column
+ * slices (the plan the cluster replaces there), so that the record holds the measurement behind the choice.
+ */
+export const FFPA_BENCH_CASES: readonly FfpaBenchCase[] = Object.freeze([
+  ...FFPA_BENCH_SHAPES.map((s) => ffpaBenchCase(s)),
+  ...[640, 768].map((d) => ffpaBenchCase(shape(d), 'slices')),
+]);
