@@ -1,7 +1,7 @@
 import { runCli } from '@tilekit/host';
 import { NvccCompiler, probe } from '@tilekit/runtime';
 import { describe, expect, it } from 'vitest';
-import { ffpaParser, planFromArgs, problemFromArgs, runFfpaExample } from './ffpaExample.ts';
+import { ffpaParser, logPlan, planFromArgs, problemFromArgs, runFfpaExample } from './ffpaExample.ts';
 
 const hasNvcc = NvccCompiler.available();
 const hasGpu = probe().deviceCount > 0;
@@ -109,6 +109,15 @@ describe('example_ffpa', () => {
     const d1024 = planFromArgs(ffpaParser.parse(['-d=1024']));
     expect(d1024.description).toBe('d1024 dv1024: 2 CTAs per 64 query rows, O columns [0,512) [512,1024), S recomputed in each');
     expect(new Set(d1024.slices.map((s) => s.instance)).size).toBe(1);
+  });
+
+  it('plans d 768 as a cluster of two CTAs and prints the clusters of its launch', async () => {
+    const plan = planFromArgs(ffpaParser.parse(['-d=768', '-h=2']));
+    expect(plan.slices.map((s) => [s.offset, s.width, s.instance.clusterCtas])).toEqual([[0, 768, 2]]);
+    expect(plan.description).toMatch(/^d768 dv768: a cluster of 2 CTAs per 64 query rows/);
+    const lines: string[] = [];
+    logPlan(plan, (line) => lines.push(line));
+    expect(lines.find((l) => l.startsWith('slice [0,768): '))).toMatch(/grid \[\d+, 4, 1\] in clusters of \[1, 2, 1\]/);
   });
 
   it.runIf(hasNvcc && !hasGpu)(

@@ -93,16 +93,17 @@ export function planFromArgs(args: FfpaArgs): FfpaPlan {
 }
 
 /** Logs the problem, the plan and each column slice's instance. */
-function logPlan(plan: FfpaPlan, log: (line: string) => void): void {
+export function logPlan(plan: FfpaPlan, log: (line: string) => void): void {
   const p = plan.problem;
   log(`${PROGRAM}: ${formatFmhaFwdProblem(p)}, scale ${p.scale}`);
   log(`plan: ${plan.description}`);
   for (const s of plan.slices) {
     const i = s.instance;
-    const grid = i.launch(p.batch, p.nheadQ, p.seqlenQ).grid.join(', ');
+    const launch = i.launch(p.batch, p.nheadQ, p.seqlenQ);
+    const cluster = launch.cluster === undefined ? '' : ` in clusters of [${launch.cluster.join(', ')}]`;
     log(
       `slice [${s.offset},${s.offset + s.width}): ${i.name} (key ${i.key.hash}), tile ${i.policy.tileM}x${i.policy.tileN}, ` +
-        `${i.threads} threads; grid [${grid}], ${i.sharedBytes} B dynamic smem`,
+        `${i.threads} threads; grid [${launch.grid.join(', ')}]${cluster}, ${i.sharedBytes} B dynamic smem`,
     );
   }
 }
