@@ -71,7 +71,21 @@ describe('GEMM_GFX942_CATALOG', () => {
 });
 
 describe('parseGfx942Resources', () => {
+  // The backend's comments after the kernel's code (clang-19 -S), then its metadata block.
+  const info = [
+    '\t.size\tk1, .Lfunc_end0-k1',
+    '                                        ; -- End function',
+    '\t.section\t.AMDGPU.csdata,"",@progbits',
+    '; Kernel info:',
+    '; codeLenInByte = 9900',
+    '; NumVgprs: 132',
+    '; TotalNumVgprs: 292',
+    '; LDSByteSize: 24576 bytes/workgroup (compile time only)',
+    '; Occupancy: 1',
+    '; WaveLimiterHint : 0',
+  ];
   const asm = [
+    ...info,
     '\t.amdgpu_metadata',
     '---',
     'amdhsa.kernels:',
@@ -109,8 +123,16 @@ describe('parseGfx942Resources', () => {
         kernargBytes: 72,
         maxFlatWorkgroupSize: 256,
         wavefrontSize: 64,
+        occupancy: 1,
       },
     ]);
+  });
+
+  it("reads each kernel's occupancy from the comments after its own code", () => {
+    const two = asm.replace('; Occupancy: 1', '; Occupancy: 3');
+    expect(parseGfx942Resources(two)[0]!.occupancy).toBe(3);
+    expect(() => parseGfx942Resources(asm.replace('; Occupancy: 1\n', ''))).toThrow(/k1: no '; Occupancy:' line/);
+    expect(() => parseGfx942Resources(asm.replace('.size\tk1,', '.size\tother,'))).toThrow(/k1: no '; Occupancy:' line/);
   });
 
   it('throws Gfx942ResourcesError without metadata or with a missing field', () => {

@@ -17,6 +17,8 @@ export interface Gfx942KernelResources {
   readonly kernargBytes: number;
   readonly maxFlatWorkgroupSize: number;
   readonly wavefrontSize: number;
+  /** Waves per SIMD the backend computes from the registers and LDS (its `; Occupancy:` line). */
+  readonly occupancy: number;
 }
 
 /** The `.s` file has no kernel metadata, or an entry lacks a field. */
@@ -39,13 +41,22 @@ const fields = {
   wavefrontSize: 'wavefront_size',
 } as const;
 
+/** Each kernel's `; Occupancy: N` from the `; Kernel info:` comments the backend writes after its `.size` line. */
+function occupancies(asm: string): Map<string, number> {
+  const out = new Map<string, number>();
+  const pattern = /^\s*\.size\s+([\w.$]+),[^\n]*\n(?:[^\n]*\n)*?; Kernel info:\n(?:;[^\n]*\n)*?; Occupancy: (\d+)$/gm;
+  for (const m of asm.matchAll(pattern)) out.set(m[1]!, Number(m[2]));
+  return out;
+}
+
 /**
  * Reads every kernel's resources from clang's AMDGPU assembly (`-S`): the `amdhsa.kernels` list of
  * the `.amdgpu_metadata` YAML block, one entry per kernel, its scalar fields at the entry's own
- * indentation (nested lists such as `.args` are skipped). Throws `Gfx942ResourcesError` when the
- * block is missing or an entry lacks a field.
+ * indentation (nested lists such as `.args` are skipped), and the backend's occupancy comment of the
+ * kernel. Throws `Gfx942ResourcesError` when the block is missing or an entry lacks a field.
  */
 export function parseGfx942Resources(asm: string): Gfx942KernelResources[] {
+  const waves = occupancies(asm);
   const start = asm.indexOf('amdhsa.kernels:');
   if (start < 0)
     throw new Gfx942ResourcesError('no amdhsa.kernels metadata in the assembly (was it compiled with -S for an amdhsa target?)');
@@ -69,6 +80,9 @@ export function parseGfx942Resources(asm: string): Gfx942KernelResources[] {
         throw new Gfx942ResourcesError(`kernel ${name}: .${field} is missing or not a number (${String(v)})`);
       out[key] = Number(v);
     }
+    const occupancy = waves.get(name);
+    if (occupancy === undefined) throw new Gfx942ResourcesError(`kernel ${name}: no '; Occupancy:' line after its code`);
+    out['occupancy'] = occupancy;
     return out as unknown as Gfx942KernelResources;
   });
 }

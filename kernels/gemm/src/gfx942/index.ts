@@ -2,3 +2,5 @@
 export * from './gemmGfx942Instance.ts';
 export * from './gemmGfx942Catalog.ts';
 export * from './gfx942Resources.ts';
+export * from './compileGfx942.ts';
+export * from './gfx942ResourceTable.ts';
