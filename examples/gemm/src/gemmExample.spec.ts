@@ -1,5 +1,5 @@
 import { fillTensor, HostTensor, runCli } from '@tilekit/host';
-import { checkGemmProblem } from '@tilekit/kernel-gemm';
+import { checkGemmProblem, findGfx942Clang } from '@tilekit/kernel-gemm';
 import { NvccCompiler, probe } from '@tilekit/runtime';
 import { describe, expect, it } from 'vitest';
 import { decode, encode } from '@tilekit/numeric';
@@ -7,6 +7,8 @@ import { gemmParser, gemmReferenceCheck, layoutFromFlags, pickInstance, problemF
 
 const hasNvcc = NvccCompiler.available();
 const hasGpu = probe().deviceCount > 0;
+const hasClang = findGfx942Clang() !== undefined;
+if (!hasClang) console.warn('\n!!! SKIPPING the example_gemm -arch=gfx942 run: clang-19 not found (set TILEKIT_CLANG). !!!\n');
 if (!hasNvcc) console.warn('\n!!! SKIPPING the example_gemm run: nvcc not found (set TILEKIT_NVCC). !!!\n');
 
 async function run(argv: string[]): Promise<{ code: number; out: string }> {
@@ -60,7 +62,7 @@ describe('example_gemm', () => {
       expect(line!.split(/ {2,}/), `-${f.key}`).toContain(shown);
     }
     expect(stdout).toContain('-a_layout  R|C');
-    expect(stdout).toMatch(/-arch +device\|sm90a\|sm80 +device /);
+    expect(stdout).toMatch(/-arch +device\|sm90a\|sm80\|gfx942 +device /);
     expect(stdout).not.toContain('example_gemm: fp16');
   });
 
@@ -252,4 +254,31 @@ describe('example_gemm', () => {
     },
     120_000,
   );
+
+  it.runIf(hasClang)(
+    '-arch=gfx942: the MI300 instance emitted as HIP, compiled by clang-19, its resources, the CPU reference, no AMD device; exit 0',
+    async () => {
+      const { code, out } = await run(['-arch=gfx942', '-m=256', '-n=192', '-k=128', '-prec=bf16']);
+      expect(code).toBe(0);
+      expect(out).toContain('example_gemm: bf16 tn 256x192x128 on gfx942');
+      expect(out).toMatch(/^instance: gemm_gfx942_bf16_tn_\w+ \(key [0-9a-f]+\), tile \d+x\d+x\d+, 256 threads \(wave64\), \d+ B LDS$/m);
+      // One row of resources: no spills, no scratch, 1 to 8 waves per SIMD.
+      expect(out).toMatch(/^clang-19 +gfx942 +\d+ \+ \d+ = \d+ +\d+ +0\/0 +0 +\d+ +[1-8]$/m);
+      expect(out).toMatch(/^CPU reference: all 49152 C elements/m);
+      expect(out.split('\n').at(-1)).toMatch(/^no AMD device: the gfx942 kernel was generated and compiled and the CPU reference computed/);
+    },
+    120_000,
+  );
+
+  it("-arch=gfx942: a layout no gfx942 instance runs gets every instance's reasons, exit 1; -instance is refused", async () => {
+    if (hasClang) {
+      const { code, out } = await run(['-arch=gfx942', '-a_layout=C', '-m=256', '-n=256', '-k=64']);
+      expect(code).toBe(1);
+      expect(out).toMatch(/^no gemm instance runs/m);
+      expect(out).toMatch(/gemm_gfx942_fp16_tn_\w+: .*layout/);
+    }
+    const named = await cli(['-arch=gfx942', '-instance=gemm_sm90a_fp16_tn_128x256x64_w2x1_s4_p']);
+    expect(named.code).toBe(2);
+    expect(named.stderr).toMatch(/-instance/);
+  });
 });

@@ -2,7 +2,8 @@
 // instance, its resources and launch, computes the CPU reference (-v=1; sampled C elements for big
 // problems), and on a GPU runs, times and validates it. Without a CUDA device it says so and exits 0
 // after the CPU part. `-arch` picks the kernel family: sm90a (TMA + wgmma) or sm80 (cp.async +
-// mma.sync; built for the device's arch, so it also runs on Hopper); default the device's own.
+// mma.sync; built for the device's arch, so it also runs on Hopper); default the device's own;
+// gfx942 (MI300) emits and compiles the HIP kernel with clang-19 and runs the CPU reference (gemmGfx942Example.ts).
 import { referenceGemm } from '@tilekit/gemm';
 import {
   ArgParseError,
@@ -42,6 +43,7 @@ import {
 } from '@tilekit/kernel-gemm';
 import { absoluteThreshold, ArgumentError, decode, relativeThreshold } from '@tilekit/numeric';
 import { Device, NvccCompiler, NvrtcCompiler, probe, timeLaunches, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
+import { runGemmGfx942Example } from './gemmGfx942Example.ts';
 
 /** The example's flags (CK style: `-key=value`, `-?` for help); strides of 0 mean packed. */
 export const gemmParser = new ArgParser(
@@ -67,9 +69,10 @@ export const gemmParser = new ArgParser(
   .choice(
     'arch',
     'device',
-    ['device', ...GEMM_ARCHS],
+    ['device', ...GEMM_ARCHS, 'gfx942'],
     'kernel family: sm90a (TMA + wgmma) or sm80 (cp.async + mma.sync, built for the device: ' +
-      "sm_80, or sm_90a on Hopper); device: the GPU's own (sm90a without a GPU)",
+      "sm_80, or sm_90a on Hopper); device: the GPU's own (sm90a without a GPU); gfx942: the MI300 kernel, " +
+      'emitted as HIP and compiled by clang-19, not run',
   )
   .choice('compiler', 'nvcc', ['nvcc', 'nvrtc'], 'kernel compiler (nvrtc: only where libnvrtc is installed)');
 
@@ -80,7 +83,8 @@ function checkInstanceName(name: string): void {
 }
 
 type GemmFlags = typeof gemmParser extends ArgParser<infer T> ? T : never;
-type GemmArgs = ParsedArgs<GemmFlags>;
+/** The example's parsed flags. */
+export type GemmArgs = ParsedArgs<GemmFlags>;
 
 /**
  * BLAS-style name of an (A, B) storage pair, as `GemmProblem.layout` spells it (see
@@ -122,6 +126,7 @@ const FLAG_OF: Readonly<Record<string, keyof GemmFlags>> = {
 /** The `-arch` flag as dispatch takes it: undefined for `device` (the device's own family). */
 function archFlag(args: GemmArgs): GemmArch | undefined {
   const arch = args.get('arch');
+  if (arch === 'gfx942') throw new ArgParseError('-arch', '-arch=gfx942 has no CUDA instance (runGemmExample takes it to the gfx942 path)');
   return arch === 'device' ? undefined : arch;
 }
 
@@ -296,11 +301,48 @@ function log2(x: number): string {
 }
 
 /**
+ * A and B filled from `-init` and `-seed` (`elems` elements each), and with `-v=1` the CPU reference
+ * of C (every element, or a sample for big problems), logged with its tolerance.
+ */
+export function inputsAndReference(
+  args: GemmArgs,
+  p: CheckedGemmProblem,
+  elems: { readonly a: number; readonly b: number; readonly c: number },
+  log: (line: string) => void,
+): { readonly a: HostTensor; readonly b: HostTensor; readonly check: GemmReferenceCheck | undefined } {
+  const seed = args.get('seed');
+  const a = fillTensor(HostTensor.empty(p.dtype, [elems.a]), args.get('init'), seed);
+  const b = fillTensor(HostTensor.empty(p.dtype, [elems.b]), args.get('init'), seed + 1);
+  if (!args.get('v')) return { a, b, check: undefined };
+  const macs = gemmProblemFlops(p) / 2;
+  const cElements = p.batch * p.m * p.n;
+  const full = macs <= FULL_REFERENCE_MAX_MACS && Math.max(elems.a, elems.b, elems.c) <= FULL_REFERENCE_MAX_ELEMENTS;
+  const started = performance.now();
+  const check = gemmReferenceCheck(p, a, b, full ? {} : { sample: SAMPLED_C_ELEMENTS, seed });
+  const ms = (performance.now() - started).toFixed(1);
+  const tolerance = `rtol ${check.rtol.toExponential(2)}, atol ${check.atol.toExponential(2)} for K = ${p.k}`;
+  if (full) log(`CPU reference: all ${cElements} C elements in ${ms} ms (${tolerance})`);
+  else {
+    const why =
+      macs > FULL_REFERENCE_MAX_MACS
+        ? `m·n·k·b = ${log2(macs)} > 2^30 multiply-adds`
+        : `an operand exceeds ${log2(FULL_REFERENCE_MAX_ELEMENTS)} elements`;
+    log(
+      `CPU reference: SAMPLED ${check.offsets.length} of ${cElements} C elements (a grid of ` +
+        `rows × columns incl. the first and last; ${why}, the full reference would take too ` +
+        `long) in ${ms} ms (${tolerance})`,
+    );
+  }
+  return { a, b, check };
+}
+
+/**
  * Runs the example; `log` receives each output line. Returns the exit code: 0 on success (also
  * when no GPU is present), 1 when validation fails or no instance runs the problem. Flags that make
  * no problem throw ArgParseError, a missing `-compiler` CompilerUnavailableError (runCli: exit 2).
  */
 export async function runGemmExample(args: GemmArgs, log: (line: string) => void = console.log): Promise<number> {
+  if (args.get('arch') === 'gfx942') return runGemmGfx942Example(args, log);
   const compiler = makeCompiler(args.get('compiler'));
   // The device (if any) decides the default family and the sm_80 build.
   const probed = probe();
@@ -361,31 +403,7 @@ export async function runGemmExample(args: GemmArgs, log: (line: string) => void
   const validate = args.get('v');
   // A and B as far as the instance reads them (sm80 reads each row's tail as a whole 16-byte vector).
   const elems = { ...gemmOperandElements(p), ...(instance instanceof GemmSm80Instance ? instance.readElements(p) : {}) };
-  const seed = args.get('seed');
-  const a = fillTensor(HostTensor.empty(p.dtype, [elems.a]), args.get('init'), seed);
-  const b = fillTensor(HostTensor.empty(p.dtype, [elems.b]), args.get('init'), seed + 1);
-  let check: GemmReferenceCheck | undefined;
-  if (validate) {
-    const macs = gemmProblemFlops(p) / 2;
-    const cElements = p.batch * p.m * p.n;
-    const full = macs <= FULL_REFERENCE_MAX_MACS && Math.max(elems.a, elems.b, elems.c) <= FULL_REFERENCE_MAX_ELEMENTS;
-    const started = performance.now();
-    check = gemmReferenceCheck(p, a, b, full ? {} : { sample: SAMPLED_C_ELEMENTS, seed });
-    const ms = (performance.now() - started).toFixed(1);
-    const tolerance = `rtol ${check.rtol.toExponential(2)}, atol ${check.atol.toExponential(2)} for K = ${p.k}`;
-    if (full) log(`CPU reference: all ${cElements} C elements in ${ms} ms (${tolerance})`);
-    else {
-      const why =
-        macs > FULL_REFERENCE_MAX_MACS
-          ? `m·n·k·b = ${log2(macs)} > 2^30 multiply-adds`
-          : `an operand exceeds ${log2(FULL_REFERENCE_MAX_ELEMENTS)} elements`;
-      log(
-        `CPU reference: SAMPLED ${check.offsets.length} of ${cElements} C elements (a grid of ` +
-          `rows × columns incl. the first and last; ${why}, the full reference would take too ` +
-          `long) in ${ms} ms (${tolerance})`,
-      );
-    }
-  }
+  const { a, b, check } = inputsAndReference(args, p, elems, log);
 
   if (!hasDevice) {
     log(
