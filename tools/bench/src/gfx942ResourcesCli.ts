@@ -8,10 +8,10 @@
 // without the markers: one line on stderr, exit 2.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ArgParseError, runCommand } from '@tilekit/host';
 import { compileGfx942, findGfx942Clang, GEMM_GFX942_CATALOG, type Gfx942ResourceRow } from '@tilekit/kernel-gemm';
 import { gfx942ResourceFile, gfx942ResourceReadmeBlock, GFX942_RESOURCES_MARKERS } from './gfx942ResourceDocument.ts';
+import { parseGeneratedFileArgs } from './generatedFileArgs.ts';
 import { extractMarkedBlock, replaceMarkedBlock } from './readmeBlock.ts';
 
 const USAGE = 'usage: gfx942ResourcesCli.ts [--write | --check] [--readme README.md] [--out benchmarks/results/gfx942-resources.md]';
@@ -38,31 +38,21 @@ function readOr(path: string, fallback: string): string {
 }
 
 await runCommand((io) => {
-  const { values } = parseArgs({
-    args: process.argv.slice(2),
-    options: {
-      write: { type: 'boolean' },
-      check: { type: 'boolean' },
-      readme: { type: 'string' },
-      out: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help === true) return void io.stdout(`${USAGE}\n`);
-  if (values.write === true && values.check === true) throw new ArgParseError('--check', `give --write or --check, not both (${USAGE})`);
-  const readmePath = resolve(values.readme ?? resolve(root, 'README.md'));
-  const outPath = resolve(values.out ?? resolve(root, 'benchmarks', 'results', 'gfx942-resources.md'));
+  const args = parseGeneratedFileArgs(process.argv.slice(2), 'out', USAGE);
+  if (args.mode === 'help') return void io.stdout(`${USAGE}\n`);
+  const readmePath = resolve(args.readme ?? resolve(root, 'README.md'));
+  const outPath = resolve(args.path ?? resolve(root, 'benchmarks', 'results', 'gfx942-resources.md'));
   const readme = readFileSync(readmePath, 'utf8');
   extractMarkedBlock(readme, shown(readmePath), GFX942_RESOURCES_MARKERS); // the markers first: bad input before compiling
   const clang = findGfx942Clang();
   if (clang === undefined)
     throw new ArgParseError('clang', 'clang-19 not found (set TILEKIT_CLANG): the gfx942 kernels cannot be compiled');
   const rows = compileAll(clang, io.stderr);
-  if (values.write !== true && values.check !== true) return void io.stdout(`${gfx942ResourceFile(rows)}`);
+  if (args.mode === 'print') return void io.stdout(`${gfx942ResourceFile(rows)}`);
   const file = gfx942ResourceFile(rows);
   const block = replaceMarkedBlock(readme, gfx942ResourceReadmeBlock(rows), shown(readmePath), GFX942_RESOURCES_MARKERS);
   const differs = readOr(outPath, '') !== file || block !== readme;
-  if (values.check === true) {
+  if (args.mode === 'check') {
     if (!differs)
       return void io.stdout(`${shown(outPath)} and ${shown(readmePath)}: gfx942 resources of ${rows.length} instances up to date\n`);
     io.stderr(

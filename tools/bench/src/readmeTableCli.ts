@@ -5,8 +5,8 @@
 // --readme FILE and --results DIR default to this checkout's README.md and benchmarks/results/.
 // Bad input (an unknown option, both modes, a missing file or marker, a malformed result) is one line on stderr, exit 2.
 import { relative, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { ArgParseError, runCommand } from '@tilekit/host';
+import { runCommand } from '@tilekit/host';
+import { parseGeneratedFileArgs } from './generatedFileArgs.ts';
 import { readBenchResults } from './readmeResults.ts';
 import { syncReadmeBenchTable } from './readmeSync.ts';
 import { formatReadmeBenchTable } from './readmeTable.ts';
@@ -18,23 +18,13 @@ const root = resolve(import.meta.dirname, '../../..');
 const shown = (path: string): string => relative(process.cwd(), path) || path;
 
 await runCommand((io) => {
-  const { values } = parseArgs({
-    args: process.argv.slice(2),
-    options: {
-      write: { type: 'boolean' },
-      check: { type: 'boolean' },
-      readme: { type: 'string' },
-      results: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help === true) return void io.stdout(`${USAGE}\n`);
-  if (values.write === true && values.check === true) throw new ArgParseError('--check', `give --write or --check, not both (${USAGE})`);
-  const readme = resolve(values.readme ?? resolve(root, 'README.md'));
-  const results = resolve(values.results ?? resolve(root, 'benchmarks', 'results'));
-  if (values.write !== true && values.check !== true) return void io.stdout(formatReadmeBenchTable(readBenchResults(results)));
-  const { differs, suites } = syncReadmeBenchTable(readme, results, values.write === true);
-  if (values.check === true && differs) {
+  const args = parseGeneratedFileArgs(process.argv.slice(2), 'results', USAGE);
+  if (args.mode === 'help') return void io.stdout(`${USAGE}\n`);
+  const readme = resolve(args.readme ?? resolve(root, 'README.md'));
+  const results = resolve(args.path ?? resolve(root, 'benchmarks', 'results'));
+  if (args.mode === 'print') return void io.stdout(formatReadmeBenchTable(readBenchResults(results)));
+  const { differs, suites } = syncReadmeBenchTable(readme, results, args.mode === 'write');
+  if (args.mode === 'check' && differs) {
     io.stderr(`${shown(readme)}: the benchmark table differs from ${shown(results)}/*.json; run npm run bench:readme -- --write\n`);
     return 1;
   }
