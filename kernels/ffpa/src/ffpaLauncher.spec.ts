@@ -1,6 +1,7 @@
 // prepareFfpaLaunch with fake slice kernels (no GPU): slices that do not cover [0, hdimV) in order are
 // rejected ('kernels'), Q/K/V/O are checked whole before any slice is prepared ('o' too small or
-// misaligned; O/LSE overlapping V or each other anywhere in the whole tensors), and each slice's kernel is prepared with its own launch problem (hdimV = the slice's
+// misaligned; O/LSE overlapping V or each other anywhere in the whole tensors), and each slice's
+// kernel is prepared with its own launch problem (hdimV = the slice's
 // width, LSE from the first slice only) and V and O advanced to its first column; `launch` enqueues
 // the slices in column order, and only then.
 import type { CheckedFmhaFwdProblem, FmhaFwdLaunchProblem } from '@tilekit/fmha';

@@ -53,7 +53,9 @@ const mapaHelper = defineDeviceHelper(
 const storeAsyncV4Helper = defineDeviceHelper(
   {
     name: 'tk_st_async_v4_f32',
-    doc: "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32: four floats to a peer CTA's shared memory, completing 16 bytes of transaction on the peer's mbarrier (release, cluster scope).",
+    doc:
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32: four floats to a peer CTA's shared memory, " +
+      "completing 16 bytes of transaction on the peer's mbarrier (release, cluster scope).",
     params: { addr: uint32, bar: uint32, x: float32, y: float32, z: float32, w: float32 },
   },
   (b, { addr, bar, x, y, z, w }) =>
@@ -74,7 +76,9 @@ const storeAsyncV4Helper = defineDeviceHelper(
 const remoteArriveWarpHelper = defineDeviceHelper(
   {
     name: 'tk_mbarrier_arrive_cluster_warp',
-    doc: 'Whole warp: bar.warp.sync (memory ordering among the lanes), then lane 0 arrives once on an mbarrier at a shared::cluster address (release, cluster scope).',
+    doc:
+      'Whole warp: bar.warp.sync (memory ordering among the lanes), then lane 0 arrives once on an mbarrier ' +
+      'at a shared::cluster address (release, cluster scope).',
     params: { addr: uint32 },
   },
   (b, { addr }) =>

@@ -316,7 +316,8 @@ export async function runFmhaFwdGpuCase(c: FmhaFwdGpuCase, kernel: FmhaFwdGpuKer
     const lse = dlse ? new Float32Array(dlse.copyToHost().buffer) : undefined;
     const found = checkFmhaFwdOutputs(args, ref, { o, ...(lse ? { lse } : {}) }, poisonedRows(c, args));
     assert.equal(found.bad, 0, `${kernel.name}: ${found.bad} elements off; first: ${found.first}`);
-    return `${kernel.name}: max |err| O ${found.worstO.toExponential(2)} (atol ${found.tol.o.atol.toExponential(2)})${lse ? `, LSE ${found.worstL.toExponential(2)}` : ', no LSE'}`;
+    const lseText = lse ? `, LSE ${found.worstL.toExponential(2)}` : ', no LSE';
+    return `${kernel.name}: max |err| O ${found.worstO.toExponential(2)} (atol ${found.tol.o.atol.toExponential(2)})${lseText}`;
   } finally {
     for (const buf of [dq, dk, dvb, dout, dlse, dsq, dsk, slopes]) buf?.dispose();
   }

@@ -42,28 +42,32 @@ describe('ffpa bench suite', () => {
     }
   });
 
-  it('every case plans (shared-P instances; a cluster at d 640 and 768, else slices of at most 512 columns), and its problem reads the case’s files where they lie', () => {
-    for (const c of FFPA_BENCH_CASES) {
-      const p = ffpaBenchProblem(c.shape);
-      const plan = planFfpa(p, c.plan === 'slices' ? { clusters: false } : {});
-      // d = d_v 640 and 768 run as a cluster of two CTAs (one plan slice); above 512 otherwise column slices.
-      const cluster = c.plan === 'auto' && [640, 768].includes(c.shape.dv);
-      expect(plan.slices.map((s) => s.instance.clusterCtas)).toEqual(cluster ? [2] : Array(Math.ceil(c.shape.dv / 512)).fill(1));
-      for (const s of plan.slices) expect(s.instance.policy.outputSplit?.tag).toBe('shareP');
-      expect([p.hdimQ, p.hdimV, p.numSplits, p.lse]).toEqual([c.shape.d, c.shape.dv, 1, false]);
-      expect(p.scale).toBe(Math.fround(1 / Math.sqrt(c.shape.d)));
-      const files = fmhaFwdTensorFiles(c.shape);
-      const elements = fmhaFwdOperandElements(p);
-      const group = p.mode === 'group';
-      for (const [strides, file, span] of [
-        [p.qStrides, files.q, elements.q],
-        [p.kStrides, files.k, elements.k],
-        [p.vStrides, files.v, elements.v],
-        [p.oStrides, files.o, elements.o],
-      ] as const) {
-        expect(used(strides, group)).toEqual(used(file.strides, group));
-        expect(2 * span).toBe(attentionFileBytes(file));
+  it(
+    'every case plans (shared-P instances; a cluster at d 640 and 768, else slices of at most 512 columns), ' +
+      'and its problem reads the case’s files where they lie',
+    () => {
+      for (const c of FFPA_BENCH_CASES) {
+        const p = ffpaBenchProblem(c.shape);
+        const plan = planFfpa(p, c.plan === 'slices' ? { clusters: false } : {});
+        // d = d_v 640 and 768 run as a cluster of two CTAs (one plan slice); above 512 otherwise column slices.
+        const cluster = c.plan === 'auto' && [640, 768].includes(c.shape.dv);
+        expect(plan.slices.map((s) => s.instance.clusterCtas)).toEqual(cluster ? [2] : Array(Math.ceil(c.shape.dv / 512)).fill(1));
+        for (const s of plan.slices) expect(s.instance.policy.outputSplit?.tag).toBe('shareP');
+        expect([p.hdimQ, p.hdimV, p.numSplits, p.lse]).toEqual([c.shape.d, c.shape.dv, 1, false]);
+        expect(p.scale).toBe(Math.fround(1 / Math.sqrt(c.shape.d)));
+        const files = fmhaFwdTensorFiles(c.shape);
+        const elements = fmhaFwdOperandElements(p);
+        const group = p.mode === 'group';
+        for (const [strides, file, span] of [
+          [p.qStrides, files.q, elements.q],
+          [p.kStrides, files.k, elements.k],
+          [p.vStrides, files.v, elements.v],
+          [p.oStrides, files.o, elements.o],
+        ] as const) {
+          expect(used(strides, group)).toEqual(used(file.strides, group));
+          expect(2 * span).toBe(attentionFileBytes(file));
+        }
       }
-    }
-  });
+    },
+  );
 });
