@@ -21,6 +21,13 @@ export interface AttentionFlagTexts {
   readonly precTensors: string;
 }
 
+/** Defaults an example gives some shared flags instead of the dense operators' (batch 2, d 128, fp16). */
+export interface AttentionFlagDefaults {
+  readonly b?: number;
+  readonly d?: number;
+  readonly prec?: 'fp16' | 'bf16';
+}
+
 /** The values of the shared flags, as `ParsedArgs` holds them. */
 export interface AttentionShapeFlags {
   readonly b: number;
@@ -38,15 +45,22 @@ export interface AttentionShapeFlags {
   readonly scale_s: number;
 }
 
-/** Declares the shared flags on `parser`, in CK-tile's order: -b -h -h_k -s -s_k -d -d_v -mode -mask -iperm -operm -prec -scale_s. */
-export function withAttentionFlags<T extends object>(parser: ArgParser<T>, texts: AttentionFlagTexts) {
+/**
+ * Declares the shared flags on `parser`, in CK-tile's order: -b -h -h_k -s -s_k -d -d_v -mode -mask
+ * -iperm -operm -prec -scale_s (with `defaults` for -b, -d and -prec where given).
+ */
+export function withAttentionFlags<T extends object>(
+  parser: ArgParser<T>,
+  texts: AttentionFlagTexts,
+  defaults: AttentionFlagDefaults = {},
+) {
   return parser
-    .int('b', 2, 'batch size (group mode: the number of sequences, or taken from -s)', { min: 1 })
+    .int('b', defaults.b ?? 2, 'batch size (group mode: the number of sequences, or taken from -s)', { min: 1 })
     .int('h', 8, 'query heads', { min: 1 })
     .int('h_k', 0, 'key/value heads (0: = h; must divide h: GQA/MQA)', { min: 0 })
     .string('s', texts.seqlen, `query rows per sequence; group mode: one per sequence, comma-separated (e.g. ${texts.seqlenExample})`)
     .string('s_k', '', 'key rows per sequence (empty: = s); group mode: comma-separated like -s')
-    .int('d', 128, `head dim of Q and K (${texts.headDims})`, { min: 1 })
+    .int('d', defaults.d ?? 128, `head dim of Q and K (${texts.headDims})`, { min: 1 })
     .int('d_v', 0, `head dim of V and O (0: ${texts.headDimV})`, { min: 0 })
     .choice('mode', '0', ['0', '1'], '0: batch mode, 1: group (varlen) mode')
     .string(
@@ -57,7 +71,7 @@ export function withAttentionFlags<T extends object>(parser: ArgParser<T>, texts
     )
     .int('iperm', 1, `${texts.inputTensors} layout: 1 bhsd, 0 bshd`, { min: 0, max: 1 })
     .int('operm', 1, `${texts.outputTensors} layout: 1 bhsd, 0 bshd`, { min: 0, max: 1 })
-    .choice('prec', 'fp16', ['fp16', 'bf16'], `data type of ${texts.precTensors}`)
+    .choice('prec', defaults.prec ?? 'fp16', ['fp16', 'bf16'], `data type of ${texts.precTensors}`)
     .float('scale_s', 0, 'softmax scale (0: 1/√d)', { min: 0 });
 }
 

@@ -18,44 +18,33 @@ import {
   formatFmhaFwdProblem,
   type CheckedFmhaFwdProblem,
 } from '@tilekit/fmha';
-import {
-  ArgParseError,
-  ArgParser,
-  fillTensor,
-  flagErrorOf,
-  formatTable,
-  HostTensor,
-  summarizeTimes,
-  tflops,
-  type ParsedArgs,
-} from '@tilekit/host';
+import type { ArgParser } from '@tilekit/host';
+import { ArgParseError, fillTensor, flagErrorOf, formatTable, HostTensor, summarizeTimes, tflops, type ParsedArgs } from '@tilekit/host';
 import { checkFfpaProblem, FfpaRunner, NoFfpaInstanceError, planFfpa, type FfpaPlan, type FfpaProblem } from '@tilekit/kernel-ffpa';
 import { ArgumentError, decode } from '@tilekit/numeric';
 import { compileInstance, Device, NvccCompiler, probe, timeLaunches, type DeviceBuffer } from '@tilekit/runtime';
-import { ExampleArgParser, redeclareFlags } from './exampleArgParser.ts';
+import { ExampleArgParser } from './exampleArgParser.ts';
 
 const PROGRAM = 'example_ffpa';
 
 // The shared attention flags with FFPA's texts; redeclared below with FFPA's defaults.
-const sharedFlags = withAttentionFlags(new ArgParser(PROGRAM), {
-  seqlen: '1024',
-  seqlenExample: '1,17,259,4097',
-  headDims: '320 … 1024 in steps of 64; 576 also with -d_v=512',
-  headDimV: '= d',
-  inputTensors: 'Q/K/V',
-  outputTensors: 'O',
-  precTensors: 'Q, K, V and O',
-});
-
 /** The example's flags (CK-tile's tile_example_fmha_fwd spelling: `-key=value`, `-?` for help; no `-bwd`). */
-export const ffpaParser = redeclareFlags(
-  sharedFlags,
+export const ffpaParser = withAttentionFlags(
   new ExampleArgParser(
     PROGRAM,
     'FFPA attention forward O = softmax(scale·Q·Kᵀ + mask)·V for large head dims on sm_90a (Q·Kᵀ in head-dim chunks, O in column slices)',
     'backward: not built yet (issue 19)',
   ),
-  { b: 1, s: '1024', d: 512, prec: 'bf16' },
+  {
+    seqlen: '1024',
+    seqlenExample: '1,17,259,4097',
+    headDims: '320 … 1024 in steps of 64; 576 also with -d_v=512',
+    headDimV: '= d',
+    inputTensors: 'Q/K/V',
+    outputTensors: 'O',
+    precTensors: 'Q, K, V and O',
+  },
+  { b: 1, d: 512, prec: 'bf16' },
 )
   .bool('lse', false, 'also write LSE (fp32, natural log)')
   .bool('v', true, 'validate against the fp32 CPU reference (sampled query rows for big problems)')

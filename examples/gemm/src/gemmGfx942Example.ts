@@ -7,6 +7,7 @@ import {
   compileGfx942,
   findGfx942Clang,
   formatGemmProblem,
+  formatGfx942Vgprs,
   GEMM_GFX942_CATALOG,
   gemmOperandElements,
   NoGemmInstanceError,
@@ -56,7 +57,7 @@ export async function runGemmGfx942Example(args: GemmArgs, log: (line: string) =
         [
           'clang-19',
           'gfx942',
-          `${r.vgprCount - r.agprCount} + ${r.agprCount} = ${r.vgprCount}`,
+          formatGfx942Vgprs(r),
           r.sgprCount,
           `${r.vgprSpillCount}/${r.sgprSpillCount}`,
           r.privateSegmentBytes,

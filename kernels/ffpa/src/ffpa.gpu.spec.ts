@@ -5,7 +5,7 @@
 // and not), 576 / 512, ragged lengths 1, 17, 127, 259, 1000 and 4097, causal masks of both
 // alignments (fully masked rows), sliding windows, GQA, varlen with empty sequences, both layouts. Skipped (loudly, by the runner) without a GPU.
 import { test } from 'node:test';
-import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask, type CheckedFmhaFwdProblem } from '@tilekit/fmha';
+import { causalBottomRight, causalTopLeft, noMask, seqstartsOf, slidingWindowMask, type CheckedFmhaFwdProblem } from '@tilekit/fmha';
 import { FmhaFwdKernel } from '@tilekit/fmha-launch';
 import { runFmhaFwdGpuCase, type FmhaFwdGpuCase, type FmhaFwdGpuKernel } from '@tilekit/fmha-launch/testing';
 import { buildOncePerInstance, Device, encodeTensorMapTiled } from '@tilekit/runtime';
@@ -188,15 +188,10 @@ const kernelOf = buildOncePerInstance((instance: (typeof FFPA_CATALOG)[number]) 
   FmhaFwdKernel.build(instance, { device: Device.open(0), compiler: gpuTestCompiler('ffpa-gpu') }),
 );
 
-/** Prefix sums of sequence lengths. */
-function starts(lens: readonly number[]): number[] {
-  return lens.reduce((s, l) => [...s, s[s.length - 1]! + l], [0]);
-}
-
 /** The operator's checked problem of case `c` (packed tensors in its layout, as the case runner lays them out). */
 function caseProblem(c: FmhaFwdGpuCase): CheckedFmhaFwdProblem {
   const sequences = Array.isArray(c.sq)
-    ? { seqstartQ: starts(c.sq as readonly number[]), seqstartK: starts(c.sk as readonly number[]) }
+    ? { seqstartQ: seqstartsOf(c.sq as readonly number[]), seqstartK: seqstartsOf(c.sk as readonly number[]) }
     : { seqlenQ: c.sq as number, seqlenK: c.sk as number };
   const heads = { batch: c.batch, nheadQ: c.h, nheadK: c.hk ?? c.h };
   const dims = { hdimQ: c.d, hdimV: c.dv ?? c.d, inputLayout: c.layout, outputLayout: c.layout };

@@ -7,6 +7,11 @@ export interface Gfx942ResourceRow {
   readonly resources: Gfx942KernelResources;
 }
 
+/** A kernel's VGPRs as `arch + AGPR = total` (arch counting up to the AGPR offset). */
+export function formatGfx942Vgprs(r: Gfx942KernelResources): string {
+  return `${r.vgprCount - r.agprCount} + ${r.agprCount} = ${r.vgprCount}`;
+}
+
 /**
  * A markdown table, one row per kernel in the given order: catalog, instance, VGPRs (arch + AGPR =
  * total), SGPRs, VGPR/SGPR spills, scratch bytes, LDS bytes, workgroup size and waves per SIMD (the
@@ -18,8 +23,7 @@ export function formatGfx942ResourceTable(rows: readonly Gfx942ResourceRow[]): s
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   const body = rows.map(({ catalog, resources: r }) => {
-    const vgprs = `${r.vgprCount - r.agprCount} + ${r.agprCount} = ${r.vgprCount}`;
-    const cells = [catalog, `\`${r.name}\``, vgprs, r.sgprCount, `${r.vgprSpillCount}/${r.sgprSpillCount}`];
+    const cells = [catalog, `\`${r.name}\``, formatGfx942Vgprs(r), r.sgprCount, `${r.vgprSpillCount}/${r.sgprSpillCount}`];
     return `| ${[...cells, r.privateSegmentBytes, r.groupSegmentBytes, r.maxFlatWorkgroupSize, r.occupancy].join(' | ')} |`;
   });
   return [...head, ...body].join('\n');

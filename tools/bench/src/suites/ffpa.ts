@@ -14,6 +14,7 @@ import { attentionCaseBuffers } from './attentionCaseBuffers.ts';
 import { FFPA_BENCH_CASES, type FfpaBenchCase } from './ffpaCases.ts';
 import { fmhaFwdBenchFields } from './fmhaFwd.ts';
 import { fmhaFwdTensorFiles, type FmhaFwdBenchShape } from './fmhaFwdCases.ts';
+import { kernelResourcesNote } from './kernelResourcesNote.ts';
 import { uploadSeqstarts } from './uploadSeqstarts.ts';
 import { withHeldBuffers } from './withHeldBuffers.ts';
 
@@ -24,12 +25,7 @@ export function ffpaBenchProblem(s: FmhaFwdBenchShape): CheckedFmhaFwdProblem {
 
 /** `<problem>; <plan>; <kernel>: R registers, S B dynamic smem, X B spills; …` */
 function ffpaNote(runner: FfpaRunner): string {
-  const kernels = runner.resources.map(
-    (k) =>
-      `${k.instance}: ${k.resources.registers} registers, ${k.dynamicSharedBytes} B dynamic smem, ` +
-      `${k.resources.spillStores + k.resources.spillLoads} B spills`,
-  );
-  return [formatFmhaFwdProblem(runner.problem), runner.plan.description, ...kernels].join('; ');
+  return [formatFmhaFwdProblem(runner.problem), runner.plan.description, kernelResourcesNote(runner.resources)].join('; ');
 }
 
 function runFfpaCase(device: Device, runner: FfpaRunner, c: FfpaBenchCase, ctx: CaseContext): OurCaseResult {

@@ -33,6 +33,7 @@ import {
   type FmhaBwdTensorFiles,
 } from './fmhaBwdCases.ts';
 import { readCaseInput } from './readCaseInput.ts';
+import { kernelResourcesNote } from './kernelResourcesNote.ts';
 import { uploadSeqstarts } from './uploadSeqstarts.ts';
 import { withHeldBuffers } from './withHeldBuffers.ts';
 
@@ -75,13 +76,7 @@ export function fmhaBwdForwardProblem(p: CheckedFmhaBwdProblem): FmhaFwdProblem 
 
 /** `<problem>; workspace W B; O, LSE from <forward> (untimed); <kernel>: R registers, S B dynamic smem, X B spills; …` */
 export function fmhaBwdNote(runner: FmhaBwdRunner, fwd: FmhaFwdRunner): string {
-  const kernels = runner.resources
-    .map(
-      (k) =>
-        `${k.instance}: ${k.resources.registers} registers, ${k.dynamicSharedBytes} B dynamic ` +
-        `smem, ${k.resources.spillStores + k.resources.spillLoads} B spills`,
-    )
-    .join('; ');
+  const kernels = kernelResourcesNote(runner.resources);
   const forward = fwd.instances.map((i) => i.name).join('+');
   return `${formatFmhaBwdProblem(runner.problem)}; workspace ${runner.workspaceSize.total} B; O, LSE from ${forward} (untimed); ${kernels}`;
 }

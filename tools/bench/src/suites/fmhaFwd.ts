@@ -31,6 +31,7 @@ import {
   type FmhaFwdBenchCase,
   type FmhaFwdBenchShape,
 } from './fmhaFwdCases.ts';
+import { kernelResourcesNote } from './kernelResourcesNote.ts';
 import { uploadSeqstarts } from './uploadSeqstarts.ts';
 import { withHeldBuffers } from './withHeldBuffers.ts';
 
@@ -62,13 +63,7 @@ export function fmhaFwdBenchProblem(s: FmhaFwdBenchShape): CheckedFmhaFwdProblem
 export function fmhaFwdNote(runner: FmhaFwdRunner): string {
   const p = runner.problem;
   const splits = p.numSplits > 1 ? `, ${p.numSplits} key splits + combine` : '';
-  const kernels = runner.resources
-    .map(
-      (k) =>
-        `${k.instance}: ${k.resources.registers} registers, ${k.dynamicSharedBytes} B dynamic ` +
-        `smem, ${k.resources.spillStores + k.resources.spillLoads} B spills`,
-    )
-    .join('; ');
+  const kernels = kernelResourcesNote(runner.resources);
   return `${formatFmhaFwdProblem(p)}${splits}; ${kernels}`;
 }
 
