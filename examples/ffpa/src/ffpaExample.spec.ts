@@ -1,4 +1,5 @@
 import { runCli } from '@tilekit/host';
+import { ffpaClusterCtas } from '@tilekit/kernel-ffpa';
 import { NvccCompiler, probe } from '@tilekit/runtime';
 import { describe, expect, it } from 'vitest';
 import { ffpaParser, logPlan, planFromArgs, problemFromArgs, runFfpaExample } from './ffpaExample.ts';
@@ -43,6 +44,7 @@ describe('example_ffpa', () => {
       'operm',
       'prec',
       'scale_s',
+      'path',
       'lse',
       'v',
       'seed',
@@ -111,9 +113,23 @@ describe('example_ffpa', () => {
     expect(new Set(d1024.slices.map((s) => s.instance)).size).toBe(1);
   });
 
+  it('-path=sm80 plans FFPA L1’s sm_80 instances in slices of at most 256 columns', () => {
+    const plan = planFromArgs(ffpaParser.parse(['-d=576', '-d_v=512', '-path=sm80', '-mask=b']));
+    expect(plan.description).toBe('d576 dv512 (sm_80 path): 2 CTAs per 64 query rows, O columns [0,256) [256,512), S recomputed in each');
+    expect(plan.slices.map((s) => s.instance.name)).toEqual([
+      expect.stringMatching(/^ffpa_fwd_sm80_bf16_d576x256_window_/),
+      expect.stringMatching(/^ffpa_fwd_sm80_bf16_d576x256_window_/),
+    ]);
+    const lines: string[] = [];
+    logPlan(plan, (line) => lines.push(line));
+    expect(lines.find((l) => l.startsWith('slice [256,512): '))).toMatch(
+      /tile 64x64, 128 threads; grid \[\d+, \d+, 1\], \d+ B dynamic smem$/,
+    );
+  });
+
   it('plans d 768 as a cluster of two CTAs and prints the clusters of its launch', async () => {
     const plan = planFromArgs(ffpaParser.parse(['-d=768', '-h=2']));
-    expect(plan.slices.map((s) => [s.offset, s.width, s.instance.clusterCtas])).toEqual([[0, 768, 2]]);
+    expect(plan.slices.map((s) => [s.offset, s.width, ffpaClusterCtas(s.instance)])).toEqual([[0, 768, 2]]);
     expect(plan.description).toMatch(/^d768 dv768: a cluster of 2 CTAs per 64 query rows/);
     const lines: string[] = [];
     logPlan(plan, (line) => lines.push(line));

@@ -32,7 +32,7 @@ const PROGRAM = 'example_ffpa';
 export const ffpaParser = withAttentionFlags(
   new ExampleArgParser(
     PROGRAM,
-    'FFPA attention forward O = softmax(scale·Q·Kᵀ + mask)·V for large head dims on sm_90a (Q·Kᵀ in head-dim chunks, O in column slices)',
+    'FFPA attention forward O = softmax(scale·Q·Kᵀ + mask)·V for large head dims (Q·Kᵀ in head-dim chunks, O in column slices; -path)',
     'backward: not built yet (issue 19)',
   ),
   {
@@ -46,6 +46,7 @@ export const ffpaParser = withAttentionFlags(
   },
   { b: 1, d: 512, prec: 'bf16' },
 )
+  .choice('path', 'sm90', ['sm90', 'sm80'], 'sm90: wgmma, TMA, warp-specialized; sm80: FFPA L1 on mma.sync + cp.async (runs on Hopper too)')
   .bool('lse', false, 'also write LSE (fp32, natural log)')
   .bool('v', true, 'validate against the fp32 CPU reference (sampled query rows for big problems)')
   .int('seed', 11939, 'seed of the input fill (uniform in [-1, 1): Q from seed, K from seed + 1, V from seed + 2)')
@@ -74,7 +75,7 @@ export function problemFromArgs(args: FfpaArgs): FfpaProblem {
  */
 export function planFromArgs(args: FfpaArgs): FfpaPlan {
   try {
-    return planFfpa(checkFfpaProblem(problemFromArgs(args)));
+    return planFfpa(checkFfpaProblem(problemFromArgs(args)), { path: args.get('path') });
   } catch (error) {
     if (error instanceof ArgumentError && !(error instanceof ArgParseError)) throw flagErrorOf(args, error, ATTENTION_FLAG_OF);
     throw error;
@@ -185,7 +186,7 @@ async function runOnDevice(plan: FfpaPlan, r: DeviceRun): Promise<number> {
   const { device, args, log } = r;
   const p = plan.problem;
   const elems = fmhaFwdOperandElements(p);
-  const runner = await FfpaRunner.create(p, { device, compiler: r.compiler });
+  const runner = await FfpaRunner.create(p, { device, compiler: r.compiler, path: plan.path });
   const buffers: DeviceBuffer[] = [];
   const keep = (b: DeviceBuffer): DeviceBuffer => (buffers.push(b), b);
   try {

@@ -1,17 +1,16 @@
 // GPU tests of FFPA (node:test; `npm run test:gpu`, or tools/device on the GPU machine): every case
 // runs through the operator's plan and launcher against the fp32 CPU reference — one CTA per query
 // tile, a cluster of two (partial S exchanged through distributed shared memory), or column slices
-// of O that recompute S (also run for every cluster case): d 320 … 1024 (d_v above 512 split evenly
-// and not), 576 / 512, ragged lengths 1, 17, 127, 259, 1000 and 4097, causal masks of both
+// of O that recompute S (also run for every cluster case), and every case again on the sm_80 path
+// (FFPA L1): d 320 … 1024 (d_v above 512 split evenly and not), 576 / 512, ragged lengths 1, 17, 127, 259, 1000 and 4097, causal masks of both
 // alignments (fully masked rows), sliding windows, GQA, varlen with empty sequences, both layouts. Skipped (loudly, by the runner) without a GPU.
 import { test } from 'node:test';
 import { causalBottomRight, causalTopLeft, noMask, seqstartsOf, slidingWindowMask, type CheckedFmhaFwdProblem } from '@tilekit/fmha';
-import { FmhaFwdKernel } from '@tilekit/fmha-launch';
 import { runFmhaFwdGpuCase, type FmhaFwdGpuCase, type FmhaFwdGpuKernel } from '@tilekit/fmha-launch/testing';
 import { buildOncePerInstance, Device, encodeTensorMapTiled } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { checkFfpaProblem } from './checkFfpaProblem.ts';
-import type { FFPA_CATALOG } from './ffpaCatalog.ts';
+import { buildFfpaKernel, type FfpaInstance } from './ffpaKernel.ts';
 import { prepareFfpaLaunch } from './ffpaLauncher.ts';
 import { ffpaSlicePlans, type FfpaPlanOptions } from './ffpaPlan.ts';
 
@@ -184,8 +183,8 @@ const cases: readonly FmhaFwdGpuCase[] = [
   },
 ];
 
-const kernelOf = buildOncePerInstance((instance: (typeof FFPA_CATALOG)[number]) =>
-  FmhaFwdKernel.build(instance, { device: Device.open(0), compiler: gpuTestCompiler('ffpa-gpu') }),
+const kernelOf = buildOncePerInstance((instance: FfpaInstance) =>
+  buildFfpaKernel(instance, { device: Device.open(0), compiler: gpuTestCompiler('ffpa-gpu') }),
 );
 
 /** The operator's checked problem of case `c` (packed tensors in its layout, as the case runner lays them out). */
@@ -213,6 +212,13 @@ async function ffpaGpuKernel(c: FmhaFwdGpuCase, options: FfpaPlanOptions): Promi
 for (const c of cases) {
   test(`kernel-ffpa/gpu: ${c.label}`, gpu.options, async () => {
     console.log(await runFmhaFwdGpuCase(c, await ffpaGpuKernel(c, {})));
+  });
+}
+
+// Every case on the sm_80 path (FFPA L1: mma.sync, cp.async ring, 256 columns of O per CTA at most).
+for (const c of cases) {
+  test(`kernel-ffpa/gpu sm80: ${c.label}`, gpu.options, async () => {
+    console.log(await runFmhaFwdGpuCase(c, await ffpaGpuKernel(c, { path: 'sm80' })));
   });
 }
 

@@ -13,15 +13,19 @@ export interface FfpaColumnSlice {
 }
 
 /**
- * The fewest slices of at most {@link FFPA_MAX_SLICE_COLUMNS} columns that cover [0, hdimV), in
- * order, widths multiples of 64 differing by at most 64 (wider first): 512 → [512], 576 → [320,
- * 256], 1024 → [512, 512]. Throws `ArgumentError('hdimV')` unless hdimV is a positive multiple of 64.
+ * The fewest slices of at most `maxColumns` (default {@link FFPA_MAX_SLICE_COLUMNS}; the sm_80
+ * path: 256) columns that cover [0, hdimV), in order, widths multiples of 64 differing by at most
+ * 64 (wider first): 512 → [512], 576 → [320, 256], 1024 → [512, 512]; with 256: 576 → [192, 192,
+ * 192]. Throws `ArgumentError('hdimV')` unless hdimV is a positive multiple of 64, and
+ * `ArgumentError('maxColumns')` unless maxColumns is a positive multiple of 64.
  */
-export function ffpaColumnSlices(hdimV: number): readonly FfpaColumnSlice[] {
+export function ffpaColumnSlices(hdimV: number, maxColumns: number = FFPA_MAX_SLICE_COLUMNS): readonly FfpaColumnSlice[] {
   if (!Number.isInteger(hdimV) || hdimV <= 0 || hdimV % 64 !== 0)
     throw new ArgumentError('hdimV', 'must be a positive multiple of 64 (FFPA splits O in 64-column chunks)', hdimV);
+  if (!Number.isInteger(maxColumns) || maxColumns <= 0 || maxColumns % 64 !== 0)
+    throw new ArgumentError('maxColumns', 'must be a positive multiple of 64 (whole 64-column chunks of O)', maxColumns);
   const chunks = hdimV / 64;
-  const count = Math.ceil(hdimV / FFPA_MAX_SLICE_COLUMNS);
+  const count = Math.ceil(hdimV / maxColumns);
   const slices: FfpaColumnSlice[] = [];
   let offset = 0;
   for (let i = 0; i < count; i++) {

@@ -4,20 +4,21 @@ import type { FmhaFwdLaunchProblem } from '@tilekit/fmha';
 import {
   checkFmhaFwdInputs,
   checkFmhaFwdOutputs,
+  FmhaFwdSm80Kernel,
   reportFmhaFwdOutputOverlaps,
   type FmhaFwdBuffers,
-  type FmhaFwdKernel,
   type TensorMapEncoder,
 } from '@tilekit/fmha-launch';
 import { ArgumentError, ArgumentProblems, getDType } from '@tilekit/numeric';
 import type { DeviceRange } from '@tilekit/runtime';
 import type { FfpaColumnSlice } from './ffpaColumnSlices.ts';
+import { prepareFfpaKernelLaunch, type FfpaKernel } from './ffpaKernel.ts';
 import { ffpaSliceProblem } from './ffpaPlan.ts';
 
 /** A slice's columns and the loaded kernel of its instance. */
 export interface FfpaSliceKernel {
   readonly slice: FfpaColumnSlice;
-  readonly kernel: FmhaFwdKernel;
+  readonly kernel: FfpaKernel;
 }
 
 /** `range` from `bytes` on (a slice's columns of V or O keep the tensor's strides). */
@@ -48,7 +49,8 @@ export function prepareFfpaLaunch(
       kernels.map((k) => k.slice),
     );
   const whole = new ArgumentProblems(ArgumentError);
-  const inputs = whole.check(() => checkFmhaFwdInputs(p, buffers, 'TMA'));
+  const loader = kernels.every((k) => k.kernel instanceof FmhaFwdSm80Kernel) ? 'cp.async' : 'TMA';
+  const inputs = whole.check(() => checkFmhaFwdInputs(p, buffers, loader));
   const outputs = whole.check(() => checkFmhaFwdOutputs(p, buffers));
   // Each slice sees only its own columns of V and O: overlaps between the whole tensors are checked here.
   reportFmhaFwdOutputOverlaps(whole, p, inputs, outputs);
@@ -58,7 +60,7 @@ export function prepareFfpaLaunch(
     const sliceProblem = ffpaSliceProblem(p, slice);
     const offset = slice.offset * e;
     const sliceBuffers = { ...rest, v: from(buffers.v, offset), o: from(buffers.o, offset), ...(sliceProblem.lse && lse ? { lse } : {}) };
-    return kernel.prepare(sliceProblem, sliceBuffers, encode);
+    return prepareFfpaKernelLaunch(kernel, sliceProblem, sliceBuffers, encode);
   });
   return {
     launch: () => {

@@ -13,6 +13,7 @@ import { FFPA_CATALOG } from './ffpaCatalog.ts';
 import { ffpaColumnSlices } from './ffpaColumnSlices.ts';
 import { NoFfpaInstanceError } from './ffpaDispatch.ts';
 import { FFPA_HEAD_DIMS } from './ffpaHeadDims.ts';
+import { FFPA_SM80_CATALOG } from './sm80/ffpaSm80Catalog.ts';
 import { ffpaSlicePlans, ffpaSliceProblem, planFfpa } from './ffpaPlan.ts';
 
 const DTYPES: readonly FmhaFwdDType[] = ['fp16', 'bf16'];
@@ -36,6 +37,40 @@ function ffpaProblem(dtype: FmhaFwdDType, hdimQ: number, hdimV: number, mask: st
 /** The head dims the default plan runs as a cluster of two CTAs: d = d_v ∈ {640, 768}. */
 const CLUSTER_DIMS = [640, 768];
 const isCluster = (hdimQ: number, hdimV: number): boolean => hdimQ === hdimV && CLUSTER_DIMS.includes(hdimV);
+
+describe('planFfpa on the sm_80 path: every head-dim pair × dtype × mask', () => {
+  it('slices of at most 256 columns (one CTA up to d_v 256), each the sm_80 instance of its dtype, d, width and mask kind', () => {
+    for (const { hdimQ, hdimV } of FFPA_HEAD_DIMS)
+      for (const dtype of DTYPES)
+        for (const mask of MASKS) {
+          const plan = planFfpa(ffpaProblem(dtype, hdimQ, hdimV, mask), { path: 'sm80' });
+          expect(plan.path).toBe('sm80');
+          expect(plan.slices.map(({ offset, width }) => ({ offset, width }))).toEqual(ffpaColumnSlices(hdimV, 256));
+          for (const s of plan.slices) {
+            expect(s.instance.policy).toMatchObject({
+              dtype,
+              headDim: hdimQ,
+              headDimV: s.width,
+              mask: mask === undefined ? 'none' : 'window',
+            });
+            expect(s.instance.name).toMatch(/^ffpa_fwd_sm80_/);
+          }
+          expect(plan.description).toMatch(
+            new RegExp(`^d${hdimQ} dv${hdimV} \\(sm_80 path\\): ${plan.slices.length} CTAs? per 64 query rows`),
+          );
+        }
+  });
+
+  it('takes only the path’s instances from a mixed catalog, and says so when none fits', () => {
+    const p = checkFfpaProblem(ffpaProblem('bf16', 512, 512, undefined));
+    const mixed = [...FFPA_CATALOG, ...FFPA_SM80_CATALOG];
+    expect(ffpaSlicePlans(p, { catalog: mixed }).map((s) => s.instance.name)).toEqual(ffpaSlicePlans(p).map((s) => s.instance.name));
+    expect(ffpaSlicePlans(p, { catalog: mixed, path: 'sm80' }).map((s) => s.instance.name)).toEqual(
+      ffpaSlicePlans(p, { path: 'sm80' }).map((s) => s.instance.name),
+    );
+    expect(() => ffpaSlicePlans(p, { catalog: FFPA_CATALOG, path: 'sm80' })).toThrow(NoFfpaInstanceError);
+  });
+});
 
 describe('planFfpa: every head-dim pair × dtype × mask', () => {
   for (const { hdimQ, hdimV } of FFPA_HEAD_DIMS)

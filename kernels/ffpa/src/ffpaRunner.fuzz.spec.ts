@@ -5,7 +5,6 @@
 import { restoreAddonPath } from '@tilekit/runtime/testing/fuzzAddonPath';
 import fc from 'fast-check';
 import type { FmhaFwdRunnerBuffers } from '@tilekit/fmha-launch';
-import { FmhaFwdKernel } from '@tilekit/fmha-launch';
 import { Device, encodeTensorMapTiled } from '@tilekit/runtime';
 import {
   dropFuzzFakeAddon,
@@ -21,6 +20,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FfpaProblem } from './checkFfpaProblem.ts';
 import { ffpaColumnSlices } from './ffpaColumnSlices.ts';
+import { buildFfpaKernel, type FfpaKernel } from './ffpaKernel.ts';
 import { FfpaRunner } from './ffpaRunner.ts';
 import { invalidFfpaCalls, validFfpaCalls, type FfpaFuzzCall } from './testing/invalidFfpaArgs.ts';
 
@@ -51,14 +51,14 @@ const encode = (o: Parameters<typeof encodeTensorMapTiled>[1]) => encodeTensorMa
  */
 async function run(call: FfpaFuzzCall, plan: { readonly clusters?: boolean } = {}): Promise<void> {
   const buffers = materialize(device, call.buffers);
-  const built: FmhaFwdKernel[] = [];
+  const built: FfpaKernel[] = [];
   try {
     const compiler = fakeCompiler(fake, counter);
     const runner = await FfpaRunner.create(call.problem as unknown as FfpaProblem, {
       device,
       compiler,
       buildKernel: async (i) => {
-        const kernel = await FmhaFwdKernel.build(withoutSource(i), { device, compiler });
+        const kernel = await buildFfpaKernel(withoutSource(i), { device, compiler });
         built.push(kernel);
         return kernel;
       },

@@ -1,10 +1,11 @@
 // The operator-level runner of FFPA: from a problem to its column slices' kernels on a device,
 // validated before anything is launched, then one launch per slice on one stream.
 import type { CheckedFmhaFwdProblem } from '@tilekit/fmha';
-import { FmhaFwdKernel, type FmhaFwdInstance, type FmhaFwdRunnerBuffers, type TensorMapEncoder } from '@tilekit/fmha-launch';
+import type { FmhaFwdRunnerBuffers, TensorMapEncoder } from '@tilekit/fmha-launch';
 import { ArgumentError } from '@tilekit/numeric';
 import { buildOncePerInstance, encodeTensorMapTiled, type Compiler, type Device, type KernelResources } from '@tilekit/runtime';
 import type { FfpaProblem } from './checkFfpaProblem.ts';
+import { buildFfpaKernel, type FfpaInstance, type FfpaKernel, type FfpaPath } from './ffpaKernel.ts';
 import { prepareFfpaLaunch, type FfpaSliceKernel } from './ffpaLauncher.ts';
 import { planFfpa, type FfpaPlan } from './ffpaPlan.ts';
 
@@ -12,10 +13,12 @@ import { planFfpa, type FfpaPlan } from './ffpaPlan.ts';
 export interface FfpaRunnerOptions {
   readonly device: Device;
   readonly compiler: Compiler;
-  readonly catalog?: readonly FmhaFwdInstance[];
+  /** `sm90` (default) or `sm80` (`FfpaPlanOptions.path`). */
+  readonly path?: FfpaPath;
+  readonly catalog?: readonly FfpaInstance[];
   /** `false`: d_v above 512 on column slices, never a cluster (`FfpaPlanOptions.clusters`). */
   readonly clusters?: boolean;
-  readonly buildKernel?: (instance: FmhaFwdInstance) => Promise<FmhaFwdKernel>;
+  readonly buildKernel?: (instance: FfpaInstance) => Promise<FfpaKernel>;
   /** TMA descriptor encoder (default: the driver's, on `device`). */
   readonly encode?: TensorMapEncoder;
 }
@@ -57,13 +60,14 @@ export class FfpaRunner {
   /** Plans and builds (see the class comment). */
   static async create(problem: FfpaProblem | CheckedFmhaFwdProblem, options: FfpaRunnerOptions): Promise<FfpaRunner> {
     const plan = planFfpa(problem, {
+      ...(options.path ? { path: options.path } : {}),
       ...(options.catalog ? { catalog: options.catalog } : {}),
       ...(options.clusters === undefined ? {} : { clusters: options.clusters }),
     });
-    const owned: FmhaFwdKernel[] = [];
-    const build = buildOncePerInstance(async (instance: FmhaFwdInstance) => {
+    const owned: FfpaKernel[] = [];
+    const build = buildOncePerInstance(async (instance: FfpaInstance) => {
       if (options.buildKernel) return options.buildKernel(instance);
-      const kernel = await FmhaFwdKernel.build(instance, options);
+      const kernel = await buildFfpaKernel(instance, options);
       owned.push(kernel);
       return kernel;
     });

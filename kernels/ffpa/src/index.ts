@@ -1,4 +1,5 @@
-// @tilekit/kernel-ffpa: FFPA split-D attention for large head dims (320–1024) on sm_90a. Re-exports only, by concept.
+// @tilekit/kernel-ffpa: FFPA split-D attention for large head dims (320–1024): an sm_90a path and FFPA L1's sm_80 path
+// (which runs on Hopper too). Re-exports only, by concept.
 
 // Problem: the forward attention problem with FFPA's head dims, one pass.
 export * from './ffpaHeadDims.ts';
@@ -7,6 +8,8 @@ export * from './checkFfpaProblem.ts';
 // Plan: O split into column slices across CTAs, each slice's instance from the catalog.
 export * from './ffpaColumnSlices.ts';
 export * from './ffpaCatalog.ts';
+export * from './sm80/ffpaSm80Catalog.ts';
+export * from './ffpaKernel.ts';
 export * from './ffpaDispatch.ts';
 export * from './ffpaPlan.ts';
 

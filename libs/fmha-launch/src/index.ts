@@ -3,5 +3,8 @@
 // Forward: buffer checks, TMA maps, shared kernel arguments, the loaded-kernel base.
 export * from './fwd/index.ts';
 
+// Forward on sm_80 (also built for Hopper): the instance around a main loop, its launcher.
+export * from './sm80/index.ts';
+
 // Score modifiers (soft-capping, ALiBi): their kernel parameter values from the caller's spec.
 export * from './fmhaScoreArgValues.ts';

@@ -7,6 +7,19 @@ export {
   type FmhaFwdWsPolicy,
 } from './fmhaFwdWsPipeline.ts';
 export { FmhaFwdSm80Pipeline, type FmhaFwdSm80Args, type FmhaFwdSm80Policy } from './fmhaFwdSm80Pipeline.ts';
+export {
+  FMHA_SM80_SPLIT_D_V_CHUNK,
+  FmhaFwdSm80SplitDPipeline,
+  splitDChunkAccumulatorOffset,
+  splitDLoadOf,
+  splitDRingPrologueLoads,
+  splitDRingStep,
+  splitDSharedPlan,
+  type FmhaFwdSm80SplitDPolicy,
+  type SplitDLoad,
+  type SplitDRingOp,
+  type SplitDSharedPlan,
+} from './fmhaFwdSm80SplitDPipeline.ts';
 export { FMHA_BWD_DYNAMIC_SMEM, FmhaBwdWsPipeline, type FmhaBwdWsArgs, type FmhaBwdWsPolicy } from './fmhaBwdWsPipeline.ts';
 export type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 export { emitFmhaFwdEpilogue, type FmhaFwdEpilogueTile } from './fmhaFwdEpilogue.ts';

@@ -2,7 +2,7 @@ import type { AttentionTensorStrides } from '@tilekit/fmha';
 import { fmhaFwdOperandElements } from '@tilekit/kernel-fmha-fwd';
 import { describe, expect, it } from 'vitest';
 import { attentionFileBytes } from './attentionFileLayout.ts';
-import { planFfpa } from '@tilekit/kernel-ffpa';
+import { ffpaColumnSlices, planFfpa } from '@tilekit/kernel-ffpa';
 import { ffpaBenchProblem } from './ffpa.ts';
 import { FFPA_BENCH_CASES } from './ffpaCases.ts';
 import { fmhaFwdTensorFiles } from './fmhaFwdCases.ts';
@@ -27,6 +27,9 @@ describe('ffpa bench suite', () => {
       'ffpa_fwd_varlen8_h32_d512_bf16',
       'ffpa_fwd_b1_h32_s8192_d640_bf16_slices',
       'ffpa_fwd_b1_h32_s8192_d768_bf16_slices',
+      'ffpa_fwd_b1_h32_s8192_d320_bf16_sm80',
+      'ffpa_fwd_b1_h32_s8192_d512_bf16_sm80',
+      'ffpa_fwd_b1_h32_s8192_d1024_bf16_sm80',
     ]);
     for (const c of FFPA_BENCH_CASES) {
       expect(c.params).toMatchObject({
@@ -35,7 +38,7 @@ describe('ffpa bench suite', () => {
         causal: c.shape.causal,
         hk: c.shape.hk,
         pass: 'fwd',
-        path: 'sm90',
+        path: c.name.endsWith('_sm80') ? 'sm80' : 'sm90',
         plan: c.plan,
       });
       expect(c.errorBaselines[0]).toBe('torch-efficient');
@@ -43,16 +46,23 @@ describe('ffpa bench suite', () => {
   });
 
   it(
-    'every case plans (shared-P instances; a cluster at d 640 and 768, else slices of at most 512 columns), ' +
-      'and its problem reads the case’s files where they lie',
+    'every case plans (sm_90a: shared-P instances, a cluster at d 640 and 768, else slices of at most 512 columns; ' +
+      'sm_80: slices of at most 256), and its problem reads the case’s files where they lie',
     () => {
-      for (const c of FFPA_BENCH_CASES) {
-        const p = ffpaBenchProblem(c.shape);
-        const plan = planFfpa(p, c.plan === 'slices' ? { clusters: false } : {});
+      for (const c of FFPA_BENCH_CASES.filter((x) => x.path === 'sm90')) {
+        const plan = planFfpa(ffpaBenchProblem(c.shape), c.plan === 'slices' ? { clusters: false } : {});
         // d = d_v 640 and 768 run as a cluster of two CTAs (one plan slice); above 512 otherwise column slices.
         const cluster = c.plan === 'auto' && [640, 768].includes(c.shape.dv);
         expect(plan.slices.map((s) => s.instance.clusterCtas)).toEqual(cluster ? [2] : Array(Math.ceil(c.shape.dv / 512)).fill(1));
         for (const s of plan.slices) expect(s.instance.policy.outputSplit?.tag).toBe('shareP');
+      }
+      for (const c of FFPA_BENCH_CASES.filter((x) => x.path === 'sm80')) {
+        const plan = planFfpa(ffpaBenchProblem(c.shape), { path: 'sm80' });
+        expect(plan.slices.map((s) => s.width)).toEqual(ffpaColumnSlices(c.shape.dv, 256).map((s) => s.width));
+        for (const s of plan.slices) expect(s.instance.name).toMatch(/^ffpa_fwd_sm80_bf16_/);
+      }
+      for (const c of FFPA_BENCH_CASES) {
+        const p = ffpaBenchProblem(c.shape);
         expect([p.hdimQ, p.hdimV, p.numSplits, p.lse]).toEqual([c.shape.d, c.shape.dv, 1, false]);
         expect(p.scale).toBe(Math.fround(1 / Math.sqrt(c.shape.d)));
         const files = fmhaFwdTensorFiles(c.shape);

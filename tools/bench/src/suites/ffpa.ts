@@ -4,8 +4,8 @@
 // bhsd files, varlen (Σs, h, d)). Timed back to back (timing/measureLaunches, every slice's launch
 // included); O goes back to the harness as a file in q's layout, where the server measures its
 // error against the fp32 reference.
-import { checkFfpaProblem, FfpaRunner } from '@tilekit/kernel-ffpa';
-import { FmhaFwdKernel, formatFmhaFwdProblem, type CheckedFmhaFwdProblem, type FmhaFwdInstance } from '@tilekit/kernel-fmha-fwd';
+import { buildFfpaKernel, checkFfpaProblem, FfpaRunner, type FfpaInstance } from '@tilekit/kernel-ffpa';
+import { formatFmhaFwdProblem, type CheckedFmhaFwdProblem } from '@tilekit/kernel-fmha-fwd';
 import { buildOncePerInstance, Device, NvccCompiler } from '@tilekit/runtime';
 import type { BenchSuite, CaseContext, OurCaseResult, SuiteCase } from '../benchSuite.ts';
 import { tflopsOf } from '../flops.ts';
@@ -46,14 +46,14 @@ function runFfpaCase(device: Device, runner: FfpaRunner, c: FfpaBenchCase, ctx: 
 export function ffpaSuite(cases: readonly FfpaBenchCase[] = FFPA_BENCH_CASES): BenchSuite {
   const device = Device.open(0);
   const compiler = new NvccCompiler();
-  const buildKernel = buildOncePerInstance((instance: FmhaFwdInstance) => FmhaFwdKernel.build(instance, { device, compiler }));
+  const buildKernel = buildOncePerInstance((instance: FfpaInstance) => buildFfpaKernel(instance, { device, compiler }));
   const byName = new Map(cases.map((c) => [c.name, c]));
   return {
     name: 'ffpa',
     cases,
     async runOurs(sc: SuiteCase, ctx: CaseContext): Promise<OurCaseResult> {
       const c = byName.get(sc.name)!;
-      const plan = c.plan === 'slices' ? { clusters: false } : {};
+      const plan = { path: c.path, ...(c.plan === 'slices' ? { clusters: false } : {}) };
       const runner = await FfpaRunner.create(ffpaBenchProblem(c.shape), { device, compiler, buildKernel, ...plan });
       try {
         return runFfpaCase(device, runner, c, ctx);

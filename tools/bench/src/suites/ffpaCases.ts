@@ -4,6 +4,7 @@
 // N=8192 bf16 over the head dims, d512 causal, d512 GQA h_k=8 (torch repeats K/V heads inside the
 // timed call), d512 at N=16384, and a varlen batch. Inputs, reference and judging are attention_fwd's
 // (REFERENCE_OPS.md), as in the fmha-fwd suite whose shape helpers these reuse.
+import type { FfpaPath } from '@tilekit/kernel-ffpa';
 import type { SuiteCase } from '../benchSuite.ts';
 import { caseSeed } from './caseSeed.ts';
 import {
@@ -21,6 +22,7 @@ export type FfpaBenchPlan = 'auto' | 'slices';
 /** A case of the suite: an fmha-fwd shape with the suite's record params (`pass`, `path`, `plan`). */
 export interface FfpaBenchCase extends SuiteCase {
   readonly shape: FmhaFwdBenchShape;
+  readonly path: FfpaPath;
   readonly plan: FfpaBenchPlan;
   readonly flops: number;
 }
@@ -30,17 +32,21 @@ export function ffpaBenchName(s: FmhaFwdBenchShape): string {
   return fmhaFwdBenchName(s).replace(/^fmha_fwd_/, 'ffpa_fwd_');
 }
 
-/** The case of a shape: O judged at the input dtype against torch-efficient's error (the only backend that runs). */
-export function ffpaBenchCase(s: FmhaFwdBenchShape, plan: FfpaBenchPlan = 'auto'): FfpaBenchCase {
-  const name = `${ffpaBenchName(s)}${plan === 'slices' ? '_slices' : ''}`;
+/**
+ * The case of a shape on a path (`_sm80` names the sm_80 path) and plan (`_slices`): O judged at the
+ * input dtype against torch-efficient's error (the only backend that runs).
+ */
+export function ffpaBenchCase(s: FmhaFwdBenchShape, plan: FfpaBenchPlan = 'auto', path: FfpaPath = 'sm90'): FfpaBenchCase {
+  const name = `${ffpaBenchName(s)}${plan === 'slices' ? '_slices' : ''}${path === 'sm80' ? '_sm80' : ''}`;
   return {
     name,
-    params: { ...fmhaFwdRecordParams(s), pass: 'fwd', path: 'sm90', plan },
+    params: { ...fmhaFwdRecordParams(s), pass: 'fwd', path, plan },
     reference: { op: 'attention_fwd', params: fmhaFwdReferenceParams(s) },
     seed: caseSeed(name),
     precision: { o: s.dtype },
     errorBaselines: s.seqlensQ !== undefined ? ['torch-efficient', 'torch-efficient-looped'] : ['torch-efficient'],
     shape: s,
+    path,
     plan,
     flops: fmhaFwdBenchFlops(s),
   };
@@ -81,9 +87,11 @@ export const FFPA_BENCH_SHAPES: readonly FmhaFwdBenchShape[] = Object.freeze([
 
 /**
  * Every case of the suite, in order: each shape with the operator's plan, then d 640 and 768 on column
- * slices (the plan the cluster replaces there), so that the record holds the measurement behind the choice.
+ * slices (the plan the cluster replaces there), so that the record holds the measurement behind the
+ * choice, then the sm_80 path (FFPA L1 on mma.sync, 256 columns of O per CTA) at d 320, 512 and 1024.
  */
 export const FFPA_BENCH_CASES: readonly FfpaBenchCase[] = Object.freeze([
   ...FFPA_BENCH_SHAPES.map((s) => ffpaBenchCase(s)),
   ...[640, 768].map((d) => ffpaBenchCase(shape(d), 'slices')),
+  ...[320, 512, 1024].map((d) => ffpaBenchCase(shape(d), 'auto', 'sm80')),
 ]);
