@@ -21,7 +21,7 @@ import {
 } from './fmhaBwdCatalog.ts';
 import { dqAccHeadBytes } from './fmhaBwdDqDkDvInstance.ts';
 import { checkFmhaBwdProblem, FmhaBwdArgumentError, fmhaBwdProblemFlops, fmhaBwdTraitsOf } from './fmhaBwdProblem.ts';
-import { fmhaBwdRowTile } from './fmhaBwdRowTileEncoding.ts';
+import { fmhaBwdRowTile } from '@tilekit/fmha-launch';
 import { fmhaBwdLayoutProblems, packFmhaBwdConvertDq, packFmhaBwdDotDoO, packFmhaBwdDqDkDv } from './fmhaBwdRunner.ts';
 import { fakeFmhaBwdArgs } from './testing/fakeFmhaBwdArgs.ts';
 

@@ -9,8 +9,7 @@ import type {
   FmhaBwdRecordTriple,
 } from '@tilekit/fmha';
 import { TilekitError } from '@tilekit/numeric';
-import { FMHA_BWD_CONVERT_DQ_HEAD_DIMS, FmhaBwdConvertDqInstance } from './fmhaBwdConvertDq.ts';
-import { FMHA_BWD_DOT_DO_O_HEAD_DIMS, FMHA_BWD_KERNEL_DTYPES, FmhaBwdDotDoOInstance } from './fmhaBwdDotDoO.ts';
+import { FMHA_BWD_KERNEL_DTYPES, FmhaBwdConvertDqInstance, FmhaBwdDotDoOInstance } from '@tilekit/fmha-launch';
 import { FmhaBwdDqDkDvInstance, type FmhaBwdDqDkDvMaskKind } from './fmhaBwdDqDkDvInstance.ts';
 
 /** Flags every backward kernel is compiled with (as the forward's). */
@@ -31,6 +30,11 @@ export function fmhaBwdTile(headDim: number): { readonly tileN: number; readonly
 export const FMHA_BWD_REGISTER_SPLIT = Object.freeze({ producerRegisters: 24, consumerRegisters: 240 });
 /** Head dims (d = d_v) of the dq_dk_dv instances (dK and dV live in registers; at 256 split over two warpgroups). */
 export const FMHA_BWD_HEAD_DIMS: readonly number[] = Object.freeze([64, 128, 256]);
+
+/** Value head dims the dot_do_o instances cover. */
+export const FMHA_BWD_DOT_DO_O_HEAD_DIMS: readonly number[] = Object.freeze([64, 128, 256]);
+/** Head dims (of Q) the convert_dq instances cover. */
+export const FMHA_BWD_CONVERT_DQ_HEAD_DIMS: readonly number[] = Object.freeze([64, 128, 256]);
 
 /** dQ accumulation modes per head dim: 256 has only the atomic one (no deterministic instance yet). */
 export function fmhaBwdDqModes(headDim: number): readonly ('atomic' | 'split')[] {

@@ -34,8 +34,12 @@ import {
   type TiledTensorMapOptions,
 } from '@tilekit/runtime';
 import { FMHA_BWD_COMPILE_FLAGS } from './fmhaBwdCatalog.ts';
-import { FMHA_BWD_DQ_STORE_VECTOR, type FmhaBwdConvertDqInstance } from './fmhaBwdConvertDq.ts';
-import type { FmhaBwdDotDoOInstance, FmhaBwdRowLaunch } from './fmhaBwdDotDoO.ts';
+import {
+  FMHA_BWD_DQ_STORE_VECTOR,
+  type FmhaBwdConvertDqInstance,
+  type FmhaBwdDotDoOInstance,
+  type FmhaBwdRowLaunch,
+} from '@tilekit/fmha-launch';
 import type { FmhaBwdDqDkDvInstance } from './fmhaBwdDqDkDvInstance.ts';
 import { dispatchFmhaBwd } from './fmhaBwdDispatch.ts';
 import {

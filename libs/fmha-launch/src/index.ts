@@ -6,5 +6,8 @@ export * from './fwd/index.ts';
 // Forward on sm_80 (also built for Hopper): the instance around a main loop, its launcher.
 export * from './sm80/index.ts';
 
+// Backward row kernels (dot_do_o, convert_dq) for any head dim.
+export * from './bwd/index.ts';
+
 // Score modifiers (soft-capping, ALiBi): their kernel parameter values from the caller's spec.
 export * from './fmhaScoreArgValues.ts';

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { FmhaBwdLauncher, packedAttentionStrides, type AttentionLayout, type AttentionTensorStrides } from '@tilekit/fmha';
 import { getDType } from '@tilekit/numeric';
 import { FMHA_BWD_TRIPLES } from '../fmhaBwdCatalog.ts';
-import { FMHA_BWD_DQ_STORE_VECTOR } from '../fmhaBwdConvertDq.ts';
+import { FMHA_BWD_DQ_STORE_VECTOR } from '@tilekit/fmha-launch';
 import {
   checkFmhaBwdProblem,
   FMHA_BWD_DTYPES,

@@ -37,11 +37,6 @@ import {
 } from '@tilekit/tile';
 import { FMHA_BWD_ROW_MAX_ROWS, FmhaBwdRowKernel, fmhaBwdRowSequenceParams, type FmhaBwdRowKernelPolicy } from './fmhaBwdRowKernel.ts';
 
-export { FMHA_BWD_KERNEL_DTYPES, type FmhaBwdKernelDType, type FmhaBwdRowLaunch } from './fmhaBwdRowKernel.ts';
-
-/** Value head dims the dot_do_o instances cover. */
-export const FMHA_BWD_DOT_DO_O_HEAD_DIMS: readonly number[] = Object.freeze([64, 128, 256]);
-
 /** O/dO elements per 16-byte vector (fp16/bf16). */
 const VECTOR = 8;
 /** O and dO elements each thread holds (sizes the rows per block). */

@@ -36,9 +36,6 @@ import {
 } from '@tilekit/tile';
 import { FMHA_BWD_ROW_MAX_ROWS, FmhaBwdRowKernel, fmhaBwdRowSequenceParams, type FmhaBwdRowKernelPolicy } from './fmhaBwdRowKernel.ts';
 
-/** Head dims (of Q) the convert_dq instances cover. */
-export const FMHA_BWD_CONVERT_DQ_HEAD_DIMS: readonly number[] = Object.freeze([64, 128, 256]);
-
 /** fp32 elements per 16-byte vector of dq_acc. */
 const ACC_VECTOR = 4;
 /** dQ elements per store vector: the runner checks dQ's strides are multiples of it. */

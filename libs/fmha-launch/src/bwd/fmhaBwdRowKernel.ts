@@ -104,7 +104,7 @@ export abstract class FmhaBwdRowKernel<Policy extends FmhaBwdRowKernelPolicy, Pa
     const key = rowKernelKey(policy, target, spec, tile.rows);
     super({ key, policy: frozen, target, params: spec.params(frozen, target), threads: policy.threads });
     this.tile = tile;
-    this.sourceHeader = { title: `fmha backward ${spec.label}`, generator: '@tilekit/kernel-fmha-bwd' };
+    this.sourceHeader = { title: `fmha backward ${spec.label}`, generator: '@tilekit/fmha-launch' };
   }
 
   /** Query rows per block. */

@@ -1,0 +1,6 @@
+// The backward's row kernels (dot_do_o: Delta = rowsum(dO∘O); convert_dq: the fp32 dQ workspace to the
+// dtype), for any head dim their row tile covers: the dense backward and FFPA name their own catalogs.
+export * from './fmhaBwdRowTileEncoding.ts';
+export * from './fmhaBwdRowKernel.ts';
+export * from './fmhaBwdDotDoO.ts';
+export * from './fmhaBwdConvertDq.ts';
