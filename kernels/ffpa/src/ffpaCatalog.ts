@@ -17,8 +17,8 @@ import {
   type FmhaFwdMaskKind,
 } from '@tilekit/fmha';
 import { FmhaFwdInstance, type FmhaFwdInstanceHeader } from '@tilekit/fmha-launch';
-import { ffpaColumnSlices } from './ffpaColumnSlices.ts';
 import { FFPA_HEAD_DIMS } from './ffpaHeadDims.ts';
+import { ffpaInstanceDims, type FfpaInstanceDims } from './ffpaInstanceDims.ts';
 
 /** FFPA's instance names (`ffpa_fwd_sm90_…`) and source header. */
 export const FFPA_INSTANCE_HEADER: FmhaFwdInstanceHeader = Object.freeze({
@@ -45,12 +45,7 @@ export const FFPA_CLUSTER_QK_SOURCE = new FmhaFwdClusterQkSource(4);
 export const FFPA_OUTPUT_SPLIT = new FmhaFwdSharePOutputSplit();
 
 /** Every (d_qk, slice width) an FFPA problem needs: each head-dim pair's column slices, deduplicated, in order. */
-export const FFPA_INSTANCE_DIMS: readonly { readonly headDim: number; readonly headDimV: number }[] = Object.freeze(
-  [...new Set(FFPA_HEAD_DIMS.flatMap((p) => ffpaColumnSlices(p.hdimV).map((s) => `${p.hdimQ}:${s.width}`)))].map((key) => {
-    const [headDim, headDimV] = key.split(':').map(Number);
-    return Object.freeze({ headDim: headDim!, headDimV: headDimV! });
-  }),
-);
+export const FFPA_INSTANCE_DIMS: readonly FfpaInstanceDims[] = ffpaInstanceDims();
 
 /** (d_qk, columns per CTA) of the cluster plan: d = d_v above 512 in whole 128-column halves of at most 384 columns (640, 768). */
 export const FFPA_CLUSTER_DIMS: readonly { readonly headDim: number; readonly headDimV: number }[] = Object.freeze(

@@ -8,8 +8,7 @@ import { sm90a, type Target } from '@tilekit/codegen';
 import { FMHA_FWD_DTYPES, FmhaFwdCatalogError, FmhaFwdSm80SplitDPipeline, type FmhaFwdMaskKind } from '@tilekit/fmha';
 import { FmhaFwdSm80LoopInstance, type FmhaFwdInstanceHeader } from '@tilekit/fmha-launch';
 import { FFPA_MASKS } from '../ffpaCatalog.ts';
-import { ffpaColumnSlices } from '../ffpaColumnSlices.ts';
-import { FFPA_HEAD_DIMS } from '../ffpaHeadDims.ts';
+import { ffpaInstanceDims, type FfpaInstanceDims } from '../ffpaInstanceDims.ts';
 
 /** FFPA's sm_80 instance names (`ffpa_fwd_sm80_…`) and source header. */
 export const FFPA_SM80_INSTANCE_HEADER: FmhaFwdInstanceHeader = Object.freeze({
@@ -32,14 +31,7 @@ export const FFPA_SM80_RING = Object.freeze({ qkChunk: 64, stages: 3, pvAccumula
 export type FfpaSm80Instance = FmhaFwdSm80LoopInstance<FmhaFwdSm80SplitDPipeline>;
 
 /** Every (d_qk, slice width) an FFPA problem needs on the sm_80 path: each head-dim pair's 256-column slices, deduplicated, in order. */
-export const FFPA_SM80_INSTANCE_DIMS: readonly { readonly headDim: number; readonly headDimV: number }[] = Object.freeze(
-  [
-    ...new Set(FFPA_HEAD_DIMS.flatMap((p) => ffpaColumnSlices(p.hdimV, FFPA_SM80_MAX_SLICE_COLUMNS).map((s) => `${p.hdimQ}:${s.width}`))),
-  ].map((key) => {
-    const [headDim, headDimV] = key.split(':').map(Number);
-    return Object.freeze({ headDim: headDim!, headDimV: headDimV! });
-  }),
-);
+export const FFPA_SM80_INSTANCE_DIMS: readonly FfpaInstanceDims[] = ffpaInstanceDims(FFPA_SM80_MAX_SLICE_COLUMNS);
 
 /** One sm_80 FFPA instance: 64 query rows (4 warps) × 64 key rows per tile, the {@link FFPA_SM80_RING}. */
 export function ffpaSm80Instance(

@@ -1,6 +1,7 @@
 // Why a forward attention instance (dense or sparse) cannot run a problem.
 import type { FmhaFwdLaunchProblem, FmhaFwdMaskKind, FmhaFwdWsPolicy } from '@tilekit/fmha';
 import { getDType } from '@tilekit/numeric';
+import { fmhaFwdQkvStrides } from './fmhaFwdQkvStrides.ts';
 
 /** What {@link fmhaFwdUnsupported} reads of an instance's policy. */
 export interface FmhaFwdSupportPolicy extends Pick<FmhaFwdWsPolicy, 'dtype' | 'headDim' | 'headDimV'> {
@@ -38,20 +39,10 @@ export function fmhaFwdUnsupported(instance: { readonly policy: FmhaFwdSupportPo
         ? `score modifier ${p.scoreModifier}: this kernel applies none`
         : `${p.scoreModifier === undefined ? 'no score modifier' : `score modifier ${p.scoreModifier}`}: this kernel applies ${kernelScore}`,
     );
-  for (const [name, s] of [
-    ['q', p.qStrides],
-    ['k', p.kStrides],
-    ['v', p.vStrides],
-  ] as const) {
-    for (const [what, stride] of [
-      ['row', s.row],
-      ['head', s.head],
-      ['batch', s.batch],
-    ] as const) {
-      if ((stride * e) % 16 !== 0)
-        out.push(`${name} ${what} stride · ${e} = ${stride * e} bytes is not a multiple of 16 (TMA global stride)`);
-      if (stride * e >= 2 ** 40) out.push(`${name} ${what} stride · ${e} bytes reaches 2^40 (TMA)`);
-    }
+  for (const { name, what, stride } of fmhaFwdQkvStrides(p)) {
+    if ((stride * e) % 16 !== 0)
+      out.push(`${name} ${what} stride · ${e} = ${stride * e} bytes is not a multiple of 16 (TMA global stride)`);
+    if (stride * e >= 2 ** 40) out.push(`${name} ${what} stride · ${e} bytes reaches 2^40 (TMA)`);
   }
   if (p.oStrides.row % 2 !== 0) out.push(`o row stride ${p.oStrides.row} is odd (the epilogue stores element pairs)`);
   if (p.oStrides.row > 2 ** 31 - 1) out.push('o row stride exceeds int32');

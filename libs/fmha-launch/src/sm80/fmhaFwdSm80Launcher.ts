@@ -10,6 +10,7 @@ import { checkFmhaFwdOutputs } from '../fwd/checkFmhaFwdOutputs.ts';
 import { checkFmhaFwdSequenceBuffers } from '../fwd/checkFmhaFwdSequenceBuffers.ts';
 import type { FmhaFwdBuffers } from '../fwd/fmhaFwdBuffers.ts';
 import { FmhaFwdLoadedKernel } from '../fwd/fmhaFwdLoadedKernel.ts';
+import { fmhaFwdQkvStrides } from '../fwd/fmhaFwdQkvStrides.ts';
 import { fmhaFwdTileArgValues } from '../fwd/fmhaFwdTileArgValues.ts';
 import { reportFmhaFwdOutputOverlaps } from '../fwd/reportFmhaFwdOverlaps.ts';
 import { FMHA_SM80_COPY_ELEMENTS, FMHA_SM80_MAX_ROW_STRIDE, type FmhaFwdSm80LoopInstance } from './fmhaFwdSm80LoopInstance.ts';
@@ -40,20 +41,10 @@ export function fmhaFwdSm80Unsupported(instance: FmhaFwdSm80LoopInstance, p: Fmh
   else if (masked !== (P.mask === 'window'))
     out.push(masked ? 'a masked problem: this kernel has no mask' : 'no mask: this kernel applies a window mask');
   if (p.numSplits !== 1) out.push(`${p.numSplits} key splits: the sm_80 kernel does not split`);
-  for (const [name, s] of [
-    ['q', p.qStrides],
-    ['k', p.kStrides],
-    ['v', p.vStrides],
-  ] as const) {
-    for (const [what, stride] of [
-      ['row', s.row],
-      ['head', s.head],
-      ['batch', s.batch],
-    ] as const) {
-      if (stride % v !== 0)
-        out.push(`${name} ${what} stride ${stride} is not a multiple of ${v} elements (16-byte cp.async rows; no scalar fallback)`);
-    }
-    if (s.row > FMHA_SM80_MAX_ROW_STRIDE) out.push(`${name} row stride exceeds int32`);
+  for (const { name, what, stride } of fmhaFwdQkvStrides(p)) {
+    if (stride % v !== 0)
+      out.push(`${name} ${what} stride ${stride} is not a multiple of ${v} elements (16-byte cp.async rows; no scalar fallback)`);
+    if (what === 'row' && stride > FMHA_SM80_MAX_ROW_STRIDE) out.push(`${name} row stride exceeds int32`);
   }
   for (const [what, stride] of [
     ['row', p.oStrides.row],

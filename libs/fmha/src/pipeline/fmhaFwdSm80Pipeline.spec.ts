@@ -1,10 +1,7 @@
 import fc from 'fast-check';
-import { float32, int32, pointer, sm80, SourceBuilder, type Target } from '@tilekit/codegen';
 import { BlockGemmPolicyError } from '@tilekit/gemm';
-import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
-import { makeTensorView } from '@tilekit/tile';
 import { describe, expect, it } from 'vitest';
-import { emitGenericAttentionMask } from '../mask/genericAttentionMaskCode.ts';
+import { emitFmhaFwdSm80TestBody } from '../testing/fmhaFwdSm80TestBody.ts';
 import { FmhaFwdSm80Pipeline, type FmhaFwdSm80Policy } from './fmhaFwdSm80Pipeline.ts';
 
 const policy = (extra: Partial<FmhaFwdSm80Policy> = {}): FmhaFwdSm80Policy => ({
@@ -16,72 +13,6 @@ const policy = (extra: Partial<FmhaFwdSm80Policy> = {}): FmhaFwdSm80Policy => ({
   qResidence: 'registers',
   ...extra,
 });
-
-/** The pipeline emitted into a bare kernel body (views over plain pointers, a causal or no mask, LSE on). */
-function emitSm80Body(
-  p: FmhaFwdSm80Pipeline,
-  options: { readonly target?: Target; readonly masked?: boolean; readonly lse?: boolean } = {},
-): string {
-  const target = options.target ?? sm80;
-  const P = p.policy;
-  const half = target.dtypeType(P.dtype);
-  const src = new SourceBuilder({ dialect: target });
-  const max = { max: 1 << 30 };
-  const view = (ptr: Parameters<typeof makeTensorView>[0], rows: string, stride: string, cols: number) =>
-    makeTensorView(
-      ptr,
-      makeNaiveTensorDescriptor([symbol(rows, max), cols], [symbol(stride, { max: 2 ** 31 - 1, multipleOf: 8 }), 1], { vectorLength: 8 }),
-      { elementBytes: 2 },
-    );
-  src.function(
-    {
-      name: 'fmha_body',
-      qualifiers: target.kernelQualifiers(),
-      params: {
-        q: pointer(half, { const: true }),
-        k: pointer(half, { const: true }),
-        v: pointer(half, { const: true }),
-        o: pointer(half),
-        lse: pointer(float32),
-        sq: int32,
-        sk: int32,
-        q_ld: int32,
-        k_ld: int32,
-        v_ld: int32,
-        o_ld: int32,
-        m0: int32,
-        scale_log2: float32,
-      },
-    },
-    (b, a) => {
-      const mask = emitGenericAttentionMask(
-        options.masked ? { kind: 'window', alignment: 'topLeft', left: -1, right: 0 } : { kind: 'none' },
-        a.sq,
-        a.sk,
-      );
-      p.emit(b, target, {
-        q: view(a.q, 'seqlen_q', 'q_ld', P.headDim),
-        k: view(a.k, 'seqlen_k', 'k_ld', P.headDim),
-        v: view(a.v, 'seqlen_k', 'v_ld', P.headDimV),
-        o: makeTensorView(
-          a.o,
-          makeNaiveTensorDescriptor([symbol('seqlen_q', max), P.headDimV], [symbol('o_ld', { max: 2 ** 31 - 1, multipleOf: 2 }), 1], {
-            vectorLength: 2,
-          }),
-          { elementBytes: 2 },
-        ),
-        seqlenQ: a.sq,
-        seqlenK: a.sk,
-        m0: a.m0,
-        scaleLog2: a.scale_log2,
-        mask,
-        symbols: { seqlen_q: a.sq, seqlen_k: a.sk, q_ld: a.q_ld, k_ld: a.k_ld, v_ld: a.v_ld, o_ld: a.o_ld },
-        ...(options.lse === false ? {} : { lse: a.lse }),
-      });
-    },
-  );
-  return src.render();
-}
 
 /** One event of the emitted schedule that touches shared memory or the cp.async groups. */
 type Event =
@@ -261,7 +192,7 @@ describe('FmhaFwdSm80Pipeline (sm_80 attention forward: cp.async double bufferin
       new FmhaFwdSm80Pipeline(policy()),
       new FmhaFwdSm80Pipeline(policy({ headDim: 64, headDimV: 64, tileM: 64, tileN: 128, qResidence: 'shared' })),
     ]) {
-      const text = emitSm80Body(p, { masked: true });
+      const text = emitFmhaFwdSm80TestBody(p, { masked: true });
       fc.assert(
         fc.property(fc.integer({ min: 0, max: 9 }), (n) => {
           const { violations, reads } = simulateSchedule(p, text, n);
@@ -281,7 +212,7 @@ describe('FmhaFwdSm80Pipeline (sm_80 attention forward: cp.async double bufferin
 
   it('the schedule model catches a missing barrier, a missing wait and a swapped stage', () => {
     const p = new FmhaFwdSm80Pipeline(policy());
-    const text = emitSm80Body(p);
+    const text = emitFmhaFwdSm80TestBody(p);
     const firstLoopSync = text.indexOf('__syncthreads();', text.indexOf('for (int it'));
     const noSync = text.slice(0, firstLoopSync) + text.slice(firstLoopSync + '__syncthreads();'.length);
     expect(simulateSchedule(p, noSync, 3).violations.length).toBeGreaterThan(0);
@@ -295,7 +226,7 @@ describe('FmhaFwdSm80Pipeline (sm_80 attention forward: cp.async double bufferin
 
   it('emits zero-filling 16-byte cp.async, Q fragments loaded once, ldmatrix for K and ldmatrix.trans for V, the C → A conversion of P', () => {
     const p = new FmhaFwdSm80Pipeline(policy({ dtype: 'bf16' }));
-    const text = emitSm80Body(p, { masked: true });
+    const text = emitFmhaFwdSm80TestBody(p, { masked: true });
     const loop = text.slice(text.indexOf('for (int it'));
     expect(text).toMatch(/tk_cp_async_cg_16\(q_tile \+ \w+ \* 2, &q\[inside\w* \? \w+ : 0ll\], inside\w* \? 16 : 0\);/);
     expect(loop).toMatch(/tk_cp_async_cg_16\(k_dst \+ \w+ \* 2, &k\[inside\w* \? \w+ : 0ll\], inside\w* \? 16 : 0\);/);
@@ -313,11 +244,13 @@ describe('FmhaFwdSm80Pipeline (sm_80 attention forward: cp.async double bufferin
     expect(loop).toContain('tk_exp2_approx(');
     expect(text.match(/__syncthreads\(\);/g)).toHaveLength(3);
     // Without LSE the epilogue writes none.
-    expect(emitSm80Body(p, { lse: false })).not.toMatch(/lse\[/);
+    expect(emitFmhaFwdSm80TestBody(p, { lse: false })).not.toMatch(/lse\[/);
   });
 
   it('emitted key loop of a small tile (d 32, 4 warps × 32 keys) (snapshot)', () => {
-    const text = emitSm80Body(new FmhaFwdSm80Pipeline(policy({ headDim: 32, headDimV: 32, tileM: 64, tileN: 32 })), { masked: true });
+    const text = emitFmhaFwdSm80TestBody(new FmhaFwdSm80Pipeline(policy({ headDim: 32, headDimV: 32, tileM: 64, tileN: 32 })), {
+      masked: true,
+    });
     expect(text.slice(text.indexOf('for (int it'), text.indexOf('// epilogue'))).toMatchSnapshot();
   });
 

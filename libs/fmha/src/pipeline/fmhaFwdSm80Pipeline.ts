@@ -1,25 +1,20 @@
 import {
   add,
   declareAlignedDynamicShared,
-  addressOf,
   array,
   bitAnd,
   bool,
   cast,
-  cpAsync,
   cpAsyncCommitGroup,
   cpAsyncWaitGroup,
   div,
   float32,
   gt,
-  index,
-  infinity,
   int32,
   lt,
   maxOf,
   mul,
   pointer,
-  select,
   sub,
   uint8,
   uint32,
@@ -28,7 +23,6 @@ import {
   type Target,
   type VarExpr,
 } from '@tilekit/codegen';
-import { emitCalculateOffset } from '@tilekit/layout';
 import {
   BlockGemmPolicyError,
   MmaSyncBlockGemmRs,
@@ -39,25 +33,21 @@ import {
 import {
   BlockEmitter,
   clearTile,
-  emitPartitionIndex,
-  emitTileWindowAccesses,
-  emitXIndex,
   makeDistributedTensor,
   makeTileWindow,
-  makeVectorLoadEncoding,
   moveTileWindow,
-  sweepTile,
   type DistributedTensor,
   type TensorView,
-  type ThreadScope,
   type TileDistributionEncoding,
   type TileWindow,
 } from '@tilekit/tile';
 import { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
+import { emitFmhaFwdEdgeMask } from './fmhaFwdEdgeMask.ts';
 import { emitFmhaFwdEpilogue } from './fmhaFwdEpilogue.ts';
 import { ResidentABlockGemm } from './fmhaFwdSm80ResidentABlockGemm.ts';
 import type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 import { FMHA_DYNAMIC_SMEM } from './fmhaFwdWsPipeline.ts';
+import { FmhaSm80TileCopy } from './fmhaSm80TileCopy.ts';
 
 /** Policy of {@link FmhaFwdSm80Pipeline}: tile shape and where Q lives during the key loop. */
 export interface FmhaFwdSm80Policy {
@@ -177,6 +167,7 @@ export class FmhaFwdSm80Pipeline {
   readonly sharedBytes: number;
   /** Registers per thread Q occupies across the loop (0 when re-read from shared memory). */
   readonly qRegisters: number;
+  readonly #copy: FmhaSm80TileCopy;
 
   constructor(policy: FmhaFwdSm80Policy) {
     const { dtype, headDim, headDimV, tileM, tileN, qResidence } = policy;
@@ -191,20 +182,10 @@ export class FmhaFwdSm80Pipeline {
         : new MmaSyncBlockGemmSs({ dtype, tileM, tileN, tileK: headDim, warps, aMajor: 'K', bMajor: 'K' });
     this.pv = new MmaSyncBlockGemmRs({ dtype, tileM, tileN: headDimV, tileK: tileN, warps, bMajor: 'MN' });
     this.qRegisters = this.qk instanceof ResidentABlockGemm ? this.qk.residentRegisters : 0;
-    const copy = (what: string, rows: number, cols: number): TileDistributionEncoding => {
-      try {
-        return makeVectorLoadEncoding({ rows, cols, vectorLength: 8, warpSize: 32, numWarps: this.warps });
-      } catch (error) {
-        return policyError(
-          `${what} tile`,
-          `${rows}×${cols} must split into 16-byte vectors over ${this.threads} threads`,
-          (error as Error).message,
-        );
-      }
-    };
-    this.qCopyEncoding = copy('Q', tileM, headDim);
-    this.kCopyEncoding = copy('K', tileN, headDim);
-    this.vCopyEncoding = copy('V', tileN, headDimV);
+    this.#copy = new FmhaSm80TileCopy('FmhaFwdSm80Pipeline', this.warps);
+    this.qCopyEncoding = this.#copy.encoding('Q tile', tileM, headDim);
+    this.kCopyEncoding = this.#copy.encoding('K tile', tileN, headDim);
+    this.vCopyEncoding = this.#copy.encoding('V tile', tileN, headDimV);
     this.qBytes = this.qk.aTileBytes;
     this.kStageBytes = this.qk.bTileBytes;
     this.vStageBytes = this.pv.bTileBytes;
@@ -307,7 +288,7 @@ export class FmhaFwdSm80Pipeline {
   #emitPrologue(ctx: Sm80EmitContext): VarExpr | undefined {
     const { b, target, block, iters } = ctx;
     b.comment('prologue: groups {Q, K[0]} and {V[0]}; Q lands first');
-    block.threads((t) => this.#emitCopy(t, target, ctx.qWin, this.qCopyEncoding, this.qk.aLayout, ctx.qTile));
+    block.threads((t) => this.#copy.emit(t, target, ctx.qWin, this.qCopyEncoding, this.qk.aLayout, ctx.qTile));
     this.#issueIf(ctx, gt(iters, 0), 'K[0] into stage 0', (be) => this.#copyK(ctx, be, 0));
     b.expr(cpAsyncCommitGroup(target));
     this.#issueIf(ctx, gt(iters, 0), 'V[0] into stage 0', (be) => this.#copyV(ctx, be, 0));
@@ -366,16 +347,7 @@ export class FmhaFwdSm80Pipeline {
     lb.threads((t) => clearTile(t, sAcc));
     if (this.qk instanceof ResidentABlockGemm) this.qk.emitMmaResidentA(l, target, sAcc, ctx.qkState, qFrag!, kTile);
     else this.qk.emitMma(l, target, sAcc, ctx.qkState, { aTile: ctx.qTile, bTile: kTile });
-    l.comment('the mask, on the tiles that need it');
-    l.if(args.mask.isEdgeTile(args.m0, j0, P.tileM, P.tileN), (mb) => {
-      this.#nested(ctx, mb, lb).threads((t) =>
-        sweepTile(t, sAcc, (e) => {
-          e.b.if(args.mask.isMasked(add(args.m0, e.x[0]!), add(j0, e.x[1]!)), (z) =>
-            z.assign(e.value, infinity(float32, { negative: true })),
-          );
-        }),
-      );
-    });
+    emitFmhaFwdEdgeMask(l, { args, j0, tileM: P.tileM, tileN: P.tileN, sAcc, threadsOf: (mb) => this.#nested(ctx, mb, lb) });
   }
 
   /** A `uint8*` named `name` to stage `s` of the double-buffered region at `offset` (`bytes` per stage). */
@@ -415,34 +387,7 @@ export class FmhaFwdSm80Pipeline {
     layout: WgmmaSmemLayout,
     dst: Expr,
   ): void {
-    be.threads((t) => this.#emitCopy(t, ctx.target, win, enc, layout, dst));
+    be.threads((t) => this.#copy.emit(t, ctx.target, win, enc, layout, dst));
     moveTileWindow(be, win, [this.policy.tileN, 0]);
-  }
-
-  /**
-   * The calling thread's cp.async copies of one [rows, head dim] tile: each 16-byte vector of the
-   * copy distribution (global offset and in-bounds predicate from the tile window walk) goes to the
-   * swizzled shared offset of its (row, column); src-size 16 inside the sequence, 0 (zero fill,
-   * source clamped to the view's base) outside.
-   */
-  #emitCopy(t: ThreadScope, target: Target, win: TileWindow, enc: TileDistributionEncoding, layout: WgmmaSmemLayout, dst: Expr): void {
-    const b = t.b;
-    const ps = emitPartitionIndex(t, enc);
-    const view = win.view;
-    // [rows, head dim] is [MN, K] for K and Q (K-major) and [K, MN] for V (MN-major): the layout takes (mn, k).
-    const traits = emitTileWindowAccesses(t, win, enc, ({ offset, pred, ys }) => {
-      const xs = emitXIndex(t, enc, ps, ys);
-      const mnk = layout.major === 'K' ? xs : [xs[1]!, xs[0]!];
-      const { offset: smemOffset } = emitCalculateOffset(b, layout.descriptor, mnk, t.block.indexEmitter);
-      const src = addressOf(index(view.pointer, select(pred, offset, 0)));
-      b.expr(cpAsync(target, { dst: add(dst, mul(smemOffset, layout.elementBytes)), src, bytes: 16, srcBytes: select(pred, 16, 0) }));
-    });
-    if (traits.scalarPerVector !== 8 || traits.vectorDimX !== 1) {
-      throw new BlockGemmPolicyError(
-        'FmhaFwdSm80Pipeline Q/K/V view',
-        'must allow 8-element vectors along the head dim: stride 1, the row stride a multiple of 8',
-        `${traits.scalarPerVector} along X${traits.vectorDimX}`,
-      );
-    }
   }
 }

@@ -1,10 +1,8 @@
 import fc from 'fast-check';
-import { float32, int32, pointer, sm80, sm90a, SourceBuilder, type Target } from '@tilekit/codegen';
+import { sm90a } from '@tilekit/codegen';
 import { BlockGemmPolicyError } from '@tilekit/gemm';
-import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
-import { makeTensorView } from '@tilekit/tile';
 import { describe, expect, it } from 'vitest';
-import { emitGenericAttentionMask } from '../mask/genericAttentionMaskCode.ts';
+import { emitFmhaFwdSm80TestBody } from '../testing/fmhaFwdSm80TestBody.ts';
 import {
   FmhaFwdSm80SplitDPipeline,
   splitDChunkAccumulatorOffset,
@@ -36,65 +34,6 @@ function policyErrorOf(p: FmhaFwdSm80SplitDPolicy): string {
     return (e as Error).message;
   }
   throw new Error('no error thrown');
-}
-
-/** The pipeline emitted into a bare kernel body (views over plain pointers, a causal or no mask, LSE on). */
-function emitBody(p: FmhaFwdSm80SplitDPipeline, options: { readonly target?: Target; readonly masked?: boolean } = {}): string {
-  const target = options.target ?? sm80;
-  const P = p.policy;
-  const half = target.dtypeType(P.dtype);
-  const src = new SourceBuilder({ dialect: target });
-  const max = { max: 1 << 30 };
-  const view = (ptr: Parameters<typeof makeTensorView>[0], rows: string, stride: string, cols: number, vector: number) =>
-    makeTensorView(
-      ptr,
-      makeNaiveTensorDescriptor([symbol(rows, max), cols], [symbol(stride, { max: 2 ** 31 - 1, multipleOf: vector }), 1], {
-        vectorLength: vector,
-      }),
-      { elementBytes: 2 },
-    );
-  src.function(
-    {
-      name: 'ffpa_body',
-      qualifiers: target.kernelQualifiers(),
-      params: {
-        q: pointer(half, { const: true }),
-        k: pointer(half, { const: true }),
-        v: pointer(half, { const: true }),
-        o: pointer(half),
-        lse: pointer(float32),
-        sq: int32,
-        sk: int32,
-        q_ld: int32,
-        k_ld: int32,
-        v_ld: int32,
-        o_ld: int32,
-        m0: int32,
-        scale_log2: float32,
-      },
-    },
-    (b, a) => {
-      const mask = emitGenericAttentionMask(
-        options.masked ? { kind: 'window', alignment: 'topLeft', left: -1, right: 0 } : { kind: 'none' },
-        a.sq,
-        a.sk,
-      );
-      p.emit(b, target, {
-        q: view(a.q, 'seqlen_q', 'q_ld', P.headDim, 8),
-        k: view(a.k, 'seqlen_k', 'k_ld', P.headDim, 8),
-        v: view(a.v, 'seqlen_k', 'v_ld', P.headDimV, 8),
-        o: view(a.o, 'seqlen_q', 'o_ld', P.headDimV, 2),
-        seqlenQ: a.sq,
-        seqlenK: a.sk,
-        m0: a.m0,
-        scaleLog2: a.scale_log2,
-        mask,
-        symbols: { seqlen_q: a.sq, seqlen_k: a.sk, q_ld: a.q_ld, k_ld: a.k_ld, v_ld: a.v_ld, o_ld: a.o_ld },
-        lse: a.lse,
-      });
-    },
-  );
-  return src.render();
 }
 
 describe('FmhaFwdSm80SplitDPipeline policy', () => {
@@ -302,7 +241,7 @@ describe('O accumulator chunks', () => {
 describe('FmhaFwdSm80SplitDPipeline emission', () => {
   it('emits the ring: a runtime loop over Q·Kᵀ chunks, one unrolled P·V step per 64-column chunk, waits of stages − 2', () => {
     const p = new FmhaFwdSm80SplitDPipeline(policy({ headDim: 320, headDimV: 192, stages: 3 }));
-    const text = emitBody(p, { masked: true });
+    const text = emitFmhaFwdSm80TestBody(p, { masked: true });
     expect(text).toMatch(/#pragma unroll 1\n\s*for \(int c = 0; c < 5; \+\+c\) \{/);
     // 5 Q·Kᵀ chunks (the loop body has one step) + 3 V chunks: 4 steps, each waits for all but one group.
     expect(text.match(/tk_cp_async_wait_group<1>\(\);/g)).toHaveLength(4);
@@ -337,7 +276,7 @@ describe('FmhaFwdSm80SplitDPipeline emission', () => {
 
   it.each([1, 2, 3, 4])('the emitted steps follow splitDRingStep (stages %i): wait, barrier, issue + commit, reads', (stages) => {
     const p = new FmhaFwdSm80SplitDPipeline(policy({ headDim: 128, headDimV: 128, stages }));
-    const events = loopEvents(emitBody(p, { masked: true }));
+    const events = loopEvents(emitFmhaFwdSm80TestBody(p, { masked: true }));
     // One Q·Kᵀ step in the runtime chunk loop, then 2 unrolled V steps (a step's issue: Q/K or V copies, then one commit).
     const step = stages === 1 ? 'CGWSRS' : 'WSCGR';
     expect(events).toBe(step.repeat(3));
@@ -345,7 +284,7 @@ describe('FmhaFwdSm80SplitDPipeline emission', () => {
 
   it('with f16 P·V accumulation: f16 mma into a chunk accumulator, widened and added to O', () => {
     const p = new FmhaFwdSm80SplitDPipeline(policy({ headDim: 128, headDimV: 128, stages: 1, qkChunk: 16, pvAccumulation: 'f16' }));
-    const text = emitBody(p, { target: sm90a });
+    const text = emitFmhaFwdSm80TestBody(p, { target: sm90a });
     expect(text).toContain('mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16');
     expect(text).toContain('tk_add_f16x2_to_f32(&o_acc[');
     // One stage: wait for everything, every step.

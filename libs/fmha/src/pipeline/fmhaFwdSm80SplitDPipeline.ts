@@ -3,7 +3,6 @@ import {
   addressOf,
   array,
   cast,
-  cpAsync,
   cpAsyncCommitGroup,
   cpAsyncWaitGroup,
   declareAlignedDynamicShared,
@@ -11,15 +10,12 @@ import {
   div,
   float32,
   index,
-  infinity,
   int32,
   lt,
-  maxOf,
   mod,
   mul,
   packFloat2,
   pointer,
-  select,
   sub,
   uint32,
   uint8,
@@ -29,7 +25,6 @@ import {
   type Target,
   type VarExpr,
 } from '@tilekit/codegen';
-import { emitCalculateOffset } from '@tilekit/layout';
 import {
   BlockGemmPolicyError,
   callLeaf,
@@ -42,23 +37,19 @@ import {
 import {
   BlockEmitter,
   clearTile,
-  emitPartitionIndex,
-  emitTileWindowAccesses,
-  emitXIndex,
   makeDistributedTensor,
   makeTileWindow,
-  makeVectorLoadEncoding,
-  sweepTile,
   type DistributedTensor,
   type TensorView,
-  type ThreadScope,
   type TileDistributionEncoding,
-  type TileWindow,
 } from '@tilekit/tile';
 import { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
+import { emitFmhaFwdEdgeMask } from './fmhaFwdEdgeMask.ts';
 import { emitFmhaFwdEpilogue } from './fmhaFwdEpilogue.ts';
+import { DenseKeyTileWalk, type FmhaFwdKeyTileCursor } from './fmhaFwdKeyTiles.ts';
 import type { FmhaFwdSm80Args } from './fmhaFwdSm80Pipeline.ts';
 import { FMHA_DYNAMIC_SMEM } from './fmhaFwdWsPipeline.ts';
+import { FmhaSm80TileCopy } from './fmhaSm80TileCopy.ts';
 
 /** Policy of {@link FmhaFwdSm80SplitDPipeline} (FFPA level L1 on sm_80). */
 export interface FmhaFwdSm80SplitDPolicy {
@@ -257,7 +248,8 @@ interface SplitDEmitContext {
   readonly args: FmhaFwdSm80Args;
   readonly block: BlockEmitter;
   readonly smem: Expr;
-  readonly kStart: Expr;
+  /** The first key row of a key tile (the dense walk's rows: any tile, any number of times). */
+  readonly keyRows: FmhaFwdKeyTileCursor;
   readonly iters: Expr;
   readonly qkState: MmaSyncBlockGemmState;
   readonly pvState: MmaSyncBlockGemmState;
@@ -315,6 +307,7 @@ export class FmhaFwdSm80SplitDPipeline {
   readonly vCopyEncoding: TileDistributionEncoding;
   readonly shared: SplitDSharedPlan;
   readonly sharedBytes: number;
+  readonly #copy: FmhaSm80TileCopy;
 
   constructor(policy: FmhaFwdSm80SplitDPolicy) {
     checkFmhaFwdSm80SplitDPolicy(policy);
@@ -336,20 +329,10 @@ export class FmhaFwdSm80SplitDPipeline {
           policyError('O accumulator', 'chunk v, n8 tile j must be O register chunk·(chunk accumulators) + 4j', `${v}, ${j}: ${whole}`);
       }
     }
-    const copy = (what: string, rows: number, cols: number): TileDistributionEncoding => {
-      try {
-        return makeVectorLoadEncoding({ rows, cols, vectorLength: 8, warpSize: 32, numWarps: this.warps });
-      } catch (error) {
-        return policyError(
-          `${what} chunk`,
-          `${rows}×${cols} must split into 16-byte vectors over ${this.threads} threads`,
-          (error as Error).message,
-        );
-      }
-    };
-    this.qCopyEncoding = copy('Q', tileM, qkChunk);
-    this.kCopyEncoding = copy('K', tileN, qkChunk);
-    this.vCopyEncoding = copy('V', tileN, FMHA_SM80_SPLIT_D_V_CHUNK);
+    this.#copy = new FmhaSm80TileCopy('FmhaFwdSm80SplitDPipeline', this.warps);
+    this.qCopyEncoding = this.#copy.encoding('Q chunk', tileM, qkChunk);
+    this.kCopyEncoding = this.#copy.encoding('K chunk', tileN, qkChunk);
+    this.vCopyEncoding = this.#copy.encoding('V chunk', tileN, FMHA_SM80_SPLIT_D_V_CHUNK);
     this.shared = splitDSharedPlan(this.qk.aTileBytes, this.qk.bTileBytes, this.pv.bTileBytes, policy.stages);
     this.sharedBytes = this.shared.sharedBytes;
     for (const [what, offset, layout] of [
@@ -380,20 +363,16 @@ export class FmhaFwdSm80SplitDPipeline {
     const { smem } = declareAlignedDynamicShared(b, target, FMHA_DYNAMIC_SMEM);
     const block = new BlockEmitter(b, target, { numThreads: this.threads, index: { symbols: args.symbols } });
 
-    b.comment('the key tiles this query tile visits (the mask decides)');
-    const range =
-      args.split === undefined
-        ? args.mask.getTileRangeAlongX(args.m0, P.tileM, P.tileN)
-        : args.mask.getTileRangeAlongXForSplit(args.m0, P.tileM, P.tileN, args.split.count, args.split.index);
-    const kStart = b.let('k_start', int32, range.start);
-    const iters = b.let('k_iters', int32, maxOf(div(sub(range.end, kStart), P.tileN), 0));
+    const keyTiles = new DenseKeyTileWalk(args.mask, args.split);
+    const walk = { target, tid, shared: smem, m0: args.m0, tileM: P.tileM, tileN: P.tileN };
+    const iters = keyTiles.emitIters(b, walk);
     const ctx: SplitDEmitContext = {
       b,
       target,
       args,
       block,
       smem,
-      kStart,
+      keyRows: keyTiles.emitCursor(b, walk),
       iters,
       qkState: this.qk.emitSetup(b, block.indexEmitter, tid),
       pvState: this.pv.emitSetup(b, block.indexEmitter, tid),
@@ -454,17 +433,8 @@ export class FmhaFwdSm80SplitDPipeline {
     const { sAcc, args, target } = ctx;
     const P = this.policy;
     const l = lb.b;
-    const j0 = l.let('j0', int32, add(ctx.kStart, mul(it, P.tileN)));
-    l.comment('the mask, on the tiles that need it');
-    l.if(args.mask.isEdgeTile(args.m0, j0, P.tileM, P.tileN), (mb) => {
-      this.#nested(ctx, mb, lb).threads((t) =>
-        sweepTile(t, sAcc, (e) => {
-          e.b.if(args.mask.isMasked(add(args.m0, e.x[0]!), add(j0, e.x[1]!)), (z) =>
-            z.assign(e.value, infinity(float32, { negative: true })),
-          );
-        }),
-      );
-    });
+    const j0 = ctx.keyRows.row(l, it, 'j0');
+    emitFmhaFwdEdgeMask(l, { args, j0, tileM: P.tileM, tileN: P.tileN, sAcc, threadsOf: (mb) => this.#nested(ctx, mb, lb) });
     lb.threads((t) => {
       t.b.comment('online softmax: S becomes P = 2^(S·scale·log2 e − m); O *= 2^(m_old − m_new)');
       const corr = ctx.softmax.emitUpdate(t, sAcc, args.scaleLog2)!;
@@ -516,7 +486,7 @@ export class FmhaFwdSm80SplitDPipeline {
     const tile = l.let('load_tile', int32, div(load, steps));
     const local = l.let('load_step', int32, sub(load, mul(tile, steps)));
     const dst = l.let('load_dst', pointer(uint8), add(ctx.smem, mul(mod(load, P.stages), this.shared.slotBytes)));
-    const row0 = l.let('load_row0', int32, add(ctx.kStart, mul(tile, P.tileN)));
+    const row0 = ctx.keyRows.row(l, tile, 'load_row0');
     l.if(lt(tile, ctx.iters), (ib) => {
       const be = this.#nested(ctx, ib, lb);
       ib.if(
@@ -569,35 +539,7 @@ export class FmhaFwdSm80SplitDPipeline {
     dst: Expr,
   ): void {
     const win = makeTileWindow(be, { view, lengths, origin, encoding: enc, originAlignment: [lengths[0], lengths[1]] });
-    be.threads((t) => this.#emitCopy(t, ctx.target, view, win, enc, layout, dst));
-  }
-
-  #emitCopy(
-    t: ThreadScope,
-    target: Target,
-    view: TensorView,
-    win: TileWindow,
-    enc: TileDistributionEncoding,
-    layout: WgmmaSmemLayout,
-    dst: Expr,
-  ): void {
-    const b = t.b;
-    const ps = emitPartitionIndex(t, enc);
-    // [rows, cols] is [MN, K] for Q and K (K-major) and [K, MN] for V (MN-major): the layout takes (mn, k).
-    const traits = emitTileWindowAccesses(t, win, enc, ({ offset, pred, ys }) => {
-      const xs = emitXIndex(t, enc, ps, ys);
-      const mnk = layout.major === 'K' ? xs : [xs[1]!, xs[0]!];
-      const { offset: smemOffset } = emitCalculateOffset(b, layout.descriptor, mnk, t.block.indexEmitter);
-      const src = addressOf(index(view.pointer, select(pred, offset, 0)));
-      b.expr(cpAsync(target, { dst: add(dst, mul(smemOffset, layout.elementBytes)), src, bytes: 16, srcBytes: select(pred, 16, 0) }));
-    });
-    if (traits.scalarPerVector !== 8 || traits.vectorDimX !== 1) {
-      throw new BlockGemmPolicyError(
-        'FmhaFwdSm80SplitDPipeline Q/K/V view',
-        'must allow 8-element vectors along the head dim: stride 1, the row stride a multiple of 8',
-        `${traits.scalarPerVector} along X${traits.vectorDimX}`,
-      );
-    }
+    be.threads((t) => this.#copy.emit(t, ctx.target, win, enc, layout, dst));
   }
 }
 
