@@ -26,6 +26,7 @@ const FWD_PINGPONG = 'kernel-fmha-fwd/gpu ping-pong: ';
 const FWD_OUTPUT_SPLIT = 'kernel-fmha-fwd/gpu output split: ';
 const FFPA = 'kernel-ffpa/gpu: ';
 const FFPA_SM80 = 'kernel-ffpa/gpu sm80: ';
+const FFPA_BWD = 'kernel-ffpa/gpu bwd dq_dk_dv: ';
 const FWD_SM80 = 'kernel-fmha-fwd sm80/gpu: ';
 const BWD = 'kernel-fmha-bwd/gpu: ';
 const SPARGE = 'kernel-sparge/gpu attention: ';
@@ -75,7 +76,8 @@ export const SANITIZE_PLAN = [
       'per-thread mbarriers (d 384 … 576), O in column slices across CTAs (d 576/576, 704, 1024), a ' +
       'cluster of two CTAs exchanging partial S through distributed shared memory (d 640), varlen ' +
       'with empty sequences, windows, fully masked rows, GQA; the sm_80 path (FFPA L1: cp.async ring of ' +
-      'Q/K and V chunks, 256-column slices)',
+      'Q/K and V chunks, 256-column slices); the backward dq_dk_dv kernel (S and dP recomputed in 64-column ' +
+      'chunks, 128-column slices, dQ by atomics into the workspace)',
     bundles: {
       'kernel-ffpa-ffpa.mjs': [
         `${FFPA}bf16 d512 window t:40,3 varlen q 17,0,127 k 300,5,127`,
@@ -88,6 +90,11 @@ export const SANITIZE_PLAN = [
         `${FFPA_SM80}bf16 d512 window t:40,3 varlen q 17,0,127 k 300,5,127`,
         `${FFPA_SM80}fp16 d576/dv512 causal bottom-right sq259 > sk100: fully masked rows, GQA 4:1`,
         `${FFPA_SM80}fp16 d1024 causal top-left varlen q 17,0,127,1 k 17,3,127,259`,
+      ],
+      'kernel-ffpa-ffpaBwdDqDkDv.mjs': [
+        `${FFPA_BWD}bf16 d576/dv512 causal bottom-right sq259 > sk100: fully masked rows, GQA 4:2`,
+        `${FFPA_BWD}fp16 d384 window t:40,3 varlen q 17,0,127 k 300,5,127`,
+        `${FFPA_BWD}bf16 d1024 causal top-left varlen q 17,0,127,1 k 17,3,127,259`,
       ],
     },
   },

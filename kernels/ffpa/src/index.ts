@@ -13,6 +13,10 @@ export * from './ffpaKernel.ts';
 export * from './ffpaDispatch.ts';
 export * from './ffpaPlan.ts';
 
+// Backward: the dq_dk_dv instances (split-D, the sm_80 pipeline built for sm_90a).
+export * from './bwd/ffpaBwdInstance.ts';
+export * from './bwd/ffpaBwdCatalog.ts';
+
 // Launch: the slices' launches, validated together; the operator-level runner.
 export * from './ffpaLauncher.ts';
 export * from './ffpaRunner.ts';

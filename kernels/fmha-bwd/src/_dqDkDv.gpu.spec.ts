@@ -4,21 +4,9 @@
 // runner) without a GPU.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  attentionBwdToleranceFor,
-  causalBottomRight,
-  causalTopLeft,
-  noMask,
-  packedAttentionStrides,
-  referenceAttentionBwd,
-  referenceAttentionFwd,
-  slidingWindowMask,
-  type AttentionBwdArgs,
-  type AttentionTensorStrides,
-  attentionScoreSetup,
-} from '@tilekit/fmha';
-import { randomBits16 } from '@tilekit/host';
-import { decode, encode, getDType } from '@tilekit/numeric';
+import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask, type AttentionTensorStrides } from '@tilekit/fmha';
+import { checkFmhaBwdGradients, cumulativeRows, fmhaBwdReferenceCase } from '@tilekit/fmha-launch/testing';
+import { getDType } from '@tilekit/numeric';
 import {
   buildOncePerInstance,
   checkTiledTensorMap,
@@ -47,59 +35,11 @@ interface Case extends FmhaBwdGpuCase {
   readonly splits?: number;
 }
 
-const starts = (lens: readonly number[]): number[] => lens.reduce<number[]>((s, l) => [...s, s[s.length - 1]! + l], [0]);
-
 async function runCase(c: Case): Promise<string> {
-  const group = Array.isArray(c.sq);
-  const hk = c.hk ?? c.h;
+  const rc = fmhaBwdReferenceCase(c);
+  const { group, sqs, sks, rowsQ, rowsK, qs, ks, hk, score } = rc;
   const d = c.d;
-  const sqs = group ? (c.sq as readonly number[]) : Array<number>(c.batch).fill(c.sq as number);
-  const sks = group ? (c.sk as readonly number[]) : Array<number>(c.batch).fill(c.sk as number);
-  const rowsQ = group ? sqs.reduce((a, b) => a + b, 0) : sqs[0]!;
-  const rowsK = group ? sks.reduce((a, b) => a + b, 0) : sks[0]!;
   const batches = group ? 1 : c.batch;
-  const layout = 'bhsd';
-  const qs = packedAttentionStrides(layout, c.h, rowsQ, d);
-  const ks = packedAttentionStrides(layout, hk, rowsK, d);
-  const q = randomBits16(c.dtype, batches * c.h * rowsQ * d, 5 + rowsQ);
-  const k = randomBits16(c.dtype, batches * hk * rowsK * d, 6 + rowsK);
-  const v = randomBits16(c.dtype, batches * hk * rowsK * d, 7 + rowsK);
-  const dO = randomBits16(c.dtype, batches * c.h * rowsQ * d, 8 + rowsQ);
-  const seqs = group ? { seqstartQ: starts(sqs), seqstartK: starts(sks) } : { seqlenQ: rowsQ, seqlenK: rowsK };
-  const score = attentionScoreSetup(c.score, c.h, 1.5);
-  const common = {
-    batch: c.batch,
-    nheadQ: c.h,
-    nheadK: hk,
-    hdimQ: d,
-    hdimV: d,
-    ...seqs,
-    mask: c.mask,
-    ...(score ? { scoreModifier: score.reference } : {}),
-  };
-  const fwd = referenceAttentionFwd({
-    ...common,
-    q: { dtype: c.dtype, data: q, strides: qs },
-    k: { dtype: c.dtype, data: k, strides: ks },
-    v: { dtype: c.dtype, data: v, strides: ks },
-    oStrides: qs,
-  });
-  const o16 = new Uint16Array(fwd.o.length);
-  fwd.o.forEach((x, i) => (o16[i] = encode(c.dtype, x)));
-  const bwdArgs: AttentionBwdArgs = {
-    ...common,
-    q: { dtype: c.dtype, data: q, strides: qs },
-    k: { dtype: c.dtype, data: k, strides: ks },
-    v: { dtype: c.dtype, data: v, strides: ks },
-    o: { dtype: c.dtype, data: o16, strides: qs },
-    dO: { dtype: c.dtype, data: dO, strides: qs },
-    lse: fwd.lse,
-    dqStrides: qs,
-    dkStrides: ks,
-    dvStrides: ks,
-  };
-  const ref = referenceAttentionBwd(bwdArgs);
-  const tol = attentionBwdToleranceFor(bwdArgs, ref);
   const policy: FmhaBwdDqDkDvPolicy = {
     dtype: c.dtype,
     headDim: d,
@@ -120,7 +60,7 @@ async function runCase(c: Case): Promise<string> {
   const nsplits = det ? (group ? kvTiles : [c.splits ?? 1]) : [1];
   const splitsOf = (b: number): number => (det && group ? nsplits[b]! : nsplits[0]!);
   const perBatch = sqs.map((s, b) => c.h * splitsOf(b) * s * d);
-  const offsets = starts(perBatch);
+  const offsets = cumulativeRows(perBatch);
   const head = dqAccHeadBytes(c.batch, group, det);
   const accElems = group ? offsets[c.batch]! : c.batch * c.h * nsplits[0]! * rowsQ * d;
   const ws = new Uint8Array(head + accElems * 4);
@@ -139,17 +79,17 @@ async function runCase(c: Case): Promise<string> {
     boxDims: [...box],
   });
   const bufs = {
-    q: device.upload(q),
-    k: device.upload(k),
-    v: device.upload(v),
-    dO: device.upload(dO),
-    lse: device.upload(Float32Array.from(fwd.lse)),
-    d: device.upload(Float32Array.from(ref.d)),
-    dk: device.alloc(k.length * 2).fill(0xff),
-    dv: device.alloc(v.length * 2).fill(0xff),
+    q: device.upload(rc.q),
+    k: device.upload(rc.k),
+    v: device.upload(rc.v),
+    dO: device.upload(rc.dO),
+    lse: device.upload(Float32Array.from(rc.fwd.lse)),
+    d: device.upload(Float32Array.from(rc.ref.d)),
+    dk: device.alloc(rc.k.length * 2).fill(0xff),
+    dv: device.alloc(rc.v.length * 2).fill(0xff),
     ws: device.upload(ws),
-    sq: group ? device.upload(new Int32Array(starts(sqs))) : undefined,
-    sk: group ? device.upload(new Int32Array(starts(sks))) : undefined,
+    sq: group ? device.upload(new Int32Array(rc.seqstartQ)) : undefined,
+    sk: group ? device.upload(new Int32Array(rc.seqstartK)) : undefined,
     slopes: score?.slopes === undefined ? undefined : device.upload(score.slopes),
   };
   try {
@@ -160,7 +100,7 @@ async function runCase(c: Case): Promise<string> {
       dO: map(bufs.dO.ptr, qs, c.h, rowsQ, instance.tmaBoxes.q),
     };
     for (const m of Object.values(maps)) checkTiledTensorMap(m);
-    const scale = 1 / Math.sqrt(d);
+    const scale = rc.scale;
     const window = c.mask.kind === 'window' ? c.mask : undefined;
     const args = instance.signature.pack({
       q_map: encodeTensorMapTiled(device, maps.q),
@@ -201,41 +141,13 @@ async function runCase(c: Case): Promise<string> {
     const dk = new Uint16Array(bufs.dk.copyToHost().buffer);
     const dv = new Uint16Array(bufs.dv.copyToHost().buffer);
     const acc = new Float32Array(bufs.ws.copyToHost().buffer, head, accElems);
-    let bad = 0;
-    let first = '';
-    const worst = { dq: 0, dk: 0, dv: 0 };
-    const check = (what: 'dq' | 'dk' | 'dv', got: number, want: number, where: string): void => {
-      const t = tol[what];
-      const err = Math.abs(got - want);
-      worst[what] = Math.max(worst[what], err);
-      if (!(err <= t.atol + t.rtol * Math.abs(want))) {
-        bad++;
-        first ||= `${what}${where} = ${got}, reference ${want} (atol ${t.atol.toExponential(2)})`;
-      }
-    };
-    for (let b = 0; b < c.batch; b++) {
+    const dqAt = (b: number, h: number, r: number, x: number): number => {
       const ns = splitsOf(b);
-      for (let h = 0; h < c.h; h++) {
-        for (let r = 0; r < sqs[b]!; r++) {
-          const base = group ? (starts(sqs)[b]! + r) * qs.row + h * qs.head : b * qs.batch + h * qs.head + r * qs.row;
-          for (let x = 0; x < d; x++) {
-            let sum = 0;
-            for (let s = 0; s < ns; s++)
-              sum += acc[(group ? offsets[b]! : b * c.h * ns * rowsQ * d) + ((h * ns + s) * sqs[b]! + r) * d + x]!;
-            check('dq', sum, ref.dq[base + x]!, `[b${b} h${h} r${r} d${x}]`);
-          }
-        }
-      }
-      for (let h = 0; h < hk; h++) {
-        for (let r = 0; r < sks[b]!; r++) {
-          const base = group ? (starts(sks)[b]! + r) * ks.row + h * ks.head : b * ks.batch + h * ks.head + r * ks.row;
-          for (let x = 0; x < d; x++) {
-            check('dk', decode(c.dtype, dk[base + x]!), ref.dk[base + x]!, `[b${b} h${h} r${r} d${x}]`);
-            check('dv', decode(c.dtype, dv[base + x]!), ref.dv[base + x]!, `[b${b} h${h} r${r} d${x}]`);
-          }
-        }
-      }
-    }
+      let sum = 0;
+      for (let sp = 0; sp < ns; sp++) sum += acc[(group ? offsets[b]! : b * c.h * ns * rowsQ * d) + ((h * ns + sp) * sqs[b]! + r) * d + x]!;
+      return sum;
+    };
+    const { bad, first, worst } = checkFmhaBwdGradients(rc, { dq: dqAt, dk, dv });
     assert.equal(bad, 0, `${instance.name}: ${bad} values off; first: ${first}`);
     return `${instance.name}: max |err| dQ ${worst.dq.toExponential(2)} dK ${worst.dk.toExponential(2)} dV ${worst.dv.toExponential(2)}`;
   } finally {

@@ -21,7 +21,7 @@ import {
 } from '@tilekit/kernel-fmha-fwd';
 import { GEMM_CATALOG, GEMM_GFX942_CATALOG, GEMM_SM80_CATALOG, GEMM_SM80_CATALOG_SM90A } from '@tilekit/kernel-gemm';
 import { PERMUTE_CATALOG } from '@tilekit/kernel-permute';
-import { FFPA_CATALOG, FFPA_SM80_CATALOG } from '@tilekit/kernel-ffpa';
+import { FFPA_BWD_CATALOG, FFPA_CATALOG, FFPA_SM80_CATALOG } from '@tilekit/kernel-ffpa';
 import {
   SPARGE_FWD_CATALOG,
   SPARGE_KEY_MEAN_FINALIZE_CATALOG,
@@ -77,6 +77,7 @@ export const EMITTED_SOURCE_CATALOGS: readonly EmittedSourceCatalog[] = [
   { catalog: 'fmha-bwd convert_dq', instances: FMHA_BWD_CONVERT_DQ_CATALOG },
   { catalog: 'ffpa sm90', instances: FFPA_CATALOG },
   { catalog: 'ffpa sm80 (built for sm_90a)', instances: FFPA_SM80_CATALOG },
+  { catalog: 'ffpa bwd (built for sm_90a)', instances: FFPA_BWD_CATALOG },
   { catalog: 'sparge attention', instances: SPARGE_FWD_CATALOG },
   { catalog: 'sparge pool', instances: SPARGE_POOL_CATALOG },
   { catalog: 'sparge key-mean partial', instances: SPARGE_KEY_MEAN_PARTIAL_CATALOG },

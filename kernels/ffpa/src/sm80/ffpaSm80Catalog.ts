@@ -5,8 +5,9 @@
 // columns of O: wider d_v runs as column slices across CTAs that each recompute S
 // (ffpaColumnSlices with 256 columns at most). Built for sm_90a (they run on Hopper).
 import { sm90a, type Target } from '@tilekit/codegen';
-import { FMHA_FWD_DTYPES, FmhaFwdCatalogError, FmhaFwdSm80SplitDPipeline, type FmhaFwdMaskKind } from '@tilekit/fmha';
+import { FMHA_FWD_DTYPES, FmhaFwdSm80SplitDPipeline, type FmhaFwdMaskKind } from '@tilekit/fmha';
 import { FmhaFwdSm80LoopInstance, type FmhaFwdInstanceHeader } from '@tilekit/fmha-launch';
+import { checkUniqueInstances } from '../checkUniqueInstances.ts';
 import { FFPA_MASKS } from '../ffpaCatalog.ts';
 import { ffpaInstanceDims, type FfpaInstanceDims } from '../ffpaInstanceDims.ts';
 
@@ -52,15 +53,8 @@ export const FFPA_SM80_CATALOG: readonly FfpaSm80Instance[] = Object.freeze(
   ),
 );
 
-/** Throws `FmhaFwdCatalogError` unless names and hashes are unique. */
+/** Throws `FmhaFwdCatalogError` unless names and hashes are unique in `catalog`. */
 export function checkFfpaSm80Catalog(catalog: readonly FfpaSm80Instance[]): void {
-  for (const what of ['name', 'hash'] as const) {
-    const seen = new Set<string>();
-    for (const i of catalog) {
-      const v = what === 'name' ? i.name : i.key.hash;
-      if (seen.has(v)) throw new FmhaFwdCatalogError(`two ffpa sm_80 instances share the ${what} ${v}`);
-      seen.add(v);
-    }
-  }
+  checkUniqueInstances('ffpa sm_80', catalog);
 }
 checkFfpaSm80Catalog(FFPA_SM80_CATALOG);

@@ -1,2 +1,3 @@
-// Test harness of @tilekit/fmha-launch for the forward attention operators' GPU specs (node:test on the GPU machine).
+// Test harness of @tilekit/fmha-launch for the attention operators' GPU specs (node:test on the GPU machine).
 export * from './fmhaFwdGpuCase.ts';
+export * from './fmhaBwdReferenceCase.ts';

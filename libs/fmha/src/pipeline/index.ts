@@ -20,6 +20,21 @@ export {
   type SplitDRingOp,
   type SplitDSharedPlan,
 } from './fmhaFwdSm80SplitDPipeline.ts';
+export {
+  FMHA_BWD_SM80_SPLIT_D_CHUNK,
+  FmhaBwdSm80SplitDPipeline,
+  splitDBwdLoadOf,
+  splitDBwdPdsStores,
+  splitDBwdSharedPlan,
+  splitDBwdSliceCount,
+  splitDBwdSliceOf,
+  type FmhaBwdSm80SplitDArgs,
+  type FmhaBwdSm80SplitDPolicy,
+  type SplitDBwdLoad,
+  type SplitDBwdPairStore,
+  type SplitDBwdSharedPlan,
+  type SplitDBwdSlice,
+} from './fmhaBwdSm80SplitDPipeline.ts';
 export { FMHA_BWD_DYNAMIC_SMEM, FmhaBwdWsPipeline, type FmhaBwdWsArgs, type FmhaBwdWsPolicy } from './fmhaBwdWsPipeline.ts';
 export type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 export { emitFmhaFwdEpilogue, type FmhaFwdEpilogueTile } from './fmhaFwdEpilogue.ts';
