@@ -16,6 +16,7 @@ export * from './ffpaPlan.ts';
 // Backward: the dq_dk_dv instances (split-D, the sm_80 pipeline built for sm_90a).
 export * from './bwd/ffpaBwdInstance.ts';
 export * from './bwd/ffpaBwdCatalog.ts';
+export * from './bwd/ffpaBwdLauncher.ts';
 
 // Launch: the slices' launches, validated together; the operator-level runner.
 export * from './ffpaLauncher.ts';
