@@ -27,6 +27,7 @@ const FWD_OUTPUT_SPLIT = 'kernel-fmha-fwd/gpu output split: ';
 const FFPA = 'kernel-ffpa/gpu: ';
 const FFPA_SM80 = 'kernel-ffpa/gpu sm80: ';
 const FFPA_BWD = 'kernel-ffpa/gpu bwd dq_dk_dv: ';
+const FFPA_BWD_RUNNER = 'kernel-ffpa/gpu bwd: ';
 const FWD_SM80 = 'kernel-fmha-fwd sm80/gpu: ';
 const BWD = 'kernel-fmha-bwd/gpu: ';
 const SPARGE = 'kernel-sparge/gpu attention: ';
@@ -96,6 +97,7 @@ export const SANITIZE_PLAN = [
         `${FFPA_BWD}fp16 d384 window t:40,3 varlen q 17,0,127 k 300,5,127`,
         `${FFPA_BWD}bf16 d1024 causal top-left varlen q 17,0,127,1 k 17,3,127,259`,
       ],
+      'kernel-ffpa-ffpaBwd.mjs': [`${FFPA_BWD_RUNNER}fp16 d384 window t:40,3 varlen q 17,0,127 k 300,5,127`],
     },
   },
   {

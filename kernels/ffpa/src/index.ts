@@ -13,10 +13,15 @@ export * from './ffpaKernel.ts';
 export * from './ffpaDispatch.ts';
 export * from './ffpaPlan.ts';
 
-// Backward: the dq_dk_dv instances (split-D, the sm_80 pipeline built for sm_90a).
+// Backward: the problem, the dq_dk_dv instances (split-D, the sm_80 pipeline built for sm_90a), the row kernels at
+// FFPA's head dims, and the runner over the pure launcher.
 export * from './bwd/ffpaBwdInstance.ts';
 export * from './bwd/ffpaBwdCatalog.ts';
 export * from './bwd/ffpaBwdLauncher.ts';
+export * from './bwd/checkFfpaBwdProblem.ts';
+export * from './bwd/ffpaBwdRowCatalog.ts';
+export * from './bwd/ffpaBwdKernelSet.ts';
+export * from './bwd/ffpaBwdRunner.ts';
 
 // Launch: the slices' launches, validated together; the operator-level runner.
 export * from './ffpaLauncher.ts';

@@ -9,6 +9,10 @@ import {
   noMask,
   slidingWindowMask,
   type FmhaBwdExecutor,
+  checkFmhaBwdProblem,
+  FmhaBwdArgumentError,
+  fmhaBwdProblemFlops,
+  fmhaBwdTraitsOf,
 } from '@tilekit/fmha';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -20,7 +24,6 @@ import {
   fmhaBwdKernelsOf,
 } from './fmhaBwdCatalog.ts';
 import { dqAccHeadBytes } from './fmhaBwdDqDkDvInstance.ts';
-import { checkFmhaBwdProblem, FmhaBwdArgumentError, fmhaBwdProblemFlops, fmhaBwdTraitsOf } from './fmhaBwdProblem.ts';
 import { fmhaBwdRowTile } from '@tilekit/fmha-launch';
 import { fmhaBwdLayoutProblems, packFmhaBwdConvertDq, packFmhaBwdDotDoO, packFmhaBwdDqDkDv } from './fmhaBwdRunner.ts';
 import { fakeFmhaBwdArgs } from './testing/fakeFmhaBwdArgs.ts';

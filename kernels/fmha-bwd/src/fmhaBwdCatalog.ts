@@ -12,8 +12,7 @@ import { TilekitError } from '@tilekit/numeric';
 import { FMHA_BWD_KERNEL_DTYPES, FmhaBwdConvertDqInstance, FmhaBwdDotDoOInstance } from '@tilekit/fmha-launch';
 import { FmhaBwdDqDkDvInstance, type FmhaBwdDqDkDvMaskKind } from './fmhaBwdDqDkDvInstance.ts';
 
-/** Flags every backward kernel is compiled with (as the forward's). */
-export const FMHA_BWD_COMPILE_FLAGS: readonly string[] = Object.freeze(['-std=c++17', '-lineinfo']);
+export { FMHA_BWD_COMPILE_FLAGS } from '@tilekit/fmha-launch';
 
 /**
  * The dq_dk_dv tile per head dim: 128 key rows (two consumer warpgroups), 2 Q/dO stages, and query

@@ -2,7 +2,14 @@
 // or the score-modifier catalog's dq_dk_dv instances of its modifier with their dot_do_o and
 // convert_dq), the traits none of them has as argument errors, the pure launcher's choice, and
 // the compiled instances of the chosen triple.
-import { FmhaBwdLauncher, type FmhaBwdExecutor, type FmhaBwdRecordTriple } from '@tilekit/fmha';
+import {
+  FmhaBwdLauncher,
+  type FmhaBwdExecutor,
+  type FmhaBwdRecordTriple,
+  FmhaBwdArgumentError,
+  fmhaBwdTraitsOf,
+  type CheckedFmhaBwdProblem,
+} from '@tilekit/fmha';
 import { ArgumentProblems, TilekitError } from '@tilekit/numeric';
 import {
   FMHA_BWD_CONVERT_DQ_CATALOG,
@@ -14,7 +21,6 @@ import {
   type FmhaBwdKernelSet,
 } from './fmhaBwdCatalog.ts';
 import type { FmhaBwdDqDkDvInstance } from './fmhaBwdDqDkDvInstance.ts';
-import { FmhaBwdArgumentError, fmhaBwdTraitsOf, type CheckedFmhaBwdProblem } from './fmhaBwdProblem.ts';
 import { FMHA_BWD_SCORE_MOD_CATALOG } from './fmhaBwdScoreModCatalog.ts';
 
 /** No triple of the catalog runs the problem (the pure launcher said so, naming the unmatched traits). */

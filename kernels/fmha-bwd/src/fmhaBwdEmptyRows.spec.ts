@@ -14,7 +14,7 @@ import {
   type FuzzFakeAddon,
 } from '@tilekit/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkFmhaBwdProblem, fmhaBwdOperandElements, type FmhaBwdProblem } from './fmhaBwdProblem.ts';
+import { checkFmhaBwdProblem, fmhaBwdOperandElements, type FmhaBwdProblem } from '@tilekit/fmha';
 import {
   FmhaBwdKernel,
   FmhaBwdRunner,

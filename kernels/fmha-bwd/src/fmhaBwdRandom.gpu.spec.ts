@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { buildOncePerInstance, Device } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
-import { checkFmhaBwdProblem, formatFmhaBwdProblem, type FmhaBwdProblem } from './fmhaBwdProblem.ts';
-import { FmhaBwdKernel, type FmhaBwdAnyInstance } from './fmhaBwdRunner.ts';
-import { runFmhaBwdRandomCase } from './testing/fmhaBwdRandomGpuCase.ts';
+import { checkFmhaBwdProblem, formatFmhaBwdProblem, type FmhaBwdProblem } from '@tilekit/fmha';
+import { runFmhaBwdProblemGpuCase } from '@tilekit/fmha-launch/testing';
+import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdAnyInstance } from './fmhaBwdRunner.ts';
 import {
   FMHA_BWD_RANDOM_DEFAULT_RUNS,
   FMHA_BWD_RANDOM_DEFAULT_SEED,
@@ -50,7 +50,11 @@ test(`kernel-fmha-bwd/gpu random (${origin}): compile the kernels of the ${cases
 cases.forEach((c, i) => {
   test(`kernel-fmha-bwd/gpu random #${i} (${origin}): ${formatFmhaBwdProblem(checkFmhaBwdProblem(c))}`, gpu.options, async () => {
     try {
-      console.log(await runFmhaBwdRandomCase(c, { device: Device.open(0), compiler: compiler(), buildKernel }));
+      console.log(
+        await runFmhaBwdProblemGpuCase(c, Device.open(0), (p) =>
+          FmhaBwdRunner.create(p, { device: Device.open(0), compiler: compiler(), buildKernel }),
+        ),
+      );
     } catch (error) {
       throw new Error(
         `random case #${i} (${origin}) failed; replay: TILEKIT_RANDOM_FMHA_BWD_CASE='${JSON.stringify(c)}'\n${String(error)}`,

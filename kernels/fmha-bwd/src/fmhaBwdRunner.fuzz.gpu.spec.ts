@@ -9,8 +9,14 @@ import fc from 'fast-check';
 import { randomBits16 } from '@tilekit/host';
 import { buildOncePerInstance, Device, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
 import { countingCompiler, fuzzLine, gpu, gpuTestCompiler, replayInvalidCalls } from '@tilekit/runtime/testing';
-import { checkFmhaBwdProblem, fmhaBwdOperandElements, formatFmhaBwdProblem, type FmhaBwdProblem } from './fmhaBwdProblem.ts';
-import { compareFmhaBwd, fmhaBwdReference } from './fmhaBwdReference.ts';
+import {
+  checkFmhaBwdProblem,
+  fmhaBwdOperandElements,
+  formatFmhaBwdProblem,
+  type FmhaBwdProblem,
+  compareFmhaBwd,
+  fmhaBwdReference,
+} from '@tilekit/fmha';
 import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdAnyInstance, type FmhaBwdRunnerBuffers } from './fmhaBwdRunner.ts';
 import { invalidFmhaBwdCalls } from './testing/invalidFmhaBwdArgs.ts';
 

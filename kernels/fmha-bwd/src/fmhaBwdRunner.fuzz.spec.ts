@@ -6,7 +6,7 @@ import { restoreAddonPath } from '@tilekit/runtime/testing/fuzzAddonPath';
 import fc from 'fast-check';
 import { Device, type DeviceBuffer } from '@tilekit/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkFmhaBwdProblem, type FmhaBwdProblem } from './fmhaBwdProblem.ts';
+import { checkFmhaBwdProblem, type FmhaBwdProblem } from '@tilekit/fmha';
 import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdAnyInstance, type FmhaBwdRunnerBuffers } from './fmhaBwdRunner.ts';
 import {
   allocPlan,

@@ -1,55 +1,60 @@
-// The CUDA side of attention backward: an FmhaBwdExecutor (the device operations @tilekit/fmha's
-// pure FmhaBwdLauncher asks for: copy the workspace head, zero dq_acc, launch a stage with its TMA
-// maps and packed arguments) and the operator-level runner that builds the launcher over the
-// catalog, compiles the selected triple, owns (or accepts) the workspace and the D buffer.
-import type { PackedArguments } from '@tilekit/codegen';
+// The CUDA side of the dense attention backward: dq_dk_dv's launch with its TMA maps (the executor
+// of @tilekit/fmha-launch runs it beside the row kernels) and the operator-level runner that builds
+// the launcher over the catalog, compiles the selected triple, owns (or accepts) the workspace and D.
 import {
-  longestSlot,
+  checkFmhaBwdProblem,
   type AttentionTensorStrides,
+  type CheckedFmhaBwdProblem,
   type CheckedFmhaBwdTraits,
   type FmhaBwdArgs,
   type FmhaBwdExecutor,
   type FmhaBwdLauncher,
+  type FmhaBwdProblem,
   type FmhaBwdRecordTriple,
-  type FmhaBwdStageLaunch,
+  type FmhaBwdTensor,
   type FmhaBwdWorkspace,
   type FmhaBwdWorkspaceSize,
-  type FmhaBwdDeviceRange,
   type FmhaScoreModifierSpec,
+  fmhaBwdOperandElements,
+  longestSlot,
 } from '@tilekit/fmha';
-import { fmhaScoreArgValues } from '@tilekit/fmha-launch';
-import { ArgumentError, ArgumentProblems, getDType } from '@tilekit/numeric';
+import {
+  checkFmhaBwdDeviceRange,
+  FMHA_BWD_DQ_STORE_VECTOR,
+  FmhaBwdCudaExecutor,
+  FmhaBwdKernel,
+  fmhaBwdRunnerArgs,
+  fmhaScoreArgValues,
+  packFmhaBwdConvertDq,
+  packFmhaBwdDotDoO,
+  type FmhaBwdConvertDqInstance,
+  type FmhaBwdDotDoOInstance,
+  type FmhaBwdPackedLaunch,
+  type FmhaBwdRunnerBuffers,
+} from '@tilekit/fmha-launch';
+import { ArgumentError, getDType } from '@tilekit/numeric';
 import {
   checkTiledTensorMap,
   encodeTensorMapTiled,
-  loadInstance,
-  type CompileResult,
   type Compiler,
-  type CudaModule,
   type Device,
   type DeviceBuffer,
-  type Kernel,
   type KernelResources,
   type Stream,
   type TiledTensorMapOptions,
 } from '@tilekit/runtime';
-import { FMHA_BWD_COMPILE_FLAGS } from './fmhaBwdCatalog.ts';
-import {
-  FMHA_BWD_DQ_STORE_VECTOR,
-  type FmhaBwdConvertDqInstance,
-  type FmhaBwdDotDoOInstance,
-  type FmhaBwdRowLaunch,
-} from '@tilekit/fmha-launch';
 import type { FmhaBwdDqDkDvInstance } from './fmhaBwdDqDkDvInstance.ts';
 import { dispatchFmhaBwd } from './fmhaBwdDispatch.ts';
-import {
-  checkFmhaBwdProblem,
-  FMHA_BWD_TENSORS,
-  fmhaBwdOperandElements,
-  type CheckedFmhaBwdProblem,
-  type FmhaBwdProblem,
-  type FmhaBwdTensor,
-} from './fmhaBwdProblem.ts';
+
+// What every backward runner shares now lives in @tilekit/fmha-launch; re-exported under the names this module had.
+export {
+  FmhaBwdCudaExecutor,
+  FmhaBwdKernel,
+  packFmhaBwdConvertDq,
+  packFmhaBwdDotDoO,
+  type FmhaBwdPackedLaunch,
+  type FmhaBwdRunnerBuffers,
+} from '@tilekit/fmha-launch';
 
 /** SMs of an H200 (the planning default without a device). */
 export const FMHA_BWD_DEFAULT_SM_COUNT = 132;
@@ -59,14 +64,6 @@ export type FmhaBwdTensorMapEncoder = (options: TiledTensorMapOptions) => Uint8A
 
 /** Any backward kernel instance. */
 export type FmhaBwdAnyInstance = FmhaBwdDqDkDvInstance | FmhaBwdDotDoOInstance | FmhaBwdConvertDqInstance;
-
-/** One packed launch of a stage. */
-export interface FmhaBwdPackedLaunch {
-  readonly grid: readonly [number, number, number];
-  readonly block: readonly [number, number, number];
-  readonly sharedBytes: number;
-  readonly args: PackedArguments;
-}
 
 /**
  * The element strides of a tensor argument must be 16-byte multiples for TMA; its address 16-byte
@@ -101,38 +98,8 @@ function tmaMap(
   };
 }
 
-/** Physical query rows of the longest sequence (group mode: the longest seqstart slot). */
-function maxRowsQ(t: CheckedFmhaBwdTraits): number {
-  return t.groupMode ? longestSlot(t.seqstartQ) : t.seqlenQ;
-}
-
 function maxRowsK(t: CheckedFmhaBwdTraits): number {
   return t.groupMode ? longestSlot(t.seqstartK) : t.seqlenK;
-}
-
-function rowLaunch(l: FmhaBwdRowLaunch, args: PackedArguments): FmhaBwdPackedLaunch {
-  return { grid: l.grid, block: l.block, sharedBytes: l.sharedBytes, args };
-}
-
-/** dot_do_o's launch: D = rowsum(dO ∘ O) into `args.d` (the LSE layout). */
-export function packFmhaBwdDotDoO(instance: FmhaBwdDotDoOInstance, t: CheckedFmhaBwdTraits, args: FmhaBwdArgs): FmhaBwdPackedLaunch {
-  const group = t.groupMode;
-  const packed = instance.signature.pack({
-    o: args.o.ptr,
-    d_o: args.dO.ptr,
-    d: args.d.ptr,
-    o_stride_row: args.o.strides.row,
-    o_stride_head: args.o.strides.head,
-    o_stride_batch: group ? 0 : args.o.strides.batch,
-    do_stride_row: args.dO.strides.row,
-    do_stride_head: args.dO.strides.head,
-    do_stride_batch: group ? 0 : args.dO.strides.batch,
-    d_stride_head: args.d.strides.head,
-    d_stride_batch: group ? 0 : args.d.strides.batch,
-    seqlen_q: t.seqlenQ,
-    seqstart_q: group ? (args.seqstartQ ?? 0n) : 0n,
-  });
-  return rowLaunch(instance.launch(t.batch, t.nheadQ, maxRowsQ(t)), packed);
 }
 
 /**
@@ -199,150 +166,11 @@ export function packFmhaBwdDqDkDv(
   return { grid: l.grid, block: l.block, sharedBytes: l.sharedBytes, args: packed };
 }
 
-/** convert_dq's launch: the workspace pointer, dQ and its strides. */
-export function packFmhaBwdConvertDq(instance: FmhaBwdConvertDqInstance, t: CheckedFmhaBwdTraits, args: FmhaBwdArgs): FmhaBwdPackedLaunch {
-  const group = t.groupMode;
-  const packed = instance.signature.pack({
-    workspace: args.workspace,
-    dq: args.dQ.ptr,
-    dq_stride_row: args.dQ.strides.row,
-    dq_stride_head: args.dQ.strides.head,
-    dq_stride_batch: group ? 0 : args.dQ.strides.batch,
-    batch: t.batch,
-    nhead_q: t.nheadQ,
-    seqlen_q: t.seqlenQ,
-    seqstart_q: group ? (args.seqstartQ ?? 0n) : 0n,
-  });
-  return rowLaunch(instance.launch(t.batch, t.nheadQ, maxRowsQ(t)), packed);
-}
-
-/** One backward instance compiled and loaded on a device. */
-export class FmhaBwdKernel<I extends FmhaBwdAnyInstance = FmhaBwdAnyInstance> {
-  readonly instance: I;
-  readonly compiled: CompileResult;
-  readonly module: CudaModule;
-  readonly kernel: Kernel;
-
-  private constructor(instance: I, compiled: CompileResult, module: CudaModule, kernel: Kernel) {
-    this.instance = instance;
-    this.compiled = compiled;
-    this.module = module;
-    this.kernel = kernel;
-  }
-
-  /** Compiles and loads (the runtime's arch and parameter-layout checks) and opts in to the dynamic shared memory. */
-  static async build<I extends FmhaBwdAnyInstance>(
-    instance: I,
-    options: { readonly device: Device; readonly compiler: Compiler },
-  ): Promise<FmhaBwdKernel<I>> {
-    const loaded = await loadInstance(instance, { ...options, flags: FMHA_BWD_COMPILE_FLAGS });
-    if (instance.sharedBytes > 0) loaded.kernel.setMaxDynamicSharedMemory(instance.sharedBytes);
-    return new FmhaBwdKernel(instance, loaded.compiled, loaded.module, loaded.kernel);
-  }
-
-  get resources(): KernelResources {
-    return this.compiled.resources;
-  }
-
-  /** Enqueues `p`; a grid without blocks (no key tiles, no query rows) has nothing to compute and is skipped. */
-  launch(p: FmhaBwdPackedLaunch, stream: Stream | undefined): void {
-    if (p.grid.some((n) => n === 0)) return;
-    this.kernel.launch({ grid: p.grid, block: p.block, sharedBytes: p.sharedBytes, ...(stream ? { stream } : {}) }, p.args);
-  }
-
-  dispose(): void {
-    this.module.dispose();
-  }
-}
-
 /** The compiled kernels of one triple. */
 export interface FmhaBwdKernels {
   readonly dotDoO: FmhaBwdKernel<FmhaBwdDotDoOInstance>;
   readonly dqDkDv: FmhaBwdKernel<FmhaBwdDqDkDvInstance>;
   readonly convertDq: FmhaBwdKernel<FmhaBwdConvertDqInstance> | null;
-}
-
-/**
- * The CUDA executor of the pure launcher: device copies and fills go through the `DeviceBuffer`
- * that holds the address (a workspace registered with `register`), launches through the triple's
- * compiled kernels with `packFmhaBwd*` arguments. An address in no registered buffer is an
- * `ArgumentError`.
- */
-export class FmhaBwdCudaExecutor implements FmhaBwdExecutor<Stream | undefined> {
-  readonly kernels: FmhaBwdKernels;
-  readonly #encode: FmhaBwdTensorMapEncoder;
-  readonly #buffers = new Set<DeviceBuffer>();
-
-  constructor(kernels: FmhaBwdKernels, encode: FmhaBwdTensorMapEncoder) {
-    this.kernels = kernels;
-    this.#encode = encode;
-  }
-
-  /** Makes `buffer` reachable by copyToDevice/fillZero. */
-  register(buffer: DeviceBuffer): void {
-    this.#buffers.add(buffer);
-  }
-
-  #holding(dst: bigint, bytes: number): { buffer: DeviceBuffer; offset: number } {
-    for (const buffer of this.#buffers) {
-      if (buffer.disposed) continue;
-      const offset = dst - buffer.ptr;
-      if (offset >= 0n && offset + BigInt(bytes) <= BigInt(buffer.bytes)) return { buffer, offset: Number(offset) };
-    }
-    throw new ArgumentError('dst', 'must lie in a workspace buffer registered with the executor', `0x${dst.toString(16)} + ${bytes} bytes`);
-  }
-
-  copyToDevice(dst: bigint, bytes: Uint8Array, stream: Stream | undefined): void {
-    const { buffer, offset } = this.#holding(dst, bytes.byteLength);
-    buffer.copyFromHost(bytes, { offset, ...(stream ? { stream } : {}) });
-  }
-
-  fillZero(dst: bigint, byteCount: number, stream: Stream | undefined): void {
-    if (byteCount === 0) return;
-    const { buffer, offset } = this.#holding(dst, byteCount);
-    buffer.fill(0, { offset, bytes: byteCount, ...(stream ? { stream } : {}) });
-  }
-
-  launch(l: FmhaBwdStageLaunch, stream: Stream | undefined): void {
-    const k = this.kernels;
-    switch (l.stage) {
-      case 'dotDoO':
-        k.dotDoO.launch(packFmhaBwdDotDoO(k.dotDoO.instance, l.traits, l.args), stream);
-        return;
-      case 'dqDkDv':
-        k.dqDkDv.launch(packFmhaBwdDqDkDv(k.dqDkDv.instance, l.traits, l.workspace, l.args, this.#encode), stream);
-        return;
-      case 'convertDq':
-        if (k.convertDq === null)
-          throw new ArgumentError('launch.stage', 'convertDq needs a convert_dq kernel: this triple writes dQ directly', l.stage);
-        k.convertDq.launch(packFmhaBwdConvertDq(k.convertDq.instance, l.traits, l.args), stream);
-        return;
-    }
-  }
-}
-
-/** A range of device memory. */
-
-/**
- * Device memory of one backward run: the inputs (Q, K, V, O, dO, the forward's LSE), the outputs,
- * group-mode int32 seqstarts; and the score modifier's values, as the forward's buffers take them.
- */
-export interface FmhaBwdRunnerBuffers {
-  readonly q: FmhaBwdDeviceRange;
-  readonly k: FmhaBwdDeviceRange;
-  readonly v: FmhaBwdDeviceRange;
-  readonly o: FmhaBwdDeviceRange;
-  readonly dO: FmhaBwdDeviceRange;
-  /** fp32, the problem's `lseStrides` layout. */
-  readonly lse: FmhaBwdDeviceRange;
-  readonly dQ: FmhaBwdDeviceRange;
-  readonly dK: FmhaBwdDeviceRange;
-  readonly dV: FmhaBwdDeviceRange;
-  readonly seqstartQ?: FmhaBwdDeviceRange;
-  readonly seqstartK?: FmhaBwdDeviceRange;
-  readonly stream?: Stream;
-  /** The values of the problem's score modifier (its cap, or ALiBi's fp32 slopes); required exactly when the problem has one. */
-  readonly scoreModifier?: FmhaScoreModifierSpec;
 }
 
 /**
@@ -395,41 +223,6 @@ export interface FmhaBwdRunnerOptions {
   readonly workspace?: DeviceBuffer;
   /** Where the launcher's "no instance" warning goes (default: none; `create` throws instead). */
   readonly warn?: (message: string) => void;
-}
-
-/** A device buffer's address: a `{ ptr: bigint, bytes }` of at least `bytes`, aligned to `align` (typed `ArgumentError` naming `name` otherwise). */
-function checkedAddress(name: string, r: FmhaBwdDeviceRange | undefined, bytes: number, align: number): bigint {
-  if (typeof r !== 'object' || r === null || typeof r.ptr !== 'bigint' || !Number.isSafeInteger(r.bytes))
-    throw new ArgumentError(name, 'must be a device buffer (an object with a bigint ptr and a byte count)', r);
-  if (r.bytes < bytes) throw new ArgumentError(name, `must hold at least ${bytes} bytes`, r.bytes);
-  if (r.ptr % BigInt(align) !== 0n) throw new ArgumentError(name, `address must be aligned to ${align} bytes`, `0x${r.ptr.toString(16)}`);
-  return r.ptr;
-}
-
-/** The written tensors of a backward call: the others are read while they are written. */
-const FMHA_BWD_OUTPUTS: readonly string[] = ['dQ', 'dK', 'dV'];
-
-/**
- * Reports to `problems` every output (dQ, dK, dV) whose extent [ptr, ptr + bytes) overlaps another
- * tensor's (rule `must not overlap <other>`): blocks read Q, K, V, O, dO and LSE while others write
- * the gradients, and dK and dV are written by the same blocks at once. Empty extents overlap nothing.
- */
-function reportOutputOverlaps(
-  problems: ArgumentProblems,
-  extents: readonly { readonly name: string; readonly ptr: bigint; readonly bytes: number }[],
-): void {
-  const meets = (x: (typeof extents)[number], y: (typeof extents)[number]) =>
-    x.bytes > 0 && y.bytes > 0 && x.ptr < y.ptr + BigInt(y.bytes) && y.ptr < x.ptr + BigInt(x.bytes);
-  extents.forEach((out, i) => {
-    if (!FMHA_BWD_OUTPUTS.includes(out.name)) return;
-    for (const [j, other] of extents.entries()) {
-      if (j !== i && (!FMHA_BWD_OUTPUTS.includes(other.name) || j < i) && meets(out, other))
-        problems.report(out.name, `must not overlap ${other.name} (the kernels read or write it while writing ${out.name})`, {
-          [out.name]: `0x${out.ptr.toString(16)}`,
-          [other.name]: `0x${other.ptr.toString(16)}`,
-        });
-    }
-  });
 }
 
 /**
@@ -499,7 +292,7 @@ export class FmhaBwdRunner {
     });
     // A caller's workspace is checked before anything is compiled.
     if (options.workspace !== undefined && launcher.workspaceSize.total > 0)
-      checkedAddress('options.workspace', options.workspace, launcher.workspaceSize.total, 16);
+      checkFmhaBwdDeviceRange('options.workspace', options.workspace, launcher.workspaceSize.total, 16);
     const owned: { dispose(): void }[] = [];
     const build = async <I extends FmhaBwdAnyInstance>(instance: I): Promise<FmhaBwdKernel<I>> => {
       if (options.buildKernel) return options.buildKernel(instance);
@@ -512,7 +305,10 @@ export class FmhaBwdRunner {
       dqDkDv: await build(set.dqDkDv),
       convertDq: set.convertDq === null ? null : await build(set.convertDq),
     };
-    const executor = new FmhaBwdCudaExecutor(kernels, options.encode ?? ((m) => encodeTensorMapTiled(device, m)));
+    const encode = options.encode ?? ((m: TiledTensorMapOptions) => encodeTensorMapTiled(device, m));
+    const executor = new FmhaBwdCudaExecutor(kernels, (l, stream) =>
+      kernels.dqDkDv.launch(packFmhaBwdDqDkDv(kernels.dqDkDv.instance, l.traits, l.workspace, l.args, encode), stream),
+    );
     executorRef.current = executor;
     const d = device.alloc(Math.max(16, fmhaBwdOperandElements(p).lse * 4));
     owned.push(d);
@@ -576,10 +372,6 @@ export class FmhaBwdRunner {
   args(buffers: FmhaBwdRunnerBuffers): FmhaBwdArgs {
     const p = this.problem;
     const e = getDType(p.dtype).bytes;
-    const elems = fmhaBwdOperandElements(p);
-    const problems = new ArgumentProblems(ArgumentError);
-    const range = (name: string, r: FmhaBwdDeviceRange | undefined, bytes: number, align: number): bigint =>
-      problems.check(() => checkedAddress(name, r, bytes, align)) ?? 0n;
     const align: Record<FmhaBwdTensor, number> = {
       q: 16,
       k: 16,
@@ -590,33 +382,13 @@ export class FmhaBwdRunner {
       dK: 2 * e,
       dV: 2 * e,
     };
-    const tensor = (name: FmhaBwdTensor) => ({ ptr: range(name, buffers[name], elems[name] * e, align[name]), strides: p.strides[name] });
-    const t = Object.fromEntries(FMHA_BWD_TENSORS.map((n) => [n, tensor(n)])) as Record<FmhaBwdTensor, ReturnType<typeof tensor>>;
-    const group = p.mode === 'group';
     const ws = this.#workspace;
-    const lse = range('lse', buffers.lse, elems.lse * 4, 4);
-    const starts = group
-      ? {
-          seqstartQ: range('seqstartQ', buffers.seqstartQ, 4 * (p.batch + 1), 4),
-          seqstartK: range('seqstartK', buffers.seqstartK, 4 * (p.batch + 1), 4),
-        }
-      : {};
-    problems.check(() => this.#checkScoreModifier(buffers.scoreModifier));
-    problems.throwIfAny();
-    reportOutputOverlaps(problems, [
-      ...FMHA_BWD_TENSORS.map((n) => ({ name: n, ptr: t[n].ptr, bytes: elems[n] * e })),
-      { name: 'lse', ptr: lse, bytes: elems.lse * 4 },
-    ]);
-    problems.throwIfAny();
-    return {
-      ...t,
-      lse: { ptr: lse, strides: p.lseStrides },
-      d: { ptr: this.#d.ptr, strides: p.lseStrides },
-      ...starts,
-      scale: p.scale,
+    return fmhaBwdRunnerArgs(p, buffers, {
+      d: this.#d.ptr,
       workspace: this.workspaceSize.total > 0 && ws !== undefined ? ws.ptr : 0n,
-      ...(buffers.scoreModifier === undefined ? {} : { scoreModifier: buffers.scoreModifier }),
-    };
+      align,
+      checkScoreModifier: (spec) => this.#checkScoreModifier(spec),
+    });
   }
 
   /** `spec` is of the problem's score modifier (none without one) and its values pass the dq_dk_dv kernel's rules. */

@@ -2,18 +2,20 @@
 // score-modifier catalog's dq_dk_dv instance of its modifier and mask (the dense dot_do_o and
 // convert_dq around it), rejected with a typed error where that catalog has no instance, and its
 // dq_dk_dv launch packs the modifier's values.
-import { FMHA_SCORE_MODIFIERS, type FmhaBwdExecutor, type FmhaScoreModifierKind } from '@tilekit/fmha';
-import { ArgumentError } from '@tilekit/numeric';
-import { describe, expect, it } from 'vitest';
-import { FMHA_BWD_DQ_DK_DV_CATALOG, FMHA_BWD_TRIPLES } from './fmhaBwdCatalog.ts';
-import { dispatchFmhaBwd, fmhaBwdCatalogFor, NoFmhaBwdInstanceError } from './fmhaBwdDispatch.ts';
 import {
+  FMHA_SCORE_MODIFIERS,
+  type FmhaBwdExecutor,
+  type FmhaScoreModifierKind,
   checkFmhaBwdProblem,
   FmhaBwdArgumentError,
   formatFmhaBwdProblem,
   type CheckedFmhaBwdProblem,
   type FmhaBwdProblem,
-} from './fmhaBwdProblem.ts';
+} from '@tilekit/fmha';
+import { ArgumentError } from '@tilekit/numeric';
+import { describe, expect, it } from 'vitest';
+import { FMHA_BWD_DQ_DK_DV_CATALOG, FMHA_BWD_TRIPLES } from './fmhaBwdCatalog.ts';
+import { dispatchFmhaBwd, fmhaBwdCatalogFor, NoFmhaBwdInstanceError } from './fmhaBwdDispatch.ts';
 import { packFmhaBwdDqDkDv } from './fmhaBwdRunner.ts';
 import { FMHA_BWD_SCORE_MOD_CATALOG, fmhaBwdScoreModInstance } from './fmhaBwdScoreModCatalog.ts';
 import { fakeFmhaBwdArgs } from './testing/fakeFmhaBwdArgs.ts';

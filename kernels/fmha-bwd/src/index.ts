@@ -14,8 +14,29 @@ export {
   type FmhaBwdRowTileSpec,
 } from '@tilekit/fmha-launch';
 export * from './fmhaBwdCatalog.ts';
-export * from './fmhaBwdProblem.ts';
+// The problem and its checks live in @tilekit/fmha, shared with FFPA's backward.
+export {
+  checkFmhaBwdProblem,
+  compareFmhaBwd,
+  fmhaBwdReference,
+  type FmhaBwdComparison,
+  type FmhaBwdHostInputs,
+  type FmhaBwdReference,
+  FMHA_BWD_DTYPES,
+  FMHA_BWD_PROBLEM_MAX_SEQLEN,
+  FMHA_BWD_TENSORS,
+  FmhaBwdArgumentError,
+  fmhaBwdOperandElements,
+  fmhaBwdProblemFlops,
+  fmhaBwdSequences,
+  fmhaBwdTraitsOf,
+  formatFmhaBwdProblem,
+  type CheckedFmhaBwdProblem,
+  type FmhaBwdDType,
+  type FmhaBwdProblem,
+  type FmhaBwdTensor,
+} from '@tilekit/fmha';
 export * from './fmhaBwdDispatch.ts';
 export * from './fmhaBwdRunner.ts';
-export * from './fmhaBwdReference.ts';
+export * from '@tilekit/fmha';
 export * from './fmhaBwdScoreModCatalog.ts';

@@ -21,7 +21,13 @@ import {
 } from '@tilekit/kernel-fmha-fwd';
 import { GEMM_CATALOG, GEMM_GFX942_CATALOG, GEMM_SM80_CATALOG, GEMM_SM80_CATALOG_SM90A } from '@tilekit/kernel-gemm';
 import { PERMUTE_CATALOG } from '@tilekit/kernel-permute';
-import { FFPA_BWD_CATALOG, FFPA_CATALOG, FFPA_SM80_CATALOG } from '@tilekit/kernel-ffpa';
+import {
+  FFPA_BWD_CATALOG,
+  FFPA_BWD_CONVERT_DQ_CATALOG,
+  FFPA_BWD_DOT_DO_O_CATALOG,
+  FFPA_CATALOG,
+  FFPA_SM80_CATALOG,
+} from '@tilekit/kernel-ffpa';
 import {
   SPARGE_FWD_CATALOG,
   SPARGE_KEY_MEAN_FINALIZE_CATALOG,
@@ -78,6 +84,8 @@ export const EMITTED_SOURCE_CATALOGS: readonly EmittedSourceCatalog[] = [
   { catalog: 'ffpa sm90', instances: FFPA_CATALOG },
   { catalog: 'ffpa sm80 (built for sm_90a)', instances: FFPA_SM80_CATALOG },
   { catalog: 'ffpa bwd (built for sm_90a)', instances: FFPA_BWD_CATALOG },
+  { catalog: 'ffpa bwd dot_do_o', instances: FFPA_BWD_DOT_DO_O_CATALOG },
+  { catalog: 'ffpa bwd convert_dq', instances: FFPA_BWD_CONVERT_DQ_CATALOG },
   { catalog: 'sparge attention', instances: SPARGE_FWD_CATALOG },
   { catalog: 'sparge pool', instances: SPARGE_POOL_CATALOG },
   { catalog: 'sparge key-mean partial', instances: SPARGE_KEY_MEAN_PARTIAL_CATALOG },

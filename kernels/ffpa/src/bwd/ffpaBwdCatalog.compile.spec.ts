@@ -1,18 +1,21 @@
-// CI: every FFPA backward dq_dk_dv instance compiles for sm_90a with nvcc exactly as a launcher
-// compiles it, with no register spills, no stack frame and no static shared memory; so do a few
-// pipeline variants outside the catalog (3 stages, 64-column slices, builds for sm_80). No GPU
+// CI: every FFPA backward dq_dk_dv instance and row kernel (dot_do_o, convert_dq at FFPA's head
+// dims) compiles for sm_90a with nvcc exactly as a launcher compiles it, with no register spills, no
+// stack frame and no static shared memory; so do a few pipeline variants outside the catalog (3
+// stages, 64-column slices, builds for sm_80). No GPU
 // needed; skipped LOUDLY without nvcc.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sm80, sm90a } from '@tilekit/codegen';
 import { FMHA_FWD_COMPILE_FLAGS, FmhaBwdSm80SplitDPipeline } from '@tilekit/fmha';
+import { FMHA_BWD_COMPILE_FLAGS } from '@tilekit/fmha-launch';
 import { NvccCompiler } from '@tilekit/runtime';
 import { catalogCompileProblems } from '@tilekit/runtime/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FFPA_HEAD_DIMS } from '../ffpaHeadDims.ts';
 import { checkFfpaBwdCatalog, FFPA_BWD_CATALOG, FFPA_BWD_SHAPE, ffpaBwdInstance } from './ffpaBwdCatalog.ts';
 import { FfpaBwdInstance } from './ffpaBwdInstance.ts';
+import { FFPA_BWD_CONVERT_DQ_CATALOG, FFPA_BWD_DOT_DO_O_CATALOG } from './ffpaBwdRowCatalog.ts';
 
 const variant = (p: Partial<ConstructorParameters<typeof FmhaBwdSm80SplitDPipeline>[0]>, mask: 'none' | 'window') =>
   new FfpaBwdInstance(new FmhaBwdSm80SplitDPipeline({ dtype: 'fp16', headDim: 512, headDimV: 512, ...FFPA_BWD_SHAPE, ...p }), mask);
@@ -63,5 +66,10 @@ describe.runIf(hasNvcc)('ffpa backward catalog: every instance (and five variant
   const builds = [...FFPA_BWD_CATALOG, ...VARIANTS];
   it(`compiles all ${builds.length} builds`, async () => {
     expect(await catalogCompileProblems('ffpa bwd', builds, new NvccCompiler({ cacheDir }), FMHA_FWD_COMPILE_FLAGS)).toEqual([]);
+  }, 900_000);
+
+  const rows = [...FFPA_BWD_DOT_DO_O_CATALOG, ...FFPA_BWD_CONVERT_DQ_CATALOG];
+  it(`compiles all ${rows.length} row kernels (dot_do_o per d_v, convert_dq per d)`, async () => {
+    expect(await catalogCompileProblems('ffpa bwd rows', rows, new NvccCompiler({ cacheDir }), FMHA_BWD_COMPILE_FLAGS)).toEqual([]);
   }, 900_000);
 });

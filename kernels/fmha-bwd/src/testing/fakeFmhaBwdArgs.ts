@@ -1,7 +1,6 @@
 // Launch arguments at fake device addresses for the CI specs that pack the backward kernels'
 // launches without a GPU. Harness code for *.spec.ts; not exported by the package.
-import type { AttentionTensorStrides, FmhaBwdArgs } from '@tilekit/fmha';
-import type { CheckedFmhaBwdProblem } from '../fmhaBwdProblem.ts';
+import type { AttentionTensorStrides, FmhaBwdArgs, CheckedFmhaBwdProblem } from '@tilekit/fmha';
 
 /**
  * Backward args for `p`: every tensor (Q, K, V, O, dO, dQ, dK, dV) at 0x10000 with `strides`, LSE

@@ -3,14 +3,22 @@
 // reference, with an optional score modifier and, for deterministic dQ, repeated runs that must give
 // bitwise the same dQ. Harness code for *.gpu.spec.ts; not exported by the package.
 import assert from 'node:assert/strict';
-import { attentionScoreSetup, type AttentionLayout, type AttentionScoreSetup } from '@tilekit/fmha';
+import {
+  attentionScoreSetup,
+  type AttentionLayout,
+  type AttentionScoreSetup,
+  checkFmhaBwdProblem,
+  formatFmhaBwdProblem,
+  type CheckedFmhaBwdProblem,
+  compareFmhaBwd,
+  fmhaBwdReference,
+  type FmhaBwdReference,
+} from '@tilekit/fmha';
 import { buildOncePerInstance, Device, type DeviceBuffer } from '@tilekit/runtime';
 import { gpuTestCompiler } from '@tilekit/runtime/testing';
-import { checkFmhaBwdProblem, formatFmhaBwdProblem, type CheckedFmhaBwdProblem } from '../fmhaBwdProblem.ts';
-import { compareFmhaBwd, fmhaBwdReference, type FmhaBwdReference } from '../fmhaBwdReference.ts';
 import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdAnyInstance } from '../fmhaBwdRunner.ts';
 import type { FmhaBwdGpuCase } from './fmhaBwdGpuCase.ts';
-import { deviceBits16, fmhaBwdGpuBuffers, fmhaBwdGpuInputs, type FmhaBwdGpuBuffers } from './fmhaBwdGpuBuffers.ts';
+import { deviceBits16, fmhaBwdGpuBuffers, fmhaBwdGpuInputs, type FmhaBwdGpuBuffers } from '@tilekit/fmha-launch/testing';
 
 /** The cap of the soft-capping cases: small enough that tanh bends typical scores. */
 export const FMHA_BWD_GPU_CASE_SOFTCAP = 1.5;

@@ -6,11 +6,11 @@
 // missing, not buffers or overlapping (dK over dV, dQ over Q, …); a workspace too small or
 // misaligned. Used by the CI fuzz spec (fake addon) and replayed on a GPU.
 import fc from 'fast-check';
-import { FmhaBwdLauncher, packedAttentionStrides, type AttentionLayout, type AttentionTensorStrides } from '@tilekit/fmha';
-import { getDType } from '@tilekit/numeric';
-import { FMHA_BWD_TRIPLES } from '../fmhaBwdCatalog.ts';
-import { FMHA_BWD_DQ_STORE_VECTOR } from '@tilekit/fmha-launch';
 import {
+  FmhaBwdLauncher,
+  packedAttentionStrides,
+  type AttentionLayout,
+  type AttentionTensorStrides,
   checkFmhaBwdProblem,
   FMHA_BWD_DTYPES,
   FMHA_BWD_TENSORS,
@@ -19,7 +19,10 @@ import {
   type CheckedFmhaBwdProblem,
   type FmhaBwdDType,
   type FmhaBwdProblem,
-} from '../fmhaBwdProblem.ts';
+} from '@tilekit/fmha';
+import { getDType } from '@tilekit/numeric';
+import { FMHA_BWD_TRIPLES } from '../fmhaBwdCatalog.ts';
+import { FMHA_BWD_DQ_STORE_VECTOR } from '@tilekit/fmha-launch';
 import {
   allocPlan,
   BAD_SIZES,

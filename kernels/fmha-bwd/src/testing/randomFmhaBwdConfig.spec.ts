@@ -1,8 +1,7 @@
-import { formatAttentionMaskSpec } from '@tilekit/fmha';
+import { formatAttentionMaskSpec, checkFmhaBwdProblem } from '@tilekit/fmha';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FMHA_BWD_HEAD_DIMS } from '../fmhaBwdCatalog.ts';
-import { checkFmhaBwdProblem } from '../fmhaBwdProblem.ts';
 import {
   FMHA_BWD_RANDOM_DEFAULT_RUNS,
   FMHA_BWD_RANDOM_DEFAULT_SEED,

@@ -2,7 +2,7 @@
 // a fast-check arbitrary of small ragged shapes with every runtime option of the operator, kept
 // cheap for the float64 CPU reference, drawn reproducibly from a seed, replayable from one JSON line;
 // and the kernels the runner would select for a problem, found without a GPU.
-import type { AttentionMaskSpec, FmhaBwdExecutor } from '@tilekit/fmha';
+import { type AttentionMaskSpec, type FmhaBwdExecutor, checkFmhaBwdProblem, FMHA_BWD_DTYPES, type FmhaBwdProblem } from '@tilekit/fmha';
 import {
   ATTENTION_RANDOM_SEQLENS,
   attentionProblemSequences,
@@ -22,7 +22,6 @@ import { ArgumentError } from '@tilekit/numeric';
 import fc from 'fast-check';
 import { FMHA_BWD_HEAD_DIMS, fmhaBwdDqModes, type FmhaBwdKernelSet } from '../fmhaBwdCatalog.ts';
 import { dispatchFmhaBwd } from '../fmhaBwdDispatch.ts';
-import { checkFmhaBwdProblem, FMHA_BWD_DTYPES, type FmhaBwdProblem } from '../fmhaBwdProblem.ts';
 import { fmhaBwdLayoutProblems } from '../fmhaBwdRunner.ts';
 
 /** Sequence lengths the draws pick from (0 only in group mode): `ATTENTION_RANDOM_SEQLENS`. */

@@ -4,3 +4,10 @@ export * from './fmhaBwdRowTileEncoding.ts';
 export * from './fmhaBwdRowKernel.ts';
 export * from './fmhaBwdDotDoO.ts';
 export * from './fmhaBwdConvertDq.ts';
+
+// The runners' shared launch side: loaded kernels, the row kernels' launches, the CUDA executor of
+// the pure launcher, and the buffers of a run with their checks.
+export * from './fmhaBwdKernel.ts';
+export * from './fmhaBwdRowLaunches.ts';
+export * from './fmhaBwdCudaExecutor.ts';
+export * from './fmhaBwdRunnerBuffers.ts';

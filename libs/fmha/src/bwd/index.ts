@@ -1,6 +1,8 @@
-// The backward's host side: traits, the unified dq_acc workspace, instance records and the
+// The backward's host side: the operator problem and its checks, traits, the unified dq_acc workspace, instance records and the
 // GPU-agnostic launcher (an injected executor does the device work).
 export * from './fmhaBwdTraits.ts';
+export * from './fmhaBwdProblem.ts';
+export * from './fmhaBwdReference.ts';
 export * from './fmhaBwdWorkspace.ts';
 export * from './fmhaBwdArgs.ts';
 export * from './fmhaBwdRecord.ts';

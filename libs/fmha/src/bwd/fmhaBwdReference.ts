@@ -1,19 +1,14 @@
 // The CPU side of checking a backward run: the forward's O (rounded to the dtype, as a forward
 // kernel would store it) and LSE from `referenceAttentionFwd`, then `referenceAttentionBwd` and its
 // tolerance, and a comparison of dQ/dK/dV (bit patterns in the problem's strides) with it.
-import {
-  attentionBwdToleranceFor,
-  attentionRowOffset,
-  referenceAttentionBwd,
-  referenceAttentionFwd,
-  type AttentionBwdArgs,
-  type AttentionBwdResult,
-  type AttentionBwdTolerance,
-  type AttentionFwdArgs,
-  type AttentionScoreModifier,
-} from '@tilekit/fmha';
-import { decode, encode } from '@tilekit/numeric';
+import { attentionBwdToleranceFor, type AttentionBwdTolerance } from '../reference/attentionBwdTolerance.ts';
+import { attentionRowOffset, type AttentionFwdArgs } from '../reference/attentionFwdArgs.ts';
+import type { AttentionBwdArgs } from '../reference/attentionBwdArgs.ts';
+import { referenceAttentionBwd, type AttentionBwdResult } from '../reference/referenceAttentionBwd.ts';
+import { referenceAttentionFwd } from '../reference/referenceAttentionFwd.ts';
+import type { AttentionScoreModifier } from '../reference/attentionScoreModifier.ts';
 import type { CheckedFmhaBwdProblem } from './fmhaBwdProblem.ts';
+import { decode, encode } from '@tilekit/numeric';
 
 /** Host inputs of a backward problem: fp16/bf16 bit patterns in the problem's strides. */
 export interface FmhaBwdHostInputs {
@@ -89,13 +84,14 @@ export interface FmhaBwdComparison {
 }
 
 /**
- * Compares the kernel's dQ, dK, dV (bit patterns in the problem's strides) with the reference on
- * every element of every sequence's rows (padding never read): |got − want| ≤ atol + rtol·|want|.
+ * Compares the kernel's dQ, dK, dV (bit patterns in the problem's strides; dQ may also be fp32
+ * values there, e.g. a dq_acc workspace summed on the host) with the reference on every element of
+ * every sequence's rows (padding never read): |got − want| ≤ atol + rtol·|want|.
  */
 export function compareFmhaBwd(
   p: CheckedFmhaBwdProblem,
   ref: FmhaBwdReference,
-  got: { readonly dQ: Uint16Array; readonly dK: Uint16Array; readonly dV: Uint16Array },
+  got: { readonly dQ: Uint16Array | Float32Array; readonly dK: Uint16Array; readonly dV: Uint16Array },
 ): FmhaBwdComparison[] {
   const a = ref.result.args;
   const spec = [
@@ -144,7 +140,7 @@ export function compareFmhaBwd(
           const base = attentionRowOffset(a, s.strides, s.starts, b, h, r);
           for (let j = 0; j < s.dim; j++) {
             const want = s.want[base + j]!;
-            const value = decode(p.dtype, s.bits[base + j]!);
+            const value = s.bits instanceof Float32Array ? s.bits[base + j]! : decode(p.dtype, s.bits[base + j]!);
             const err = Math.abs(value - want);
             maxAbsErr = Number.isNaN(err) ? Infinity : Math.max(maxAbsErr, err);
             checked++;

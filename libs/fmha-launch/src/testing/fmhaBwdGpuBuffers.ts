@@ -1,10 +1,9 @@
-// The host inputs and device buffers of one backward run through FmhaBwdRunner, and the read-back
-// of a 16-bit output, as the backward GPU specs build them. Harness code for *.gpu.spec.ts; not
-// exported by the package.
+// The host inputs and device buffers of one backward run through a backward runner, and the
+// read-back of a 16-bit output, as the backward GPU specs build them. Harness code for *.gpu.spec.ts
+// (@tilekit/fmha-launch/testing).
 import { randomBits16 } from '@tilekit/host';
 import type { Device, DeviceBuffer } from '@tilekit/runtime';
-import { fmhaBwdOperandElements, type CheckedFmhaBwdProblem } from '../fmhaBwdProblem.ts';
-import type { FmhaBwdHostInputs, FmhaBwdReference } from '../fmhaBwdReference.ts';
+import { fmhaBwdOperandElements, type CheckedFmhaBwdProblem, type FmhaBwdHostInputs, type FmhaBwdReference } from '@tilekit/fmha';
 
 /** The device buffers of one run. */
 export interface FmhaBwdGpuBuffers {

@@ -1,4 +1,4 @@
-// The Problem of the FMHA backward operator, in the forward's style: what to differentiate
+// The Problem of an attention backward operator (the dense one and FFPA's), in the forward's style: what to differentiate
 // (shapes, batch or group mode, GQA, mask, scale, layouts/strides of the eight tensors) and
 // whether dQ must be bitwise reproducible. Validated with typed errors naming the field; turned
 // into @tilekit/fmha's FmhaBwdTraits for the pure launcher.
@@ -6,29 +6,20 @@ import {
   ATTENTION_MAX_HDIM,
   ATTENTION_MAX_SEQLEN,
   attentionProblemChecks,
-  attentionTensorSpan,
-  checkedAttentionProblem,
-  FMHA_BWD_DTYPES,
-  FMHA_SCORE_MODIFIER_KINDS,
-  formatAttentionMaskSpec,
-  isCausalMask,
-  type AttentionLayout,
-  type AttentionMaskSpec,
-  type AttentionProblemFields,
   type AttentionSequences,
-  type AttentionTensorStrides,
-  type CheckedAttentionProblem,
-  type FmhaBwdDType,
-  type FmhaBwdTraits,
-  type FmhaScoreModifierKind,
-} from '@tilekit/fmha';
+} from '../problem/attentionProblemChecks.ts';
+import type { AttentionProblemFields } from '../problem/attentionProblemFields.ts';
+import { checkedAttentionProblem, type CheckedAttentionProblem } from '../problem/checkedAttentionProblem.ts';
+import { formatAttentionMaskSpec, isCausalMask, type AttentionMaskSpec } from '../mask/attentionMaskSpec.ts';
+import { attentionTensorSpan, type AttentionLayout, type AttentionTensorStrides } from '../reference/attentionTensorLayout.ts';
+import { FMHA_SCORE_MODIFIER_KINDS, type FmhaScoreModifierKind } from '../scoreMod/fmhaScoreModifier.ts';
+import { FMHA_BWD_DTYPES, type FmhaBwdDType, type FmhaBwdTraits } from './fmhaBwdTraits.ts';
 import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 
 /** An FMHA backward problem field broke a rule; `argument` is `problem.<field>`. */
 export class FmhaBwdArgumentError extends ArgumentError {}
 
 /** Element types of Q, K, V, O, dO and dQ, dK, dV (the traits' list). */
-export { FMHA_BWD_DTYPES, type FmhaBwdDType };
 
 /** The largest sequence (and group-mode total) length of a problem. */
 export const FMHA_BWD_PROBLEM_MAX_SEQLEN = ATTENTION_MAX_SEQLEN;
