@@ -2,12 +2,27 @@ import type { AttentionTensorStrides } from '@tilekit/fmha';
 import { fmhaFwdOperandElements } from '@tilekit/kernel-fmha-fwd';
 import { describe, expect, it } from 'vitest';
 import { attentionFileBytes } from './attentionFileLayout.ts';
-import { ffpaColumnSlices, planFfpa } from '@tilekit/kernel-ffpa';
+import { checkFfpaBwdProblem, ffpaColumnSlices, planFfpa } from '@tilekit/kernel-ffpa';
+import { FFPA_BWD_BENCH_CASES } from './ffpaBwdCases.ts';
+import { fmhaBwdBenchProblem } from './fmhaBwd.ts';
 import { ffpaBenchProblem } from './ffpa.ts';
 import { FFPA_BENCH_CASES } from './ffpaCases.ts';
 import { fmhaFwdTensorFiles } from './fmhaFwdCases.ts';
 
 const used = (s: AttentionTensorStrides, group: boolean): Partial<AttentionTensorStrides> => (group ? { head: s.head, row: s.row } : s);
+
+describe('ffpa bench suite, backward cases', () => {
+  it('names, params and the problem: ffpa_bwd_b1_h32_s8192_d{320,512,768,1024}_bf16, pass bwd on the sm_80 path, FFPA-checkable', () => {
+    expect(FFPA_BWD_BENCH_CASES.map((c) => c.name)).toEqual([320, 512, 768, 1024].map((d) => `ffpa_bwd_b1_h32_s8192_d${d}_bf16`));
+    for (const c of FFPA_BWD_BENCH_CASES) {
+      expect(c.params).toMatchObject({ d: c.shape.d, dv: c.shape.d, hk: 32, causal: false, pass: 'bwd', path: 'sm80' });
+      expect(c.reference.op).toBe('attention_bwd');
+      expect(c.errorBaselines).toEqual(['torch-efficient']);
+      const p = checkFfpaBwdProblem(fmhaBwdBenchProblem(c.shape));
+      expect([p.hdimQ, p.hdimV, p.seqlenQ, p.nheadK]).toEqual([c.shape.d, c.shape.d, 8192, 32]);
+    }
+  });
+});
 
 describe('ffpa bench suite', () => {
   it('names, params and baselines: the issue’s record params, torch-efficient judging every case', () => {

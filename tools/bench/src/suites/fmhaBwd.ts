@@ -11,31 +11,22 @@ import {
   checkFmhaBwdProblem,
   FmhaBwdKernel,
   FmhaBwdRunner,
-  fmhaBwdOperandElements,
-  fmhaBwdProblemFlops,
-  formatFmhaBwdProblem,
   type CheckedFmhaBwdProblem,
   type FmhaBwdAnyInstance,
   type FmhaBwdRunnerOptions,
 } from '@tilekit/kernel-fmha-bwd';
 import { FmhaFwdRunner, type FmhaFwdProblem } from '@tilekit/kernel-fmha-fwd';
-import { buildOncePerInstance, Device, NvccCompiler, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
+import { buildOncePerInstance, Device, NvccCompiler, type Compiler } from '@tilekit/runtime';
 import type { BenchSuite, CaseContext, OurCaseResult, SuiteCase } from '../benchSuite.ts';
-import { tflopsOf } from '../flops.ts';
-import { measureLaunches } from '../timing/measureLaunches.ts';
-import { attentionFileBytes, attentionKernelLayout } from './attentionFileLayout.ts';
+import { attentionKernelLayout } from './attentionFileLayout.ts';
+import { attentionBwdBenchNote, runAttentionBwdBenchCase } from './attentionBwdBenchRun.ts';
 import {
   FMHA_BWD_BENCH_CASES,
   fmhaBwdFileLayout,
   fmhaBwdTensorFiles,
   type FmhaBwdBenchCase,
   type FmhaBwdBenchShape,
-  type FmhaBwdTensorFiles,
 } from './fmhaBwdCases.ts';
-import { readCaseInput } from './readCaseInput.ts';
-import { kernelResourcesNote } from './kernelResourcesNote.ts';
-import { uploadSeqstarts } from './uploadSeqstarts.ts';
-import { withHeldBuffers } from './withHeldBuffers.ts';
 
 /** The operator problem of a shape: its files' layout (bhsd, or bshd in group mode for varlen), bottom-right causal (= top-left where sq = sk). */
 export function fmhaBwdBenchProblem(s: FmhaBwdBenchShape): CheckedFmhaBwdProblem {
@@ -76,55 +67,13 @@ export function fmhaBwdForwardProblem(p: CheckedFmhaBwdProblem): FmhaFwdProblem 
 
 /** `<problem>; workspace W B; O, LSE from <forward> (untimed); <kernel>: R registers, S B dynamic smem, X B spills; …` */
 export function fmhaBwdNote(runner: FmhaBwdRunner, fwd: FmhaFwdRunner): string {
-  const kernels = kernelResourcesNote(runner.resources);
-  const forward = fwd.instances.map((i) => i.name).join('+');
-  return `${formatFmhaBwdProblem(runner.problem)}; workspace ${runner.workspaceSize.total} B; O, LSE from ${forward} (untimed); ${kernels}`;
-}
-
-/**
- * The backward's device memory (each buffer through `hold`): q, k, v, do from the case's files; O, LSE;
- * dQ, dK, dV 0xff-filled (an unwritten element is NaN).
- */
-function bwdBuffers(
-  device: Device,
-  p: CheckedFmhaBwdProblem,
-  files: FmhaBwdTensorFiles,
-  ctx: CaseContext,
-  hold: (b: DeviceBuffer) => DeviceBuffer,
-) {
-  const input = (name: 'q' | 'k' | 'v' | 'do'): DeviceBuffer =>
-    hold(device.upload(readCaseInput(ctx, name, files[name].dtype, files[name].shape)));
-  const gradient = (name: 'dq' | 'dk' | 'dv'): DeviceBuffer => hold(device.alloc(attentionFileBytes(files[name]))).fill(0xff);
-  return {
-    ...uploadSeqstarts(device, p, hold),
-    q: input('q'),
-    k: input('k'),
-    v: input('v'),
-    dO: input('do'),
-    o: hold(device.alloc(attentionFileBytes(files.do))),
-    lse: hold(device.alloc(Math.max(1, fmhaBwdOperandElements(p).lse) * 4)),
-    dQ: gradient('dq'),
-    dK: gradient('dk'),
-    dV: gradient('dv'),
-  };
+  return attentionBwdBenchNote(runner, fwd.instances.map((i) => i.name).join('+'));
 }
 
 /** Runs our forward for O and LSE (untimed), then runs and times the backward and writes dQ, dK, dV. */
 function runBwdCase(device: Device, fwd: FmhaFwdRunner, runner: FmhaBwdRunner, c: FmhaBwdBenchCase, ctx: CaseContext): OurCaseResult {
-  const p = runner.problem;
-  const files = fmhaBwdTensorFiles(c.shape);
-  return withHeldBuffers(device, (hold) => {
-    const bufs = bwdBuffers(device, p, files, ctx, hold);
-    fwd.run(bufs); // reads q, k, v (and the seqstarts), writes o and lse
-    const timing = measureLaunches(device, runner.prepare(bufs).launch, ctx.timing);
-    const write = (name: 'dq' | 'dk' | 'dv', buffer: DeviceBuffer) =>
-      ctx.writeTensor(name, files[name].dtype, files[name].shape, buffer.copyToHost());
-    return {
-      ours: { ...timing, tflops: tflopsOf(fmhaBwdProblemFlops(p), timing.ms), instance: runner.instances.map((i) => i.name).join('+') },
-      outputs: { dq: write('dq', bufs.dQ), dk: write('dk', bufs.dK), dv: write('dv', bufs.dV) },
-      note: fmhaBwdNote(runner, fwd),
-    };
-  });
+  const forward = { names: fwd.instances.map((i) => i.name).join('+'), run: (b: Parameters<FmhaFwdRunner['run']>[0]) => fwd.run(b) };
+  return runAttentionBwdBenchCase(device, forward, runner, fmhaBwdTensorFiles(c.shape), ctx);
 }
 
 /** A `BenchSuite` for `runSuite` over `cases` on device 0. */
