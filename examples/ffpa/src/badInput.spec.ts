@@ -11,10 +11,15 @@ describe('example_ffpa: bad input', () => {
     }
   });
 
-  it('-bwd is an unknown flag (the backward is not built yet)', async () => {
-    const { code, stdout, stderr } = await captureCli(ffpaParser, ['-bwd=1']);
-    expect([code, stdout]).toEqual([2, '']);
-    expect(stderr).toMatch(/^error: unknown flag -bwd \(valid: -b, -h, .*-repeat, -\?\)\n$/);
+  it('-bwd takes a value like every flag (-bwd=1): bare -bwd or -bwd=yes is one line naming it, exit 2', async () => {
+    for (const [token, message] of [
+      ['-bwd', /^error: -bwd needs a value: write -bwd=<bool> \(default false\)\n$/],
+      ['-bwd=yes', /^error: .*-bwd/],
+    ] as const) {
+      const { code, stdout, stderr } = await captureCli(ffpaParser, [token]);
+      expect([code, stdout, stderr.split('\n').length], token).toEqual([2, '', 2]);
+      expect(stderr, token).toMatch(message);
+    }
   });
 
   it("problems FFPA rejects: checkFfpaProblem's typed error naming the flag, exit 2, nothing logged or compiled", async () => {

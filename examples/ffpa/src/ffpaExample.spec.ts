@@ -2,7 +2,8 @@ import { runCli } from '@tilekit/host';
 import { ffpaClusterCtas } from '@tilekit/kernel-ffpa';
 import { NvccCompiler, probe } from '@tilekit/runtime';
 import { describe, expect, it } from 'vitest';
-import { ffpaParser, logPlan, planFromArgs, problemFromArgs, runFfpaExample } from './ffpaExample.ts';
+import { logFfpaBwdPlan } from './ffpaBwdExample.ts';
+import { bwdPlanFromArgs, ffpaParser, logPlan, planFromArgs, problemFromArgs, runFfpaExample } from './ffpaExample.ts';
 
 const hasNvcc = NvccCompiler.available();
 const hasGpu = probe().deviceCount > 0;
@@ -27,7 +28,7 @@ async function cli(argv: string[]): Promise<{ code: number; stdout: string; stde
 }
 
 describe('example_ffpa', () => {
-  it("-? lists CK-tile's flags with FFPA's defaults, ends with the backward line and runs nothing", async () => {
+  it("-? lists CK-tile's flags with FFPA's defaults and -bwd, and runs nothing", async () => {
     const { code, stdout, stderr } = await cli(['-?']);
     expect([code, stderr]).toEqual([0, '']);
     const keys = [
@@ -46,6 +47,7 @@ describe('example_ffpa', () => {
       'scale_s',
       'path',
       'lse',
+      'bwd',
       'v',
       'seed',
       'warmup',
@@ -61,7 +63,12 @@ describe('example_ffpa', () => {
       ['prec', 'bf16'],
     ])
       expect(stdout, `-${flag}`).toMatch(new RegExp(`^-${flag} +\\S+(?: \\S+)* {2,}${value} {2,}`, 'm'));
-    expect(stdout.trimEnd().split('\n').at(-1)).toBe('backward: not built yet (issue 19)');
+    expect(stdout).toMatch(/^-bwd +bool +false +run the backward dQ, dK, dV instead \(O and LSE from the -path forward; implies -lse/m);
+    expect(stdout.split('\n')[0]).toMatch(
+      /^example_ffpa: FFPA attention for large head dims: forward .* or, with -bwd, its backward dQ, dK, dV/,
+    );
+    expect(stdout.trimEnd().split('\n').at(-1)).toMatch(/^-\? +print this help and exit/);
+    expect(stdout).not.toContain('not built yet');
     expect(stdout).not.toContain('example_ffpa: bf16');
   });
 
@@ -135,6 +142,78 @@ describe('example_ffpa', () => {
     logPlan(plan, (line) => lines.push(line));
     expect(lines.find((l) => l.startsWith('slice [0,768): '))).toMatch(/grid \[\d+, 4, 1\] in clusters of \[1, 2, 1\]/);
   });
+
+  it('-bwd plans the three backward instances (d576/512, d1024) and the forward with LSE that gives them O and LSE', () => {
+    const names = (argv: string[]) => {
+      const plan = bwdPlanFromArgs(ffpaParser.parse(['-bwd=1', ...argv]));
+      const k = plan.kernels;
+      return { lse: plan.forward.problem.lse, names: [k.dotDoO.name, k.dqDkDv.name, k.convertDq.name] };
+    };
+    expect(names(['-d=576', '-d_v=512'])).toEqual({
+      lse: true,
+      names: [
+        expect.stringMatching(/^fmha_bwd_dot_do_o_sm90_bf16_dv512_/),
+        expect.stringMatching(/^ffpa_bwd_sm80_bf16_d576x512_none_/),
+        expect.stringMatching(/^fmha_bwd_convert_dq_sm90_bf16_d576_/),
+      ],
+    });
+    expect(names(['-d=1024', '-mask=t', '-prec=fp16']).names).toEqual([
+      expect.stringMatching(/^fmha_bwd_dot_do_o_sm90_fp16_dv1024_/),
+      expect.stringMatching(/^ffpa_bwd_sm80_fp16_d1024_window_/),
+      expect.stringMatching(/^fmha_bwd_convert_dq_sm90_fp16_d1024_/),
+    ]);
+    const plan = bwdPlanFromArgs(ffpaParser.parse(['-bwd=1', '-d=1024', '-h=2', '-s=17']));
+    expect(plan.problem).toMatchObject({ hdimQ: 1024, hdimV: 1024, nheadQ: 2, seqlenQ: 17, deterministic: false });
+    const lines: string[] = [];
+    logFfpaBwdPlan('example_ffpa', plan, (l) => lines.push(l));
+    expect(lines[0]).toBe('example_ffpa -bwd: bf16 batch 1x2h 17x17 d1024/1024 bhsd>bhsd atomic dQ, scale 0.03125');
+    expect(lines[1]).toMatch(/^forward for O and LSE: d1024 dv1024: 2 CTAs per 64 query rows, .*\(ffpa_fwd_sm90_bf16_d1024x512_none_/);
+    expect(lines.slice(2).map((l) => l.split(':')[0])).toEqual(['dot_do_o', 'dq_dk_dv', 'convert_dq']);
+    expect(lines[3]).toMatch(/^dq_dk_dv: ffpa_bwd_sm80_bf16_d1024_none_\w+ \(key [0-9a-f]+\), tile 64x64, \d+ threads; grid \[\d+, 2, 1\]/);
+  });
+
+  it('a problem the backward cannot run: the one-line flag error the forward gives, exit 2, nothing logged', async () => {
+    for (const [argv, message] of [
+      [['-d=128'], /^error: -d=128: must be one of 320, 384, /],
+      [['-d=576', '-d_v=256'], /^error: -d_v=256: must be 576 or 512 with hdimQ = 576$/],
+      [['-mask=g:3,4'], /^error: -mask=g:3,4: must be a window mask or none/],
+      [['-h=6', '-h_k=4'], /^error: -h_k=4: must divide nheadQ = 6/],
+      [['-s=0'], /^error: -s=0: the problem needs at least one query row$/],
+    ] as const) {
+      const { code, stdout, stderr } = await cli(['-bwd=1', ...argv]);
+      expect([code, stdout, stderr.split('\n').length], argv.join(' ')).toEqual([2, '', 2]);
+      expect(stderr.trimEnd(), argv.join(' ')).toMatch(message);
+    }
+  });
+
+  it.runIf(hasNvcc && !hasGpu)(
+    'without a GPU, -bwd: compiles the three instances, prints them and their resources, runs the CPU reference, says no device, exits 0',
+    async () => {
+      const { code, out } = await run(['-bwd=1', '-d=320', '-s=17', '-b=1', '-h=1', '-v=1']);
+      expect(code).toBe(0);
+      expect(out).toContain('example_ffpa -bwd: bf16 batch 1x1h 17x17 d320/320 bhsd>bhsd atomic dQ, scale ');
+      const names = [
+        'fmha_bwd_dot_do_o_sm90_bf16_dv320_\\w+',
+        'ffpa_bwd_sm80_bf16_d320_none_\\w+',
+        'fmha_bwd_convert_dq_sm90_bf16_d320_\\w+',
+      ];
+      for (const [stage, name] of [
+        ['dot_do_o', names[0]],
+        ['dq_dk_dv', names[1]],
+        ['convert_dq', names[2]],
+      ])
+        expect(out).toMatch(new RegExp(`^${stage}: ${name} `, 'm'));
+      // Each compiled once: registers, no static smem, its dynamic smem, no spills, no stack.
+      for (const name of names) expect(out.match(new RegExp(`^${name} +sm_90a +\\d+ +0 +\\d+ +0/0 +0 `, 'gm')), name).toHaveLength(1);
+      expect(out).toMatch(
+        /^CPU reference \(fp64; forward O rounded to bf16, LSE fp32\): [\d.]+ ms; max \|dQ\| \S+, \|dK\| \S+, \|dV\| \S+; tolerance /m,
+      );
+      expect(out.split('\n').at(-1)).toMatch(
+        /^no CUDA device found \(.*\): the backward kernels were generated and compiled and the CPU reference computed; nothing ran on a GPU\.$/,
+      );
+    },
+    600_000,
+  );
 
   it.runIf(hasNvcc && !hasGpu)(
     'without a GPU: compiles the slice kernel, prints the plan, instances and resources, runs the CPU reference, says no device, exits 0',

@@ -2,7 +2,8 @@
 // column slices across CTAs, one catalog instance per slice), compiles every slice's kernel,
 // prints the plan, the instances and their resources, computes the CPU reference (-v=1: fp32 or
 // better, P not narrowed; sampled query rows for big problems), and on a GPU runs, times and
-// validates. Without a CUDA device it says so and exits 0 after the CPU part.
+// validates. With -bwd the same for the backward dQ, dK, dV (ffpaBwdExample.ts; O and LSE from the
+// FFPA forward on the GPU). Without a CUDA device it says so and exits 0 after the CPU part.
 import { ATTENTION_FLAG_OF, attentionShapeFromArgs, withAttentionFlags, type AttentionShape } from '@tilekit/example-attention-flags';
 import {
   compareWithReference,
@@ -18,38 +19,65 @@ import {
   formatFmhaFwdProblem,
   type CheckedFmhaFwdProblem,
 } from '@tilekit/fmha';
-import type { ArgParser } from '@tilekit/host';
-import { ArgParseError, fillTensor, flagErrorOf, formatTable, HostTensor, summarizeTimes, tflops, type ParsedArgs } from '@tilekit/host';
-import { checkFfpaProblem, FfpaRunner, NoFfpaInstanceError, planFfpa, type FfpaPlan, type FfpaProblem } from '@tilekit/kernel-ffpa';
+import {
+  ArgParseError,
+  ArgParser,
+  fillTensor,
+  flagErrorOf,
+  formatTable,
+  HostTensor,
+  summarizeTimes,
+  tflops,
+  type ParsedArgs,
+} from '@tilekit/host';
+import {
+  checkFfpaBwdProblem,
+  checkFfpaProblem,
+  ffpaBwdKernelSet,
+  FfpaRunner,
+  NoFfpaBwdInstanceError,
+  NoFfpaInstanceError,
+  planFfpa,
+  type FfpaPlan,
+  type FfpaProblem,
+} from '@tilekit/kernel-ffpa';
 import { ArgumentError, decode } from '@tilekit/numeric';
 import { compileInstance, Device, NvccCompiler, probe, timeLaunches, type DeviceBuffer } from '@tilekit/runtime';
-import { ExampleArgParser } from './exampleArgParser.ts';
+import {
+  compileFfpaBwd,
+  ffpaBwdInputs,
+  ffpaBwdReferenceOf,
+  logFfpaBwdPlan,
+  runFfpaBwdOnDevice,
+  type FfpaBwdPlan,
+} from './ffpaBwdExample.ts';
 
 const PROGRAM = 'example_ffpa';
 
 // The shared attention flags with FFPA's texts; redeclared below with FFPA's defaults.
-/** The example's flags (CK-tile's tile_example_fmha_fwd spelling: `-key=value`, `-?` for help; no `-bwd`). */
+/** The example's flags (CK-tile's tile_example_fmha_fwd spelling: `-key=value`, `-?` for help; `-bwd=1` for the backward). */
 export const ffpaParser = withAttentionFlags(
-  new ExampleArgParser(
+  new ArgParser(
     PROGRAM,
-    'FFPA attention forward O = softmax(scale·Q·Kᵀ + mask)·V for large head dims (Q·Kᵀ in head-dim chunks, O in column slices; -path)',
-    'backward: not built yet (issue 19)',
+    'FFPA attention for large head dims: forward O = softmax(scale·Q·Kᵀ + mask)·V (Q·Kᵀ in head-dim chunks, O in column slices; -path) ' +
+      'or, with -bwd, its backward dQ, dK, dV (dot_do_o + split-D dq_dk_dv + convert_dq, atomic dQ)',
   ),
   {
     seqlen: '1024',
     seqlenExample: '1,17,259,4097',
     headDims: '320 … 1024 in steps of 64; 576 also with -d_v=512',
     headDimV: '= d',
-    inputTensors: 'Q/K/V',
-    outputTensors: 'O',
-    precTensors: 'Q, K, V and O',
+    inputTensors: 'Q/K/V (and dQ/dK/dV)',
+    outputTensors: 'O (and dO)',
+    precTensors: 'Q, K, V and O (and dO and the gradients)',
   },
   { b: 1, d: 512, prec: 'bf16' },
 )
   .choice('path', 'sm90', ['sm90', 'sm80'], 'sm90: wgmma, TMA, warp-specialized; sm80: FFPA L1 on mma.sync + cp.async (runs on Hopper too)')
   .bool('lse', false, 'also write LSE (fp32, natural log)')
-  .bool('v', true, 'validate against the fp32 CPU reference (sampled query rows for big problems)')
-  .int('seed', 11939, 'seed of the input fill (uniform in [-1, 1): Q from seed, K from seed + 1, V from seed + 2)')
+  .bool('bwd', false, 'run the backward dQ, dK, dV instead (O and LSE from the -path forward; implies -lse; dQ by atomics)')
+  .bool('v', true, 'validate against the CPU reference (forward: fp32, sampled query rows for big problems; -bwd: fp64, small problems)')
+  .int('seed', 11939, 'seed of the input fill (uniform in [-1, 1): Q from seed, K from seed + 1, V from seed + 2, dO from seed + 3)')
   .int('warmup', 5, 'untimed runs first', { min: 0 })
   .int('repeat', 20, 'timed runs (median reported)', { min: 1 });
 
@@ -62,11 +90,16 @@ function checkQueryRows(shape: AttentionShape, seqlens: string): void {
   if (rows === 0) throw new ArgParseError('-s', `-s=${seqlens}: the problem needs at least one query row`);
 }
 
-/** The problem the flags describe (throws ArgParseError for flags that cannot make one). */
+/** The problem the flags describe (throws ArgParseError for flags that cannot make one); -bwd implies -lse. */
 export function problemFromArgs(args: FfpaArgs): FfpaProblem {
   const shape = attentionShapeFromArgs(args);
   checkQueryRows(shape, args.get('s'));
-  return { ...shape, lse: args.get('lse') };
+  return { ...shape, lse: args.get('lse') || args.get('bwd') };
+}
+
+/** A problem's typed error as the one-line error of the flag it came from; other errors unchanged. */
+function asFlagError(args: FfpaArgs, error: unknown): unknown {
+  return error instanceof ArgumentError && !(error instanceof ArgParseError) ? flagErrorOf(args, error, ATTENTION_FLAG_OF) : error;
 }
 
 /**
@@ -77,9 +110,25 @@ export function planFromArgs(args: FfpaArgs): FfpaPlan {
   try {
     return planFfpa(checkFfpaProblem(problemFromArgs(args)), { path: args.get('path') });
   } catch (error) {
-    if (error instanceof ArgumentError && !(error instanceof ArgParseError)) throw flagErrorOf(args, error, ATTENTION_FLAG_OF);
-    throw error;
+    throw asFlagError(args, error);
   }
+}
+
+/**
+ * The backward the flags describe (-bwd): the forward plan with LSE that gives it O and LSE (first,
+ * so that head dims and masks FFPA lacks give the forward's one-line flag errors), then
+ * `checkFfpaBwdProblem` of the same shape (its typed error becomes the flag's one-line error too,
+ * exit 2) and its three kernels (`ffpaBwdKernelSet`; throws NoFfpaBwdInstanceError).
+ */
+export function bwdPlanFromArgs(args: FfpaArgs): FfpaBwdPlan {
+  const forward = planFromArgs(args);
+  let problem;
+  try {
+    problem = checkFfpaBwdProblem(attentionShapeFromArgs(args));
+  } catch (error) {
+    throw asFlagError(args, error);
+  }
+  return { problem, kernels: ffpaBwdKernelSet(problem), forward };
 }
 
 /** Logs the problem, the plan and each column slice's instance. */
@@ -144,11 +193,13 @@ function openDevice(): { readonly device?: Device; readonly reason: string } {
 }
 
 /**
- * Runs the example; `log` receives each output line. Returns the exit code: 0 on success (also
- * without a GPU), 1 when validation fails or no instance runs the problem. Bad flags and problems
- * FFPA rejects throw ArgParseError (runCli: one line, exit 2) before anything is compiled.
+ * Runs the example (with -bwd: the backward); `log` receives each output line. Returns the exit
+ * code: 0 on success (also without a GPU), 1 when validation fails or no instance runs the problem.
+ * Bad flags and problems FFPA rejects throw ArgParseError (runCli: one line, exit 2) before anything
+ * is compiled.
  */
 export async function runFfpaExample(args: FfpaArgs, log: (line: string) => void = console.log): Promise<number> {
+  if (args.get('bwd')) return runFfpaBwdExample(args, log);
   let plan: FfpaPlan;
   try {
     plan = planFromArgs(args);
@@ -170,6 +221,30 @@ export async function runFfpaExample(args: FfpaArgs, log: (line: string) => void
     return 0;
   }
   return runOnDevice(plan, { device, compiler, data, check, args, log });
+}
+
+/** runFfpaExample with -bwd: plans, logs and compiles the backward, its CPU reference (-v=1), and on a GPU runs, times and validates it. */
+async function runFfpaBwdExample(args: FfpaArgs, log: (line: string) => void): Promise<number> {
+  let plan: FfpaBwdPlan;
+  try {
+    plan = bwdPlanFromArgs(args);
+  } catch (error) {
+    if (!(error instanceof NoFfpaBwdInstanceError || error instanceof NoFfpaInstanceError)) throw error;
+    log(error.message);
+    return 1;
+  }
+  logFfpaBwdPlan(PROGRAM, plan, log);
+  const compiler = new NvccCompiler();
+  await compileFfpaBwd(plan.kernels, compiler, log);
+  const data = ffpaBwdInputs(plan.problem, args.get('seed'));
+  const reference = args.get('v') ? ffpaBwdReferenceOf(plan.problem, data, log) : undefined;
+  const { device, reason } = openDevice();
+  if (device === undefined) {
+    const what = `the backward kernels were generated and compiled${reference ? ' and the CPU reference computed' : ''}`;
+    log(`no CUDA device found (${reason}): ${what}; nothing ran on a GPU.`);
+    return 0;
+  }
+  return runFfpaBwdOnDevice(plan, { device, compiler, data, reference, warmup: args.get('warmup'), repeat: args.get('repeat'), log });
 }
 
 interface DeviceRun {

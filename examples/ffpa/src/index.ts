@@ -1,3 +1,3 @@
 // @tilekit/example-ffpa: the example's parser and runner (main.ts is the executable).
-export * from './exampleArgParser.ts';
 export * from './ffpaExample.ts';
+export * from './ffpaBwdExample.ts';

@@ -4,27 +4,24 @@
 // runner) without a GPU.
 import { test } from 'node:test';
 import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask, type AttentionTensorStrides } from '@tilekit/fmha';
-import { checkFmhaBwdGradients, cumulativeRows, fmhaBwdDqFrom, fmhaBwdReferenceCase } from '@tilekit/fmha-launch/testing';
-import { getDType } from '@tilekit/numeric';
 import {
-  buildOncePerInstance,
-  checkTiledTensorMap,
-  Device,
-  encodeTensorMapTiled,
-  loadInstance,
-  type TiledTensorMapOptions,
-} from '@tilekit/runtime';
+  checkFmhaBwdGradients,
+  cumulativeRows,
+  disposeFmhaBwdBuffers,
+  fmhaBwdDqDkDvBuffers,
+  fmhaBwdDqDkDvKernelLoader,
+  fmhaBwdDqFrom,
+  fmhaBwdReferenceCase,
+  runFmhaBwdDqDkDv,
+} from '@tilekit/fmha-launch/testing';
+import { getDType } from '@tilekit/numeric';
+import { checkTiledTensorMap, Device, encodeTensorMapTiled, type TiledTensorMapOptions } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { fmhaBwdTile } from './fmhaBwdCatalog.ts';
 import { dqAccHeadBytes, FmhaBwdDqDkDvInstance, type FmhaBwdDqDkDvPolicy } from './fmhaBwdDqDkDvInstance.ts';
 import type { FmhaBwdGpuCase } from './testing/fmhaBwdGpuCase.ts';
 
-const kernelFor = buildOncePerInstance(async (instance: FmhaBwdDqDkDvInstance) => {
-  const compiler = gpuTestCompiler('fmha-bwd-gpu');
-  const loaded = await loadInstance(instance, { device: Device.open(0), compiler, flags: ['-std=c++17', '-lineinfo'] });
-  loaded.kernel.setMaxDynamicSharedMemory(instance.sharedBytes);
-  return loaded;
-});
+const kernelFor = fmhaBwdDqDkDvKernelLoader<FmhaBwdDqDkDvInstance>(() => gpuTestCompiler('fmha-bwd-gpu'));
 
 interface Case extends FmhaBwdGpuCase {
   readonly dqMode: 'atomic' | 'split';
@@ -81,17 +78,7 @@ async function runCase(c: Case): Promise<string> {
     boxDims: [...box],
   });
   const bufs = {
-    q: device.upload(rc.data.q),
-    k: device.upload(rc.data.k),
-    v: device.upload(rc.data.v),
-    dO: device.upload(rc.data.dO),
-    lse: device.upload(rc.ref.lse),
-    d: device.upload(Float32Array.from(rc.ref.result.d)),
-    dk: device.alloc(rc.data.k.length * 2).fill(0xff),
-    dv: device.alloc(rc.data.v.length * 2).fill(0xff),
-    ws: device.upload(ws),
-    sq: group ? device.upload(new Int32Array(p.seqstartQ)) : undefined,
-    sk: group ? device.upload(new Int32Array(p.seqstartK)) : undefined,
+    ...fmhaBwdDqDkDvBuffers(device, rc, ws),
     slopes: score?.slopes === undefined ? undefined : device.upload(score.slopes),
   };
   try {
@@ -139,19 +126,16 @@ async function runCase(c: Case): Promise<string> {
     });
     const gridX = det ? Math.max(...nsplits, 1) : Math.max(...kvTiles, 1);
     const launch = instance.launch(gridX, hk, c.batch);
-    loaded.kernel.launch({ grid: launch.grid, block: launch.block, sharedBytes: launch.sharedBytes }, args);
-    const dk = new Uint16Array(bufs.dk.copyToHost().buffer);
-    const dv = new Uint16Array(bufs.dv.copyToHost().buffer);
-    const acc = new Float32Array(bufs.ws.copyToHost().buffer, head, accElems);
+    const { dK, dV, acc } = runFmhaBwdDqDkDv(loaded, launch, args, bufs, head, accElems);
     const dQ = fmhaBwdDqFrom(rc, (b, h, r, x) => {
       const ns = splitsOf(b);
       let sum = 0;
       for (let sp = 0; sp < ns; sp++) sum += acc[(group ? offsets[b]! : b * c.h * ns * rowsQ * d) + ((h * ns + sp) * sqs[b]! + r) * d + x]!;
       return sum;
     });
-    return checkFmhaBwdGradients(rc, { dQ, dK: dk, dV: dv }, instance.name);
+    return checkFmhaBwdGradients(rc, { dQ, dK, dV }, instance.name);
   } finally {
-    for (const buf of Object.values(bufs)) buf?.dispose();
+    disposeFmhaBwdBuffers(bufs);
   }
 }
 

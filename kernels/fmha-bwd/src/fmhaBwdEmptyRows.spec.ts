@@ -21,7 +21,7 @@ import {
   packFmhaBwdConvertDq,
   packFmhaBwdDotDoO,
   packFmhaBwdDqDkDv,
-  type FmhaBwdAnyInstance,
+  type FmhaBwdKernelInstance,
 } from './fmhaBwdRunner.ts';
 
 /** The shapes of the failing randomized cases (TILEKIT_RANDOM_FMHA_BWD_CASE), with the backward's head dims. */
@@ -87,7 +87,7 @@ afterAll(() => {
 describe('fmha bwd with every query or every key sequence empty (group mode)', () => {
   it.each(CASES)('%s: the runner prepares and launches without error', async (_what, problem) => {
     const p = checkFmhaBwdProblem(problem);
-    const buildKernel = <I extends FmhaBwdAnyInstance>(i: I): Promise<FmhaBwdKernel<I>> =>
+    const buildKernel = <I extends FmhaBwdKernelInstance>(i: I): Promise<FmhaBwdKernel<I>> =>
       FmhaBwdKernel.build(stub(i), { device, compiler });
     const runner = await FmhaBwdRunner.create(p, { device, compiler, buildKernel });
     const e = 2;

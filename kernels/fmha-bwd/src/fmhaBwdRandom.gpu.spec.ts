@@ -11,7 +11,7 @@ import { buildOncePerInstance, Device } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { checkFmhaBwdProblem, formatFmhaBwdProblem, type FmhaBwdProblem } from '@tilekit/fmha';
 import { runFmhaBwdProblemGpuCase } from '@tilekit/fmha-launch/testing';
-import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdAnyInstance } from './fmhaBwdRunner.ts';
+import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdAnyInstance, type FmhaBwdKernelInstance } from './fmhaBwdRunner.ts';
 import {
   FMHA_BWD_RANDOM_DEFAULT_RUNS,
   FMHA_BWD_RANDOM_DEFAULT_SEED,
@@ -22,7 +22,7 @@ import {
 const compiler = () => gpuTestCompiler('fmha-bwd-random-gpu');
 const buildKernel = buildOncePerInstance((instance: FmhaBwdAnyInstance) =>
   FmhaBwdKernel.build(instance, { device: Device.open(0), compiler: compiler() }),
-) as (<I extends FmhaBwdAnyInstance>(instance: I) => Promise<FmhaBwdKernel<I>>) & { readonly builds: () => Promise<FmhaBwdKernel>[] };
+) as (<I extends FmhaBwdKernelInstance>(instance: I) => Promise<FmhaBwdKernel<I>>) & { readonly builds: () => Promise<FmhaBwdKernel>[] };
 
 const seed = Number(process.env['TILEKIT_RANDOM_SEED'] || FMHA_BWD_RANDOM_DEFAULT_SEED);
 const runs = Number(process.env['TILEKIT_RANDOM_RUNS'] || FMHA_BWD_RANDOM_DEFAULT_RUNS);

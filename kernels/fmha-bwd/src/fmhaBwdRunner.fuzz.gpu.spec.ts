@@ -17,7 +17,13 @@ import {
   compareFmhaBwd,
   fmhaBwdReference,
 } from '@tilekit/fmha';
-import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdAnyInstance, type FmhaBwdRunnerBuffers } from './fmhaBwdRunner.ts';
+import {
+  FmhaBwdKernel,
+  FmhaBwdRunner,
+  type FmhaBwdAnyInstance,
+  type FmhaBwdKernelInstance,
+  type FmhaBwdRunnerBuffers,
+} from './fmhaBwdRunner.ts';
 import { invalidFmhaBwdCalls } from './testing/invalidFmhaBwdArgs.ts';
 
 const SEED = 0x17_04_04;
@@ -69,7 +75,7 @@ test(
     const device = Device.open(0);
     const compiler = countingNvcc();
     const memo = buildOncePerInstance((i: FmhaBwdAnyInstance) => FmhaBwdKernel.build(i, { device, compiler }));
-    const buildKernel = memo as unknown as <I extends FmhaBwdAnyInstance>(instance: I) => Promise<FmhaBwdKernel<I>>;
+    const buildKernel = memo as unknown as <I extends FmhaBwdKernelInstance>(instance: I) => Promise<FmhaBwdKernel<I>>;
     // Built (not launched) first: the replays below reuse its kernels.
     const valid = await FmhaBwdRunner.create(VALID, { device, compiler, buildKernel });
     const sets = fc.sample(

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { Device, type DeviceBuffer } from '@tilekit/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkFmhaBwdProblem, type FmhaBwdProblem } from '@tilekit/fmha';
-import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdAnyInstance, type FmhaBwdRunnerBuffers } from './fmhaBwdRunner.ts';
+import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdKernelInstance, type FmhaBwdRunnerBuffers } from './fmhaBwdRunner.ts';
 import {
   allocPlan,
   dropFuzzFakeAddon,
@@ -48,7 +48,7 @@ async function run(call: FmhaBwdFuzzCall): Promise<void> {
   const buffers = materialize(device, call.buffers);
   const { workspace, ...tensors } = buffers.ranges;
   const compiler = fakeCompiler(fake, counter);
-  const buildKernel = <I extends FmhaBwdAnyInstance>(i: I): Promise<FmhaBwdKernel<I>> =>
+  const buildKernel = <I extends FmhaBwdKernelInstance>(i: I): Promise<FmhaBwdKernel<I>> =>
     FmhaBwdKernel.build(withoutSource(i), { device, compiler });
   try {
     const runner = await FmhaBwdRunner.create(call.problem as unknown as FmhaBwdProblem, {
@@ -102,7 +102,7 @@ async function runScoreMod(problem: FmhaBwdProblem, spec: (slopes: DeviceBuffer)
   const before = fake.launches.length;
   try {
     const compiler = fakeCompiler(fake, counter);
-    const buildKernel = <I extends FmhaBwdAnyInstance>(i: I): Promise<FmhaBwdKernel<I>> =>
+    const buildKernel = <I extends FmhaBwdKernelInstance>(i: I): Promise<FmhaBwdKernel<I>> =>
       FmhaBwdKernel.build(withoutSource(i), { device, compiler });
     const runner = await FmhaBwdRunner.create(problem, { device, compiler, buildKernel });
     try {

@@ -7,42 +7,30 @@ import {
   type CheckedFmhaBwdProblem,
   type CheckedFmhaBwdTraits,
   type FmhaBwdArgs,
-  type FmhaBwdExecutor,
-  type FmhaBwdLauncher,
   type FmhaBwdProblem,
   type FmhaBwdRecordTriple,
   type FmhaBwdTensor,
   type FmhaBwdWorkspace,
-  type FmhaBwdWorkspaceSize,
   type FmhaScoreModifierSpec,
-  fmhaBwdOperandElements,
   longestSlot,
 } from '@tilekit/fmha';
 import {
-  checkFmhaBwdDeviceRange,
   FMHA_BWD_DQ_STORE_VECTOR,
-  FmhaBwdCudaExecutor,
-  FmhaBwdKernel,
-  fmhaBwdRunnerArgs,
+  FmhaBwdRunnerBase,
+  fmhaBwdDqDkDvArgValues,
   fmhaScoreArgValues,
-  packFmhaBwdConvertDq,
-  packFmhaBwdDotDoO,
+  lateFmhaBwdExecutor,
   type FmhaBwdConvertDqInstance,
   type FmhaBwdDotDoOInstance,
+  type FmhaBwdDqDkDvLaunch,
+  type FmhaBwdKernel,
   type FmhaBwdPackedLaunch,
-  type FmhaBwdRunnerBuffers,
+  type FmhaBwdRunnerBuildOptions,
+  type FmhaBwdRunnerKernels,
+  type FmhaBwdRunnerParts,
 } from '@tilekit/fmha-launch';
 import { ArgumentError, getDType } from '@tilekit/numeric';
-import {
-  checkTiledTensorMap,
-  encodeTensorMapTiled,
-  type Compiler,
-  type Device,
-  type DeviceBuffer,
-  type KernelResources,
-  type Stream,
-  type TiledTensorMapOptions,
-} from '@tilekit/runtime';
+import { checkTiledTensorMap, encodeTensorMapTiled, type TiledTensorMapOptions } from '@tilekit/runtime';
 import type { FmhaBwdDqDkDvInstance } from './fmhaBwdDqDkDvInstance.ts';
 import { dispatchFmhaBwd } from './fmhaBwdDispatch.ts';
 
@@ -52,6 +40,7 @@ export {
   FmhaBwdKernel,
   packFmhaBwdConvertDq,
   packFmhaBwdDotDoO,
+  type FmhaBwdKernelInstance,
   type FmhaBwdPackedLaunch,
   type FmhaBwdRunnerBuffers,
 } from '@tilekit/fmha-launch';
@@ -127,38 +116,12 @@ export function packFmhaBwdDqDkDv(
     dO: tmaMap(t.dtype, args.dO.ptr, args.dO.strides, t.nheadQ, t.seqlenQ, t.hdimV, batches, boxes.q),
   };
   for (const m of Object.values(maps)) checkTiledTensorMap(m);
-  const window = t.mask.kind === 'window' ? t.mask : undefined;
   const packed = instance.signature.pack({
     q_map: encode(maps.q),
     k_map: encode(maps.k),
     v_map: encode(maps.v),
     do_map: encode(maps.dO),
-    lse: args.lse.ptr,
-    d: args.d.ptr,
-    lse_stride_head: args.lse.strides.head,
-    lse_stride_batch: group ? 0 : args.lse.strides.batch,
-    dk: args.dK.ptr,
-    dv: args.dV.ptr,
-    dk_stride_row: args.dK.strides.row,
-    dk_stride_head: args.dK.strides.head,
-    dk_stride_batch: group ? 0 : args.dK.strides.batch,
-    dv_stride_row: args.dV.strides.row,
-    dv_stride_head: args.dV.strides.head,
-    dv_stride_batch: group ? 0 : args.dV.strides.batch,
-    workspace: args.workspace,
-    batch: t.batch,
-    nhead_q: t.nheadQ,
-    nhead_ratio: t.nheadQ / t.nheadK,
-    seqlen_q: t.seqlenQ,
-    seqlen_k: t.seqlenK,
-    seqstart_q: group ? (args.seqstartQ ?? 0n) : 0n,
-    seqstart_k: group ? (args.seqstartK ?? 0n) : 0n,
-    seqlen_k_ptr: 0n,
-    scale: args.scale,
-    scale_log2: args.scale * Math.LOG2E,
-    mask_left: window?.left ?? -1,
-    mask_right: window?.right ?? -1,
-    mask_top_left: window === undefined || window.alignment === 'topLeft' ? 1 : 0,
+    ...fmhaBwdDqDkDvArgValues(t, args),
     ...fmhaScoreArgValues(instance.policy.scoreModifier, args.scoreModifier, t.nheadQ),
   });
   const gridX = instance.policy.dqMode === 'atomic' ? Math.ceil(maxRowsK(t) / instance.kN0) : Math.max(0, ...ws.nsplits);
@@ -167,11 +130,7 @@ export function packFmhaBwdDqDkDv(
 }
 
 /** The compiled kernels of one triple. */
-export interface FmhaBwdKernels {
-  readonly dotDoO: FmhaBwdKernel<FmhaBwdDotDoOInstance>;
-  readonly dqDkDv: FmhaBwdKernel<FmhaBwdDqDkDvInstance>;
-  readonly convertDq: FmhaBwdKernel<FmhaBwdConvertDqInstance> | null;
-}
+export type FmhaBwdKernels = FmhaBwdRunnerKernels<FmhaBwdDqDkDvInstance>;
 
 /**
  * Why the runner's kernels cannot take the problem's layout (one line per rule), empty when they
@@ -211,16 +170,11 @@ export function fmhaBwdLayoutProblems(p: CheckedFmhaBwdProblem): string[] {
 }
 
 /** How the runner gets its kernels (e.g. `buildOncePerInstance` memos) and its workspace. */
-export interface FmhaBwdRunnerOptions {
-  readonly device: Device;
-  readonly compiler: Compiler;
+export interface FmhaBwdRunnerOptions extends FmhaBwdRunnerBuildOptions {
   /** Triples to select from (default `fmhaBwdCatalogFor`'s: the dense ones, or those of the problem's score modifier). */
   readonly triples?: readonly FmhaBwdRecordTriple[];
-  readonly buildKernel?: <I extends FmhaBwdAnyInstance>(instance: I) => Promise<FmhaBwdKernel<I>>;
   /** TMA descriptor encoder (default: the driver's, on `device`). */
   readonly encode?: FmhaBwdTensorMapEncoder;
-  /** A caller's workspace (at least `workspaceSize.total` bytes); default: the runner allocates and owns one. */
-  readonly workspace?: DeviceBuffer;
   /** Where the launcher's "no instance" warning goes (default: none; `create` throws instead). */
   readonly warn?: (message: string) => void;
 }
@@ -240,36 +194,14 @@ export interface FmhaBwdRunnerOptions {
  * Postconditions (GPU spec): dQ/dK/dV match `referenceAttentionBwd` within
  * `attentionBwdToleranceFor`; deterministic runs give bitwise-identical dQ.
  */
-export class FmhaBwdRunner {
-  readonly problem: CheckedFmhaBwdProblem;
-  readonly launcher: FmhaBwdLauncher<Stream | undefined>;
+export class FmhaBwdRunner extends FmhaBwdRunnerBase<FmhaBwdDqDkDvInstance> {
   readonly triple: FmhaBwdRecordTriple;
-  readonly kernels: FmhaBwdKernels;
-  readonly device: Device;
-  readonly #executor: FmhaBwdCudaExecutor;
-  readonly #d: DeviceBuffer;
-  #workspace: DeviceBuffer | undefined;
-  readonly #owned: { dispose(): void }[];
+  readonly #encode: FmhaBwdTensorMapEncoder;
 
-  private constructor(
-    problem: CheckedFmhaBwdProblem,
-    launcher: FmhaBwdLauncher<Stream | undefined>,
-    kernels: FmhaBwdKernels,
-    executor: FmhaBwdCudaExecutor,
-    device: Device,
-    d: DeviceBuffer,
-    workspace: DeviceBuffer | undefined,
-    owned: { dispose(): void }[],
-  ) {
-    this.problem = problem;
-    this.launcher = launcher;
-    this.triple = launcher.triple!;
-    this.kernels = kernels;
-    this.#executor = executor;
-    this.device = device;
-    this.#d = d;
-    this.#workspace = workspace;
-    this.#owned = owned;
+  private constructor(parts: FmhaBwdRunnerParts<FmhaBwdDqDkDvInstance>, encode: FmhaBwdTensorMapEncoder) {
+    super(parts);
+    this.triple = parts.launcher.triple!;
+    this.#encode = encode;
   }
 
   /** Checks, selects, compiles, allocates and prepares (see the class comment). */
@@ -278,54 +210,19 @@ export class FmhaBwdRunner {
     const layout = fmhaBwdLayoutProblems(p);
     if (layout.length > 0) throw new ArgumentError('problem', `the backward kernels cannot take this layout: ${layout.join('; ')}`);
     const { device } = options;
-    const executorRef: { current?: FmhaBwdCudaExecutor } = {};
-    const proxy: FmhaBwdExecutor<Stream | undefined> = {
-      copyToDevice: (dst, bytes, stream) => executorRef.current!.copyToDevice(dst, bytes, stream),
-      fillZero: (dst, n, stream) => executorRef.current!.fillZero(dst, n, stream),
-      launch: (l, stream) => executorRef.current!.launch(l, stream),
-    };
+    const late = lateFmhaBwdExecutor();
     const { launcher, kernels: set } = dispatchFmhaBwd(p, {
       ...(options.triples ? { triples: options.triples } : {}),
-      executor: proxy,
+      executor: late.proxy,
       smCount: device.smCount,
       ...(options.warn ? { warn: options.warn } : {}),
     });
-    // A caller's workspace is checked before anything is compiled.
-    if (options.workspace !== undefined && launcher.workspaceSize.total > 0)
-      checkFmhaBwdDeviceRange('options.workspace', options.workspace, launcher.workspaceSize.total, 16);
-    const owned: { dispose(): void }[] = [];
-    const build = async <I extends FmhaBwdAnyInstance>(instance: I): Promise<FmhaBwdKernel<I>> => {
-      if (options.buildKernel) return options.buildKernel(instance);
-      const k = await FmhaBwdKernel.build(instance, options);
-      owned.push(k);
-      return k;
-    };
-    const kernels: FmhaBwdKernels = {
-      dotDoO: await build(set.dotDoO),
-      dqDkDv: await build(set.dqDkDv),
-      convertDq: set.convertDq === null ? null : await build(set.convertDq),
-    };
     const encode = options.encode ?? ((m: TiledTensorMapOptions) => encodeTensorMapTiled(device, m));
-    const executor = new FmhaBwdCudaExecutor(kernels, (l, stream) =>
-      kernels.dqDkDv.launch(packFmhaBwdDqDkDv(kernels.dqDkDv.instance, l.traits, l.workspace, l.args, encode), stream),
-    );
-    executorRef.current = executor;
-    const d = device.alloc(Math.max(16, fmhaBwdOperandElements(p).lse * 4));
-    owned.push(d);
-    let workspace: DeviceBuffer | undefined = options.workspace;
-    const total = launcher.workspaceSize.total;
-    if (workspace === undefined && total > 0) {
-      workspace = device.alloc(total);
-      owned.push(workspace);
-    }
-    const runner = new FmhaBwdRunner(p, launcher, kernels, executor, device, d, workspace, owned);
-    if (workspace !== undefined && total > 0) runner.prepareWorkspace(workspace);
-    return runner;
-  }
-
-  /** Host (metadata) + device (dq_acc) bytes of the workspace: what a caller's workspace must hold. */
-  get workspaceSize(): FmhaBwdWorkspaceSize {
-    return this.launcher.workspaceSize;
+    const launch =
+      (kernel: FmhaBwdKernel<FmhaBwdDqDkDvInstance>): FmhaBwdDqDkDvLaunch =>
+      (l, stream) =>
+        kernel.launch(packFmhaBwdDqDkDv(kernel.instance, l.traits, l.workspace, l.args, encode), stream);
+    return new FmhaBwdRunner(await FmhaBwdRunnerBase.assemble(p, launcher, set, late, launch, options), encode);
   }
 
   /** The workspace layout (nsplits, offsets, dq_acc; `describeFmhaBwdWorkspace` prints it). */
@@ -333,66 +230,8 @@ export class FmhaBwdRunner {
     return this.launcher.workspace!;
   }
 
-  /** The compiled instances in launch order. */
-  get instances(): readonly FmhaBwdAnyInstance[] {
-    const k = this.kernels;
-    return k.convertDq === null ? [k.dotDoO.instance, k.dqDkDv.instance] : [k.dotDoO.instance, k.dqDkDv.instance, k.convertDq.instance];
-  }
-
-  /** Registers, shared memory and spills of each kernel, in launch order. */
-  get resources(): readonly { readonly instance: string; readonly resources: KernelResources; readonly dynamicSharedBytes: number }[] {
-    const k = this.kernels;
-    return [k.dotDoO, k.dqDkDv, ...(k.convertDq ? [k.convertDq] : [])].map((x) => ({
-      instance: x.instance.name,
-      resources: x.resources,
-      dynamicSharedBytes: x.instance.sharedBytes,
-    }));
-  }
-
-  /**
-   * Copies the workspace metadata to the head of `buffer` (default: the runner's workspace) and
-   * zeroes dq_acc when required; later runs use `buffer`.
-   * @throws ArgumentError `buffer` when it is smaller than `workspaceSize.total` or misaligned.
-   */
-  prepareWorkspace(buffer: DeviceBuffer | undefined = this.#workspace, stream?: Stream): void {
-    if (this.workspaceSize.total === 0) return;
-    if (buffer === undefined)
-      throw new ArgumentError('buffer', `is required: the workspace needs ${this.workspaceSize.total} bytes`, buffer);
-    this.#executor.register(buffer);
-    this.launcher.prepareWorkspace({ ptr: buffer.ptr, bytes: buffer.bytes }, stream);
-    this.#workspace = buffer;
-  }
-
-  /**
-   * The launcher's args for `buffers` (the runner's D buffer and workspace filled in). Throws one
-   * `ArgumentError` naming every missing, short or misaligned buffer and a `scoreModifier` that
-   * does not match the problem's modifier or breaks its rules (the first one's name as `argument`);
-   * then one naming every output (dQ, dK, dV) that overlaps an input or another output.
-   */
-  args(buffers: FmhaBwdRunnerBuffers): FmhaBwdArgs {
-    const p = this.problem;
-    const e = getDType(p.dtype).bytes;
-    const align: Record<FmhaBwdTensor, number> = {
-      q: 16,
-      k: 16,
-      v: 16,
-      dO: 16,
-      o: 16,
-      dQ: FMHA_BWD_DQ_STORE_VECTOR * e,
-      dK: 2 * e,
-      dV: 2 * e,
-    };
-    const ws = this.#workspace;
-    return fmhaBwdRunnerArgs(p, buffers, {
-      d: this.#d.ptr,
-      workspace: this.workspaceSize.total > 0 && ws !== undefined ? ws.ptr : 0n,
-      align,
-      checkScoreModifier: (spec) => this.#checkScoreModifier(spec),
-    });
-  }
-
   /** `spec` is of the problem's score modifier (none without one) and its values pass the dq_dk_dv kernel's rules. */
-  #checkScoreModifier(spec: FmhaScoreModifierSpec | undefined): void {
+  protected checkScoreModifier(spec: FmhaScoreModifierSpec | undefined): void {
     const want = this.problem.scoreModifier;
     const kind: unknown = typeof spec === 'object' && spec !== null ? spec.kind : spec;
     if (kind !== want)
@@ -406,24 +245,8 @@ export class FmhaBwdRunner {
     fmhaScoreArgValues(this.kernels.dqDkDv.instance.policy.scoreModifier, spec, this.problem.nheadQ);
   }
 
-  /** Validates `buffers` and the launch arguments once; `launch` enqueues the three kernels on `buffers.stream`. */
-  prepare(buffers: FmhaBwdRunnerBuffers): { readonly args: FmhaBwdArgs; launch(): void } {
-    const args = this.args(buffers);
-    const stream = buffers.stream;
-    const t = this.launcher.traits;
-    // Pack every stage once up front: bad arguments fail here, before anything is enqueued.
-    packFmhaBwdDotDoO(this.kernels.dotDoO.instance, t, args);
-    if (this.kernels.convertDq) packFmhaBwdConvertDq(this.kernels.convertDq.instance, t, args);
-    return { args, launch: () => void this.launcher.run(args, stream) };
-  }
-
-  /** `prepare(buffers).launch()`. */
-  run(buffers: FmhaBwdRunnerBuffers): void {
-    this.prepare(buffers).launch();
-  }
-
-  /** Frees D, the owned workspace and the kernels this runner built. */
-  dispose(): void {
-    for (const x of this.#owned) x.dispose();
+  /** dq_dk_dv's packing (TMA maps through the encoder) for `args`. */
+  protected packDqDkDv(args: FmhaBwdArgs): void {
+    packFmhaBwdDqDkDv(this.kernels.dqDkDv.instance, this.launcher.traits, this.launcher.workspace!, args, this.#encode);
   }
 }

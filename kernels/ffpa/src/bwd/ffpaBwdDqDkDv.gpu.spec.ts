@@ -9,26 +9,29 @@ import {
   causalBottomRight,
   causalTopLeft,
   checkFmhaBwdTraits,
-  fmhaBwdOperandElements,
   fmhaBwdTraitsOf,
   makeFmhaBwdWorkspace,
   noMask,
   slidingWindowMask,
   type FmhaBwdArgs,
 } from '@tilekit/fmha';
-import { checkFmhaBwdGradients, fmhaBwdDqFrom, fmhaBwdReferenceCase, type FmhaBwdReferenceCaseSpec } from '@tilekit/fmha-launch/testing';
-import { buildOncePerInstance, Device, loadInstance, type DeviceBuffer } from '@tilekit/runtime';
+import {
+  checkFmhaBwdGradients,
+  disposeFmhaBwdBuffers,
+  fmhaBwdDqDkDvBuffers,
+  fmhaBwdDqDkDvKernelLoader,
+  fmhaBwdDqFrom,
+  fmhaBwdReferenceCase,
+  runFmhaBwdDqDkDv,
+  type FmhaBwdReferenceCaseSpec,
+} from '@tilekit/fmha-launch/testing';
+import { Device } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { ffpaBwdInstance } from './ffpaBwdCatalog.ts';
 import type { FfpaBwdInstance } from './ffpaBwdInstance.ts';
 import { packFfpaBwdDqDkDv } from './ffpaBwdLauncher.ts';
 
-const kernelFor = buildOncePerInstance(async (instance: FfpaBwdInstance) => {
-  const compiler = gpuTestCompiler('ffpa-bwd-gpu');
-  const loaded = await loadInstance(instance, { device: Device.open(0), compiler, flags: ['-std=c++17', '-lineinfo'] });
-  loaded.kernel.setMaxDynamicSharedMemory(instance.sharedBytes);
-  return loaded;
-});
+const kernelFor = fmhaBwdDqDkDvKernelLoader<FfpaBwdInstance>(() => gpuTestCompiler('ffpa-bwd-gpu'));
 
 interface Case extends FmhaBwdReferenceCaseSpec {
   readonly label: string;
@@ -44,42 +47,27 @@ async function runCase(c: Case): Promise<string> {
   const device = Device.open(0);
   const image = new Uint8Array(ws.totalBytes);
   image.set(ws.hostImage());
-  const e = fmhaBwdOperandElements(p);
   const group = p.mode === 'group';
-  const bufs: Record<string, DeviceBuffer> = {
-    q: device.upload(rc.data.q),
-    k: device.upload(rc.data.k),
-    v: device.upload(rc.data.v),
-    dO: device.upload(rc.data.dO),
-    lse: device.upload(rc.ref.lse),
-    d: device.upload(Float32Array.from(rc.ref.result.d)),
-    dk: device.alloc(e.dK * 2).fill(0xff),
-    dv: device.alloc(e.dV * 2).fill(0xff),
-    ws: device.upload(image),
-    ...(group ? { sq: device.upload(new Int32Array(p.seqstartQ)), sk: device.upload(new Int32Array(p.seqstartK)) } : {}),
-  };
+  const bufs = fmhaBwdDqDkDvBuffers(device, rc, image);
   try {
     const tensor = (name: 'q' | 'k' | 'v' | 'dO' | 'dK' | 'dV', ptr: bigint) => ({ ptr, strides: p.strides[name] });
     const args: FmhaBwdArgs = {
-      q: tensor('q', bufs.q!.ptr),
-      k: tensor('k', bufs.k!.ptr),
-      v: tensor('v', bufs.v!.ptr),
+      q: tensor('q', bufs.q.ptr),
+      k: tensor('k', bufs.k.ptr),
+      v: tensor('v', bufs.v.ptr),
       o: { ptr: 0n, strides: p.strides.o },
-      dO: tensor('dO', bufs.dO!.ptr),
-      lse: { ptr: bufs.lse!.ptr, strides: p.lseStrides },
-      d: { ptr: bufs.d!.ptr, strides: p.lseStrides },
+      dO: tensor('dO', bufs.dO.ptr),
+      lse: { ptr: bufs.lse.ptr, strides: p.lseStrides },
+      d: { ptr: bufs.d.ptr, strides: p.lseStrides },
       dQ: { ptr: 0n, strides: p.strides.dQ },
-      dK: tensor('dK', bufs.dk!.ptr),
-      dV: tensor('dV', bufs.dv!.ptr),
+      dK: tensor('dK', bufs.dk.ptr),
+      dV: tensor('dV', bufs.dv.ptr),
       ...(group ? { seqstartQ: bufs.sq!.ptr, seqstartK: bufs.sk!.ptr } : {}),
       scale: p.scale,
-      workspace: bufs.ws!.ptr,
+      workspace: bufs.ws.ptr,
     };
     const l = packFfpaBwdDqDkDv(instance, traits, args);
-    loaded.kernel.launch({ grid: l.grid, block: l.block, sharedBytes: l.sharedBytes }, l.args);
-    const dK = new Uint16Array(bufs.dk!.copyToHost().buffer);
-    const dV = new Uint16Array(bufs.dv!.copyToHost().buffer);
-    const acc = new Float32Array(bufs.ws!.copyToHost().buffer, ws.dqAccOffset, ws.dqAccElements);
+    const { dK, dV, acc } = runFmhaBwdDqDkDv(loaded, l, l.args, bufs, ws.dqAccOffset, ws.dqAccElements);
     // dq_acc: per batch [nheadQ][1 split][sq_b][d] (group mode at the batch's offset).
     const dQ = fmhaBwdDqFrom(
       rc,
@@ -87,7 +75,7 @@ async function runCase(c: Case): Promise<string> {
     );
     return checkFmhaBwdGradients(rc, { dQ, dK, dV }, instance.name);
   } finally {
-    for (const buf of Object.values(bufs)) buf.dispose();
+    disposeFmhaBwdBuffers(bufs);
   }
 }
 

@@ -3,6 +3,7 @@
 // (the same ones the dense backward's launcher takes), so that its pure FmhaBwdLauncher can drive it.
 import type { PackedArguments } from '@tilekit/codegen';
 import { longestSlot, type CheckedFmhaBwdTraits, type FmhaBwdArgs } from '@tilekit/fmha';
+import { fmhaBwdDqDkDvArgValues } from '@tilekit/fmha-launch';
 import type { FfpaBwdInstance, FfpaBwdLaunch } from './ffpaBwdInstance.ts';
 
 /** A packed launch: grid, block, dynamic shared memory and the argument bytes. */
@@ -19,7 +20,6 @@ export interface FfpaBwdPackedLaunch extends FfpaBwdLaunch {
 export function packFfpaBwdDqDkDv(instance: FfpaBwdInstance, t: CheckedFmhaBwdTraits, args: FmhaBwdArgs): FfpaBwdPackedLaunch {
   const group = t.groupMode;
   const batchStride = (s: number): number => (group ? 0 : s);
-  const window = t.mask.kind === 'window' ? t.mask : undefined;
   const packed = instance.signature.pack({
     q: args.q.ptr,
     k: args.k.ptr,
@@ -37,32 +37,7 @@ export function packFfpaBwdDqDkDv(instance: FfpaBwdInstance, t: CheckedFmhaBwdTr
     do_stride_row: args.dO.strides.row,
     do_stride_head: args.dO.strides.head,
     do_stride_batch: batchStride(args.dO.strides.batch),
-    lse: args.lse.ptr,
-    d: args.d.ptr,
-    lse_stride_head: args.lse.strides.head,
-    lse_stride_batch: batchStride(args.lse.strides.batch),
-    dk: args.dK.ptr,
-    dv: args.dV.ptr,
-    dk_stride_row: args.dK.strides.row,
-    dk_stride_head: args.dK.strides.head,
-    dk_stride_batch: batchStride(args.dK.strides.batch),
-    dv_stride_row: args.dV.strides.row,
-    dv_stride_head: args.dV.strides.head,
-    dv_stride_batch: batchStride(args.dV.strides.batch),
-    workspace: args.workspace,
-    batch: t.batch,
-    nhead_q: t.nheadQ,
-    nhead_ratio: t.nheadQ / t.nheadK,
-    seqlen_q: t.seqlenQ,
-    seqlen_k: t.seqlenK,
-    seqstart_q: group ? (args.seqstartQ ?? 0n) : 0n,
-    seqstart_k: group ? (args.seqstartK ?? 0n) : 0n,
-    seqlen_k_ptr: group ? (args.seqlenK ?? 0n) : 0n,
-    scale: args.scale,
-    scale_log2: args.scale * Math.LOG2E,
-    mask_left: window?.left ?? -1,
-    mask_right: window?.right ?? -1,
-    mask_top_left: window === undefined || window.alignment === 'topLeft' ? 1 : 0,
+    ...fmhaBwdDqDkDvArgValues(t, args),
   });
   const maxKeys = group ? longestSlot(t.seqstartK) : t.seqlenK;
   return { ...instance.launch(t.batch, t.nheadK, maxKeys), args: packed };

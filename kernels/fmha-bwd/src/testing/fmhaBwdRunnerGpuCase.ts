@@ -16,7 +16,7 @@ import {
 } from '@tilekit/fmha';
 import { buildOncePerInstance, Device, type DeviceBuffer } from '@tilekit/runtime';
 import { gpuTestCompiler } from '@tilekit/runtime/testing';
-import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdAnyInstance } from '../fmhaBwdRunner.ts';
+import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdAnyInstance, type FmhaBwdKernelInstance } from '../fmhaBwdRunner.ts';
 import type { FmhaBwdGpuCase } from './fmhaBwdGpuCase.ts';
 import { deviceBits16, fmhaBwdGpuBuffers, fmhaBwdGpuInputs, type FmhaBwdGpuBuffers } from '@tilekit/fmha-launch/testing';
 
@@ -38,7 +38,7 @@ export interface FmhaBwdRunnerGpuCase extends FmhaBwdGpuCase {
 const buildKernel = buildOncePerInstance((instance: FmhaBwdAnyInstance) => {
   const compiler = gpuTestCompiler('fmha-bwd-gpu');
   return FmhaBwdKernel.build(instance, { device: Device.open(0), compiler });
-}) as <I extends FmhaBwdAnyInstance>(instance: I) => Promise<FmhaBwdKernel<I>>;
+}) as <I extends FmhaBwdKernelInstance>(instance: I) => Promise<FmhaBwdKernel<I>>;
 
 function starts(lens: readonly number[]): number[] {
   const s = [0];

@@ -11,3 +11,5 @@ export * from './fmhaBwdKernel.ts';
 export * from './fmhaBwdRowLaunches.ts';
 export * from './fmhaBwdCudaExecutor.ts';
 export * from './fmhaBwdRunnerBuffers.ts';
+export * from './fmhaBwdRunnerBase.ts';
+export * from './fmhaBwdDqDkDvArgValues.ts';

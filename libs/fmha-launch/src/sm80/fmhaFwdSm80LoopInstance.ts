@@ -29,6 +29,7 @@ import {
   emitFmhaFwdSequence,
   FMHA_MAX_SEQLEN,
   fmhaFwdTileParams,
+  fmhaRowStrideParams,
   type FmhaFwdLaunch,
   type FmhaFwdMaskKind,
 } from '@tilekit/fmha';
@@ -50,21 +51,14 @@ export const FMHA_SM80_MAX_ROW_STRIDE = 2 ** 31 - 1;
 function params(policy: FmhaFwdSm80MainLoopPolicy, target: Target) {
   const element = target.dtypeType(policy.dtype);
   const e = getDType(policy.dtype).bytes;
-  const big = { range: [0, 2 ** 50] as const };
-  const rowStride = { range: [0, FMHA_SM80_MAX_ROW_STRIDE] as const };
+  const rowStride = [0, FMHA_SM80_MAX_ROW_STRIDE] as const;
   return {
     q: kernelParam.pointer(element, { const: true, align: 16 }),
     k: kernelParam.pointer(element, { const: true, align: 16 }),
     v: kernelParam.pointer(element, { const: true, align: 16 }),
-    q_stride_row: kernelParam.i32(rowStride),
-    q_stride_head: kernelParam.i64(big),
-    q_stride_batch: kernelParam.i64(big),
-    k_stride_row: kernelParam.i32(rowStride),
-    k_stride_head: kernelParam.i64(big),
-    k_stride_batch: kernelParam.i64(big),
-    v_stride_row: kernelParam.i32(rowStride),
-    v_stride_head: kernelParam.i64(big),
-    v_stride_batch: kernelParam.i64(big),
+    ...fmhaRowStrideParams('q', rowStride),
+    ...fmhaRowStrideParams('k', rowStride),
+    ...fmhaRowStrideParams('v', rowStride),
     ...fmhaFwdTileParams(kernelParam.pointer(element, { align: 2 * e })),
   };
 }

@@ -3,3 +3,4 @@ export * from './fmhaFwdGpuCase.ts';
 export * from './fmhaBwdReferenceCase.ts';
 export * from './fmhaBwdGpuBuffers.ts';
 export * from './fmhaBwdProblemGpuCase.ts';
+export * from './fmhaBwdDqDkDvGpuRun.ts';

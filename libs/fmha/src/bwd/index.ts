@@ -7,3 +7,8 @@ export * from './fmhaBwdWorkspace.ts';
 export * from './fmhaBwdArgs.ts';
 export * from './fmhaBwdRecord.ts';
 export * from './fmhaBwdLauncher.ts';
+export * from './fmhaBwdKernelLaunch.ts';
+export * from './fmhaRowStrideParams.ts';
+export * from './fmhaBwdDqDkDvParams.ts';
+export * from './emitFmhaBwdSequence.ts';
+export * from './emitFmhaBwdDqAccBase.ts';

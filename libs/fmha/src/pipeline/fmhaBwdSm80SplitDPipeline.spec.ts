@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { float32, int32, pointer, sm90a, SourceBuilder, type BlockBuilder, type Expr, type Target } from '@tilekit/codegen';
-import { BlockGemmPolicyError, makeLdmatrixSmemLayout } from '@tilekit/gemm';
+import { makeLdmatrixSmemLayout } from '@tilekit/gemm';
 import { makeNaiveTensorDescriptor, symbol } from '@tilekit/layout';
 import { makeTensorView } from '@tilekit/tile';
 import { describe, expect, it } from 'vitest';
@@ -16,6 +16,8 @@ import {
   splitDBwdSliceOf,
   type FmhaBwdSm80SplitDPolicy,
 } from './fmhaBwdSm80SplitDPipeline.ts';
+import { blockGemmPolicyErrorOf } from '../testing/blockGemmPolicyErrorOf.ts';
+import { SplitDRingModel } from '../testing/splitDRingModel.ts';
 import { splitDRingPrologueLoads, splitDRingStep, type SplitDRingOp } from './fmhaFwdSm80SplitDPipeline.ts';
 
 const policy = (extra: Partial<FmhaBwdSm80SplitDPolicy> = {}): FmhaBwdSm80SplitDPolicy => ({
@@ -29,15 +31,14 @@ const policy = (extra: Partial<FmhaBwdSm80SplitDPolicy> = {}): FmhaBwdSm80SplitD
   ...extra,
 });
 
-function policyErrorOf(p: FmhaBwdSm80SplitDPolicy): string {
-  try {
-    new FmhaBwdSm80SplitDPipeline(p);
-  } catch (e) {
-    expect(e).toBeInstanceOf(BlockGemmPolicyError);
-    return (e as Error).message;
-  }
-  throw new Error('no error thrown');
-}
+/** Arbitraries of the properties: 64-column chunks of d or d_v (up to 1024), slice widths, ring depths, dtypes. */
+const chunks = fc.integer({ min: 1, max: 16 });
+const sliceWidths = fc.constantFrom(64, 128);
+const stageCounts = fc.constantFrom(2, 3);
+const dtypes = fc.constantFrom('fp16' as const, 'bf16' as const);
+
+/** The message of the `BlockGemmPolicyError` that constructing `p` throws. */
+const policyErrorOf = (p: FmhaBwdSm80SplitDPolicy): string => blockGemmPolicyErrorOf(() => new FmhaBwdSm80SplitDPipeline(p));
 
 /** The pipeline emitted into a bare kernel body (views over plain pointers, one query head per key head). */
 function emitBody(p: FmhaBwdSm80SplitDPipeline, options: { readonly target?: Target; readonly masked?: boolean } = {}): string {
@@ -169,18 +170,11 @@ describe('FmhaBwdSm80SplitDPipeline shared memory', () => {
 
   it('does not grow with d, d_v or the slice width (property)', () => {
     fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 16 }),
-        fc.integer({ min: 1, max: 16 }),
-        fc.constantFrom(64, 128),
-        fc.constantFrom(2, 3),
-        fc.constantFrom('fp16' as const, 'bf16' as const),
-        (d64, dv64, sliceWidth, stages, dtype) => {
-          const p = new FmhaBwdSm80SplitDPipeline(policy({ headDim: 64 * d64, headDimV: 64 * dv64, sliceWidth, stages, dtype }));
-          expect(p.sharedBytes).toBe(splitDBwdSharedPlan(8192, stages).sharedBytes);
-          expect(p.sharedBytes).toBeLessThanOrEqual(3 * 24576 + 2 * 8192 + 1024);
-        },
-      ),
+      fc.property(chunks, chunks, sliceWidths, stageCounts, dtypes, (d64, dv64, sliceWidth, stages, dtype) => {
+        const p = new FmhaBwdSm80SplitDPipeline(policy({ headDim: 64 * d64, headDimV: 64 * dv64, sliceWidth, stages, dtype }));
+        expect(p.sharedBytes).toBe(splitDBwdSharedPlan(8192, stages).sharedBytes);
+        expect(p.sharedBytes).toBeLessThanOrEqual(3 * 24576 + 2 * 8192 + 1024);
+      }),
     );
   });
 });
@@ -188,7 +182,7 @@ describe('FmhaBwdSm80SplitDPipeline shared memory', () => {
 describe('column slices', () => {
   it('cover [0, d) and [0, d_v) exactly once, in 64-column chunks, no slice empty (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 16 }), fc.integer({ min: 1, max: 16 }), fc.constantFrom(64, 128), (d64, dv64, width) => {
+      fc.property(chunks, chunks, sliceWidths, (d64, dv64, width) => {
         const [d, dv] = [64 * d64, 64 * dv64];
         const n = splitDBwdSliceCount(d, dv, width);
         expect(n).toBe(Math.ceil(Math.max(d, dv) / width));
@@ -251,20 +245,13 @@ describe('the query tiles of a key tile', () => {
 describe('the ring schedule', () => {
   it('splitDBwdLoadOf: per step Q·Kᵀ chunks, dO·Vᵀ chunks, then column chunks; slot g mod stages (property)', () => {
     fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 16 }),
-        fc.integer({ min: 1, max: 16 }),
-        fc.constantFrom(1, 2),
-        fc.constantFrom(2, 3),
-        fc.integer({ min: 0, max: 10_000 }),
-        (qk, v, sc, stages, g) => {
-          const l = splitDBwdLoadOf(g, qk, v, sc, stages);
-          const offset = l.kind === 'qk' ? 0 : l.kind === 'dov' ? qk : qk + v;
-          expect(l.tile * (qk + v + sc) + offset + l.chunk).toBe(g);
-          expect(l.chunk).toBeLessThan(l.kind === 'qk' ? qk : l.kind === 'dov' ? v : sc);
-          expect(l.slot).toBe(g % stages);
-        },
-      ),
+      fc.property(chunks, chunks, fc.constantFrom(1, 2), stageCounts, fc.integer({ min: 0, max: 10_000 }), (qk, v, sc, stages, g) => {
+        const l = splitDBwdLoadOf(g, qk, v, sc, stages);
+        const offset = l.kind === 'qk' ? 0 : l.kind === 'dov' ? qk : qk + v;
+        expect(l.tile * (qk + v + sc) + offset + l.chunk).toBe(g);
+        expect(l.chunk).toBeLessThan(l.kind === 'qk' ? qk : l.kind === 'dov' ? v : sc);
+        expect(l.slot).toBe(g % stages);
+      }),
     );
   });
 
@@ -282,69 +269,36 @@ describe('the ring schedule', () => {
     tiles: number,
     step: readonly SplitDRingOp[] = splitDRingStep(stages),
   ) {
-    const steps = qk + v + sc;
-    const violations: string[] = [];
-    const groups: (number | undefined)[] = [];
-    const landed = new Map<number, number>();
-    const slotOwner = new Map<number, { load: number; readEpoch: number | undefined }>();
+    const ring = new SplitDRingModel();
     let pds: { tile: number; writeEpoch: number; readEpoch: number | undefined } | undefined;
-    let epoch = 0;
     const issue = (g: number): void => {
       const l = splitDBwdLoadOf(g, qk, v, sc, stages);
-      if (l.tile >= tiles) {
-        groups.push(undefined);
-        return;
-      }
-      const prev = slotOwner.get(l.slot);
-      if (prev !== undefined && (prev.readEpoch === undefined || prev.readEpoch >= epoch))
-        violations.push(`load ${g} overwrites slot ${l.slot} (load ${prev.load}) with no barrier since its read`);
-      slotOwner.set(l.slot, { load: g, readEpoch: undefined });
-      groups.push(g);
+      if (l.tile >= tiles) ring.empty();
+      else ring.load(g, l.slot);
     };
     for (let g = 0; g < splitDRingPrologueLoads(stages); g++) issue(g);
-    for (let g = 0; g < tiles * steps; g++) {
+    for (let g = 0; g < tiles * (qk + v + sc); g++) {
       const l = splitDBwdLoadOf(g, qk, v, sc, stages);
-      for (const op of step) {
-        if (op.op === 'issue') issue(g + op.ahead);
-        else if (op.op === 'wait') {
-          for (let i = 0; i < groups.length - op.pending; i++) {
-            const load = groups[i];
-            if (load !== undefined && !landed.has(load)) landed.set(load, epoch);
-          }
-        } else if (op.op === 'sync') epoch++;
-        else {
-          const owner = slotOwner.get(l.slot);
-          if (owner?.load !== g) violations.push(`step ${g} reads slot ${l.slot} holding load ${owner?.load}`);
-          const at = landed.get(g);
-          if (at === undefined || at >= epoch) violations.push(`step ${g} reads load ${g} before it landed and a barrier published it`);
-          if (owner !== undefined) slotOwner.set(l.slot, { load: g, readEpoch: epoch });
-          if (l.kind === 'col') {
-            if (pds?.tile !== l.tile || pds.writeEpoch >= epoch) violations.push(`step ${g} reads P/dS before a barrier published them`);
-            else pds.readEpoch = epoch;
-          }
-        }
-      }
+      ring.step(step, g, l.slot, issue, () => {
+        if (l.kind !== 'col') return;
+        if (pds?.tile !== l.tile || pds.writeEpoch >= ring.epoch)
+          ring.violations.push(`step ${g} reads P/dS before a barrier published them`);
+        else pds.readEpoch = ring.epoch;
+      });
       if (l.kind === 'dov' && l.chunk === v - 1) {
-        if (pds !== undefined && (pds.readEpoch === undefined || pds.readEpoch >= epoch))
-          violations.push(`tile ${l.tile} writes P/dS with no barrier since tile ${pds.tile} read them`);
-        pds = { tile: l.tile, writeEpoch: epoch, readEpoch: undefined };
+        if (pds !== undefined && (pds.readEpoch === undefined || pds.readEpoch >= ring.epoch))
+          ring.violations.push(`tile ${l.tile} writes P/dS with no barrier since tile ${pds.tile} read them`);
+        pds = { tile: l.tile, writeEpoch: ring.epoch, readEpoch: undefined };
       }
     }
-    return violations;
+    return ring.violations;
   }
 
   it('every load and the P/dS tiles are published before they are read and read by all before they are overwritten (property)', () => {
     fc.assert(
-      fc.property(
-        fc.constantFrom(2, 3),
-        fc.integer({ min: 1, max: 16 }),
-        fc.integer({ min: 1, max: 16 }),
-        fc.constantFrom(1, 2),
-        fc.integer({ min: 0, max: 5 }),
-        (stages, qk, v, sc, tiles) => {
-          expect(simulate(stages, qk, v, sc, tiles)).toEqual([]);
-        },
-      ),
+      fc.property(stageCounts, chunks, chunks, fc.constantFrom(1, 2), fc.integer({ min: 0, max: 5 }), (stages, qk, v, sc, tiles) => {
+        expect(simulate(stages, qk, v, sc, tiles)).toEqual([]);
+      }),
     );
   });
 

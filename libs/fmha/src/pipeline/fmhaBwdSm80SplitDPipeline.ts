@@ -6,7 +6,6 @@ import {
   cast,
   cpAsyncCommitGroup,
   cpAsyncWaitGroup,
-  declareAlignedDynamicShared,
   div,
   exp2Approx,
   float32,
@@ -30,23 +29,30 @@ import {
   type Target,
 } from '@tilekit/codegen';
 import { emitCalculateOffset } from '@tilekit/layout';
-import { BlockGemmPolicyError, MmaSyncBlockGemmSs, type MmaSyncBlockGemmState, type WgmmaSmemLayout } from '@tilekit/gemm';
+import { MmaSyncBlockGemmSs, type MmaSyncBlockGemmState, type WgmmaSmemLayout } from '@tilekit/gemm';
 import {
-  BlockEmitter,
   clearTile,
   makeDistributedTensor,
   makeTileWindow,
   storeTile,
   sweepTile,
+  type BlockEmitter,
   type DistributedTensor,
   type TensorView,
   type ThreadScope,
   type TileDistributionEncoding,
 } from '@tilekit/tile';
 import type { GenericAttentionMaskCode } from '../mask/genericAttentionMaskCode.ts';
-import { splitDRingPrologueLoads, splitDRingStep } from './fmhaFwdSm80SplitDPipeline.ts';
-import { FMHA_DYNAMIC_SMEM } from './fmhaFwdWsPipeline.ts';
+import {
+  emitSplitDCopyTile,
+  emitSplitDRingStep,
+  emitSplitDSetup,
+  splitDNestedEmitter,
+  type SplitDEmitContextBase,
+} from './emitSplitDRingStep.ts';
+import { splitDRingPrologueLoads } from './fmhaFwdSm80SplitDPipeline.ts';
 import { FmhaSm80TileCopy } from './fmhaSm80TileCopy.ts';
+import { checkSplitDOperands, isMultipleIn, splitDPolicyError } from './splitDPolicyError.ts';
 
 /** Policy of {@link FmhaBwdSm80SplitDPipeline} (the dq_dk_dv kernel of FFPA's backward on sm_80). */
 export interface FmhaBwdSm80SplitDPolicy {
@@ -73,18 +79,13 @@ export interface FmhaBwdSm80SplitDPolicy {
 export const FMHA_BWD_SM80_SPLIT_D_CHUNK = 64;
 
 /** A policy rule broken: a `BlockGemmPolicyError` naming the field of the split-D backward pipeline. */
-function policyError(what: string, rule: string, found: unknown): never {
-  throw new BlockGemmPolicyError(`FmhaBwdSm80SplitDPipeline ${what}`, rule, String(found));
-}
-
-const isMultipleIn = (x: number, step: number, lo: number, hi: number): boolean =>
-  Number.isSafeInteger(x) && x % step === 0 && x >= lo && x <= hi;
+const policyError = (what: string, rule: string, found: unknown): never =>
+  splitDPolicyError('FmhaBwdSm80SplitDPipeline', what, rule, found);
 
 /** Checks a policy's fields in order: dtype, head dims, tileM, tileN, sliceWidth, stages. */
 function checkFmhaBwdSm80SplitDPolicy(policy: FmhaBwdSm80SplitDPolicy): void {
   const { dtype, headDim, headDimV, tileM, tileN, sliceWidth, stages } = policy;
-  if (dtype !== 'fp16' && dtype !== 'bf16') policyError('dtype', 'must be fp16 or bf16', dtype);
-  if (!isMultipleIn(headDim, 64, 64, 1024)) policyError('headDim', 'must be a multiple of 64 in [64, 1024]', headDim);
+  checkSplitDOperands('FmhaBwdSm80SplitDPipeline', dtype, headDim);
   if (!isMultipleIn(headDimV, 64, 64, 1024)) policyError('headDimV', 'must be a multiple of 64 in [64, 1024]', headDimV);
   if (tileM !== 64) policyError('tileM', 'must be 64 (4 warps of 16 rows along M)', tileM);
   if (tileN !== 64) policyError('tileN', 'must be 64 (4 warps of 16 key rows along M for dK, dV)', tileN);
@@ -268,12 +269,7 @@ export interface FmhaBwdSm80SplitDArgs {
 const LOG2E = 1.4426950408889634;
 
 /** What the steps of {@link FmhaBwdSm80SplitDPipeline.emit} share. */
-interface BwdEmitContext {
-  readonly b: BlockBuilder;
-  readonly target: Target;
-  readonly args: FmhaBwdSm80SplitDArgs;
-  readonly block: BlockEmitter;
-  readonly smem: Expr;
+interface BwdEmitContext extends SplitDEmitContextBase<FmhaBwdSm80SplitDArgs> {
   readonly qStart: Expr;
   readonly qTiles: Expr;
   readonly tiles: Expr;
@@ -391,17 +387,12 @@ export class FmhaBwdSm80SplitDPipeline {
 
   /** Emits the whole kernel body into `b`. */
   emit(b: BlockBuilder, target: Target, args: FmhaBwdSm80SplitDArgs): void {
-    target.require('cp-async');
-    target.require('mma-sync');
     const P = this.policy;
     const S = this.shared;
-    const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, this.threads - 1] });
-    b.comment(
+    const plan =
       `dynamic shared memory, aligned up to 1024 bytes: a ring of ${P.stages} slots of ${S.slotBytes} B ` +
-        `(three ${S.tileBytes} B tiles: Q|K, dO|V or Q|dO|K chunks), then P and dS (${S.tileBytes} B each)`,
-    );
-    const { smem } = declareAlignedDynamicShared(b, target, FMHA_DYNAMIC_SMEM);
-    const block = new BlockEmitter(b, target, { numThreads: this.threads, index: { symbols: args.symbols } });
+      `(three ${S.tileBytes} B tiles: Q|K, dO|V or Q|dO|K chunks), then P and dS (${S.tileBytes} B each)`;
+    const { tid, smem, block } = emitSplitDSetup(b, target, this.threads, args.symbols, plan);
     b.comment('the query tiles this key tile meets (the mask decides), for every query head of the group');
     const range = args.mask.getTileRangeAlongY(args.n0, P.tileN, P.tileM);
     const qStart = b.let('q_start', int32, range.start);
@@ -484,13 +475,7 @@ export class FmhaBwdSm80SplitDPipeline {
 
   /** One ring step g: `splitDRingStep`'s waits, barriers and load issue around `compute` (given the slot's `uint8*`). */
   #emitStep(ctx: BwdEmitContext, lb: BlockEmitter, g: Expr, compute: (slot: Expr) => void): void {
-    const l = lb.b;
-    for (const op of splitDRingStep(this.policy.stages)) {
-      if (op.op === 'issue') this.#issueLoad(ctx, lb, op.ahead === 0 ? g : add(g, op.ahead));
-      else if (op.op === 'wait') l.expr(cpAsyncWaitGroup(ctx.target, op.pending));
-      else if (op.op === 'sync') lb.sync();
-      else compute(l.let('slot', pointer(uint8), add(ctx.smem, mul(mod(g, this.policy.stages), this.shared.slotBytes))));
-    }
+    emitSplitDRingStep(ctx, this, lb, g, (load) => this.#issueLoad(ctx, lb, load), compute);
   }
 
   /**
@@ -505,7 +490,7 @@ export class FmhaBwdSm80SplitDPipeline {
     const lse = args.lseRow(l, head);
     l.comment('the mask, on the tiles that need it (keys past seqlen_k included)');
     l.if(args.mask.isEdgeTile(m0, args.n0, P.tileM, P.tileN), (mb) => {
-      this.#nested(ctx, mb, lb).threads((t) =>
+      splitDNestedEmitter(ctx, this.threads, mb, lb).threads((t) =>
         sweepTile(t, sAcc, (e) => {
           e.b.if(args.mask.isMasked(add(m0, e.x[0]!), add(args.n0, e.x[1]!)), (z) =>
             z.assign(e.value, infinity(float32, { negative: true })),
@@ -590,7 +575,7 @@ export class FmhaBwdSm80SplitDPipeline {
       kb.comment('dK[u] += dSᵀ·Q[:, cols]');
       this.kv.emitMma(kb, target, ctx.dkAcc[u]!, ctx.kvState, { aTile: dsTile, bTile: slot });
       kb.comment('dQ[:, cols] = dS·K[:, cols], added (× scale) to the fp32 workspace');
-      const ke = this.#nested(ctx, kb, lb);
+      const ke = splitDNestedEmitter(ctx, this.threads, kb, lb);
       ke.threads((t) => clearTile(t, ctx.dqAcc));
       this.dq.emitMma(kb, target, ctx.dqAcc, ctx.dqState, { aTile: dsTile, bTile: add(slot, this.shared.cOffset) });
       const col0 = kb.let('dq_col0', int32, mul(kc, FMHA_BWD_SM80_SPLIT_D_CHUNK));
@@ -623,7 +608,7 @@ export class FmhaBwdSm80SplitDPipeline {
       ] as const) {
         b.if(lt(kc, limit), (sb) => {
           sb.comment(`${what} chunk ${u}`);
-          const se = this.#nested(ctx, sb, block);
+          const se = splitDNestedEmitter(ctx, this.threads, sb, block);
           const w = makeTileWindow(se, {
             view,
             lengths: [64, FMHA_BWD_SM80_SPLIT_D_CHUNK],
@@ -652,11 +637,21 @@ export class FmhaBwdSm80SplitDPipeline {
     const local = l.let('load_step', int32, sub(load, mul(tile, this.stepsPerTile)));
     const dst = l.let('load_dst', pointer(uint8), add(ctx.smem, mul(mod(load, P.stages), S.slotBytes)));
     l.if(lt(tile, ctx.tiles), (ib) => {
-      const be = this.#nested(ctx, ib, lb);
+      const be = splitDNestedEmitter(ctx, this.threads, ib, lb);
       const head = ib.let('load_head', int32, add(args.firstHead, div(tile, ctx.qTiles)));
       const m0 = ib.let('load_m0', int32, add(ctx.qStart, mul(mod(tile, ctx.qTiles), P.tileM)));
       const copy = (bb: BlockBuilder, view: TensorView, row0: Expr, col0: Expr, layout: WgmmaSmemLayout, at: Expr) =>
-        this.#copyTile(ctx, this.#nested(ctx, bb, be), view, [row0, col0], layout, at);
+        emitSplitDCopyTile(
+          this.#copy,
+          target,
+          splitDNestedEmitter(ctx, this.threads, bb, be),
+          view,
+          [64, FMHA_BWD_SM80_SPLIT_D_CHUNK],
+          [row0, col0],
+          this.copyEncoding,
+          layout,
+          at,
+        );
       ib.if(
         lt(local, this.qkChunks),
         (qb) => {
@@ -689,29 +684,5 @@ export class FmhaBwdSm80SplitDPipeline {
       );
     });
     l.expr(cpAsyncCommitGroup(target));
-  }
-
-  /** A block emitter for the nested builder `ib` (an `if` body) under `parent`. */
-  #nested(ctx: BwdEmitContext, ib: BlockBuilder, parent: BlockEmitter): BlockEmitter {
-    return new BlockEmitter(ib, ctx.target, { numThreads: this.threads, index: ctx.block.indexOptions }, parent);
-  }
-
-  /**
-   * Every thread's cp.async copies of the 64 × 64 tile of `view` at `origin` into `dst` (the
-   * swizzled `layout`; the tile's rows are its K for an MN-major layout): `FmhaSm80TileCopy`, zero
-   * fill outside the sequence.
-   */
-  #copyTile(
-    ctx: BwdEmitContext,
-    be: BlockEmitter,
-    view: TensorView,
-    origin: readonly [Expr, Expr],
-    layout: WgmmaSmemLayout,
-    dst: Expr,
-  ): void {
-    const enc = this.copyEncoding;
-    const C = FMHA_BWD_SM80_SPLIT_D_CHUNK;
-    const win = makeTileWindow(be, { view, lengths: [64, C], origin, encoding: enc, originAlignment: [64, C] });
-    be.threads((t) => this.#copy.emit(t, ctx.target, win, enc, layout, dst));
   }
 }

@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { sm90a } from '@tilekit/codegen';
-import { BlockGemmPolicyError } from '@tilekit/gemm';
 import { describe, expect, it } from 'vitest';
+import { blockGemmPolicyErrorOf } from '../testing/blockGemmPolicyErrorOf.ts';
 import { emitFmhaFwdSm80TestBody } from '../testing/fmhaFwdSm80TestBody.ts';
+import { SplitDRingModel } from '../testing/splitDRingModel.ts';
 import {
   FmhaFwdSm80SplitDPipeline,
   splitDChunkAccumulatorOffset,
@@ -26,15 +27,7 @@ const policy = (extra: Partial<FmhaFwdSm80SplitDPolicy> = {}): FmhaFwdSm80SplitD
 });
 
 /** The message of the `BlockGemmPolicyError` that constructing `p` throws. */
-function policyErrorOf(p: FmhaFwdSm80SplitDPolicy): string {
-  try {
-    new FmhaFwdSm80SplitDPipeline(p);
-  } catch (e) {
-    expect(e).toBeInstanceOf(BlockGemmPolicyError);
-    return (e as Error).message;
-  }
-  throw new Error('no error thrown');
-}
+const policyErrorOf = (p: FmhaFwdSm80SplitDPolicy): string => blockGemmPolicyErrorOf(() => new FmhaFwdSm80SplitDPipeline(p));
 
 describe('FmhaFwdSm80SplitDPipeline policy', () => {
   it('takes d multiples of 64 up to 1024, d_v up to 256, 64 × 64 tiles, Q/K chunks of 16 or 64, 1–4 stages, f32 or f16 P·V', () => {
@@ -135,48 +128,21 @@ describe('the ring schedule', () => {
    * twice or never; groups not committed one per issue.
    */
   function simulateRing(stages: number, qk: number, v: number, tiles: number, step = splitDRingStep(stages)): string[] {
-    const steps = qk + v;
-    const total = tiles * steps;
-    const violations: string[] = [];
-    const groups: (number | undefined)[] = []; // the load each committed group carries (undefined: empty)
-    const landed = new Map<number, number>(); // load → epoch at which a wait saw it complete
-    const slotOwner = new Map<number, { load: number; readEpoch: number | undefined }>();
+    const total = tiles * (qk + v);
+    const ring = new SplitDRingModel();
     const issued = new Set<number>();
-    let epoch = 0;
     const issue = (g: number): void => {
       const l = splitDLoadOf(g, qk, v, stages);
       if (l.tile < tiles) {
-        if (issued.has(g)) violations.push(`load ${g} issued twice`);
+        if (issued.has(g)) ring.violations.push(`load ${g} issued twice`);
         issued.add(g);
-        const prev = slotOwner.get(l.slot);
-        if (prev !== undefined && (prev.readEpoch === undefined || prev.readEpoch >= epoch))
-          violations.push(`load ${g} overwrites slot ${l.slot} (load ${prev.load}) with no barrier since its read`);
-        slotOwner.set(l.slot, { load: g, readEpoch: undefined });
-        groups.push(g);
-      } else groups.push(undefined);
+        ring.load(g, l.slot);
+      } else ring.empty();
     };
     for (let g = 0; g < splitDRingPrologueLoads(stages); g++) issue(g);
-    for (let g = 0; g < total; g++) {
-      for (const op of step) {
-        if (op.op === 'issue') issue(g + op.ahead);
-        else if (op.op === 'wait') {
-          for (let i = 0; i < groups.length - op.pending; i++) {
-            const load = groups[i];
-            if (load !== undefined && !landed.has(load)) landed.set(load, epoch);
-          }
-        } else if (op.op === 'sync') epoch++;
-        else {
-          const slot = splitDLoadOf(g, qk, v, stages).slot;
-          const owner = slotOwner.get(slot);
-          if (owner?.load !== g) violations.push(`step ${g} reads slot ${slot} holding load ${owner?.load}`);
-          const at = landed.get(g);
-          if (at === undefined || at >= epoch) violations.push(`step ${g} reads load ${g} before it landed and a barrier published it`);
-          if (owner !== undefined) slotOwner.set(slot, { load: g, readEpoch: epoch });
-        }
-      }
-    }
-    for (let g = 0; g < total; g++) if (!issued.has(g)) violations.push(`load ${g} never issued`);
-    return violations;
+    for (let g = 0; g < total; g++) ring.step(step, g, splitDLoadOf(g, qk, v, stages).slot, issue);
+    for (let g = 0; g < total; g++) if (!issued.has(g)) ring.violations.push(`load ${g} never issued`);
+    return ring.violations;
   }
 
   it('every depth: each load lands and is published before its step reads it; no slot is overwritten before every warp read it (property)', () => {

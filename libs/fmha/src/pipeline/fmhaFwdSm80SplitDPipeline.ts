@@ -2,10 +2,8 @@ import {
   add,
   addressOf,
   array,
-  cast,
   cpAsyncCommitGroup,
   cpAsyncWaitGroup,
-  declareAlignedDynamicShared,
   defineFunction,
   div,
   float32,
@@ -25,31 +23,22 @@ import {
   type Target,
   type VarExpr,
 } from '@tilekit/codegen';
-import {
-  BlockGemmPolicyError,
-  callLeaf,
-  MmaSyncBlockGemmRs,
-  MmaSyncBlockGemmSs,
-  mmaSyncCEncoding,
-  type MmaSyncBlockGemmState,
-  type WgmmaSmemLayout,
-} from '@tilekit/gemm';
-import {
-  BlockEmitter,
-  clearTile,
-  makeDistributedTensor,
-  makeTileWindow,
-  type DistributedTensor,
-  type TensorView,
-  type TileDistributionEncoding,
-} from '@tilekit/tile';
+import { callLeaf, MmaSyncBlockGemmRs, MmaSyncBlockGemmSs, mmaSyncCEncoding, type MmaSyncBlockGemmState } from '@tilekit/gemm';
+import { clearTile, makeDistributedTensor, type BlockEmitter, type DistributedTensor, type TileDistributionEncoding } from '@tilekit/tile';
 import { BlockOnlineSoftmax } from '../softmax/blockOnlineSoftmax.ts';
 import { emitFmhaFwdEdgeMask } from './fmhaFwdEdgeMask.ts';
 import { emitFmhaFwdEpilogue } from './fmhaFwdEpilogue.ts';
 import { DenseKeyTileWalk, type FmhaFwdKeyTileCursor } from './fmhaFwdKeyTiles.ts';
 import type { FmhaFwdSm80Args } from './fmhaFwdSm80Pipeline.ts';
-import { FMHA_DYNAMIC_SMEM } from './fmhaFwdWsPipeline.ts';
 import { FmhaSm80TileCopy } from './fmhaSm80TileCopy.ts';
+import { checkSplitDOperands, isMultipleIn, splitDPolicyError } from './splitDPolicyError.ts';
+import {
+  emitSplitDCopyTile,
+  emitSplitDRingStep,
+  emitSplitDSetup,
+  splitDNestedEmitter,
+  type SplitDEmitContextBase,
+} from './emitSplitDRingStep.ts';
 
 /** Policy of {@link FmhaFwdSm80SplitDPipeline} (FFPA level L1 on sm_80). */
 export interface FmhaFwdSm80SplitDPolicy {
@@ -79,18 +68,13 @@ export interface FmhaFwdSm80SplitDPolicy {
 export const FMHA_SM80_SPLIT_D_V_CHUNK = 64;
 
 /** A policy rule broken: a `BlockGemmPolicyError` naming the field of the split-D pipeline. */
-function policyError(what: string, rule: string, found: unknown): never {
-  throw new BlockGemmPolicyError(`FmhaFwdSm80SplitDPipeline ${what}`, rule, String(found));
-}
-
-const isMultipleIn = (x: number, step: number, lo: number, hi: number): boolean =>
-  Number.isSafeInteger(x) && x % step === 0 && x >= lo && x <= hi;
+const policyError = (what: string, rule: string, found: unknown): never =>
+  splitDPolicyError('FmhaFwdSm80SplitDPipeline', what, rule, found);
 
 /** Checks a policy's fields in order: dtype, head dims, tileM, tileN, qkChunk, stages, pvAccumulation. */
 function checkFmhaFwdSm80SplitDPolicy(policy: FmhaFwdSm80SplitDPolicy): void {
   const { dtype, headDim, headDimV, tileM, tileN, qkChunk, stages, pvAccumulation } = policy;
-  if (dtype !== 'fp16' && dtype !== 'bf16') policyError('dtype', 'must be fp16 or bf16', dtype);
-  if (!isMultipleIn(headDim, 64, 64, 1024)) policyError('headDim', 'must be a multiple of 64 in [64, 1024]', headDim);
+  checkSplitDOperands('FmhaFwdSm80SplitDPipeline', dtype, headDim);
   if (!isMultipleIn(headDimV, 64, 64, 256))
     policyError(
       'headDimV',
@@ -242,12 +226,7 @@ function defineAddF16x2(target: Target): FunctionDef {
 }
 
 /** What the steps of {@link FmhaFwdSm80SplitDPipeline.emit} share. */
-interface SplitDEmitContext {
-  readonly b: BlockBuilder;
-  readonly target: Target;
-  readonly args: FmhaFwdSm80Args;
-  readonly block: BlockEmitter;
-  readonly smem: Expr;
+interface SplitDEmitContext extends SplitDEmitContextBase<FmhaFwdSm80Args> {
   /** The first key row of a key tile (the dense walk's rows: any tile, any number of times). */
   readonly keyRows: FmhaFwdKeyTileCursor;
   readonly iters: Expr;
@@ -351,17 +330,12 @@ export class FmhaFwdSm80SplitDPipeline {
 
   /** Emits the whole kernel body into `b`. */
   emit(b: BlockBuilder, target: Target, args: FmhaFwdSm80Args): void {
-    target.require('cp-async');
-    target.require('mma-sync');
     const P = this.policy;
     const S = this.shared;
-    const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, this.threads - 1] });
-    b.comment(
+    const plan =
       `dynamic shared memory, aligned up to 1024 bytes: a ring of ${P.stages} slots of ${S.slotBytes} B, ` +
-        `each a Q chunk (${S.qChunkBytes} B) + K chunk (${S.kChunkBytes} B) or a V chunk (${S.vChunkBytes} B)`,
-    );
-    const { smem } = declareAlignedDynamicShared(b, target, FMHA_DYNAMIC_SMEM);
-    const block = new BlockEmitter(b, target, { numThreads: this.threads, index: { symbols: args.symbols } });
+      `each a Q chunk (${S.qChunkBytes} B) + K chunk (${S.kChunkBytes} B) or a V chunk (${S.vChunkBytes} B)`;
+    const { tid, smem, block } = emitSplitDSetup(b, target, this.threads, args.symbols, plan);
 
     const keyTiles = new DenseKeyTileWalk(args.mask, args.split);
     const walk = { target, tid, shared: smem, m0: args.m0, tileM: P.tileM, tileN: P.tileN };
@@ -419,13 +393,7 @@ export class FmhaFwdSm80SplitDPipeline {
 
   /** One ring step g: {@link splitDRingStep}'s waits, barriers and load issue around `compute` (given the slot's `uint8*`). */
   #emitStep(ctx: SplitDEmitContext, lb: BlockEmitter, g: Expr, compute: (slot: Expr) => void): void {
-    const l = lb.b;
-    for (const op of splitDRingStep(this.policy.stages)) {
-      if (op.op === 'issue') this.#issueLoad(ctx, lb, op.ahead === 0 ? g : add(g, op.ahead));
-      else if (op.op === 'wait') l.expr(cpAsyncWaitGroup(ctx.target, op.pending));
-      else if (op.op === 'sync') lb.sync();
-      else compute(l.let('slot', pointer(uint8), add(ctx.smem, mul(mod(g, this.policy.stages), this.shared.slotBytes))));
-    }
+    emitSplitDRingStep(ctx, this, lb, g, (load) => this.#issueLoad(ctx, lb, load), compute);
   }
 
   /** The mask on edge tiles, the online softmax (O rescaled), P packed into A fragments. */
@@ -434,7 +402,14 @@ export class FmhaFwdSm80SplitDPipeline {
     const P = this.policy;
     const l = lb.b;
     const j0 = ctx.keyRows.row(l, it, 'j0');
-    emitFmhaFwdEdgeMask(l, { args, j0, tileM: P.tileM, tileN: P.tileN, sAcc, threadsOf: (mb) => this.#nested(ctx, mb, lb) });
+    emitFmhaFwdEdgeMask(l, {
+      args,
+      j0,
+      tileM: P.tileM,
+      tileN: P.tileN,
+      sAcc,
+      threadsOf: (mb) => splitDNestedEmitter(ctx, this.threads, mb, lb),
+    });
     lb.threads((t) => {
       t.b.comment('online softmax: S becomes P = 2^(S·scale·log2 e − m); O *= 2^(m_old − m_new)');
       const corr = ctx.softmax.emitUpdate(t, sAcc, args.scaleLog2)!;
@@ -488,16 +463,27 @@ export class FmhaFwdSm80SplitDPipeline {
     const dst = l.let('load_dst', pointer(uint8), add(ctx.smem, mul(mod(load, P.stages), this.shared.slotBytes)));
     const row0 = ctx.keyRows.row(l, tile, 'load_row0');
     l.if(lt(tile, ctx.iters), (ib) => {
-      const be = this.#nested(ctx, ib, lb);
+      const be = splitDNestedEmitter(ctx, this.threads, ib, lb);
       ib.if(
         lt(local, this.qkChunks),
         (qb) => {
           qb.comment('a Q·Kᵀ chunk: Q[m0:, c·qkChunk:] and K[j0:, c·qkChunk:]');
-          const qe = this.#nested(ctx, qb, be);
+          const qe = splitDNestedEmitter(ctx, this.threads, qb, be);
           const col0 = qb.let('load_col0', int32, mul(local, P.qkChunk));
-          this.#copyTile(ctx, qe, ctx.args.q, [P.tileM, P.qkChunk], [ctx.args.m0, col0], this.qCopyEncoding, this.qk.aLayout, dst);
-          this.#copyTile(
-            ctx,
+          emitSplitDCopyTile(
+            this.#copy,
+            ctx.target,
+            qe,
+            ctx.args.q,
+            [P.tileM, P.qkChunk],
+            [ctx.args.m0, col0],
+            this.qCopyEncoding,
+            this.qk.aLayout,
+            dst,
+          );
+          emitSplitDCopyTile(
+            this.#copy,
+            ctx.target,
             qe,
             ctx.args.k,
             [P.tileN, P.qkChunk],
@@ -509,37 +495,23 @@ export class FmhaFwdSm80SplitDPipeline {
         },
         (vb) => {
           vb.comment('a V chunk: V[j0:, v·64:]');
-          const ve = this.#nested(ctx, vb, be);
+          const ve = splitDNestedEmitter(ctx, this.threads, vb, be);
           const col0 = vb.let('load_col0', int32, mul(sub(local, this.qkChunks), FMHA_SM80_SPLIT_D_V_CHUNK));
-          this.#copyTile(ctx, ve, ctx.args.v, [P.tileN, FMHA_SM80_SPLIT_D_V_CHUNK], [row0, col0], this.vCopyEncoding, this.pv.bLayout, dst);
+          emitSplitDCopyTile(
+            this.#copy,
+            ctx.target,
+            ve,
+            ctx.args.v,
+            [P.tileN, FMHA_SM80_SPLIT_D_V_CHUNK],
+            [row0, col0],
+            this.vCopyEncoding,
+            this.pv.bLayout,
+            dst,
+          );
         },
       );
     });
     l.expr(cpAsyncCommitGroup(target));
-  }
-
-  /** A block emitter for the nested builder `ib` (an `if` body) under `parent`. */
-  #nested(ctx: SplitDEmitContext, ib: BlockBuilder, parent: BlockEmitter): BlockEmitter {
-    return new BlockEmitter(ib, ctx.target, { numThreads: this.threads, index: ctx.block.indexOptions }, parent);
-  }
-
-  /**
-   * Every thread's cp.async copies of the [rows, cols] tile of `view` at `origin` into `dst` (the
-   * swizzled `layout`): src-size 16 inside the sequence, 0 (zero fill, source clamped to the view's
-   * base) outside.
-   */
-  #copyTile(
-    ctx: SplitDEmitContext,
-    be: BlockEmitter,
-    view: TensorView,
-    lengths: readonly [number, number],
-    origin: readonly [Expr, Expr],
-    enc: TileDistributionEncoding,
-    layout: WgmmaSmemLayout,
-    dst: Expr,
-  ): void {
-    const win = makeTileWindow(be, { view, lengths, origin, encoding: enc, originAlignment: [lengths[0], lengths[1]] });
-    be.threads((t) => this.#copy.emit(t, ctx.target, win, enc, layout, dst));
   }
 }
 

@@ -1,0 +1,21 @@
+// The launch geometry of one backward kernel instance.
+import type { FmhaFwdLaunch } from '../fwd/fmhaFwdLaunch.ts';
+
+/** The launch of one backward instance: grid, threads (block) and dynamic shared memory, as the forward's without a cluster. */
+export type FmhaBwdKernelLaunch = Pick<FmhaFwdLaunch, 'grid' | 'block' | 'sharedBytes'>;
+
+/** What an instance launches with: its threads per block and dynamic shared memory (its pipeline's). */
+export interface FmhaBwdBlockShape {
+  readonly threads: number;
+  readonly sharedBytes: number;
+}
+
+/** The launch of `instance` over `grid`: blocks of its threads (x only) and its dynamic shared memory. */
+export function makeFmhaBwdKernelLaunch(grid: readonly [number, number, number], instance: FmhaBwdBlockShape): FmhaBwdKernelLaunch {
+  return { grid, block: [instance.threads, 1, 1], sharedBytes: instance.sharedBytes };
+}
+
+/** A kernel instance's options (key, policy, target, params) with the threads and dynamic shared memory of its `pipeline`. */
+export function fmhaBwdPipelineInstanceOptions<T extends object>(pipeline: FmhaBwdBlockShape, options: T): T & FmhaBwdBlockShape {
+  return { ...options, threads: pipeline.threads, sharedBytes: pipeline.sharedBytes };
+}
