@@ -63,9 +63,10 @@ function describe(p: FmhaFwdLaunchProblem, path: FfpaPath, slices: readonly Ffpa
   return `${head}: ${slices.length} CTAs per 64 query rows, O columns ${cols}, S recomputed in each`;
 }
 
-/** Options that name the sm_90a path (or none), and the sm_80 path: the instance types of their plans. */
-type Sm90PlanOptions = FfpaPlanOptions & { readonly path?: 'sm90' };
-type Sm80PlanOptions = FfpaPlanOptions & { readonly path: 'sm80' };
+/** Options that name the sm_90a path (or no path): its plans hold sm_90a instances. */
+export type FfpaSm90PlanOptions = FfpaPlanOptions & { readonly path?: 'sm90' };
+/** Options that name the sm_80 path: its plans hold sm_80 instances. */
+export type FfpaSm80PlanOptions = FfpaPlanOptions & { readonly path: 'sm80' };
 
 /**
  * The slices of `p` and their instances on the options' path: all of O in one slice when an
@@ -73,8 +74,8 @@ type Sm80PlanOptions = FfpaPlanOptions & { readonly path: 'sm80' };
  * `ffpaColumnSlices` of the path's widest slice. Throws `NoFfpaInstanceError` when a slice has no
  * instance.
  */
-export function ffpaSlicePlans(p: CheckedFmhaFwdProblem, options?: Sm90PlanOptions): readonly FfpaSlicePlan<FmhaFwdInstance>[];
-export function ffpaSlicePlans(p: CheckedFmhaFwdProblem, options: Sm80PlanOptions): readonly FfpaSlicePlan<FfpaSm80Instance>[];
+export function ffpaSlicePlans(p: CheckedFmhaFwdProblem, options?: FfpaSm90PlanOptions): readonly FfpaSlicePlan<FmhaFwdInstance>[];
+export function ffpaSlicePlans(p: CheckedFmhaFwdProblem, options: FfpaSm80PlanOptions): readonly FfpaSlicePlan<FfpaSm80Instance>[];
 export function ffpaSlicePlans(p: CheckedFmhaFwdProblem, options?: FfpaPlanOptions): readonly FfpaSlicePlan[];
 export function ffpaSlicePlans(p: CheckedFmhaFwdProblem, options: FfpaPlanOptions = {}): readonly FfpaSlicePlan[] {
   const path = options.path ?? 'sm90';
@@ -98,8 +99,8 @@ export function ffpaSlicePlans(p: CheckedFmhaFwdProblem, options: FfpaPlanOption
  * is) and picks its slices (`ffpaSlicePlans`). Throws `FmhaFwdArgumentError` for a bad problem and
  * `NoFfpaInstanceError` when a slice has no instance (a custom catalog).
  */
-export function planFfpa(problem: FfpaProblem | CheckedFmhaFwdProblem, options?: Sm90PlanOptions): FfpaPlan<FmhaFwdInstance>;
-export function planFfpa(problem: FfpaProblem | CheckedFmhaFwdProblem, options: Sm80PlanOptions): FfpaPlan<FfpaSm80Instance>;
+export function planFfpa(problem: FfpaProblem | CheckedFmhaFwdProblem, options?: FfpaSm90PlanOptions): FfpaPlan<FmhaFwdInstance>;
+export function planFfpa(problem: FfpaProblem | CheckedFmhaFwdProblem, options: FfpaSm80PlanOptions): FfpaPlan<FfpaSm80Instance>;
 export function planFfpa(problem: FfpaProblem | CheckedFmhaFwdProblem, options?: FfpaPlanOptions): FfpaPlan;
 export function planFfpa(problem: FfpaProblem | CheckedFmhaFwdProblem, options: FfpaPlanOptions = {}): FfpaPlan {
   const checked = typeof problem === 'object' && problem !== null && 'rowsQ' in problem ? problem : checkFfpaProblem(problem);

@@ -7,6 +7,7 @@ export * from './checkFfpaProblem.ts';
 
 // Plan: O split into column slices across CTAs, each slice's instance from the catalog.
 export * from './ffpaColumnSlices.ts';
+export * from './ffpaInstanceDims.ts';
 export * from './ffpaCatalog.ts';
 export * from './sm80/ffpaSm80Catalog.ts';
 export * from './ffpaKernel.ts';
