@@ -3,10 +3,9 @@
 // modes; LSE from the forward reference and D = rowsum(dO ∘ O) given. Skipped (loudly, by the
 // runner) without a GPU.
 import { test } from 'node:test';
-import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask, type AttentionTensorStrides } from '@tilekit/fmha';
+import { causalBottomRight, causalTopLeft, noMask, seqstartsOf, slidingWindowMask, type AttentionTensorStrides } from '@tilekit/fmha';
 import {
   checkFmhaBwdGradients,
-  cumulativeRows,
   disposeFmhaBwdBuffers,
   fmhaBwdDqDkDvBuffers,
   fmhaBwdDqDkDvKernelLoader,
@@ -59,7 +58,7 @@ async function runCase(c: Case): Promise<string> {
   const nsplits = det ? (group ? kvTiles : [c.splits ?? 1]) : [1];
   const splitsOf = (b: number): number => (det && group ? nsplits[b]! : nsplits[0]!);
   const perBatch = sqs.map((s, b) => c.h * splitsOf(b) * s * d);
-  const offsets = cumulativeRows(perBatch);
+  const offsets = seqstartsOf(perBatch);
   const head = dqAccHeadBytes(c.batch, group, det);
   const accElems = group ? offsets[c.batch]! : c.batch * c.h * nsplits[0]! * rowsQ * d;
   const ws = new Uint8Array(head + accElems * 4);

@@ -36,6 +36,7 @@ export * from './kernel/cubinKernelParams.ts';
 export * from './kernel/instanceKey.ts';
 export * from './kernel/instanceDispatch.ts';
 export * from './kernel/kernelInstance.ts';
+export * from './kernel/duplicateInstance.ts';
 export * from './kernel/sha256.ts';
 // Leaf copy/synchronisation intrinsics (cp.async, ldmatrix, mbarrier, TMA, fences, setmaxnreg, ...):
 // force-inlined inline-PTX helpers, requested per target and emitted once per file.

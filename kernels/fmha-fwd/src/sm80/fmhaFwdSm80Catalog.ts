@@ -1,6 +1,6 @@
 // The sm_80 instance catalog: cp.async + ldmatrix + mma.sync attention-forward kernels, as data. CI
 // compiles each for sm_80 and sm_90a (fmhaFwdSm80Catalog.compile.spec.ts), failing on spills.
-import { sm80, sm90a, type Target } from '@tilekit/codegen';
+import { duplicateInstance, sm80, sm90a, type Target } from '@tilekit/codegen';
 import { FmhaFwdCatalogError, FMHA_FWD_DTYPES } from '@tilekit/fmha';
 import { FMHA_FWD_MASKS } from '../fmhaFwdCatalog.ts';
 import { FmhaFwdSm80Instance, type FmhaFwdSm80InstancePolicy } from './fmhaFwdSm80Instance.ts';
@@ -25,14 +25,8 @@ export const FMHA_FWD_SM80_POLICIES: readonly FmhaFwdSm80InstancePolicy[] = Obje
 
 /** Throws `FmhaFwdCatalogError` unless names and hashes are unique. */
 export function checkFmhaFwdSm80Catalog(catalog: readonly FmhaFwdSm80Instance[]): void {
-  for (const what of ['name', 'hash'] as const) {
-    const seen = new Set<string>();
-    for (const i of catalog) {
-      const v = what === 'name' ? i.name : i.key.hash;
-      if (seen.has(v)) throw new FmhaFwdCatalogError(`two sm_80 instances share the ${what} ${v}`);
-      seen.add(v);
-    }
-  }
+  const dup = duplicateInstance(catalog);
+  if (dup) throw new FmhaFwdCatalogError(`two sm_80 instances share the ${dup.field} ${dup.value}`);
 }
 
 /**

@@ -1,6 +1,6 @@
 // The sm_80 instance catalog: cp.async multistage + ldmatrix + mma.sync GEMM kernels, as data. CI
 // compiles each for sm_80 and sm_90a (gemmSm80Catalog.compile.spec.ts), failing on spills.
-import { sm80, sm90a, type Target } from '@tilekit/codegen';
+import { duplicateInstance, sm80, sm90a, type Target } from '@tilekit/codegen';
 import { GEMM_DTYPES } from '../gemmProblem.ts';
 import { GemmCatalogError } from '../gemmCatalog.ts';
 import { GemmSm80Instance, type GemmSm80Policy } from './gemmSm80Instance.ts';
@@ -21,14 +21,8 @@ export const GEMM_SM80_CATALOG: readonly GemmSm80Instance[] = Object.freeze(GEMM
 
 /** Throws `GemmCatalogError` unless names and hashes are unique. */
 export function checkGemmSm80Catalog(catalog: readonly GemmSm80Instance[]): void {
-  for (const what of ['name', 'hash'] as const) {
-    const seen = new Set<string>();
-    for (const i of catalog) {
-      const v = what === 'name' ? i.name : i.key.hash;
-      if (seen.has(v)) throw new GemmCatalogError(`two sm_80 instances share the ${what} ${v}`);
-      seen.add(v);
-    }
-  }
+  const dup = duplicateInstance(catalog);
+  if (dup) throw new GemmCatalogError(`two sm_80 instances share the ${dup.field} ${dup.value}`);
 }
 checkGemmSm80Catalog(GEMM_SM80_CATALOG);
 

@@ -9,6 +9,7 @@ import {
   compareFmhaBwd,
   fmhaBwdOperandElements,
   fmhaBwdReference,
+  seqstartsOf,
   type AttentionMaskSpec,
   type AttentionScoreSetup,
   type CheckedFmhaBwdProblem,
@@ -47,18 +48,13 @@ export interface FmhaBwdReferenceCase {
   readonly sks: readonly number[];
 }
 
-/** Cumulative sums: [0, l0, l0 + l1, …]. */
-export function cumulativeRows(lens: readonly number[]): number[] {
-  return lens.reduce<number[]>((s, l) => [...s, s[s.length - 1]! + l], [0]);
-}
-
 /** The case's problem and random inputs (Q from seed 5 + physical query rows, K 6 + key rows, V 7 + key rows, dO 8 + query rows), and its references. */
 export function fmhaBwdReferenceCase(c: FmhaBwdReferenceCaseSpec): FmhaBwdReferenceCase {
   const group = Array.isArray(c.sq);
   const sqs = group ? (c.sq as readonly number[]) : Array<number>(c.batch).fill(c.sq as number);
   const sks = group ? (c.sk as readonly number[]) : Array<number>(c.batch).fill(c.sk as number);
   const sequences = group
-    ? { seqstartQ: cumulativeRows(sqs), seqstartK: cumulativeRows(sks) }
+    ? { seqstartQ: seqstartsOf(sqs), seqstartK: seqstartsOf(sks) }
     : { seqlenQ: c.sq as number, seqlenK: c.sk as number };
   const problem = checkFmhaBwdProblem({
     dtype: c.dtype,
