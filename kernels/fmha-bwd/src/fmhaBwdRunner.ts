@@ -9,15 +9,14 @@ import {
   type FmhaBwdArgs,
   type FmhaBwdProblem,
   type FmhaBwdRecordTriple,
-  type FmhaBwdTensor,
   type FmhaBwdWorkspace,
   type FmhaScoreModifierSpec,
   longestSlot,
 } from '@tilekit/fmha';
 import {
-  FMHA_BWD_DQ_STORE_VECTOR,
   FmhaBwdRunnerBase,
   fmhaBwdDqDkDvArgValues,
+  fmhaBwdStrideProblems,
   fmhaScoreArgValues,
   lateFmhaBwdExecutor,
   type FmhaBwdConvertDqInstance,
@@ -139,34 +138,16 @@ export type FmhaBwdKernels = FmhaBwdRunnerKernels<FmhaBwdDqDkDvInstance>;
  * strides even and below 2^31.
  */
 export function fmhaBwdLayoutProblems(p: CheckedFmhaBwdProblem): string[] {
-  const out: string[] = [];
   const e = getDType(p.dtype).bytes;
-  const group = p.mode === 'group';
-  const each = (name: FmhaBwdTensor, rule: (stride: number) => string | undefined): void => {
-    for (const what of ['row', 'head', 'batch'] as const) {
-      if (what === 'batch' && group) continue;
-      const why = rule(p.strides[name][what]);
-      if (why !== undefined) out.push(`${name} ${what} stride ${p.strides[name][what]}: ${why}`);
-    }
-  };
-  for (const name of ['q', 'k', 'v', 'dO'] as const)
-    each(name, (s) =>
-      (s * e) % 16 !== 0
-        ? 'times the element size must be a multiple of 16 bytes (TMA)'
-        : s * e >= 2 ** 40
-          ? 'reaches 2^40 bytes (TMA)'
-          : undefined,
-    );
-  each('o', (s) => (s % 8 !== 0 ? 'must be a multiple of 8 elements (dot_do_o reads 16-byte vectors)' : undefined));
-  each('dQ', (s) =>
-    s % FMHA_BWD_DQ_STORE_VECTOR !== 0
-      ? `must be a multiple of ${FMHA_BWD_DQ_STORE_VECTOR} elements (convert_dq stores ${FMHA_BWD_DQ_STORE_VECTOR}-element vectors)`
-      : undefined,
+  const tma = (s: number): string | undefined =>
+    (s * e) % 16 !== 0
+      ? 'times the element size must be a multiple of 16 bytes (TMA)'
+      : s * e >= 2 ** 40
+        ? 'reaches 2^40 bytes (TMA)'
+        : undefined;
+  return fmhaBwdStrideProblems(p, tma).map((x) =>
+    x.rule === 'exceeds int32' ? `${x.tensor} row stride exceeds int32` : `${x.tensor} ${x.stride} stride ${x.value}: ${x.rule}`,
   );
-  for (const name of ['dK', 'dV'] as const)
-    each(name, (s) => (s % 2 !== 0 ? 'must be even (dK/dV are stored in element pairs)' : undefined));
-  for (const name of ['o', 'dQ', 'dK', 'dV'] as const) if (p.strides[name].row > 2 ** 31 - 8) out.push(`${name} row stride exceeds int32`);
-  return out;
 }
 
 /** How the runner gets its kernels (e.g. `buildOncePerInstance` memos) and its workspace. */

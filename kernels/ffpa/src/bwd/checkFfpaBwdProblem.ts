@@ -1,14 +1,8 @@
 // The FFPA backward's problem: the dense backward's fields and rules (@tilekit/fmha's
 // checkFmhaBwdProblem), with FFPA's head dims, atomic dQ only and no score modifier, and the
 // layout its kernels read (16-byte cp.async rows, element-pair stores).
-import {
-  checkFmhaBwdProblem,
-  FmhaBwdArgumentError,
-  type CheckedFmhaBwdProblem,
-  type FmhaBwdProblem,
-  type FmhaBwdTensor,
-} from '@tilekit/fmha';
-import { FMHA_BWD_DQ_STORE_VECTOR } from '@tilekit/fmha-launch';
+import { checkFmhaBwdProblem, FmhaBwdArgumentError, type CheckedFmhaBwdProblem, type FmhaBwdProblem } from '@tilekit/fmha';
+import { fmhaBwdStrideProblems } from '@tilekit/fmha-launch';
 import { ArgumentProblems } from '@tilekit/numeric';
 import { FFPA_HEAD_DIMS } from '../ffpaHeadDims.ts';
 
@@ -18,33 +12,19 @@ export type FfpaBwdProblem = Omit<FmhaBwdProblem, 'scoreModifier' | 'determinist
   readonly deterministic?: false;
 };
 
-/** The element multiple each tensor's strides must keep: 8 (16-byte cp.async rows and dot_do_o's vectors), dQ 4, dK/dV 2. */
-const STRIDE_MULTIPLE: Readonly<Record<FmhaBwdTensor, number>> = {
-  q: 8,
-  k: 8,
-  v: 8,
-  dO: 8,
-  o: 8,
-  dQ: FMHA_BWD_DQ_STORE_VECTOR,
-  dK: 2,
-  dV: 2,
-};
+/** Q, K, V and dO rows are read as 16-byte cp.async vectors: every stride a multiple of 8 elements. */
+const loads = (s: number): string | undefined =>
+  s % 8 !== 0 ? "must be a multiple of 8 elements (FFPA backward's 16-byte loads)" : undefined;
 
 function reportLayout(v: ArgumentProblems, p: CheckedFmhaBwdProblem): void {
-  for (const [name, multiple] of Object.entries(STRIDE_MULTIPLE) as [FmhaBwdTensor, number][])
-    for (const what of ['row', 'head', 'batch'] as const) {
-      const s = p.strides[name][what];
-      if (what === 'batch' && p.mode === 'group') continue;
-      if (s % multiple !== 0)
-        v.report(`problem.strides.${name}.${what}`, `must be a multiple of ${multiple} elements (FFPA backward's loads and stores)`, s);
-      if (what === 'row' && s > 2 ** 31 - 8) v.report(`problem.strides.${name}.row`, 'must fit an int32', s);
-    }
+  for (const x of fmhaBwdStrideProblems(p, loads))
+    v.report(`problem.strides.${x.tensor}.${x.stride}`, x.rule === 'exceeds int32' ? 'must fit an int32' : x.rule, x.value);
 }
 
 /**
  * Validates an FFPA backward problem: the rules of `checkFmhaBwdProblem`, (hdimQ, hdimV) one of
  * {@link FFPA_HEAD_DIMS}, `deterministic` absent or false, no `scoreModifier`, a window mask or none,
- * and strides its kernels can read (`STRIDE_MULTIPLE`). Throws one `FmhaBwdArgumentError` naming
+ * and strides its kernels can read (`fmhaBwdStrideProblems`). Throws one `FmhaBwdArgumentError` naming
  * every broken `problem.<field>` and its rule.
  */
 export function checkFfpaBwdProblem(problem: FfpaBwdProblem | CheckedFmhaBwdProblem): CheckedFmhaBwdProblem {

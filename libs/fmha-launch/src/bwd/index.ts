@@ -13,3 +13,4 @@ export * from './fmhaBwdCudaExecutor.ts';
 export * from './fmhaBwdRunnerBuffers.ts';
 export * from './fmhaBwdRunnerBase.ts';
 export * from './fmhaBwdDqDkDvArgValues.ts';
+export * from './fmhaBwdStrideProblems.ts';
