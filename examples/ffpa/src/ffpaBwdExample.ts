@@ -1,5 +1,6 @@
-// example_ffpa -bwd: FFPA's backward dQ, dK, dV (dot_do_o, the split-D dq_dk_dv on the sm_80
-// pipeline built for sm_90a, convert_dq; dQ by atomics in the unified workspace). Prints the three
+// example_ffpa -bwd: FFPA's backward dQ, dK, dV (dot_do_o, the split-D dq_dk_dv on the -path
+// pipeline — sm90: warp-specialized wgmma + TMA, sm80: mma.sync built for sm_90a — and convert_dq;
+// dQ by atomics in the unified workspace). Prints the three
 // instances, compiles them, computes the fp64 CPU reference (-v=1, forward O and LSE included), and
 // on a GPU runs the FFPA forward for O and LSE (untimed), times the backward and validates it.
 import {
@@ -36,9 +37,11 @@ export function logFfpaBwdPlan(program: string, plan: FfpaBwdPlan, log: (line: s
   log(`forward for O and LSE: ${plan.forward.description} (${[...new Set(plan.forward.slices.map((s) => s.instance.name))].join(' + ')})`);
   const launch = dqDkDv.launch(p.batch, p.nheadK, p.seqlenK); // group mode: seqlenK is the longest key slot
   log(`dot_do_o: ${dotDoO.name} (D = rowsum(dO ∘ O), ${dotDoO.threads} threads)`);
+  const k = plan.kernels;
+  const tile = k.path === 'sm90' ? [k.dqDkDv.pipeline.tileN, k.dqDkDv.pipeline.tileM] : [k.dqDkDv.policy.tileN, k.dqDkDv.policy.tileM];
   log(
-    `dq_dk_dv: ${dqDkDv.name} (key ${dqDkDv.key.hash}), tile ${dqDkDv.policy.tileN}x${dqDkDv.policy.tileM}, ${dqDkDv.threads} threads; ` +
-      `grid [${launch.grid.join(', ')}] (${dqDkDv.pipeline.slices} column slice(s)), ${dqDkDv.sharedBytes} B dynamic smem; dQ by atomics`,
+    `dq_dk_dv: ${dqDkDv.name} (key ${dqDkDv.key.hash}), tile ${tile.join('x')}, ${dqDkDv.threads} threads; ` +
+      `grid [${launch.grid.join(', ')}] (${dqDkDv.pipeline.slices} column slice(s)), ${dqDkDv.sharedBytes} B dynamic smem; dQ by atomics; ${k.path} path`,
   );
   log(`convert_dq: ${convertDq.name} (fp32 dq_acc → ${p.dtype} dQ, ${convertDq.threads} threads)`);
 }
@@ -120,7 +123,7 @@ export async function runFfpaBwdOnDevice(plan: FfpaBwdPlan, r: FfpaBwdDeviceRun)
   const keep = (b: DeviceBuffer): DeviceBuffer => (buffers.push(b), b);
   let runner: FfpaBwdRunner | undefined;
   try {
-    runner = await FfpaBwdRunner.create(p, { device, compiler: r.compiler });
+    runner = await FfpaBwdRunner.create(p, { device, compiler: r.compiler, path: plan.kernels.path });
     const grad = (n: number): DeviceBuffer => keep(device.alloc(Math.max(1, n) * 2).fill(0xff));
     const group =
       p.mode === 'group'

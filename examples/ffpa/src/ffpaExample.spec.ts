@@ -172,6 +172,25 @@ describe('example_ffpa', () => {
     expect(lines[3]).toMatch(/^dq_dk_dv: ffpa_bwd_sm80_bf16_d1024_none_\w+ \(key [0-9a-f]+\), tile 64x64, \d+ threads; grid \[\d+, 2, 1\]/);
   });
 
+  it('-bwd honours -path: sm90 by default where its catalog has d = d_v ≤ 512, sm80 above or when asked', async () => {
+    const dqDkDv = (argv: string[]) => {
+      const plan = bwdPlanFromArgs(ffpaParser.parse(['-bwd=1', ...argv]));
+      return [plan.kernels.path, plan.kernels.dqDkDv.name];
+    };
+    expect(dqDkDv(['-d=512'])).toEqual(['sm90', 'ffpa_bwd_sm90_bf16_d512_none_64x64_w256_r2_sm_90a']);
+    expect(dqDkDv(['-d=320', '-mask=t', '-path=sm90'])).toEqual(['sm90', 'ffpa_bwd_sm90_bf16_d320_window_64x64_w256_r2_sm_90a']);
+    expect(dqDkDv(['-d=512', '-path=sm80'])).toEqual(['sm80', 'ffpa_bwd_sm80_bf16_d512_none_64x64_w128_s2_sm_90a']);
+    expect(dqDkDv(['-d=1024'])[0]).toBe('sm80');
+    const plan = bwdPlanFromArgs(ffpaParser.parse(['-bwd=1', '-d=512', '-h=2', '-s=17']));
+    const lines: string[] = [];
+    logFfpaBwdPlan('example_ffpa', plan, (l) => lines.push(l));
+    expect(lines[3]).toMatch(
+      /^dq_dk_dv: ffpa_bwd_sm90_bf16_d512_none_\w+ \(key [0-9a-f]+\), tile 64x64, 384 threads; grid \[2, 2, 1\] .* sm90 path$/,
+    );
+    const { code, out } = await run(['-bwd=1', '-d=1024', '-path=sm90']);
+    expect([code, out]).toEqual([1, expect.stringMatching(/^no FFPA backward sm_90a dq_dk_dv instance for bf16 d1024 dv1024$/)]);
+  });
+
   it('a problem the backward cannot run: the one-line flag error the forward gives, exit 2, nothing logged', async () => {
     for (const [argv, message] of [
       [['-d=128'], /^error: -d=128: must be one of 320, 384, /],
@@ -189,7 +208,7 @@ describe('example_ffpa', () => {
   it.runIf(hasNvcc && !hasGpu)(
     'without a GPU, -bwd: compiles the three instances, prints them and their resources, runs the CPU reference, says no device, exits 0',
     async () => {
-      const { code, out } = await run(['-bwd=1', '-d=320', '-s=17', '-b=1', '-h=1', '-v=1']);
+      const { code, out } = await run(['-bwd=1', '-d=320', '-s=17', '-b=1', '-h=1', '-v=1', '-path=sm80']);
       expect(code).toBe(0);
       expect(out).toContain('example_ffpa -bwd: bf16 batch 1x1h 17x17 d320/320 bhsd>bhsd atomic dQ, scale ');
       const names = [

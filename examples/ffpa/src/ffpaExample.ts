@@ -73,7 +73,13 @@ export const ffpaParser = withAttentionFlags(
   },
   { b: 1, d: 512, prec: 'bf16' },
 )
-  .choice('path', 'sm90', ['sm90', 'sm80'], 'sm90: wgmma, TMA, warp-specialized; sm80: FFPA L1 on mma.sync + cp.async (runs on Hopper too)')
+  .choice(
+    'path',
+    'sm90',
+    ['sm90', 'sm80'],
+    'sm90: wgmma, TMA, warp-specialized; sm80: FFPA L1 on mma.sync + cp.async (runs on Hopper too); ' +
+      "-bwd: the dq_dk_dv kernel's path too (not given: sm90 where its catalog has d = d_v ≤ 512, else sm80)",
+  )
   .bool('lse', false, 'also write LSE (fp32, natural log)')
   .bool('bwd', false, 'run the backward dQ, dK, dV instead (O and LSE from the -path forward; implies -lse; dQ by atomics)')
   .bool('v', true, 'validate against the CPU reference (forward: fp32, sampled query rows for big problems; -bwd: fp64, small problems)')
@@ -118,7 +124,8 @@ export function planFromArgs(args: FfpaArgs): FfpaPlan {
  * The backward the flags describe (-bwd): the forward plan with LSE that gives it O and LSE (first,
  * so that head dims and masks FFPA lacks give the forward's one-line flag errors), then
  * `checkFfpaBwdProblem` of the same shape (its typed error becomes the flag's one-line error too,
- * exit 2) and its three kernels (`ffpaBwdKernelSet`; throws NoFfpaBwdInstanceError).
+ * exit 2) and its three kernels (`ffpaBwdKernelSet` on -path when given, else on its default path;
+ * throws NoFfpaBwdInstanceError, e.g. for -path=sm90 above d 512).
  */
 export function bwdPlanFromArgs(args: FfpaArgs): FfpaBwdPlan {
   const forward = planFromArgs(args);
@@ -128,7 +135,7 @@ export function bwdPlanFromArgs(args: FfpaArgs): FfpaBwdPlan {
   } catch (error) {
     throw asFlagError(args, error);
   }
-  return { problem, kernels: ffpaBwdKernelSet(problem), forward };
+  return { problem, kernels: ffpaBwdKernelSet(problem, args.given('path') ? { path: args.get('path') } : {}), forward };
 }
 
 /** Logs the problem, the plan and each column slice's instance. */

@@ -14,11 +14,14 @@ export * from './ffpaKernel.ts';
 export * from './ffpaDispatch.ts';
 export * from './ffpaPlan.ts';
 
-// Backward: the problem, the dq_dk_dv instances (split-D, the sm_80 pipeline built for sm_90a), the row kernels at
-// FFPA's head dims, and the runner over the pure launcher.
+// Backward: the problem, the dq_dk_dv instances (split-D: the sm_80 pipeline built for sm_90a, and the sm_90a
+// warp-specialized TMA pipeline), the row kernels at FFPA's head dims, and the runner over the pure launcher.
 export * from './bwd/ffpaBwdInstance.ts';
 export * from './bwd/ffpaBwdCatalog.ts';
 export * from './bwd/ffpaBwdLauncher.ts';
+export * from './bwd/ffpaBwdSm90Instance.ts';
+export * from './bwd/ffpaBwdSm90Catalog.ts';
+export * from './bwd/ffpaBwdSm90Launcher.ts';
 export * from './bwd/checkFfpaBwdProblem.ts';
 export * from './bwd/ffpaBwdRowCatalog.ts';
 export * from './bwd/ffpaBwdKernelSet.ts';

@@ -3,7 +3,6 @@
 // the launcher over the catalog, compiles the selected triple, owns (or accepts) the workspace and D.
 import {
   checkFmhaBwdProblem,
-  type AttentionTensorStrides,
   type CheckedFmhaBwdProblem,
   type CheckedFmhaBwdTraits,
   type FmhaBwdArgs,
@@ -17,6 +16,7 @@ import {
   FmhaBwdRunnerBase,
   fmhaBwdDqDkDvArgValues,
   fmhaBwdStrideProblems,
+  fmhaBwdTmaMap,
   fmhaScoreArgValues,
   lateFmhaBwdExecutor,
   type FmhaBwdConvertDqInstance,
@@ -53,39 +53,6 @@ export type FmhaBwdTensorMapEncoder = (options: TiledTensorMapOptions) => Uint8A
 /** Any backward kernel instance. */
 export type FmhaBwdAnyInstance = FmhaBwdDqDkDvInstance | FmhaBwdDotDoOInstance | FmhaBwdConvertDqInstance;
 
-/**
- * The element strides of a tensor argument must be 16-byte multiples for TMA; its address 16-byte
- * aligned. A tensor of 0 rows (every query or every key sequence empty: its head and batch strides
- * are 0, which TMA rejects) gets a placeholder map [hdim, 1, 1, 1] with the row stride everywhere;
- * dq_dk_dv never loads from it (no key tiles: no blocks; no query rows: no query tile is loaded).
- */
-function tmaMap(
-  dtype: 'fp16' | 'bf16',
-  address: bigint,
-  s: AttentionTensorStrides,
-  heads: number,
-  rows: number,
-  hdim: number,
-  batches: number,
-  box: readonly number[],
-): TiledTensorMapOptions {
-  const e = getDType(dtype).bytes;
-  return {
-    dtype: dtype === 'fp16' ? 'float16' : 'bfloat16',
-    swizzle: '128B',
-    oobFill: 'zero',
-    l2Promotion: '128B',
-    address,
-    globalDims: rows === 0 ? [hdim, 1, 1, 1] : [hdim, rows, heads, batches],
-    // A unit dimension's stride is never used: any valid one (the row stride) will do.
-    globalStrides:
-      rows === 0
-        ? [s.row * e, s.row * e, s.row * e]
-        : [s.row * e, (heads === 1 ? s.row : s.head) * e, (batches === 1 ? s.row : s.batch) * e],
-    boxDims: [...box],
-  };
-}
-
 function maxRowsK(t: CheckedFmhaBwdTraits): number {
   return t.groupMode ? longestSlot(t.seqstartK) : t.seqlenK;
 }
@@ -109,10 +76,10 @@ export function packFmhaBwdDqDkDv(
   const batches = group ? 1 : t.batch;
   const boxes = instance.tmaBoxes;
   const maps = {
-    q: tmaMap(t.dtype, args.q.ptr, args.q.strides, t.nheadQ, t.seqlenQ, t.hdimQ, batches, boxes.q),
-    k: tmaMap(t.dtype, args.k.ptr, args.k.strides, t.nheadK, t.seqlenK, t.hdimQ, batches, boxes.kv),
-    v: tmaMap(t.dtype, args.v.ptr, args.v.strides, t.nheadK, t.seqlenK, t.hdimV, batches, boxes.kv),
-    dO: tmaMap(t.dtype, args.dO.ptr, args.dO.strides, t.nheadQ, t.seqlenQ, t.hdimV, batches, boxes.q),
+    q: fmhaBwdTmaMap(t.dtype, args.q.ptr, args.q.strides, t.nheadQ, t.seqlenQ, t.hdimQ, batches, boxes.q),
+    k: fmhaBwdTmaMap(t.dtype, args.k.ptr, args.k.strides, t.nheadK, t.seqlenK, t.hdimQ, batches, boxes.kv),
+    v: fmhaBwdTmaMap(t.dtype, args.v.ptr, args.v.strides, t.nheadK, t.seqlenK, t.hdimV, batches, boxes.kv),
+    dO: fmhaBwdTmaMap(t.dtype, args.dO.ptr, args.dO.strides, t.nheadQ, t.seqlenQ, t.hdimV, batches, boxes.q),
   };
   for (const m of Object.values(maps)) checkTiledTensorMap(m);
   const packed = instance.signature.pack({

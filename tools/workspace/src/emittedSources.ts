@@ -25,6 +25,7 @@ import {
   FFPA_BWD_CATALOG,
   FFPA_BWD_CONVERT_DQ_CATALOG,
   FFPA_BWD_DOT_DO_O_CATALOG,
+  FFPA_BWD_SM90_CATALOG,
   FFPA_CATALOG,
   FFPA_SM80_CATALOG,
 } from '@tilekit/kernel-ffpa';
@@ -84,6 +85,7 @@ export const EMITTED_SOURCE_CATALOGS: readonly EmittedSourceCatalog[] = [
   { catalog: 'ffpa sm90', instances: FFPA_CATALOG },
   { catalog: 'ffpa sm80 (built for sm_90a)', instances: FFPA_SM80_CATALOG },
   { catalog: 'ffpa bwd (built for sm_90a)', instances: FFPA_BWD_CATALOG },
+  { catalog: 'ffpa bwd sm90', instances: FFPA_BWD_SM90_CATALOG },
   { catalog: 'ffpa bwd dot_do_o', instances: FFPA_BWD_DOT_DO_O_CATALOG },
   { catalog: 'ffpa bwd convert_dq', instances: FFPA_BWD_CONVERT_DQ_CATALOG },
   { catalog: 'sparge attention', instances: SPARGE_FWD_CATALOG },

@@ -14,3 +14,4 @@ export * from './fmhaBwdRunnerBuffers.ts';
 export * from './fmhaBwdRunnerBase.ts';
 export * from './fmhaBwdDqDkDvArgValues.ts';
 export * from './fmhaBwdStrideProblems.ts';
+export * from './fmhaBwdTmaMap.ts';

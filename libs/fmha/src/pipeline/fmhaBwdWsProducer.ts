@@ -37,6 +37,7 @@ import {
   type FmhaBwdQueryRange,
   type FmhaBwdWsContext,
 } from './fmhaBwdWsContext.ts';
+import type { FmhaBwdWsArgs } from './fmhaBwdWsPipeline.ts';
 
 /** The first producer warp's values: its lane, the TMA lane's predicate and the ring's counters. */
 interface ProducerWarp {
@@ -112,7 +113,7 @@ function emitProducerQueryTile(li: BlockBuilder, ctx: FmhaBwdWsContext, warp: Pr
   const { head, i0 } = fmhaBwdQueryIteration(li, ctx, it, range);
   li.expr(mbarrierWaitParity(target, ctx.qEmpty(s), bitXor(parity, 1)));
   li.if(warp.leader, (x) => emitQueryLoads(x, ctx, s, i0, head));
-  emitRowStaging(li, ctx, warp.lane, s, i0, head);
+  emitFmhaBwdRowStaging(li, ctx.args, { lane: warp.lane, i0, head, tileM: ctx.pipeline.policy.tileM }, (bb) => fmhaBwdRowStage(bb, ctx, s));
   li.expr(mbarrierArrive(target, ctx.qFull(s)));
   li.assign(warp.done, add(warp.done, 1));
 }
@@ -146,15 +147,20 @@ function emitQueryLoads(x: BlockBuilder, ctx: FmhaBwdWsContext, s: Expr, i0: Exp
 }
 
 /**
- * LSE (as LSE·log2 e; +∞ for a fully masked row, so its P is 0) and D of the tile's rows into
- * stage `s`, loaded here so their global latency hides behind the ring.
+ * LSE (as LSE·log2 e; +∞ for a fully masked row, so its P is 0) and D of a query tile's `tileM`
+ * rows into the stage `stage` returns (`float*`: LSE rows, then D rows), one row per lane of the
+ * calling warp per 32: loaded by the producer so their global latency hides behind the ring.
  */
-function emitRowStaging(li: BlockBuilder, ctx: FmhaBwdWsContext, lane: Expr, s: Expr, i0: Expr, head: Expr): void {
-  const { args } = ctx;
-  const tileM = ctx.pipeline.policy.tileM;
+export function emitFmhaBwdRowStaging(
+  li: BlockBuilder,
+  args: Pick<FmhaBwdWsArgs, 'lseRow' | 'dRow' | 'seqlenQ'>,
+  at: { readonly lane: Expr; readonly i0: Expr; readonly head: Expr; readonly tileM: number },
+  stage: (li: BlockBuilder) => Expr,
+): void {
+  const { lane, i0, head, tileM } = at;
   const lseRow = args.lseRow(li, head);
   const dRow = args.dRow(li, head);
-  const lseStage = fmhaBwdRowStage(li, ctx, s);
+  const lseStage = stage(li);
   for (let k = 0; k < tileM / 32; k++) {
     const r = li.let('stage_r', int32, add(lane, 32 * k));
     const row = li.let('stage_row', int32, add(i0, r));

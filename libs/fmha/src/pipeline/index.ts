@@ -36,6 +36,12 @@ export {
   type SplitDBwdSlice,
 } from './fmhaBwdSm80SplitDPipeline.ts';
 export { FMHA_BWD_DYNAMIC_SMEM, FmhaBwdWsPipeline, type FmhaBwdWsArgs, type FmhaBwdWsPolicy } from './fmhaBwdWsPipeline.ts';
+export {
+  FMHA_BWD_WS_SPLIT_D_SMEM,
+  FmhaBwdWsSplitDPipeline,
+  type FmhaBwdWsSplitDArgs,
+  type FmhaBwdWsSplitDPolicy,
+} from './fmhaBwdWsSplitDPipeline.ts';
 export type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 export { emitFmhaFwdEpilogue, type FmhaFwdEpilogueTile } from './fmhaFwdEpilogue.ts';
 export {

@@ -2,7 +2,7 @@ import type { AttentionTensorStrides } from '@tilekit/fmha';
 import { fmhaFwdOperandElements } from '@tilekit/kernel-fmha-fwd';
 import { describe, expect, it } from 'vitest';
 import { attentionFileBytes } from './attentionFileLayout.ts';
-import { checkFfpaBwdProblem, ffpaColumnSlices, planFfpa } from '@tilekit/kernel-ffpa';
+import { checkFfpaBwdProblem, ffpaBwdKernelSet, ffpaColumnSlices, planFfpa } from '@tilekit/kernel-ffpa';
 import { FFPA_BWD_BENCH_CASES } from './ffpaBwdCases.ts';
 import { fmhaBwdBenchProblem } from './fmhaBwd.ts';
 import { ffpaBenchProblem } from './ffpa.ts';
@@ -12,14 +12,20 @@ import { fmhaFwdTensorFiles } from './fmhaFwdCases.ts';
 const used = (s: AttentionTensorStrides, group: boolean): Partial<AttentionTensorStrides> => (group ? { head: s.head, row: s.row } : s);
 
 describe('ffpa bench suite, backward cases', () => {
-  it('names, params and the problem: ffpa_bwd_b1_h32_s8192_d{320,512,768,1024}_bf16, pass bwd on the sm_80 path, FFPA-checkable', () => {
-    expect(FFPA_BWD_BENCH_CASES.map((c) => c.name)).toEqual([320, 512, 768, 1024].map((d) => `ffpa_bwd_b1_h32_s8192_d${d}_bf16`));
+  it('names, params and the problem: ffpa_bwd_b1_h32_s8192_d{320,512}_bf16 on the sm_90a path, d{320,512,768,1024} _sm80, FFPA-checkable', () => {
+    expect(FFPA_BWD_BENCH_CASES.map((c) => c.name)).toEqual([
+      ...[320, 512].map((d) => `ffpa_bwd_b1_h32_s8192_d${d}_bf16`),
+      ...[320, 512, 768, 1024].map((d) => `ffpa_bwd_b1_h32_s8192_d${d}_bf16_sm80`),
+    ]);
     for (const c of FFPA_BWD_BENCH_CASES) {
-      expect(c.params).toMatchObject({ d: c.shape.d, dv: c.shape.d, hk: 32, causal: false, pass: 'bwd', path: 'sm80' });
+      const path = c.name.endsWith('_sm80') ? 'sm80' : 'sm90';
+      expect(c.params).toMatchObject({ d: c.shape.d, dv: c.shape.d, hk: 32, causal: false, pass: 'bwd', path });
+      expect(c.seed).toBe(FFPA_BWD_BENCH_CASES.find((x) => x.shape.d === c.shape.d)!.seed);
       expect(c.reference.op).toBe('attention_bwd');
       expect(c.errorBaselines).toEqual(['torch-efficient']);
       const p = checkFfpaBwdProblem(fmhaBwdBenchProblem(c.shape));
       expect([p.hdimQ, p.hdimV, p.seqlenQ, p.nheadK]).toEqual([c.shape.d, c.shape.d, 8192, 32]);
+      expect(ffpaBwdKernelSet(p, { path }).dqDkDv.name).toMatch(new RegExp(`^ffpa_bwd_${path}_bf16_d${c.shape.d}_none_`));
     }
   });
 });

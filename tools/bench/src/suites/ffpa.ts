@@ -11,6 +11,7 @@ import {
   checkFfpaProblem,
   FfpaBwdRunner,
   FfpaRunner,
+  type FfpaBwdPath,
   type FfpaInstance,
   type FfpaKernel,
   type FfpaProblem,
@@ -56,7 +57,14 @@ function runFfpaCase(device: Device, runner: FfpaRunner, c: FfpaBenchCase, ctx: 
   });
 }
 
-/** A backward case: our FFPA forward for O and LSE (untimed), then FfpaBwdRunner timed. */
+/** The dq_dk_dv path of a backward case: its `path` param. */
+function bwdPathOf(c: FmhaBwdBenchCase): FfpaBwdPath {
+  const path = c.params['path'];
+  if (path !== 'sm80' && path !== 'sm90') throw new Error(`${c.name}: params.path must be sm80 or sm90, not ${String(path)}`);
+  return path;
+}
+
+/** A backward case: our FFPA forward for O and LSE (untimed), then FfpaBwdRunner timed on the case's path. */
 async function runFfpaBwdCase(
   device: Device,
   kernels: { readonly compiler: NvccCompiler; readonly buildFwd: (i: FfpaInstance) => Promise<FfpaKernel>; readonly buildBwd: BwdBuilder },
@@ -70,7 +78,7 @@ async function runFfpaBwdCase(
     buildKernel: kernels.buildFwd,
   });
   try {
-    const runner = await FfpaBwdRunner.create(p, { device, compiler: kernels.compiler, buildKernel: kernels.buildBwd });
+    const runner = await FfpaBwdRunner.create(p, { device, compiler: kernels.compiler, buildKernel: kernels.buildBwd, path: bwdPathOf(c) });
     try {
       const forward = {
         names: fwd.kernels.map((k) => k.kernel.instance.name).join('+'),

@@ -1,0 +1,171 @@
+// The sm_90a path of FFPA's backward without a GPU: the catalog's names and launch shape, the kernel
+// set's path choice (sm90 by default where its catalog has the problem, sm80 otherwise or when asked),
+// the layout TMA needs (an ArgumentError naming `problem` before anything is built or launched), and
+// the packing of a launch with a fake TMA encoder.
+import { sm90a } from '@tilekit/codegen';
+import {
+  causalBottomRight,
+  checkFmhaBwdProblem,
+  checkFmhaBwdTraits,
+  fmhaBwdTraitsOf,
+  fmhaBwdTripleMismatches,
+  type AttentionTensorStrides,
+  type CheckedFmhaBwdProblem,
+  type FmhaBwdArgs,
+} from '@tilekit/fmha';
+import { ArgumentError } from '@tilekit/numeric';
+import type { Device, TiledTensorMapOptions } from '@tilekit/runtime';
+import { describe, expect, it } from 'vitest';
+import { checkFfpaBwdProblem, type FfpaBwdProblem } from './checkFfpaBwdProblem.ts';
+import { FfpaBwdInstance } from './ffpaBwdInstance.ts';
+import { ffpaBwdDefaultPath, ffpaBwdKernelSet, NoFfpaBwdInstanceError } from './ffpaBwdKernelSet.ts';
+import { FfpaBwdRunner } from './ffpaBwdRunner.ts';
+import { checkFfpaBwdSm90Catalog, FFPA_BWD_SM90_CATALOG, FFPA_BWD_SM90_HEAD_DIMS, ffpaBwdSm90Instance } from './ffpaBwdSm90Catalog.ts';
+import { FfpaBwdSm90Instance } from './ffpaBwdSm90Instance.ts';
+import { ffpaBwdSm90LayoutProblems, packFfpaBwdSm90DqDkDv } from './ffpaBwdSm90Launcher.ts';
+
+const base: FfpaBwdProblem = { dtype: 'bf16', batch: 2, nheadQ: 4, nheadK: 2, hdimQ: 512, seqlenQ: 100, seqlenK: 130, mask: 't' };
+
+/** A device every access to which throws: nothing may touch it before the layout is rejected. */
+const untouchable = new Proxy({} as Device, {
+  get: (_, key) => {
+    throw new Error(`the device was used (${String(key)})`);
+  },
+});
+
+function fakeArgs(p: CheckedFmhaBwdProblem, strides: AttentionTensorStrides, extra: object = {}): FmhaBwdArgs {
+  const tensor = { ptr: 0x10000n, strides };
+  return {
+    q: tensor,
+    k: tensor,
+    v: tensor,
+    o: tensor,
+    dO: tensor,
+    dQ: tensor,
+    dK: tensor,
+    dV: tensor,
+    lse: { ptr: 0x2000n, strides: p.lseStrides },
+    d: { ptr: 0x3000n, strides: p.lseStrides },
+    scale: p.scale,
+    workspace: 0x9000n,
+    ...extra,
+  };
+}
+
+describe('ffpa sm_90a backward catalog', () => {
+  it('one instance per dtype, d = d_v ∈ {320, 384, 448, 512} and mask kind; names unique, ffpa_bwd_sm90_…', () => {
+    expect(() => checkFfpaBwdSm90Catalog(FFPA_BWD_SM90_CATALOG)).not.toThrow();
+    expect(FFPA_BWD_SM90_CATALOG).toHaveLength(2 * 4 * 2);
+    expect(new Set(FFPA_BWD_SM90_CATALOG.map((i) => i.policy.headDim))).toEqual(new Set(FFPA_BWD_SM90_HEAD_DIMS));
+    for (const i of FFPA_BWD_SM90_CATALOG) {
+      const P = i.policy;
+      expect(P.headDimV).toBe(P.headDim);
+      expect(i.name).toBe(`ffpa_bwd_sm90_${P.dtype}_d${P.headDim}_${P.mask}_64x64_w256_r2_sm_90a`);
+      expect(P).toMatchObject({ sliceWidth: 256, ringSlabs: 2, producerRegisters: 24, consumerRegisters: 240 });
+      expect(i.target).toBe(sm90a);
+      expect([i.threads, i.sharedBytes, i.kN0]).toEqual([384, i.pipeline.sharedBytes, 64]);
+      expect(i.tmaBoxes).toEqual({ q: [64, 64, 1, 1], kv: [64, 64, 1, 1] });
+    }
+    expect(FFPA_BWD_SM90_CATALOG.map((i) => i.name)).toContain('ffpa_bwd_sm90_bf16_d512_none_64x64_w256_r2_sm_90a');
+  });
+
+  it('the launch: x = key tiles × slices (⌈d / 256⌉), y = key heads, z = batch', () => {
+    const i = ffpaBwdSm90Instance('fp16', 512, 512, 'window');
+    expect(i.pipeline.slices).toBe(2);
+    expect(i.launch(3, 2, 129)).toEqual({ grid: [6, 2, 3], block: [384, 1, 1], sharedBytes: i.sharedBytes });
+    expect(i.launch(1, 1, 0).grid).toEqual([2, 1, 1]);
+    expect(ffpaBwdSm90Instance('bf16', 320, 320, 'none').launch(1, 1, 64).grid).toEqual([2, 1, 1]);
+  });
+});
+
+describe('ffpaBwdKernelSet: the path', () => {
+  it('sm90 by default for d512 bf16 (every mask kind), with records the launcher accepts', () => {
+    for (const mask of ['0', 't', 'b:40,3']) {
+      const p = checkFfpaBwdProblem({ ...base, mask });
+      expect(ffpaBwdDefaultPath(p)).toBe('sm90');
+      const set = ffpaBwdKernelSet(p);
+      expect(set.path).toBe('sm90');
+      expect(set.dqDkDv).toBeInstanceOf(FfpaBwdSm90Instance);
+      expect(set.dqDkDv.name).toBe(`ffpa_bwd_sm90_bf16_d512_${mask === '0' ? 'none' : 'window'}_64x64_w256_r2_sm_90a`);
+      expect(fmhaBwdTripleMismatches(set.triple, checkFmhaBwdTraits(fmhaBwdTraitsOf(p)))).toEqual([]);
+      expect(set.triple.dqDkDv).toMatchObject({ dqAccumulation: 'atomic', kN0: 64, name: set.dqDkDv.name });
+    }
+  });
+
+  it('sm80 by default where the sm90 catalog stops (d1024, d576/512), and whenever path sm80 is asked', () => {
+    for (const [hdimQ, hdimV] of [
+      [1024, 1024],
+      [576, 512],
+    ] as const) {
+      const set = ffpaBwdKernelSet(checkFfpaBwdProblem({ ...base, hdimQ, hdimV }));
+      expect(set.path).toBe('sm80');
+      expect(set.dqDkDv).toBeInstanceOf(FfpaBwdInstance);
+      expect(set.dqDkDv.name).toMatch(/^ffpa_bwd_sm80_bf16_d/);
+    }
+    const set = ffpaBwdKernelSet(checkFfpaBwdProblem(base), { path: 'sm80' });
+    expect([set.path, set.dqDkDv.name]).toEqual(['sm80', 'ffpa_bwd_sm80_bf16_d512_window_64x64_w128_s2_sm_90a']);
+    expect(set.triple.dqDkDv.name).toBe(set.dqDkDv.name);
+  });
+
+  it('path sm90 where its catalog lacks the problem: NoFfpaBwdInstanceError; another path: ArgumentError naming options.path', () => {
+    expect(() => ffpaBwdKernelSet(checkFfpaBwdProblem({ ...base, hdimQ: 1024 }), { path: 'sm90' })).toThrow(NoFfpaBwdInstanceError);
+    expect(() => ffpaBwdKernelSet(checkFfpaBwdProblem(base), { path: 'sm70' as never })).toThrow(
+      expect.objectContaining({ argument: 'options.path' }),
+    );
+  });
+});
+
+describe('ffpa sm_90a backward: the layout TMA needs', () => {
+  it('lists every Q/K/V/dO stride whose bytes are not a multiple of 16 or reach 2^40', () => {
+    const strides = {
+      q: { row: 516, head: 516 * 100, batch: 516 * 400 },
+      v: { row: 512, head: 512 * 130 + 4, batch: 2 * (512 * 130 + 4) },
+    };
+    const p = checkFmhaBwdProblem({ ...base, mask: '0', strides } as never);
+    expect(ffpaBwdSm90LayoutProblems(p)).toEqual([
+      'q row stride 516: times the element size must be a multiple of 16 bytes (TMA)',
+      'v head stride 66564: times the element size must be a multiple of 16 bytes (TMA)',
+    ]);
+    expect(ffpaBwdSm90LayoutProblems(checkFfpaBwdProblem(base))).toEqual([]);
+  });
+
+  it('the runner on the sm90 path rejects such a layout with an ArgumentError naming problem, before touching the device', async () => {
+    const big = 2 ** 39;
+    const problem = { ...base, batch: 1, strides: { q: { row: 512, head: big, batch: 4 * big } } } as FfpaBwdProblem;
+    const error = await FfpaBwdRunner.create(problem, { device: untouchable, compiler: undefined as never }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ArgumentError);
+    expect(error).toMatchObject({ argument: 'problem' });
+    expect((error as Error).message).toMatch(/q head stride 549755813888: reaches 2\^40 bytes \(TMA\)/);
+  });
+});
+
+describe('packFfpaBwdSm90DqDkDv', () => {
+  it('group mode: one batch of every row in each map, 64×64 boxes, grid from the longest key slot', () => {
+    const starts = (lens: number[]) => lens.reduce((a, n) => [...a, a.at(-1)! + n], [0]);
+    const p = checkFfpaBwdProblem({
+      dtype: 'fp16',
+      batch: 3,
+      nheadQ: 4,
+      nheadK: 2,
+      hdimQ: 320,
+      seqstartQ: starts([17, 0, 127]),
+      seqstartK: starts([17, 259, 5]),
+      mask: causalBottomRight,
+    });
+    const set = ffpaBwdKernelSet(p);
+    if (set.path !== 'sm90') throw new Error('expected the sm90 path');
+    const t = checkFmhaBwdTraits(fmhaBwdTraitsOf(p));
+    const maps: TiledTensorMapOptions[] = [];
+    const args = fakeArgs(p, { batch: 0, head: 320, row: 4 * 320 }, { seqstartQ: 0x400n, seqstartK: 0x500n });
+    const l = packFfpaBwdSm90DqDkDv(set.dqDkDv, t, args, (m) => (maps.push(m), new Uint8Array(128)));
+    expect(l.grid).toEqual([Math.ceil(259 / 64) * 2, 2, 3]);
+    expect(l.block).toEqual([384, 1, 1]);
+    expect(maps.map((m) => m.globalDims)).toEqual([
+      [320, 144, 4, 1],
+      [320, 281, 2, 1],
+      [320, 281, 2, 1],
+      [320, 144, 4, 1],
+    ]);
+    for (const m of maps) expect([m.boxDims, m.swizzle, m.oobFill, m.dtype]).toEqual([[64, 64, 1, 1], '128B', 'zero', 'float16']);
+  });
+});

@@ -1,0 +1,65 @@
+// The launch of FFPA's sm_90a backward dq_dk_dv kernel: its packed arguments (TMA maps of Q, K, V and
+// dO, then the arguments every dq_dk_dv shares) and grid from the backward's checked traits and
+// arguments of @tilekit/fmha, so that its pure FmhaBwdLauncher can drive it.
+import { longestSlot, type CheckedFmhaBwdProblem, type CheckedFmhaBwdTraits, type FmhaBwdArgs } from '@tilekit/fmha';
+import { fmhaBwdDqDkDvArgValues, fmhaBwdStrideProblems, fmhaBwdTmaMap, type TensorMapEncoder } from '@tilekit/fmha-launch';
+import { getDType } from '@tilekit/numeric';
+import { checkTiledTensorMap } from '@tilekit/runtime';
+import type { FfpaBwdPackedLaunch } from './ffpaBwdLauncher.ts';
+import type { FfpaBwdSm90Instance } from './ffpaBwdSm90Instance.ts';
+
+/**
+ * dq_dk_dv's launch on the sm_90a path: TMA maps of Q, K, V, dO (`fmhaBwdTmaMap`, boxes from the
+ * instance; group mode one batch of all rows, the kernel adding seqstart to the row coordinate;
+ * `checkTiledTensorMap` throws on strides TMA cannot take), each encoded by `encode`; LSE and D, dK
+ * and dV, the workspace (dq_acc in the unified workspace's `atomic` layout, zeroed before), the
+ * window mask and the scale. Grid: (key tiles of the longest key sequence × column slices, key
+ * heads, batch).
+ */
+export function packFfpaBwdSm90DqDkDv(
+  instance: FfpaBwdSm90Instance,
+  t: CheckedFmhaBwdTraits,
+  args: FmhaBwdArgs,
+  encode: TensorMapEncoder,
+): FfpaBwdPackedLaunch {
+  const group = t.groupMode;
+  const batches = group ? 1 : t.batch;
+  const boxes = instance.tmaBoxes;
+  const maps = {
+    q: fmhaBwdTmaMap(t.dtype, args.q.ptr, args.q.strides, t.nheadQ, t.seqlenQ, t.hdimQ, batches, boxes.q),
+    k: fmhaBwdTmaMap(t.dtype, args.k.ptr, args.k.strides, t.nheadK, t.seqlenK, t.hdimQ, batches, boxes.kv),
+    v: fmhaBwdTmaMap(t.dtype, args.v.ptr, args.v.strides, t.nheadK, t.seqlenK, t.hdimV, batches, boxes.kv),
+    dO: fmhaBwdTmaMap(t.dtype, args.dO.ptr, args.dO.strides, t.nheadQ, t.seqlenQ, t.hdimV, batches, boxes.q),
+  };
+  for (const m of Object.values(maps)) checkTiledTensorMap(m);
+  const packed = instance.signature.pack({
+    q_map: encode(maps.q),
+    k_map: encode(maps.k),
+    v_map: encode(maps.v),
+    do_map: encode(maps.dO),
+    ...fmhaBwdDqDkDvArgValues(t, args),
+  });
+  const maxKeys = group ? longestSlot(t.seqstartK) : t.seqlenK;
+  return { ...instance.launch(t.batch, t.nheadK, maxKeys), args: packed };
+}
+
+/** The tensors the sm_90a dq_dk_dv loads by TMA. */
+const TMA_LOADED: ReadonlySet<string> = new Set(['q', 'k', 'v', 'dO']);
+
+/**
+ * Why the sm_90a dq_dk_dv cannot load the problem's Q, K, V and dO by TMA (one line per stride),
+ * empty when it can: every stride times the element size a multiple of 16 bytes and below 2^40
+ * bytes (batch strides skipped in group mode).
+ */
+export function ffpaBwdSm90LayoutProblems(p: CheckedFmhaBwdProblem): string[] {
+  const e = getDType(p.dtype).bytes;
+  const tma = (s: number): string | undefined =>
+    (s * e) % 16 !== 0
+      ? 'times the element size must be a multiple of 16 bytes (TMA)'
+      : s * e >= 2 ** 40
+        ? 'reaches 2^40 bytes (TMA)'
+        : undefined;
+  return fmhaBwdStrideProblems(p, tma)
+    .filter((x) => TMA_LOADED.has(x.tensor))
+    .map((x) => `${x.tensor} ${x.stride} stride ${x.value}: ${x.rule}`);
+}
