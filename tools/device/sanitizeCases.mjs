@@ -78,7 +78,8 @@ export const SANITIZE_PLAN = [
       'cluster of two CTAs exchanging partial S through distributed shared memory (d 640), varlen ' +
       'with empty sequences, windows, fully masked rows, GQA; the sm_80 path (FFPA L1: cp.async ring of ' +
       'Q/K and V chunks, 256-column slices); the backward dq_dk_dv kernel (S and dP recomputed in 64-column ' +
-      'chunks, 128-column slices, dQ by atomics into the workspace)',
+      'chunks, 128-column slices, dQ by atomics into the workspace) and its sm_90a kernel (clusters of 2 or 4 CTAs ' +
+      'exchanging partial Sᵀ/dPᵀ through distributed shared memory, TMA, wgmma, dQ by red.global)',
     bundles: {
       'kernel-ffpa-ffpa.mjs': [
         `${FFPA}bf16 d512 window t:40,3 varlen q 17,0,127 k 300,5,127`,
@@ -97,7 +98,11 @@ export const SANITIZE_PLAN = [
         `${FFPA_BWD}fp16 d384 window t:40,3 varlen q 17,0,127 k 300,5,127`,
         `${FFPA_BWD}bf16 d1024 causal top-left varlen q 17,0,127,1 k 17,3,127,259`,
       ],
-      'kernel-ffpa-ffpaBwd.mjs': [`${FFPA_BWD_RUNNER}fp16 d384 window t:40,3 varlen q 17,0,127 k 300,5,127`],
+      'kernel-ffpa-ffpaBwd.mjs': [
+        `${FFPA_BWD_RUNNER}fp16 d384 window t:40,3 varlen q 17,0,127 k 300,5,127`,
+        `${FFPA_BWD_RUNNER}sm90 bf16 d512 causal bottom-right varlen q 17,0,127 k 17,5,259, GQA 2:1`,
+        `${FFPA_BWD_RUNNER}sm90 bf16 d1024 causal top-left varlen q 17,0,127,1 k 17,3,127,259, bshd (4-CTA cluster)`,
+      ],
     },
   },
   {

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { BenchSuite, CaseContext, SuiteCase } from './benchSuite.ts';
 import { parseBenchResult } from './benchResult.ts';
 import { ArgumentError } from '@tilekit/numeric';
-import { runSuite } from './runSuite.ts';
+import { caseNameMatches, runSuite } from './runSuite.ts';
 
 // The harness end to end without a GPU: a fake reference server (same protocol, no torch) and a
 // fake suite whose "kernel" doubles x, exactly or 1% off.
@@ -121,5 +121,14 @@ describe('runSuite: a run cut short is written as it goes and resumed', async ()
       expect(error).toBeInstanceOf(ArgumentError);
       expect((error as ArgumentError).argument).toBe(`resume.${field}`);
     }
+  });
+});
+
+describe('caseNameMatches (--only)', () => {
+  it('a part is a substring of the name; a part ending in $ is the whole name', () => {
+    expect(caseNameMatches('ffpa_bwd_b1_h32_s8192_d320_bf16_sm80', 'd320_bf16')).toBe(true);
+    expect(caseNameMatches('ffpa_bwd_b1_h32_s8192_d320_bf16_sm80', 'ffpa_bwd_b1_h32_s8192_d320_bf16$')).toBe(false);
+    expect(caseNameMatches('ffpa_bwd_b1_h32_s8192_d320_bf16', 'ffpa_bwd_b1_h32_s8192_d320_bf16$')).toBe(true);
+    expect(caseNameMatches('x$', 'x$')).toBe(false);
   });
 });

@@ -21,7 +21,7 @@ export interface RunSuiteOptions {
   readonly torchScript: string;
   readonly python?: string;
   readonly date?: string;
-  /** Only the cases whose names contain one of these (all when absent or empty). */
+  /** Only the cases whose names contain one of these, or equal one ending in `$` without it (all when absent or empty). */
   readonly only?: readonly string[];
   /**
    * An earlier run of the same suite, commit and device (e.g. one a device call's time limit cut
@@ -66,7 +66,7 @@ export async function runSuite(suite: BenchSuite, options: RunSuiteOptions): Pro
   mkdirSync(workDir, { recursive: true });
   const kept = resumedCases(suite, options);
   const selected = suite.cases.filter(
-    (c) => !kept.has(c.name) && (!options.only?.length || options.only.some((part) => c.name.includes(part))),
+    (c) => !kept.has(c.name) && (!options.only?.length || options.only.some((part) => caseNameMatches(c.name, part))),
   );
   const client = ReferenceClient.start({ script: options.torchScript, python: options.python, log });
   try {
@@ -193,4 +193,9 @@ function progressLine(c: BenchCase): string {
   const figure = c.ours.tflops !== undefined ? `${c.ours.tflops.toFixed(1)} TFLOP/s` : `${c.ours.gbps?.toFixed(0)} GB/s`;
   const spread = c.spread === undefined ? '' : `, spread ${(100 * c.spread).toFixed(1)}%${c.noisy ? ' (NOISY)' : ''}`;
   return `${c.name}: ours ${c.ours.ms.toFixed(4)} ms, ${figure}${spread}, valid=${c.valid}${c.valid ? '' : ` — ${c.validation?.summary ?? ''}`}`;
+}
+
+/** `--only` matching: a part ending in `$` names a case exactly (without the `$`), any other part is a substring of its name. */
+export function caseNameMatches(name: string, part: string): boolean {
+  return part.endsWith('$') ? name === part.slice(0, -1) : name.includes(part);
 }

@@ -2,8 +2,9 @@
 // convert_dq, driven by the pure launcher, against the fp32 CPU reference on every element of dQ,
 // dK and dV (gradients start as NaN). The sm80 path: d 320 … 1024 and 576/512, ragged lengths 1,
 // 17, 127, 259, 1000, causal masks of both alignments (fully masked rows), a sliding window, GQA,
-// both layouts, varlen with empty sequences. The sm90 path (TMA, wgmma): d 320 and 512, lengths 17,
-// 127, 259, causal masks, a window, GQA, varlen with an empty query and an empty key sequence.
+// both layouts, varlen with empty sequences. The sm90 path (TMA, wgmma, clusters of 2 or 4 CTAs):
+// d 320, 512, 576/512, 704 and 1024, lengths 1, 17, 127, 259, 1000, causal masks of both alignments
+// (fully masked rows), a window, GQA, both layouts, varlen with an empty query and an empty key sequence.
 // Skipped (loudly, by the runner) without a GPU.
 import { test } from 'node:test';
 import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask } from '@tilekit/fmha';
@@ -147,6 +148,45 @@ const cases: readonly (FfpaBwdProblem & { readonly label: string; readonly path:
     seqstartQ: [0, 259, 276],
     seqstartK: [0, 127, 127],
     mask: slidingWindowMask(40, 3),
+  },
+  {
+    label: 'sm90 bf16 d1024 causal top-left varlen q 17,0,127,1 k 17,3,127,259, bshd (4-CTA cluster)',
+    path: 'sm90',
+    dtype: 'bf16',
+    batch: 4,
+    nheadQ: 2,
+    nheadK: 2,
+    hdimQ: 1024,
+    seqstartQ: [0, 17, 17, 144, 145],
+    seqstartK: [0, 17, 20, 147, 406],
+    mask: causalTopLeft,
+    inputLayout: 'bshd',
+    outputLayout: 'bshd',
+  },
+  {
+    label: 'sm90 bf16 d576/dv512 causal bottom-right sq259 > sk100: fully masked rows, GQA 4:2',
+    path: 'sm90',
+    dtype: 'bf16',
+    batch: 1,
+    nheadQ: 4,
+    nheadK: 2,
+    hdimQ: 576,
+    hdimV: 512,
+    seqlenQ: 259,
+    seqlenK: 100,
+    mask: causalBottomRight,
+  },
+  {
+    label: 'sm90 fp16 d704 no mask s1 sk1000',
+    path: 'sm90',
+    dtype: 'fp16',
+    batch: 1,
+    nheadQ: 1,
+    nheadK: 1,
+    hdimQ: 704,
+    seqlenQ: 1,
+    seqlenK: 1000,
+    mask: noMask,
   },
 ];
 

@@ -20,7 +20,8 @@ import { checkFfpaBwdProblem, type FfpaBwdProblem } from './checkFfpaBwdProblem.
 import { FfpaBwdInstance } from './ffpaBwdInstance.ts';
 import { ffpaBwdDefaultPath, ffpaBwdKernelSet, NoFfpaBwdInstanceError } from './ffpaBwdKernelSet.ts';
 import { FfpaBwdRunner } from './ffpaBwdRunner.ts';
-import { checkFfpaBwdSm90Catalog, FFPA_BWD_SM90_CATALOG, FFPA_BWD_SM90_HEAD_DIMS, ffpaBwdSm90Instance } from './ffpaBwdSm90Catalog.ts';
+import { FFPA_HEAD_DIMS } from '../ffpaHeadDims.ts';
+import { checkFfpaBwdSm90Catalog, FFPA_BWD_SM90_CATALOG, ffpaBwdSm90Instance } from './ffpaBwdSm90Catalog.ts';
 import { FfpaBwdSm90Instance } from './ffpaBwdSm90Instance.ts';
 import { ffpaBwdSm90LayoutProblems, packFfpaBwdSm90DqDkDv } from './ffpaBwdSm90Launcher.ts';
 
@@ -53,28 +54,33 @@ function fakeArgs(p: CheckedFmhaBwdProblem, strides: AttentionTensorStrides, ext
 }
 
 describe('ffpa sm_90a backward catalog', () => {
-  it('one instance per dtype, d = d_v ∈ {320, 384, 448, 512} and mask kind; names unique, ffpa_bwd_sm90_…', () => {
+  it('one instance per dtype, FFPA head-dim pair and mask kind; names unique, ffpa_bwd_sm90_…', () => {
     expect(() => checkFfpaBwdSm90Catalog(FFPA_BWD_SM90_CATALOG)).not.toThrow();
-    expect(FFPA_BWD_SM90_CATALOG).toHaveLength(2 * 4 * 2);
-    expect(new Set(FFPA_BWD_SM90_CATALOG.map((i) => i.policy.headDim))).toEqual(new Set(FFPA_BWD_SM90_HEAD_DIMS));
+    expect(FFPA_BWD_SM90_CATALOG).toHaveLength(2 * FFPA_HEAD_DIMS.length * 2);
+    const pairs = new Set(FFPA_BWD_SM90_CATALOG.map((i) => `${i.policy.headDim}x${i.policy.headDimV}`));
+    expect(pairs).toEqual(new Set(FFPA_HEAD_DIMS.map((p) => `${p.hdimQ}x${p.hdimV}`)));
     for (const i of FFPA_BWD_SM90_CATALOG) {
       const P = i.policy;
-      expect(P.headDimV).toBe(P.headDim);
-      expect(i.name).toBe(`ffpa_bwd_sm90_${P.dtype}_d${P.headDim}_${P.mask}_64x64_w256_r2_sm_90a`);
-      expect(P).toMatchObject({ sliceWidth: 256, ringSlabs: 2, producerRegisters: 24, consumerRegisters: 240 });
+      const hdim = P.headDim === P.headDimV ? `${P.headDim}` : `${P.headDim}x${P.headDimV}`;
+      expect(i.name).toBe(`ffpa_bwd_sm90_${P.dtype}_d${hdim}_${P.mask}_64x64_w256_s2_sm_90a`);
+      expect(P).toMatchObject({ sliceWidth: 256, sliceStages: 2, producerRegisters: 24, consumerRegisters: 240 });
+      expect(i.pipeline.clusterCtas).toBe(Math.max(P.headDim, P.headDimV) <= 512 ? 2 : 4);
       expect(i.target).toBe(sm90a);
       expect([i.threads, i.sharedBytes, i.kN0]).toEqual([384, i.pipeline.sharedBytes, 64]);
       expect(i.tmaBoxes).toEqual({ q: [64, 64, 1, 1], kv: [64, 64, 1, 1] });
     }
-    expect(FFPA_BWD_SM90_CATALOG.map((i) => i.name)).toContain('ffpa_bwd_sm90_bf16_d512_none_64x64_w256_r2_sm_90a');
+    expect(FFPA_BWD_SM90_CATALOG.map((i) => i.name)).toContain('ffpa_bwd_sm90_bf16_d512_none_64x64_w256_s2_sm_90a');
   });
 
-  it('the launch: x = key tiles × slices (⌈d / 256⌉), y = key heads, z = batch', () => {
+  it('the launch: x = key tiles × cluster CTAs (⌈d / 256⌉ rounded up to 2 or 4), clusters [CTAs, 1, 1] along x, y = key heads, z = batch', () => {
     const i = ffpaBwdSm90Instance('fp16', 512, 512, 'window');
     expect(i.pipeline.slices).toBe(2);
-    expect(i.launch(3, 2, 129)).toEqual({ grid: [6, 2, 3], block: [384, 1, 1], sharedBytes: i.sharedBytes });
+    expect(i.launch(3, 2, 129)).toEqual({ grid: [6, 2, 3], block: [384, 1, 1], sharedBytes: i.sharedBytes, cluster: [2, 1, 1] });
     expect(i.launch(1, 1, 0).grid).toEqual([2, 1, 1]);
     expect(ffpaBwdSm90Instance('bf16', 320, 320, 'none').launch(1, 1, 64).grid).toEqual([2, 1, 1]);
+    const wide = ffpaBwdSm90Instance('bf16', 768, 768, 'none');
+    expect([wide.pipeline.slices, wide.pipeline.clusterCtas]).toEqual([3, 4]);
+    expect(wide.launch(1, 1, 65)).toMatchObject({ grid: [8, 1, 1], cluster: [4, 1, 1] });
   });
 });
 
@@ -86,21 +92,22 @@ describe('ffpaBwdKernelSet: the path', () => {
       const set = ffpaBwdKernelSet(p);
       expect(set.path).toBe('sm90');
       expect(set.dqDkDv).toBeInstanceOf(FfpaBwdSm90Instance);
-      expect(set.dqDkDv.name).toBe(`ffpa_bwd_sm90_bf16_d512_${mask === '0' ? 'none' : 'window'}_64x64_w256_r2_sm_90a`);
+      expect(set.dqDkDv.name).toBe(`ffpa_bwd_sm90_bf16_d512_${mask === '0' ? 'none' : 'window'}_64x64_w256_s2_sm_90a`);
       expect(fmhaBwdTripleMismatches(set.triple, checkFmhaBwdTraits(fmhaBwdTraitsOf(p)))).toEqual([]);
       expect(set.triple.dqDkDv).toMatchObject({ dqAccumulation: 'atomic', kN0: 64, name: set.dqDkDv.name });
     }
   });
 
-  it('sm80 by default where the sm90 catalog stops (d1024, d576/512), and whenever path sm80 is asked', () => {
+  it('sm90 by default up to d1024 (d576/512 too), and sm80 whenever path sm80 is asked', () => {
     for (const [hdimQ, hdimV] of [
       [1024, 1024],
       [576, 512],
     ] as const) {
       const set = ffpaBwdKernelSet(checkFfpaBwdProblem({ ...base, hdimQ, hdimV }));
-      expect(set.path).toBe('sm80');
-      expect(set.dqDkDv).toBeInstanceOf(FfpaBwdInstance);
-      expect(set.dqDkDv.name).toMatch(/^ffpa_bwd_sm80_bf16_d/);
+      expect(set.path).toBe('sm90');
+      expect(set.dqDkDv.name).toMatch(/^ffpa_bwd_sm90_bf16_d/);
+      const sm80 = ffpaBwdKernelSet(checkFfpaBwdProblem({ ...base, hdimQ, hdimV }), { path: 'sm80' });
+      expect(sm80.dqDkDv).toBeInstanceOf(FfpaBwdInstance);
     }
     const set = ffpaBwdKernelSet(checkFfpaBwdProblem(base), { path: 'sm80' });
     expect([set.path, set.dqDkDv.name]).toEqual(['sm80', 'ffpa_bwd_sm80_bf16_d512_window_64x64_w128_s2_sm_90a']);
@@ -108,7 +115,9 @@ describe('ffpaBwdKernelSet: the path', () => {
   });
 
   it('path sm90 where its catalog lacks the problem: NoFfpaBwdInstanceError; another path: ArgumentError naming options.path', () => {
-    expect(() => ffpaBwdKernelSet(checkFfpaBwdProblem({ ...base, hdimQ: 1024 }), { path: 'sm90' })).toThrow(NoFfpaBwdInstanceError);
+    expect(() => ffpaBwdKernelSet(checkFfpaBwdProblem({ ...base, hdimQ: 1024 }), { path: 'sm90', sm90Catalog: [] })).toThrow(
+      NoFfpaBwdInstanceError,
+    );
     expect(() => ffpaBwdKernelSet(checkFfpaBwdProblem(base), { path: 'sm70' as never })).toThrow(
       expect.objectContaining({ argument: 'options.path' }),
     );
@@ -160,6 +169,7 @@ describe('packFfpaBwdSm90DqDkDv', () => {
     const l = packFfpaBwdSm90DqDkDv(set.dqDkDv, t, args, (m) => (maps.push(m), new Uint8Array(128)));
     expect(l.grid).toEqual([Math.ceil(259 / 64) * 2, 2, 3]);
     expect(l.block).toEqual([384, 1, 1]);
+    expect(l.cluster).toEqual([2, 1, 1]);
     expect(maps.map((m) => m.globalDims)).toEqual([
       [320, 144, 4, 1],
       [320, 281, 2, 1],

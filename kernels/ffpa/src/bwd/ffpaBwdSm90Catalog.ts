@@ -1,22 +1,24 @@
 // FFPA's sm_90a backward dq_dk_dv instances (FfpaBwdSm90Instance over @tilekit/fmha's
-// FmhaBwdWsSplitDPipeline): one per dtype × d = d_v ∈ {320, 384, 448, 512} × mask kind. K and V of a
-// block's 64 keys stay in shared memory whole, so the head dims stop at 512 (above, the sm_80 path's
-// FFPA_BWD_CATALOG runs): 2 × 4 × 2 = 16 instances.
+// FmhaBwdWsSplitDPipeline): one per dtype × FFPA head-dim pair (d 320 … 1024, 576/512) × mask kind;
+// d up to 512 runs clusters of 2 CTAs, above 512 clusters of 4 (256 columns each):
+// 2 × 14 × 2 = 56 instances.
 import { sm90a, type Target } from '@tilekit/codegen';
 import { FMHA_FWD_DTYPES, FmhaBwdWsSplitDPipeline, type FmhaFwdMaskKind } from '@tilekit/fmha';
 import { checkUniqueInstances } from '../checkUniqueInstances.ts';
 import { FFPA_MASKS } from '../ffpaCatalog.ts';
+import { FFPA_HEAD_DIMS } from '../ffpaHeadDims.ts';
 import { FfpaBwdSm90Instance } from './ffpaBwdSm90Instance.ts';
 
-/** The head dims (d = d_v) of the sm_90a backward. */
-export const FFPA_BWD_SM90_HEAD_DIMS: readonly number[] = Object.freeze([320, 384, 448, 512]);
-
 /**
- * The pipeline shape of every sm_90a catalog instance: column slices of 256 (128 per consumer
- * warpgroup), a 2-slot ring for the Q/dO slabs outside the slice, 24 registers per producer thread
- * and 240 per consumer thread.
+ * The pipeline shape of every sm_90a catalog instance: column slices of 256 per CTA (128 per
+ * consumer warpgroup), two Q/dO stages, 24 registers per producer thread and 240 per consumer thread.
  */
-export const FFPA_BWD_SM90_SHAPE = Object.freeze({ sliceWidth: 256, ringSlabs: 2, producerRegisters: 24, consumerRegisters: 240 } as const);
+export const FFPA_BWD_SM90_SHAPE = Object.freeze({
+  sliceWidth: 256,
+  sliceStages: 2,
+  producerRegisters: 24,
+  consumerRegisters: 240,
+} as const);
 
 /** One sm_90a FFPA backward dq_dk_dv instance for a dtype, (d, d_v) and mask kind (target default sm_90a). */
 export function ffpaBwdSm90Instance(
@@ -29,10 +31,10 @@ export function ffpaBwdSm90Instance(
   return new FfpaBwdSm90Instance(new FmhaBwdWsSplitDPipeline({ dtype, headDim, headDimV, ...FFPA_BWD_SM90_SHAPE }), mask, target);
 }
 
-/** Every dtype × FFPA_BWD_SM90_HEAD_DIMS × mask kind. Postcondition (checked below): names and hashes unique. */
+/** Every dtype × FFPA_HEAD_DIMS pair × mask kind. Postcondition (checked below): names and hashes unique. */
 export const FFPA_BWD_SM90_CATALOG: readonly FfpaBwdSm90Instance[] = Object.freeze(
   FMHA_FWD_DTYPES.flatMap((dtype) =>
-    FFPA_BWD_SM90_HEAD_DIMS.flatMap((d) => FFPA_MASKS.map((mask) => ffpaBwdSm90Instance(dtype, d, d, mask))),
+    FFPA_HEAD_DIMS.flatMap(({ hdimQ, hdimV }) => FFPA_MASKS.map((mask) => ffpaBwdSm90Instance(dtype, hdimQ, hdimV, mask))),
   ),
 );
 

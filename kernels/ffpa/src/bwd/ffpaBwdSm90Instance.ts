@@ -1,10 +1,10 @@
 // The sm_90a dq_dk_dv kernel of FFPA's backward (large head dims): @tilekit/fmha's
 // FmhaBwdWsSplitDPipeline (warp-specialized: a TMA producer warpgroup, two wgmma consumer
-// warpgroups; K and V of the block's 64 keys resident in shared memory, Q and dO streamed in
-// 64-column slabs) bound to its kernel arguments, named `ffpa_bwd_sm90_…`.
+// warpgroups; a cluster of CTAs per 64 keys, each holding its columns of K and V and exchanging
+// partial scores through distributed shared memory) bound to its kernel arguments, named `ffpa_bwd_sm90_…`.
 //
-// Grid (as the sm_80 instance's): x = key tile · slices + slice (column slice innermost), y = key
-// head, z = batch. A block loops over the query heads of its key head's GQA group and the query
+// Grid: x = key tile · cluster CTAs + rank (a cluster of CTAs per key tile, each one column slice),
+// y = key head, z = batch. A block loops over the query heads of its key head's GQA group and the query
 // tiles its keys meet. Parameters as the dense sm_90 dq_dk_dv kernel's: TMA maps of Q, K, V, dO
 // ([64 columns, 64 rows, 1, 1] boxes over [hdim, rows, heads, batches]; group mode one batch), then
 // the arguments every dq_dk_dv shares. dQ: fp32, added with `red.global.add.f32` into the unified
@@ -19,7 +19,6 @@ import {
   int64,
   kernelParam,
   KernelInstance,
-  mod,
   mul,
   select,
   type SourceBuilder,
@@ -107,10 +106,13 @@ export class FfpaBwdSm90Instance extends KernelInstance<FfpaBwdSm90Policy, Param
     return { q: [64, this.pipeline.tileM, 1, 1], kv: [64, this.pipeline.tileN, 1, 1] };
   }
 
-  /** Grid for `batch` sequences of at most `maxSeqlenK` keys (physical slots in group mode) and `nheadK` key heads. */
+  /**
+   * Grid for `batch` sequences of at most `maxSeqlenK` keys (physical slots in group mode) and
+   * `nheadK` key heads: x = key tiles × the pipeline's cluster CTAs, in clusters of [CTAs, 1, 1].
+   */
   launch(batch: number, nheadK: number, maxSeqlenK: number): FfpaBwdLaunch {
-    const x = Math.max(1, this.pipeline.keyTiles(maxSeqlenK)) * this.pipeline.slices;
-    return makeFmhaBwdKernelLaunch([x, nheadK, batch], this);
+    const ctas = this.pipeline.clusterCtas;
+    return makeFmhaBwdKernelLaunch([Math.max(1, this.pipeline.keyTiles(maxSeqlenK)) * ctas, nheadK, batch], this, ctas);
   }
 
   emit(src: SourceBuilder): void {
@@ -122,14 +124,13 @@ export class FfpaBwdSm90Instance extends KernelInstance<FfpaBwdSm90Policy, Param
     const dvStride = symbol('dv_stride_row', { max: 2 ** 31 - 1 });
     const dkDesc = makeNaiveTensorDescriptor([rowsK, P.headDim], [dkStride, 1], { vectorLength: 2 });
     const dvDesc = makeNaiveTensorDescriptor([rowsK, P.headDimV], [dvStride, 1], { vectorLength: 2 });
-    const slices = this.pipeline.slices;
+    const ctas = this.pipeline.clusterCtas;
     const tileN = this.pipeline.tileN;
     this.signature.defineEntry(src, { launchBounds: { maxThreads: this.threads, minBlocksPerSm: 1 } }, (b, a) => {
       const batch = b.let('batch_idx', int32, cast(t.blockIdx('z'), int32));
       const headK = b.let('head_k', int32, cast(t.blockIdx('y'), int32));
       const bx = b.let('block_x', int32, cast(t.blockIdx('x'), int32));
-      const slice = b.let('slice', int32, mod(bx, slices));
-      const n0 = b.let('n0', int32, mul(div(bx, slices), tileN));
+      const n0 = b.let('n0', int32, mul(div(bx, ctas), tileN));
       const seq = emitFmhaBwdSequence(b, a, batch);
       const { group, rowQ, rowK, seqlenQ, seqlenK } = seq;
       b.comment("a key tile past the batch's key slot has nothing to write");
@@ -159,7 +160,6 @@ export class FfpaBwdSm90Instance extends KernelInstance<FfpaBwdSm90Policy, Param
         scaleLog2: a.scale_log2,
         mask: maskCode,
         n0,
-        slice,
         dqRow: (bb, head) => dqAcc.row(bb, cast(head, int64), seqlenQ),
         dk: makeTensorView(dkBase, dkDesc, { elementBytes: e }),
         dv: makeTensorView(dvBase, dvDesc, { elementBytes: e }),

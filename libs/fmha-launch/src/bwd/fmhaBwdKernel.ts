@@ -20,6 +20,8 @@ export interface FmhaBwdPackedLaunch {
   readonly grid: readonly [number, number, number];
   readonly block: readonly [number, number, number];
   readonly sharedBytes: number;
+  /** Thread-block cluster extent of a cluster kernel. */
+  readonly cluster?: readonly [number, number, number];
   readonly args: PackedArguments;
 }
 
@@ -59,7 +61,16 @@ export class FmhaBwdKernel<I extends FmhaBwdKernelInstance = FmhaBwdKernelInstan
   /** Enqueues `p`; a grid without blocks (no key tiles, no query rows) has nothing to compute and is skipped. */
   launch(p: FmhaBwdPackedLaunch, stream: Stream | undefined): void {
     if (p.grid.some((n) => n === 0)) return;
-    this.kernel.launch({ grid: p.grid, block: p.block, sharedBytes: p.sharedBytes, ...(stream ? { stream } : {}) }, p.args);
+    this.kernel.launch(
+      {
+        grid: p.grid,
+        block: p.block,
+        sharedBytes: p.sharedBytes,
+        ...(p.cluster ? { cluster: p.cluster } : {}),
+        ...(stream ? { stream } : {}),
+      },
+      p.args,
+    );
   }
 
   dispose(): void {

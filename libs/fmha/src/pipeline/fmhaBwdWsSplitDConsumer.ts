@@ -1,8 +1,8 @@
 import {
   add,
   and,
-  bitAnd,
   cast,
+  clusterSync,
   div,
   exp2Approx,
   fenceProxyAsyncShared,
@@ -39,17 +39,16 @@ import {
   sweepTile,
   type DistributedTensor,
 } from '@tilekit/tile';
-import { FMHA_BWD_SLAB, FMHA_BWD_SLAB_BYTES } from './fmhaBwdWsContext.ts';
+import { FMHA_BWD_SLAB_BYTES } from './fmhaBwdWsContext.ts';
 import {
+  fmhaBwdWsSplitDColumn0,
   fmhaBwdWsSplitDQueries,
   fmhaBwdWsSplitDQueryTile,
-  fmhaBwdWsSplitDRingSlab,
-  fmhaBwdWsSplitDRingSlot,
   fmhaBwdWsSplitDRows,
-  fmhaBwdWsSplitDSlabs,
+  fmhaBwdWsSplitDStage,
   type FmhaBwdWsSplitDContext,
-  type FmhaBwdWsSplitDSlabs,
 } from './fmhaBwdWsSplitDContext.ts';
+import { emitFmhaBwdWsSplitDExchange, emitFmhaBwdWsSplitDRelease } from './fmhaBwdWsSplitDExchange.ts';
 
 /** What the consumer warpgroups' steps share. */
 interface ConsumerState {
@@ -63,19 +62,19 @@ interface ConsumerState {
   readonly dqAcc: DistributedTensor;
   /** `int`: this thread's consumer warpgroup (0 or 1). */
   readonly wg: Expr;
-  readonly slabs: FmhaBwdWsSplitDSlabs;
-  /** Ring loads and slices consumed so far. */
-  readonly loads: Expr;
+  /** `int`: the CTA's first column. */
+  readonly col0: Expr;
+  /** Query tiles (slice stages) consumed so far. */
   readonly tiles: Expr;
-  /** `float*` of the staged LSE·log2 e rows (D at +64). */
-  readonly rows: Expr;
 }
 
-/** One query tile: its head, first row, the slice stage's parity. */
+/** One query tile: its iteration, head and first row; its slice stage and that stage's LSE/D rows (`float*`). */
 interface QueryTile {
   readonly it: Expr;
   readonly head: Expr;
   readonly i0: Expr;
+  readonly stage: Expr;
+  readonly rows: Expr;
 }
 
 /**
@@ -91,9 +90,17 @@ export function emitFmhaBwdWsSplitDConsumers(cons: BlockBuilder, ctx: FmhaBwdWsS
   const q = fmhaBwdWsSplitDQueries(cons, ctx);
   cons.forRange({ name: 'it', to: q.iters }, (li, it) => {
     const { head, i0 } = fmhaBwdWsSplitDQueryTile(li, ctx, q, it);
-    emitQueryTile(li, st, { it, head, i0 });
+    const { stage, parity } = fmhaBwdWsSplitDStage(li, ctx, st.tiles);
+    const rows = fmhaBwdWsSplitDRows(li, ctx, stage);
+    li.expr(mbarrierWaitParity(target, ctx.sliceFull(stage), parity));
+    emitQueryTile(li, st, { it, head, i0, stage, rows });
+    li.assign(st.tiles, add(st.tiles, 1));
   });
   emitDkDvStores(cons, st, q.iters);
+  if (p.exchanges > 0) {
+    cons.comment("cluster barrier: every peer is done with this CTA's shared memory");
+    cons.expr(clusterSync(target));
+  }
 }
 
 function makeConsumerState(cons: BlockBuilder, ctx: FmhaBwdWsSplitDContext): ConsumerState {
@@ -111,10 +118,8 @@ function makeConsumerState(cons: BlockBuilder, ctx: FmhaBwdWsSplitDContext): Con
     dkAcc: makeDistributedTensor(block, 'dk_acc', p.kv.cEncoding, float32),
     dqAcc: makeDistributedTensor(block, 'dq_acc', p.dq.cEncoding, float32),
     wg: cons.let('warpgroup', int32, div(ctx.tid, 128)),
-    slabs: fmhaBwdWsSplitDSlabs(cons, ctx),
-    loads: cons.declare('ring_loads', int32, 0, { storage: 'mutable' }),
+    col0: fmhaBwdWsSplitDColumn0(cons, ctx),
     tiles: cons.declare('slice_loads', int32, 0, { storage: 'mutable' }),
-    rows: fmhaBwdWsSplitDRows(cons, ctx),
   };
 }
 
@@ -123,28 +128,46 @@ function at(ctx: FmhaBwdWsSplitDContext, offset: Expr | number): Expr {
   return add(ctx.smemAddr, cast(offset, uint32));
 }
 
-/** One query tile: Sᵀ and dPᵀ, the softmax gradient, Pᵀ and dSᵀ to shared memory, dV/dK/dQ, dQ into dq_acc. */
+/**
+ * One query tile (its stage landed): partial Sᵀ and dPᵀ, the exchange, the softmax gradient, Pᵀ and
+ * dSᵀ to shared memory, dV and dK, the stage released, dQ into dq_acc, the exchange buffer released.
+ */
 function emitQueryTile(li: BlockBuilder, st: ConsumerState, q: QueryTile): void {
   const { ctx } = st;
   const { pipeline: p, target } = ctx;
   const O = p.offsets;
-  emitScores(li, st);
+  const qTile = li.let('q_tile', uint32, at(ctx, add(O.qSlice, mul(q.stage, p.stageBytes))));
+  const doTile = li.let('do_tile', uint32, at(ctx, add(O.doSlice, mul(q.stage, p.stageBytes))));
+  li.comment('partial Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ over this CTA’s columns (this warpgroup: 32 of the 64 queries)');
+  for (const [acc, aBase, bTile] of [
+    [st.sAcc, O.k, qTile],
+    [st.dpAcc, O.v, doTile],
+  ] as const)
+    for (let u = 0; u < p.sliceSlabs; u++)
+      p.sT.emitMma(li, target, acc, {
+        aTile: at(ctx, aBase + u * FMHA_BWD_SLAB_BYTES),
+        bTile: add(bTile, u * FMHA_BWD_SLAB_BYTES),
+        warpgroup: st.wg,
+        accumulate: lit(u === 0 ? 0 : 1, int32),
+      });
   p.sT.emitWait(li, target, st.sAcc, 0);
   p.sT.emitWait(li, target, st.dpAcc, 0);
+  emitFmhaBwdWsSplitDExchange(li, st, st.tiles);
   emitSoftmaxGradient(li, st, q);
   emitPdsStores(li, st);
   const firstIt = li.let('acc_kv', int32, cast(gt(q.it, 0), int32));
-  li.comment('dV += Pᵀ·dO[:, cols], dK += dSᵀ·Q[:, cols] (this warpgroup: 128 of the slice’s columns, unless all past the head dims)');
-  const wgCol = li.let('wg_col0', int32, add(mul(st.slabs.slab0, FMHA_BWD_SLAB), mul(st.wg, p.policy.sliceWidth / 2)));
+  li.comment('dV += Pᵀ·dO[:, cols], dK += dSᵀ·Q[:, cols] (this warpgroup: 128 of the CTA’s columns, unless all past the head dims)');
+  const wgCol = li.let('wg_col0', int32, add(st.col0, mul(st.wg, p.policy.sliceWidth / 2)));
   li.if(lt(wgCol, p.policy.headDim), (kb) => {
-    p.kv.emitMma(kb, target, st.dvAcc, { aTile: at(ctx, O.pT), bTile: at(ctx, O.doSlice), warpgroup: st.wg, accumulate: firstIt });
-    p.kv.emitMma(kb, target, st.dkAcc, { aTile: at(ctx, O.dsT), bTile: at(ctx, O.qSlice), warpgroup: st.wg, accumulate: firstIt });
+    p.kv.emitMma(kb, target, st.dvAcc, { aTile: at(ctx, O.pT), bTile: doTile, warpgroup: st.wg, accumulate: firstIt });
+    p.kv.emitMma(kb, target, st.dkAcc, { aTile: at(ctx, O.dsT), bTile: qTile, warpgroup: st.wg, accumulate: firstIt });
     p.kv.emitWait(kb, target, st.dvAcc, 0);
     p.kv.emitWait(kb, target, st.dkAcc, 0);
   });
   li.comment('the slice stage (Q, dO slabs, LSE/D rows) released: this thread read it');
-  li.expr(mbarrierArrive(target, ctx.sliceEmpty));
+  li.expr(mbarrierArrive(target, ctx.sliceEmpty(q.stage)));
   for (let h = 0; h < 2; h++) emitDqHalf(li, st, q, h);
+  emitFmhaBwdWsSplitDRelease(li, ctx);
 }
 
 /**
@@ -155,14 +178,10 @@ function emitDqHalf(li: BlockBuilder, st: ConsumerState, q: QueryTile, h: number
   const { ctx } = st;
   const { pipeline: p, args, target } = ctx;
   const half = p.policy.sliceWidth / 2;
-  const col0 = li.let('dq_col0', int32, add(mul(st.slabs.slab0, FMHA_BWD_SLAB), h * half));
+  const col0 = li.let('dq_col0', int32, add(st.col0, h * half));
   li.if(lt(col0, p.policy.headDim), (hb) => {
     hb.comment(`dQ of the slice’s columns [${h * half}, ${(h + 1) * half}) into dq_acc (red.global.add.f32)`);
-    const kHalf = hb.let(
-      'k_half',
-      uint32,
-      at(ctx, add(p.offsets.k, mul(add(st.slabs.slab0, (h * half) / FMHA_BWD_SLAB), FMHA_BWD_SLAB_BYTES))),
-    );
+    const kHalf = hb.let('k_half', uint32, at(ctx, p.offsets.k + (h * half * FMHA_BWD_SLAB_BYTES) / 64));
     p.dq.emitMma(hb, target, st.dqAcc, { aTile: at(ctx, p.offsets.dsT), bTile: kHalf, warpgroup: st.wg, accumulate: lit(0, int32) });
     p.dq.emitWait(hb, target, st.dqAcc, 0);
     const dqRow = args.dqRow(hb, q.head);
@@ -176,112 +195,6 @@ function emitDqHalf(li: BlockBuilder, st: ConsumerState, q: QueryTile, h: number
       }),
     );
   });
-}
-
-/** Slabs of the slice inside d and d_v (compile-time: the pipeline emits one body per distinct pair). */
-interface SliceSlabs {
-  readonly q: number;
-  readonly v: number;
-}
-
-/**
- * Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ (each over its ring slabs, then the slice's), with the slab counts
- * known at compile time: one body per distinct (Q, dO) slice-slab pair over the problem's slices
- * (d a multiple of the slice width: one body), chosen by the block's slice. Runtime trip counts
- * would leave ptxas a zero-trip path that moves the accumulators outside wgmma (C7515).
- */
-function emitScores(li: BlockBuilder, st: ConsumerState): void {
-  const p = st.ctx.pipeline;
-  const inside = (slabs: number, s: number): number => Math.max(Math.min(slabs - s * p.sliceSlabs, p.sliceSlabs), 0);
-  const groups = new Map<string, { readonly slabs: SliceSlabs; readonly slices: number[] }>();
-  for (let s = 0; s < p.slices; s++) {
-    const slabs = { q: inside(p.qkSlabs, s), v: inside(p.vSlabs, s) };
-    const key = `${slabs.q},${slabs.v}`;
-    const g = groups.get(key) ?? { slabs, slices: [] };
-    g.slices.push(s);
-    groups.set(key, g);
-  }
-  const list = [...groups.values()];
-  const emitFrom = (b: BlockBuilder, i: number): void => {
-    const g = list[i]!;
-    if (i === list.length - 1) return emitScoresFor(b, st, g.slabs);
-    const isG = g.slices.map((s) => eq(st.ctx.args.slice, s)).reduce((x, y) => or(x, y));
-    b.if(
-      isG,
-      (t) => emitScoresFor(t, st, g.slabs),
-      (e) => emitFrom(e, i + 1),
-    );
-  };
-  emitFrom(li, 0);
-}
-
-function emitScoresFor(b: BlockBuilder, st: ConsumerState, slabs: SliceSlabs): void {
-  const { ctx } = st;
-  const { pipeline: p, target } = ctx;
-  const O = p.offsets;
-  const qRing = p.qkSlabs - slabs.q;
-  const vRing = p.vSlabs - slabs.v;
-  b.comment(`Sᵀ = K·Qᵀ over d: ${qRing} ring slabs, then the slice’s ${slabs.q} (this warpgroup: 32 of the 64 queries)`);
-  emitRingPart(b, st, { acc: st.sAcc, aBase: O.k, count: qRing, inSlice: slabs.q });
-  const parity = b.let('slice_parity', uint32, cast(bitAnd(st.tiles, 1), uint32));
-  b.expr(mbarrierWaitParity(target, ctx.sliceFull, parity));
-  b.assign(st.tiles, add(st.tiles, 1));
-  emitSlicePart(b, st, { acc: st.sAcc, aBase: O.k, bBase: O.qSlice, count: slabs.q, ring: qRing });
-  b.comment(`dPᵀ = V·dOᵀ over d_v: ${vRing} ring slabs, then the slice’s ${slabs.v}`);
-  emitRingPart(b, st, { acc: st.dpAcc, aBase: O.v, count: vRing, inSlice: slabs.v });
-  emitSlicePart(b, st, { acc: st.dpAcc, aBase: O.v, bBase: O.doSlice, count: slabs.v, ring: vRing });
-}
-
-/**
- * acc (+)= A·B over `count` ring slabs (A: the resident K or V slab of the ring slab's columns):
- * each slab's wgmma issued once it landed; the previous slab's slot released as soon as its wgmma
- * completed (at most one in flight behind the newest), the last one's after the loop.
- */
-function emitRingPart(
-  b: BlockBuilder,
-  st: ConsumerState,
-  op: { readonly acc: DistributedTensor; readonly aBase: number; readonly count: number; readonly inSlice: number },
-): void {
-  const { ctx } = st;
-  const { pipeline: p, target } = ctx;
-  if (op.count === 0) return;
-  const prev = b.declare('prev_slot', int32, 0, { storage: 'mutable' });
-  b.forRange({ name: 'j', to: op.count }, (lj, j) => {
-    const { slot, parity } = fmhaBwdWsSplitDRingSlot(lj, ctx, st.loads);
-    const c = fmhaBwdWsSplitDRingSlab(lj, j, st.slabs.slab0, lit(op.inSlice, int32));
-    lj.expr(mbarrierWaitParity(target, ctx.ringFull(slot), parity));
-    p.sT.emitMma(lj, target, op.acc, {
-      aTile: at(ctx, add(op.aBase, mul(c, FMHA_BWD_SLAB_BYTES))),
-      bTile: at(ctx, add(p.offsets.ring, mul(slot, FMHA_BWD_SLAB_BYTES))),
-      warpgroup: st.wg,
-      accumulate: cast(gt(j, 0), int32),
-    });
-    lj.if(gt(j, 0), (w) => {
-      p.sT.emitWait(w, target, op.acc, 1);
-      w.expr(mbarrierArrive(target, ctx.ringEmpty(prev)));
-    });
-    lj.assign(prev, slot);
-    lj.assign(st.loads, add(st.loads, 1));
-  });
-  p.sT.emitWait(b, target, op.acc, 0);
-  b.expr(mbarrierArrive(target, ctx.ringEmpty(prev)));
-}
-
-/** acc (+)= A·B over the slice's `count` slabs inside the head dim (after `ring` ring slabs), unrolled. */
-function emitSlicePart(
-  b: BlockBuilder,
-  st: ConsumerState,
-  op: { readonly acc: DistributedTensor; readonly aBase: number; readonly bBase: number; readonly count: number; readonly ring: number },
-): void {
-  const { ctx } = st;
-  const { pipeline: p, target } = ctx;
-  for (let u = 0; u < op.count; u++)
-    p.sT.emitMma(b, target, op.acc, {
-      aTile: at(ctx, add(op.aBase, mul(add(st.slabs.slab0, u), FMHA_BWD_SLAB_BYTES))),
-      bTile: at(ctx, op.bBase + u * FMHA_BWD_SLAB_BYTES),
-      warpgroup: st.wg,
-      accumulate: lit(op.ring + u > 0 ? 1 : 0, int32),
-    });
 }
 
 /**
@@ -306,9 +219,9 @@ function emitSoftmaxGradient(li: BlockBuilder, st: ConsumerState, q: QueryTile):
   );
   st.emitter(li).threads((t) => {
     t.b.comment('Pᵀ = 2^(Sᵀ·scale·log2 e − LSE·log2 e) (a fully masked row: 0); dSᵀ = scale·Pᵀ∘(dPᵀ − D)');
-    sweepTile(t, st.sAcc, (e) => e.b.assign(e.value, exp2Approx(target, add(mul(e.value, args.scaleLog2), neg(index(st.rows, e.x[1]!))))));
+    sweepTile(t, st.sAcc, (e) => e.b.assign(e.value, exp2Approx(target, add(mul(e.value, args.scaleLog2), neg(index(q.rows, e.x[1]!))))));
     sweepTile(t, st.dpAcc, (e) =>
-      e.b.assign(e.value, mul(mul(st.sAcc.at(t, e.d), sub(e.value, index(st.rows, add(e.x[1]!, p.tileM)))), args.scale)),
+      e.b.assign(e.value, mul(mul(st.sAcc.at(t, e.d), sub(e.value, index(q.rows, add(e.x[1]!, p.tileM)))), args.scale)),
     );
   });
 }
@@ -351,7 +264,7 @@ function emitDkDvStores(cons: BlockBuilder, st: ConsumerState, iters: Expr): voi
     }),
   );
   const inner = st.emitter(cons);
-  const col0 = cons.let('kv_col0', int32, mul(st.slabs.slab0, FMHA_BWD_SLAB));
+  const col0 = st.col0;
   const window = (view: typeof args.dk) =>
     makeTileWindow(inner, {
       view,

@@ -5,12 +5,8 @@ import {
   div,
   float32,
   int32,
-  lt,
-  maxOf,
-  minOf,
   mul,
   pointer,
-  select,
   sub,
   uint32,
   type BlockBuilder,
@@ -28,68 +24,33 @@ export interface FmhaBwdWsSplitDContext {
   readonly smem: Expr;
   readonly smemAddr: Expr;
   readonly tid: Expr;
-  /** K/V landed (once per block). */
+  /** `int`: the CTA's rank in its cluster = its column slice. */
+  readonly rank: Expr;
+  /** K/V landed (once per CTA). */
   readonly kvFull: Expr;
-  /** The query tile's slice slabs and LSE/D rows landed / released. */
-  readonly sliceFull: Expr;
-  readonly sliceEmpty: Expr;
-  /** Ring slot `s` landed / released. */
-  ringFull(s: Expr): Expr;
-  ringEmpty(s: Expr): Expr;
+  /** Slice stage `s` (the query tile's Q and dO slabs, LSE/D rows) landed / released. */
+  sliceFull(s: Expr): Expr;
+  sliceEmpty(s: Expr): Expr;
+  /** Exchange step `k`: the peer's partials landed in this CTA's buffer / the peer's buffer is free for this CTA's. */
+  xFull(k: Expr): Expr;
+  xEmpty(k: Expr): Expr;
 }
 
-/**
- * The block's slabs (64 columns each): the slice's first slab, how many of the slice's slabs lie
- * inside d (Q, K) and d_v (dO, V), and how many slabs outside the slice stream through the ring per
- * query tile (Q's first, then dO's).
- */
-export interface FmhaBwdWsSplitDSlabs {
-  readonly slab0: Expr;
-  readonly qSlice: Expr;
-  readonly vSlice: Expr;
-  readonly qRing: Expr;
-  readonly vRing: Expr;
-}
-
-/** The block's slab counts (both roles compute the same). */
-export function fmhaBwdWsSplitDSlabs(b: BlockBuilder, ctx: FmhaBwdWsSplitDContext): FmhaBwdWsSplitDSlabs {
-  const p = ctx.pipeline;
-  const slab0 = b.let('slab0', int32, mul(ctx.args.slice, p.sliceSlabs));
-  const inside = (name: string, slabs: number): Expr => b.let(name, int32, maxOf(minOf(sub(slabs, slab0), p.sliceSlabs), 0));
-  const qSlice = inside('q_slice_slabs', p.qkSlabs);
-  const vSlice = inside('v_slice_slabs', p.vSlabs);
+/** Stage and barrier parity of slice load number `count`. */
+export function fmhaBwdWsSplitDStage(b: BlockBuilder, ctx: FmhaBwdWsSplitDContext, count: Expr): { stage: Expr; parity: Expr } {
+  const S = ctx.pipeline.policy.sliceStages;
   return {
-    slab0,
-    qSlice,
-    vSlice,
-    qRing: b.let('q_ring_slabs', int32, sub(p.qkSlabs, qSlice)),
-    vRing: b.let('v_ring_slabs', int32, sub(p.vSlabs, vSlice)),
+    stage: b.let('stage', int32, S === 1 ? 0 : bitAnd(count, 1)),
+    parity: b.let('stage_parity', uint32, cast(bitAnd(S === 1 ? count : div(count, 2), 1), uint32)),
   };
 }
 
-/**
- * The head-dim slab of ring slab `j` of one operand whose slice starts at slab `slab0` and has
- * `inSlice` slabs inside the head dim: the slabs before the slice, then those after it.
- */
-export function splitDBwdRingSlabOf(j: number, slab0: number, inSlice: number): number {
-  return j < slab0 ? j : j + inSlice;
+/** The CTA's first column (of K, V, Q, dO and the outputs): rank · sliceWidth. */
+export function fmhaBwdWsSplitDColumn0(b: BlockBuilder, ctx: FmhaBwdWsSplitDContext): Expr {
+  return b.let('col0', int32, mul(ctx.rank, ctx.pipeline.policy.sliceWidth));
 }
 
-/** {@link splitDBwdRingSlabOf}, emitted. */
-export function fmhaBwdWsSplitDRingSlab(b: BlockBuilder, j: Expr, slab0: Expr, inSlice: Expr): Expr {
-  return b.let('ring_slab', int32, select(lt(j, slab0), j, add(j, inSlice)));
-}
-
-/** Ring slot and barrier parity of ring load number `count`. */
-export function fmhaBwdWsSplitDRingSlot(b: BlockBuilder, ctx: FmhaBwdWsSplitDContext, count: Expr): { slot: Expr; parity: Expr } {
-  const R = ctx.pipeline.policy.ringSlabs;
-  return {
-    slot: b.let('ring_slot', int32, sub(count, mul(div(count, R), R))),
-    parity: b.let('ring_parity', uint32, cast(bitAnd(div(count, R), 1), uint32)),
-  };
-}
-
-/** The query tiles the block's keys meet, for every query head of the group: iterations it = g·nq + t. */
+/** The query tiles the CTA's keys meet, for every query head of the group: iterations it = g·nq + t. */
 export interface FmhaBwdWsSplitDQueries {
   readonly start: Expr;
   readonly nq: Expr;
@@ -118,7 +79,11 @@ export function fmhaBwdWsSplitDQueryTile(
   };
 }
 
-/** `float*` of the staged LSE·log2 e rows (D's follow at +64). */
-export function fmhaBwdWsSplitDRows(b: BlockBuilder, ctx: FmhaBwdWsSplitDContext): Expr {
-  return b.let('row_stage', pointer(float32), cast(add(ctx.smem, ctx.pipeline.offsets.rows), pointer(float32)));
+/** `float*` of stage `stage`'s LSE·log2 e rows (D's follow at +64). */
+export function fmhaBwdWsSplitDRows(b: BlockBuilder, ctx: FmhaBwdWsSplitDContext, stage: Expr): Expr {
+  return b.let(
+    'row_stage',
+    pointer(float32),
+    cast(add(ctx.smem, add(ctx.pipeline.offsets.rows, mul(stage, 2 * 64 * 4))), pointer(float32)),
+  );
 }

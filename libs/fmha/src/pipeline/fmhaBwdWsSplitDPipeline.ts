@@ -5,6 +5,8 @@ import {
   eq,
   fenceMbarrierInit,
   ge,
+  clusterCtaRank,
+  clusterSync,
   int32,
   lit,
   mbarrierInit,
@@ -27,14 +29,14 @@ import { checkSplitDOperands, isMultipleIn, splitDPolicyError } from './splitDPo
 /** Policy of {@link FmhaBwdWsSplitDPipeline} (the sm_90a dq_dk_dv kernel of FFPA's backward). */
 export interface FmhaBwdWsSplitDPolicy {
   readonly dtype: 'fp16' | 'bf16';
-  /** Head dim of Q/K: a multiple of 64 (K of the block's keys stays in shared memory whole). */
+  /** Head dim of Q/K: a multiple of 64 up to 1024. */
   readonly headDim: number;
-  /** Head dim of V/dO: a multiple of 64 (V stays in shared memory whole). */
+  /** Head dim of V/dO: a multiple of 64 up to headDim. */
   readonly headDimV: number;
-  /** dK/dV/dQ columns per block: 256 (128 per consumer warpgroup). */
+  /** dK/dV/dQ columns (and K/V columns held) per CTA: 256 (128 per consumer warpgroup). */
   readonly sliceWidth: number;
-  /** Slots of the ring that streams the Q and dO slabs outside the block's slice: 1 to 4. */
-  readonly ringSlabs: number;
+  /** Q/dO slice stages (each the query tile's 64 rows × the CTA's columns of Q and dO): 1 or 2. */
+  readonly sliceStages: number;
   readonly producerRegisters: number;
   readonly consumerRegisters: number;
 }
@@ -62,9 +64,8 @@ export interface FmhaBwdWsSplitDArgs {
   readonly scale: Expr;
   readonly scaleLog2: Expr;
   readonly mask: GenericAttentionMaskCode;
-  /** `int`: the block's first key row (64 keys) and its column slice. */
+  /** `int`: the cluster's first key row (64 keys); the CTA's columns follow from its rank in the cluster. */
   readonly n0: Expr;
-  readonly slice: Expr;
   /** `float*` of dq_acc at row 0 of a query head (rows of headDim floats, atomic layout). */
   dqRow(b: BlockBuilder, head: Expr): Expr;
   /** dK and dV views [rows, headDim] / [rows, headDimV] of this batch and key head (rows: the stores' bound). */
@@ -78,63 +79,80 @@ export const FMHA_BWD_WS_SPLIT_D_SMEM = 'tk_ffpa_bwd_smem';
 const NAME = 'FmhaBwdWsSplitDPipeline';
 
 /**
- * The sm_90a backward of large head dims (FFPA's split-D, Hopper): a block owns 64 keys of one key
- * head and one column slice of `sliceWidth` columns, K and V of its keys resident in shared memory
- * (whole head dims, TMA once), and walks every query tile (64 rows) of every query head of its GQA
- * group that its keys meet. A producer warpgroup streams each query tile's Q and dO by TMA in
- * 64-column slabs: the slabs inside the block's slice into a slice buffer (kept for the slice's
- * GEMMs), the others through a ring of `ringSlabs` slots. Two consumer warpgroups per query tile:
- * - Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ over the whole head dims (each warpgroup 32 of the 64 queries: no
- *   replicated work), the mask, Pᵀ = 2^(Sᵀ·scale·log2 e − LSE·log2 e), dSᵀ = scale·Pᵀ∘(dPᵀ − D);
- * - Pᵀ and dSᵀ to shared memory (fp16/bf16), then per warpgroup 128 of the slice's columns:
- *   dV += Pᵀ·dO[:, cols], dK += dSᵀ·Q[:, cols] (fp32 registers across the query tiles; skipped
- *   where the warpgroup's columns lie past the head dims), then dQ = dS·K over the slice in two
- *   halves of 64 columns per warpgroup, each added into the workspace's dq_acc with `red.global.add.f32`.
- * S and dP are recomputed once per slice (⌈d / sliceWidth⌉ times), the other three GEMMs done once.
- * The slice past the head dim (d not a multiple of the width) reads zero-filled Q/dO columns; its
- * dK/dV/dQ columns there are never stored.
+ * The sm_90a backward of large head dims (FFPA's split-D on Hopper, without recomputation): the
+ * head dims are cut into slices of `sliceWidth` columns, and the `clusterCtas` CTAs of a cluster
+ * (the slices rounded up to 1, 2 or 4) share 64 keys of one key head, CTA r owning columns
+ * [r·w, (r + 1)·w) of K, V, Q, dO, dK, dV and dQ (zero-filled past the head dims). K and V of its
+ * keys × columns stay in shared memory (TMA once); the CTA walks every query tile (64 rows) of every
+ * query head of its GQA group that its keys meet, a producer warpgroup streaming the tile's Q and
+ * dO columns by TMA into `sliceStages` stages. Two consumer warpgroups per query tile:
+ * - partial Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ over the CTA's columns (each warpgroup 32 of the 64 queries),
+ *   completed by a butterfly through distributed shared memory: at step k each CTA stores its
+ *   partials (fp32) into CTA r ⊕ 2^k's exchange buffer with `st.async` and adds that CTA's from its
+ *   own, so after log2(CTAs) steps every CTA holds the same full Sᵀ and dPᵀ (each step's sum the
+ *   same in both CTAs: a + b = b + a);
+ * - the mask, Pᵀ = 2^(Sᵀ·scale·log2 e − LSE·log2 e), dSᵀ = scale·Pᵀ∘(dPᵀ − D); Pᵀ and dSᵀ
+ *   (fp16/bf16) into the exchange buffer once every warp has read the peer's partials;
+ * - per warpgroup 128 of the CTA's columns: dV += Pᵀ·dO[:, cols], dK += dSᵀ·Q[:, cols] (fp32
+ *   registers across the query tiles; skipped past the head dims), then dQ[:, cols] = dS·K[:, cols]
+ *   in two halves of 64 columns, added into the workspace's dq_acc with `red.global.add.f32`.
+ * Every GEMM is done once (no S/dP recomputation per slice). The exchange buffer's hand-offs: a CTA
+ * frees its buffer for step k + 1's partner once its warps read step k's partials, and for step 0's
+ * partner once its dV/dK/dQ GEMMs have read Pᵀ and dSᵀ; full barriers take the peer's bytes
+ * (armed by the receiver), empty barriers the peer's warps (remote arrivals). Cluster barriers
+ * after the barriers' initialisation and before the consumers leave keep each CTA's shared memory
+ * alive while its peers use it.
  *
  * Where each part is emitted: the producer in fmhaBwdWsSplitDProducer.ts, the consumers in
- * fmhaBwdWsSplitDConsumer.ts, what they share in fmhaBwdWsSplitDContext.ts.
+ * fmhaBwdWsSplitDConsumer.ts, the exchange in fmhaBwdWsSplitDExchange.ts, what they share in
+ * fmhaBwdWsSplitDContext.ts.
  */
 export class FmhaBwdWsSplitDPipeline {
   readonly policy: FmhaBwdWsSplitDPolicy;
-  readonly keyTags = Object.freeze({ sliceWidth: 'w', ringSlabs: 'r' });
+  readonly keyTags = Object.freeze({ sliceWidth: 'w', sliceStages: 's' });
   readonly tileN = 64;
   readonly tileM = 64;
-  /** Sᵀ and dPᵀ (64 keys × 64 queries, 32 queries per warpgroup). */
+  /** Partial Sᵀ and dPᵀ (64 keys × 64 queries, 32 queries per warpgroup, over the CTA's slabs). */
   readonly sT: WgmmaBlockGemmSs;
-  /** dV and dK (64 keys × the slice, 128 columns per warpgroup, A = Pᵀ / dSᵀ from shared memory). */
+  /** dV and dK (64 keys × the CTA's columns, 128 per warpgroup, A = Pᵀ / dSᵀ from shared memory). */
   readonly kv: WgmmaBlockGemmSs;
-  /** dQ of half the slice (64 queries × 128 columns, 64 per warpgroup; A = dS read query-major from the dSᵀ tile). */
+  /** dQ of half the CTA's columns (64 queries × 128 columns, 64 per warpgroup; A = dS read query-major from the dSᵀ tile). */
   readonly dq: WgmmaBlockGemmSs;
   readonly consumerThreads = 256;
   readonly threads = 384;
-  readonly qkSlabs: number;
-  readonly vSlabs: number;
+  /** 64-column slabs per CTA (of K, V and the Q/dO stages). */
   readonly sliceSlabs: number;
+  /** Column slices of the head dims, and the CTAs of a cluster (the slices rounded up to a power of two). */
   readonly slices: number;
+  readonly clusterCtas: number;
+  /** Butterfly steps of the partial-score exchange: log2(clusterCtas). */
+  readonly exchanges: number;
   readonly offsets: {
     readonly k: number;
     readonly v: number;
+    /** Stage s's Q slabs at qSlice + s·stageBytes, dO slabs at doSlice + s·stageBytes, LSE/D rows at rows + s·512. */
     readonly qSlice: number;
     readonly doSlice: number;
-    readonly ring: number;
+    readonly rows: number;
+    /** The exchange buffer (partial Sᵀ then dPᵀ, fp32), later Pᵀ (pT) and dSᵀ (dsT). */
+    readonly x: number;
     readonly pT: number;
     readonly dsT: number;
-    readonly rows: number;
     readonly bars: number;
   };
+  readonly stageBytes: number;
+  /** Bytes a CTA sends per exchange step: its partial Sᵀ and dPᵀ. */
+  readonly exchangeBytes: number;
   readonly usedBytes: number;
   readonly sharedBytes: number;
 
   constructor(policy: FmhaBwdWsSplitDPolicy) {
-    const { dtype, headDim, headDimV, sliceWidth, ringSlabs, producerRegisters: pr, consumerRegisters: cr } = policy;
+    const { dtype, headDim, headDimV, sliceWidth, sliceStages, producerRegisters: pr, consumerRegisters: cr } = policy;
     checkSplitDOperands(NAME, dtype, headDim);
     if (!isMultipleIn(headDimV, 64, 64, headDim))
       splitDPolicyError(NAME, 'headDimV', `must be a multiple of 64 in [64, headDim ${headDim}]`, headDimV);
     if (sliceWidth !== 256) splitDPolicyError(NAME, 'sliceWidth', 'must be 256 (128 columns per consumer warpgroup)', sliceWidth);
-    if (!isMultipleIn(ringSlabs, 1, 1, 4)) splitDPolicyError(NAME, 'ringSlabs', 'must be 1, 2, 3 or 4', ringSlabs);
+    if (sliceStages !== 1 && sliceStages !== 2) splitDPolicyError(NAME, 'sliceStages', 'must be 1 or 2', sliceStages);
     if (pr * 128 + cr * 256 > 65536)
       splitDPolicyError(NAME, 'registers', 'producer + consumer budgets must fit the 64K-register file', `${pr}·128 + ${cr}·256`);
     this.policy = Object.freeze({ ...policy });
@@ -149,40 +167,44 @@ export class FmhaBwdWsSplitDPipeline {
       bMajor: 'MN',
       warpgroupsN: 2,
     });
-    this.qkSlabs = headDim / FMHA_BWD_SLAB;
-    this.vSlabs = headDimV / FMHA_BWD_SLAB;
     this.sliceSlabs = sliceWidth / FMHA_BWD_SLAB;
     this.slices = splitDBwdSliceCount(headDim, headDimV, sliceWidth);
+    this.clusterCtas = 2 ** Math.ceil(Math.log2(this.slices));
+    this.exchanges = Math.log2(this.clusterCtas);
+    const slab = FMHA_BWD_SLAB_BYTES;
+    this.stageBytes = 2 * this.sliceSlabs * slab;
+    this.exchangeBytes = 2 * 64 * 64 * 4;
     const k = 0;
-    const v = k + this.qkSlabs * FMHA_BWD_SLAB_BYTES;
-    const qSlice = v + this.vSlabs * FMHA_BWD_SLAB_BYTES;
-    const doSlice = qSlice + this.sliceSlabs * FMHA_BWD_SLAB_BYTES;
-    const ring = doSlice + this.sliceSlabs * FMHA_BWD_SLAB_BYTES;
-    const pT = ring + ringSlabs * FMHA_BWD_SLAB_BYTES;
-    const dsT = pT + FMHA_BWD_SLAB_BYTES;
-    const rows = dsT + FMHA_BWD_SLAB_BYTES;
-    // LSE·log2 e and D of the query tile's 64 rows (fp32), staged with the slice.
-    const bars = rows + 2 * 64 * 4;
-    this.offsets = Object.freeze({ k, v, qSlice, doSlice, ring, pT, dsT, rows, bars });
-    // Barriers: K/V full, slice full/empty, ring full/empty per slot.
-    this.usedBytes = bars + 8 * (3 + 2 * ringSlabs);
+    const v = k + this.sliceSlabs * slab;
+    const qSlice = v + this.sliceSlabs * slab;
+    const doSlice = qSlice + this.sliceSlabs * slab;
+    const x = qSlice + sliceStages * this.stageBytes;
+    const pT = x;
+    const dsT = x + slab;
+    const rows = x + Math.max(this.exchanges > 0 ? this.exchangeBytes : 0, 2 * slab);
+    // LSE·log2 e and D of the query tile's 64 rows (fp32) per stage.
+    const bars = rows + sliceStages * 2 * 64 * 4;
+    this.offsets = Object.freeze({ k, v, qSlice, doSlice, rows, x, pT, dsT, bars });
+    // Barriers: K/V full, slice full/empty per stage, exchange full/empty per step.
+    this.usedBytes = bars + 8 * (1 + 2 * sliceStages + 2 * this.exchanges);
     this.sharedBytes = this.usedBytes + 1024;
     if (this.sharedBytes > 232448)
       splitDPolicyError(NAME, 'shared memory', 'must fit the 227 KiB an sm_90 block may use', this.sharedBytes);
   }
 
-  /** Blocks along the keys of one slice for `seqlenK` keys. */
+  /** Clusters along the keys for `seqlenK` keys (each `clusterCtas` CTAs along x). */
   keyTiles(seqlenK: number): number {
     return Math.ceil(seqlenK / this.tileN);
   }
 
-  /** Emits the whole kernel body into `b`. */
+  /** Emits the whole kernel body into `b` (the kernel launches clusters of [clusterCtas, 1, 1] along x). */
   emit(b: BlockBuilder, target: Target, args: FmhaBwdWsSplitDArgs): void {
-    const R = this.policy.ringSlabs;
+    const S = this.policy.sliceStages;
+    const E = this.exchanges;
     const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, this.threads - 1] });
     b.comment(
-      `dynamic shared memory (1024-aligned): K ${this.qkSlabs} slabs, V ${this.vSlabs} slabs, Q and dO slices ` +
-        `${this.sliceSlabs} slabs each, ring ${R} slabs, Pᵀ, dSᵀ, LSE/D rows, barriers`,
+      `dynamic shared memory (1024-aligned): this CTA's ${this.sliceSlabs} slabs of K and of V, ${S} stage(s) of its Q and dO ` +
+        `slabs, the exchange buffer (then Pᵀ, dSᵀ), LSE/D rows, barriers`,
     );
     const { smem, smemAddr } = declareAlignedDynamicShared(b, target, FMHA_BWD_WS_SPLIT_D_SMEM);
     const bars = b.let('bars', pointer(uint64), cast(add(smem, this.offsets.bars), pointer(uint64)));
@@ -193,24 +215,32 @@ export class FmhaBwdWsSplitDPipeline {
       smem,
       smemAddr,
       tid,
+      rank: b.let('cta_rank', int32, E > 0 ? cast(clusterCtaRank(target), int32) : lit(0, int32)),
       kvFull: bars,
-      sliceFull: add(bars, 1),
-      sliceEmpty: add(bars, 2),
-      ringFull: (s) => add(bars, add(3, s)),
-      ringEmpty: (s) => add(bars, add(3 + R, s)),
+      sliceFull: (s) => add(bars, add(1, s)),
+      sliceEmpty: (s) => add(bars, add(1 + S, s)),
+      xFull: (k) => add(bars, add(1 + 2 * S, k)),
+      xEmpty: (k) => add(bars, add(1 + 2 * S + E, k)),
     };
     b.if(eq(tid, 0), (t) => {
       t.expr(mbarrierInit(target, ctx.kvFull, 1));
-      // The TMA lane's expect_tx plus one arrival per producer-warp lane once its LSE/D rows are staged.
-      t.expr(mbarrierInit(target, ctx.sliceFull, 1 + 32));
-      t.expr(mbarrierInit(target, ctx.sliceEmpty, this.consumerThreads));
-      for (let s = 0; s < R; s++) {
-        t.expr(mbarrierInit(target, ctx.ringFull(lit(s, int32)), 1));
-        t.expr(mbarrierInit(target, ctx.ringEmpty(lit(s, int32)), this.consumerThreads));
+      for (let s = 0; s < S; s++) {
+        // The TMA lane's expect_tx plus one arrival per producer-warp lane once its LSE/D rows are staged.
+        t.expr(mbarrierInit(target, ctx.sliceFull(lit(s, int32)), 1 + 32));
+        t.expr(mbarrierInit(target, ctx.sliceEmpty(lit(s, int32)), this.consumerThreads));
+      }
+      for (let k = 0; k < E; k++) {
+        // Full: the receiving thread's expect_tx (the peer's st.async bytes complete it); empty: the peer's 8 consumer warps.
+        t.expr(mbarrierInit(target, ctx.xFull(lit(k, int32)), 1));
+        t.expr(mbarrierInit(target, ctx.xEmpty(lit(k, int32)), this.consumerThreads / 32));
       }
       t.expr(fenceMbarrierInit(target));
     });
     b.push(target.syncThreads());
+    if (E > 0) {
+      b.comment('cluster barrier: every CTA of the cluster has initialised its barriers');
+      b.expr(clusterSync(target));
+    }
     b.if(
       ge(tid, this.consumerThreads),
       (prod) => emitFmhaBwdWsSplitDProducer(prod, ctx),

@@ -12,9 +12,9 @@ import { fmhaFwdTensorFiles } from './fmhaFwdCases.ts';
 const used = (s: AttentionTensorStrides, group: boolean): Partial<AttentionTensorStrides> => (group ? { head: s.head, row: s.row } : s);
 
 describe('ffpa bench suite, backward cases', () => {
-  it('names, params and the problem: ffpa_bwd_b1_h32_s8192_d{320,512}_bf16 on the sm_90a path, d{320,512,768,1024} _sm80, FFPA-checkable', () => {
+  it('names, params and the problem: ffpa_bwd_b1_h32_s8192_d{320,512,768,1024}_bf16 on the sm_90a path, d{320,512,768,1024} _sm80, FFPA-checkable', () => {
     expect(FFPA_BWD_BENCH_CASES.map((c) => c.name)).toEqual([
-      ...[320, 512].map((d) => `ffpa_bwd_b1_h32_s8192_d${d}_bf16`),
+      ...[320, 512, 768, 1024].map((d) => `ffpa_bwd_b1_h32_s8192_d${d}_bf16`),
       ...[320, 512, 768, 1024].map((d) => `ffpa_bwd_b1_h32_s8192_d${d}_bf16_sm80`),
     ]);
     for (const c of FFPA_BWD_BENCH_CASES) {

@@ -1,8 +1,8 @@
 // The backward cases of the ffpa benchmark suite (issue 19): large-head-dim attention backward
 // (FfpaBwdRunner: dot_do_o, dq_dk_dv with S and dP recomputed per column slice, convert_dq) against
 // PyTorch SDPA's memory-efficient backward, the only torch backend that runs these head dims. B=1
-// H=32 N=8192 bf16: on the sm_90a path (the warp-specialized TMA dq_dk_dv) at d 320 and 512, on the
-// sm_80 path (mma.sync, built for sm_90a) at d 320, 512, 768 and 1024; inputs, reference and judging
+// H=32 N=8192 bf16 at d 320, 512, 768 and 1024, on the sm_90a path (the warp-specialized TMA
+// dq_dk_dv, clusters exchanging partial scores) and on the sm_80 path (mma.sync, built for sm_90a); inputs, reference and judging
 // are attention_bwd's (REFERENCE_OPS.md), as in the fmha-bwd suite whose case helpers these reuse.
 import type { FfpaBwdPath } from '@tilekit/kernel-ffpa';
 import { caseSeed } from './caseSeed.ts';
@@ -13,8 +13,8 @@ const shape = (d: number): FmhaBwdBenchShape => ({ dtype: 'bf16', b: 1, h: 32, d
 /** The issue's backward shapes (the sm_80 path's cases). */
 export const FFPA_BWD_BENCH_SHAPES: readonly FmhaBwdBenchShape[] = Object.freeze([320, 512, 768, 1024].map(shape));
 
-/** The shapes of the sm_90a path's cases (its catalog stops at d 512). */
-export const FFPA_BWD_SM90_BENCH_SHAPES: readonly FmhaBwdBenchShape[] = Object.freeze([320, 512].map(shape));
+/** The shapes of the sm_90a path's cases: the same four. */
+export const FFPA_BWD_SM90_BENCH_SHAPES: readonly FmhaBwdBenchShape[] = FFPA_BWD_BENCH_SHAPES;
 
 /**
  * The case of a shape on a path: `ffpa_bwd_…` (the fmha-bwd name with the suite's prefix; `_sm80`
