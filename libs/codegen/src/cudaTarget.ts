@@ -148,7 +148,7 @@ const cudaCommon: readonly TargetFeature[] = [
 export const sm80: Target = new CudaTarget('sm_80', cudaCommon);
 /**
  * CUDA for Hopper with arch-specific features (`sm_90a`: wgmma, TMA, clusters, setmaxnreg; and the
- * sm_90 mbarrier transaction counts, `elect.sync`, `griddepcontrol`).
+ * sm_90 mbarrier transaction counts, `elect.sync`, `griddepcontrol`, vector `red.global`).
  */
 export const sm90a: Target = new CudaTarget('sm_90a', [
   ...cudaCommon,
@@ -159,4 +159,5 @@ export const sm90a: Target = new CudaTarget('sm_90a', [
   'tma',
   'clusters',
   'setmaxnreg',
+  'vector-red',
 ]);

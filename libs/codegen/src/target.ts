@@ -33,6 +33,7 @@ export type TargetFeature =
   | 'tma'
   | 'clusters'
   | 'setmaxnreg'
+  | 'vector-red'
   | 'mfma'
   | 'buffer-load';
 

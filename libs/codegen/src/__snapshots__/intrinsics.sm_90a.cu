@@ -309,6 +309,11 @@ __device__ __forceinline__ void tk_bulk_wait_group() {
   asm volatile("cp.async.bulk.wait_group %0;" : : "n"(N) : "memory");
 }
 
+// red.global.add.v4.f32 [p], {x, y, z, w}: four adjacent floats added atomically (16-byte aligned), no return trip.
+__device__ __forceinline__ void tk_red_add_v4_f32(float* p, float x, float y, float z, float w) {
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" : : "l"(p), "f"(x), "f"(y), "f"(z), "f"(w) : "memory");
+}
+
 // griddepcontrol.launch_dependents: let the dependent grid be scheduled once every CTA signalled or exited.
 __device__ __forceinline__ void tk_griddepcontrol_launch_dependents() {
   asm volatile("griddepcontrol.launch_dependents;" : : : "memory");
@@ -467,6 +472,8 @@ extern "C" __global__ void __launch_bounds__(128) tk_intrinsics_sm90(const __gri
     tk_bulk_wait_group<0>();
     tk_mbarrier_inval(bar);
   }
+  const float f = static_cast<float>(x);
+  tk_red_add_v4_f32(reinterpret_cast<float*>(out), f, f, f, f);
   tk_griddepcontrol_launch_dependents();
   out[tid] = again + tk_smem_addr(box);
 }

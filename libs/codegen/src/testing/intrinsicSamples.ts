@@ -10,7 +10,7 @@ import { cpAsync, cpAsyncCommitGroup, cpAsyncWaitGroup } from '../intrinsics/cpA
 import { electSync } from '../intrinsics/electSync.ts';
 import { exp2Approx, log2Approx, packFloat2 } from '../intrinsics/fastMath.ts';
 import { namedBarrierArrive, namedBarrierSync } from '../intrinsics/namedBarrier.ts';
-import { reduceAddF32 } from '../intrinsics/reduceAdd.ts';
+import { reduceAddF32, reduceAddF32x4 } from '../intrinsics/reduceAdd.ts';
 import { gridDependencyLaunchDependents, gridDependencyWait } from '../intrinsics/gridDependency.ts';
 import { ldmatrix } from '../intrinsics/ldmatrix.ts';
 import {
@@ -125,6 +125,8 @@ export function intrinsicSamplesSource(target: Target): string {
       t.expr(bulkWaitGroup(target, 0));
       t.expr(mbarrierInval(target, bar));
     });
+    const f = b.let('f', float32, cast(x, float32));
+    b.expr(reduceAddF32x4(target, cast(out, pointer(float32)), [f, f, f, f]));
     b.expr(gridDependencyLaunchDependents(target));
     b.assign(index(out, tid), add(again, sharedAddress(target, box)));
   });

@@ -1,6 +1,5 @@
 import {
   add,
-  and,
   cast,
   clusterSync,
   div,
@@ -21,7 +20,6 @@ import {
   or,
   packFloat2,
   pointer,
-  reduceAddF32,
   setMaxNReg,
   sub,
   uint32,
@@ -39,7 +37,8 @@ import {
   sweepTile,
   type DistributedTensor,
 } from '@tilekit/tile';
-import { FMHA_BWD_SLAB_BYTES } from './fmhaBwdWsContext.ts';
+import { emitDqReduceQuads } from './emitDqReduceQuads.ts';
+import { FMHA_BWD_SLAB, FMHA_BWD_SLAB_BYTES } from './fmhaBwdWsContext.ts';
 import {
   fmhaBwdWsSplitDColumn0,
   fmhaBwdWsSplitDQueries,
@@ -139,17 +138,22 @@ function emitQueryTile(li: BlockBuilder, st: ConsumerState, q: QueryTile): void 
   const qTile = li.let('q_tile', uint32, at(ctx, add(O.qSlice, mul(q.stage, p.stageBytes))));
   const doTile = li.let('do_tile', uint32, at(ctx, add(O.doSlice, mul(q.stage, p.stageBytes))));
   li.comment('partial Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ over this CTA’s columns (this warpgroup: 32 of the 64 queries)');
-  for (const [acc, aBase, bTile] of [
-    [st.sAcc, O.k, qTile],
-    [st.dpAcc, O.v, doTile],
+  li.comment('slab 0 always (zero-filled past the head dim: a zero partial); later slabs only inside the head dim');
+  for (const [acc, aBase, bTile, dim] of [
+    [st.sAcc, O.k, qTile, p.policy.headDim],
+    [st.dpAcc, O.v, doTile, p.policy.headDimV],
   ] as const)
-    for (let u = 0; u < p.sliceSlabs; u++)
-      p.sT.emitMma(li, target, acc, {
-        aTile: at(ctx, aBase + u * FMHA_BWD_SLAB_BYTES),
-        bTile: add(bTile, u * FMHA_BWD_SLAB_BYTES),
-        warpgroup: st.wg,
-        accumulate: lit(u === 0 ? 0 : 1, int32),
-      });
+    for (let u = 0; u < p.sliceSlabs; u++) {
+      const mma = (b: BlockBuilder): void =>
+        p.sT.emitMma(b, target, acc, {
+          aTile: at(ctx, aBase + u * FMHA_BWD_SLAB_BYTES),
+          bTile: add(bTile, u * FMHA_BWD_SLAB_BYTES),
+          warpgroup: st.wg,
+          accumulate: lit(u === 0 ? 0 : 1, int32),
+        });
+      if (u === 0 || dim % p.policy.sliceWidth === 0) mma(li);
+      else li.if(lt(add(st.col0, u * FMHA_BWD_SLAB), dim), mma);
+    }
   p.sT.emitWait(li, target, st.sAcc, 0);
   p.sT.emitWait(li, target, st.dpAcc, 0);
   emitFmhaBwdWsSplitDExchange(li, st, st.tiles);
@@ -172,7 +176,8 @@ function emitQueryTile(li: BlockBuilder, st: ConsumerState, q: QueryTile): void 
 
 /**
  * dQ[:, half h of the slice] = dS·K[:, those columns] (64 columns per warpgroup), added into dq_acc
- * with red.global (rows inside the sequence, columns inside d); skipped when the half lies past d.
+ * four columns per reduction (`emitDqReduceQuads`: rows inside the sequence, columns inside d);
+ * skipped when the half lies past d.
  */
 function emitDqHalf(li: BlockBuilder, st: ConsumerState, q: QueryTile, h: number): void {
   const { ctx } = st;
@@ -180,20 +185,13 @@ function emitDqHalf(li: BlockBuilder, st: ConsumerState, q: QueryTile, h: number
   const half = p.policy.sliceWidth / 2;
   const col0 = li.let('dq_col0', int32, add(st.col0, h * half));
   li.if(lt(col0, p.policy.headDim), (hb) => {
-    hb.comment(`dQ of the slice’s columns [${h * half}, ${(h + 1) * half}) into dq_acc (red.global.add.f32)`);
+    hb.comment(`dQ of the slice’s columns [${h * half}, ${(h + 1) * half}) into dq_acc (red.global.add.v4.f32)`);
     const kHalf = hb.let('k_half', uint32, at(ctx, p.offsets.k + (h * half * FMHA_BWD_SLAB_BYTES) / 64));
     p.dq.emitMma(hb, target, st.dqAcc, { aTile: at(ctx, p.offsets.dsT), bTile: kHalf, warpgroup: st.wg, accumulate: lit(0, int32) });
     p.dq.emitWait(hb, target, st.dqAcc, 0);
     const dqRow = args.dqRow(hb, q.head);
-    st.emitter(hb).threads((t) =>
-      sweepTile(t, st.dqAcc, (e) => {
-        const row = e.b.let('dq_row', int32, add(q.i0, e.x[0]!));
-        const col = e.b.let('dq_col', int32, add(col0, e.x[1]!));
-        e.b.if(and(lt(row, args.seqlenQ), lt(col, p.policy.headDim)), (s) =>
-          s.expr(reduceAddF32(target, add(dqRow, add(mul(row, p.policy.headDim), col)), e.value)),
-        );
-      }),
-    );
+    const to = { dqRow, rowFloats: p.policy.headDim, row0: q.i0, col0, rows: args.seqlenQ, cols: p.policy.headDim };
+    emitDqReduceQuads(hb, st.emitter(hb), target, st.dqAcc, ctx.tid, to);
   });
 }
 

@@ -18,6 +18,7 @@ import {
   mbarrierWaitParityCluster,
   mul,
   pointer,
+  select,
   storeAsyncClusterV4,
   uint32,
   type BlockBuilder,
@@ -68,7 +69,10 @@ export function emitFmhaBwdWsSplitDExchange(b: BlockBuilder, x: FmhaBwdWsSplitDP
   b.forRange({ name: 'xk', to: E, unroll: 1 }, (l, k) => {
     const peer = peerOf(l, ctx, k);
     l.if(eq(tid, 0), (one) => one.expr(mbarrierArriveExpectTx(target, ctx.xFull(k), p.exchangeBytes)));
-    l.expr(mbarrierWaitParityCluster(target, ctx.xEmpty(k), bitXor(parity, 1)));
+    // Step 0's peer freed its buffer at the end of its previous tile (so the first wait passes at
+    // once); a later step's peer frees it during this tile, once it has read its own step k − 1.
+    const emptyParity = E === 1 ? bitXor(parity, 1) : select(eq(k, 0), bitXor(parity, 1), parity);
+    l.expr(mbarrierWaitParityCluster(target, ctx.xEmpty(k), emptyParity));
     const peerFull = l.let('x_peer_full', uint32, mapaShared(target, ctx.xFull(k), peer));
     x.emitter(l).threads((t) => {
       const remote = t.b.let('x_remote', uint32, mapaShared(target, slot(ctx, 0, tid), peer));
