@@ -11,12 +11,13 @@ import { FfpaBwdSm90Instance } from './ffpaBwdSm90Instance.ts';
 
 /**
  * The pipeline shape of every sm_90a catalog instance: column slices of 256 per CTA (128 per
- * consumer warpgroup), two Q/dO stages, 24 registers per producer thread and 240 per consumer thread.
+ * consumer warpgroup), two Q/dO stages, 32 registers per producer thread (its dQ warp loops over
+ * bulk reductions) and 240 per consumer thread: the whole 64K-register file.
  */
 export const FFPA_BWD_SM90_SHAPE = Object.freeze({
   sliceWidth: 256,
   sliceStages: 2,
-  producerRegisters: 24,
+  producerRegisters: 32,
   consumerRegisters: 240,
 } as const);
 

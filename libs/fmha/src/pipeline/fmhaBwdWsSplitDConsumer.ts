@@ -32,12 +32,13 @@ import {
   BlockEmitter,
   clearTile,
   makeDistributedTensor,
+  makeTensorView,
   makeTileWindow,
   storeTile,
   sweepTile,
   type DistributedTensor,
 } from '@tilekit/tile';
-import { emitDqReduceQuads } from './emitDqReduceQuads.ts';
+import { makeNaiveTensorDescriptor } from '@tilekit/layout';
 import { FMHA_BWD_SLAB, FMHA_BWD_SLAB_BYTES } from './fmhaBwdWsContext.ts';
 import {
   fmhaBwdWsSplitDColumn0,
@@ -168,30 +169,40 @@ function emitQueryTile(li: BlockBuilder, st: ConsumerState, q: QueryTile): void 
     p.kv.emitWait(kb, target, st.dvAcc, 0);
     p.kv.emitWait(kb, target, st.dkAcc, 0);
   });
-  li.comment('the slice stage (Q, dO slabs, LSE/D rows) released: this thread read it');
-  li.expr(mbarrierArrive(target, ctx.sliceEmpty(q.stage)));
-  for (let h = 0; h < 2; h++) emitDqHalf(li, st, q, h);
+  li.comment('both warpgroups’ dV/dK GEMMs are done with the stage’s Q and dO: its bytes take dQ next');
+  li.expr(namedBarrierSync(target, 3, p.consumerThreads));
+  const staging = li.let('dq_stage', pointer(float32), cast(add(ctx.smem, add(O.qSlice, mul(q.stage, p.stageBytes))), pointer(float32)));
+  for (let h = 0; h < 2; h++) emitDqHalf(li, st, staging, h);
+  li.comment('dQ staged (and the stage’s LSE/D rows read): visible to the dQ warp’s bulk reductions');
+  li.expr(fenceProxyAsyncShared(target));
+  li.expr(mbarrierArrive(target, ctx.dqStaged(q.stage)));
   emitFmhaBwdWsSplitDRelease(li, ctx);
 }
 
 /**
- * dQ[:, half h of the slice] = dS·K[:, those columns] (64 columns per warpgroup), added into dq_acc
- * four columns per reduction (`emitDqReduceQuads`: rows inside the sequence, columns inside d);
- * skipped when the half lies past d.
+ * dQ[:, half h of the CTA's columns] = dS·K[:, those columns] (64 columns per warpgroup), stored as
+ * fp32 into `staging` (row-major, 64 rows of sliceWidth floats); skipped when the half lies past d
+ * (the dQ warp reduces only columns inside d).
  */
-function emitDqHalf(li: BlockBuilder, st: ConsumerState, q: QueryTile, h: number): void {
+function emitDqHalf(li: BlockBuilder, st: ConsumerState, staging: Expr, h: number): void {
   const { ctx } = st;
-  const { pipeline: p, args, target } = ctx;
+  const { pipeline: p, target } = ctx;
   const half = p.policy.sliceWidth / 2;
-  const col0 = li.let('dq_col0', int32, add(st.col0, h * half));
-  li.if(lt(col0, p.policy.headDim), (hb) => {
-    hb.comment(`dQ of the slice’s columns [${h * half}, ${(h + 1) * half}) into dq_acc (red.global.add.v4.f32)`);
+  li.if(lt(add(st.col0, h * half), p.policy.headDim), (hb) => {
+    hb.comment(`dQ of the CTA’s columns [${h * half}, ${(h + 1) * half}), staged for the dQ warp`);
     const kHalf = hb.let('k_half', uint32, at(ctx, p.offsets.k + (h * half * FMHA_BWD_SLAB_BYTES) / 64));
     p.dq.emitMma(hb, target, st.dqAcc, { aTile: at(ctx, p.offsets.dsT), bTile: kHalf, warpgroup: st.wg, accumulate: lit(0, int32) });
     p.dq.emitWait(hb, target, st.dqAcc, 0);
-    const dqRow = args.dqRow(hb, q.head);
-    const to = { dqRow, rowFloats: p.policy.headDim, row0: q.i0, col0, rows: args.seqlenQ, cols: p.policy.headDim };
-    emitDqReduceQuads(hb, st.emitter(hb), target, st.dqAcc, ctx.tid, to);
+    const inner = st.emitter(hb);
+    const view = makeTensorView(
+      staging,
+      makeNaiveTensorDescriptor([64, p.policy.sliceWidth], [p.policy.sliceWidth, 1], { vectorLength: 2 }),
+      {
+        elementBytes: 4,
+      },
+    );
+    const window = makeTileWindow(inner, { view, lengths: [64, half], origin: [0, h * half], encoding: p.dq.cEncoding });
+    inner.threads((t) => storeTile(t, window, st.dqAcc));
   });
 }
 

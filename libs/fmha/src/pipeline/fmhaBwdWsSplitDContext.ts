@@ -31,6 +31,8 @@ export interface FmhaBwdWsSplitDContext {
   /** Slice stage `s` (the query tile's Q and dO slabs, LSE/D rows) landed / released. */
   sliceFull(s: Expr): Expr;
   sliceEmpty(s: Expr): Expr;
+  /** Slice stage `s` holds the query tile's dQ (fp32 rows over the stage's Q/dO slabs), staged by every consumer thread. */
+  dqStaged(s: Expr): Expr;
   /** Exchange step `k`: the peer's partials landed in this CTA's buffer / the peer's buffer is free for this CTA's. */
   xFull(k: Expr): Expr;
   xEmpty(k: Expr): Expr;

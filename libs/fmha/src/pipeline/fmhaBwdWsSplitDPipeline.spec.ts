@@ -30,7 +30,7 @@ describe('FmhaBwdWsSplitDPipeline policy', () => {
       rows: 229376,
       bars: 230400,
     });
-    expect(p.sharedBytes).toBe(230400 + 8 * (1 + 4 + 2) + 1024);
+    expect(p.sharedBytes).toBe(230400 + 8 * (1 + 6 + 2) + 1024);
     expect([p.sT.threads, p.kv.threads, p.dq.threads]).toEqual([256, 256, 256]);
   });
 

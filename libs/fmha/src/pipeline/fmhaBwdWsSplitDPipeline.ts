@@ -95,7 +95,10 @@ const NAME = 'FmhaBwdWsSplitDPipeline';
  *   (fp16/bf16) into the exchange buffer once every warp has read the peer's partials;
  * - per warpgroup 128 of the CTA's columns: dV += Pᵀ·dO[:, cols], dK += dSᵀ·Q[:, cols] (fp32
  *   registers across the query tiles; skipped past the head dims), then dQ[:, cols] = dS·K[:, cols]
- *   in two halves of 64 columns, added into the workspace's dq_acc with `red.global.add.f32`.
+ *   in two halves of 64 columns, staged as fp32 rows in the query tile's stage (its Q and dO are
+ *   read by then); a dQ warp of the producer warpgroup adds each row into the workspace's dq_acc
+ *   with one TMA bulk reduction (`cp.reduce.async.bulk … add.f32`: whole L2 sectors, not one
+ *   atomic per element) and frees the stage once they have read it.
  * Every GEMM is done once (no S/dP recomputation per slice). The exchange buffer's hand-offs: a CTA
  * frees its buffer for step k + 1's partner once its warps read step k's partials, and for step 0's
  * partner once its dV/dK/dQ GEMMs have read Pᵀ and dSᵀ; full barriers take the peer's bytes
@@ -103,7 +106,7 @@ const NAME = 'FmhaBwdWsSplitDPipeline';
  * after the barriers' initialisation and before the consumers leave keep each CTA's shared memory
  * alive while its peers use it.
  *
- * Where each part is emitted: the producer in fmhaBwdWsSplitDProducer.ts, the consumers in
+ * Where each part is emitted: the producer (its TMA warp and its dQ warp) in fmhaBwdWsSplitDProducer.ts, the consumers in
  * fmhaBwdWsSplitDConsumer.ts, the exchange in fmhaBwdWsSplitDExchange.ts, what they share in
  * fmhaBwdWsSplitDContext.ts.
  */
@@ -185,8 +188,8 @@ export class FmhaBwdWsSplitDPipeline {
     // LSE·log2 e and D of the query tile's 64 rows (fp32) per stage.
     const bars = rows + sliceStages * 2 * 64 * 4;
     this.offsets = Object.freeze({ k, v, qSlice, doSlice, rows, x, pT, dsT, bars });
-    // Barriers: K/V full, slice full/empty per stage, exchange full/empty per step.
-    this.usedBytes = bars + 8 * (1 + 2 * sliceStages + 2 * this.exchanges);
+    // Barriers: K/V full, slice full/empty and dQ staged per stage, exchange full/empty per step.
+    this.usedBytes = bars + 8 * (1 + 3 * sliceStages + 2 * this.exchanges);
     this.sharedBytes = this.usedBytes + 1024;
     if (this.sharedBytes > 232448)
       splitDPolicyError(NAME, 'shared memory', 'must fit the 227 KiB an sm_90 block may use', this.sharedBytes);
@@ -219,15 +222,18 @@ export class FmhaBwdWsSplitDPipeline {
       kvFull: bars,
       sliceFull: (s) => add(bars, add(1, s)),
       sliceEmpty: (s) => add(bars, add(1 + S, s)),
-      xFull: (k) => add(bars, add(1 + 2 * S, k)),
-      xEmpty: (k) => add(bars, add(1 + 2 * S + E, k)),
+      dqStaged: (s) => add(bars, add(1 + 2 * S, s)),
+      xFull: (k) => add(bars, add(1 + 3 * S, k)),
+      xEmpty: (k) => add(bars, add(1 + 3 * S + E, k)),
     };
     b.if(eq(tid, 0), (t) => {
       t.expr(mbarrierInit(target, ctx.kvFull, 1));
       for (let s = 0; s < S; s++) {
         // The TMA lane's expect_tx plus one arrival per producer-warp lane once its LSE/D rows are staged.
         t.expr(mbarrierInit(target, ctx.sliceFull(lit(s, int32)), 1 + 32));
-        t.expr(mbarrierInit(target, ctx.sliceEmpty(lit(s, int32)), this.consumerThreads));
+        // Empty: the dQ warp, once its bulk reductions have read the stage's dQ tile; staged: every consumer thread.
+        t.expr(mbarrierInit(target, ctx.sliceEmpty(lit(s, int32)), 1));
+        t.expr(mbarrierInit(target, ctx.dqStaged(lit(s, int32)), this.consumerThreads));
       }
       for (let k = 0; k < E; k++) {
         // Full: the receiving thread's expect_tx (the peer's st.async bytes complete it); empty: the peer's 8 consumer warps.

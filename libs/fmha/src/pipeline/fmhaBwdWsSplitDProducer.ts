@@ -1,5 +1,14 @@
 import {
   add,
+  bulkCommitGroup,
+  bulkReduceAddF32,
+  bulkWaitGroup,
+  cast,
+  float32,
+  gt,
+  maxOf,
+  minOf,
+  pointer,
   bitXor,
   bool,
   eq,
@@ -31,13 +40,15 @@ import {
 /**
  * The producer warpgroup of `FmhaBwdWsSplitDPipeline`: registers down to `producerRegisters`; its
  * first warp loads the CTA's columns of K and V once, then per query tile (into the next stage, once
- * the consumers released it) the CTA's Q and dO slabs by TMA (zero-filled past the head dims) and
- * the tile's LSE and D rows by its lanes.
+ * the dQ warp released it) the CTA's Q and dO slabs by TMA (zero-filled past the head dims) and
+ * the tile's LSE and D rows by its lanes; lane 0 of its second warp (the dQ warp) moves each tile's
+ * staged dQ into dq_acc.
  */
 export function emitFmhaBwdWsSplitDProducer(prod: BlockBuilder, ctx: FmhaBwdWsSplitDContext): void {
   const { pipeline: p, target, args, tid } = ctx;
   prod.comment(`producer warpgroup: registers down to ${p.policy.producerRegisters}; lane 0 of its first warp issues every TMA load`);
   prod.expr(setMaxNReg(target, 'dec', p.policy.producerRegisters));
+  prod.if(eq(tid, p.consumerThreads + 32), (dq) => emitDqWarp(dq, ctx));
   prod.if(lt(tid, p.consumerThreads + 32), (one) => {
     const lane = one.let('lane', int32, sub(tid, p.consumerThreads));
     const leader = one.let('tma_lane', bool, eq(lane, 0));
@@ -101,4 +112,48 @@ function emitSliceLoads(
           coords: args.qCoords(add(at.col0, lit(u * FMHA_BWD_SLAB, int32)), at.i0, at.head),
         }),
       );
+}
+
+/**
+ * The dQ warp's lane: per query tile, once the consumers staged its dQ (fp32 rows of sliceWidth
+ * floats over the stage), one bulk reduce-add per row inside the sequence of the CTA's columns
+ * inside d into dq_acc; once they have read the stage, the stage is free for the next Q and dO.
+ */
+function emitDqWarp(dq: BlockBuilder, ctx: FmhaBwdWsSplitDContext): void {
+  const { pipeline: p, target, args, smem } = ctx;
+  const W = p.policy.sliceWidth;
+  const col0 = fmhaBwdWsSplitDColumn0(dq, ctx);
+  const bytes = dq.let('dq_row_bytes', int32, mul(maxOf(minOf(sub(p.policy.headDim, col0), W), 0), 4));
+  const tiles = dq.declare('dq_tiles', int32, 0, { storage: 'mutable' });
+  const q = fmhaBwdWsSplitDQueries(dq, ctx);
+  dq.forRange({ name: 'it', to: q.iters }, (li, it) => {
+    const { head, i0 } = fmhaBwdWsSplitDQueryTile(li, ctx, q, it);
+    const { stage, parity } = fmhaBwdWsSplitDStage(li, ctx, tiles);
+    li.expr(mbarrierWaitParity(target, ctx.dqStaged(stage), parity));
+    li.if(gt(bytes, 0), (rb) => {
+      const dqRow = args.dqRow(rb, head);
+      const staging = rb.let(
+        'dq_stage',
+        pointer(float32),
+        cast(add(smem, add(p.offsets.qSlice, mul(stage, p.stageBytes))), pointer(float32)),
+      );
+      const rows = rb.let('dq_rows', int32, minOf(sub(args.seqlenQ, i0), p.tileM));
+      rb.forRange({ name: 'r', to: rows }, (lr, r) =>
+        lr.expr(
+          bulkReduceAddF32(
+            target,
+            add(dqRow, add(mul(add(i0, r), p.policy.headDim), col0)),
+            cast(add(staging, mul(r, W)), pointer(float32, { const: true })),
+            bytes,
+          ),
+        ),
+      );
+      rb.expr(bulkCommitGroup(target));
+      rb.expr(bulkWaitGroup(target, 0, { read: true }));
+    });
+    li.expr(mbarrierArrive(target, ctx.sliceEmpty(stage)));
+    li.assign(tiles, add(tiles, 1));
+  });
+  dq.comment('every bulk reduction complete before the CTA exits');
+  dq.expr(bulkWaitGroup(target, 0));
 }
