@@ -63,7 +63,7 @@ describe('ffpa sm_90a backward catalog', () => {
       const P = i.policy;
       const hdim = P.headDim === P.headDimV ? `${P.headDim}` : `${P.headDim}x${P.headDimV}`;
       expect(i.name).toBe(`ffpa_bwd_sm90_${P.dtype}_d${hdim}_${P.mask}_64x64_w256_s2_sm_90a`);
-      expect(P).toMatchObject({ sliceWidth: 256, sliceStages: 2, producerRegisters: 32, consumerRegisters: 240 });
+      expect(P).toMatchObject({ sliceWidth: 256, sliceStages: 2, producerRegisters: 40, consumerRegisters: 232 });
       expect(i.pipeline.clusterCtas).toBe(Math.max(P.headDim, P.headDimV) <= 512 ? 2 : 4);
       expect(i.target).toBe(sm90a);
       expect([i.threads, i.sharedBytes, i.kN0]).toEqual([384, i.pipeline.sharedBytes, 64]);

@@ -11,14 +11,14 @@ import { FfpaBwdSm90Instance } from './ffpaBwdSm90Instance.ts';
 
 /**
  * The pipeline shape of every sm_90a catalog instance: column slices of 256 per CTA (128 per
- * consumer warpgroup), two Q/dO stages, 32 registers per producer thread (its dQ warp loops over
- * bulk reductions) and 240 per consumer thread: the whole 64K-register file.
+ * consumer warpgroup), two Q/dO stages, 40 registers per producer thread (its dQ warp loops over
+ * bulk reductions) and 232 per consumer thread: what the producer gives back at 168 the consumers take.
  */
 export const FFPA_BWD_SM90_SHAPE = Object.freeze({
   sliceWidth: 256,
   sliceStages: 2,
-  producerRegisters: 32,
-  consumerRegisters: 240,
+  producerRegisters: 40,
+  consumerRegisters: 232,
 } as const);
 
 /** One sm_90a FFPA backward dq_dk_dv instance for a dtype, (d, d_v) and mask kind (target default sm_90a). */

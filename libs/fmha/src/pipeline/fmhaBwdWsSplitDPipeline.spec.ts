@@ -8,8 +8,8 @@ const policy = (extra: Partial<FmhaBwdWsSplitDPolicy> = {}): FmhaBwdWsSplitDPoli
   headDimV: 512,
   sliceWidth: 256,
   sliceStages: 2,
-  producerRegisters: 24,
-  consumerRegisters: 240,
+  producerRegisters: 40,
+  consumerRegisters: 232,
   ...extra,
 });
 
@@ -54,7 +54,11 @@ describe('FmhaBwdWsSplitDPipeline policy', () => {
     [{ headDimV: 576 }, 'headDimV: must be a multiple of 64 in [64, headDim 512]'],
     [{ sliceWidth: 128 }, 'sliceWidth: must be 256'],
     [{ sliceStages: 3 }, 'sliceStages: must be 1 or 2'],
-    [{ consumerRegisters: 256 }, 'registers: producer + consumer budgets must fit the 64K-register file'],
+    [
+      { producerRegisters: 32, consumerRegisters: 240 },
+      "registers: the consumers' raise above the launch's 168 must come out of the producer's release",
+    ],
+    [{ consumerRegisters: 240 }, "registers: the consumers' raise above the launch's 168 must come out of the producer's release"],
   ])('rejects %o: %s', (extra, rule) => {
     expect(policyErrorOf(policy(extra))).toContain(rule);
   });
