@@ -24,7 +24,8 @@ export type FfpaBwdPath = 'sm80' | 'sm90';
 /** A dq_dk_dv instance of either path. */
 export type FfpaBwdDqDkDvInstance = FfpaBwdInstance | FfpaBwdSm90Instance;
 
-interface FfpaBwdKernelSetBase {
+/** What a kernel set of either path holds beside its dq_dk_dv: the row kernels and the launcher records. */
+export interface FfpaBwdKernelSetBase {
   readonly dotDoO: FmhaBwdDotDoOInstance;
   readonly convertDq: FmhaBwdConvertDqInstance;
   readonly triple: FmhaBwdRecordTriple;
