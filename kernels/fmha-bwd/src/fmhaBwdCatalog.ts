@@ -8,6 +8,7 @@ import type {
   FmhaBwdDqDkDvRecord,
   FmhaBwdRecordTriple,
 } from '@tilekit/fmha';
+import { duplicateInstance } from '@tilekit/codegen';
 import { TilekitError } from '@tilekit/numeric';
 import { FMHA_BWD_KERNEL_DTYPES, FmhaBwdConvertDqInstance, FmhaBwdDotDoOInstance } from '@tilekit/fmha-launch';
 import { FmhaBwdDqDkDvInstance, type FmhaBwdDqDkDvMaskKind } from './fmhaBwdDqDkDvInstance.ts';
@@ -50,18 +51,13 @@ export class FmhaBwdKernelCatalogError extends TilekitError {
   }
 }
 
+/** `list`, frozen, once no two instances share a name or key hash (`duplicateInstance`): else `FmhaBwdKernelCatalogError`. */
 function unique<T extends { readonly name: string; readonly key: { readonly hash: string } }>(
   what: string,
   list: readonly T[],
 ): readonly T[] {
-  const names = new Set<string>();
-  const hashes = new Set<string>();
-  for (const i of list) {
-    if (names.has(i.name) || hashes.has(i.key.hash))
-      throw new FmhaBwdKernelCatalogError(`two ${what} instances share the name or hash of ${i.name}`);
-    names.add(i.name);
-    hashes.add(i.key.hash);
-  }
+  const dup = duplicateInstance(list);
+  if (dup) throw new FmhaBwdKernelCatalogError(`two ${what} instances share the ${dup.field} ${dup.value}`);
   return Object.freeze([...list]);
 }
 

@@ -7,11 +7,12 @@
 // TILEKIT_RANDOM_FMHA_BWD_CASE='<that line>' replays it alone. Skipped (loudly) without a GPU.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { buildOncePerInstance, Device } from '@tilekit/runtime';
+import { Device } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { checkFmhaBwdProblem, formatFmhaBwdProblem, type FmhaBwdProblem } from '@tilekit/fmha';
+import { buildFmhaBwdKernelsOnce } from '@tilekit/fmha-launch';
 import { runFmhaBwdProblemGpuCase } from '@tilekit/fmha-launch/testing';
-import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdAnyInstance, type FmhaBwdKernelInstance } from './fmhaBwdRunner.ts';
+import { FmhaBwdRunner, type FmhaBwdAnyInstance } from './fmhaBwdRunner.ts';
 import {
   FMHA_BWD_RANDOM_DEFAULT_RUNS,
   FMHA_BWD_RANDOM_DEFAULT_SEED,
@@ -20,9 +21,7 @@ import {
 } from './testing/randomFmhaBwdConfig.ts';
 
 const compiler = () => gpuTestCompiler('fmha-bwd-random-gpu');
-const buildKernel = buildOncePerInstance((instance: FmhaBwdAnyInstance) =>
-  FmhaBwdKernel.build(instance, { device: Device.open(0), compiler: compiler() }),
-) as (<I extends FmhaBwdKernelInstance>(instance: I) => Promise<FmhaBwdKernel<I>>) & { readonly builds: () => Promise<FmhaBwdKernel>[] };
+const buildKernel = buildFmhaBwdKernelsOnce({ device: () => Device.open(0), compiler });
 
 const seed = Number(process.env['TILEKIT_RANDOM_SEED'] || FMHA_BWD_RANDOM_DEFAULT_SEED);
 const runs = Number(process.env['TILEKIT_RANDOM_RUNS'] || FMHA_BWD_RANDOM_DEFAULT_RUNS);

@@ -8,18 +8,16 @@
 // Skipped (loudly, by the runner) without a GPU.
 import { test } from 'node:test';
 import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask } from '@tilekit/fmha';
-import { FmhaBwdKernel, type FmhaBwdKernelInstance } from '@tilekit/fmha-launch';
+import { buildFmhaBwdKernelsOnce } from '@tilekit/fmha-launch';
 import { runFmhaBwdProblemGpuCase } from '@tilekit/fmha-launch/testing';
-import { buildOncePerInstance, Device } from '@tilekit/runtime';
+import { Device } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import type { FfpaBwdProblem } from './checkFfpaBwdProblem.ts';
 import type { FfpaBwdPath } from './ffpaBwdKernelSet.ts';
 import { FfpaBwdRunner } from './ffpaBwdRunner.ts';
 
 const compiler = gpuTestCompiler('ffpa-bwd-gpu');
-const buildKernel = buildOncePerInstance((instance: FmhaBwdKernelInstance) =>
-  FmhaBwdKernel.build(instance, { device: Device.open(0), compiler }),
-) as <I extends FmhaBwdKernelInstance>(instance: I) => Promise<FmhaBwdKernel<I>>;
+const buildKernel = buildFmhaBwdKernelsOnce({ device: () => Device.open(0), compiler });
 
 const cases: readonly (FfpaBwdProblem & { readonly label: string; readonly path: FfpaBwdPath })[] = [
   {

@@ -14,9 +14,10 @@ import {
   fmhaBwdReference,
   type FmhaBwdReference,
 } from '@tilekit/fmha';
-import { buildOncePerInstance, Device, type DeviceBuffer } from '@tilekit/runtime';
+import { Device, type DeviceBuffer } from '@tilekit/runtime';
 import { gpuTestCompiler } from '@tilekit/runtime/testing';
-import { FmhaBwdKernel, FmhaBwdRunner, type FmhaBwdAnyInstance, type FmhaBwdKernelInstance } from '../fmhaBwdRunner.ts';
+import { buildFmhaBwdKernelsOnce } from '@tilekit/fmha-launch';
+import { FmhaBwdRunner } from '../fmhaBwdRunner.ts';
 import type { FmhaBwdGpuCase } from './fmhaBwdGpuCase.ts';
 import { deviceBits16, fmhaBwdGpuBuffers, fmhaBwdGpuInputs, type FmhaBwdGpuBuffers } from '@tilekit/fmha-launch/testing';
 
@@ -35,10 +36,7 @@ export interface FmhaBwdRunnerGpuCase extends FmhaBwdGpuCase {
   readonly score?: 'softcap' | 'alibi';
 }
 
-const buildKernel = buildOncePerInstance((instance: FmhaBwdAnyInstance) => {
-  const compiler = gpuTestCompiler('fmha-bwd-gpu');
-  return FmhaBwdKernel.build(instance, { device: Device.open(0), compiler });
-}) as <I extends FmhaBwdKernelInstance>(instance: I) => Promise<FmhaBwdKernel<I>>;
+const buildKernel = buildFmhaBwdKernelsOnce({ device: () => Device.open(0), compiler: () => gpuTestCompiler('fmha-bwd-gpu') });
 
 function starts(lens: readonly number[]): number[] {
   const s = [0];

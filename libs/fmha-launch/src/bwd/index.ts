@@ -8,6 +8,7 @@ export * from './fmhaBwdConvertDq.ts';
 // The runners' shared launch side: loaded kernels, the row kernels' launches, the CUDA executor of
 // the pure launcher, and the buffers of a run with their checks.
 export * from './fmhaBwdKernel.ts';
+export * from './buildFmhaBwdKernelsOnce.ts';
 export * from './fmhaBwdRowLaunches.ts';
 export * from './fmhaBwdCudaExecutor.ts';
 export * from './fmhaBwdRunnerBuffers.ts';

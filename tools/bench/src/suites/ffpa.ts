@@ -5,7 +5,7 @@
 // included); O goes back to the harness as a file in q's layout, where the server measures its
 // error against the fp32 reference. Backward cases (ffpaBwdCases.ts) run FfpaBwdRunner after our
 // forward gave them O and LSE (untimed), and return dQ, dK and dV (attention_bwd).
-import { FmhaBwdKernel, type FmhaBwdKernelInstance } from '@tilekit/fmha-launch';
+import { buildFmhaBwdKernelsOnce, type FmhaBwdKernelMemo } from '@tilekit/fmha-launch';
 import {
   buildFfpaKernel,
   checkFfpaProblem,
@@ -93,7 +93,7 @@ async function runFfpaBwdCase(
   }
 }
 
-type BwdBuilder = <I extends FmhaBwdKernelInstance>(instance: I) => Promise<FmhaBwdKernel<I>>;
+type BwdBuilder = FmhaBwdKernelMemo;
 
 /** A `BenchSuite` for `runSuite` over `cases` on device 0. */
 export function ffpaSuite(
@@ -103,8 +103,8 @@ export function ffpaSuite(
   const device = Device.open(0);
   const compiler = new NvccCompiler();
   const buildKernel = buildOncePerInstance((instance: FfpaInstance) => buildFfpaKernel(instance, { device, compiler }));
-  const builtBwd = buildOncePerInstance((instance: FmhaBwdKernelInstance) => FmhaBwdKernel.build(instance, { device, compiler }));
-  const bwd = { compiler, buildFwd: buildKernel, buildBwd: builtBwd as unknown as BwdBuilder };
+  const builtBwd = buildFmhaBwdKernelsOnce({ device, compiler });
+  const bwd = { compiler, buildFwd: buildKernel, buildBwd: builtBwd };
   const byName = new Map(cases.map((c) => [c.name, c]));
   const bwdByName = new Map(bwdCases.map((c) => [c.name, c]));
   return {

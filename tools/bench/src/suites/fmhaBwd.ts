@@ -7,16 +7,10 @@
 // and dV go back to the harness as files in q's, k's and v's layout and dtype, where the server
 // measures their error against the fp32 autograd reference.
 import { causalBottomRight, noMask, seqstartsOf } from '@tilekit/fmha';
-import {
-  checkFmhaBwdProblem,
-  FmhaBwdKernel,
-  FmhaBwdRunner,
-  type CheckedFmhaBwdProblem,
-  type FmhaBwdAnyInstance,
-  type FmhaBwdRunnerOptions,
-} from '@tilekit/kernel-fmha-bwd';
+import { checkFmhaBwdProblem, FmhaBwdRunner, type CheckedFmhaBwdProblem } from '@tilekit/kernel-fmha-bwd';
 import { FmhaFwdRunner, type FmhaFwdProblem } from '@tilekit/kernel-fmha-fwd';
-import { buildOncePerInstance, Device, NvccCompiler, type Compiler } from '@tilekit/runtime';
+import { buildFmhaBwdKernelsOnce } from '@tilekit/fmha-launch';
+import { Device, NvccCompiler, type Compiler } from '@tilekit/runtime';
 import type { BenchSuite, CaseContext, OurCaseResult, SuiteCase } from '../benchSuite.ts';
 import { attentionKernelLayout } from './attentionFileLayout.ts';
 import { attentionBwdBenchNote, runAttentionBwdBenchCase } from './attentionBwdBenchRun.ts';
@@ -80,9 +74,7 @@ function runBwdCase(device: Device, fwd: FmhaFwdRunner, runner: FmhaBwdRunner, c
 export function fmhaBwdSuite(cases: readonly FmhaBwdBenchCase[] = FMHA_BWD_BENCH_CASES): BenchSuite {
   const device = Device.open(0);
   const compiler: Compiler = new NvccCompiler();
-  const build = (instance: FmhaBwdAnyInstance) => FmhaBwdKernel.build(instance, { device, compiler });
-  const built = buildOncePerInstance(build);
-  const buildKernel = built as NonNullable<FmhaBwdRunnerOptions['buildKernel']>;
+  const built = buildFmhaBwdKernelsOnce({ device, compiler });
   const byName = new Map(cases.map((c) => [c.name, c]));
   return {
     name: 'fmha-bwd',
@@ -92,7 +84,7 @@ export function fmhaBwdSuite(cases: readonly FmhaBwdBenchCase[] = FMHA_BWD_BENCH
       const p = fmhaBwdBenchProblem(c.shape);
       const fwd = await FmhaFwdRunner.create(fmhaBwdForwardProblem(p), { device, compiler });
       try {
-        const runner = await FmhaBwdRunner.create(p, { device, compiler, buildKernel });
+        const runner = await FmhaBwdRunner.create(p, { device, compiler, buildKernel: built });
         try {
           return runBwdCase(device, fwd, runner, c, ctx);
         } finally {
