@@ -1,7 +1,7 @@
 // FFPA's sm_90a backward dq_dk_dv instances (FfpaBwdSm90Instance over @tilekit/fmha's
 // FmhaBwdWsSplitDPipeline): one per dtype × FFPA head-dim pair (d 320 … 1024, 576/512) × mask kind;
 // d up to 512 runs clusters of 2 CTAs, above 512 clusters of 4 (256 columns each):
-// 2 × 14 × 2 = 56 instances.
+// 2 × 13 × 2 = 52 instances.
 import { sm90a, type Target } from '@tilekit/codegen';
 import { FMHA_FWD_DTYPES, FmhaBwdWsSplitDPipeline, type FmhaFwdMaskKind } from '@tilekit/fmha';
 import { checkUniqueInstances } from '../checkUniqueInstances.ts';
