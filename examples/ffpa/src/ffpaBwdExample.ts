@@ -1,6 +1,6 @@
 // example_ffpa -bwd: FFPA's backward dQ, dK, dV (dot_do_o, the split-D dq_dk_dv on the -path
-// pipeline — sm90: warp-specialized wgmma + TMA, sm80: mma.sync built for sm_90a — and convert_dq;
-// dQ by atomics in the unified workspace). Prints the three
+// pipeline — sm90: warp-specialized wgmma + TMA in clusters, dQ by TMA bulk reductions; sm80: mma.sync
+// built for sm_90a, dQ by atomics — into the unified workspace, and convert_dq). Prints the three
 // instances, compiles them, computes the fp64 CPU reference (-v=1, forward O and LSE included), and
 // on a GPU runs the FFPA forward for O and LSE (untimed), times the backward and validates it.
 import {
@@ -39,9 +39,13 @@ export function logFfpaBwdPlan(program: string, plan: FfpaBwdPlan, log: (line: s
   log(`dot_do_o: ${dotDoO.name} (D = rowsum(dO ∘ O), ${dotDoO.threads} threads)`);
   const k = plan.kernels;
   const tile = k.path === 'sm90' ? [k.dqDkDv.pipeline.tileN, k.dqDkDv.pipeline.tileM] : [k.dqDkDv.policy.tileN, k.dqDkDv.policy.tileM];
+  const split =
+    k.path === 'sm90'
+      ? `clusters of ${k.dqDkDv.pipeline.clusterCtas} CTAs, ${k.dqDkDv.pipeline.slices} column slice(s)); dQ by TMA bulk reductions`
+      : `${k.dqDkDv.pipeline.slices} column slice(s)); dQ by atomics`;
   log(
     `dq_dk_dv: ${dqDkDv.name} (key ${dqDkDv.key.hash}), tile ${tile.join('x')}, ${dqDkDv.threads} threads; ` +
-      `grid [${launch.grid.join(', ')}] (${dqDkDv.pipeline.slices} column slice(s)), ${dqDkDv.sharedBytes} B dynamic smem; dQ by atomics; ${k.path} path`,
+      `grid [${launch.grid.join(', ')}] (${split}, ${dqDkDv.sharedBytes} B dynamic smem; ${k.path} path`,
   );
   log(`convert_dq: ${convertDq.name} (fp32 dq_acc → ${p.dtype} dQ, ${convertDq.threads} threads)`);
 }
