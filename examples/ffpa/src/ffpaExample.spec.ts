@@ -170,7 +170,10 @@ describe('example_ffpa', () => {
     expect(lines[1]).toMatch(/^forward for O and LSE: d1024 dv1024: 2 CTAs per 64 query rows, .*\(ffpa_fwd_sm90_bf16_d1024x512_none_/);
     expect(lines.slice(2).map((l) => l.split(':')[0])).toEqual(['dot_do_o', 'dq_dk_dv', 'convert_dq']);
     expect(lines[3]).toMatch(
-      /^dq_dk_dv: ffpa_bwd_sm90_bf16_d1024_none_\w+ \(key [0-9a-f]+\), tile 64x64, 384 threads; grid \[4, 2, 1\] \(clusters of 4 CTAs, 4 column slice\(s\)\); dQ by TMA bulk reductions, \d+ B dynamic smem; sm90 path$/,
+      new RegExp(
+        String.raw`^dq_dk_dv: ffpa_bwd_sm90_bf16_d1024_none_\w+ \(key [0-9a-f]+\), tile 64x64, 384 threads; grid \[4, 2, 1\] ` +
+          String.raw`\(clusters of 4 CTAs, 4 column slice\(s\)\); dQ by TMA bulk reductions, \d+ B dynamic smem; sm90 path$`,
+      ),
     );
   });
 

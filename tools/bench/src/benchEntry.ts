@@ -47,7 +47,8 @@ const USAGE = 'usage: node .device/bench-<suite>.mjs [--out DIR] [--work DIR] [-
 /**
  * Runs a suite as a bench entry: `--out DIR` (default .device/out) receives `<suite>.json`,
  * `--work DIR` holds the case files while a case runs (default under the OS temp dir), `--only` keeps the
- * cases whose names contain one of the comma-separated parts (a part ending in `$`: exactly that name), `--resume FILE` keeps the cases of an earlier run of the
+ * cases whose names contain one of the comma-separated parts (a part ending in `$`: exactly that name),
+ * `--resume FILE` keeps the cases of an earlier run of the
  * same suite, commit and device (a partial `<suite>.json`) and runs the rest, `--torch` overrides the reference script,
  * `--help` prints the usage; prints `formatEntryCase` per
  * case. The command line is read before `makeSuite` opens the device, and errors follow the CLI

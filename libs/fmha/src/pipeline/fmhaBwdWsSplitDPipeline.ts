@@ -163,7 +163,8 @@ export class FmhaBwdWsSplitDPipeline {
       splitDPolicyError(
         NAME,
         'registers',
-        `the consumers' raise above the launch's ${launch} must come out of the producer's release: (${launch} − producer)·128 ≥ (consumer − ${launch})·256`,
+        `the consumers' raise above the launch's ${launch} must come out of the producer's release: ` +
+          `(${launch} − producer)·128 ≥ (consumer − ${launch})·256`,
         `producer ${pr}, consumer ${cr}`,
       );
     this.policy = Object.freeze({ ...policy });
