@@ -16,7 +16,7 @@ import {
   FmhaBwdRunnerBase,
   fmhaBwdDqDkDvArgValues,
   fmhaBwdStrideProblems,
-  fmhaBwdTmaMap,
+  fmhaBwdTmaMapArgs,
   fmhaScoreArgValues,
   lateFmhaBwdExecutor,
   type FmhaBwdConvertDqInstance,
@@ -29,7 +29,7 @@ import {
   type FmhaBwdRunnerParts,
 } from '@tilekit/fmha-launch';
 import { ArgumentError, getDType } from '@tilekit/numeric';
-import { checkTiledTensorMap, encodeTensorMapTiled, type TiledTensorMapOptions } from '@tilekit/runtime';
+import { encodeTensorMapTiled, type TiledTensorMapOptions } from '@tilekit/runtime';
 import type { FmhaBwdDqDkDvInstance } from './fmhaBwdDqDkDvInstance.ts';
 import { dispatchFmhaBwd } from './fmhaBwdDispatch.ts';
 
@@ -72,21 +72,8 @@ export function packFmhaBwdDqDkDv(
   args: FmhaBwdArgs,
   encode: FmhaBwdTensorMapEncoder,
 ): FmhaBwdPackedLaunch {
-  const group = t.groupMode;
-  const batches = group ? 1 : t.batch;
-  const boxes = instance.tmaBoxes;
-  const maps = {
-    q: fmhaBwdTmaMap(t.dtype, args.q.ptr, args.q.strides, t.nheadQ, t.seqlenQ, t.hdimQ, batches, boxes.q),
-    k: fmhaBwdTmaMap(t.dtype, args.k.ptr, args.k.strides, t.nheadK, t.seqlenK, t.hdimQ, batches, boxes.kv),
-    v: fmhaBwdTmaMap(t.dtype, args.v.ptr, args.v.strides, t.nheadK, t.seqlenK, t.hdimV, batches, boxes.kv),
-    dO: fmhaBwdTmaMap(t.dtype, args.dO.ptr, args.dO.strides, t.nheadQ, t.seqlenQ, t.hdimV, batches, boxes.q),
-  };
-  for (const m of Object.values(maps)) checkTiledTensorMap(m);
   const packed = instance.signature.pack({
-    q_map: encode(maps.q),
-    k_map: encode(maps.k),
-    v_map: encode(maps.v),
-    do_map: encode(maps.dO),
+    ...fmhaBwdTmaMapArgs(t, args, instance.tmaBoxes, encode),
     ...fmhaBwdDqDkDvArgValues(t, args),
     ...fmhaScoreArgValues(instance.policy.scoreModifier, args.scoreModifier, t.nheadQ),
   });

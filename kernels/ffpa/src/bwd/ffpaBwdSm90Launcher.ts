@@ -2,9 +2,8 @@
 // dO, then the arguments every dq_dk_dv shares) and grid from the backward's checked traits and
 // arguments of @tilekit/fmha, so that its pure FmhaBwdLauncher can drive it.
 import { longestSlot, type CheckedFmhaBwdProblem, type CheckedFmhaBwdTraits, type FmhaBwdArgs } from '@tilekit/fmha';
-import { fmhaBwdDqDkDvArgValues, fmhaBwdStrideProblems, fmhaBwdTmaMap, type TensorMapEncoder } from '@tilekit/fmha-launch';
+import { fmhaBwdDqDkDvArgValues, fmhaBwdStrideProblems, fmhaBwdTmaMapArgs, type TensorMapEncoder } from '@tilekit/fmha-launch';
 import { getDType } from '@tilekit/numeric';
-import { checkTiledTensorMap } from '@tilekit/runtime';
 import type { FfpaBwdPackedLaunch } from './ffpaBwdLauncher.ts';
 import type { FfpaBwdSm90Instance } from './ffpaBwdSm90Instance.ts';
 
@@ -23,20 +22,8 @@ export function packFfpaBwdSm90DqDkDv(
   encode: TensorMapEncoder,
 ): FfpaBwdPackedLaunch {
   const group = t.groupMode;
-  const batches = group ? 1 : t.batch;
-  const boxes = instance.tmaBoxes;
-  const maps = {
-    q: fmhaBwdTmaMap(t.dtype, args.q.ptr, args.q.strides, t.nheadQ, t.seqlenQ, t.hdimQ, batches, boxes.q),
-    k: fmhaBwdTmaMap(t.dtype, args.k.ptr, args.k.strides, t.nheadK, t.seqlenK, t.hdimQ, batches, boxes.kv),
-    v: fmhaBwdTmaMap(t.dtype, args.v.ptr, args.v.strides, t.nheadK, t.seqlenK, t.hdimV, batches, boxes.kv),
-    dO: fmhaBwdTmaMap(t.dtype, args.dO.ptr, args.dO.strides, t.nheadQ, t.seqlenQ, t.hdimV, batches, boxes.q),
-  };
-  for (const m of Object.values(maps)) checkTiledTensorMap(m);
   const packed = instance.signature.pack({
-    q_map: encode(maps.q),
-    k_map: encode(maps.k),
-    v_map: encode(maps.v),
-    do_map: encode(maps.dO),
+    ...fmhaBwdTmaMapArgs(t, args, instance.tmaBoxes, encode),
     ...fmhaBwdDqDkDvArgValues(t, args),
   });
   const maxKeys = group ? longestSlot(t.seqstartK) : t.seqlenK;
