@@ -1,0 +1,59 @@
+// Development probe (not the recorded suite): FFPA's sm_90a backward alone (FfpaBwdRunner: dot_do_o,
+// dq_dk_dv, convert_dq) at B=1 H=32 N=8192 bf16 for the head dims given, timed back to back on
+// pseudo-random inputs, no validation — for comparing kernel variants within one GPU call.
+//   node .device/bench-_ffpaBwdProbe.mjs [d ...]        (default: 512 1024)
+import { fmhaBwdProblemFlops, noMask } from '@tilekit/fmha';
+import { buildFmhaBwdKernelsOnce } from '@tilekit/fmha-launch';
+import { summarizeTimes } from '@tilekit/host';
+import { FfpaBwdRunner } from '@tilekit/kernel-ffpa';
+import { Device, NvccCompiler, timeLaunches } from '@tilekit/runtime';
+
+const device = Device.open(0);
+const compiler = new NvccCompiler();
+const buildKernel = buildFmhaBwdKernelsOnce({ device, compiler });
+const dims = process.argv.slice(2).map(Number);
+const seqlen = 8192;
+const heads = 32;
+
+/** n bf16 values of magnitude 2^-7 … 2^-2, random signs (xorshift bits). */
+function randomBf16(n: number, seed: number): Uint16Array {
+  const out = new Uint16Array(n);
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    const r = x >>> 0;
+    out[i] = ((r >>> 31) << 15) | ((120 + (r % 6)) << 7) | ((r >>> 8) & 0x7f);
+  }
+  return out;
+}
+
+for (const d of dims.length > 0 ? dims : [512, 1024]) {
+  const problem = { dtype: 'bf16', batch: 1, nheadQ: heads, hdimQ: d, seqlenQ: seqlen, seqlenK: seqlen, mask: noMask } as const;
+  const runner = await FfpaBwdRunner.create(problem, { device, compiler, buildKernel });
+  const n = heads * seqlen * d;
+  const input = (seed: number) => device.upload(randomBf16(n, seed));
+  const lse = device.upload(new Float32Array(heads * seqlen).fill(9));
+  const bufs = {
+    q: input(1),
+    k: input(2),
+    v: input(3),
+    o: input(4),
+    dO: input(5),
+    lse,
+    dQ: device.alloc(n * 2),
+    dK: device.alloc(n * 2),
+    dV: device.alloc(n * 2),
+  };
+  const prepared = runner.prepare(bufs);
+  const times = timeLaunches(device, () => prepared.launch(), { warmup: 2, repeat: 6 });
+  const s = summarizeTimes(times);
+  const tflops = fmhaBwdProblemFlops(runner.problem) / (s.median * 1e9);
+  const variant = process.env['TK_PROBE'] ?? 'base';
+  console.log(
+    `probe ${variant} d${d}: ${s.median.toFixed(2)} ms (min ${s.min.toFixed(2)} max ${s.max.toFixed(2)}) ${tflops.toFixed(1)} TFLOP/s`,
+  );
+  for (const b of Object.values(bufs)) b.dispose();
+  runner.dispose();
+}
