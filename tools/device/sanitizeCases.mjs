@@ -79,7 +79,7 @@ export const SANITIZE_PLAN = [
       'with empty sequences, windows, fully masked rows, GQA; the sm_80 path (FFPA L1: cp.async ring of ' +
       'Q/K and V chunks, 256-column slices); the backward dq_dk_dv kernel (S and dP recomputed in 64-column ' +
       'chunks, 128-column slices, dQ by atomics into the workspace) and its sm_90a kernel (clusters of 2 or 4 CTAs ' +
-      'exchanging partial Sᵀ/dPᵀ through distributed shared memory, TMA, wgmma, dQ by red.global)',
+      'exchanging partial Sᵀ/dPᵀ through distributed shared memory, TMA, wgmma, dQ by TMA bulk reductions, in key order when deterministic)',
     bundles: {
       'kernel-ffpa-ffpa.mjs': [
         `${FFPA}bf16 d512 window t:40,3 varlen q 17,0,127 k 300,5,127`,
@@ -102,6 +102,7 @@ export const SANITIZE_PLAN = [
         `${FFPA_BWD_RUNNER}fp16 d384 window t:40,3 varlen q 17,0,127 k 300,5,127`,
         `${FFPA_BWD_RUNNER}sm90 bf16 d512 causal bottom-right varlen q 17,0,127 k 17,5,259, GQA 2:1`,
         `${FFPA_BWD_RUNNER}sm90 bf16 d1024 causal top-left varlen q 17,0,127,1 k 17,3,127,259, bshd (4-CTA cluster)`,
+        `${FFPA_BWD_RUNNER}sm90 deterministic fp16 d1024 window t:100,20 varlen q 17,0,259 k 300,5,259, bshd (4-CTA cluster, key-ordered dQ)`,
       ],
     },
   },

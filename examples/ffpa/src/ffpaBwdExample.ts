@@ -41,7 +41,8 @@ export function logFfpaBwdPlan(program: string, plan: FfpaBwdPlan, log: (line: s
   const tile = k.path === 'sm90' ? [k.dqDkDv.pipeline.tileN, k.dqDkDv.pipeline.tileM] : [k.dqDkDv.policy.tileN, k.dqDkDv.policy.tileM];
   const split =
     k.path === 'sm90'
-      ? `clusters of ${k.dqDkDv.pipeline.clusterCtas} CTAs, ${k.dqDkDv.pipeline.slices} column slice(s)); dQ by TMA bulk reductions`
+      ? `clusters of ${k.dqDkDv.pipeline.clusterCtas} CTAs, ${k.dqDkDv.pipeline.slices} column slice(s)); ` +
+        `dQ by TMA bulk reductions${k.dqDkDv.keyOrdered ? ' in key order (deterministic)' : ''}`
       : `${k.dqDkDv.pipeline.slices} column slice(s)); dQ by atomics`;
   log(
     `dq_dk_dv: ${dqDkDv.name} (key ${dqDkDv.key.hash}), tile ${tile.join('x')}, ${dqDkDv.threads} threads; ` +

@@ -48,6 +48,7 @@ describe('example_ffpa', () => {
       'path',
       'lse',
       'bwd',
+      'deterministic',
       'v',
       'seed',
       'warmup',
@@ -193,6 +194,25 @@ describe('example_ffpa', () => {
     expect(lines[3]).toMatch(
       /^dq_dk_dv: ffpa_bwd_sm90_bf16_d512_none_\w+ \(key [0-9a-f]+\), tile 64x64, 384 threads; grid \[2, 2, 1\] .* sm90 path$/,
     );
+  });
+
+  it('-bwd -deterministic=1: the key-ordered sm90 instance, and the plan says so; with -path=sm80 one line naming the flag, exit 2', async () => {
+    const plan = bwdPlanFromArgs(ffpaParser.parse(['-bwd=1', '-d=1024', '-h=2', '-s=17', '-deterministic=1']));
+    expect([plan.problem.deterministic, plan.kernels.path, plan.kernels.dqDkDv.name]).toEqual([
+      true,
+      'sm90',
+      'ffpa_bwd_sm90_bf16_d1024_none_64x64_w256_s2_dqord_sm_90a',
+    ]);
+    const lines: string[] = [];
+    logFfpaBwdPlan('example_ffpa', plan, (l) => lines.push(l));
+    expect(lines[0]).toContain(' deterministic,');
+    expect(lines[3]).toMatch(/dQ by TMA bulk reductions in key order \(deterministic\), /);
+    const { code, stdout, stderr } = await cli(['-bwd=1', '-deterministic=1', '-path=sm80']);
+    expect([code, stdout, stderr.trimEnd()]).toEqual([
+      2,
+      '',
+      'error: -deterministic=1 needs -path=sm90 (the sm_80 backward adds dQ with atomics)',
+    ]);
   });
 
   it('a problem the backward cannot run: the one-line flag error the forward gives, exit 2, nothing logged', async () => {

@@ -60,7 +60,7 @@ export const ffpaParser = withAttentionFlags(
   new ArgParser(
     PROGRAM,
     'FFPA attention for large head dims: forward O = softmax(scale·Q·Kᵀ + mask)·V (Q·Kᵀ in head-dim chunks, O in column slices; -path) ' +
-      'or, with -bwd, its backward dQ, dK, dV (dot_do_o + split-D dq_dk_dv + convert_dq, atomic dQ)',
+      'or, with -bwd, its backward dQ, dK, dV (dot_do_o + split-D dq_dk_dv + convert_dq; dQ added as it comes, or in key order with -deterministic=1)',
   ),
   {
     seqlen: '1024',
@@ -81,7 +81,13 @@ export const ffpaParser = withAttentionFlags(
       "-bwd: the dq_dk_dv kernel's path too (not given: sm90 where its catalog has d = d_v ≤ 512, else sm80)",
   )
   .bool('lse', false, 'also write LSE (fp32, natural log)')
-  .bool('bwd', false, 'run the backward dQ, dK, dV instead (O and LSE from the -path forward; implies -lse; dQ by atomics)')
+  .bool('bwd', false, 'run the backward dQ, dK, dV instead (O and LSE from the -path forward; implies -lse)')
+  .choice(
+    'deterministic',
+    '0',
+    ['0', '1'],
+    '-bwd: 1 adds dQ in key order (bitwise reproducible; sm90 path only); 0 adds it as it comes (faster, not reproducible)',
+  )
   .bool('v', true, 'validate against the CPU reference (forward: fp32, sampled query rows for big problems; -bwd: fp64, small problems)')
   .int('seed', 11939, 'seed of the input fill (uniform in [-1, 1): Q from seed, K from seed + 1, V from seed + 2, dO from seed + 3)')
   .int('warmup', 5, 'untimed runs first', { min: 0 })
@@ -129,9 +135,12 @@ export function planFromArgs(args: FfpaArgs): FfpaPlan {
  */
 export function bwdPlanFromArgs(args: FfpaArgs): FfpaBwdPlan {
   const forward = planFromArgs(args);
+  const deterministic = args.get('deterministic') === '1';
+  if (deterministic && args.given('path') && args.get('path') === 'sm80')
+    throw new ArgParseError('-deterministic', '-deterministic=1 needs -path=sm90 (the sm_80 backward adds dQ with atomics)');
   let problem;
   try {
-    problem = checkFfpaBwdProblem(attentionShapeFromArgs(args));
+    problem = checkFfpaBwdProblem({ ...attentionShapeFromArgs(args), deterministic });
   } catch (error) {
     throw asFlagError(args, error);
   }

@@ -55,3 +55,4 @@ export * from './intrinsics/fastMath.ts';
 export * from './intrinsics/namedBarrier.ts';
 export * from './intrinsics/reduceAdd.ts';
 export * from './intrinsics/bulkReduce.ts';
+export * from './intrinsics/globalFlag.ts';

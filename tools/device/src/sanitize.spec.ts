@@ -323,7 +323,8 @@ describe('the plan against the GPU specs', () => {
       ).toBe(true);
     for (const re of [/causal bottom-right/, /window/, /varlen.* q [\d,]*\b0\b/, /GQA/, /split-KV/, /d256/, /d64/]) has('fmhaFwd', re);
     for (const re of [/varlen.* q [\d,]*\b0\b/, /window/, /GQA/, /d256/]) has('fmhaFwdSm80', re);
-    for (const re of [/varlen.* q [\d,]*\b0\b/, /window/, /GQA/, /fully masked/, /\(\d+ \+ \d+ columns\)/, /d1024/]) has('ffpa', re);
+    for (const re of [/varlen.* q [\d,]*\b0\b/, /window/, /GQA/, /fully masked/, /\(\d+ \+ \d+ columns\)/, /d1024/, /deterministic/])
+      has('ffpa', re);
     for (const re of [/\(atomic\)/, /\(deterministic/, /varlen.* q [\d,]*\b0\b/, /GQA/, /window/, /d256/, /fully masked/])
       has('fmhaBwd', re);
     for (const re of [/^sparge pool/, /select: .*topk/, /select: .*cdf/, /group/]) has('spargeBlockMap', re);

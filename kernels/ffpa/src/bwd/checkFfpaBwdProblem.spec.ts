@@ -34,12 +34,11 @@ describe('checkFfpaBwdProblem', () => {
         }
   });
 
-  it('typed errors naming the field: head dims, determinism, score modifiers, generic masks, strides', () => {
+  it('typed errors naming the field: head dims, determinism (a boolean), score modifiers, generic masks, strides', () => {
     expect(argumentOf(() => checkFfpaBwdProblem({ ...base, hdimQ: 256 }))).toBe('problem.hdimQ');
     expect(argumentOf(() => checkFfpaBwdProblem({ ...base, hdimQ: 512, hdimV: 448 }))).toBe('problem.hdimQ');
-    expect(argumentOf(() => checkFfpaBwdProblem({ ...base, deterministic: true } as unknown as FfpaBwdProblem))).toBe(
-      'problem.deterministic',
-    );
+    expect(checkFfpaBwdProblem({ ...base, deterministic: true }).deterministic).toBe(true);
+    expect(argumentOf(() => checkFfpaBwdProblem({ ...base, deterministic: 1 } as unknown as FfpaBwdProblem))).toBe('problem.deterministic');
     expect(argumentOf(() => checkFfpaBwdProblem({ ...base, scoreModifier: 'softcap' } as unknown as FfpaBwdProblem))).toBe(
       'problem.scoreModifier',
     );

@@ -1,16 +1,16 @@
 // The FFPA backward's problem: the dense backward's fields and rules (@tilekit/fmha's
-// checkFmhaBwdProblem), with FFPA's head dims, atomic dQ only and no score modifier, and the
+// checkFmhaBwdProblem), with FFPA's head dims and no score modifier, and the
 // layout its kernels read (16-byte cp.async rows, element-pair stores).
 import { checkFmhaBwdProblem, FmhaBwdArgumentError, type CheckedFmhaBwdProblem, type FmhaBwdProblem } from '@tilekit/fmha';
 import { fmhaBwdStrideProblems } from '@tilekit/fmha-launch';
 import { ArgumentProblems } from '@tilekit/numeric';
 import { FFPA_HEAD_DIMS } from '../ffpaHeadDims.ts';
 
-/** An FFPA backward problem: a backward attention problem with a large head dim, dQ by atomics, no score modifier. */
-export type FfpaBwdProblem = Omit<FmhaBwdProblem, 'scoreModifier' | 'deterministic'> & {
-  /** Only false: FFPA's backward adds dQ with atomics (no deterministic instance yet). */
-  readonly deterministic?: false;
-};
+/**
+ * An FFPA backward problem: a backward attention problem with a large head dim and no score
+ * modifier; `deterministic` (sm_90a path only) adds dQ in key order, bitwise reproducible.
+ */
+export type FfpaBwdProblem = Omit<FmhaBwdProblem, 'scoreModifier'>;
 
 /** Q, K, V and dO rows are read as 16-byte cp.async vectors: every stride a multiple of 8 elements. */
 const loads = (s: number): string | undefined =>
@@ -23,7 +23,7 @@ function reportLayout(v: ArgumentProblems, p: CheckedFmhaBwdProblem): void {
 
 /**
  * Validates an FFPA backward problem: the rules of `checkFmhaBwdProblem`, (hdimQ, hdimV) one of
- * {@link FFPA_HEAD_DIMS}, `deterministic` absent or false, no `scoreModifier`, a window mask or none,
+ * {@link FFPA_HEAD_DIMS}, no `scoreModifier`, a window mask or none,
  * and strides its kernels can read (`fmhaBwdStrideProblems`). Throws one `FmhaBwdArgumentError` naming
  * every broken `problem.<field>` and its rule.
  */
@@ -31,8 +31,6 @@ export function checkFfpaBwdProblem(problem: FfpaBwdProblem | CheckedFmhaBwdProb
   if (typeof problem !== 'object' || problem === null) throw new FmhaBwdArgumentError('problem', 'must be an object', problem);
   const v = new ArgumentProblems(FmhaBwdArgumentError);
   const given = problem as FmhaBwdProblem;
-  if (given.deterministic === true)
-    v.report('problem.deterministic', 'must be false or absent: FFPA backward adds dQ with atomics (no deterministic instance)', true);
   if (given.scoreModifier !== undefined)
     v.report('problem.scoreModifier', 'must be absent: FFPA has no soft-capping or ALiBi instance', given.scoreModifier);
   const p = 'rowsQ' in problem ? problem : v.check(() => checkFmhaBwdProblem(problem));

@@ -4,7 +4,8 @@
 // 17, 127, 259, 1000, causal masks of both alignments (fully masked rows), a sliding window, GQA,
 // both layouts, varlen with empty sequences. The sm90 path (TMA, wgmma, clusters of 2 or 4 CTAs):
 // d 320, 512, 576/512, 704 and 1024, lengths 1, 17, 127, 259, 1000, causal masks of both alignments
-// (fully masked rows), a window, GQA, both layouts, varlen with an empty query and an empty key sequence.
+// (fully masked rows), a window, GQA, both layouts, varlen with an empty query and an empty key sequence;
+// deterministic (key-ordered dQ) at d 512, 768 and 1024, its dQ bitwise identical over 3 runs.
 // Skipped (loudly, by the runner) without a GPU.
 import { test } from 'node:test';
 import { causalBottomRight, causalTopLeft, noMask, slidingWindowMask } from '@tilekit/fmha';
@@ -185,6 +186,47 @@ const cases: readonly (FfpaBwdProblem & { readonly label: string; readonly path:
     seqlenQ: 1,
     seqlenK: 1000,
     mask: noMask,
+  },
+  {
+    label: 'sm90 deterministic bf16 d512 causal top-left s1000 GQA 2:1 (key-ordered dQ, bitwise identical over 3 runs)',
+    path: 'sm90',
+    dtype: 'bf16',
+    batch: 1,
+    nheadQ: 4,
+    nheadK: 2,
+    hdimQ: 512,
+    seqlenQ: 1000,
+    seqlenK: 1000,
+    mask: causalTopLeft,
+    deterministic: true,
+  },
+  {
+    label: 'sm90 deterministic fp16 d1024 window t:100,20 varlen q 17,0,259 k 300,5,259, bshd (4-CTA cluster, key-ordered dQ)',
+    path: 'sm90',
+    dtype: 'fp16',
+    batch: 3,
+    nheadQ: 2,
+    nheadK: 2,
+    hdimQ: 1024,
+    seqstartQ: [0, 17, 17, 276],
+    seqstartK: [0, 300, 305, 564],
+    mask: slidingWindowMask(100, 20),
+    inputLayout: 'bshd',
+    outputLayout: 'bshd',
+    deterministic: true,
+  },
+  {
+    label: 'sm90 deterministic bf16 d768 no mask s259 (3 slices in a 4-CTA cluster: the idle CTA still counts)',
+    path: 'sm90',
+    dtype: 'bf16',
+    batch: 1,
+    nheadQ: 2,
+    nheadK: 2,
+    hdimQ: 768,
+    seqlenQ: 259,
+    seqlenK: 259,
+    mask: noMask,
+    deterministic: true,
   },
 ];
 

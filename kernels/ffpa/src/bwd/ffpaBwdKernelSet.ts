@@ -9,7 +9,7 @@ import { FFPA_BWD_CATALOG } from './ffpaBwdCatalog.ts';
 import type { FfpaBwdInstance } from './ffpaBwdInstance.ts';
 import { FFPA_BWD_CONVERT_DQ_CATALOG, FFPA_BWD_DOT_DO_O_CATALOG } from './ffpaBwdRowCatalog.ts';
 import { FFPA_BWD_SM90_CATALOG } from './ffpaBwdSm90Catalog.ts';
-import type { FfpaBwdSm90Instance } from './ffpaBwdSm90Instance.ts';
+import { FfpaBwdSm90Instance } from './ffpaBwdSm90Instance.ts';
 
 /** No FFPA backward instance for a checked problem (a catalog without its dtype, head dims or mask kind). */
 export class NoFfpaBwdInstanceError extends TilekitError {
@@ -48,10 +48,17 @@ export interface FfpaBwdKernelSetOptions {
 
 const maskKindOf = (p: CheckedFmhaBwdProblem): 'none' | 'window' => (p.mask.kind === 'none' ? 'none' : 'window');
 
+/** Deterministic problems take key-ordered sm_90a instances, the others instances that add dQ as it comes. */
+const keyOrderedOf = (i: FfpaBwdDqDkDvInstance): boolean => i instanceof FfpaBwdSm90Instance && i.keyOrdered;
+
 const matches =
   (p: CheckedFmhaBwdProblem) =>
   (i: FfpaBwdDqDkDvInstance): boolean =>
-    i.policy.dtype === p.dtype && i.policy.headDim === p.hdimQ && i.policy.headDimV === p.hdimV && i.policy.mask === maskKindOf(p);
+    i.policy.dtype === p.dtype &&
+    i.policy.headDim === p.hdimQ &&
+    i.policy.headDimV === p.hdimV &&
+    i.policy.mask === maskKindOf(p) &&
+    keyOrderedOf(i) === p.deterministic;
 
 /** `sm90` when `sm90Catalog` has an instance of the problem's dtype, head dims and mask kind, else `sm80`. */
 export function ffpaBwdDefaultPath(
@@ -78,6 +85,8 @@ export function ffpaBwdKernelSet(p: CheckedFmhaBwdProblem, options: FfpaBwdKerne
   const sm90Catalog = options.sm90Catalog ?? FFPA_BWD_SM90_CATALOG;
   const path = options.path ?? ffpaBwdDefaultPath(p, sm90Catalog);
   if (path !== 'sm90' && path !== 'sm80') throw new ArgumentError('options.path', 'must be "sm90" or "sm80"', path);
+  if (path === 'sm80' && p.deterministic)
+    throw new ArgumentError('options.path', 'must be "sm90" for a deterministic problem (the sm_80 path adds dQ with atomics)', path);
   const maskKind = maskKindOf(p);
   const dq =
     path === 'sm90'
@@ -100,8 +109,9 @@ export function ffpaBwdKernelSet(p: CheckedFmhaBwdProblem, options: FfpaBwdKerne
       hasDbias: false,
       hasDropout: false,
       storeRandval: false,
-      dqAccumulation: 'atomic' as const,
+      dqAccumulation: keyOrderedOf(dqDkDv) ? ('ordered' as const) : ('atomic' as const),
       kN0: dqDkDv.kN0,
+      ...(dqDkDv instanceof FfpaBwdSm90Instance ? { kM0: dqDkDv.kM0 } : {}),
       maxSeqlenQ: 0,
     }),
     convertDq: Object.freeze({ name: convertDq.name, dtype: p.dtype, hdimQ: p.hdimQ, groupMode, deterministic: false }),

@@ -8,6 +8,7 @@ import {
   checkFmhaBwdProblem,
   checkFmhaBwdTraits,
   fmhaBwdTraitsOf,
+  FMHA_BWD_SPLIT_D_KEY_DQ_ORDER,
   fmhaBwdTripleMismatches,
   type AttentionTensorStrides,
   type CheckedFmhaBwdProblem,
@@ -54,15 +55,17 @@ function fakeArgs(p: CheckedFmhaBwdProblem, strides: AttentionTensorStrides, ext
 }
 
 describe('ffpa sm_90a backward catalog', () => {
-  it('one instance per dtype, FFPA head-dim pair and mask kind; names unique, ffpa_bwd_sm90_…', () => {
+  it('one instance per dtype, FFPA head-dim pair, mask kind and dQ order; names unique, ffpa_bwd_sm90_…[_dqord]', () => {
     expect(() => checkFfpaBwdSm90Catalog(FFPA_BWD_SM90_CATALOG)).not.toThrow();
-    expect(FFPA_BWD_SM90_CATALOG).toHaveLength(2 * FFPA_HEAD_DIMS.length * 2);
+    expect(FFPA_BWD_SM90_CATALOG).toHaveLength(2 * FFPA_HEAD_DIMS.length * 2 * 2);
+    expect(FFPA_BWD_SM90_CATALOG.filter((i) => i.keyOrdered)).toHaveLength(2 * FFPA_HEAD_DIMS.length * 2);
     const pairs = new Set(FFPA_BWD_SM90_CATALOG.map((i) => `${i.policy.headDim}x${i.policy.headDimV}`));
     expect(pairs).toEqual(new Set(FFPA_HEAD_DIMS.map((p) => `${p.hdimQ}x${p.hdimV}`)));
     for (const i of FFPA_BWD_SM90_CATALOG) {
       const P = i.policy;
       const hdim = P.headDim === P.headDimV ? `${P.headDim}` : `${P.headDim}x${P.headDimV}`;
-      expect(i.name).toBe(`ffpa_bwd_sm90_${P.dtype}_d${hdim}_${P.mask}_64x64_w256_s2_sm_90a`);
+      expect(i.name).toBe(`ffpa_bwd_sm90_${P.dtype}_d${hdim}_${P.mask}_64x64_w256_s2${i.keyOrdered ? '_dqord' : ''}_sm_90a`);
+      expect(i.keyOrdered).toBe(P.dqOrder === FMHA_BWD_SPLIT_D_KEY_DQ_ORDER);
       expect(P).toMatchObject({ sliceWidth: 256, sliceStages: 2, producerRegisters: 40, consumerRegisters: 232 });
       expect(i.pipeline.clusterCtas).toBe(Math.max(P.headDim, P.headDimV) <= 512 ? 2 : 4);
       expect(i.target).toBe(sm90a);
@@ -70,6 +73,7 @@ describe('ffpa sm_90a backward catalog', () => {
       expect(i.tmaBoxes).toEqual({ q: [64, 64, 1, 1], kv: [64, 64, 1, 1] });
     }
     expect(FFPA_BWD_SM90_CATALOG.map((i) => i.name)).toContain('ffpa_bwd_sm90_bf16_d512_none_64x64_w256_s2_sm_90a');
+    expect(FFPA_BWD_SM90_CATALOG.map((i) => i.name)).toContain('ffpa_bwd_sm90_bf16_d1024_window_64x64_w256_s2_dqord_sm_90a');
   });
 
   it('the launch: x = key tiles × cluster CTAs (⌈d / 256⌉ rounded up to 2 or 4), clusters [CTAs, 1, 1] along x, y = key heads, z = batch', () => {
@@ -112,6 +116,28 @@ describe('ffpaBwdKernelSet: the path', () => {
     const set = ffpaBwdKernelSet(checkFfpaBwdProblem(base), { path: 'sm80' });
     expect([set.path, set.dqDkDv.name]).toEqual(['sm80', 'ffpa_bwd_sm80_bf16_d512_window_64x64_w128_s2_sm_90a']);
     expect(set.triple.dqDkDv.name).toBe(set.dqDkDv.name);
+  });
+
+  it('deterministic: the key-ordered sm90 instance, its triple `ordered` (kM0 64) accepted by the launcher; path sm80 is refused', () => {
+    const { seqlenQ: _q, seqlenK: _k, ...rest } = base;
+    const group: FfpaBwdProblem = { ...rest, batch: 3, seqstartQ: [0, 17, 17, 144], seqstartK: [0, 5, 300, 300] };
+    for (const [mode, problem] of [
+      ['batch', base],
+      ['group', group],
+    ] as const) {
+      const p = checkFfpaBwdProblem({ ...problem, deterministic: true });
+      expect([p.mode, ffpaBwdDefaultPath(p)]).toEqual([mode, 'sm90']);
+      const set = ffpaBwdKernelSet(p);
+      if (set.path !== 'sm90') throw new Error('expected the sm90 path');
+      expect(set.dqDkDv.keyOrdered).toBe(true);
+      expect(set.dqDkDv.name).toBe('ffpa_bwd_sm90_bf16_d512_window_64x64_w256_s2_dqord_sm_90a');
+      expect(set.triple.dqDkDv).toMatchObject({ dqAccumulation: 'ordered', kN0: 64, kM0: 64 });
+      expect(set.triple.convertDq?.deterministic).toBe(false);
+      expect(fmhaBwdTripleMismatches(set.triple, checkFmhaBwdTraits(fmhaBwdTraitsOf(p)))).toEqual([]);
+      expect(Object.keys(set.dqDkDv.signature.params)).toEqual(expect.arrayContaining(['dq_counter', 'dq_counter_tiles']));
+      expect(() => ffpaBwdKernelSet(p, { path: 'sm80' })).toThrow(expect.objectContaining({ argument: 'options.path' }));
+    }
+    expect(ffpaBwdKernelSet(checkFfpaBwdProblem(base)).dqDkDv.name).not.toContain('dqord');
   });
 
   it('path sm90 where its catalog lacks the problem: NoFfpaBwdInstanceError; another path: ArgumentError naming options.path', () => {

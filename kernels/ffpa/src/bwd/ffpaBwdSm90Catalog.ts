@@ -1,9 +1,16 @@
 // FFPA's sm_90a backward dq_dk_dv instances (FfpaBwdSm90Instance over @tilekit/fmha's
 // FmhaBwdWsSplitDPipeline): one per dtype × FFPA head-dim pair (d 320 … 1024, 576/512) × mask kind;
-// d up to 512 runs clusters of 2 CTAs, above 512 clusters of 4 (256 columns each):
-// 2 × 13 × 2 = 52 instances.
+// d up to 512 runs clusters of 2 CTAs, above 512 clusters of 4 (256 columns each); each with dQ
+// added as it comes and in key order (deterministic): 2 × 13 × 2 × 2 = 104 instances.
 import { sm90a, type Target } from '@tilekit/codegen';
-import { FMHA_FWD_DTYPES, FmhaBwdWsSplitDPipeline, type FmhaFwdMaskKind } from '@tilekit/fmha';
+import {
+  FMHA_BWD_SPLIT_D_ANY_DQ_ORDER,
+  FMHA_BWD_SPLIT_D_KEY_DQ_ORDER,
+  FMHA_FWD_DTYPES,
+  FmhaBwdWsSplitDPipeline,
+  type FmhaBwdWsSplitDDqOrder,
+  type FmhaFwdMaskKind,
+} from '@tilekit/fmha';
 import { checkUniqueInstances } from '../checkUniqueInstances.ts';
 import { FFPA_MASKS } from '../ffpaCatalog.ts';
 import { FFPA_HEAD_DIMS } from '../ffpaHeadDims.ts';
@@ -21,21 +28,31 @@ export const FFPA_BWD_SM90_SHAPE = Object.freeze({
   consumerRegisters: 232,
 } as const);
 
-/** One sm_90a FFPA backward dq_dk_dv instance for a dtype, (d, d_v) and mask kind (target default sm_90a). */
+/** The dQ orders of the catalog: as it comes (atomic), and in key order (deterministic). */
+export const FFPA_BWD_SM90_DQ_ORDERS: readonly FmhaBwdWsSplitDDqOrder[] = Object.freeze([
+  FMHA_BWD_SPLIT_D_ANY_DQ_ORDER,
+  FMHA_BWD_SPLIT_D_KEY_DQ_ORDER,
+]);
+
+/** One sm_90a FFPA backward dq_dk_dv instance for a dtype, (d, d_v), mask kind and dQ order (defaults: as it comes, sm_90a). */
 export function ffpaBwdSm90Instance(
   dtype: (typeof FMHA_FWD_DTYPES)[number],
   headDim: number,
   headDimV: number,
   mask: FmhaFwdMaskKind,
   target: Target = sm90a,
+  dqOrder: FmhaBwdWsSplitDDqOrder = FMHA_BWD_SPLIT_D_ANY_DQ_ORDER,
 ): FfpaBwdSm90Instance {
-  return new FfpaBwdSm90Instance(new FmhaBwdWsSplitDPipeline({ dtype, headDim, headDimV, ...FFPA_BWD_SM90_SHAPE }), mask, target);
+  const pipeline = new FmhaBwdWsSplitDPipeline({ dtype, headDim, headDimV, ...FFPA_BWD_SM90_SHAPE, dqOrder });
+  return new FfpaBwdSm90Instance(pipeline, mask, target);
 }
 
-/** Every dtype × FFPA_HEAD_DIMS pair × mask kind. Postcondition (checked below): names and hashes unique. */
+/** Every dtype × FFPA_HEAD_DIMS pair × mask kind × dQ order. Postcondition (checked below): names and hashes unique. */
 export const FFPA_BWD_SM90_CATALOG: readonly FfpaBwdSm90Instance[] = Object.freeze(
-  FMHA_FWD_DTYPES.flatMap((dtype) =>
-    FFPA_HEAD_DIMS.flatMap(({ hdimQ, hdimV }) => FFPA_MASKS.map((mask) => ffpaBwdSm90Instance(dtype, hdimQ, hdimV, mask))),
+  FFPA_BWD_SM90_DQ_ORDERS.flatMap((order) =>
+    FMHA_FWD_DTYPES.flatMap((dtype) =>
+      FFPA_HEAD_DIMS.flatMap(({ hdimQ, hdimV }) => FFPA_MASKS.map((mask) => ffpaBwdSm90Instance(dtype, hdimQ, hdimV, mask, sm90a, order))),
+    ),
   ),
 );
 

@@ -33,6 +33,7 @@ import {
   emitFmhaBwdRowBase,
   emitFmhaBwdSequence,
   emitFmhaFwdMask,
+  FMHA_BWD_SPLIT_D_ANY_DQ_ORDER,
   fmhaBwdDqDkDvParams,
   fmhaBwdPipelineInstanceOptions,
   makeFmhaBwdKernelLaunch,
@@ -55,23 +56,34 @@ function params(policy: FfpaBwdSm90Policy, target: Target) {
     v_map: kernelParam.tensorMap(),
     do_map: kernelParam.tensorMap(),
     ...fmhaBwdDqDkDvParams(target.dtypeType(policy.dtype), { maxSeqlen: FFPA_BWD_MAX_SEQLEN, outputRowStride: [1, 2 ** 31 - 1] }),
+    // Key-ordered dQ: the workspace's query tile counters ([batch][nhead_q][dq_counter_tiles] int32).
+    ...(isKeyOrdered(policy)
+      ? { dq_counter: kernelParam.pointer(int32, { align: 4 }), dq_counter_tiles: kernelParam.i32({ range: [0, 2 ** 31 - 1] }) }
+      : {}),
   };
+}
+
+/** Does the instance add dQ in key order (deterministic, the workspace's `ordered` layout)? */
+function isKeyOrdered(policy: FmhaBwdWsSplitDPolicy): boolean {
+  return (policy.dqOrder ?? FMHA_BWD_SPLIT_D_ANY_DQ_ORDER).tag === 'key';
 }
 
 type Params = ReturnType<typeof params>;
 
-/** Name: `ffpa_bwd_sm90_<dtype>_d<d>[x<d_v>]_<mask>_64x64_w<width>_r<ring slabs>_<target>`. */
+/** Name: `ffpa_bwd_sm90_<dtype>_d<d>[x<d_v>]_<mask>_64x64_w<width>_s<stages>[_dqord]_<target>` (`dqord`: key-ordered dQ). */
 function ffpaBwdSm90Key(pipeline: FmhaBwdWsSplitDPipeline, policy: FfpaBwdSm90Policy, target: Target): InstanceKey {
-  const { headDim, headDimV, ...rest } = policy;
+  const { headDim, headDimV, dqOrder, ...rest } = policy;
+  const order = dqOrder?.nameTag ?? '';
   return instanceKey(
     'ffpa_bwd_sm90',
     {
       ...rest,
       hdim: headDim === headDimV ? headDim : `${headDim}x${headDimV}`,
       tile: [pipeline.tileN, pipeline.tileM],
+      ...(order === '' ? {} : { order }),
       target: target.name,
     },
-    { tags: { dtype: '', hdim: 'd', mask: '', tile: '', ...pipeline.keyTags, target: '' } },
+    { tags: { dtype: '', hdim: 'd', mask: '', tile: '', ...pipeline.keyTags, ...(order === '' ? {} : { order: '' }), target: '' } },
   );
 }
 
@@ -99,6 +111,16 @@ export class FfpaBwdSm90Instance extends KernelInstance<FfpaBwdSm90Policy, Param
   /** kN0: key rows per block (the workspace's facts). */
   get kN0(): number {
     return this.pipeline.tileN;
+  }
+
+  /** kM0: query rows per tile (the `ordered` workspace counts adds per query tile). */
+  get kM0(): number {
+    return this.pipeline.tileM;
+  }
+
+  /** Whether dQ is added in key order (deterministic: the workspace's `ordered` accumulation), else as it comes (`atomic`). */
+  get keyOrdered(): boolean {
+    return isKeyOrdered(this.policy);
   }
 
   /** TMA boxes (dimension 0 innermost): Q/dO and K/V [64 columns, 64 rows, 1, 1]. */
@@ -161,6 +183,12 @@ export class FfpaBwdSm90Instance extends KernelInstance<FfpaBwdSm90Policy, Param
         mask: maskCode,
         n0,
         dqRow: (bb, head) => dqAcc.row(bb, cast(head, int64), seqlenQ),
+        ...(a.dq_counter === undefined || a.dq_counter_tiles === undefined
+          ? {}
+          : {
+              dqCounter: (_bb: unknown, head: Expr, i0: Expr) =>
+                add(a.dq_counter!, add(mul(add(mul(batch, a.nhead_q), head), a.dq_counter_tiles!), div(i0, this.pipeline.tileM))),
+            }),
         dk: makeTensorView(dkBase, dkDesc, { elementBytes: e }),
         dv: makeTensorView(dvBase, dvDesc, { elementBytes: e }),
         symbols: { seqlen_k: seqlenK, dk_stride_row: a.dk_stride_row, dv_stride_row: a.dv_stride_row },

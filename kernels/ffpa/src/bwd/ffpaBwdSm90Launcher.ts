@@ -1,7 +1,7 @@
 // The launch of FFPA's sm_90a backward dq_dk_dv kernel: its packed arguments (TMA maps of Q, K, V and
 // dO, then the arguments every dq_dk_dv shares) and grid from the backward's checked traits and
 // arguments of @tilekit/fmha, so that its pure FmhaBwdLauncher can drive it.
-import { longestSlot, type CheckedFmhaBwdProblem, type CheckedFmhaBwdTraits, type FmhaBwdArgs } from '@tilekit/fmha';
+import { longestSlot, makeFmhaBwdWorkspace, type CheckedFmhaBwdProblem, type CheckedFmhaBwdTraits, type FmhaBwdArgs } from '@tilekit/fmha';
 import { fmhaBwdDqDkDvArgValues, fmhaBwdStrideProblems, fmhaBwdTmaMapArgs, type TensorMapEncoder } from '@tilekit/fmha-launch';
 import { getDType } from '@tilekit/numeric';
 import type { FfpaBwdPackedLaunch } from './ffpaBwdLauncher.ts';
@@ -25,9 +25,16 @@ export function packFfpaBwdSm90DqDkDv(
   const packed = instance.signature.pack({
     ...fmhaBwdTmaMapArgs(t, args, instance.tmaBoxes, encode),
     ...fmhaBwdDqDkDvArgValues(t, args),
+    ...(instance.keyOrdered ? dqCounterArgs(instance, t, args) : {}),
   });
   const maxKeys = group ? longestSlot(t.seqstartK) : t.seqlenK;
   return { ...instance.launch(t.batch, t.nheadK, maxKeys), args: packed };
+}
+
+/** A key-ordered instance's counters: where the `ordered` workspace keeps them, and query tiles per (batch, head). */
+function dqCounterArgs(instance: FfpaBwdSm90Instance, t: CheckedFmhaBwdTraits, args: FmhaBwdArgs) {
+  const ws = makeFmhaBwdWorkspace(t, { dqAccumulation: 'ordered', kN0: instance.kN0, kM0: instance.kM0 }, 1);
+  return { dq_counter: args.workspace + BigInt(ws.counterOffset), dq_counter_tiles: ws.counterTiles };
 }
 
 /** The tensors the sm_90a dq_dk_dv loads by TMA. */

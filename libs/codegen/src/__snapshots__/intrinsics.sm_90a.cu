@@ -309,6 +309,29 @@ __device__ __forceinline__ void tk_bulk_wait_group() {
   asm volatile("cp.async.bulk.wait_group %0;" : : "n"(N) : "memory");
 }
 
+// fence.proxy.async.global: order this thread's async-proxy (TMA) global accesses with its generic-proxy ones.
+__device__ __forceinline__ void tk_fence_proxy_async_global() {
+  asm volatile("fence.proxy.async.global;" : : : "memory");
+}
+
+// red.release.gpu.global.add.s32: *p += v after every earlier memory access of this thread (release at GPU scope).
+__device__ __forceinline__ void tk_red_release_gpu_add_s32(int* p, int v) {
+  asm volatile("red.release.gpu.global.add.s32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
+}
+
+// ld.acquire.gpu.global.s32: what the writer released before its release add is visible after this load.
+__device__ __forceinline__ int tk_ld_acquire_gpu_s32(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Spin (acquire loads at GPU scope) until *p >= value.
+__device__ __forceinline__ void tk_wait_global_at_least(const int* p, int value) {
+  while (tk_ld_acquire_gpu_s32(p) < value) {
+  }
+}
+
 // red.global.add.v4.f32 [p], {x, y, z, w}: four adjacent floats added atomically (16-byte aligned), no return trip.
 __device__ __forceinline__ void tk_red_add_v4_f32(float* p, float x, float y, float z, float w) {
   asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" : : "l"(p), "f"(x), "f"(y), "f"(z), "f"(w) : "memory");
@@ -470,6 +493,9 @@ extern "C" __global__ void __launch_bounds__(128) tk_intrinsics_sm90(const __gri
     tk_bulk_commit_group();
     tk_bulk_wait_group_read<1>();
     tk_bulk_wait_group<0>();
+    tk_fence_proxy_async_global();
+    tk_red_release_gpu_add_s32(reinterpret_cast<int*>(out), 1);
+    tk_wait_global_at_least(reinterpret_cast<const int*>(out), 1);
     tk_mbarrier_inval(bar);
   }
   const float f = static_cast<float>(x);

@@ -39,6 +39,7 @@ import {
 } from './mbarrier.ts';
 import { setMaxNReg } from './setmaxnreg.ts';
 import { sharedAddress } from './sharedAddress.ts';
+import { fenceProxyAsyncGlobal, releaseAddGlobal, waitGlobalAtLeast } from './globalFlag.ts';
 import { bulkCommitGroup, bulkWaitGroup, prefetchTensorMap, tmaLoad, tmaStore } from './tma.ts';
 
 const nvcc = process.env['TILEKIT_NVCC'] ?? 'nvcc';
@@ -58,6 +59,8 @@ const map = variable('map', tensorMapType);
 // A shared::cluster address (what mapa returns) and a float.
 const remote = variable('remote', uint32);
 const f = variable('f', float32);
+// A global int32 counter.
+const counter = variable('counter', pointer(int32));
 
 /** Every sm_80-level wrapper, called once on `t`. */
 const sm80Set: Readonly<Record<string, (t: Target) => Expr>> = {
@@ -71,6 +74,8 @@ const sm80Set: Readonly<Record<string, (t: Target) => Expr>> = {
   mbarrierArrive: (t) => mbarrierArrive(t, bar),
   mbarrierArriveWarp: (t) => mbarrierArriveWarp(t, bar),
   mbarrierInval: (t) => mbarrierInval(t, bar),
+  waitGlobalAtLeast: (t) => waitGlobalAtLeast(t, counter, 3),
+  releaseAddGlobal: (t) => releaseAddGlobal(t, counter, 1),
 };
 
 /** Every sm_90a-only wrapper, called once on `t`. */
@@ -95,6 +100,7 @@ const sm90Set: Readonly<Record<string, (t: Target) => Expr>> = {
   storeAsyncClusterV4: (t) => storeAsyncClusterV4(t, remote, remote, [f, f, f, f]),
   mbarrierArriveClusterWarp: (t) => mbarrierArriveClusterWarp(t, remote),
   mbarrierWaitParityCluster: (t) => mbarrierWaitParityCluster(t, bar, 1),
+  fenceProxyAsyncGlobal: (t) => fenceProxyAsyncGlobal(t),
 };
 
 function compileCubin(target: Target, source: string): void {

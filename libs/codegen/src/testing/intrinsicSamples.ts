@@ -26,6 +26,7 @@ import { setMaxNReg } from '../intrinsics/setmaxnreg.ts';
 import { sharedAddress } from '../intrinsics/sharedAddress.ts';
 import { bulkCommitGroup, bulkWaitGroup, prefetchTensorMap, tmaLoad, tmaStore } from '../intrinsics/tma.ts';
 import { bulkReduceAddF32, bulkStoreF32 } from '../intrinsics/bulkReduce.ts';
+import { fenceProxyAsyncGlobal, releaseAddGlobal, waitGlobalAtLeast } from '../intrinsics/globalFlag.ts';
 import type { TmaRank } from '../intrinsics/tma.ts';
 
 /**
@@ -123,6 +124,9 @@ export function intrinsicSamplesSource(target: Target): string {
       t.expr(bulkCommitGroup(target));
       t.expr(bulkWaitGroup(target, 1, { read: true }));
       t.expr(bulkWaitGroup(target, 0));
+      t.expr(fenceProxyAsyncGlobal(target));
+      t.expr(releaseAddGlobal(target, cast(out, pointer(int32)), 1));
+      t.expr(waitGlobalAtLeast(target, cast(out, pointer(int32, { const: true })), 1));
       t.expr(mbarrierInval(target, bar));
     });
     const f = b.let('f', float32, cast(x, float32));

@@ -46,6 +46,8 @@ export interface FmhaBwdDqDkDvRecord {
   readonly dqAccumulation: FmhaBwdDqAccumulation;
   /** Keys per block tile (CK's kN0): the workspace's split size. */
   readonly kN0: number;
+  /** Query rows per block tile: required with `ordered` (the workspace counts adds per query tile). */
+  readonly kM0?: number;
   /** The longest maxSeqlenQ it handles (`direct` pipelines keep all of Q on chip); 0 = no limit. */
   readonly maxSeqlenQ: number;
 }
@@ -131,6 +133,7 @@ export function checkFmhaBwdRecordTriple(triple: FmhaBwdRecordTriple, where = 't
     bad(`${where}.dqDkDv.biases`, `must be a non-empty list of ${FMHA_BWD_BIAS_KINDS.join(', ')}`, dqDkDv.biases);
   if (!(FMHA_BWD_DQ_ACCUMULATIONS as readonly unknown[]).includes(dqDkDv.dqAccumulation))
     bad(`${where}.dqDkDv.dqAccumulation`, `must be one of ${FMHA_BWD_DQ_ACCUMULATIONS.join(', ')}`, dqDkDv.dqAccumulation);
+  if (dqDkDv.dqAccumulation === 'ordered') positive(`${where}.dqDkDv.kM0`, dqDkDv.kM0);
   const direct = dqDkDv.dqAccumulation === 'direct';
   if (direct) {
     if (convertDq !== null) bad(`${where}.convertDq`, 'must be null: the dq_dk_dv instance writes dQ directly', convertDq?.name);
@@ -142,7 +145,7 @@ export function checkFmhaBwdRecordTriple(triple: FmhaBwdRecordTriple, where = 't
   if (c.hdimQ !== dqDkDv.hdimQ) bad(`${where}.convertDq.hdimQ`, `must equal dqDkDv.hdimQ = ${dqDkDv.hdimQ}`, c.hdimQ);
   if (c.groupMode !== dqDkDv.groupMode)
     bad(`${where}.convertDq.groupMode`, `must equal dqDkDv.groupMode = ${dqDkDv.groupMode}`, c.groupMode);
-  const det = dqDkDv.dqAccumulation !== 'atomic';
+  const det = dqDkDv.dqAccumulation === 'splitStore' || dqDkDv.dqAccumulation === 'persistent';
   if (c.deterministic !== det)
     bad(`${where}.convertDq.deterministic`, `must be ${det} for dqAccumulation ${dqDkDv.dqAccumulation}`, c.deterministic);
 }
@@ -152,7 +155,7 @@ export function fmhaBwdAcceptedAccumulations(
   t: Pick<CheckedFmhaBwdTraits, 'deterministic' | 'groupMode'>,
 ): readonly FmhaBwdDqAccumulation[] {
   if (!t.deterministic) return ['atomic', 'direct'];
-  return t.groupMode ? ['splitStore', 'direct'] : ['persistent', 'direct'];
+  return t.groupMode ? ['splitStore', 'ordered', 'direct'] : ['persistent', 'ordered', 'direct'];
 }
 
 /**

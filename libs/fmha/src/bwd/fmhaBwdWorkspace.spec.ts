@@ -32,6 +32,32 @@ function build(c: { traits: FmhaBwdTraits; kN0: number; smCount: number; direct:
 }
 
 describe('makeFmhaBwdWorkspace', () => {
+  it('ordered (deterministic traits): the atomic layout of one split, then int32 counters [batch][nheadQ][⌈max sq / kM0⌉], zeroed with it', () => {
+    const detArb = bwdTraitsArb.map((t) => ({ ...t, deterministic: true }));
+    fc.assert(
+      fc.property(detArb, fc.constantFrom(16, 64), fc.constantFrom(32, 64, 128), (traits, kN0, kM0) => {
+        const t = checkFmhaBwdTraits(traits);
+        const ws = makeFmhaBwdWorkspace(t, { dqAccumulation: 'ordered', kN0, kM0 }, 132);
+        const atomic = makeFmhaBwdWorkspace(
+          checkFmhaBwdTraits({ ...traits, deterministic: false }),
+          { dqAccumulation: 'atomic', kN0 },
+          132,
+        );
+        expect(ws.nsplits).toEqual([1]);
+        expect(ws.dqAccElements).toBe(atomic.dqAccElements);
+        expect(ws.dqAccOffsets).toEqual(atomic.dqAccOffsets);
+        expect(ws.hostBytes).toBe(atomic.hostBytes);
+        expect(ws.counterTiles).toBe(Math.ceil(Math.max(0, ...fmhaBwdPhysicalSeqlens(t).q) / kM0));
+        expect(ws.counterOffset % 16).toBe(0);
+        expect(ws.counterOffset).toBeGreaterThanOrEqual(ws.dqAccOffset + 4 * ws.dqAccElements);
+        expect(ws.totalBytes - ws.counterOffset).toBeGreaterThanOrEqual(4 * t.batch * t.nheadQ * ws.counterTiles);
+        expect(ws.totalBytes).toBe(ws.hostBytes + ws.deviceBytes);
+        expect(ws.needsZeroDqAcc).toBe(ws.deviceBytes > 0);
+        expect(describeFmhaBwdWorkspace(ws)).toContain(`int32 counters[${t.batch * t.nheadQ * ws.counterTiles}]`);
+      }),
+    );
+  });
+
   it('regions are disjoint, in order and 16-byte aligned; host + device = total; dq_acc starts at hostBytes', () => {
     fc.assert(
       fc.property(caseArb, (c) => {
@@ -318,7 +344,10 @@ describe('workspace errors and description', () => {
   it('rejects an accumulation that does not fit the mode, a bad kN0 or SM count, with typed errors', () => {
     expect(() => makeFmhaBwdWorkspace(t, { dqAccumulation: 'atomic', kN0: 128 }, 132)).toThrow(FmhaBwdWorkspaceError);
     expect(() => makeFmhaBwdWorkspace(t, { dqAccumulation: 'persistent', kN0: 128 }, 132)).toThrow(
-      /dqAccumulation: must be direct or splitStore for deterministic group mode/,
+      /dqAccumulation: must be direct or splitStore or ordered for deterministic group mode/,
+    );
+    expect(() => makeFmhaBwdWorkspace(t, { dqAccumulation: 'ordered', kN0: 64 }, 132)).toThrow(
+      /kM0: must be a positive integer for ordered/,
     );
     expect(() => makeFmhaBwdWorkspace(t, { dqAccumulation: 'splitStore', kN0: 0 }, 132)).toThrow(/kN0: must be a positive integer/);
     expect(() => makeFmhaBwdWorkspace(t, { dqAccumulation: 'splitStore', kN0: 64 }, 0)).toThrow(/smCount/);

@@ -12,6 +12,8 @@ export const FMHA_BWD_DQ_ACC_ELEMENT_BYTES = 4;
 export const FMHA_BWD_NSPLITS_ELEMENT_BYTES = 4;
 /** Bytes of one dq_acc offset (int64, CK's long_index_t). */
 export const FMHA_BWD_OFFSET_ELEMENT_BYTES = 8;
+/** Bytes of one `ordered` counter (int32). */
+export const FMHA_BWD_COUNTER_ELEMENT_BYTES = 4;
 
 /**
  * How a dq_dk_dv instance produces dQ — the fact of the selected instance that decides the
@@ -21,9 +23,12 @@ export const FMHA_BWD_OFFSET_ELEMENT_BYTES = 8;
  * - `splitStore`: key tile i stores its partial into split i, convert_dq sums the splits in order
  *   (deterministic group mode);
  * - `persistent`: a persistent grid over the SMs, each worker atomically adds into its own split
- *   of the head it works on (deterministic batch mode: one worker per split, fixed order).
+ *   of the head it works on (deterministic batch mode: one worker per split, fixed order);
+ * - `ordered`: the `atomic` layout (one split), each key tile adding its partial of a query tile
+ *   only after every earlier key tile meeting that query tile has added its own, counted by an int32
+ *   per (batch, query head, query tile) after dq_acc (deterministic, either mode).
  */
-export const FMHA_BWD_DQ_ACCUMULATIONS = ['direct', 'atomic', 'splitStore', 'persistent'] as const;
+export const FMHA_BWD_DQ_ACCUMULATIONS = ['direct', 'atomic', 'splitStore', 'persistent', 'ordered'] as const;
 export type FmhaBwdDqAccumulation = (typeof FMHA_BWD_DQ_ACCUMULATIONS)[number];
 
 /** The facts of the selected dq_dk_dv instance the workspace depends on (never re-derived by the host). */
@@ -31,6 +36,8 @@ export interface FmhaBwdAccumulationFacts {
   readonly dqAccumulation: FmhaBwdDqAccumulation;
   /** Keys per block tile (CK's kN0) of the selected instance. */
   readonly kN0: number;
+  /** Query rows per tile of the selected instance: required by `ordered` (its counters are per query tile). */
+  readonly kM0?: number;
 }
 
 /** A workspace argument broke a rule; `argument` names it. */
@@ -95,8 +102,8 @@ export function fmhaBwdPersistentSplits(p: {
 /**
  * CK's NeedsZeroDqAcc: must dq_acc be zeroed before the dq_dk_dv kernel runs?
  * - `direct`: no (there is no dq_acc);
- * - `atomic` (non-deterministic) and `persistent` (deterministic batch mode): yes, atomic adds
- *   start from zero;
+ * - `atomic` (non-deterministic), `persistent` (deterministic batch mode) and `ordered`: yes, adds
+ *   start from zero (and `ordered`'s counters too);
  * - `splitStore` (deterministic group mode): only with a mask — a masked key tile may be skipped
  *   and leave its split unwritten; without a mask every key tile stores its whole split.
  */
@@ -106,6 +113,7 @@ export function fmhaBwdNeedsZeroDqAcc(accumulation: FmhaBwdDqAccumulation, maske
       return false;
     case 'atomic':
     case 'persistent':
+    case 'ordered':
       return true;
     case 'splitStore':
       return masked;
@@ -121,8 +129,10 @@ export function fmhaBwdNeedsZeroDqAcc(accumulation: FmhaBwdDqAccumulation, maske
  * [0, nsplitsBytes)                 int32 nsplits[N]      N = batch (deterministic group mode) else 1
  * [offsetsOffset, +offsetsBytes)    int64 dqAccOffsets[batch + 1]   group mode only; [0] = 0,
  *                                   [b + 1] = [b] + nheadQ·nsplits_b·sq_b·hdimQ (elements)
- * [hostBytes, totalBytes)           fp32 dq_acc, batch b at element dqAccOffsets[b] laid out
+ * [hostBytes, +dq_acc bytes)        fp32 dq_acc, batch b at element dqAccOffsets[b] laid out
  *                                   [nheadQ][nsplits_b][sq_b][hdimQ] (sq_b physical, padding included)
+ * [counterOffset, totalBytes)       `ordered` only: int32 counters [batch][nheadQ][counterTiles],
+ *                                   counterTiles = ⌈max physical sq_b / kM0⌉
  * ```
  * each region sized up to a multiple of 16 bytes; `hostBytes` = the metadata regions (copied to the
  * head of the device buffer), `deviceBytes` = dq_acc. A `direct` instance needs nothing: all 0.
@@ -150,8 +160,11 @@ export interface FmhaBwdWorkspace {
   readonly dqAccElements: number;
   /** Metadata bytes (nsplits + offsets), prepared on the host. */
   readonly hostBytes: number;
-  /** dq_acc bytes. */
+  /** dq_acc bytes, and `ordered`'s counters after them (zeroed with dq_acc). */
   readonly deviceBytes: number;
+  /** `ordered`: byte offset of the counters in the workspace and query tiles per (batch, head); else totalBytes and 0. */
+  readonly counterOffset: number;
+  readonly counterTiles: number;
   /** hostBytes + deviceBytes: what the caller allocates. */
   readonly totalBytes: number;
   /** Whether prepareWorkspace (and a repeated run) must zero dq_acc. */
@@ -168,10 +181,10 @@ export interface FmhaBwdWorkspace {
  * Builds the workspace of `traits` for the selected instance's facts and the device's SM count.
  * nsplits rules: `atomic` 1; `splitStore` per batch ⌈sk_b/kN0⌉ (physical sk_b; 0 for a batch
  * without keys: convert_dq then sums nothing and writes dQ = 0); `persistent` one count for every
- * batch from `fmhaBwdPersistentSplits`.
+ * batch from `fmhaBwdPersistentSplits`; `ordered` 1 (plus its counters).
  * @throws FmhaBwdWorkspaceError when the accumulation does not fit the mode (`splitStore` needs
- * deterministic group mode, `persistent` deterministic batch mode, `atomic` non-deterministic), for
- * a bad kN0/smCount, or when the workspace exceeds 2^53 bytes.
+ * deterministic group mode, `persistent` deterministic batch mode, `ordered` deterministic, `atomic`
+ * non-deterministic), for a bad kN0/kM0/smCount, or when the workspace exceeds 2^53 bytes.
  */
 export function makeFmhaBwdWorkspace(traits: CheckedFmhaBwdTraits, facts: FmhaBwdAccumulationFacts, smCount: number): FmhaBwdWorkspace {
   const acc = facts.dqAccumulation;
@@ -182,14 +195,16 @@ export function makeFmhaBwdWorkspace(traits: CheckedFmhaBwdTraits, facts: FmhaBw
   if (!Number.isSafeInteger(smCount) || smCount < 1)
     throw new FmhaBwdWorkspaceError('smCount', 'must be a positive integer (the device’s SMs)', smCount);
   const { groupMode: group, deterministic, batch, nheadQ, hdimQ } = traits;
-  const expected: FmhaBwdDqAccumulation = !deterministic ? 'atomic' : group ? 'splitStore' : 'persistent';
-  if (acc !== 'direct' && acc !== expected) {
+  const expected: readonly FmhaBwdDqAccumulation[] = !deterministic ? ['atomic'] : [group ? 'splitStore' : 'persistent', 'ordered'];
+  if (acc !== 'direct' && !expected.includes(acc)) {
     throw new FmhaBwdWorkspaceError(
       'dqAccumulation',
-      `must be direct or ${expected} for ${deterministic ? 'deterministic' : 'non-deterministic'} ${group ? 'group' : 'batch'} mode`,
+      `must be direct or ${expected.join(' or ')} for ${deterministic ? 'deterministic' : 'non-deterministic'} ${group ? 'group' : 'batch'} mode`,
       acc,
     );
   }
+  if (acc === 'ordered' && (!Number.isSafeInteger(facts.kM0) || facts.kM0! < 1))
+    throw new FmhaBwdWorkspaceError('kM0', 'must be a positive integer for ordered (the selected instance’s query tile)', facts.kM0);
   const seq = fmhaBwdPhysicalSeqlens(traits);
   let persistent: FmhaBwdPersistentSchedule | null = null;
   let perBatch: number[];
@@ -214,7 +229,11 @@ export function makeFmhaBwdWorkspace(traits: CheckedFmhaBwdTraits, facts: FmhaBw
   const nsplitsBytes = alignUp(FMHA_BWD_NSPLITS_ELEMENT_BYTES * stored.length);
   const offsetsBytes = acc !== 'direct' && group ? alignUp(FMHA_BWD_OFFSET_ELEMENT_BYTES * (batch + 1)) : 0;
   const hostBytes = nsplitsBytes + offsetsBytes;
-  const deviceBytes = dqAccElements * FMHA_BWD_DQ_ACC_ELEMENT_BYTES;
+  const dqAccBytes = dqAccElements * FMHA_BWD_DQ_ACC_ELEMENT_BYTES;
+  const counterTiles = acc === 'ordered' ? Math.ceil(Math.max(0, ...seq.q) / facts.kM0!) : 0;
+  const counterOffset = hostBytes + alignUp(dqAccBytes);
+  const counterBytes = alignUp(batch * nheadQ * counterTiles * FMHA_BWD_COUNTER_ELEMENT_BYTES);
+  const deviceBytes = acc === 'ordered' ? counterOffset + counterBytes - hostBytes : dqAccBytes;
   const totalBytes = hostBytes + deviceBytes;
   if (!Number.isSafeInteger(totalBytes)) throw new FmhaBwdWorkspaceError('traits', 'give a workspace beyond 2^53 bytes', totalBytes);
   const needsZeroDqAcc = acc !== 'direct' && deviceBytes > 0 && fmhaBwdNeedsZeroDqAcc(acc, traits.mask.kind !== 'none');
@@ -235,6 +254,8 @@ export function makeFmhaBwdWorkspace(traits: CheckedFmhaBwdTraits, facts: FmhaBw
     dqAccElements,
     hostBytes,
     deviceBytes,
+    counterOffset: acc === 'ordered' ? counterOffset : totalBytes,
+    counterTiles,
     totalBytes,
     needsZeroDqAcc,
     persistent,
@@ -291,6 +312,7 @@ export function describeFmhaBwdWorkspace(ws: FmhaBwdWorkspace, limit = 4): strin
     atomic: 'atomic adds into one split',
     splitStore: `per-split stores, kN0 = ${ws.kN0}`,
     persistent: `persistent over ${ws.smCount} SMs, kN0 = ${ws.kN0}, ${ws.persistent?.jobsPerWorker ?? 0} jobs per worker`,
+    ordered: `adds into one split in key order, kN0 = ${ws.kN0}, ${ws.counterTiles} counted query tiles per head`,
   };
   const lines = [
     `FMHA bwd workspace: ${ws.totalBytes} bytes (host ${ws.hostBytes} + device ` +
@@ -310,7 +332,7 @@ export function describeFmhaBwdWorkspace(ws: FmhaBwdWorkspace, limit = 4): strin
         `${list(ws.dqAccOffsets, limit + 1)}]${pad(used, ws.offsetsBytes)}`,
     );
   }
-  lines.push(`  ${range(ws.dqAccOffset, ws.deviceBytes)}  fp32 dq_acc[${ws.dqAccElements}]`);
+  lines.push(`  ${range(ws.dqAccOffset, ws.dqAccElements * FMHA_BWD_DQ_ACC_ELEMENT_BYTES)}  fp32 dq_acc[${ws.dqAccElements}]`);
   const sq = fmhaBwdPhysicalSeqlens(t).q;
   const shown = Math.min(t.batch, limit);
   for (let b = 0; b < shown; b++) {
@@ -322,5 +344,11 @@ export function describeFmhaBwdWorkspace(ws: FmhaBwdWorkspace, limit = 4): strin
     );
   }
   if (t.batch > shown) lines.push(`    … ${t.batch - shown} more batches`);
+  if (ws.dqAccumulation === 'ordered') {
+    const n = t.batch * t.nheadQ * ws.counterTiles;
+    lines.push(
+      `  ${range(ws.counterOffset, ws.totalBytes - ws.counterOffset)}  int32 counters[${n}] [${t.batch}][${t.nheadQ}][${ws.counterTiles}]`,
+    );
+  }
   return lines.join('\n');
 }

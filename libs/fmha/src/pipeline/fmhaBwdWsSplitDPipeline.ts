@@ -22,6 +22,7 @@ import type { GenericAttentionMaskCode } from '../mask/genericAttentionMaskCode.
 import { splitDBwdSliceCount } from './fmhaBwdSm80SplitDPipeline.ts';
 import { FMHA_BWD_SLAB, FMHA_BWD_SLAB_BYTES } from './fmhaBwdWsContext.ts';
 import { emitFmhaBwdWsSplitDConsumers } from './fmhaBwdWsSplitDConsumer.ts';
+import type { FmhaBwdWsSplitDDqOrder } from './fmhaBwdWsSplitDDqOrder.ts';
 import type { FmhaBwdWsSplitDContext } from './fmhaBwdWsSplitDContext.ts';
 import { emitFmhaBwdWsSplitDProducer } from './fmhaBwdWsSplitDProducer.ts';
 import { checkSplitDOperands, isMultipleIn, splitDPolicyError } from './splitDPolicyError.ts';
@@ -39,6 +40,8 @@ export interface FmhaBwdWsSplitDPolicy {
   readonly sliceStages: number;
   readonly producerRegisters: number;
   readonly consumerRegisters: number;
+  /** The order of dQ's adds into dq_acc (default FMHA_BWD_SPLIT_D_ANY_DQ_ORDER; FMHA_BWD_SPLIT_D_KEY_DQ_ORDER: deterministic). */
+  readonly dqOrder?: FmhaBwdWsSplitDDqOrder;
 }
 
 /** What the kernel hands the pipeline. */
@@ -68,6 +71,8 @@ export interface FmhaBwdWsSplitDArgs {
   readonly n0: Expr;
   /** `float*` of dq_acc at row 0 of a query head (rows of headDim floats, atomic layout). */
   dqRow(b: BlockBuilder, head: Expr): Expr;
+  /** `int*` of the counter of the query tile at row i0 of a query head (the workspace's `ordered` layout): key order only. */
+  dqCounter?(b: BlockBuilder, head: Expr, i0: Expr): Expr;
   /** dK and dV views [rows, headDim] / [rows, headDimV] of this batch and key head (rows: the stores' bound). */
   readonly dk: TensorView;
   readonly dv: TensorView;

@@ -27,6 +27,7 @@ import {
   type Expr,
 } from '@tilekit/codegen';
 import { FMHA_BWD_SLAB, FMHA_BWD_SLAB_BYTES } from './fmhaBwdWsContext.ts';
+import { FMHA_BWD_SPLIT_D_ANY_DQ_ORDER } from './fmhaBwdWsSplitDDqOrder.ts';
 import { emitFmhaBwdRowStaging } from './fmhaBwdWsProducer.ts';
 import {
   fmhaBwdWsSplitDColumn0,
@@ -121,6 +122,7 @@ function emitSliceLoads(
  */
 function emitDqWarp(dq: BlockBuilder, ctx: FmhaBwdWsSplitDContext): void {
   const { pipeline: p, target, args, smem } = ctx;
+  const order = p.policy.dqOrder ?? FMHA_BWD_SPLIT_D_ANY_DQ_ORDER;
   const W = p.policy.sliceWidth;
   const col0 = fmhaBwdWsSplitDColumn0(dq, ctx);
   const bytes = dq.let('dq_row_bytes', int32, mul(maxOf(minOf(sub(p.policy.headDim, col0), W), 0), 4));
@@ -130,6 +132,7 @@ function emitDqWarp(dq: BlockBuilder, ctx: FmhaBwdWsSplitDContext): void {
     const { head, i0 } = fmhaBwdWsSplitDQueryTile(li, ctx, q, it);
     const { stage, parity } = fmhaBwdWsSplitDStage(li, ctx, tiles);
     li.expr(mbarrierWaitParity(target, ctx.dqStaged(stage), parity));
+    order.emitBeforeAdd(li, ctx, { head, i0 });
     li.if(gt(bytes, 0), (rb) => {
       const dqRow = args.dqRow(rb, head);
       const staging = rb.let(
@@ -152,6 +155,7 @@ function emitDqWarp(dq: BlockBuilder, ctx: FmhaBwdWsSplitDContext): void {
       rb.expr(bulkWaitGroup(target, 0, { read: true }));
     });
     li.expr(mbarrierArrive(target, ctx.sliceEmpty(stage)));
+    order.emitAfterAdd(li, ctx, { head, i0 });
     li.assign(tiles, add(tiles, 1));
   });
   dq.comment('every bulk reduction complete before the CTA exits');

@@ -42,6 +42,13 @@ export {
   type FmhaBwdWsSplitDArgs,
   type FmhaBwdWsSplitDPolicy,
 } from './fmhaBwdWsSplitDPipeline.ts';
+export type { FmhaBwdWsSplitDContext } from './fmhaBwdWsSplitDContext.ts';
+export {
+  FMHA_BWD_SPLIT_D_ANY_DQ_ORDER,
+  FMHA_BWD_SPLIT_D_KEY_DQ_ORDER,
+  type FmhaBwdWsSplitDDqOrder,
+  type FmhaBwdWsSplitDDqTile,
+} from './fmhaBwdWsSplitDDqOrder.ts';
 export type { FmhaFwdTileArgs } from './fmhaFwdTileArgs.ts';
 export { emitFmhaFwdEpilogue, type FmhaFwdEpilogueTile } from './fmhaFwdEpilogue.ts';
 export {
