@@ -21,8 +21,6 @@ import {
   lateFmhaBwdExecutor,
   type FmhaBwdConvertDqInstance,
   type FmhaBwdDotDoOInstance,
-  type FmhaBwdDqDkDvLaunch,
-  type FmhaBwdKernel,
   type FmhaBwdPackedLaunch,
   type FmhaBwdRunnerBuildOptions,
   type FmhaBwdRunnerKernels,
@@ -131,12 +129,10 @@ export interface FmhaBwdRunnerOptions extends FmhaBwdRunnerBuildOptions {
  */
 export class FmhaBwdRunner extends FmhaBwdRunnerBase<FmhaBwdDqDkDvInstance> {
   readonly triple: FmhaBwdRecordTriple;
-  readonly #encode: FmhaBwdTensorMapEncoder;
 
-  private constructor(parts: FmhaBwdRunnerParts<FmhaBwdDqDkDvInstance>, encode: FmhaBwdTensorMapEncoder) {
+  private constructor(parts: FmhaBwdRunnerParts<FmhaBwdDqDkDvInstance>) {
     super(parts);
     this.triple = parts.launcher.triple!;
-    this.#encode = encode;
   }
 
   /** Checks, selects, compiles, allocates and prepares (see the class comment). */
@@ -153,11 +149,9 @@ export class FmhaBwdRunner extends FmhaBwdRunnerBase<FmhaBwdDqDkDvInstance> {
       ...(options.warn ? { warn: options.warn } : {}),
     });
     const encode = options.encode ?? ((m: TiledTensorMapOptions) => encodeTensorMapTiled(device, m));
-    const launch =
-      (kernel: FmhaBwdKernel<FmhaBwdDqDkDvInstance>): FmhaBwdDqDkDvLaunch =>
-      (l, stream) =>
-        kernel.launch(packFmhaBwdDqDkDv(kernel.instance, l.traits, l.workspace, l.args, encode), stream);
-    return new FmhaBwdRunner(await FmhaBwdRunnerBase.assemble(p, launcher, set, late, launch, options), encode);
+    const pack = (instance: FmhaBwdDqDkDvInstance) => (traits: CheckedFmhaBwdTraits, workspace: FmhaBwdWorkspace, args: FmhaBwdArgs) =>
+      packFmhaBwdDqDkDv(instance, traits, workspace, args, encode);
+    return new FmhaBwdRunner(await FmhaBwdRunnerBase.assemble(p, launcher, set, late, pack, options));
   }
 
   /** The workspace layout (nsplits, offsets, dq_acc; `describeFmhaBwdWorkspace` prints it). */
@@ -178,10 +172,5 @@ export class FmhaBwdRunner extends FmhaBwdRunnerBase<FmhaBwdDqDkDvInstance> {
         kind,
       );
     fmhaScoreArgValues(this.kernels.dqDkDv.instance.policy.scoreModifier, spec, this.problem.nheadQ);
-  }
-
-  /** dq_dk_dv's packing (TMA maps through the encoder) for `args`. */
-  protected packDqDkDv(args: FmhaBwdArgs): void {
-    packFmhaBwdDqDkDv(this.kernels.dqDkDv.instance, this.launcher.traits, this.launcher.workspace!, args, this.#encode);
   }
 }

@@ -56,12 +56,10 @@ function packDqDkDv(
 export class FfpaBwdRunner extends FmhaBwdRunnerBase<FfpaBwdDqDkDvInstance> {
   /** The path dq_dk_dv runs on. */
   readonly path: FfpaBwdPath;
-  readonly #encode: TensorMapEncoder;
 
-  private constructor(parts: FmhaBwdRunnerParts<FfpaBwdDqDkDvInstance>, path: FfpaBwdPath, encode: TensorMapEncoder) {
+  private constructor(parts: FmhaBwdRunnerParts<FfpaBwdDqDkDvInstance>, path: FfpaBwdPath) {
     super(parts);
     this.path = path;
-    this.#encode = encode;
   }
 
   /** Checks, selects, compiles, allocates and prepares (see the class comment). */
@@ -88,17 +86,13 @@ export class FfpaBwdRunner extends FmhaBwdRunnerBase<FfpaBwdDqDkDvInstance> {
       launcher,
       set,
       late,
-      (kernel) => (l, stream) => kernel.launch(packDqDkDv(kernel.instance, l.traits, l.args, encode), stream),
+      (instance) => (traits, _workspace, args) => packDqDkDv(instance, traits, args, encode),
       options,
     );
-    return new FfpaBwdRunner(parts, set.path, encode);
+    return new FfpaBwdRunner(parts, set.path);
   }
 
   protected checkScoreModifier(spec: FmhaScoreModifierSpec | undefined): void {
     if (spec !== undefined) throw new ArgumentError('scoreModifier', 'must be omitted: FFPA has no score modifier', spec);
-  }
-
-  protected packDqDkDv(args: FmhaBwdArgs): void {
-    packDqDkDv(this.kernels.dqDkDv.instance, this.launcher.traits, args, this.#encode);
   }
 }

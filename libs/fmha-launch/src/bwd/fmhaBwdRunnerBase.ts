@@ -15,8 +15,7 @@ import {
 import { ArgumentError, getDType } from '@tilekit/numeric';
 import type { Compiler, Device, DeviceBuffer, KernelResources, Stream } from '@tilekit/runtime';
 import { FMHA_BWD_DQ_STORE_VECTOR, type FmhaBwdConvertDqInstance } from './fmhaBwdConvertDq.ts';
-import { FmhaBwdCudaExecutor, type FmhaBwdDqDkDvLaunch, type FmhaBwdRowKernels } from './fmhaBwdCudaExecutor.ts';
-import { packFmhaBwdConvertDq, packFmhaBwdDotDoO } from './fmhaBwdRowLaunches.ts';
+import { FmhaBwdCudaExecutor, type FmhaBwdDqDkDvStage, type FmhaBwdRowKernels, type FmhaBwdStage } from './fmhaBwdCudaExecutor.ts';
 import { FmhaBwdKernel, type FmhaBwdKernelInstance } from './fmhaBwdKernel.ts';
 import { checkFmhaBwdDeviceRange, fmhaBwdRunnerArgs, type FmhaBwdRunnerBuffers } from './fmhaBwdRunnerBuffers.ts';
 
@@ -106,7 +105,7 @@ export abstract class FmhaBwdRunnerBase<D extends FmhaBwdKernelInstance> {
       readonly convertDq: FmhaBwdConvertDqInstance | null;
     },
     late: ReturnType<typeof lateFmhaBwdExecutor>,
-    dqDkDv: (kernel: FmhaBwdKernel<D>) => FmhaBwdDqDkDvLaunch,
+    packDqDkDv: (instance: D) => FmhaBwdDqDkDvStage['pack'],
     options: FmhaBwdRunnerBuildOptions,
   ): Promise<FmhaBwdRunnerParts<D>> {
     const { device } = options;
@@ -125,7 +124,7 @@ export abstract class FmhaBwdRunnerBase<D extends FmhaBwdKernelInstance> {
       dqDkDv: await build(instances.dqDkDv),
       convertDq: instances.convertDq === null ? null : await build(instances.convertDq),
     };
-    const executor = new FmhaBwdCudaExecutor(kernels, dqDkDv(kernels.dqDkDv));
+    const executor = new FmhaBwdCudaExecutor(kernels, { kernel: kernels.dqDkDv, pack: packDqDkDv(kernels.dqDkDv.instance) });
     late.bind(executor);
     const d = device.alloc(Math.max(16, fmhaBwdOperandElements(problem).lse * 4));
     owned.push(d);
@@ -175,9 +174,6 @@ export abstract class FmhaBwdRunnerBase<D extends FmhaBwdKernelInstance> {
   /** Throws `ArgumentError` naming `scoreModifier` unless `spec` suits the problem and its dq_dk_dv kernel. */
   protected abstract checkScoreModifier(spec: FmhaScoreModifierSpec | undefined): void;
 
-  /** Packs the operator's dq_dk_dv launch for `args` (its checks run before anything is enqueued). */
-  protected abstract packDqDkDv(args: FmhaBwdArgs): void;
-
   /**
    * The launcher's args for `buffers` (the runner's D buffer and workspace filled in): one
    * `ArgumentError` naming every missing, short or misaligned buffer and a `scoreModifier` the
@@ -193,15 +189,16 @@ export abstract class FmhaBwdRunnerBase<D extends FmhaBwdKernelInstance> {
     });
   }
 
-  /** Validates `buffers` and packs every stage once; `launch` enqueues the kernels on `buffers.stream`. */
+  /**
+   * Validates `buffers` and packs every stage once (its checks run before anything is enqueued);
+   * `launch` enqueues the kernels on `buffers.stream` with those packed launches (the buffers' and
+   * score modifier's values as they were here: prepare again after changing them).
+   */
   prepare(buffers: FmhaBwdRunnerBuffers): { readonly args: FmhaBwdArgs; launch(): void } {
     const args = this.args(buffers);
     const stream = buffers.stream;
-    const t = this.launcher.traits;
-    const k = this.kernels;
-    packFmhaBwdDotDoO(k.dotDoO.instance, t, args);
-    this.packDqDkDv(args);
-    if (k.convertDq) packFmhaBwdConvertDq(k.convertDq.instance, t, args);
+    const stages: FmhaBwdStage[] = ['dotDoO', 'dqDkDv', ...(this.kernels.convertDq ? (['convertDq'] as const) : [])];
+    for (const stage of stages) this.#executor.pack(stage, this.launcher.traits, this.launcher.workspace!, args);
     return { args, launch: () => void this.launcher.run(args, stream) };
   }
 

@@ -82,6 +82,7 @@ export interface FmhaBwdRunnerArgsContext {
  * The launcher's args for `buffers`. Throws one `ArgumentError` naming every missing, short or
  * misaligned buffer and a `scoreModifier` the context rejects (the first one's name as
  * `argument`); then one naming every output (dQ, dK, dV) that overlaps an input or another output.
+ * The args are frozen (a snapshot of the buffers' addresses and the score modifier's fields).
  */
 export function fmhaBwdRunnerArgs(p: CheckedFmhaBwdProblem, buffers: FmhaBwdRunnerBuffers, ctx: FmhaBwdRunnerArgsContext): FmhaBwdArgs {
   const e = getDType(p.dtype).bytes;
@@ -106,13 +107,15 @@ export function fmhaBwdRunnerArgs(p: CheckedFmhaBwdProblem, buffers: FmhaBwdRunn
     { name: 'lse', ptr: lse, bytes: elems.lse * 4 },
   ]);
   problems.throwIfAny();
-  return {
-    ...t,
-    lse: { ptr: lse, strides: p.lseStrides },
-    d: { ptr: ctx.d, strides: p.lseStrides },
+  // Frozen, tensors and the score modifier's fields included: an executor packs each stage once per args object.
+  const tensors = Object.fromEntries(FMHA_BWD_TENSORS.map((n) => [n, Object.freeze(t[n])])) as typeof t;
+  return Object.freeze({
+    ...tensors,
+    lse: Object.freeze({ ptr: lse, strides: p.lseStrides }),
+    d: Object.freeze({ ptr: ctx.d, strides: p.lseStrides }),
     ...starts,
     scale: p.scale,
     workspace: ctx.workspace,
-    ...(buffers.scoreModifier === undefined ? {} : { scoreModifier: buffers.scoreModifier }),
-  };
+    ...(buffers.scoreModifier === undefined ? {} : { scoreModifier: Object.freeze({ ...buffers.scoreModifier }) }),
+  });
 }
