@@ -56,3 +56,4 @@ export * from './intrinsics/namedBarrier.ts';
 export * from './intrinsics/reduceAdd.ts';
 export * from './intrinsics/bulkReduce.ts';
 export * from './intrinsics/globalFlag.ts';
+export * from './intrinsics/setMaxNRegBudget.ts';

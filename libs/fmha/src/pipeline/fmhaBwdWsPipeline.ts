@@ -1,4 +1,5 @@
 import {
+  setMaxNRegBudgetProblem,
   add,
   cast,
   declareAlignedDynamicShared,
@@ -195,8 +196,13 @@ export class FmhaBwdWsPipeline {
     this.consumerThreads = this.sT.threads;
     if (this.dqGemm.threads !== this.consumerThreads) bad('dQ split', 'must use both consumer warpgroups', this.dqGemm.threads);
     this.threads = this.consumerThreads + 128;
-    if (pr * 128 + cr * this.consumerThreads > 65536)
-      bad('registers', 'producer + consumer budgets must fit the 64K-register file', `${pr}·128 + ${cr}·${this.consumerThreads}`);
+    const registers = setMaxNRegBudgetProblem({
+      threads: this.threads,
+      producerThreads: 128,
+      producerRegisters: pr,
+      consumerRegisters: cr,
+    });
+    if (registers !== undefined) bad('registers', registers, `producer ${pr}, consumer ${cr}, ${this.threads} threads`);
     this.slabsQK = headDim / FMHA_BWD_SLAB;
     this.slabsV = headDimV / FMHA_BWD_SLAB;
     this.chunks = tileN / 64;

@@ -1,4 +1,5 @@
 import {
+  setMaxNRegBudgetProblem,
   add,
   cast,
   declareAlignedDynamicShared,
@@ -161,17 +162,9 @@ export class FmhaBwdWsSplitDPipeline {
       splitDPolicyError(NAME, 'headDimV', `must be a multiple of 64 in [64, headDim ${headDim}]`, headDimV);
     if (sliceWidth !== 256) splitDPolicyError(NAME, 'sliceWidth', 'must be 256 (128 columns per consumer warpgroup)', sliceWidth);
     if (sliceStages !== 1 && sliceStages !== 2) splitDPolicyError(NAME, 'sliceStages', 'must be 1 or 2', sliceStages);
-    // The kernel launches with the registers ptxas gives 384 threads (65536 / 384, rounded down to
-    // 8): setmaxnreg.inc can only take what the producer's setmaxnreg.dec gave back, or it waits forever.
-    const launch = Math.floor(65536 / 384 / 8) * 8;
-    if ((launch - pr) * 128 < (cr - launch) * 256)
-      splitDPolicyError(
-        NAME,
-        'registers',
-        `the consumers' raise above the launch's ${launch} must come out of the producer's release: ` +
-          `(${launch} − producer)·128 ≥ (consumer − ${launch})·256`,
-        `producer ${pr}, consumer ${cr}`,
-      );
+    // setmaxnreg.inc can only take what the producer's setmaxnreg.dec gave back, or it waits forever.
+    const registers = setMaxNRegBudgetProblem({ threads: 384, producerThreads: 128, producerRegisters: pr, consumerRegisters: cr });
+    if (registers !== undefined) splitDPolicyError(NAME, 'registers', registers, `producer ${pr}, consumer ${cr}`);
     this.policy = Object.freeze({ ...policy });
     this.sT = new WgmmaBlockGemmSs({ dtype, tileM: 64, tileN: 64, tileK: FMHA_BWD_SLAB, warpgroupsN: 2 });
     this.kv = new WgmmaBlockGemmSs({ dtype, tileM: 64, tileN: sliceWidth, tileK: FMHA_BWD_SLAB, bMajor: 'MN', warpgroupsN: 2 });

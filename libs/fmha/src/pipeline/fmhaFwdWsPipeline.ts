@@ -1,4 +1,5 @@
 import {
+  setMaxNRegBudgetProblem,
   add,
   cast,
   declareAlignedDynamicShared,
@@ -209,8 +210,13 @@ export class FmhaFwdWsPipeline {
     this.rowThreads = this.qk.threads;
     this.consumerThreads = this.rowThreads * slices;
     this.threads = this.consumerThreads + 128;
-    if (pr * 128 + cr * this.consumerThreads > 65536)
-      bad('registers', 'producer + consumer budgets must fit the 64K-register file', `${pr}·128 + ${cr}·${this.consumerThreads}`);
+    const registers = setMaxNRegBudgetProblem({
+      threads: this.threads,
+      producerThreads: 128,
+      producerRegisters: pr,
+      consumerRegisters: cr,
+    });
+    if (registers !== undefined) bad('registers', registers, `producer ${pr}, consumer ${cr}, ${this.threads} threads`);
     this.slabsQK = Math.ceil(headDim / tileK);
     this.slabsV = Math.ceil((sliceV * slices) / SLAB);
     const plan = source.plan(this.qk, this.slabsQK, stages);

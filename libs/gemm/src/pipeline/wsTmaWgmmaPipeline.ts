@@ -1,4 +1,5 @@
 import {
+  setMaxNRegBudgetProblem,
   add,
   declareAlignedDynamicShared,
   assignStmt,
@@ -175,12 +176,14 @@ export class WsTmaWgmmaPipeline {
       if (!Number.isSafeInteger(r) || r < 24 || r > 256 || r % 8 !== 0)
         throw new BlockGemmPolicyError(`WsTmaWgmmaPipeline ${what}`, 'must be a multiple of 8 in [24, 256]', String(r));
     }
-    if (pr * 128 + cr * this.consumerThreads > 65536)
-      throw new BlockGemmPolicyError(
-        'WsTmaWgmmaPipeline registers',
-        'producer + consumer budgets must fit the 64K-register file',
-        `${pr}·128 + ${cr}·${this.consumerThreads}`,
-      );
+    const registers = setMaxNRegBudgetProblem({
+      threads: this.threads,
+      producerThreads: 128,
+      producerRegisters: pr,
+      consumerRegisters: cr,
+    });
+    if (registers !== undefined)
+      throw new BlockGemmPolicyError('WsTmaWgmmaPipeline registers', registers, `producer ${pr}, consumer ${cr}, ${this.threads} threads`);
     this.bStageOffset = stages * this.block.aTileBytes;
     this.barrierOffset = this.bStageOffset + stages * this.block.bTileBytes;
     this.usedBytes = this.barrierOffset + 2 * stages * 8;
