@@ -1,10 +1,12 @@
-// Group mode where every query or every key sequence is empty (0 physical rows), through the
-// backward runner with the fake addon: a valid problem that must prepare and launch without a
-// launch-time error. A 0-row tensor's TMA map is a placeholder (the kernels never load from it);
+// The backward runner with the fake addon. Group mode where every query or every key sequence is
+// empty (0 physical rows): a valid problem that must prepare and launch without a launch-time error. A 0-row tensor's TMA map is a placeholder (the kernels never load from it);
 // a stage whose grid would have no blocks is not launched (nothing to compute), and dQ / dK / dV
-// still end up zero: dq_acc is zeroed by the workspace preparation and convert_dq still runs.
+// still end up zero: dq_acc is zeroed by the workspace preparation and convert_dq still runs. And a
+// prepared backward packs each stage once: `prepare` packs (and validates) dot_do_o, dq_dk_dv with its
+// TMA maps and convert_dq, every `launch` after it reuses those packed launches, a second `prepare`
+// packs again (a counting TMA encoder).
 import { restoreAddonPath } from '@tilekit/runtime/testing/fuzzAddonPath';
-import { checkTiledTensorMap, Device, type Compiler } from '@tilekit/runtime';
+import { checkTiledTensorMap, Device, type Compiler, type TiledTensorMapOptions } from '@tilekit/runtime';
 import {
   dropFuzzFakeAddon,
   fakeCompiler,
@@ -69,6 +71,9 @@ const CASES: readonly [string, FmhaBwdProblem][] = [
   ],
 ];
 
+/** A batch-mode problem for the packing check. */
+const PACKED: FmhaBwdProblem = { dtype: 'bf16', batch: 2, nheadQ: 4, nheadK: 2, hdimQ: 128, seqlenQ: 300, seqlenK: 259, mask: 't' };
+
 // The fake driver behind the shim that `@tilekit/runtime/testing/fuzzAddonPath` (imported first)
 // points $TILEKIT_ADDON_PATH at; a compiler that compiles nothing; instances whose source is a stub.
 const fake: FuzzFakeAddon = useFuzzFakeAddon();
@@ -129,6 +134,46 @@ describe('fmha bwd with every query or every key sequence empty (group mode)', (
       // dQ is written by convert_dq (from a zeroed dq_acc when no key tile adds to it); dK/dV by dq_dk_dv.
       if (p.rowsQ > 0 && k.convertDq) expect(launches.map((l) => l.kernel)).toContain(k.convertDq.instance.name);
       if (p.rowsK > 0) expect(launches.map((l) => l.kernel)).toContain(k.dqDkDv.instance.name);
+    } finally {
+      runner.dispose();
+      owned.dispose();
+    }
+  });
+});
+
+describe('fmha bwd runner: packed launches', () => {
+  it('prepare packs every stage once (4 TMA maps); each launch reuses them; another prepare packs again', async () => {
+    const p = checkFmhaBwdProblem(PACKED);
+    const maps: TiledTensorMapOptions[] = [];
+    const encode = (m: TiledTensorMapOptions): Uint8Array => (checkTiledTensorMap(m), maps.push(m), new Uint8Array(128));
+    const buildKernel = <I extends FmhaBwdKernelInstance>(i: I): Promise<FmhaBwdKernel<I>> =>
+      FmhaBwdKernel.build(stub(i), { device, compiler });
+    const runner = await FmhaBwdRunner.create(p, { device, compiler, buildKernel, encode });
+    const owned = new OwnedBuffers(device);
+    try {
+      const elems = fmhaBwdOperandElements(p);
+      const alloc = (n: number, e = 2) => owned.alloc(Math.max(1, n) * e);
+      const buffers = {
+        q: alloc(elems.q),
+        k: alloc(elems.k),
+        v: alloc(elems.v),
+        o: alloc(elems.o),
+        dO: alloc(elems.dO),
+        lse: alloc(elems.lse, 4),
+        dQ: alloc(elems.dQ),
+        dK: alloc(elems.dK),
+        dV: alloc(elems.dV),
+      };
+      const prepared = runner.prepare(buffers);
+      expect(maps).toHaveLength(4);
+      expect(Object.isFrozen(prepared.args) && Object.isFrozen(prepared.args.q)).toBe(true);
+      const before = fake.launches.length;
+      for (let i = 0; i < 3; i++) prepared.launch();
+      expect(maps).toHaveLength(4);
+      const launched = fake.launches.slice(before).map((l) => l.kernel);
+      expect(launched).toEqual([0, 1, 2].flatMap(() => runner.instances.map((i) => i.name)));
+      runner.prepare(buffers).launch();
+      expect(maps).toHaveLength(8);
     } finally {
       runner.dispose();
       owned.dispose();

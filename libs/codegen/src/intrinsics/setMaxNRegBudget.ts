@@ -46,3 +46,17 @@ export function setMaxNRegBudgetProblem(s: SetMaxNRegSplit): string | undefined 
     );
   return undefined;
 }
+
+/**
+ * For a block of `threads` whose last warpgroup (128 threads) produces: calls `fail(rule, found)`
+ * with {@link setMaxNRegBudgetProblem}'s rule when the budgets cannot all be granted.
+ */
+export function checkSetMaxNRegBudget(
+  threads: number,
+  producerRegisters: number,
+  consumerRegisters: number,
+  fail: (rule: string, found: string) => void,
+): void {
+  const rule = setMaxNRegBudgetProblem({ threads, producerThreads: 128, producerRegisters, consumerRegisters });
+  if (rule !== undefined) fail(rule, `producer ${producerRegisters}, consumer ${consumerRegisters}, ${threads} threads`);
+}

@@ -1,5 +1,5 @@
 import {
-  setMaxNRegBudgetProblem,
+  checkSetMaxNRegBudget,
   add,
   cast,
   declareAlignedDynamicShared,
@@ -196,13 +196,7 @@ export class FmhaBwdWsPipeline {
     this.consumerThreads = this.sT.threads;
     if (this.dqGemm.threads !== this.consumerThreads) bad('dQ split', 'must use both consumer warpgroups', this.dqGemm.threads);
     this.threads = this.consumerThreads + 128;
-    const registers = setMaxNRegBudgetProblem({
-      threads: this.threads,
-      producerThreads: 128,
-      producerRegisters: pr,
-      consumerRegisters: cr,
-    });
-    if (registers !== undefined) bad('registers', registers, `producer ${pr}, consumer ${cr}, ${this.threads} threads`);
+    checkSetMaxNRegBudget(this.threads, pr, cr, (rule, found) => bad('registers', rule, found));
     this.slabsQK = headDim / FMHA_BWD_SLAB;
     this.slabsV = headDimV / FMHA_BWD_SLAB;
     this.chunks = tileN / 64;

@@ -1,5 +1,5 @@
 import {
-  setMaxNRegBudgetProblem,
+  checkSetMaxNRegBudget,
   add,
   cast,
   declareAlignedDynamicShared,
@@ -163,8 +163,7 @@ export class FmhaBwdWsSplitDPipeline {
     if (sliceWidth !== 256) splitDPolicyError(NAME, 'sliceWidth', 'must be 256 (128 columns per consumer warpgroup)', sliceWidth);
     if (sliceStages !== 1 && sliceStages !== 2) splitDPolicyError(NAME, 'sliceStages', 'must be 1 or 2', sliceStages);
     // setmaxnreg.inc can only take what the producer's setmaxnreg.dec gave back, or it waits forever.
-    const registers = setMaxNRegBudgetProblem({ threads: 384, producerThreads: 128, producerRegisters: pr, consumerRegisters: cr });
-    if (registers !== undefined) splitDPolicyError(NAME, 'registers', registers, `producer ${pr}, consumer ${cr}`);
+    checkSetMaxNRegBudget(384, pr, cr, (rule, found) => splitDPolicyError(NAME, 'registers', rule, found));
     this.policy = Object.freeze({ ...policy });
     this.sT = new WgmmaBlockGemmSs({ dtype, tileM: 64, tileN: 64, tileK: FMHA_BWD_SLAB, warpgroupsN: 2 });
     this.kv = new WgmmaBlockGemmSs({ dtype, tileM: 64, tileN: sliceWidth, tileK: FMHA_BWD_SLAB, bMajor: 'MN', warpgroupsN: 2 });

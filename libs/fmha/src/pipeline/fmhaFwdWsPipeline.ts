@@ -1,5 +1,5 @@
 import {
-  setMaxNRegBudgetProblem,
+  checkSetMaxNRegBudget,
   add,
   cast,
   declareAlignedDynamicShared,
@@ -210,13 +210,7 @@ export class FmhaFwdWsPipeline {
     this.rowThreads = this.qk.threads;
     this.consumerThreads = this.rowThreads * slices;
     this.threads = this.consumerThreads + 128;
-    const registers = setMaxNRegBudgetProblem({
-      threads: this.threads,
-      producerThreads: 128,
-      producerRegisters: pr,
-      consumerRegisters: cr,
-    });
-    if (registers !== undefined) bad('registers', registers, `producer ${pr}, consumer ${cr}, ${this.threads} threads`);
+    checkSetMaxNRegBudget(this.threads, pr, cr, (rule, found) => bad('registers', rule, found));
     this.slabsQK = Math.ceil(headDim / tileK);
     this.slabsV = Math.ceil((sliceV * slices) / SLAB);
     const plan = source.plan(this.qk, this.slabsQK, stages);

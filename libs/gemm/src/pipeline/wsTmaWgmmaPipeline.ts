@@ -1,5 +1,5 @@
 import {
-  setMaxNRegBudgetProblem,
+  checkSetMaxNRegBudget,
   add,
   declareAlignedDynamicShared,
   assignStmt,
@@ -176,14 +176,9 @@ export class WsTmaWgmmaPipeline {
       if (!Number.isSafeInteger(r) || r < 24 || r > 256 || r % 8 !== 0)
         throw new BlockGemmPolicyError(`WsTmaWgmmaPipeline ${what}`, 'must be a multiple of 8 in [24, 256]', String(r));
     }
-    const registers = setMaxNRegBudgetProblem({
-      threads: this.threads,
-      producerThreads: 128,
-      producerRegisters: pr,
-      consumerRegisters: cr,
+    checkSetMaxNRegBudget(this.threads, pr, cr, (rule, found) => {
+      throw new BlockGemmPolicyError('WsTmaWgmmaPipeline registers', rule, found);
     });
-    if (registers !== undefined)
-      throw new BlockGemmPolicyError('WsTmaWgmmaPipeline registers', registers, `producer ${pr}, consumer ${cr}, ${this.threads} threads`);
     this.bStageOffset = stages * this.block.aTileBytes;
     this.barrierOffset = this.bStageOffset + stages * this.block.bTileBytes;
     this.usedBytes = this.barrierOffset + 2 * stages * 8;

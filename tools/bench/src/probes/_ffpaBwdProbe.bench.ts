@@ -7,6 +7,7 @@ import { buildFmhaBwdKernelsOnce } from '@tilekit/fmha-launch';
 import { summarizeTimes } from '@tilekit/host';
 import { FfpaBwdRunner } from '@tilekit/kernel-ffpa';
 import { Device, NvccCompiler, timeLaunches } from '@tilekit/runtime';
+import { probeBf16 } from './probeBf16.ts';
 
 const device = Device.open(0);
 const compiler = new NvccCompiler();
@@ -18,20 +19,6 @@ const dims = process.argv
   .map(Number);
 const seqlen = 8192;
 const heads = 32;
-
-/** n bf16 values of magnitude 2^-7 … 2^-2, random signs (xorshift bits). */
-function randomBf16(n: number, seed: number): Uint16Array {
-  const out = new Uint16Array(n);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    const r = x >>> 0;
-    out[i] = ((r >>> 31) << 15) | ((120 + (r % 6)) << 7) | ((r >>> 8) & 0x7f);
-  }
-  return out;
-}
 
 for (const d of dims.length > 0 ? dims : [512, 1024]) {
   const problem = {
@@ -46,7 +33,7 @@ for (const d of dims.length > 0 ? dims : [512, 1024]) {
   } as const;
   const runner = await FfpaBwdRunner.create(problem, { device, compiler, buildKernel });
   const n = heads * seqlen * d;
-  const input = (seed: number) => device.upload(randomBf16(n, seed));
+  const input = (seed: number) => device.upload(probeBf16(n, seed));
   const lse = device.upload(new Float32Array(heads * seqlen).fill(9));
   const bufs = {
     q: input(1),

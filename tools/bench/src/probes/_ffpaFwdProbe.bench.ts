@@ -7,6 +7,7 @@ import { checkFfpaProblem, FfpaRunner } from '@tilekit/kernel-ffpa';
 import { fmhaFwdProblemFlops } from '@tilekit/fmha';
 import { summarizeTimes } from '@tilekit/host';
 import { Device, NvccCompiler, timeLaunches } from '@tilekit/runtime';
+import { probeBf16 } from './probeBf16.ts';
 
 const device = Device.open(0);
 const compiler = new NvccCompiler();
@@ -18,28 +19,14 @@ const dims = process.argv
 const seqlen = 8192;
 const heads = 32;
 
-/** n bf16 values of magnitude 2^-7 … 2^-2, random signs (xorshift bits). */
-function randomBf16(n: number, seed: number): Uint16Array {
-  const out = new Uint16Array(n);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    const r = x >>> 0;
-    out[i] = ((r >>> 31) << 15) | ((120 + (r % 6)) << 7) | ((r >>> 8) & 0x7f);
-  }
-  return out;
-}
-
 for (const d of dims.length > 0 ? dims : [512, 1024]) {
   const problem = checkFfpaProblem({ dtype: 'bf16', batch: 1, nheadQ: heads, hdimQ: d, seqlenQ: seqlen, seqlenK: seqlen });
   const runner = await FfpaRunner.create(problem, { device, compiler, ...(slices ? { clusters: false } : {}) });
   const n = heads * seqlen * d;
   const bufs = {
-    q: device.upload(randomBf16(n, 1)),
-    k: device.upload(randomBf16(n, 2)),
-    v: device.upload(randomBf16(n, 3)),
+    q: device.upload(probeBf16(n, 1)),
+    k: device.upload(probeBf16(n, 2)),
+    v: device.upload(probeBf16(n, 3)),
     o: device.alloc(n * 2),
   };
   const prepared = runner.prepare(bufs);
