@@ -1,6 +1,7 @@
 // The backward runner with the fake addon. Group mode where every query or every key sequence is
-// empty (0 physical rows): a valid problem that must prepare and launch without a launch-time error. A 0-row tensor's TMA map is a placeholder (the kernels never load from it);
-// a stage whose grid would have no blocks is not launched (nothing to compute), and dQ / dK / dV
+// empty (0 physical rows): a valid problem that must prepare and launch without a launch-time error.
+// A 0-row tensor's TMA map is a placeholder (the kernels never load from it); a stage whose grid
+// would have no blocks is not launched (nothing to compute), and dQ / dK / dV
 // still end up zero: dq_acc is zeroed by the workspace preparation and convert_dq still runs. And a
 // prepared backward packs each stage once: `prepare` packs (and validates) dot_do_o, dq_dk_dv with its
 // TMA maps and convert_dq, every `launch` after it reuses those packed launches, a second `prepare`
