@@ -48,8 +48,9 @@ export interface FfpaBwdKernelSetOptions {
 
 const maskKindOf = (p: CheckedFmhaBwdProblem): 'none' | 'window' => (p.mask.kind === 'none' ? 'none' : 'window');
 
-/** Deterministic problems take key-ordered sm_90a instances, the others instances that add dQ as it comes. */
-const keyOrderedOf = (i: FfpaBwdDqDkDvInstance): boolean => i instanceof FfpaBwdSm90Instance && i.keyOrdered;
+/** The workspace layout an instance adds dQ into (the sm_80 path: atomics). Deterministic problems take `ordered` ones. */
+const dqAccumulationOf = (i: FfpaBwdDqDkDvInstance): 'atomic' | 'ordered' =>
+  i instanceof FfpaBwdSm90Instance ? i.dqAccumulation : 'atomic';
 
 const matches =
   (p: CheckedFmhaBwdProblem) =>
@@ -58,7 +59,7 @@ const matches =
     i.policy.headDim === p.hdimQ &&
     i.policy.headDimV === p.hdimV &&
     i.policy.mask === maskKindOf(p) &&
-    keyOrderedOf(i) === p.deterministic;
+    (dqAccumulationOf(i) === 'ordered') === p.deterministic;
 
 /** `sm90` when `sm90Catalog` has an instance of the problem's dtype, head dims and mask kind, else `sm80`. */
 export function ffpaBwdDefaultPath(
@@ -109,7 +110,7 @@ export function ffpaBwdKernelSet(p: CheckedFmhaBwdProblem, options: FfpaBwdKerne
       hasDbias: false,
       hasDropout: false,
       storeRandval: false,
-      dqAccumulation: keyOrderedOf(dqDkDv) ? ('ordered' as const) : ('atomic' as const),
+      dqAccumulation: dqAccumulationOf(dqDkDv),
       kN0: dqDkDv.kN0,
       ...(dqDkDv instanceof FfpaBwdSm90Instance ? { kM0: dqDkDv.kM0 } : {}),
       maxSeqlenQ: 0,

@@ -8,6 +8,7 @@ import {
   type CheckedFmhaBwdProblem,
   type FmhaBwdArgs,
   type CheckedFmhaBwdTraits,
+  type FmhaBwdWorkspace,
   type FmhaScoreModifierSpec,
 } from '@tilekit/fmha';
 import {
@@ -37,10 +38,13 @@ export interface FfpaBwdRunnerOptions extends FmhaBwdRunnerBuildOptions {
 function packDqDkDv(
   instance: FfpaBwdDqDkDvInstance,
   t: CheckedFmhaBwdTraits,
+  ws: FmhaBwdWorkspace,
   args: FmhaBwdArgs,
   encode: TensorMapEncoder,
 ): FfpaBwdPackedLaunch {
-  return instance instanceof FfpaBwdSm90Instance ? packFfpaBwdSm90DqDkDv(instance, t, args, encode) : packFfpaBwdDqDkDv(instance, t, args);
+  return instance instanceof FfpaBwdSm90Instance
+    ? packFfpaBwdSm90DqDkDv(instance, t, ws, args, encode)
+    : packFfpaBwdDqDkDv(instance, t, args);
 }
 
 /**
@@ -86,7 +90,7 @@ export class FfpaBwdRunner extends FmhaBwdRunnerBase<FfpaBwdDqDkDvInstance> {
       launcher,
       set,
       late,
-      (instance) => (traits, _workspace, args) => packDqDkDv(instance, traits, args, encode),
+      (instance) => (traits, workspace, args) => packDqDkDv(instance, traits, workspace, args, encode),
       options,
     );
     return new FfpaBwdRunner(parts, set.path);

@@ -10,6 +10,7 @@ import {
   fmhaBwdTraitsOf,
   FMHA_BWD_SPLIT_D_KEY_DQ_ORDER,
   fmhaBwdTripleMismatches,
+  makeFmhaBwdWorkspace,
   type AttentionTensorStrides,
   type CheckedFmhaBwdProblem,
   type FmhaBwdArgs,
@@ -192,7 +193,8 @@ describe('packFfpaBwdSm90DqDkDv', () => {
     const t = checkFmhaBwdTraits(fmhaBwdTraitsOf(p));
     const maps: TiledTensorMapOptions[] = [];
     const args = fakeArgs(p, { batch: 0, head: 320, row: 4 * 320 }, { seqstartQ: 0x400n, seqstartK: 0x500n });
-    const l = packFfpaBwdSm90DqDkDv(set.dqDkDv, t, args, (m) => (maps.push(m), new Uint8Array(128)));
+    const ws = makeFmhaBwdWorkspace(t, set.triple.dqDkDv, 132);
+    const l = packFfpaBwdSm90DqDkDv(set.dqDkDv, t, ws, args, (m) => (maps.push(m), new Uint8Array(128)));
     expect(l.grid).toEqual([Math.ceil(259 / 64) * 2, 2, 3]);
     expect(l.block).toEqual([384, 1, 1]);
     expect(l.cluster).toEqual([2, 1, 1]);

@@ -38,6 +38,7 @@ import {
   fmhaBwdPipelineInstanceOptions,
   makeFmhaBwdKernelLaunch,
   type FmhaBwdWsSplitDPipeline,
+  type FmhaBwdWsSplitDDqOrder,
   type FmhaBwdWsSplitDPolicy,
   type FmhaFwdMaskKind,
 } from '@tilekit/fmha';
@@ -57,15 +58,15 @@ function params(policy: FfpaBwdSm90Policy, target: Target) {
     do_map: kernelParam.tensorMap(),
     ...fmhaBwdDqDkDvParams(target.dtypeType(policy.dtype), { maxSeqlen: FFPA_BWD_MAX_SEQLEN, outputRowStride: [1, 2 ** 31 - 1] }),
     // Key-ordered dQ: the workspace's query tile counters ([batch][nhead_q][dq_counter_tiles] int32).
-    ...(isKeyOrdered(policy)
+    ...(dqAccumulationOf(policy) === 'ordered'
       ? { dq_counter: kernelParam.pointer(int32, { align: 4 }), dq_counter_tiles: kernelParam.i32({ range: [0, 2 ** 31 - 1] }) }
       : {}),
   };
 }
 
-/** Does the instance add dQ in key order (deterministic, the workspace's `ordered` layout)? */
-function isKeyOrdered(policy: FmhaBwdWsSplitDPolicy): boolean {
-  return (policy.dqOrder ?? FMHA_BWD_SPLIT_D_ANY_DQ_ORDER).tag === 'key';
+/** The workspace layout the instance's dQ order adds into: `atomic` (as it comes) or `ordered` (key order, deterministic). */
+function dqAccumulationOf(policy: FmhaBwdWsSplitDPolicy): FmhaBwdWsSplitDDqOrder['dqAccumulation'] {
+  return (policy.dqOrder ?? FMHA_BWD_SPLIT_D_ANY_DQ_ORDER).dqAccumulation;
 }
 
 type Params = ReturnType<typeof params>;
@@ -118,9 +119,14 @@ export class FfpaBwdSm90Instance extends KernelInstance<FfpaBwdSm90Policy, Param
     return this.pipeline.tileM;
   }
 
-  /** Whether dQ is added in key order (deterministic: the workspace's `ordered` accumulation), else as it comes (`atomic`). */
+  /** The workspace layout dQ is added into: `ordered` (key order, deterministic) or `atomic` (as it comes). */
+  get dqAccumulation(): FmhaBwdWsSplitDDqOrder['dqAccumulation'] {
+    return dqAccumulationOf(this.policy);
+  }
+
+  /** Whether dQ is added in key order (deterministic). */
   get keyOrdered(): boolean {
-    return isKeyOrdered(this.policy);
+    return this.dqAccumulation === 'ordered';
   }
 
   /** TMA boxes (dimension 0 innermost): Q/dO and K/V [64 columns, 64 rows, 1, 1]. */

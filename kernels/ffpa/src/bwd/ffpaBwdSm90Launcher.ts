@@ -1,7 +1,7 @@
 // The launch of FFPA's sm_90a backward dq_dk_dv kernel: its packed arguments (TMA maps of Q, K, V and
 // dO, then the arguments every dq_dk_dv shares) and grid from the backward's checked traits and
 // arguments of @tilekit/fmha, so that its pure FmhaBwdLauncher can drive it.
-import { longestSlot, makeFmhaBwdWorkspace, type CheckedFmhaBwdProblem, type CheckedFmhaBwdTraits, type FmhaBwdArgs } from '@tilekit/fmha';
+import { longestSlot, type CheckedFmhaBwdProblem, type FmhaBwdWorkspace, type CheckedFmhaBwdTraits, type FmhaBwdArgs } from '@tilekit/fmha';
 import { fmhaBwdDqDkDvArgValues, fmhaBwdStrideProblems, fmhaBwdTmaMapArgs, type TensorMapEncoder } from '@tilekit/fmha-launch';
 import { getDType } from '@tilekit/numeric';
 import type { FfpaBwdPackedLaunch } from './ffpaBwdLauncher.ts';
@@ -11,13 +11,15 @@ import type { FfpaBwdSm90Instance } from './ffpaBwdSm90Instance.ts';
  * dq_dk_dv's launch on the sm_90a path: TMA maps of Q, K, V, dO (`fmhaBwdTmaMap`, boxes from the
  * instance; group mode one batch of all rows, the kernel adding seqstart to the row coordinate;
  * `checkTiledTensorMap` throws on strides TMA cannot take), each encoded by `encode`; LSE and D, dK
- * and dV, the workspace (dq_acc in the unified workspace's `atomic` layout, zeroed before), the
- * window mask and the scale. Grid: (key tiles of the longest key sequence × column slices, key
- * heads, batch).
+ * and dV, the workspace (dq_acc in the unified workspace's `atomic` layout, zeroed before; a
+ * key-ordered instance also gets the `ordered` layout's counters from `ws`, the launcher's
+ * workspace), the window mask and the scale. Grid: (key tiles of the longest key sequence × column
+ * slices, key heads, batch).
  */
 export function packFfpaBwdSm90DqDkDv(
   instance: FfpaBwdSm90Instance,
   t: CheckedFmhaBwdTraits,
+  ws: FmhaBwdWorkspace,
   args: FmhaBwdArgs,
   encode: TensorMapEncoder,
 ): FfpaBwdPackedLaunch {
@@ -25,16 +27,10 @@ export function packFfpaBwdSm90DqDkDv(
   const packed = instance.signature.pack({
     ...fmhaBwdTmaMapArgs(t, args, instance.tmaBoxes, encode),
     ...fmhaBwdDqDkDvArgValues(t, args),
-    ...(instance.keyOrdered ? dqCounterArgs(instance, t, args) : {}),
+    ...(instance.keyOrdered ? { dq_counter: args.workspace + BigInt(ws.counterOffset), dq_counter_tiles: ws.counterTiles } : {}),
   });
   const maxKeys = group ? longestSlot(t.seqstartK) : t.seqlenK;
   return { ...instance.launch(t.batch, t.nheadK, maxKeys), args: packed };
-}
-
-/** A key-ordered instance's counters: where the `ordered` workspace keeps them, and query tiles per (batch, head). */
-function dqCounterArgs(instance: FfpaBwdSm90Instance, t: CheckedFmhaBwdTraits, args: FmhaBwdArgs) {
-  const ws = makeFmhaBwdWorkspace(t, { dqAccumulation: 'ordered', kN0: instance.kN0, kM0: instance.kM0 }, 1);
-  return { dq_counter: args.workspace + BigInt(ws.counterOffset), dq_counter_tiles: ws.counterTiles };
 }
 
 /** The tensors the sm_90a dq_dk_dv loads by TMA. */

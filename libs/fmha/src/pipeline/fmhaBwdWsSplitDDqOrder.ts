@@ -24,23 +24,22 @@ export interface FmhaBwdWsSplitDDqTile {
 }
 
 /**
- * A hook of the dQ warp around each query tile's bulk reductions: `emitBeforeAdd` before the
- * tile's first reduction, `emitAfterAdd` once the stage is released (whether or not this CTA had
- * columns to add). `nameTag` goes into the instance name ('' for the default).
+ * A hook of the dQ warp around each query tile's adds: `emitAdds` emits `adds` (the tile's bulk
+ * reductions, whether or not this CTA has columns to add, then the stage's release) with what the
+ * order needs before and after them. `dqAccumulation` is the unified workspace's accumulation the order needs;
+ * `nameTag` goes into the instance name ('' for the default).
  */
 export interface FmhaBwdWsSplitDDqOrder {
-  readonly tag: 'any' | 'key';
+  readonly dqAccumulation: 'atomic' | 'ordered';
   readonly nameTag: string;
-  emitBeforeAdd(b: BlockBuilder, ctx: FmhaBwdWsSplitDContext, tile: FmhaBwdWsSplitDDqTile): void;
-  emitAfterAdd(b: BlockBuilder, ctx: FmhaBwdWsSplitDContext, tile: FmhaBwdWsSplitDDqTile): void;
+  emitAdds(b: BlockBuilder, ctx: FmhaBwdWsSplitDContext, tile: FmhaBwdWsSplitDDqTile, adds: (b: BlockBuilder) => void): void;
 }
 
 /** Adds as they come: nothing around the reductions (the workspace's `atomic` accumulation). */
 export const FMHA_BWD_SPLIT_D_ANY_DQ_ORDER: FmhaBwdWsSplitDDqOrder = Object.freeze({
-  tag: 'any',
+  dqAccumulation: 'atomic',
   nameTag: '',
-  emitBeforeAdd: () => {},
-  emitAfterAdd: () => {},
+  emitAdds: (b: BlockBuilder, _ctx: FmhaBwdWsSplitDContext, _tile: FmhaBwdWsSplitDDqTile, adds: (b: BlockBuilder) => void) => adds(b),
 });
 
 /**
@@ -54,22 +53,21 @@ export const FMHA_BWD_SPLIT_D_ANY_DQ_ORDER: FmhaBwdWsSplitDDqOrder = Object.free
  * deterministic backward relies on too).
  */
 export const FMHA_BWD_SPLIT_D_KEY_DQ_ORDER: FmhaBwdWsSplitDDqOrder = Object.freeze({
-  tag: 'key',
+  dqAccumulation: 'ordered',
   nameTag: 'dqord',
-  emitBeforeAdd(b: BlockBuilder, ctx: FmhaBwdWsSplitDContext, tile: FmhaBwdWsSplitDDqTile): void {
+  emitAdds(b: BlockBuilder, ctx: FmhaBwdWsSplitDContext, tile: FmhaBwdWsSplitDDqTile, adds: (b: BlockBuilder) => void): void {
     const { pipeline: p, args, target } = ctx;
     const first = args.mask.getTileRangeAlongX(tile.i0, p.tileM, p.tileN).start;
     const turn = b.let('dq_turn', int32, mul(div(sub(args.n0, first), p.tileN), p.clusterCtas));
+    const counter = counterOf(b, ctx, tile);
     b.comment('key order: wait until every earlier key tile meeting this query tile has added its dQ');
-    b.expr(waitGlobalAtLeast(target, counterOf(b, ctx, tile), turn));
+    b.expr(waitGlobalAtLeast(target, counter, turn));
     b.expr(fenceProxyAsyncGlobal(target));
-  },
-  emitAfterAdd(b: BlockBuilder, ctx: FmhaBwdWsSplitDContext, tile: FmhaBwdWsSplitDDqTile): void {
-    const { target } = ctx;
+    adds(b);
     b.comment("key order: this CTA's adds complete, then the query tile's counter raised for the next key tile");
     b.expr(bulkWaitGroup(target, 0));
     b.expr(fenceProxyAsyncGlobal(target));
-    b.expr(releaseAddGlobal(target, counterOf(b, ctx, tile), 1));
+    b.expr(releaseAddGlobal(target, counter, 1));
   },
 });
 

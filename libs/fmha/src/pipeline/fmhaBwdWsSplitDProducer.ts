@@ -132,30 +132,30 @@ function emitDqWarp(dq: BlockBuilder, ctx: FmhaBwdWsSplitDContext): void {
     const { head, i0 } = fmhaBwdWsSplitDQueryTile(li, ctx, q, it);
     const { stage, parity } = fmhaBwdWsSplitDStage(li, ctx, tiles);
     li.expr(mbarrierWaitParity(target, ctx.dqStaged(stage), parity));
-    order.emitBeforeAdd(li, ctx, { head, i0 });
-    li.if(gt(bytes, 0), (rb) => {
-      const dqRow = args.dqRow(rb, head);
-      const staging = rb.let(
-        'dq_stage',
-        pointer(float32),
-        cast(add(smem, add(p.offsets.qSlice, mul(stage, p.stageBytes))), pointer(float32)),
-      );
-      const rows = rb.let('dq_rows', int32, minOf(sub(args.seqlenQ, i0), p.tileM));
-      rb.forRange({ name: 'r', to: rows }, (lr, r) =>
-        lr.expr(
-          bulkReduceAddF32(
-            target,
-            add(dqRow, add(mul(add(i0, r), p.policy.headDim), col0)),
-            cast(add(staging, mul(r, W)), pointer(float32, { const: true })),
-            bytes,
+    order.emitAdds(li, ctx, { head, i0 }, (ab) => {
+      ab.if(gt(bytes, 0), (rb) => {
+        const dqRow = args.dqRow(rb, head);
+        const staging = rb.let(
+          'dq_stage',
+          pointer(float32),
+          cast(add(smem, add(p.offsets.qSlice, mul(stage, p.stageBytes))), pointer(float32)),
+        );
+        const rows = rb.let('dq_rows', int32, minOf(sub(args.seqlenQ, i0), p.tileM));
+        rb.forRange({ name: 'r', to: rows }, (lr, r) =>
+          lr.expr(
+            bulkReduceAddF32(
+              target,
+              add(dqRow, add(mul(add(i0, r), p.policy.headDim), col0)),
+              cast(add(staging, mul(r, W)), pointer(float32, { const: true })),
+              bytes,
+            ),
           ),
-        ),
-      );
-      rb.expr(bulkCommitGroup(target));
-      rb.expr(bulkWaitGroup(target, 0, { read: true }));
+        );
+        rb.expr(bulkCommitGroup(target));
+        rb.expr(bulkWaitGroup(target, 0, { read: true }));
+      });
+      ab.expr(mbarrierArrive(target, ctx.sliceEmpty(stage)));
     });
-    li.expr(mbarrierArrive(target, ctx.sliceEmpty(stage)));
-    order.emitAfterAdd(li, ctx, { head, i0 });
     li.assign(tiles, add(tiles, 1));
   });
   dq.comment('every bulk reduction complete before the CTA exits');
