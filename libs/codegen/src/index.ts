@@ -57,3 +57,4 @@ export * from './intrinsics/reduceAdd.ts';
 export * from './intrinsics/bulkReduce.ts';
 export * from './intrinsics/globalFlag.ts';
 export * from './intrinsics/setMaxNRegBudget.ts';
+export * from './intrinsics/packFp8.ts';

@@ -75,8 +75,9 @@ const swizzleWidth: Record<WgmmaSwizzle, number> = { none: 16, '128B': 128, '64B
  * - `none`: 8×16-byte core matrices, each contiguous (128 bytes), 8-row groups next along the
  *   strided dim, then core-matrix columns along the contiguous dim.
  * Requires the strided extent a multiple of 8 and the contiguous extent a multiple of W bytes.
- * One-byte elements (int8 for `wgmma m64nNk32.s32.s8.s8`): a K-major `mn × 128` tile with 128B or
- * an `mn × 64` tile with 64B is exactly what TMA writes for a box [k, mn] with
+ * One-byte elements (int8 for `wgmma m64nNk32.s32.s8.s8`, fp8 for `m64nNk32.f32.e4m3.e4m3` /
+ * `.e5m2.e5m2`): a K-major `mn × 128` tile with 128B or an `mn × 64` tile with 64B is exactly
+ * what TMA writes for a box [k, mn] with
  * `CU_TENSOR_MAP_SWIZZLE_128B` / `_64B` into a `repeatBytes`-aligned destination (tested cell by cell).
  * Postconditions (property-tested): a bijection of the tile onto [0, mn·k); the XOR pattern above
  * on byte addresses when the base is `repeatBytes`-aligned.

@@ -33,6 +33,7 @@ import {
   type WarpGemmAtom,
 } from '../warp/index.ts';
 import { defineWgmmaDescriptorEncoder, wgmmaSwizzleCode, type WgmmaSwizzle } from '../warp/wgmmaDescriptor.ts';
+import { isWgmmaFp8DType } from '../warp/wgmmaFp8Atom.ts';
 
 /** A block GEMM policy was asked for a shape the sm_90a block GEMM cannot do. */
 export class BlockGemmPolicyError extends GemmError {
@@ -44,8 +45,9 @@ export class BlockGemmPolicyError extends GemmError {
 /** Shape and types of {@link WgmmaBlockGemmSs} (CK's block GEMM Problem + Policy, for sm_90a). */
 export interface WgmmaBlockGemmPolicy {
   /**
-   * A and B element type: fp16 or bf16 (fp32 accumulator, `wgmma m64nNk16`), or int8 (s8·s8 with an
-   * int32 accumulator, `wgmma m64nNk32.s32.s8.s8`; K-major A and B only).
+   * A and B element type: fp16 or bf16 (fp32 accumulator, `wgmma m64nNk16`), int8 (s8·s8 with an
+   * int32 accumulator, `wgmma m64nNk32.s32.s8.s8`; K-major A and B only), or fp8e4m3fn / fp8e5m2
+   * (fp32 accumulator, `wgmma m64nNk32.f32.e4m3.e4m3` / `.e5m2.e5m2`; K-major A and B only).
    */
   readonly dtype: DTypeName;
   /** Block tile M: a multiple of 64 (one consumer warpgroup per 64 rows), at most 256. */
@@ -54,7 +56,8 @@ export interface WgmmaBlockGemmPolicy {
   readonly tileN: number;
   /**
    * Block tile K: one swizzle row of K-contiguous bytes. fp16/bf16: 64 (128 bytes, 128B swizzle).
-   * int8: 128 (128 bytes, 128B swizzle) or 64 (64 bytes, 64B swizzle: head dim 64 without padding).
+   * int8 and fp8 (1-byte elements): 128 (128 bytes, 128B swizzle) or 64 (64 bytes, 64B swizzle:
+   * head dim 64 without padding).
    */
   readonly tileK: number;
   /**
@@ -113,6 +116,8 @@ export function callLeaf(fn: FunctionDef, args: readonly ExprLike[], options: { 
  * 128 (128B swizzle) or 64 (64B swizzle, 64-byte rows), `tileK / 32` instructions per K tile whose
  * start addresses step by 32 bytes, descriptors with the layout's swizzle code, and an int32
  * accumulator (declare it with {@link WgmmaBlockGemmSs.accumulatorType}) in the same `cEncoding`.
+ * fp8e4m3fn / fp8e5m2 (`wgmma m64nNk32.f32.e4m3.e4m3` / `.e5m2.e5m2`): the same 1-byte K-major
+ * tiles, swizzles and k32 steps as int8, with the fp32 accumulator of fp16/bf16.
  */
 export class WgmmaBlockGemmSs {
   readonly policy: WgmmaBlockGemmPolicy;
@@ -128,7 +133,7 @@ export class WgmmaBlockGemmSs {
   readonly warpgroupsK: number;
   /** Bytes between the B operands of warpgroups adjacent along N (0 with one warpgroup along N). */
   readonly bWarpgroupStride: number;
-  /** The swizzle of both shared-memory tiles (and their descriptors): 128B, or 64B for int8 with tileK 64. */
+  /** The swizzle of both shared-memory tiles (and their descriptors): 128B, or 64B for int8 / fp8 with tileK 64. */
   readonly swizzle: WgmmaSwizzle;
   /** Threads that hold the accumulator (128 per warpgroup). */
   readonly threads: number;
@@ -144,23 +149,26 @@ export class WgmmaBlockGemmSs {
 
   constructor(policy: WgmmaBlockGemmPolicy) {
     const { dtype, tileM, tileN, tileK } = policy;
-    if (dtype !== 'fp16' && dtype !== 'bf16' && dtype !== 'int8')
-      throw new BlockGemmPolicyError('WgmmaBlockGemmSs dtype', 'must be fp16 or bf16 (or int8)', String(dtype));
-    const int8 = dtype === 'int8';
+    // int8 and fp8: 1-byte elements, wgmma m64nNk32, K-major only (neither form has imm-trans).
+    const byteWide = dtype === 'int8' || isWgmmaFp8DType(dtype);
+    if (dtype !== 'fp16' && dtype !== 'bf16' && !byteWide)
+      throw new BlockGemmPolicyError('WgmmaBlockGemmSs dtype', 'must be fp16 or bf16 (or int8, fp8e4m3fn, fp8e5m2)', String(dtype));
     if (!Number.isSafeInteger(tileM) || tileM < 64 || tileM > 256 || tileM % 64 !== 0)
       throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileM', 'must be 64, 128, 192 or 256', String(tileM));
     if (!Number.isSafeInteger(tileN) || tileN < 16 || tileN > 256 || tileN % 16 !== 0)
       throw new BlockGemmPolicyError('WgmmaBlockGemmSs tileN', 'must be a multiple of 16 in [16, 256]', String(tileN));
-    if (int8 ? tileK !== 128 && tileK !== 64 : tileK !== 64) {
+    if (byteWide ? tileK !== 128 && tileK !== 64 : tileK !== 64) {
       throw new BlockGemmPolicyError(
         'WgmmaBlockGemmSs tileK',
-        int8 ? 'must be 128 or 64 for int8 (one 128- or 64-byte swizzle row)' : 'must be 64 (one 128-byte swizzle row of 2-byte elements)',
+        byteWide
+          ? `must be 128 or 64 for ${dtype} (one 128- or 64-byte swizzle row)`
+          : 'must be 64 (one 128-byte swizzle row of 2-byte elements)',
         String(tileK),
       );
     }
     const aMajor = policy.aMajor ?? 'K';
     const bMajor = policy.bMajor ?? 'K';
-    if (int8) {
+    if (byteWide) {
       for (const [what, major] of [
         ['aMajor', aMajor],
         ['bMajor', bMajor],
@@ -168,7 +176,7 @@ export class WgmmaBlockGemmSs {
         if (major !== 'K')
           throw new BlockGemmPolicyError(
             `WgmmaBlockGemmSs ${what}`,
-            'must be "K" for int8 (the integer wgmma has no transpose)',
+            `must be "K" for ${dtype} (the ${dtype === 'int8' ? 'integer' : 'FP8'} wgmma has no transpose)`,
             String(major),
           );
       }
@@ -211,8 +219,8 @@ export class WgmmaBlockGemmSs {
     this.warpgroupsN = warpgroupsN;
     this.warpgroupsK = warpgroupsK;
     this.atom = wgmmaAtom({ n: perWarpgroupN, dtype, aMajor, bMajor });
-    // A K-major row is tileK · elementBytes bytes: 128 → 128B swizzle; int8 with tileK 64 → 64B.
-    this.swizzle = int8 && tileK === 64 ? '64B' : '128B';
+    // A K-major row is tileK · elementBytes bytes: 128 → 128B swizzle; int8 / fp8 with tileK 64 → 64B.
+    this.swizzle = byteWide && tileK === 64 ? '64B' : '128B';
     this.aLayout = makeWgmmaSmemLayout({ swizzle: this.swizzle, dtype, mn: tileM, k: tileK, major: aMajor });
     this.bLayout = makeWgmmaSmemLayout({ swizzle: this.swizzle, dtype, mn: tileN, k: tileK, major: bMajor });
     this.warpgroupsM = tileM / 64;
@@ -260,7 +268,7 @@ export class WgmmaBlockGemmSs {
 
   /**
    * The C type of the accumulator tensor the caller declares with
-   * `makeDistributedTensor(block, name, cEncoding, accumulatorType)`: `float32` (fp16/bf16) or
+   * `makeDistributedTensor(block, name, cEncoding, accumulatorType)`: `float32` (fp16/bf16, fp8) or
    * `int32` (int8). `emitMma` / `emitWait` refuse an accumulator of another type.
    */
   get accumulatorType(): CType {
@@ -268,9 +276,10 @@ export class WgmmaBlockGemmSs {
   }
 
   /**
-   * Emits the MMAs of one K tile for the calling warpgroup: `wgmma.fence`, `tileK / 16` wgmma
-   * (D += A·B, A at `aTile` + warpgroup rows, B at `bTile`; both 32-bit shared addresses of
-   * 1024-byte aligned tiles), `commit_group`. The accumulator registers are pinned around the
+   * Emits the MMAs of one K tile for the calling warpgroup: `wgmma.fence`, `kSteps` wgmma
+   * (`tileK / 16`; `tileK / 32` for int8 / fp8) (D += A·B, A at `aTile` + warpgroup rows, B at
+   * `bTile`; both 32-bit shared addresses of `repeatBytes`-aligned tiles: 1024 bytes for 128B
+   * swizzle, 512 for 64B), `commit_group`. The accumulator registers are pinned around the
    * async window (`defineWgmmaFenceOperands`); wait with {@link emitWait}. `accumulate` (an `int`,
    * default 1) is the first wgmma's scale-d: 0 on the first K tile starts D from A·B, so the
    * accumulator needs no zeroing (ordinary writes to it would serialize the wgmma pipeline, ptxas C7515).

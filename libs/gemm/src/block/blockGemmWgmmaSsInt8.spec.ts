@@ -135,7 +135,7 @@ describe('WgmmaBlockGemmSs int8 (wgmma m64nNk32.s32.s8.s8, K-major tiles)', () =
       expect(() => new WgmmaBlockGemmSs({ dtype: 'int8', tileM: 128, tileN: 128, tileK })).toThrow(/tileK: must be 128 or 64 for int8/);
     expect(() => new WgmmaBlockGemmSs({ dtype: 'fp16', tileM: 128, tileN: 128, tileK: 128 })).toThrow(/tileK: must be 64/);
     expect(() => new WgmmaBlockGemmSs({ dtype: 'uint8', tileM: 128, tileN: 128, tileK: 128 })).toThrow(
-      /dtype: must be fp16 or bf16 \(or int8\)/,
+      /dtype: must be fp16 or bf16 \(or int8, fp8e4m3fn, fp8e5m2\)/,
     );
     expect(() => new WgmmaBlockGemmSs({ dtype: 'int8', tileM: 128, tileN: 80, tileK: 128, warpgroupsN: 2 })).toThrow(BlockGemmPolicyError);
     expect(() => new WgmmaBlockGemmSs({ dtype: 'int8', tileM: 128, tileN: 80, tileK: 128, warpgroupsN: 2 })).toThrow(/warpgroupsN/);

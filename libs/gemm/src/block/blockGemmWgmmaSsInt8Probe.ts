@@ -1,6 +1,7 @@
-// A one-block probe kernel of WgmmaBlockGemmSs for the int8 compile test and GPU test (and the fp16
-// path beside it as the control): global A/B → registers → the swizzled shared tiles (tile windows over
-// the block GEMM's own layout descriptors) → the block GEMM over kTiles K tiles → C through cEncoding.
+// A one-block probe kernel of WgmmaBlockGemmSs for the int8 and fp8 compile tests and GPU tests
+// (and the fp16 path beside them as the control): global A/B → registers → the swizzled shared
+// tiles (tile windows over the block GEMM's own layout descriptors) → the block GEMM over kTiles K
+// tiles → C through cEncoding.
 import {
   call,
   cast,
@@ -15,6 +16,7 @@ import {
   uint16,
   uint32,
   uint64,
+  uint8,
   type CType,
   type Expr,
 } from '@tilekit/codegen';
@@ -39,20 +41,21 @@ export interface WgmmaSsInt8ProbeCase {
   readonly kTiles: number;
 }
 
-/** Storage type of the A/B elements in global and shared memory (2-byte floats as their bits). */
+/** Storage type of the A/B elements in global and shared memory (floats as their bits: 2-byte ones as uint16, fp8 as uint8). */
 function storageType(policy: WgmmaBlockGemmPolicy): CType {
-  return policy.dtype === 'int8' ? int8 : uint16;
+  return policy.dtype === 'int8' ? int8 : policy.dtype === 'fp8e4m3fn' || policy.dtype === 'fp8e5m2' ? uint8 : uint16;
 }
 
 /**
  * Adds `void <name>(const T* a, const T* b, Acc* c)` to `src` (sm_90a), launched as ONE block of
  * `new WgmmaBlockGemmSs(policy).threads` threads: A is tileM × K and B tileN × K, both row-major
- * (K contiguous, K = kTiles · tileK; T = signed char for int8, the bits as unsigned short for
- * fp16/bf16), C is tileM × tileN row-major of the accumulator type (int or float). Per K tile every
- * thread copies its 16-byte vectors of A and B (CK's coalesced load distribution) into the swizzled
- * shared tiles through windows on `aLayout`/`bLayout`'s descriptors, fences the generic-proxy writes
- * for the async proxy, and the warpgroups issue `emitMma` (scale-d 0 on the first tile) and
- * `emitWait(0)`; the accumulator is stored through a window with `cEncoding`.
+ * (K contiguous, K = kTiles · tileK; T = signed char for int8, the bits as unsigned char for fp8,
+ * as unsigned short for fp16/bf16), C is tileM × tileN row-major of the accumulator type (int or
+ * float). Per K tile every thread copies its 16-byte vectors of A and B (CK's coalesced load
+ * distribution) into the swizzled shared tiles through windows on `aLayout`/`bLayout`'s
+ * descriptors, fences the generic-proxy writes for the async proxy, and the warpgroups issue
+ * `emitMma` (scale-d 0 on the first tile) and `emitWait(0)`; the accumulator is stored through a
+ * window with `cEncoding`.
  */
 export function defineWgmmaSsInt8ProbeKernel(src: SourceBuilder, probe: WgmmaSsInt8ProbeCase): void {
   const blk = new WgmmaBlockGemmSs(probe.policy);

@@ -4,6 +4,7 @@ export { mfma32x32x8Atom } from './mfma32x32x8Atom.ts';
 export { mmaSyncM16n8k16Atom } from './mmaSyncM16n8k16Atom.ts';
 export { WarpGemmAtom, type OperandSource, type WarpGemmAtomSpec, type WarpGemmKind } from './warpGemmAtom.ts';
 export { wgmmaAtom, type WgmmaAtomSpec } from './wgmmaAtom.ts';
+export { wgmmaFp8Atom, wgmmaFp8Ns } from './wgmmaFp8Atom.ts';
 export { wgmmaRegisterAFragment } from './wgmmaRegisterAFragment.ts';
 export { selectWarpGemmAtom, type WarpGemmQuery } from './selectWarpGemmAtom.ts';
 export {

@@ -6,14 +6,22 @@ import type { OperandMajor } from '../smemLayouts.ts';
 import { asmOperands, asmStatement, regList } from './asmStatement.ts';
 import { ptxInputType } from './ptxInputType.ts';
 import { WarpGemmAtom, type OperandSource } from './warpGemmAtom.ts';
+import { isWgmmaFp8DType, wgmmaFp8Atom } from './wgmmaFp8Atom.ts';
 import { wgmmaInt8Atom } from './wgmmaInt8Atom.ts';
 import { wgmmaRegisterAFragment } from './wgmmaRegisterAFragment.ts';
 
 /** Arguments of {@link wgmmaAtom}. */
 export interface WgmmaAtomSpec {
-  /** N of m64nNk16: a multiple of 8 in [8, 256]; int8 (m64nNk32): one of {@link wgmmaInt8Ns}. */
+  /**
+   * N of m64nNk16: a multiple of 8 in [8, 256]; int8 (m64nNk32): one of {@link wgmmaInt8Ns}; fp8
+   * (m64nNk32): one of {@link wgmmaFp8Ns} (again every multiple of 8 in [8, 256]).
+   */
   readonly n: number;
-  /** fp16 or bf16 (A and B alike, fp32 D), or int8 (s8·s8 → s32 D; K-major A and B from shared memory only). */
+  /**
+   * fp16 or bf16 (A and B alike, fp32 D), int8 (s8·s8 → s32 D; K-major A and B from shared memory
+   * only), or fp8e4m3fn / fp8e5m2 (e4m3·e4m3 / e5m2·e5m2 → f32 D, m64nNk32; K-major A and B from
+   * shared memory only).
+   */
   readonly dtype: DTypeName;
   /** Contiguous dim of A in shared memory (imm-trans-a = 0 for K, 1 for M); default K. */
   readonly aMajor?: OperandMajor;
@@ -42,11 +50,14 @@ interface CheckedWgmmaSpec {
  * unsigned long long desc_b, int scale_d)`: D = A·B + (scale_d ? D : 0); imm-scale-a/b = 1.
  * Issue it between {@link defineWgmmaFence} and {@link defineWgmmaCommitGroup} /
  * {@link defineWgmmaWaitGroup}. `dtype: 'int8'` gives the integer form instead: see
- * {@link wgmmaInt8Atom} (`m64nNk32.s32.s8.s8`, k = 32, int32 D, K-major shared A and B only).
+ * {@link wgmmaInt8Atom} (`m64nNk32.s32.s8.s8`, k = 32, int32 D, K-major shared A and B only);
+ * `dtype: 'fp8e4m3fn'` / `'fp8e5m2'` the FP8 form: see {@link wgmmaFp8Atom}
+ * (`m64nNk32.f32.e4m3.e4m3` / `.e5m2.e5m2`, k = 32, fp32 D, K-major shared A and B only).
  */
 export function wgmmaAtom(spec: WgmmaAtomSpec): WarpGemmAtom {
   const { n, dtype } = spec;
   if (dtype === 'int8') return wgmmaInt8Atom(spec);
+  if (isWgmmaFp8DType(dtype)) return wgmmaFp8Atom(spec);
   const { t, aSource, aMajor, bMajor } = checkWgmmaSpec(spec);
   const c = wgmmaAccumulatorAtom({ n, dtype: 'fp32' });
   const majors = `${aMajor === 'K' ? 'k' : 'm'}${bMajor === 'K' ? 'k' : 'n'}`;
