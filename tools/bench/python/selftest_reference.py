@@ -1,6 +1,6 @@
 """Self-test of the torch reference server (torch_reference.py --serve) on tiny shapes of every op.
 
-usage: python3 tools/bench/python/selftest_reference.py [-v]
+usage: python3 tools/bench/python/selftest_reference.py [-v] [--only=PREFIX[,PREFIX...]]
 
 Starts the server as a subprocess (on the GPU by default; TILEKIT_REFERENCE_DEVICE=cpu runs both on
 the CPU, where the SDPA baselines only record their errors) and checks, per case:
@@ -12,9 +12,15 @@ the CPU, where the SDPA baselines only record their errors) and checks, per case
     over the whole row; sparge: a line-by-line port of spargeReference.ts's PV-skip model);
   - sparge: an all-ones block map with pv_mode none checks against the dense reference, pv_mode
     block with pv_threshold 1e9 equals pv_mode none, skipping modes differ from the masked reference;
+  - dsa_indexer_decode / dsa_indexer_prefill: the drawn inputs' structure (block table, spare page,
+    per-row scales mapping each row's amax to ±448, causal windows), the references against fp64
+    evaluations that read the cache bytes here, −∞ masks (a masked element written finite, or a
+    window element written −∞, is Infinity), the top-k values, wrong outputs (a dropped key tile, a
+    wrong selection) standing out, hbm-read's GB/s;
   - on the GPU, torch's baselines stay within a few percent (rms) of the reference;
   - error replies (unknown cmd or case) keep the server alive; NaN in ours gives Infinity; EOF exits.
-Prints one PASS/FAIL line per check and exits 1 when any check fails.
+Prints one PASS/FAIL line per check and exits 1 when any check fails. --only runs the cases whose
+labels start with one of the prefixes (e.g. --only=dsa).
 """
 import contextlib
 import json
@@ -431,6 +437,240 @@ def sparge_case(server, workdir):
                f"{reply_masked.get('errors')} vs {reply.get('errors')}")
 
 
+# ---------------------------------------------------------------------------------------------
+# DSA indexer ops: the drawn inputs' structure, the references against fp64 evaluations written here,
+# the −∞ masks, the top-k values check, and wrong outputs that must stand out
+
+def e4m3_numpy(raw):
+    """fp64 values of e4m3fn bytes decoded from their bits here (not with the server's table)."""
+    raw = np.asarray(raw).astype(np.int64)
+    exponent, mantissa = (raw >> 3) & 15, raw & 7
+    value = np.where(exponent == 0, mantissa * 2.0 ** -9, (8 + mantissa) * np.ldexp(1.0, exponent - 10))
+    value = np.where((exponent == 15) & (mantissa == 7), np.nan, value)
+    return np.where(raw & 0x80, -value, value)
+
+
+def naive_dsa_decode(x, L):
+    """fp64 decode logits [b·next_n, L], token by token through the block table (pages of 64 x 128 B, then 64 fp32 scales)."""
+    cache, table = x["cache"].cpu().numpy(), x["block_table"].cpu().numpy()
+    b, next_n, h, d = x["q"].shape
+    q = e4m3_numpy(x["q"].cpu().numpy())
+    w = x["weights"].cpu().double().numpy().reshape(b, next_n, h)
+    out = np.full((b * next_n, L), -np.inf)
+    for s in range(b):
+        context = int(x["context_lens"][s])
+        rows = [cache[table[s, p // 64]] for p in range(context)]
+        keys = e4m3_numpy(np.stack([row[(p % 64) * d:(p % 64 + 1) * d] for p, row in enumerate(rows)]))
+        scales = np.array([row[8192 + 4 * (p % 64):8196 + 4 * (p % 64)].view(np.float32)[0] for p, row in enumerate(rows)], dtype=np.float64)
+        for r in range(next_n):
+            logit = scales * (w[s, r][:, None] * np.maximum(q[s, r] @ keys.T, 0)).sum(0)
+            limit = context - next_n + r + 1
+            out[s * next_n + r, :limit] = logit[:limit]
+    return out
+
+
+def naive_dsa_prefill(x):
+    q, keys = e4m3_numpy(x["q"].cpu().numpy()), e4m3_numpy(x["k"].cpu().numpy())
+    w, scales = x["weights"].cpu().double().numpy(), x["k_scales"].cpu().double().numpy()
+    s, L = q.shape[0], keys.shape[0]
+    out = np.full((s, L), -np.inf)
+    for t in range(s):
+        start, end = int(x["window_start"][t]), int(x["window_end"][t])
+        logit = scales * (w[t][:, None] * np.maximum(q[t] @ keys.T, 0)).sum(0)
+        out[t, start:end] = logit[start:end]
+    return out
+
+
+def naive_topk_values(logits, k):
+    """Per row, the k largest finite-or-not values (NaN excluded), descending, −∞ padded."""
+    out = np.full((logits.shape[0], k), -np.inf)
+    for r, row in enumerate(logits):
+        kept = np.sort(row[~np.isnan(row)])[::-1][:k]
+        out[r, :len(kept)] = kept
+    return out
+
+
+def close_to_naive(label, got, naive, rel=2e-5):
+    got = got.double().cpu().numpy()
+    same_mask = bool(np.array_equal(np.isneginf(got), np.isneginf(naive)))
+    finite = np.isfinite(naive)
+    scale = float(np.abs(naive[finite]).max()) if finite.any() else 1.0
+    diff = float(np.abs(got[finite] - naive[finite]).max()) if finite.any() else 0.0
+    report(f"{label}: reference = plain fp64 evaluation", same_mask and diff <= rel * scale,
+           f"max diff {diff:.3g} (max {scale:.3g}), −∞ where the evaluation has −∞: {same_mask}")
+
+
+def amax_codes_ok(values):
+    """Every row's largest |value| is the e4m3 maximum ±448 (scale = amax/448 maps it there)."""
+    decoded = np.abs(e4m3_numpy(values.reshape(-1, values.shape[-1])))
+    return bool(np.all(decoded.max(axis=1) == 448.0))
+
+
+def dsa_prepare(server, directory, label, op, params, seed):
+    return server.request({"cmd": "prepare", "case": label, "op": op, "params": params, "dir": directory,
+                           "inputs": {"source": "normal", "seed": seed}, "timing": PLAN})
+
+
+def dsa_check(server, directory, label, outputs, prefix):
+    files = {n: ref.write_tensor(directory, f"{prefix}.{n}", t) for n, t in outputs.items()}
+    reply = server.request({"cmd": "check", "case": label, "outputs": files})
+    report(f"{label} {prefix} check ok", reply.get("ok") is True, reply.get("error", ""))
+    return reply.get("errors", {})
+
+
+def dsa_checks(server, directory, label, op, params, seed, right, wrongs):
+    """`right` (the reference) checks at error 0; each of `wrongs` ({what: (outputs, output name)}) stands out."""
+    dsa_prepare(server, directory, label, op, params, seed)
+    errors = dsa_check(server, directory, label, right, "ours")
+    report(f"{label} reference as ours: error 0", all(e["maxAbs"] == 0 and e["rms"] == 0 for e in errors.values()), json.dumps(errors))
+    for what, (outputs, name, at_least) in wrongs.items():
+        dsa_prepare(server, directory, label, op, params, seed)
+        errors = dsa_check(server, directory, label, outputs, what.replace(" ", "_"))
+        report(f"{label} {what} stands out", errors.get(name, {}).get("maxAbs", 0) >= at_least, json.dumps(errors))
+
+
+def dsa_baseline_errors(label, reply, exact):
+    """Torch's DSA forms are compositions written in the server: each that ran stays within 2^-5 (rms) of the
+    reference (bf16 and fp8 roundings err ~2^-8); torch.topk's selection is exact (its values are the reference's)."""
+    for name, b in reply["baselines"].items():
+        for n, e in b.get("errors", {}).items():
+            want = reply["reference"][n]["rms"]
+            ok = e["maxAbs"] == 0 if exact else e["rms"] <= 2 ** -5 * want
+            report(f"{label} {name} {n}: {'exact' if exact else 'within 2^-5 of the reference (rms)'}", ok,
+                   f"rms {e['rms']:.3g} of a reference of rms {want:.3g}")
+
+
+def dsa_decode_structure(label, x, params):
+    b, L = params["b"], params["L"]
+    max_pages = -(-L // 64)
+    table = x["block_table"].cpu().numpy().reshape(-1)
+    pages = x["cache"].shape[0]
+    report(f"{label} block table: distinct pages in range, one spare page", pages == b * max_pages + 1
+           and len(set(table.tolist())) == table.size and table.min() >= 0 and table.max() < pages)
+    spare = sorted(set(range(pages)) - set(table.tolist()))
+    report(f"{label} the unreferenced page is all 0xff", len(spare) == 1 and bool((x["cache"][spare[0]] == 0xFF).all()))
+    cache = x["cache"].cpu().numpy()[table]
+    report(f"{label} every key's largest element is ±448, scales positive", amax_codes_ok(cache[:, :8192].reshape(-1, 128))
+           and bool((cache[:, 8192:].copy().view(np.float32) > 0).all()))
+    report(f"{label} every q head row's largest element is ±448", amax_codes_ok(x["q"].cpu().numpy().reshape(-1, 128)))
+    report(f"{label} context = L for every sequence", bool((x["context_lens"] == L).all()))
+
+
+def dsa_decode_cases(server, workdir):
+    op, seed = "dsa_indexer_decode", 11
+    base = {"b": 3, "L": 200, "h": 4, "next_n": 1, "k": 16, "page": 64, "hbm_read_bytes": 1 << 20}
+    inputs_of = {}
+    for stage in ("indexer", "fused", "topk"):
+        label = f"dsa_decode_{stage}"
+        params = {**base, "stage": stage}
+        dirs = [os.path.join(workdir, f"{label}.{i}") for i in range(2)]
+        replies = []
+        for directory in dirs:
+            os.makedirs(directory)
+            replies.append(dsa_prepare(server, directory, label, op, params, seed))
+        outputs = {"indexer": ["logits"], "fused": ["logits", "topk_values"], "topk": ["topk_values"]}[stage]
+        if not check_prepare(label, replies[0], dirs[0], [n for n, _, _ in ref.RUNNERS[op].inputs(params)], outputs):
+            server.request({"cmd": "check", "case": label, "outputs": {}})
+            continue
+        dsa_baseline_errors(label, replies[0], exact=stage == "topk")
+        files = replies[0]["inputs"]["tensors"]
+        report(f"{label} same seed, same input bytes", all(open(os.path.join(dirs[0], f["file"]), "rb").read()
+                                                           == open(os.path.join(dirs[1], f["file"]), "rb").read() for f in files.values()))
+        x = {n: ref.read_tensor(dirs[0], f) for n, f in files.items()}
+        inputs_of[stage] = x
+        report(f"{label} generator described with its seed", f"manual_seed({seed})" in replies[0]["inputs"]["generator"])
+        names = sorted(replies[0]["baselines"])
+        want = (["hbm-read"] if stage == "indexer" else []) + (["torch-topk", "torch-topk-unsorted"] if stage == "topk" else
+                                                              ["torch-bf16", "torch-fp8-rowwise", "torch-fp8-tensorwise"])
+        report(f"{label} baselines {', '.join(sorted(want))}", names == sorted(want), ", ".join(names))
+        hbm = replies[0]["baselines"].get("hbm-read", {})
+        if stage == "indexer":
+            report(f"{label} hbm-read measured GB/s", hbm.get("gbps", 0) > 0 and hbm.get("errors") == {}, json.dumps(hbm)[:300])
+        with torch.no_grad():
+            reference = ref.RUNNERS[op].reference(params, x)
+        directory = dirs[1]
+        if stage == "topk":
+            logits = x["logits"]
+            close_to_naive(f"{label} logits input", logits, naive_dsa_decode(inputs_of["indexer"], base["L"]))
+            values = torch.from_numpy(naive_topk_values(logits.cpu().double().numpy(), base["k"])).float()
+            report(f"{label} topk_values = fp64 selection", bool(torch.equal(reference["topk_values"].cpu(), values)))
+            worse = values.clone()
+            worse[1, -1] = torch.from_numpy(np.sort(logits[1].cpu().numpy())[::-1].copy())[base["k"]]  # the (k+1)-th instead of the k-th
+            dsa_checks(server, directory, label, op, params, seed, {"topk_values": values},
+                       {"one wrong selection": ({"topk_values": worse}, "topk_values", float(values[1, -1] - worse[1, -1]))})
+            continue
+        dsa_decode_structure(label, x, params)
+        naive = naive_dsa_decode(x, base["L"])
+        close_to_naive(label, reference["logits"], naive)
+        with small_chunks():
+            chunked = ref.RUNNERS[op].reference(params, x)
+        report(f"{label} reference in many chunks = in one", all(torch.equal(chunked[n], reference[n]) for n in reference))
+        right = {n: t.cpu() for n, t in reference.items()}
+        dropped = {n: t.clone() for n, t in right.items()}
+        dropped["logits"][1, 64:128] = 0  # a key tile the kernel never wrote
+        size = float(right["logits"].abs().max())
+        wrongs = {"dropped key tile": (dropped, "logits", 1e-3 * size)}
+        if stage == "fused":
+            values = torch.from_numpy(naive_topk_values(naive, base["k"])).float()
+            report(f"{label} topk_values = fp64 selection of the fp64 logits",
+                   float((reference["topk_values"].cpu() - values).abs().max()) <= 2e-5 * size)
+        dsa_checks(server, directory, label, op, params, seed, right, wrongs)
+
+
+def dsa_prefill_case(server, workdir):
+    op, seed, label = "dsa_indexer_prefill", 12, "dsa_prefill"
+    params = {"s": 40, "L": 100, "h": 4, "windows": "causal"}
+    directory = os.path.join(workdir, label)
+    os.makedirs(directory)
+    reply = dsa_prepare(server, directory, label, op, params, seed)
+    if not check_prepare(label, reply, directory, [n for n, _, _ in ref.RUNNERS[op].inputs(params)], ["logits"]):
+        server.request({"cmd": "check", "case": label, "outputs": {}})
+        return
+    dsa_baseline_errors(label, reply, exact=False)
+    x = {n: ref.read_tensor(directory, f) for n, f in reply["inputs"]["tensors"].items()}
+    report(f"{label} baselines", sorted(reply["baselines"]) == ["torch-bf16", "torch-fp8-rowwise", "torch-fp8-tensorwise"])
+    bf16 = reply["baselines"].get("torch-bf16", {})
+    window_keys = 40 * 60 + 40 * 41 // 2
+    report(f"{label} torch-bf16 TFLOP/s and GB/s of the window count", "error" in bf16 or close_rel(
+        bf16.get("tflops", 0), 2 * window_keys * 4 * 128 / bf16["ms"] / 1e9, 1e-9) and bf16.get("gbps", 0) > 0, json.dumps(bf16)[:300])
+    report(f"{label} causal windows [0, L - s + t + 1)", bool((x["window_start"] == 0).all())
+           and x["window_end"].tolist() == list(range(61, 101)))
+    report(f"{label} keys and q rows reach ±448", amax_codes_ok(x["k"].cpu().numpy()) and amax_codes_ok(x["q"].cpu().numpy()))
+    with torch.no_grad():
+        reference = ref.RUNNERS[op].reference(params, x)["logits"]
+        with small_chunks():
+            chunked = ref.RUNNERS[op].reference(params, x)["logits"]
+    report(f"{label} reference in many chunks = in one", bool(torch.equal(chunked, reference)))
+    close_to_naive(label, reference, naive_dsa_prefill(x))
+    right = reference.cpu()
+    unmasked, masked, dropped = right.clone(), right.clone(), right.clone()
+    unmasked[0, 99] = 0.0  # a position past query 0's window (it ends at 61) written finite
+    masked[5, 3] = -math.inf  # a position inside the window masked
+    dropped[7, :64] = 0.0
+    size = float(right[torch.isfinite(right)].abs().max())
+    dsa_checks(server, directory, label, op, params, seed, {"logits": right}, {
+        "finite where masked": ({"logits": unmasked}, "logits", math.inf),
+        "-inf inside the window": ({"logits": masked}, "logits", math.inf),
+        "dropped key tile": ({"logits": dropped}, "logits", 1e-3 * size)})
+
+
+def dsa_error_stats_checks():
+    """The −∞ mask rule of error_stats / reference_stats, in process."""
+    want = torch.tensor([1.0, -math.inf, -2.0])
+    same = ref.error_stats(torch.tensor([1.0, -math.inf, -2.0]), want)
+    off = ref.error_stats(torch.tensor([1.5, -math.inf, -2.0]), want)
+    report("error_stats: −∞ matching −∞ counts as 0", same == {"maxAbs": 0.0, "rms": 0.0}, json.dumps(same))
+    report("error_stats: the other elements as usual", off["maxAbs"] == 0.5 and close_rel(off["rms"], math.sqrt(0.25 / 3), 1e-12))
+    report("error_stats: finite where the reference is −∞ is Infinity",
+           ref.error_stats(torch.tensor([1.0, 0.0, -2.0]), want)["maxAbs"] == math.inf)
+    report("reference_stats: −∞ counts as 0", ref.reference_stats(want) == {"maxAbs": 2.0, "rms": math.sqrt(5 / 3)})
+    try:
+        ref.error_stats(torch.tensor([1.0]), torch.tensor([math.inf]))
+        report("error_stats: +∞ in the reference is refused", False)
+    except ValueError:
+        report("error_stats: +∞ in the reference is refused", True)
+
+
 CASES = [
     ("permute_fp16", "permute", {"dtype": "fp16", "shape": "3x5x7x4", "perm": "0,2,1,3"}, True),
     ("permute_fp32", "permute", {"dtype": "fp32", "shape": "6x10", "perm": "1,0"}, True),
@@ -480,6 +720,13 @@ def protocol_checks(server, workdir):
     report("server alive after failed requests", alive.get("ok") is True)
 
 
+def selected(label):
+    """Whether `--only PREFIX[,PREFIX…]` (none: every case) selects the case named `label`."""
+    only = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--only=")]
+    parts = [p for arg in only for p in arg.split(",") if p]
+    return not parts or any(label.startswith(p) for p in parts)
+
+
 def main():
     print(f"torch {torch.__version__}, device {ref.DEVICE}", flush=True)
     workdir = tempfile.mkdtemp(prefix="tilekit-reference-selftest-")
@@ -487,14 +734,20 @@ def main():
     try:
         protocol_checks(server, workdir)
         for label, op, params, torch_agrees in CASES:
+            if not selected(label):
+                continue
             try:
                 run_case(server, workdir, label, op, params, torch_agrees=torch_agrees)
             except Exception as error:  # one broken case must not hide the others
                 report(f"{label} ran", False, ref.describe(error))
-        try:
-            sparge_case(server, workdir)
-        except Exception as error:
-            report("sparge ran", False, ref.describe(error))
+        for label, run in (("sparge", lambda: sparge_case(server, workdir)), ("dsa_error_stats", dsa_error_stats_checks),
+                           ("dsa_decode", lambda: dsa_decode_cases(server, workdir)), ("dsa_prefill", lambda: dsa_prefill_case(server, workdir))):
+            if not selected(label):
+                continue
+            try:
+                run()
+            except Exception as error:
+                report(f"{label} ran", False, ref.describe(error))
     finally:
         code = server.close()
     report("server exits 0 at EOF", code == 0, f"exit {code}")

@@ -127,8 +127,23 @@ def _flat_chunks(*tensors):
         yield [f[start:start + ERROR_CHUNK].double() for f in flats]
 
 
+def unmask(g, w):
+    """A chunk of got and want with want's −∞ (masked elements) set to 0 in both; None when got is not
+    −∞ at every one of them. Raises for NaN or +∞ in want."""
+    if bool(torch.isnan(w).any()) or bool((w == math.inf).any()):
+        raise ValueError("the reference holds NaN or +inf")
+    masked = w == -math.inf
+    if not bool(masked.any()):
+        return g, w
+    if g is not None and not bool((g[masked] == -math.inf).all()):
+        return None
+    return (None if g is None else g.masked_fill(masked, 0.0)), w.masked_fill(masked, 0.0)
+
+
 def error_stats(got, want, excuse=None):
     """maxAbs = max |got - want|, rms = sqrt(mean((got - want)^2)); NaN/Inf in got makes both Infinity.
+    A −∞ in want marks a masked element (DSA logits outside a window): got must be −∞ there too (else
+    both are Infinity) and the element counts as 0.
     excuse (want's shape, >= 0): how far an element may differ for a reason the reference cannot
     decide (Sparge: a PV-skip vote within rounding of its threshold); it is taken off |got - want|."""
     if tuple(got.shape) != tuple(want.shape):
@@ -137,8 +152,10 @@ def error_stats(got, want, excuse=None):
     max_abs = torch.zeros((), dtype=torch.float64, device=want.device)
     squares = torch.zeros((), dtype=torch.float64, device=want.device)
     for g, w, *e in _flat_chunks(got, want, *([] if excuse is None else [excuse])):
-        if not bool(torch.isfinite(w).all()):
-            raise ValueError("the reference holds a non-finite value")
+        unmasked = unmask(g, w)
+        if unmasked is None:
+            return {"maxAbs": math.inf, "rms": math.inf}
+        g, w = unmasked
         if not bool(torch.isfinite(g).all()):
             return {"maxAbs": math.inf, "rms": math.inf}
         diff = g.sub_(w).abs_()
@@ -150,12 +167,11 @@ def error_stats(got, want, excuse=None):
 
 
 def reference_stats(want):
-    """maxAbs = max |want|, rms = sqrt(mean(want^2))."""
+    """maxAbs = max |want|, rms = sqrt(mean(want^2)); a −∞ (masked) element counts as 0."""
     n = want.numel()
     max_abs, squares = 0.0, 0.0
     for (w,) in _flat_chunks(want):
-        if not bool(torch.isfinite(w).all()):
-            raise ValueError("the reference holds a non-finite value")
+        w = unmask(None, w)[1]
         max_abs = max(max_abs, float(w.abs().max()))
         squares += float(w.square().sum())
     return {"maxAbs": max_abs, "rms": math.sqrt(squares / n) if n else 0.0}
@@ -255,7 +271,8 @@ def measure(attempt, references, plan, figure):
     with attempt.context():
         started = time.perf_counter()
         call, outputs = attempt.setup()
-        torch.cuda.synchronize()
+        if ON_GPU:
+            torch.cuda.synchronize()
         first_call_s = time.perf_counter() - started
         if first_call_s > SLOW_CALL_S:
             raise SlowBaseline(f"its first call took {first_call_s:.1f} s (more than {SLOW_CALL_S:.0f} s): not timed")
@@ -829,6 +846,436 @@ def pv_vote(delta, thresholds, eligible, check):
 
 
 # ---------------------------------------------------------------------------------------------
+# DSA lightning indexer and exact top-k (kernels/dsa): inputs drawn on the device (e4m3 bytes, the
+# paged index-key cache), fp32 references from the exact e4m3 values, torch baselines (bf16
+# matmuls, fp8 _scaled_mm, torch.topk) and the HBM read bandwidth of the same run
+
+DSA_HEAD_DIM = 128
+DSA_PAGE_TOKENS = 64
+DSA_PAGE_SCALE_OFFSET = DSA_PAGE_TOKENS * DSA_HEAD_DIM  # a page: 64 x 128 e4m3 bytes, then 64 fp32 scales
+DSA_PAGE_BYTES = DSA_PAGE_TOKENS * (DSA_HEAD_DIM + 4)  # 8448
+DSA_E4M3_MAX = 448.0
+DSA_AMAX_FLOOR = 1e-4
+DSA_STAGES = ("indexer", "topk", "fused")
+HBM_READ_BYTES = 4 << 30
+# Bytes of the bf16 (or fp8) score block torch's prefill baselines compute at once (queries x heads x keys).
+DSA_TORCH_SCORE_BYTES = 4 << 30
+FP8_E4M3 = getattr(torch, "float8_e4m3fn", None)
+
+
+def e4m3_table():
+    """The fp32 value of every e4m3fn byte (NaN at 0x7f and 0xff), exactly."""
+    values = []
+    for bits in range(256):
+        sign = -1.0 if bits & 0x80 else 1.0
+        exponent, mantissa = (bits >> 3) & 0xF, bits & 7
+        if exponent == 15 and mantissa == 7:
+            values.append(math.nan)
+        elif exponent == 0:
+            values.append(sign * mantissa * 2.0 ** -9)
+        else:
+            values.append(sign * (1 + mantissa / 8) * 2.0 ** (exponent - 7))
+    return torch.tensor(values, dtype=torch.float32)
+
+
+E4M3_TABLE = e4m3_table()
+
+
+def e4m3_values(raw):
+    """The fp32 values of e4m3fn bytes (a uint8 tensor), exactly (torch's float8 view, or the table without one)."""
+    if FP8_E4M3 is not None:
+        return raw.view(FP8_E4M3).float()
+    return E4M3_TABLE.to(raw.device)[raw.long()]
+
+
+def e4m3_bytes(x):
+    """The e4m3fn bytes of fp32 x: nearest, ties to even, saturated to ±448 (cvt.rn.satfinite.e4m3x2.f32);
+    the sign of −0 and of negative underflows is kept."""
+    x = x.clamp(-DSA_E4M3_MAX, DSA_E4M3_MAX)
+    if FP8_E4M3 is not None:
+        return x.to(FP8_E4M3).view(torch.uint8)
+    table = E4M3_TABLE[:127].to(x.device)  # 0x00 … 0x7e: the non-negative finite values, ascending
+    magnitude = x.abs()
+    hi = torch.searchsorted(table, magnitude).clamp_(max=126)
+    lo = (hi - 1).clamp_(min=0)
+    below, above = magnitude - table[lo], table[hi] - magnitude
+    pick = torch.where(above < below, hi, torch.where(below < above, lo, torch.where(hi % 2 == 0, hi, lo)))
+    return (pick | (torch.signbit(x).long() << 7)).to(torch.uint8)
+
+
+def quantize_rows(x):
+    """Per row of x (fp32, last dim 128), kernels/dsa's dsaQuantizeIndexKeys: scale = fp32(max(amax, 1e-4) / 448)
+    (one fp32 division), bytes = e4m3(fp32(x / scale)). Returns (bytes uint8, scales fp32)."""
+    scale = x.abs().amax(-1).clamp_min(DSA_AMAX_FLOOR) / DSA_E4M3_MAX
+    return e4m3_bytes(x / scale.unsqueeze(-1)), scale
+
+
+def cache_views(cache):
+    """The e4m3 values [pages, 64, 128] (uint8) and the scales [pages, 64] (fp32) of a paged cache [pages, 8448] (views)."""
+    pages = cache.shape[0]
+    values = cache[:, :DSA_PAGE_SCALE_OFFSET].view(pages, DSA_PAGE_TOKENS, DSA_HEAD_DIM)
+    return values, cache[:, DSA_PAGE_SCALE_OFFSET:].view(torch.float32)
+
+
+def draw_keys(tokens, g):
+    """`tokens` index keys: randn rounded to bf16 (the writer's input), quantized per token. Returns (bytes, scales)."""
+    keys = torch.randn((tokens, DSA_HEAD_DIM), dtype=torch.float32, generator=g, device=DEVICE).to(torch.bfloat16).float()
+    return quantize_rows(keys)
+
+
+def draw_queries(rows, heads, g):
+    """q e4m3 [rows, heads, 128] (randn quantized per head row) and weights fp32 [rows, heads]: randn · heads^-½ · 128^-½
+    times the head row's q scale (the q scale and the softmax scale folded in, as DeepSeek-V3.2's indexer does)."""
+    q8, q_scale = quantize_rows(torch.randn((rows * heads, DSA_HEAD_DIM), dtype=torch.float32, generator=g, device=DEVICE))
+    weights = torch.randn((rows, heads), dtype=torch.float32, generator=g, device=DEVICE)
+    weights = weights * (heads ** -0.5 * DSA_HEAD_DIM ** -0.5) * q_scale.view(rows, heads)
+    return q8.view(rows, heads, DSA_HEAD_DIM), weights
+
+
+def describe_dsa_draw(what):
+    return lambda seed: (f"dsa: torch {torch.__version__} randn(float32, torch.Generator(device={DEVICE!r}).manual_seed({seed})); "
+                         f"{what}; per-row e4m3 quantization scale = max(amax, 1e-4)/448 (keys rounded to bf16 first), "
+                         "REFERENCE_OPS.md dsa_indexer_* drawing order")
+
+
+def topk_values(logits, k):
+    """The k largest logits of each row, descending; −∞ pads a row shorter than k."""
+    kept = min(k, logits.shape[-1])
+    values = torch.topk(logits, kept, dim=-1).values
+    return F.pad(values, (0, k - kept), value=-math.inf) if kept < k else values
+
+
+def selected_values(logits, indices):
+    """The logits a selection picked (index −1: −∞), sorted descending: how a top-k output is checked (ties may differ)."""
+    values = logits.float().gather(-1, indices.long().clamp_min(0)).masked_fill_(indices < 0, -math.inf)
+    return values.sort(dim=-1, descending=True).values
+
+
+def fp8_view(raw):
+    """e4m3fn bytes (uint8) as torch's float8_e4m3fn (a view), for _scaled_mm."""
+    if FP8_E4M3 is None:
+        raise RuntimeError(f"torch {torch.__version__} has no float8_e4m3fn")
+    return raw.view(FP8_E4M3)
+
+
+def scaled_mm(a, b, scale_a, scale_b, out=None):
+    """torch._scaled_mm with a bf16 result (row-major a, column-major b), into `out` when given."""
+    kwargs = {"scale_a": scale_a, "scale_b": scale_b, "out_dtype": torch.bfloat16}
+    return torch._scaled_mm(a, b, **kwargs) if out is None else torch._scaled_mm(a, b, **kwargs, out=out)
+
+
+def hbm_read_baseline(nbytes, references, plan):
+    """`hbm-read`: torch.sum over an nbytes fp32 tensor, GB/s of the bytes read (the HBM read bandwidth of this run)."""
+    def setup():
+        x = torch.ones(nbytes // 4, dtype=torch.float32, device=DEVICE)
+        return (lambda: torch.sum(x)), {}
+    form = f"torch.sum over a {nbytes / 2 ** 30:g} GiB fp32 tensor"
+    return run_baseline("hbm-read", [Attempt(setup, form)], references, plan, gbps_figure(nbytes))
+
+
+@dataclasses.dataclass(frozen=True)
+class DsaDecode:
+    """A dsa_indexer_decode case: b sequences of context L (every one), next_n queries each, h heads, top-k k."""
+    b: int
+    L: int
+    h: int
+    next_n: int
+    k: int
+    stage: str
+    hbm_read_bytes: int
+
+    @staticmethod
+    def of(p):
+        d = DsaDecode(b=int(p["b"]), L=int(p["L"]), h=int(p.get("h") or 64), next_n=int(p.get("next_n") or 1),
+                      k=int(p.get("k") or 2048), stage=str(p.get("stage") or "indexer"),
+                      hbm_read_bytes=int(p.get("hbm_read_bytes") or HBM_READ_BYTES))
+        if int(p.get("page") or DSA_PAGE_TOKENS) != DSA_PAGE_TOKENS:
+            raise ValueError(f"page must be {DSA_PAGE_TOKENS} tokens, not {p.get('page')}")
+        if d.stage not in DSA_STAGES:
+            raise ValueError(f"stage must be one of {', '.join(DSA_STAGES)}, not {d.stage!r}")
+        if min(d.b, d.L, d.h, d.next_n, d.k) < 1 or d.next_n > d.L or d.hbm_read_bytes < 4:
+            raise ValueError(f"bad dsa_indexer_decode params {p}")
+        return d
+
+    @property
+    def rows(self):
+        return self.b * self.next_n
+
+    @property
+    def max_pages(self):
+        return -(-self.L // DSA_PAGE_TOKENS)
+
+    @property
+    def num_pages(self):
+        return self.b * self.max_pages + 1  # one spare page, never referenced, left all 0xff (e4m3 NaN, NaN scales)
+
+    def inputs(self):
+        if self.stage == "topk":
+            return [("logits", [self.rows, self.L], torch.float32)]
+        return [("q", [self.b, self.next_n, self.h, DSA_HEAD_DIM], torch.uint8), ("weights", [self.rows, self.h], torch.float32),
+                ("cache", [self.num_pages, DSA_PAGE_BYTES], torch.uint8), ("block_table", [self.b, self.max_pages], torch.int32),
+                ("context_lens", [self.b], torch.int32)]
+
+    def bytes_read(self):
+        """What the indexer reads: the cache of every context token (132 B), q, weights, block table, context lengths."""
+        return (self.b * self.L * (DSA_HEAD_DIM + 4) + self.rows * self.h * (DSA_HEAD_DIM + 4)
+                + self.b * self.max_pages * 4 + self.b * 4)
+
+    def figure(self):
+        """GB/s: topk of the logits read once (rows·L·4), indexer and fused of bytes_read()."""
+        return gbps_figure(self.rows * self.L * 4 if self.stage == "topk" else self.bytes_read())
+
+
+def dsa_decode_draw(p, g):
+    """Block table (randperm of the pages), keys sequence by sequence into the pages, q and weights;
+    context = L for every sequence. Stage topk: the fp32 reference logits of those inputs instead."""
+    d = DsaDecode.of(p)
+    order = torch.randperm(d.num_pages, generator=g, device=DEVICE)
+    block_table = order[: d.b * d.max_pages].view(d.b, d.max_pages).to(torch.int32)
+    cache = torch.full((d.num_pages, DSA_PAGE_BYTES), 0xFF, dtype=torch.uint8, device=DEVICE)
+    values, scales = cache_views(cache)
+    for b in range(d.b):
+        k8, k_scale = draw_keys(d.max_pages * DSA_PAGE_TOKENS, g)
+        pages = block_table[b].long()
+        values[pages] = k8.view(d.max_pages, DSA_PAGE_TOKENS, DSA_HEAD_DIM)
+        scales[pages] = k_scale.view(d.max_pages, DSA_PAGE_TOKENS)
+    q8, weights = draw_queries(d.rows, d.h, g)
+    x = {"q": q8.view(d.b, d.next_n, d.h, DSA_HEAD_DIM), "weights": weights, "cache": cache, "block_table": block_table,
+         "context_lens": torch.full((d.b,), d.L, dtype=torch.int32, device=DEVICE)}
+    return {"logits": dsa_decode_logits(d, x)} if d.stage == "topk" else x
+
+
+def dsa_decode_keys(d, x, seqs):
+    """Sequences `seqs` (a slice) keys read through the block table: e4m3 bytes [n, pages·64, 128] and scales [n, pages·64]."""
+    values, scales = cache_views(x["cache"])
+    pages = x["block_table"][seqs].long()
+    n = pages.shape[0]
+    return values[pages].reshape(n, -1, DSA_HEAD_DIM), scales[pages].reshape(n, -1)
+
+
+def dsa_decode_keep(d, context, columns):
+    """[b, next_n, columns]: query r of sequence b (at position context − next_n + r) sees positions p < context − next_n + r + 1."""
+    limit = context.long()[:, None] - d.next_n + 1 + torch.arange(d.next_n, device=context.device)[None, :]
+    return torch.arange(columns, device=context.device)[None, None, :] < limit[..., None]
+
+
+def dsa_decode_logits(d, x):
+    """fp32 logits [b·next_n, L]: kScale_p · Σ_h w·ReLU(q8·k8_p) from the exact e4m3 values, −∞ where masked; chunked over sequences."""
+    out = torch.empty((d.b, d.next_n, d.L), dtype=torch.float32, device=DEVICE)
+    q = e4m3_values(x["q"]).view(d.b, d.next_n * d.h, DSA_HEAD_DIM)
+    w = x["weights"].view(d.b, d.next_n, d.h, 1)
+    keep = dsa_decode_keep(d, x["context_lens"], d.L)
+    per = max(1, SCORE_ELEMENTS // (d.next_n * d.h * d.max_pages * DSA_PAGE_TOKENS))
+    for b0 in range(0, d.b, per):
+        b1 = min(d.b, b0 + per)
+        k8, k_scale = dsa_decode_keys(d, x, slice(b0, b1))
+        scores = torch.matmul(q[b0:b1], e4m3_values(k8).transpose(1, 2)).relu_().view(b1 - b0, d.next_n, d.h, -1)
+        logits = (scores * w[b0:b1]).sum(2).mul_(k_scale[:, None, :])[..., : d.L]
+        out[b0:b1] = logits.masked_fill_(~keep[b0:b1], -math.inf)
+    return out.view(d.rows, d.L)
+
+
+def dsa_decode_reference(p, x):
+    d = DsaDecode.of(p)
+    if d.stage == "topk":
+        return {"topk_values": topk_values(x["logits"], d.k)}
+    logits = dsa_decode_logits(d, x)
+    return {"logits": logits} if d.stage == "indexer" else {"logits": logits, "topk_values": topk_values(logits, d.k)}
+
+
+def dsa_decode_torch_logits(d, x, kind, into=True):
+    """The timed callable of one torch indexer form and what it starts from (made untimed: torch gets each
+    sequence's keys contiguous, already read through the block table). kind: `bf16` (keys·scales
+    dequantized to bf16, bmm), `fp8-rowwise` / `fp8-tensorwise` (_scaled_mm per sequence of e4m3 q and k,
+    the key scales as its row-wise scale_b, or applied after the head sum; `into`: each sequence's
+    scores written into one buffer with out=, else stacked); the head sum Σ_h w·ReLU(·) is a bf16 bmm
+    with the weights. Returns a call giving the logits [b·next_n, L] (bf16; fp32 for fp8-tensorwise)."""
+    k8, k_scale = dsa_decode_keys(d, x, slice(0, d.b))
+    k8, k_scale = k8[:, : d.L].contiguous(), k_scale[:, : d.L].contiguous()
+    w = x["weights"].to(torch.bfloat16).view(d.rows, 1, d.h)
+    outside = ~dsa_decode_keep(d, x["context_lens"], d.L).view(d.rows, d.L)
+    masks = bool(outside.any())
+
+    def head_sum(scores):
+        logits = torch.bmm(w, scores.relu_().view(d.rows, d.h, d.L)).view(d.rows, d.L)
+        return logits.masked_fill_(outside, -math.inf) if masks else logits
+    if kind == "bf16":
+        keys = torch.empty((d.b, d.L, DSA_HEAD_DIM), dtype=torch.bfloat16, device=DEVICE)
+        for b in range(d.b):
+            keys[b] = (e4m3_values(k8[b]) * k_scale[b, :, None]).to(torch.bfloat16)
+        q = e4m3_values(x["q"]).to(torch.bfloat16).view(d.b, d.next_n * d.h, DSA_HEAD_DIM)
+        return lambda: head_sum(torch.bmm(q, keys.transpose(1, 2)))
+    q8 = fp8_view(x["q"]).view(d.b, d.next_n * d.h, DSA_HEAD_DIM)
+    k8 = fp8_view(k8)
+    scores = torch.empty((d.b, d.next_n * d.h, d.L), dtype=torch.bfloat16, device=DEVICE) if into else None
+    rowwise = kind == "fp8-rowwise"
+    one = torch.ones((), dtype=torch.float32, device=DEVICE)
+    ones = torch.ones((d.next_n * d.h, 1), dtype=torch.float32, device=DEVICE)
+    after = None if rowwise else k_scale.repeat_interleave(d.next_n, dim=0)
+
+    def sequence(b, out=None):
+        return scaled_mm(q8[b], k8[b].t(), ones if rowwise else one, k_scale[b].view(1, d.L) if rowwise else one, out=out)
+
+    def call():
+        if into:
+            for b in range(d.b):
+                sequence(b, scores[b])
+        logits = head_sum(scores if into else torch.stack([sequence(b) for b in range(d.b)]))
+        return logits if after is None else logits.float().mul_(after)
+    return call
+
+
+DSA_TORCH_FORMS = (("torch-bf16", "bf16", "keys·scales dequantized to bf16 (untimed); bmm, ReLU, bf16 bmm head sum"),
+                   ("torch-fp8-rowwise", "fp8-rowwise", "_scaled_mm per sequence, row-wise scales (key scales as scale_b); bf16 bmm head sum"),
+                   ("torch-fp8-tensorwise", "fp8-tensorwise", "_scaled_mm per sequence, per-tensor scales 1; bf16 bmm head sum, then × key scales"))
+
+
+def dsa_decode_baselines(p, x, references, plan):
+    d = DsaDecode.of(p)
+    figure = d.figure()
+    if d.stage == "topk":
+        logits = x["logits"]
+
+        def topk(sorted_):
+            def setup():
+                def call():
+                    return torch.topk(logits, min(d.k, d.L), dim=-1, sorted=sorted_).indices
+                return call, {"topk_values": selected_values(logits, call())}
+            return setup
+        return {"torch-topk": run_baseline("torch-topk", [Attempt(topk(True))], references, plan, figure),
+                "torch-topk-unsorted": run_baseline("torch-topk-unsorted", [Attempt(topk(False), "sorted=False")], references, plan, figure)}
+    out = {}
+    for name, kind, form in DSA_TORCH_FORMS:
+        def setup(kind=kind, into=True):
+            logits = dsa_decode_torch_logits(d, x, kind, into)
+            if d.stage == "indexer":
+                return logits, {"logits": logits().float()}
+
+            def fused():
+                lg = logits()
+                return lg, torch.topk(lg, min(d.k, d.L), dim=-1).indices
+            lg, indices = fused()
+            return fused, {"logits": lg.float(), "topk_values": selected_values(lg, indices)}
+        form += "" if d.stage == "indexer" else "; torch.topk"
+        attempts = [Attempt(setup, form)]
+        if kind != "bf16":
+            attempts.append(Attempt(lambda kind=kind: setup(kind, into=False), form + "; per-sequence results stacked (no out=)"))
+        out[name] = run_baseline(name, attempts, references, plan, figure)
+    if d.stage == "indexer":
+        out["hbm-read"] = hbm_read_baseline(d.hbm_read_bytes, references, plan)
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class DsaPrefill:
+    """A dsa_indexer_prefill case: s queries of h heads against L contiguous keys, causal windows ending at L."""
+    s: int
+    L: int
+    h: int
+
+    @staticmethod
+    def of(p):
+        d = DsaPrefill(s=int(p["s"]), L=int(p["L"]), h=int(p.get("h") or 64))
+        if str(p.get("windows") or "causal") != "causal":
+            raise ValueError(f"windows must be causal, not {p.get('windows')!r}")
+        if min(d.s, d.L, d.h) < 1 or d.s > d.L:
+            raise ValueError(f"bad dsa_indexer_prefill params {p} (1 <= s <= L)")
+        return d
+
+    def inputs(self):
+        return [("q", [self.s, self.h, DSA_HEAD_DIM], torch.uint8), ("weights", [self.s, self.h], torch.float32),
+                ("k", [self.L, DSA_HEAD_DIM], torch.uint8), ("k_scales", [self.L], torch.float32),
+                ("window_start", [self.s], torch.int32), ("window_end", [self.s], torch.int32)]
+
+    def window_keys(self):
+        """Σ window lengths: query t sees [0, L − s + t + 1)."""
+        return self.s * (self.L - self.s) + self.s * (self.s + 1) // 2
+
+    def figure(self):
+        """TFLOP/s of 2·Σ windows·h·128, and GB/s of the bytes read (q, weights, keys, scales, windows) and the logits written."""
+        flops = 2 * self.window_keys() * self.h * DSA_HEAD_DIM
+        moved = self.s * self.h * (DSA_HEAD_DIM + 4) + self.L * (DSA_HEAD_DIM + 4) + self.s * 8 + self.s * self.L * 4
+        return lambda ms: {"tflops": flops / ms / 1e9, "gbps": moved / ms / 1e6}
+
+
+def dsa_prefill_draw(p, g):
+    """Keys, then q and weights, then the causal windows [0, L − s + t + 1)."""
+    d = DsaPrefill.of(p)
+    k8, k_scales = draw_keys(d.L, g)
+    q8, weights = draw_queries(d.s, d.h, g)
+    end = torch.arange(d.L - d.s + 1, d.L + 1, dtype=torch.int32, device=DEVICE)
+    return {"q": q8, "weights": weights, "k": k8, "k_scales": k_scales,
+            "window_start": torch.zeros(d.s, dtype=torch.int32, device=DEVICE), "window_end": end}
+
+
+def dsa_prefill_keep(x, t0, t1, columns):
+    cols = torch.arange(columns, device=x["window_end"].device)[None, :]
+    return (cols >= x["window_start"][t0:t1, None]) & (cols < x["window_end"][t0:t1, None])
+
+
+def dsa_prefill_reference(p, x):
+    """fp32 logits [s, L]: kScale_p · Σ_h w·ReLU(q8·k8_p) inside query t's window, −∞ outside; chunked over queries."""
+    d = DsaPrefill.of(p)
+    out = torch.empty((d.s, d.L), dtype=torch.float32, device=DEVICE)
+    keys = e4m3_values(x["k"])
+    per = max(1, SCORE_ELEMENTS // (d.h * d.L))
+    for t0 in range(0, d.s, per):
+        t1 = min(d.s, t0 + per)
+        q = e4m3_values(x["q"][t0:t1]).view((t1 - t0) * d.h, DSA_HEAD_DIM)
+        scores = torch.matmul(q, keys.t()).relu_().view(t1 - t0, d.h, d.L)
+        logits = (scores * x["weights"][t0:t1, :, None]).sum(1).mul_(x["k_scales"][None, :])
+        out[t0:t1] = logits.masked_fill_(~dsa_prefill_keep(x, t0, t1, d.L), -math.inf)
+    return {"logits": out}
+
+
+def dsa_prefill_torch(d, x, kind):
+    """The timed callable of one torch prefill form (DSA_TORCH_FORMS' kinds), chunked over queries so that one
+    chunk's scores stay within DSA_TORCH_SCORE_BYTES; writes fp32 logits [s, L] with −∞ outside the windows."""
+    out = torch.empty((d.s, d.L), dtype=torch.float32, device=DEVICE)
+    per = max(1, min(d.s, DSA_TORCH_SCORE_BYTES // (2 * d.h * d.L)))
+    chunks = [(t0, min(d.s, t0 + per)) for t0 in range(0, d.s, per)]
+    outside = [~dsa_prefill_keep(x, t0, t1, d.L) for t0, t1 in chunks]  # made untimed: one mask per chunk
+    w = x["weights"].to(torch.bfloat16).view(d.s, 1, d.h)
+    if kind == "bf16":
+        keys = (e4m3_values(x["k"]) * x["k_scales"][:, None]).to(torch.bfloat16)
+        q = e4m3_values(x["q"]).to(torch.bfloat16).view(d.s * d.h, DSA_HEAD_DIM)
+
+        def scores(t0, t1):
+            return torch.matmul(q[t0 * d.h:t1 * d.h], keys.t())
+    else:
+        q8 = fp8_view(x["q"]).view(d.s * d.h, DSA_HEAD_DIM)
+        k8 = fp8_view(x["k"])
+        ones = torch.ones((per * d.h, 1), dtype=torch.float32, device=DEVICE)
+        one = torch.ones((), dtype=torch.float32, device=DEVICE)
+        rowwise = kind == "fp8-rowwise"
+        scale_b = x["k_scales"].view(1, d.L) if rowwise else one
+
+        def scores(t0, t1):
+            return scaled_mm(q8[t0 * d.h:t1 * d.h], k8.t(), ones[:(t1 - t0) * d.h] if rowwise else one, scale_b)
+    after = None if kind != "fp8-tensorwise" else x["k_scales"][None, :]
+
+    def call():
+        for (t0, t1), masked in zip(chunks, outside):
+            logits = torch.bmm(w[t0:t1], scores(t0, t1).relu_().view(t1 - t0, d.h, d.L)).view(t1 - t0, d.L).float()
+            if after is not None:
+                logits.mul_(after)
+            out[t0:t1] = logits.masked_fill_(masked, -math.inf)
+        return out
+    return call
+
+
+def dsa_prefill_baselines(p, x, references, plan):
+    d = DsaPrefill.of(p)
+    out = {}
+    for name, kind, form in DSA_TORCH_FORMS:
+        def setup(kind=kind):
+            call = dsa_prefill_torch(d, x, kind)
+            return call, {"logits": call()}
+        out[name] = run_baseline(name, [Attempt(setup, form.replace(" per sequence", " per query chunk"))], references, plan, d.figure())
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
 # The ops (REFERENCE_OPS.md): inputs (name, shape, dtype) in drawing order, reference, baselines
 
 def permute_spec(p):
@@ -940,6 +1387,11 @@ class Op:
     reference: Callable  # (params, inputs) -> {output: fp32 reference}
     baselines: Callable  # (params, inputs, references, plan) -> {name: BaselineReply}
     check_reference: Optional[Callable] = None  # (case, aux, options) -> {output: reference}; default: prepare's
+    # Inputs with structure (DSA: e4m3 bytes, a paged cache): (params, generator) -> {name: tensor} drawn
+    # from the case's generator in the op's documented order, instead of one randn per input; and the
+    # generator's description for the record ((seed) -> str).
+    draw: Optional[Callable] = None
+    describe_draw: Optional[Callable] = None
 
 
 RUNNERS = {
@@ -952,6 +1404,11 @@ RUNNERS = {
     "sparge": Op(attention_fwd_inputs, lambda p, x: attention_reference(Attention.of(p), x),
                  lambda p, x, r, plan: attention_baselines(Attention.of(p), x, r, plan, backward=False),
                  check_reference=sparge_check_reference),
+    "dsa_indexer_decode": Op(lambda p: DsaDecode.of(p).inputs(), dsa_decode_reference, dsa_decode_baselines,
+                             draw=dsa_decode_draw, describe_draw=describe_dsa_draw(
+                                 "block table randperm(pages), keys per sequence, q, weights; topk stage: their fp32 logits")),
+    "dsa_indexer_prefill": Op(lambda p: DsaPrefill.of(p).inputs(), dsa_prefill_reference, dsa_prefill_baselines,
+                              draw=dsa_prefill_draw, describe_draw=describe_dsa_draw("keys, q, weights; causal windows")),
 }
 
 
@@ -972,16 +1429,30 @@ def generator_name(seed):
             "rounded to the dtype, inputs drawn in REFERENCE_OPS.md order")
 
 
-def make_inputs(specs, source, directory):
-    """The inputs as tensors on DEVICE and PrepareReply.inputs."""
+def check_input(name, tensor, shape, dtype, what):
+    if list(tensor.shape) != list(shape) or tensor.dtype != dtype:
+        raise ValueError(f"input {name}: {dtype_name(tensor.dtype)} {list(tensor.shape)} {what}, "
+                         f"the op needs {dtype_name(dtype)} {list(shape)}")
+
+
+def make_inputs(specs, source, directory, op=None, params=None):
+    """The inputs as tensors on DEVICE and PrepareReply.inputs (`op.draw` draws structured inputs)."""
     if source["source"] == "normal":
         seed = int(source["seed"])
         g = torch.Generator(device=DEVICE).manual_seed(seed)
         tensors, files = {}, {}
+        drawn = op.draw(params, g) if op is not None and op.draw is not None else None
         for name, shape, dtype in specs:
-            tensors[name] = torch.randn(shape, dtype=torch.float32, generator=g, device=DEVICE).to(dtype)
+            if drawn is None:
+                tensors[name] = torch.randn(shape, dtype=torch.float32, generator=g, device=DEVICE).to(dtype)
+            else:
+                tensors[name] = drawn.pop(name)
+                check_input(name, tensors[name], shape, dtype, "drawn")
             files[name] = write_tensor(directory, name, tensors[name])
-        return tensors, {"generator": generator_name(seed), "seed": seed, "tensors": files}
+        if drawn:
+            raise ValueError(f"drawn inputs {sorted(drawn)} are not the op's")
+        described = op.describe_draw(seed) if drawn is not None else generator_name(seed)
+        return tensors, {"generator": described, "seed": seed, "tensors": files}
     if source["source"] != "files":
         raise ValueError(f"unknown input source {source['source']!r}")
     tensors = {}
@@ -989,9 +1460,7 @@ def make_inputs(specs, source, directory):
         if name not in source["tensors"]:
             raise ValueError(f"input {name} is missing from the files")
         tensors[name] = read_tensor(directory, source["tensors"][name])
-        if list(tensors[name].shape) != list(shape) or tensors[name].dtype != dtype:
-            raise ValueError(f"input {name}: {source['tensors'][name]['dtype']} {list(tensors[name].shape)}, "
-                             f"the op needs {dtype_name(dtype)} {list(shape)}")
+        check_input(name, tensors[name], shape, dtype, "in the files")
     return tensors, {"generator": source["generator"], "seed": source["seed"], "tensors": source["tensors"]}
 
 
@@ -1009,7 +1478,7 @@ def handle_prepare(request, cases):
         raise ValueError(f"unknown op {request['op']!r} (one of {', '.join(RUNNERS)})")
     op, plan = RUNNERS[request["op"]], timing_plan(request)
     started = time.time()
-    inputs, inputs_reply = make_inputs(op.inputs(params), request["inputs"], request["dir"])
+    inputs, inputs_reply = make_inputs(op.inputs(params), request["inputs"], request["dir"], op, params)
     with torch.no_grad():
         references = op.reference(params, inputs)
     reference = {out: reference_stats(t) for out, t in references.items()}

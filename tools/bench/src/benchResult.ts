@@ -31,6 +31,8 @@ export interface Measurement {
 
 export interface OurMeasurement extends Measurement {
   readonly instance: string;
+  /** Memory-bound kernels: bytes read per second ÷ the HBM read bandwidth measured in the same run (dsa-indexer's `hbm-read`). */
+  readonly hbmFraction?: number;
 }
 
 /** A reference that could not run a case keeps its error string instead of being dropped. */
@@ -49,6 +51,8 @@ export interface BenchCase {
   /** (max − min) / median of our timing, and whether it stayed above 5% after the re-runs. */
   readonly spread?: number;
   readonly noisy?: boolean;
+  /** Checks our side made itself (benchSuite OurCaseResult.checks); `valid` requires every one. */
+  readonly checks?: Readonly<Record<string, { readonly ok: boolean; readonly detail: string }>>;
   /** What the reference could not decide and excused (referenceProtocol CheckReply.excused). */
   readonly excused?: Readonly<Record<string, { readonly maxExcuse: number; readonly elements: number }>>;
   readonly note?: string;

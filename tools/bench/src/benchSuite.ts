@@ -1,11 +1,11 @@
 // What a benchmark suite gives the harness (runSuite): its cases, how to run and time ours on the
 // inputs the harness hands it, and (for operators whose inputs need structure) how to write them.
 import type { BaselineMeasurement, OurMeasurement } from './benchResult.ts';
-import type { InputSource, TensorDtype, TensorFile, TimingPlan } from './referenceProtocol.ts';
+import type { BaselineReply, InputSource, TensorDtype, TensorFile, TimingPlan } from './referenceProtocol.ts';
 import type { Precision } from './validate/judgeOutputs.ts';
 
 /** The reference op a case asks the torch server for (tools/bench/REFERENCE_OPS.md). */
-export type ReferenceOp = 'permute' | 'gemm' | 'attention_fwd' | 'attention_bwd' | 'sparge';
+export type ReferenceOp = 'permute' | 'gemm' | 'attention_fwd' | 'attention_bwd' | 'sparge' | 'dsa_indexer_decode' | 'dsa_indexer_prefill';
 
 /** One case of a suite. */
 export interface SuiteCase {
@@ -29,6 +29,8 @@ export interface CaseContext {
   readonly dir: string;
   readonly inputs: Readonly<Record<string, TensorFile>>;
   readonly timing: TimingPlan;
+  /** Torch's baselines of the case as prepare measured them (a figure of ours may relate to one: dsa-indexer's HBM read bandwidth). */
+  readonly baselines: Readonly<Record<string, BaselineReply>>;
   /** The raw bytes of one input file (its TensorFile's dtype and shape in `inputs`). */
   readInput(name: string): Uint8Array;
   /** Writes a tensor file into the case directory (name.bin) and returns its descriptor. */
@@ -47,7 +49,19 @@ export interface OurCaseResult {
   readonly checkOptions?: Readonly<Record<string, unknown>>;
   /** References our side measured itself (e.g. our dense kernel beside a sparse one), listed before torch's. */
   readonly baselines?: Readonly<Record<string, BaselineMeasurement>>;
+  /**
+   * Checks our side made itself beside the server's error check (dsa-indexer: exact top-k index sets
+   * against the CPU reference, sampled logits under the kernel's per-element error bound); the case is
+   * valid only when every one holds too.
+   */
+  readonly checks?: Readonly<Record<string, OwnCheck>>;
   readonly note?: string;
+}
+
+/** One check our side made (OurCaseResult.checks): whether it held, and what it found. */
+export interface OwnCheck {
+  readonly ok: boolean;
+  readonly detail: string;
 }
 
 /** A named benchmark suite; operators register one each (tools/bench/src/suites). */

@@ -27,6 +27,30 @@ function fmt(value: number | undefined): string {
 }
 
 /**
+ * Figures the suite's table does not show, for suites whose cases differ in kind (dsa-indexer: GB/s for
+ * every case, TFLOP/s of the prefill cases, the decode indexer's share of the HBM read bandwidth): one row
+ * per case that has TFLOP/s while the suite compares GB/s, or an `ours.hbmFraction`. Undefined when none does.
+ */
+export function formatOtherFigures(result: BenchSuiteResult): string | undefined {
+  const metric = suiteMetric(result);
+  const rows = result.cases.flatMap((c) => {
+    const tflops = metric === 'gbps' ? c.ours.tflops : undefined;
+    if (tflops === undefined && c.ours.hbmFraction === undefined) return [];
+    const best = tflops === undefined ? undefined : bestBaseline(c, 'tflops');
+    const ratio = !c.valid ? 'INVALID' : tflops !== undefined && best ? `${(tflops / best.value).toFixed(2)}× (${best.name})` : '–';
+    const hbm = c.ours.hbmFraction === undefined ? '–' : `${(100 * c.ours.hbmFraction).toFixed(1)}%`;
+    return [[c.name, fmt(tflops), best === undefined ? '–' : `${fmt(best.value)} (${best.name})`, ratio, hbm]];
+  });
+  if (rows.length === 0) return undefined;
+  const header = ['case', 'ours TFLOP/s', 'best baseline TFLOP/s', 'ours / best', 'ours / HBM read bandwidth'];
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
+}
+
+/**
  * A markdown table: one row per case with our figure, each baseline's (or "error"), and our speed
  * relative to the best baseline that ran. An invalid case is marked, never shown as a win.
  */
@@ -56,6 +80,14 @@ export function formatBenchMarkdown(result: BenchSuiteResult): string {
     Object.entries(c.baselines).flatMap(([n, m]) => (isBaselineError(m) ? [`- ${c.name} / ${n}: ${m.error}`] : [])),
   );
   if (errors.length > 0) lines.push('', 'Baselines that could not run:', ...errors);
+  const other = formatOtherFigures(result);
+  if (other !== undefined)
+    lines.push(
+      '',
+      'Other figures: TFLOP/s where the table shows GB/s, and the share of the HBM read bandwidth measured in the same run.',
+      '',
+      other,
+    );
   const sparse = formatSparseSummary(result);
   if (sparse !== undefined)
     lines.push(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseBenchResult, type BenchSuiteResult } from './benchResult.ts';
-import { formatBenchMarkdown } from './markdownReport.ts';
+import { formatBenchMarkdown, formatOtherFigures } from './markdownReport.ts';
 import { renderBenchSvg } from './svgChart.ts';
 
 const sample: BenchSuiteResult = {
@@ -52,6 +52,47 @@ describe('markdown table', () => {
   it('marks invalid cases and lists baseline errors instead of dropping them', () => {
     expect(md).toContain('| b1_h48_s8192_d512_fp16 | 300 | error | – | INVALID | **no** |');
     expect(md).toContain('- b1_h48_s8192_d512_fp16 / torch-flash: No available kernel');
+  });
+});
+
+describe('other figures (a GB/s suite with TFLOP/s cases and HBM fractions, as dsa-indexer)', () => {
+  const mixed: BenchSuiteResult = {
+    ...sample,
+    suite: 'dsa-indexer',
+    cases: [
+      {
+        name: 'decode_b1_L131072_indexer',
+        params: { mode: 'decode', stage: 'indexer', b: 1, L: 131072 },
+        ours: { ms: 0.01, gbps: 2400, hbmFraction: 0.8, instance: 'dsa_indexer_decode' },
+        baselines: { 'torch-bf16': { ms: 0.1, gbps: 240 }, 'hbm-read': { ms: 1.4, gbps: 3000 } },
+        valid: true,
+      },
+      {
+        name: 'prefill_s4096_L32768_indexer',
+        params: { mode: 'prefill', stage: 'indexer', b: 1, L: 32768 },
+        ours: { ms: 2, tflops: 900, gbps: 300, instance: 'dsa_indexer_prefill' },
+        baselines: { 'torch-bf16': { ms: 6, tflops: 300, gbps: 100 }, 'torch-fp8-rowwise': { error: 'RuntimeError: x' } },
+        valid: true,
+      },
+    ],
+  };
+
+  it('lists TFLOP/s against the best baseline in TFLOP/s, and the HBM fraction', () => {
+    expect(formatOtherFigures(mixed)).toBe(
+      [
+        '| case | ours TFLOP/s | best baseline TFLOP/s | ours / best | ours / HBM read bandwidth |',
+        '|---|---:|---:|---:|---:|',
+        '| decode_b1_L131072_indexer | – | – | – | 80.0% |',
+        '| prefill_s4096_L32768_indexer | 900 | 300 (torch-bf16) | 3.00× (torch-bf16) | – |',
+      ].join('\n'),
+    );
+    expect(formatBenchMarkdown(mixed)).toContain('Other figures: TFLOP/s where the table shows GB/s');
+    expect(formatBenchMarkdown(mixed)).toContain('| decode_b1_L131072_indexer | 2400 | 240 | 3000 | – | 0.80× (hbm-read) | yes |');
+  });
+
+  it('is absent where the table shows everything (a TFLOP/s suite without HBM fractions)', () => {
+    expect(formatOtherFigures(sample)).toBeUndefined();
+    expect(formatBenchMarkdown(sample)).not.toContain('Other figures');
   });
 });
 

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { BenchSuite, CaseContext, SuiteCase } from './benchSuite.ts';
 import { parseBenchResult } from './benchResult.ts';
 import { ArgumentError } from '@tilekit/numeric';
-import { caseNameMatches, runSuite } from './runSuite.ts';
+import { caseNameMatches, runSuite, withOwnChecks } from './runSuite.ts';
 
 // The harness end to end without a GPU: a fake reference server (same protocol, no torch) and a
 // fake suite whose "kernel" doubles x, exactly or 1% off.
@@ -82,6 +82,74 @@ describe('runSuite with a fake reference server', async () => {
     expect(result.cases[0]!.spread).toBeCloseTo(0.12, 10);
     expect(result.cases[0]!.noisy).toBe(true);
     expect(existsSync(work) ? readdirSync(work) : []).toEqual([]);
+  });
+});
+
+describe('runSuite: our own checks and the baselines handed to ours', async () => {
+  const dir = mkdtempSync(join(out, 'checks-'));
+  const handed: string[][] = [];
+  const base = fakeSuite([]);
+  const suite: BenchSuite = {
+    ...base,
+    runOurs: async (c, ctx) => {
+      handed.push(Object.keys(ctx.baselines).sort());
+      const mine = await base.runOurs(c, ctx);
+      const good = (ctx.baselines['torch-good'] as { gbps?: number; tflops?: number }).tflops;
+      return {
+        ...mine,
+        ours: { ...mine.ours, hbmFraction: 0.5 },
+        checks: { 'exact sets': { ok: c.name === 'exact', detail: `torch-good ran at ${good} TFLOP/s` } },
+      };
+    },
+  };
+  const log: string[] = [];
+  const result = await runSuite(suite, {
+    outDir: dir,
+    workDir: join(dir, 'work'),
+    device: 'Fake GPU',
+    commit: 'c',
+    torchScript: SERVER,
+    log: (l) => log.push(l),
+  });
+
+  it("hands ours torch's baselines as prepare measured them, errors included", () => {
+    expect(handed).toEqual([
+      ['torch-broken', 'torch-good', 'torch-missing'],
+      ['torch-broken', 'torch-good', 'torch-missing'],
+    ]);
+  });
+
+  it('records the checks; a failed check makes the case invalid though the error check passed; the summary names it', () => {
+    const [exact, off] = result.cases;
+    expect(exact!.checks).toEqual({ 'exact sets': { ok: true, detail: 'torch-good ran at 1 TFLOP/s' } });
+    expect(exact!.valid).toBe(true);
+    expect(exact!.validation?.summary).toMatch(/\nexact sets ok torch-good ran at 1 TFLOP\/s$/);
+    expect(off!.valid).toBe(false);
+    expect(off!.validation?.summary).toMatch(/\nexact sets FAIL /);
+  });
+
+  it('keeps ours.hbmFraction and prints it after our figure', () => {
+    expect(result.cases[0]!.ours.hbmFraction).toBe(0.5);
+    expect(log.some((line) => line.includes('exact: ours 1.0000 ms, 2.0 TFLOP/s (50.0% of the HBM read bandwidth)'))).toBe(true);
+  });
+});
+
+describe('withOwnChecks', () => {
+  const verdict = { valid: true, summary: 'y ok', against: 'torch-good' };
+
+  it('leaves a verdict without checks as it is', () => {
+    expect(withOwnChecks(verdict, undefined)).toBe(verdict);
+  });
+
+  it('is valid only when the verdict and every check are; one line per check', () => {
+    const ok = { ok: true, detail: 'a' };
+    const bad = { ok: false, detail: 'row 3 differs' };
+    expect(withOwnChecks(verdict, { one: ok })).toEqual({ ...verdict, summary: 'y ok\none ok a' });
+    expect(withOwnChecks(verdict, { one: ok, two: bad })).toMatchObject({
+      valid: false,
+      summary: 'y ok\none ok a\ntwo FAIL row 3 differs',
+    });
+    expect(withOwnChecks({ ...verdict, valid: false }, { one: ok }).valid).toBe(false);
   });
 });
 

@@ -1,16 +1,16 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BenchSuite, CaseContext, SuiteCase } from './benchSuite.ts';
+import type { BenchSuite, CaseContext, OwnCheck, SuiteCase } from './benchSuite.ts';
 import { ArgumentError } from '@tilekit/numeric';
 import { parseBenchResult, type BenchCase, type BenchRunPart, type BenchSuiteResult } from './benchResult.ts';
 import { ReferenceClient } from './referenceClient.ts';
-import { DEFAULT_TIMING, type TensorDtype, type TensorFile, type TimingPlan } from './referenceProtocol.ts';
+import { DEFAULT_TIMING, type BaselineReply, type TensorDtype, type TensorFile, type TimingPlan } from './referenceProtocol.ts';
 import { MAX_SPREAD } from './timing/measureLaunches.ts';
 import { timingSpread } from './timing/timingStats.ts';
 import { judgeCase } from './judgeCase.ts';
 
-export type { BenchSuite, CaseContext, OurCaseResult, SuiteCase } from './benchSuite.ts';
+export type { BenchSuite, CaseContext, OurCaseResult, OwnCheck, SuiteCase } from './benchSuite.ts';
 
 export interface RunSuiteOptions {
   readonly outDir: string;
@@ -125,14 +125,15 @@ async function runCase(
     const timing = c.timing ?? DEFAULT_TIMING;
     const inputs = suite.writeInputs?.(c, dir) ?? { source: 'normal' as const, seed: c.seed };
     const prepared = await client.prepare({ case: c.name, op: c.reference.op, params: c.reference.params, dir, inputs, timing });
-    const mine = await suite.runOurs(c, caseContext(dir, prepared.inputs.tensors, timing, log));
+    const mine = await suite.runOurs(c, caseContext(dir, prepared.inputs.tensors, timing, prepared.baselines, log));
     const checked = await client.check({
       case: c.name,
       outputs: mine.outputs,
       ...(mine.aux === undefined ? {} : { aux: mine.aux }),
       ...(mine.checkOptions === undefined ? {} : { options: mine.checkOptions }),
     });
-    const { baselines: baselineVerdicts, ...validation } = judgeCase(c, prepared, checked);
+    const { baselines: baselineVerdicts, ...judged } = judgeCase(c, prepared, checked);
+    const validation = withOwnChecks(judged, mine.checks);
     const torchBaselines = Object.fromEntries(
       Object.entries(prepared.baselines).map(([name, b]) => [
         name,
@@ -149,6 +150,7 @@ async function runCase(
       valid: validation.valid,
       maxAbsErr: Math.max(0, ...Object.values(checked.errors).map((e) => e.maxAbs)),
       validation,
+      ...(mine.checks === undefined ? {} : { checks: mine.checks }),
       ...(spread === undefined ? {} : { spread, noisy: spread > MAX_SPREAD }),
       ...(checked.excused === undefined ? {} : { excused: checked.excused }),
       ...(mine.note === undefined ? {} : { note: mine.note }),
@@ -165,16 +167,36 @@ async function runCase(
   }
 }
 
+/**
+ * The server's verdict with our own checks (OurCaseResult.checks) folded in: valid only when every
+ * check holds too; one summary line per check (`name ok|FAIL detail`).
+ */
+export function withOwnChecks<V extends { readonly valid: boolean; readonly summary: string }>(
+  verdict: V,
+  checks: Readonly<Record<string, OwnCheck>> | undefined,
+): V {
+  if (checks === undefined) return verdict;
+  const entries = Object.entries(checks);
+  const lines = entries.map(([name, check]) => `${name} ${check.ok ? 'ok' : 'FAIL'} ${check.detail}`);
+  return {
+    ...verdict,
+    valid: verdict.valid && entries.every(([, check]) => check.ok),
+    summary: [verdict.summary, ...lines].join('\n'),
+  };
+}
+
 function caseContext(
   dir: string,
   inputs: Readonly<Record<string, TensorFile>>,
   timing: TimingPlan,
+  baselines: Readonly<Record<string, BaselineReply>>,
   log: (line: string) => void,
 ): CaseContext {
   return {
     dir,
     inputs,
     timing,
+    baselines,
     readInput(name: string): Uint8Array {
       const file = inputs[name];
       if (file === undefined) throw new Error(`input ${name} is not among the case's inputs (${Object.keys(inputs).join(', ')})`);
@@ -190,7 +212,8 @@ function caseContext(
 }
 
 function progressLine(c: BenchCase): string {
-  const figure = c.ours.tflops !== undefined ? `${c.ours.tflops.toFixed(1)} TFLOP/s` : `${c.ours.gbps?.toFixed(0)} GB/s`;
+  const hbm = c.ours.hbmFraction === undefined ? '' : ` (${(100 * c.ours.hbmFraction).toFixed(1)}% of the HBM read bandwidth)`;
+  const figure = `${c.ours.tflops !== undefined ? `${c.ours.tflops.toFixed(1)} TFLOP/s` : `${c.ours.gbps?.toFixed(0)} GB/s`}${hbm}`;
   const spread = c.spread === undefined ? '' : `, spread ${(100 * c.spread).toFixed(1)}%${c.noisy ? ' (NOISY)' : ''}`;
   return `${c.name}: ours ${c.ours.ms.toFixed(4)} ms, ${figure}${spread}, valid=${c.valid}${c.valid ? '' : ` — ${c.validation?.summary ?? ''}`}`;
 }

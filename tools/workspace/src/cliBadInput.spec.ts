@@ -73,7 +73,9 @@ const EXAMPLE_CASES: readonly (readonly [string, string, readonly string[], stri
   ['sparge -topk=abc (a non-numeric list)', example('sparge'), ['-topk=abc'], '-topk=abc: expected a number'],
 ];
 
-const BENCH_ENTRIES = ['permute', 'gemm', 'fmhaFwd', 'fmhaBwd', 'sparge'].map((s) => `tools/bench/src/suites/${s}.bench.ts`);
+const BENCH_ENTRIES = ['permute', 'gemm', 'fmhaFwd', 'fmhaBwd', 'sparge', 'ffpa', 'dsaIndexer'].map(
+  (s) => `tools/bench/src/suites/${s}.bench.ts`,
+);
 const TOOL_CASES: readonly (readonly [string, readonly string[], string])[] = [
   ['reportCli without files', [...TSX, 'tools/bench/src/reportCli.ts'], 'no result file given'],
   ['reportCli unknown option', [...TSX, 'tools/bench/src/reportCli.ts', '--bogus'], 'unknown option --bogus'],

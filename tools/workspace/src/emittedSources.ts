@@ -19,6 +19,12 @@ import {
   FMHA_FWD_SM80_CATALOG_SM90A,
   FmhaFwdSm80Instance,
 } from '@tilekit/kernel-fmha-fwd';
+import {
+  DSA_INDEX_CACHE_WRITER_CATALOG,
+  DSA_INDEXER_DECODE_CATALOG,
+  DSA_INDEXER_PREFILL_CATALOG,
+  DSA_TOPK_CATALOG,
+} from '@tilekit/kernel-dsa';
 import { GEMM_CATALOG, GEMM_GFX942_CATALOG, GEMM_SM80_CATALOG, GEMM_SM80_CATALOG_SM90A } from '@tilekit/kernel-gemm';
 import { PERMUTE_CATALOG } from '@tilekit/kernel-permute';
 import {
@@ -93,6 +99,10 @@ export const EMITTED_SOURCE_CATALOGS: readonly EmittedSourceCatalog[] = [
   { catalog: 'sparge key-mean partial', instances: SPARGE_KEY_MEAN_PARTIAL_CATALOG },
   { catalog: 'sparge key-mean finalize', instances: SPARGE_KEY_MEAN_FINALIZE_CATALOG },
   { catalog: 'sparge select', instances: SPARGE_SELECT_CATALOG },
+  { catalog: 'dsa index-key cache writer', instances: DSA_INDEX_CACHE_WRITER_CATALOG },
+  { catalog: 'dsa indexer decode', instances: DSA_INDEXER_DECODE_CATALOG },
+  { catalog: 'dsa indexer prefill', instances: DSA_INDEXER_PREFILL_CATALOG },
+  { catalog: 'dsa top-k', instances: DSA_TOPK_CATALOG },
   { catalog: 'gemm sm90', instances: GEMM_CATALOG },
   { catalog: 'gemm sm80', instances: GEMM_SM80_CATALOG },
   { catalog: 'gemm sm80 (built for sm_90a)', instances: GEMM_SM80_CATALOG_SM90A },

@@ -9,6 +9,7 @@ function fakeContext(files: Record<string, TensorFile>, bytes: Record<string, Ui
     dir: '/nowhere',
     inputs: files,
     timing: { warmup: 0, warmupMs: 0, repetitions: 1, targetMs: 1, minLaunches: 1, maxLaunches: 1, flushL2: false },
+    baselines: {},
     readInput: (name) => bytes[name]!,
     writeTensor: () => {
       throw new Error('not here');

@@ -1,0 +1,59 @@
+// @tilekit/kernel-dsa: DeepSeek sparse attention, part 1 (index cache, lightning indexer, top-k). Re-exports only, by concept.
+
+// Arguments, shapes, and the compiled-kernel handle every launcher uses.
+export * from './dsaArgumentError.ts';
+export * from './dsaShape.ts';
+export * from './dsaKernel.ts';
+
+// CPU references: order-preserving keys, exact selection.
+export * from './reference/dsaOrderedKey.ts';
+export * from './reference/dsaTopkReference.ts';
+
+// CPU references: index-key quantization, the paged cache, indexer logits, page-table form.
+// (reference section)
+export * from './reference/dsaQuantizeIndexKeys.ts';
+export * from './reference/dsaIndexCachePages.ts';
+export * from './reference/dsaWriteIndexCacheReference.ts';
+export * from './reference/dsaReadIndexCacheToken.ts';
+export * from './reference/dsaSlotsFromBlockTable.ts';
+export * from './reference/dsaHeadDotErrorBound.ts';
+export * from './reference/dsaIndexerLogits.ts';
+export * from './reference/dsaIndexerPrefillReference.ts';
+export * from './reference/dsaIndexerDecodeReference.ts';
+export * from './reference/compareDsaLogits.ts';
+export * from './reference/dsaTopkToPageTable.ts';
+
+// The index-key cache writer on the GPU.
+// (cache section)
+export * from './cache/dsaIndexCacheWriterInstance.ts';
+export * from './cache/dsaIndexCacheWriterCatalog.ts';
+export * from './cache/dsaIndexCacheWriterLauncher.ts';
+
+// The lightning indexer on the GPU (prefill and paged decode).
+// (indexer section)
+export * from './indexer/dsaHeadSumPlan.ts';
+export * from './indexer/emitDsaHeadSum.ts';
+export * from './indexer/emitDsaRingBarriers.ts';
+export * from './indexer/dsaIndexerTileStep.ts';
+export * from './indexer/dsaIndexerDecodeInstance.ts';
+export * from './indexer/dsaIndexerDecodeCatalog.ts';
+export * from './indexer/dsaIndexerDecodeLauncher.ts';
+export * from './indexer/dsaIndexerPrefillInstance.ts';
+export * from './indexer/dsaIndexerPrefillCatalog.ts';
+export * from './indexer/dsaIndexerPrefillLauncher.ts';
+
+// Exact top-k selection on the GPU.
+// (topk section)
+export * from './topk/dsaTopkKey.ts';
+export * from './topk/dsaRadixSelectPlan.ts';
+export * from './topk/dsaTopkOutput.ts';
+export * from './topk/dsaTopkIndexOutput.ts';
+export * from './topk/dsaTopkPageTableOutput.ts';
+export * from './topk/dsaTopkBlockScan.ts';
+export * from './topk/dsaTopkHistogram.ts';
+export * from './topk/dsaTopkCandidateList.ts';
+export * from './topk/dsaTopkThresholdBin.ts';
+export * from './topk/dsaTopkRowSweep.ts';
+export * from './topk/dsaTopkInstance.ts';
+export * from './topk/dsaTopkCatalog.ts';
+export * from './topk/dsaTopkLauncher.ts';

@@ -1,0 +1,118 @@
+// One sweep over a row of logits in position order: tiles of threads × unroll × vector positions,
+// every thread of the block running every tile (so warps may vote and the block may scan inside).
+// Thread t owns the unroll · vector consecutive positions from tile + t · unroll · vector (so one
+// block scan per tile orders them), loaded as `unroll` chunks of `vector` (16-byte loads when
+// whole: a warp reads 32 · unroll · 16 contiguous bytes), all issued before any is used.
+import {
+  add,
+  and,
+  assignStmt,
+  bool,
+  cast,
+  deref,
+  float32,
+  index,
+  infinity,
+  int32,
+  le,
+  lt,
+  member,
+  mul,
+  opaque,
+  pointer,
+  type BlockBuilder,
+  type Expr,
+  type Target,
+} from '@tilekit/codegen';
+import { emitDsaTopkKey } from './dsaTopkKey.ts';
+
+/** Positions each thread loads per chunk. */
+export type DsaTopkVector = 1 | 4;
+
+const float4 = opaque('float4');
+
+/** A row to sweep. */
+export interface DsaTopkRow {
+  readonly target: Target;
+  readonly threads: number;
+  readonly vector: DsaTopkVector;
+  /** Chunks per tile: loads each thread has in flight. */
+  readonly unroll: number;
+  readonly tid: Expr;
+  /** const float* to the row's first logit (16-byte aligned when vector is 4). */
+  readonly logits: Expr;
+  /** int32 positions of the row (≤ 2^30). */
+  readonly length: Expr;
+}
+
+/** One chunk of a tile as a thread sees it: its logits (−∞ past the row), their keys (0 past the row) and the position of the first. */
+export interface DsaTopkChunk {
+  readonly values: readonly Expr[];
+  readonly keys: readonly Expr[];
+  readonly first: Expr;
+}
+
+/**
+ * Loads this thread's logits of the tile at `tile` into `into` ([unroll][vector] float vars, which
+ * hold −∞ where nothing is loaded): one 16-byte load per chunk when the whole tile lies in the row,
+ * else one guarded load each.
+ */
+function loadTile(b: BlockBuilder, row: DsaTopkRow, tile: Expr, into: readonly (readonly Expr[])[]): void {
+  const span = row.unroll * row.vector;
+  const whole = b.let('whole', bool, le(add(tile, row.threads * span), row.length));
+  const base = b.let('at', int32, add(tile, mul(row.tid, span)));
+  const wholeLoads = (y: BlockBuilder): void =>
+    into.forEach((xs, u) => {
+      const first = add(base, u * row.vector);
+      if (row.vector === 1) {
+        y.assign(xs[0]!, index(row.logits, first));
+        return;
+      }
+      const q = y.let('q', float4, deref(cast(add(row.logits, first), pointer(float4, { const: true }))));
+      ['x', 'y', 'z', 'w'].forEach((f, j) => y.assign(xs[j]!, member(q, f, float32)));
+    });
+  const guarded = (y: BlockBuilder): void =>
+    into.forEach((xs, u) =>
+      xs.forEach((x, j) => {
+        const p = add(base, u * row.vector + j);
+        y.assign(x, infinity(float32, { negative: true }));
+        y.if(lt(p, row.length), (z) => z.assign(x, index(row.logits, p)));
+      }),
+    );
+  b.if(whole, wholeLoads, guarded);
+}
+
+/**
+ * Emits the sweep: for each tile (while `until` holds too, when given: a block-uniform condition),
+ * `body` gets this thread's chunks in position order (values, and keys by emitDsaTopkKey: 0 past
+ * the row's length); thread t's positions all come before thread t + 1's. The loop is
+ * block-uniform. (Prefetching the next tile into registers measured slower on the H200: the
+ * passes are bound by instruction issue, not by load latency.)
+ */
+export function emitDsaTopkRowSweep(
+  b: BlockBuilder,
+  row: DsaTopkRow,
+  body: (x: BlockBuilder, chunks: readonly DsaTopkChunk[]) => void,
+  until?: Expr,
+): void {
+  const span = row.unroll * row.vector;
+  const step = row.threads * span;
+  b.for(
+    { name: 'tile', type: int32, value: 0 },
+    (v) => (until === undefined ? lt(v!, row.length) : and(lt(v!, row.length), until)),
+    (v) => assignStmt(v!, cast(step, int32), '+='),
+    (x, v) => {
+      const values = Array.from({ length: row.unroll }, (_, u) =>
+        Array.from({ length: row.vector }, (_, j) => x.var(`x${u}_${j}`, float32, null)),
+      );
+      loadTile(x, row, v!, values);
+      const base = x.let('first', int32, add(v!, mul(row.tid, span)));
+      const chunks = values.map((xs, u) => ({
+        values: xs,
+        first: x.let(`first${u}`, int32, add(base, u * row.vector)),
+        keys: xs.map((value, j) => emitDsaTopkKey(x, `key${u}_${j}`, value)),
+      }));
+      body(x, chunks);
+    },
+  );
+}
