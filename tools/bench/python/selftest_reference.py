@@ -254,6 +254,20 @@ def same_tensors(a, b, rel=1e-6):
     return all(float((a[n].double() - b[n].double()).abs().max()) <= rel * max(float(a[n].abs().max()), 1e-30) for n in a)
 
 
+def same_masked_tensors(a, b, rel=1e-6):
+    """Like same_tensors, for outputs with −∞ masks: the same −∞ positions, finite parts within rel of the largest."""
+    def one(x, y):
+        x, y = x.double().cpu(), y.double().cpu()
+        masked = torch.isneginf(x)
+        if not torch.equal(masked, torch.isneginf(y)):
+            return False
+        finite = ~masked
+        if not bool(finite.any()):
+            return True
+        return float((x[finite] - y[finite]).abs().max()) <= rel * max(float(x[finite].abs().max()), 1e-30)
+    return all(one(a[n], b[n]) for n in a)
+
+
 def close_rel(a, b, rel):
     return abs(a - b) <= rel * max(abs(a), abs(b), 1e-30)
 
@@ -604,7 +618,8 @@ def dsa_decode_cases(server, workdir):
         close_to_naive(label, reference["logits"], naive)
         with small_chunks():
             chunked = ref.RUNNERS[op].reference(params, x)
-        report(f"{label} reference in many chunks = in one", all(torch.equal(chunked[n], reference[n]) for n in reference))
+        # Chunks change the GEMM shapes cuBLAS blocks, so the fp32 sums may round differently: equal masks, 1e-6 apart.
+        report(f"{label} reference in many chunks = in one", same_masked_tensors(chunked, reference))
         right = {n: t.cpu() for n, t in reference.items()}
         dropped = {n: t.clone() for n, t in right.items()}
         dropped["logits"][1, 64:128] = 0  # a key tile the kernel never wrote
