@@ -23,6 +23,9 @@ export * from './reference/dsaIndexerDecodeReference.ts';
 export * from './reference/compareDsaLogits.ts';
 export * from './reference/dsaTopkToPageTable.ts';
 
+// Seeded inputs (full-entropy e4m3 queries, keys, block tables, ragged lengths, tie-heavy logits).
+export * from './testing/dsaRandomInputs.ts';
+
 // The index-key cache writer on the GPU.
 // (cache section)
 export * from './cache/dsaIndexCacheWriterInstance.ts';
