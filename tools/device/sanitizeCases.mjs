@@ -32,6 +32,8 @@ const FWD_SM80 = 'kernel-fmha-fwd sm80/gpu: ';
 const BWD = 'kernel-fmha-bwd/gpu: ';
 const SPARGE = 'kernel-sparge/gpu attention: ';
 const SELECT = 'kernel-sparge/gpu select: ';
+const DSA_INDEXER = 'kernel-dsa/gpu indexer: ';
+const DSA_TOPK = 'kernel-dsa/gpu topk: ';
 
 /** The families, in the order they run. */
 export const SANITIZE_PLAN = [
@@ -197,6 +199,28 @@ export const SANITIZE_PLAN = [
     },
   },
   {
+    family: 'dsa',
+    covers:
+      'DSA part 1: the index-key cache writer (fp32 and ue8m0 scales), the paged decode indexer (next_n 1 and 2, ' +
+      'heads 32 and 64, empty contexts, partial pages: TMA page ring, two consumer warpgroups), the prefill indexer ' +
+      '(causal and random windows, empty windows, ragged S and Skv), and the top-k selection (short and empty rows, ' +
+      '−∞ / NaN / ±0, k above the row, the page-table output)',
+    bundles: {
+      'kernel-dsa-dsaIndexer.mjs': [
+        `${DSA_INDEXER}decode B3 n1 H64 L17 (fp32)`,
+        `${DSA_INDEXER}decode B2 n2 H64 L127 (ue8m0)`,
+        `${DSA_INDEXER}decode B4 n1 H32 L259 (fp32, min 0)`,
+        `${DSA_INDEXER}prefill S17 Skv17 H64 causal (fp32)`,
+        `${DSA_INDEXER}prefill S127 Skv259 H32 random (ue8m0)`,
+      ],
+      'kernel-dsa-dsaTopk.mjs': [
+        `${DSA_TOPK}lengths 0, 1, past the row, negative, 63, 65, 129`,
+        `${DSA_TOPK}k 4096 > rowStride 100`,
+        `${DSA_TOPK}page table, next_n 1, lengths not multiples of 64, k 7`,
+      ],
+    },
+  },
+  {
     family: 'gemm',
     covers:
       'sm90 GEMM: both tiles and vector widths, every layout, fp16 and bf16, an epilogue ' +
@@ -226,7 +250,7 @@ export const SANITIZE_PLAN = [
     covers:
       'runtime launches (odd n, clusters, >48 KiB dynamic shared memory), a TMA tile load, ' +
       'codegen intrinsics (TMA load/store, cp.async, ldmatrix), tile load/store and block ' +
-      'reductions, the int8/fp16 wgmma block GEMM',
+      'reductions, the int8/fp16/fp8 wgmma block GEMM',
     bundles: {
       'runtime-kernel.mjs': [
         'runtime/gpu: an nvcc-compiled kernel launches and computes y = a*x + y (odd n)',
@@ -237,6 +261,7 @@ export const SANITIZE_PLAN = [
       'codegen-intrinsics.mjs': [{ prefix: 'codegen/intrinsics/gpu: ' }],
       'tile-tile.mjs': [{ prefix: 'tile/gpu: load/store equals' }, { prefix: 'tile/gpu: block reduction equals' }],
       'gemm-blockGemmWgmmaSsInt8.mjs': [{ prefix: 'gemm/gpu: WgmmaBlockGemmSs ' }],
+      'gemm-blockGemmWgmmaSsFp8.mjs': [{ prefix: 'gemm/gpu: WgmmaBlockGemmSs ' }],
     },
   },
 ];

@@ -269,6 +269,7 @@ const FAMILIES = [
   'fmhaBwd',
   'spargeBlockMap',
   'spargeAttention',
+  'dsa',
   'gemm',
   'gemmSm80',
   'permute',

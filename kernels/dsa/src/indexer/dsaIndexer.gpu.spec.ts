@@ -223,9 +223,16 @@ const decodeCases: readonly DecodeCase[] = [
   { B: 5, nextN: 1, H: 64, maxContext: 8192, minContext: 0 },
 ];
 
-test('DSA cache writer + decode indexer vs the references', gpu.options, async (t) => {
-  for (const [i, c] of decodeCases.entries()) await t.test(JSON.stringify(c), async () => console.log(`  ${await runDecode(c, 100 + i)}`));
-});
+/** A case's test name: `kernel-dsa/gpu indexer: decode B3 n1 H64 L17 (fp32, min 0)` and so on (the sanitizer plan selects by it). */
+function decodeName(c: DecodeCase): string {
+  return `kernel-dsa/gpu indexer: decode B${c.B} n${c.nextN} H${c.H} L${c.maxContext} (${c.scaleFormat ?? 'fp32'}${c.minContext === undefined ? '' : `, min ${c.minContext}`})`;
+}
+
+function prefillName(c: PrefillCase): string {
+  return `kernel-dsa/gpu indexer: prefill S${c.S} Skv${c.Skv} H${c.H} ${c.windows} (${c.scaleFormat ?? 'fp32'})`;
+}
+
+for (const [i, c] of decodeCases.entries()) test(decodeName(c), gpu.options, async () => console.log(`  ${await runDecode(c, 100 + i)}`));
 
 const prefillCases: readonly PrefillCase[] = [
   { S: 1, Skv: 1, H: 64, windows: 'causal' },
@@ -237,12 +244,10 @@ const prefillCases: readonly PrefillCase[] = [
   { S: 300, Skv: 4097, H: 64, windows: 'random' },
 ];
 
-test('DSA prefill indexer vs the reference', gpu.options, async (t) => {
-  for (const [i, c] of prefillCases.entries())
-    await t.test(JSON.stringify(c), async () => console.log(`  ${await runPrefill(c, 200 + i)}`));
-});
+for (const [i, c] of prefillCases.entries())
+  test(prefillName(c), gpu.options, async () => console.log(`  ${await runPrefill(c, 200 + i)}`));
 
-test('DSA indexer timings (printed, not asserted)', gpu.options, async (t) => {
+test('kernel-dsa/gpu indexer: timings (printed, not asserted)', gpu.options, async (t) => {
   await t.test('decode B1 L131072 nextN1 H64', async () =>
     console.log(`  ${await runDecode({ B: 1, nextN: 1, H: 64, maxContext: 131072, minContext: 131072 }, 7, true)}`),
   );
