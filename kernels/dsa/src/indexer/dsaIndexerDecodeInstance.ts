@@ -37,7 +37,8 @@ import {
 import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { DSA_INDEX_HEAD_DIM, DSA_INDEX_HEADS, DSA_NEXT_N, DSA_PAGE_BYTES, DSA_PAGE_SCALE_OFFSET, DSA_PAGE_TOKENS } from '../dsaShape.ts';
 import { DsaIndexerTileStep } from './dsaIndexerTileStep.ts';
-import { dsaRingBarrierBytes, emitDsaRingBarriers } from './emitDsaRingBarriers.ts';
+import { emitDsaRingBarriers } from './emitDsaRingBarriers.ts';
+import { dsaIndexerCommonParams, dsaIndexerSmem, type DsaIndexerSmem } from './dsaIndexerSmem.ts';
 
 /** The Policy of one decode-indexer instance. */
 export interface DsaIndexerDecodePolicy {
@@ -59,13 +60,9 @@ export const DSA_PAGE_ROWS = DSA_PAGE_BYTES / DSA_INDEX_HEAD_DIM;
 function decodeParams() {
   const count = { range: [1, 2 ** 31 - 1] as const };
   return {
-    q_map: kernelParam.tensorMap(),
-    kv_map: kernelParam.tensorMap(),
-    scale_map: kernelParam.tensorMap(),
-    weights: kernelParam.pointer(float32, { const: true, align: 4 }),
+    ...dsaIndexerCommonParams(),
     block_table: kernelParam.pointer(int32, { const: true, align: 4 }),
     context_lens: kernelParam.pointer(int32, { const: true, align: 4 }),
-    logits: kernelParam.pointer(float32, { align: 4 }),
     max_pages: kernelParam.i32(count),
     logits_stride: kernelParam.i32(count),
     max_context: kernelParam.i32(count),
@@ -75,16 +72,6 @@ function decodeParams() {
 
 type DecodeParams = ReturnType<typeof decodeParams>;
 type DecodeArgs = { readonly [K in keyof DecodeParams]: Expr };
-
-/** Shared-memory offsets of a decode CTA (bytes from the 1024-aligned base). */
-export interface DsaIndexerDecodeSmem {
-  readonly q: number;
-  readonly kv: number;
-  readonly scales: number;
-  readonly weights: number;
-  readonly barriers: number;
-  readonly used: number;
-}
 
 /**
  * One decode-indexer instance (sm_90a). Grid (⌈⌈max_context/64⌉ / pages_per_cta⌉, batch); CTA (x, b)
@@ -101,7 +88,7 @@ export class DsaIndexerDecodeInstance extends KernelInstance<DsaIndexerDecodePol
   protected readonly sourceHeader = { title: 'DSA lightning indexer, paged decode', generator: '@tilekit/kernel-dsa' };
   /** One page × Q: M = 64 tokens, N = nextN·H, K = 128 (e4m3), and its head-sum epilogue. */
   readonly step: DsaIndexerTileStep;
-  readonly smem: DsaIndexerDecodeSmem;
+  readonly smem: DsaIndexerSmem;
 
   constructor(policy: DsaIndexerDecodePolicy, target: Target = sm90a) {
     checkDecodePolicy(policy);
@@ -112,7 +99,7 @@ export class DsaIndexerDecodeInstance extends KernelInstance<DsaIndexerDecodePol
       { heads: policy.heads, next: policy.nextN, stages: policy.stages, target: target.name },
       { tags: { heads: 'h', next: 'n', stages: 's' } },
     );
-    const smem = decodeSmem(n, policy.stages);
+    const smem = dsaIndexerSmem(n, policy.stages);
     super({ key, policy: Object.freeze({ ...policy }), target, params: decodeParams(), threads, sharedBytes: smem.used + 1024 });
     this.step = new DsaIndexerTileStep(policy.nextN, policy.heads);
     this.smem = smem;
@@ -267,13 +254,4 @@ function checkDecodePolicy(p: DsaIndexerDecodePolicy): void {
     throw new DsaArgumentError('policy.heads', `must be one of ${DSA_INDEX_HEADS.join(', ')}`, p.heads);
   if (!DSA_NEXT_N.includes(p.nextN)) throw new DsaArgumentError('policy.nextN', `must be one of ${DSA_NEXT_N.join(', ')}`, p.nextN);
   if (![2, 4, 8].includes(p.stages)) throw new DsaArgumentError('policy.stages', 'must be 2, 4 or 8', p.stages);
-}
-
-function decodeSmem(n: number, stages: number): DsaIndexerDecodeSmem {
-  const q = 0;
-  const kv = n * DSA_INDEX_HEAD_DIM;
-  const scales = kv + stages * DSA_PAGE_SCALE_OFFSET;
-  const weights = scales + stages * DSA_PAGE_TOKENS * 4;
-  const barriers = weights + n * 4;
-  return { q, kv, scales, weights, barriers, used: barriers + dsaRingBarrierBytes(stages) };
 }

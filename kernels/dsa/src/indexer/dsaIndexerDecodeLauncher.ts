@@ -1,8 +1,9 @@
 // The host side of the paged decode indexer: checks (naming each argument), tensor maps, packing, launch.
-import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
-import { checkDeviceRange, checkTiledTensorMap, type DeviceRange, type TiledTensorMapOptions } from '@tilekit/runtime';
+import { ArgumentProblems } from '@tilekit/numeric';
+import { checkTiledTensorMap, type DeviceRange, type TiledTensorMapOptions } from '@tilekit/runtime';
 import type { DsaPackedLaunch } from '../dsaKernel.ts';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
+import { checkDsaIndexerBuffers } from './checkDsaIndexerBuffers.ts';
 import { DSA_INDEX_HEAD_DIM, DSA_INDEX_HEADS, DSA_NEXT_N, DSA_PAGE_BYTES, DSA_PAGE_SCALE_OFFSET, DSA_PAGE_TOKENS } from '../dsaShape.ts';
 import { dsaIndexerDecodeInstanceFor } from './dsaIndexerDecodeCatalog.ts';
 import { DSA_PAGE_ROWS, type DsaIndexerDecodeInstance } from './dsaIndexerDecodeInstance.ts';
@@ -157,24 +158,14 @@ export function packDsaIndexerDecode(
   encode: DsaTensorMapEncoder,
   smCount: number,
 ): DsaIndexerDecodePackedLaunch {
-  if (typeof buffers !== 'object' || buffers === null) throw new ArgumentError('buffers', 'must be an object of device buffers', buffers);
-  const bytes = dsaIndexerDecodeBufferBytes(c);
-  const align = { q: 16, weights: 4, cache: 16, blockTable: 4, contextLens: 4, logits: 4 } as const;
-  const v = new ArgumentProblems(ArgumentError);
-  for (const key of Object.keys(align) as (keyof typeof align)[])
-    v.check(() => checkDeviceRange(`buffers.${key}`, buffers[key], bytes[key], align[key]));
-  v.throwIfAny();
-  for (const other of ['q', 'weights', 'cache', 'blockTable', 'contextLens'] as const) {
-    const meets =
-      buffers.logits.ptr < buffers[other].ptr + BigInt(bytes[other]) && buffers[other].ptr < buffers.logits.ptr + BigInt(bytes.logits);
-    if (meets)
-      v.report(
-        'buffers.logits',
-        `must not overlap buffers.${other} (the indexer reads it while writing logits)`,
-        `0x${buffers.logits.ptr.toString(16)}`,
-      );
-  }
-  v.throwIfAny();
+  checkDsaIndexerBuffers(buffers, dsaIndexerDecodeBufferBytes(c), {
+    q: 16,
+    weights: 4,
+    cache: 16,
+    blockTable: 4,
+    contextLens: 4,
+    logits: 4,
+  });
   const instance = dsaIndexerDecodeInstanceFor(c.heads, c.nextN);
   const maps = dsaIndexerDecodeTensorMaps(c, buffers.q.ptr, buffers.cache.ptr);
   for (const m of [maps.q, maps.kv, maps.scale]) checkTiledTensorMap(m);

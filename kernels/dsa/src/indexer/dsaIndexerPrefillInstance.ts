@@ -40,7 +40,8 @@ import {
 import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { DSA_INDEX_HEAD_DIM, DSA_INDEX_HEADS, DSA_PAGE_SCALE_OFFSET, DSA_PAGE_TOKENS } from '../dsaShape.ts';
 import { DsaIndexerTileStep } from './dsaIndexerTileStep.ts';
-import { dsaRingBarrierBytes, emitDsaRingBarriers, type DsaRingBarriers } from './emitDsaRingBarriers.ts';
+import { emitDsaRingBarriers, type DsaRingBarriers } from './emitDsaRingBarriers.ts';
+import { dsaIndexerCommonParams, dsaIndexerSmem, type DsaIndexerSmem } from './dsaIndexerSmem.ts';
 
 /** The Policy of one prefill-indexer instance. */
 export interface DsaIndexerPrefillPolicy {
@@ -61,13 +62,9 @@ const KEY_TILE_BYTES = DSA_PAGE_SCALE_OFFSET;
 function prefillParams() {
   const count = { range: [1, 2 ** 31 - 1] as const };
   return {
-    q_map: kernelParam.tensorMap(),
-    kv_map: kernelParam.tensorMap(),
-    scale_map: kernelParam.tensorMap(),
-    weights: kernelParam.pointer(float32, { const: true, align: 4 }),
+    ...dsaIndexerCommonParams(),
     window_start: kernelParam.pointer(int32, { const: true, align: 4 }),
     window_end: kernelParam.pointer(int32, { const: true, align: 4 }),
-    logits: kernelParam.pointer(float32, { align: 4 }),
     seq_q: kernelParam.i32(count),
     seq_kv: kernelParam.i32(count),
     logits_stride: kernelParam.i32(count),
@@ -76,16 +73,6 @@ function prefillParams() {
 
 type PrefillParams = ReturnType<typeof prefillParams>;
 type PrefillArgs = { readonly [K in keyof PrefillParams]: Expr };
-
-/** Shared-memory offsets of a prefill CTA (bytes from the 1024-aligned base). */
-export interface DsaIndexerPrefillSmem {
-  readonly q: number;
-  readonly kv: number;
-  readonly scales: number;
-  readonly weights: number;
-  readonly barriers: number;
-  readonly used: number;
-}
 
 /** What the CTA's roles share: its query block, key-tile range and barriers. */
 interface PrefillCta {
@@ -111,7 +98,7 @@ interface PrefillCta {
 export class DsaIndexerPrefillInstance extends KernelInstance<DsaIndexerPrefillPolicy, PrefillParams> {
   protected readonly sourceHeader = { title: 'DSA lightning indexer, prefill', generator: '@tilekit/kernel-dsa' };
   readonly step: DsaIndexerTileStep;
-  readonly smem: DsaIndexerPrefillSmem;
+  readonly smem: DsaIndexerSmem;
   /** Queries per CTA (256 / H). */
   readonly queriesPerCta: number;
 
@@ -124,7 +111,7 @@ export class DsaIndexerPrefillInstance extends KernelInstance<DsaIndexerPrefillP
       { heads: policy.heads, stages: policy.stages, target: target.name },
       { tags: { heads: 'h', stages: 's' } },
     );
-    const smem = prefillSmem(policy.stages);
+    const smem = dsaIndexerSmem(CONSUMERS * ROWS_PER_WARPGROUP, policy.stages);
     const threads = CONSUMERS * 128 + PRODUCER_THREADS;
     super({ key, policy: Object.freeze({ ...policy }), target, params: prefillParams(), threads, sharedBytes: smem.used + 1024 });
     this.step = new DsaIndexerTileStep(ROWS_PER_WARPGROUP / policy.heads, policy.heads);
@@ -272,13 +259,4 @@ function windowOf(b: BlockBuilder, a: PrefillArgs, q: Expr, tag: string): { read
   const ks = b.let(`ks${tag}`, int32, minOf(maxOf(index(a.window_start, row), 0), a.seq_kv));
   const ke = b.let(`ke${tag}`, int32, minOf(maxOf(index(a.window_end, row), 0), a.seq_kv));
   return { ks, ke };
-}
-
-function prefillSmem(stages: number): DsaIndexerPrefillSmem {
-  const q = 0;
-  const kv = CONSUMERS * ROWS_PER_WARPGROUP * DSA_INDEX_HEAD_DIM;
-  const scales = kv + stages * KEY_TILE_BYTES;
-  const weights = scales + stages * DSA_PAGE_TOKENS * 4;
-  const barriers = weights + CONSUMERS * ROWS_PER_WARPGROUP * 4;
-  return { q, kv, scales, weights, barriers, used: barriers + dsaRingBarrierBytes(stages) };
 }

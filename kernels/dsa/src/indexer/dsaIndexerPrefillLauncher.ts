@@ -1,7 +1,8 @@
 // The host side of the prefill indexer: checks (naming each argument), tensor maps, packing.
-import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
-import { checkDeviceRange, checkTiledTensorMap, type DeviceRange, type TiledTensorMapOptions } from '@tilekit/runtime';
+import { ArgumentProblems } from '@tilekit/numeric';
+import { checkTiledTensorMap, type DeviceRange, type TiledTensorMapOptions } from '@tilekit/runtime';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
+import { checkDsaIndexerBuffers } from './checkDsaIndexerBuffers.ts';
 import type { DsaPackedLaunch } from '../dsaKernel.ts';
 import { DSA_INDEX_HEAD_DIM, DSA_INDEX_HEADS, DSA_PAGE_TOKENS } from '../dsaShape.ts';
 import { dsaIndexerPrefillInstanceFor } from './dsaIndexerPrefillCatalog.ts';
@@ -115,24 +116,15 @@ export function packDsaIndexerPrefill(
   buffers: DsaIndexerPrefillBuffers,
   encode: DsaTensorMapEncoder,
 ): DsaIndexerPrefillPackedLaunch {
-  if (typeof buffers !== 'object' || buffers === null) throw new ArgumentError('buffers', 'must be an object of device buffers', buffers);
-  const bytes = dsaIndexerPrefillBufferBytes(c);
-  const align = { q: 16, weights: 4, k: 16, kScales: 16, windowStart: 4, windowEnd: 4, logits: 4 } as const;
-  const v = new ArgumentProblems(ArgumentError);
-  for (const key of Object.keys(align) as (keyof typeof align)[])
-    v.check(() => checkDeviceRange(`buffers.${key}`, buffers[key], bytes[key], align[key]));
-  v.throwIfAny();
-  for (const other of ['q', 'weights', 'k', 'kScales', 'windowStart', 'windowEnd'] as const) {
-    const meets =
-      buffers.logits.ptr < buffers[other].ptr + BigInt(bytes[other]) && buffers[other].ptr < buffers.logits.ptr + BigInt(bytes.logits);
-    if (meets)
-      v.report(
-        'buffers.logits',
-        `must not overlap buffers.${other} (the indexer reads it while writing logits)`,
-        `0x${buffers.logits.ptr.toString(16)}`,
-      );
-  }
-  v.throwIfAny();
+  checkDsaIndexerBuffers(buffers, dsaIndexerPrefillBufferBytes(c), {
+    q: 16,
+    weights: 4,
+    k: 16,
+    kScales: 16,
+    windowStart: 4,
+    windowEnd: 4,
+    logits: 4,
+  });
   const instance = dsaIndexerPrefillInstanceFor(c.heads);
   const maps = dsaIndexerPrefillTensorMaps(c, buffers.q.ptr, buffers.k.ptr, buffers.kScales.ptr);
   for (const m of [maps.q, maps.kv, maps.scale]) checkTiledTensorMap(m);
