@@ -1,8 +1,8 @@
-import { defineFunction, float32, int32, pointer, uint64, type FunctionDef, type Target } from '@tilekit/codegen';
+import type { FunctionDef, Target } from '@tilekit/codegen';
 import type { DTypeName } from '@tilekit/numeric';
 import { wgmmaAccumulatorAtom } from '@tilekit/tile';
 import { WarpGemmAtomError } from '../errors.ts';
-import { asmOperands, asmStatement, regList } from './asmStatement.ts';
+import { checkByteWgmmaOperands, defineByteWgmmaWrapper } from './byteWgmmaForm.ts';
 import { WarpGemmAtom } from './warpGemmAtom.ts';
 import type { WgmmaAtomSpec } from './wgmmaAtom.ts';
 
@@ -65,49 +65,15 @@ function checkWgmmaFp8Spec(spec: WgmmaAtomSpec): string {
   const t = fp8PtxType[dtype];
   if (t === undefined) throw new WarpGemmAtomError('wgmma m64nNk32 fp8', 'input dtype must be fp8e4m3fn or fp8e5m2', String(dtype));
   if (!wgmmaFp8Ns.includes(n)) throw new WarpGemmAtomError('wgmma m64nNk32 fp8', 'n must be a multiple of 8 in [8, 256]', String(n));
-  const aSource = spec.aSource ?? 'shared';
-  if (aSource !== 'shared')
-    throw new WarpGemmAtomError(
-      'wgmma fp8 aSource',
-      'must be "shared" (tilekit models no register-A fragment of m64nNk32)',
-      String(aSource),
-    );
-  for (const [what, major] of [
-    ['aMajor', spec.aMajor ?? 'K'],
-    ['bMajor', spec.bMajor ?? 'K'],
-  ] as const) {
-    if (major !== 'K')
-      throw new WarpGemmAtomError(
-        `wgmma fp8 ${what}`,
-        'must be "K": the FP8 wgmma has no imm-trans (transpose is .f16/.bf16 only)',
-        String(major),
-      );
-  }
+  checkByteWgmmaOperands(spec, 'fp8');
   return t;
 }
 
 /** The `tk_wgmma_m64n<N>k32_f32_<t>_<t>_ss_kk` leaf: `d, a-desc, b-desc, scale-d, 1, 1`, with N/2 `"+f"` D operands. */
 function defineWgmmaFp8Wrapper(atom: WarpGemmAtom, target: Target): FunctionDef {
-  target.require('wgmma');
-  const { instruction } = atom;
-  const nd = atom.c.elementsPerThread;
-  return defineFunction(
-    {
-      name: atom.wrapperName,
-      qualifiers: target.functionQualifiers('force'),
-      params: { d: pointer(float32), desc_a: uint64, desc_b: uint64, scale_d: int32 },
-    },
-    (b) => {
-      b.comment(
-        `${instruction}: D (${nd} f32 per thread) = A[desc_a] * B[desc_b] + (scale_d ? D : 0); K-major A and B (no trans immediates), scale-a/b 1`,
-      );
-      b.verbatim(
-        asmStatement(
-          ['{', '.reg .pred p;', `setp.ne.b32 p, %${nd + 2}, 0;`, `${instruction} ${regList(0, nd)}, %${nd}, %${nd + 1}, p, 1, 1;`, '}'],
-          asmOperands('+f', 'd', nd),
-          ['"l"(desc_a)', '"l"(desc_b)', '"r"(scale_d)'],
-        ),
-      );
-    },
-  );
+  return defineByteWgmmaWrapper(atom, target, {
+    accumulator: 'f32',
+    immediates: ', 1, 1',
+    note: 'K-major A and B (no trans immediates), scale-a/b 1',
+  });
 }

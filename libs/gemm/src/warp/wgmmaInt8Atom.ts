@@ -1,7 +1,7 @@
-import { defineFunction, int32, pointer, uint64, type FunctionDef, type Target } from '@tilekit/codegen';
+import type { FunctionDef, Target } from '@tilekit/codegen';
 import { wgmmaAccumulatorAtom } from '@tilekit/tile';
 import { WarpGemmAtomError } from '../errors.ts';
-import { asmOperands, asmStatement, regList } from './asmStatement.ts';
+import { checkByteWgmmaOperands, defineByteWgmmaWrapper } from './byteWgmmaForm.ts';
 import { WarpGemmAtom } from './warpGemmAtom.ts';
 import type { WgmmaAtomSpec } from './wgmmaAtom.ts';
 
@@ -55,48 +55,10 @@ function checkWgmmaInt8Spec(spec: WgmmaAtomSpec): void {
   const { n } = spec;
   if (!wgmmaInt8Ns.includes(n))
     throw new WarpGemmAtomError('wgmma m64nNk32 int8', `n must be one of ${wgmmaInt8Ns.join(', ')} (the integer shapes)`, String(n));
-  const aSource = spec.aSource ?? 'shared';
-  if (aSource !== 'shared')
-    throw new WarpGemmAtomError(
-      'wgmma int8 aSource',
-      'must be "shared" (tilekit models no register-A fragment of m64nNk32)',
-      String(aSource),
-    );
-  for (const [what, major] of [
-    ['aMajor', spec.aMajor ?? 'K'],
-    ['bMajor', spec.bMajor ?? 'K'],
-  ] as const) {
-    if (major !== 'K')
-      throw new WarpGemmAtomError(
-        `wgmma int8 ${what}`,
-        'must be "K": the integer wgmma has no imm-trans (transpose is .f16/.bf16 only)',
-        String(major),
-      );
-  }
+  checkByteWgmmaOperands(spec, 'int8');
 }
 
 /** The `tk_wgmma_m64n<N>k32_s32_s8_s8_ss_kk` leaf: `d, a-desc, b-desc, scale-d`, with N/2 `"+r"` D operands. */
 function defineWgmmaInt8Wrapper(atom: WarpGemmAtom, target: Target): FunctionDef {
-  target.require('wgmma');
-  const { instruction } = atom;
-  const nd = atom.c.elementsPerThread;
-  return defineFunction(
-    {
-      name: atom.wrapperName,
-      qualifiers: target.functionQualifiers('force'),
-      params: { d: pointer(int32), desc_a: uint64, desc_b: uint64, scale_d: int32 },
-    },
-    (b) => {
-      b.comment(
-        `${instruction}: D (${nd} s32 per thread) = A[desc_a] * B[desc_b] + (scale_d ? D : 0); K-major A and B (no trans/scale immediates)`,
-      );
-      b.verbatim(
-        asmStatement(
-          ['{', '.reg .pred p;', `setp.ne.b32 p, %${nd + 2}, 0;`, `${instruction} ${regList(0, nd)}, %${nd}, %${nd + 1}, p;`, '}'],
-          asmOperands('+r', 'd', nd),
-          ['"l"(desc_a)', '"l"(desc_b)', '"r"(scale_d)'],
-        ),
-      );
-    },
-  );
+  return defineByteWgmmaWrapper(atom, target, { accumulator: 's32', immediates: '', note: 'K-major A and B (no trans/scale immediates)' });
 }
