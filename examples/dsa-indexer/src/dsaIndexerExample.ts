@@ -16,8 +16,7 @@ import {
   dsaIndexerPrefillReferenceWithBound,
   dsaRandomDecodeInput,
   dsaRandomPrefillInput,
-  dsaTopkInstanceFor,
-  dsaTopkVectorFor,
+  dsaTopkInstanceForLaunch,
   type DsaIndexerLogits,
 } from '@tilekit/kernel-dsa';
 import { ArgumentError } from '@tilekit/numeric';
@@ -27,8 +26,7 @@ import { DSA_FLAG_OF, problemFromArgs, type DsaIndexerArgs, type DsaIndexerExamp
 
 /** The instances a problem runs, after its configs were checked (typed errors name the field). */
 function plan(p: DsaIndexerExampleProblem): { readonly instances: readonly CompilableInstance[] } {
-  checkDsaTopkConfig({ rows: p.queries, rowStride: p.context, k: p.topk });
-  const topk = dsaTopkInstanceFor('index', dsaTopkVectorFor(p.context, 0n));
+  const topk = dsaTopkInstanceForLaunch(checkDsaTopkConfig({ rows: p.queries, rowStride: p.context, k: p.topk }), 0n);
   if (p.mode === 'prefill') {
     checkDsaIndexerPrefillConfig({ seqQ: p.queries, seqKv: p.context, heads: p.heads });
     return { instances: [dsaIndexerPrefillInstanceFor(p.heads), topk] };

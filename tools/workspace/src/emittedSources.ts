@@ -24,6 +24,7 @@ import {
   DSA_INDEXER_DECODE_CATALOG,
   DSA_INDEXER_PREFILL_CATALOG,
   DSA_TOPK_CATALOG,
+  DSA_TOPK_CLUSTER_CATALOG,
 } from '@tilekit/kernel-dsa';
 import { GEMM_CATALOG, GEMM_GFX942_CATALOG, GEMM_SM80_CATALOG, GEMM_SM80_CATALOG_SM90A } from '@tilekit/kernel-gemm';
 import { PERMUTE_CATALOG } from '@tilekit/kernel-permute';
@@ -103,6 +104,7 @@ export const EMITTED_SOURCE_CATALOGS: readonly EmittedSourceCatalog[] = [
   { catalog: 'dsa indexer decode', instances: DSA_INDEXER_DECODE_CATALOG },
   { catalog: 'dsa indexer prefill', instances: DSA_INDEXER_PREFILL_CATALOG },
   { catalog: 'dsa top-k', instances: DSA_TOPK_CATALOG },
+  { catalog: 'dsa top-k cluster', instances: DSA_TOPK_CLUSTER_CATALOG },
   { catalog: 'gemm sm90', instances: GEMM_CATALOG },
   { catalog: 'gemm sm80', instances: GEMM_SM80_CATALOG },
   { catalog: 'gemm sm80 (built for sm_90a)', instances: GEMM_SM80_CATALOG_SM90A },

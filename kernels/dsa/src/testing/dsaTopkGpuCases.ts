@@ -1,8 +1,12 @@
-// The cases of the top-k GPU spec: hand-picked edges (all-equal rows longer than the candidate
-// list, narrow values, rows of one position, k past the row, lengths 0/1/negative/past the row,
-// −∞ runs and NaN, misaligned logits, the page-table form with next_n 2), then seeded random ones.
+// The cases of the top-k GPU spec: hand-picked edges (all-equal rows, narrow values, rows of one
+// position, k past the row, lengths 0/1/negative/past the row, −∞ runs and NaN, misaligned logits,
+// the page-table form with next_n 2), the cluster kernel's boundaries (row strides around one CTA's
+// slice and the 131072 limit, ties straddling CTA slices, lengths ending inside a slice, k 4096 just
+// below the row, the batch rule lowering the cluster size), then seeded random ones.
 import { Prng } from '@tilekit/host';
 import { DSA_PAGE_TOKENS } from '../dsaShape.ts';
+import { DSA_TOPK_CLUSTER_SIZES, DsaTopkClusterInstance } from '../topk/dsaTopkClusterInstance.ts';
+import { dsaTopkIndexOutput } from '../topk/dsaTopkIndexOutput.ts';
 import type { DsaTopkPageTable } from '../topk/dsaTopkOutput.ts';
 import { DSA_TOPK_LOGIT_STYLES, type DsaTopkLogitOptions } from './dsaTopkLogits.ts';
 
@@ -26,7 +30,7 @@ function edgeCases(): DsaTopkGpuCase[] {
     ...extra,
   });
   return [
-    c('all-equal rows of 128K, k 2048 (bin 1 overflows the list: pass 3 re-scans the row)', {
+    c('all-equal rows of 128K, k 2048 (every pass narrows; CTA 0 of the cluster keeps all)', {
       rows: 2,
       rowStride: 131072,
       k: 2048,
@@ -61,6 +65,62 @@ function edgeCases(): DsaTopkGpuCase[] {
       { rowsPerSequence: 1 },
     ),
     c('page table, next_n 2, k 4096 > rows of 3000', { rows: 4, rowStride: 3000, k: 4096, style: 'masked' }, { rowsPerSequence: 2 }),
+    ...clusterCases(),
+  ];
+}
+
+/** The cluster kernel's boundaries (the cluster size each takes is in its label: dsaTopkClusterSizeFor). */
+export function clusterCases(): DsaTopkGpuCase[] {
+  const c = (label: string, o: Omit<DsaTopkLogitOptions, 'seed'>, extra: Partial<DsaTopkGpuCase> = {}): DsaTopkGpuCase => ({
+    label: `cluster: ${label}`,
+    logits: { seed: 21_000 + label.length, ...o },
+    ...extra,
+  });
+  return [
+    c('L 8191 (1 CTA, scalar loads), k 2048', { rows: 2, rowStride: 8191, k: 2048, style: 'normal' }),
+    c('L 8192 (1 CTA), k 2048, ties', { rows: 2, rowStride: 8192, k: 2048, style: 'ties' }),
+    c('L 8193 (2 CTAs, scalar loads), k 2048, lengths', {
+      rows: 3,
+      rowStride: 8193,
+      k: 2048,
+      style: 'masked',
+      lengths: [8193, 8192, 4100],
+    }),
+    c('L 65536 (8 CTAs of 8192), k 2048', { rows: 1, rowStride: 65536, k: 2048, style: 'spread' }),
+    c('L 65536, 40 rows (the batch rule: 4 CTAs of 16384), k 2048', { rows: 40, rowStride: 65536, k: 2048, style: 'normal' }),
+    c('L 131072 (8 CTAs of 16384), k 2048', { rows: 2, rowStride: 131072, k: 2048, style: 'normal' }),
+    c('L 131072, narrow values, k 4096', { rows: 1, rowStride: 131072, k: 4096, style: 'narrow' }),
+    c('L 131073 (past the cluster kernel: one CTA per row), k 2048', { rows: 1, rowStride: 131073, k: 2048, style: 'normal' }),
+    c('L 131076 (one CTA per row, 16-byte loads), k 2048, lengths', {
+      rows: 2,
+      rowStride: 131076,
+      k: 2048,
+      style: 'masked',
+      lengths: [131076, 70000],
+    }),
+    c('ties straddling CTA slices: L 131072, 8 values, k 4096', { rows: 1, rowStride: 131072, k: 4096, style: 'ties', palette: 8 }),
+    c('ties straddling CTA slices: L 32768 (4 CTAs), 3 values, k 4096', { rows: 2, rowStride: 32768, k: 4096, style: 'ties', palette: 3 }),
+    c('lengths ending inside a slice: L 100000 (8 CTAs of 12512), k 2048', {
+      rows: 5,
+      rowStride: 100000,
+      k: 2048,
+      style: 'masked',
+      lengths: [99999, 16385, 12513, 12512, 37],
+    }),
+    c('k 4096, L 4097 (1 CTA), all equal', { rows: 2, rowStride: 4097, k: 4096, style: 'allEqual' }),
+    c('k 4096, L 4100, normal', { rows: 3, rowStride: 4100, k: 4096, style: 'normal' }),
+    c('k 4096, L 16400 (4 CTAs of 4112), all equal, lengths just above k', {
+      rows: 3,
+      rowStride: 16400,
+      k: 4096,
+      style: 'allEqual',
+      lengths: [4097, 8200, 8201],
+    }),
+    c(
+      'page table, next_n 2, L 131072, ties straddling slices, k 4096',
+      { rows: 2, rowStride: 131072, k: 4096, style: 'ties', palette: 8, lengths: [131072, 70001] },
+      { rowsPerSequence: 2 },
+    ),
   ];
 }
 
@@ -96,4 +156,26 @@ export function dsaTopkGpuPageTable(c: DsaTopkGpuCase): DsaTopkPageTable {
   const rng = new Prng(c.logits.seed + 1);
   const blockTable = Int32Array.from({ length: (c.logits.rows / rps) * maxPages }, () => rng.nextInt(0, 2 ** 20 - 1));
   return { blockTable, maxPages, rowsPerSequence: rps };
+}
+
+/** Labels of the cases the GPU spec also runs with every cluster size whose slices hold the row (bypassing the batch rule). */
+export const DSA_TOPK_EVERY_CLUSTER_CASES: readonly string[] = Object.freeze([
+  'cluster: L 8193 (2 CTAs, scalar loads), k 2048, lengths',
+  'cluster: ties straddling CTA slices: L 32768 (4 CTAs), 3 values, k 4096',
+  'cluster: k 4096, L 4100, normal',
+  'cluster: k 4096, L 16400 (4 CTAs of 4112), all equal, lengths just above k',
+  'page table, next_n 1, lengths not multiples of 64, k 7',
+  'rowStride 1, k 4096',
+  'lengths 0, 1, past the row, negative, 63, 65, 129',
+]);
+
+/**
+ * What the GPU spec times besides the dispatched instance and the single-CTA kernel: the cluster
+ * kernel with 1024 threads of 16 keys (the same 16384-position slices; index form, 16-byte loads),
+ * each cluster size.
+ */
+export function dsaTopkTimingAlternatives(): DsaTopkClusterInstance[] {
+  return DSA_TOPK_CLUSTER_SIZES.map(
+    (cluster) => new DsaTopkClusterInstance({ cluster, threads: 1024, vector: 4, unroll: 4, output: dsaTopkIndexOutput }),
+  );
 }

@@ -27,6 +27,8 @@ export interface DsaTopkLogitOptions {
   readonly style: DsaTopkLogitStyle;
   /** No lengths (every row is rowStride long), random ones (some 0, 1, > rowStride, < 0), or these. */
   readonly lengths?: 'none' | 'random' | readonly number[];
+  /** Distinct values of a 'ties' row (default: 1 … 6, drawn). */
+  readonly palette?: number;
 }
 
 function value(rng: Prng, style: DsaTopkLogitStyle, palette: readonly number[]): number {
@@ -49,9 +51,11 @@ function value(rng: Prng, style: DsaTopkLogitStyle, palette: readonly number[]):
   }
 }
 
-function fillRow(rng: Prng, out: Float32Array, base: number, n: number, style: DsaTopkLogitStyle): void {
+function fillRow(rng: Prng, out: Float32Array, base: number, n: number, style: DsaTopkLogitStyle, distinct?: number): void {
   const palette =
-    style === 'allEqual' ? [rng.nextNormal()] : Array.from({ length: rng.nextInt(1, 6) }, (_, i) => (i === 0 ? 0 : rng.nextNormal()));
+    style === 'allEqual'
+      ? [rng.nextNormal()]
+      : Array.from({ length: distinct ?? rng.nextInt(1, 6) }, (_, i) => (i === 0 ? 0 : rng.nextNormal()));
   for (let p = 0; p < n; p++) out[base + p] = value(rng, style, palette);
   if (style !== 'masked') return;
   for (let runs = rng.nextInt(0, 4); runs > 0; runs--) {
@@ -73,7 +77,7 @@ function randomLength(rng: Prng, rowStride: number): number {
 export function dsaTopkLogits(o: DsaTopkLogitOptions): DsaTopkRows {
   const rng = new Prng(o.seed);
   const logits = new Float32Array(o.rows * o.rowStride);
-  for (let r = 0; r < o.rows; r++) fillRow(rng, logits, r * o.rowStride, o.rowStride, o.style);
+  for (let r = 0; r < o.rows; r++) fillRow(rng, logits, r * o.rowStride, o.rowStride, o.style, o.palette);
   const lengths =
     o.lengths === undefined || o.lengths === 'none'
       ? undefined

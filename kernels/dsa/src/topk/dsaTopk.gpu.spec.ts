@@ -1,25 +1,42 @@
-// GPU tests of the exact top-k kernel (node:test; run by `npm run test:gpu` on the GPU machine):
-// seeded logit rows go through the kernel and its [rows][k] output must equal dsaTopkReference
-// (in the output hook's form) bit for bit. Cases (dsaTopkGpuCases): ties and all-equal rows (also
-// longer than the candidate list), −∞ runs, NaN, ±0, rows shorter than k, k > rowStride, lengths
-// 0/1/negative/past the row/not multiples of 64, rowStride 1 … 131072, k ∈ {1, 7, 2048, 4096} and
-// random, misaligned logits (scalar loads), the page-table form with next_n 1 and 2; then prints
-// the kernel time (not asserted) for rows 1/32/128 × L 8K/32K/128K at k 2048. Skipped without a GPU.
+// GPU tests of the exact top-k kernels (node:test; run by `npm run test:gpu` on the GPU machine):
+// seeded logit rows go through packDsaTopk's dispatch (the cluster kernel for rows up to 131072,
+// the single-CTA kernel past them) and the [rows][k] output must equal dsaTopkReference (in the
+// output hook's form) bit for bit. Cases (dsaTopkGpuCases): ties and all-equal rows, −∞ runs, NaN,
+// ±0, rows shorter than k, k > rowStride, lengths 0/1/negative/past the row/not multiples of 64,
+// rowStride 1 … 131076, k ∈ {1, 7, 2048, 4096} and random, misaligned logits (scalar loads), the
+// page-table form with next_n 1 and 2, the cluster kernel's boundaries; some cases again with every
+// cluster size whose slices hold the row. Then prints the kernel times (not asserted) for rows
+// 1/32/128 × L 8K/32K/128K at k 2048: the dispatched instance, the single-CTA kernel, the other
+// cluster sizes and 1024-thread cluster instances. Skipped without a GPU.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildOncePerInstance, Device, timeLaunches, type DeviceBuffer } from '@tilekit/runtime';
+import { buildOncePerInstance, Device, timeBackToBack, type DeviceBuffer } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { dsaTopkReference } from '../reference/dsaTopkReference.ts';
-import { dsaTopkGpuCases, dsaTopkGpuPageTable, type DsaTopkGpuCase } from '../testing/dsaTopkGpuCases.ts';
+import {
+  DSA_TOPK_EVERY_CLUSTER_CASES,
+  dsaTopkGpuCases,
+  dsaTopkGpuPageTable,
+  dsaTopkTimingAlternatives,
+  type DsaTopkGpuCase,
+} from '../testing/dsaTopkGpuCases.ts';
 import { dsaTopkLogits } from '../testing/dsaTopkLogits.ts';
 import { dsaTopkIndexOutput } from './dsaTopkIndexOutput.ts';
-import type { DsaTopkInstance } from './dsaTopkInstance.ts';
-import { checkDsaTopkConfig, type DsaTopkKernel, packDsaTopk, type DsaTopkBuffers, type DsaTopkPackedLaunch } from './dsaTopkLauncher.ts';
+import { DSA_TOPK_CLUSTER_SIZES } from './dsaTopkClusterInstance.ts';
+import { DSA_TOPK_CLUSTER_SLICE_CAPACITY, dsaTopkClusterInstanceFor, dsaTopkInstanceFor, dsaTopkVectorFor } from './dsaTopkCatalog.ts';
+import {
+  checkDsaTopkConfig,
+  type DsaTopkAnyInstance,
+  type DsaTopkKernel,
+  packDsaTopk,
+  type DsaTopkBuffers,
+  type DsaTopkPackedLaunch,
+} from './dsaTopkLauncher.ts';
 import { DsaKernel } from '../dsaKernel.ts';
 import { dsaTopkOutputReference, type DsaTopkPageTable } from './dsaTopkOutput.ts';
 import { dsaTopkPageTableOutput } from './dsaTopkPageTableOutput.ts';
 
-const buildKernel = buildOncePerInstance((instance: DsaTopkInstance) =>
+const buildKernel = buildOncePerInstance((instance: DsaTopkAnyInstance) =>
   DsaKernel.build(instance, { device: Device.open(0), compiler: gpuTestCompiler('dsa-topk-gpu') }),
 );
 
@@ -64,7 +81,15 @@ function firstMismatch(got: Int32Array, want: Int32Array, k: number): string | u
   return `${wrongRows} rows differ; first: row ${row} slot ${i % k}: got ${got[i]}, expected ${want[i]}`;
 }
 
-async function runCase(c: DsaTopkGpuCase): Promise<string> {
+/** `p` packed again for `instance` (the same parameters: every top-k instance declares them alike). */
+function repack(p: DsaTopkPackedLaunch, instance: DsaTopkAnyInstance, rows: number): DsaTopkPackedLaunch {
+  const l = instance.launch(rows);
+  const args = instance.signature.pack(p.instance.signature.unpack(p.args.bytes));
+  return { instance, grid: l.grid, block: l.block, sharedBytes: l.sharedBytes, args };
+}
+
+/** Runs case `c` through packDsaTopk (or, with `pick`, the instance it names for the dispatched launch) and checks it against the reference. */
+async function runCase(c: DsaTopkGpuCase, pick?: (p: DsaTopkPackedLaunch) => DsaTopkAnyInstance): Promise<string> {
   const rows = dsaTopkLogits(c.logits);
   const table: DsaTopkPageTable | undefined = c.rowsPerSequence === undefined ? undefined : dsaTopkGpuPageTable(c);
   const config = checkDsaTopkConfig({
@@ -83,7 +108,8 @@ async function runCase(c: DsaTopkGpuCase): Promise<string> {
       ...(rows.lengths === undefined ? {} : { lengths: mem.upload(Int32Array.from(rows.lengths)) }),
       ...(table === undefined ? {} : { blockTable: mem.upload(Int32Array.from(table.blockTable)) }),
     };
-    const packed = packDsaTopk(config, buffers);
+    const dispatched = packDsaTopk(config, buffers);
+    const packed = pick === undefined ? dispatched : repack(dispatched, pick(dispatched), rows.rows);
     const kernel = await buildKernel(packed.instance);
     kernel.launch(packed);
     device.synchronize();
@@ -99,16 +125,39 @@ async function runCase(c: DsaTopkGpuCase): Promise<string> {
   }
 }
 
-for (const c of dsaTopkGpuCases()) {
+const cases = dsaTopkGpuCases();
+for (const c of cases) {
   test(`kernel-dsa/gpu topk: ${c.label}`, gpu.options, async () => {
     console.log(await runCase(c));
   });
 }
 
-/** The median of `timeLaunches` (20 after 5) in µs. */
+for (const label of DSA_TOPK_EVERY_CLUSTER_CASES) {
+  const c = cases.find((x) => x.label === label)!;
+  test(`kernel-dsa/gpu topk, every cluster size: ${label}`, gpu.options, async () => {
+    const sizes = DSA_TOPK_CLUSTER_SIZES.filter((n) => c.logits.rowStride <= n * DSA_TOPK_CLUSTER_SLICE_CAPACITY);
+    for (const cluster of sizes) {
+      const pick = (p: DsaTopkPackedLaunch): DsaTopkAnyInstance =>
+        dsaTopkClusterInstanceFor(p.instance.policy.output.kind, p.instance.policy.vector, cluster);
+      console.log(await runCase(c, pick));
+    }
+  });
+}
+
+/** The median per-launch time (µs) of back-to-back launches (timeBackToBack: 5 repetitions of about 10 ms each). */
 function medianUs(device: Device, kernel: DsaTopkKernel, packed: DsaTopkPackedLaunch): number {
-  const ms = timeLaunches(device, () => kernel.launch(packed), { warmup: 5, repeat: 20 }).sort((x, y) => x - y);
-  return ms[10]! * 1000;
+  const options = { warmup: 3, warmupMs: 20, repetitions: 5, targetMs: 10, minLaunches: 20, maxLaunches: 4000 };
+  const { reps } = timeBackToBack(device, () => kernel.launch(packed), options);
+  return [...reps].sort((x, y) => x - y)[2]! * 1000;
+}
+
+/** The instances one timing compares: the dispatched one first, the single-CTA kernel, the other cluster sizes, the 1024-thread cluster instances. */
+function timed(dispatched: DsaTopkAnyInstance, rowStride: number): DsaTopkAnyInstance[] {
+  const fits = (n: number): boolean => rowStride <= n * DSA_TOPK_CLUSTER_SLICE_CAPACITY;
+  const others = DSA_TOPK_CLUSTER_SIZES.filter(fits).map((n) => dsaTopkClusterInstanceFor('index', 4, n));
+  const wide = dsaTopkTimingAlternatives().filter((i) => fits(i.policy.cluster));
+  const all = [dispatched, dsaTopkInstanceFor('index', dsaTopkVectorFor(rowStride, 0n)), ...others, ...wide];
+  return all.filter((x, i) => all.findIndex((y) => y.name === x.name) === i);
 }
 
 test('kernel-dsa/gpu topk: time at k 2048, rows 1/32/128 × L 8K/32K/128K (printed, not asserted)', gpu.options, async () => {
@@ -121,18 +170,19 @@ test('kernel-dsa/gpu topk: time at k 2048, rows 1/32/128 × L 8K/32K/128K (print
       try {
         const config = checkDsaTopkConfig({ rows: rowCount, rowStride: length, k: 2048 });
         const packed = packDsaTopk(config, { logits: mem.upload(rows.logits), out: mem.output(rowCount * 2048 * 4) });
-        const kernel = await buildKernel(packed.instance);
-        const us = medianUs(device, kernel, packed);
-        const gbs = (rowCount * length * 4) / (us * 1e3);
-        lines.push(
-          `rows ${String(rowCount).padStart(3)} × L ${String(length).padStart(6)}: ${us.toFixed(1).padStart(8)} µs (${gbs.toFixed(0)} GB/s of logits once)`,
-        );
+        const times: string[] = [];
+        for (const instance of timed(packed.instance, length)) {
+          const p = instance === packed.instance ? packed : repack(packed, instance, rowCount);
+          const kernel = await buildKernel(instance);
+          times.push(`${instance.name} ${medianUs(device, kernel, p).toFixed(1)}`);
+        }
+        lines.push(`rows ${String(rowCount).padStart(3)} × L ${String(length).padStart(6)} (µs): ${times.join(' | ')}`);
       } finally {
         mem.dispose();
       }
     }
   }
   console.log(
-    `dsa top-k (${buildKernel.builds().length} kernels built), normal logits, no lengths, median of 20:\n  ${lines.join('\n  ')}`,
+    `dsa top-k (${buildKernel.builds().length} kernels built), normal logits, no lengths, medians of back-to-back launches; the dispatched instance first:\n  ${lines.join('\n  ')}`,
   );
 });

@@ -108,12 +108,20 @@ export function dsaTopkSharedLayout(listCapacity: number): {
   return { scratch, state, list, bytes: SMEM_ALIGN + list + listCapacity * 4 };
 }
 
-function topkParams(policy: DsaTopkPolicy) {
+/**
+ * The parameters of a top-k kernel: logits (4 · vector-byte aligned), lengths (nullable), out,
+ * row_stride in [1, maxRowStride], k, then the output hook's own.
+ * @throws DsaArgumentError when the hook's parameters reuse one of these names.
+ */
+export function dsaTopkKernelParams(
+  policy: { readonly vector: DsaTopkVector; readonly output: DsaTopkOutput },
+  maxRowStride: number,
+): KernelParams {
   const own = {
     logits: kernelParam.pointer(float32, { const: true, align: 4 * policy.vector }),
     lengths: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
     out: kernelParam.pointer(int32, { align: 4 }),
-    row_stride: kernelParam.i32({ range: [1, DSA_TOPK_MAX_ROW_STRIDE] }),
+    row_stride: kernelParam.i32({ range: [1, maxRowStride] }),
     k: kernelParam.i32({ range: [1, DSA_TOPK_MAX] }),
   };
   const clash = Object.keys(policy.output.params).filter((name) => Object.hasOwn(own, name));
@@ -188,7 +196,7 @@ export class DsaTopkInstance extends KernelInstance<DsaTopkPolicy, KernelParams>
       key,
       policy: frozen,
       target,
-      params: topkParams(policy),
+      params: dsaTopkKernelParams(policy, DSA_TOPK_MAX_ROW_STRIDE),
       threads: policy.threads,
       sharedBytes: dsaTopkSharedLayout(policy.listCapacity).bytes,
     });
@@ -240,7 +248,7 @@ export class DsaTopkInstance extends KernelInstance<DsaTopkPolicy, KernelParams>
   private emitSelection(ctx: RowContext): void {
     const { b, site, hist, state, args } = ctx;
     const k = args['k']!;
-    emitZero(b, site, hist, HIST_BINS);
+    emitDsaTopkZero(b, site, hist, HIST_BINS);
     b.if(eq(site.tid, 0), (x) => x.assign(index(state, DSA_TOPK_STATE.listed), 0));
     b.push(site.target.syncThreads());
     b.comment(`pass 1: histogram of the top ${DIGIT1} bits of every candidate's key`);
@@ -276,7 +284,7 @@ export class DsaTopkInstance extends KernelInstance<DsaTopkPolicy, KernelParams>
       (x) => x.assign(threshold, lowest(bin1u, 32 - DIGIT1)),
       (x) => {
         x.comment(`pass 2: histogram of the next ${DIGIT2} bits over the keys in bin1, which are listed too`);
-        emitZero(x, site, hist, 2 ** DIGIT2);
+        emitDsaTopkZero(x, site, hist, 2 ** DIGIT2);
         x.push(site.target.syncThreads());
         emitDsaTopkRowSweep(x, ctx.row, (y, chunks) => {
           for (const c of chunks) {
@@ -309,7 +317,7 @@ export class DsaTopkInstance extends KernelInstance<DsaTopkPolicy, KernelParams>
   ): void {
     const { b, site, hist, state, list } = ctx;
     b.comment(`pass 3: histogram of the last ${DIGIT3} bits over the keys with the ${32 - DIGIT3}-bit prefix`);
-    emitZero(b, site, hist, 2 ** DIGIT3);
+    emitDsaTopkZero(b, site, hist, 2 ** DIGIT3);
     b.push(site.target.syncThreads());
     const add3 = (x: BlockBuilder, keys: readonly Expr[]): void => {
       const active = keys.map((key) => x.let('in_prefix', bool, eq(shr(key, DIGIT3), v.prefix)));
@@ -416,6 +424,6 @@ export class DsaTopkInstance extends KernelInstance<DsaTopkPolicy, KernelParams>
 }
 
 /** Zeroes `n` int32 of shared memory (block-strided; no barrier). */
-function emitZero(b: BlockBuilder, site: DsaTopkScanSite, at: Expr, n: number): void {
+export function emitDsaTopkZero(b: BlockBuilder, site: DsaTopkScanSite, at: Expr, n: number): void {
   b.forRange({ name: 'z', from: site.tid, to: n, step: site.threads }, (x, i) => x.assign(index(at, i), 0));
 }

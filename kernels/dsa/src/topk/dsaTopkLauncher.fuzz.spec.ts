@@ -18,7 +18,7 @@ import {
 } from '@tilekit/runtime/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { invalidDsaTopkCalls, validDsaTopkCalls, type DsaTopkFuzzCall } from '../testing/dsaTopkInvalidArgs.ts';
-import { DSA_TOPK_CATALOG } from './dsaTopkCatalog.ts';
+import { DSA_TOPK_CATALOG, DSA_TOPK_CLUSTER_CATALOG } from './dsaTopkCatalog.ts';
 import { checkDsaTopkConfig, type DsaTopkKernel, packDsaTopk, type DsaTopkBuffers, type DsaTopkConfig } from './dsaTopkLauncher.ts';
 import { DsaKernel } from '../dsaKernel.ts';
 
@@ -34,7 +34,8 @@ beforeAll(async () => {
   fake = useFuzzFakeAddon();
   device = Device.open(0);
   const compiler = fakeCompiler(fake, counter);
-  for (const instance of DSA_TOPK_CATALOG) kernels.set(instance.name, await DsaKernel.build(withoutSource(instance), { device, compiler }));
+  for (const instance of [...DSA_TOPK_CATALOG, ...DSA_TOPK_CLUSTER_CATALOG])
+    kernels.set(instance.name, await DsaKernel.build(withoutSource(instance), { device, compiler }));
 });
 afterAll(() => {
   dropFuzzFakeAddon();

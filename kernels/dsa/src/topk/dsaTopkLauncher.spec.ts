@@ -3,10 +3,26 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { dsaTopkToPageTable } from '../reference/dsaTopkToPageTable.ts';
-import { DSA_TOPK_CATALOG, dsaTopkInstanceFor, dsaTopkVectorFor } from './dsaTopkCatalog.ts';
+import {
+  DSA_TOPK_CATALOG,
+  DSA_TOPK_CLUSTER_CATALOG,
+  DSA_TOPK_CLUSTER_MAX_ROW_STRIDE,
+  dsaTopkClusterInstanceFor,
+  dsaTopkClusterSizeFor,
+  dsaTopkInstanceFor,
+  dsaTopkVectorFor,
+} from './dsaTopkCatalog.ts';
+import { DsaTopkClusterInstance } from './dsaTopkClusterInstance.ts';
 import { dsaTopkIndexOutput } from './dsaTopkIndexOutput.ts';
 import { DsaTopkInstance } from './dsaTopkInstance.ts';
-import { checkDsaTopkConfig, dsaTopkBufferBytes, packDsaTopk, type DsaTopkBuffers, type DsaTopkConfig } from './dsaTopkLauncher.ts';
+import {
+  checkDsaTopkConfig,
+  dsaTopkBufferBytes,
+  dsaTopkInstanceForLaunch,
+  packDsaTopk,
+  type DsaTopkBuffers,
+  type DsaTopkConfig,
+} from './dsaTopkLauncher.ts';
 import { dsaTopkOutputReference } from './dsaTopkOutput.ts';
 import { dsaTopkPageTableOutput } from './dsaTopkPageTableOutput.ts';
 
@@ -70,14 +86,32 @@ describe('checkDsaTopkConfig', () => {
 describe('packDsaTopk', () => {
   it('packs the catalog instance for the form and the load width', () => {
     const p = packDsaTopk(checkDsaTopkConfig(config), buffersFor(config));
+    expect(p.instance.name).toBe('dsa_topk_cluster_index_c1_t512_v4_u8');
     expect(p.instance.policy.output.kind).toBe('index');
     expect(p.instance.policy.vector).toBe(4);
     expect(p.grid).toEqual([6, 1, 1]);
-    expect(p.block).toEqual([1024, 1, 1]);
+    expect(p.block).toEqual([512, 1, 1]);
     expect(p.sharedBytes).toBe(p.instance.sharedBytes);
     const odd = { ...config, rowStride: 999 };
     expect(packDsaTopk(checkDsaTopkConfig(odd), buffersFor(odd)).instance.policy.vector).toBe(1);
     expect(packDsaTopk(checkDsaTopkConfig(paged), buffersFor(paged)).instance.policy.output.kind).toBe('pageTable');
+  });
+
+  it('dispatches rows up to 131072 to the cluster kernel (C CTAs per row in the grid), longer rows to one CTA per row', () => {
+    const at = (rows: number, rowStride: number) => {
+      const c = { rows, rowStride, k: 2048 };
+      const p = packDsaTopk(checkDsaTopkConfig(c), buffersFor(c));
+      return `${p.instance.name} grid ${p.grid[0]}`;
+    };
+    expect(at(1, 8192)).toBe('dsa_topk_cluster_index_c1_t512_v4_u8 grid 1');
+    expect(at(1, 8193)).toBe('dsa_topk_cluster_index_c2_t512_v1_u32 grid 2');
+    expect(at(2, 65536)).toBe('dsa_topk_cluster_index_c8_t512_v4_u8 grid 16');
+    expect(at(40, 65536)).toBe('dsa_topk_cluster_index_c4_t512_v4_u8 grid 160');
+    expect(at(3, 131072)).toBe('dsa_topk_cluster_index_c8_t512_v4_u8 grid 24');
+    expect(at(128, 131072)).toBe('dsa_topk_index_t1024_v4_u2_l16384 grid 128');
+    expect(at(128, 32768)).toBe('dsa_topk_cluster_index_c2_t512_v4_u8 grid 256');
+    expect(at(1, 131073)).toBe('dsa_topk_index_t1024_v1_u2_l16384 grid 1');
+    expect(at(1, 131076)).toBe('dsa_topk_index_t1024_v4_u2_l16384 grid 1');
   });
 
   it('takes null or absent lengths as full rows', () => {
@@ -114,7 +148,80 @@ describe('packDsaTopk', () => {
   });
 });
 
+describe('the cluster size rule', () => {
+  it('spreads small launches over slices of 8192, takes the fewest CTAs per row otherwise, and leaves long rows and large clustered launches to one CTA per row', () => {
+    const table = [1, 2, 32, 128, 1024].map((rows) => [8192, 8193, 16384, 32768, 65536, 131072].map((l) => dsaTopkClusterSizeFor(rows, l)));
+    expect(table).toEqual([
+      [1, 2, 2, 4, 8, 8],
+      [1, 2, 2, 4, 8, 8],
+      [1, 1, 1, 2, 4, 8],
+      [1, 1, 1, 2, 4, undefined],
+      [1, 1, 1, undefined, undefined, undefined],
+    ]);
+    expect(dsaTopkClusterSizeFor(1, DSA_TOPK_CLUSTER_MAX_ROW_STRIDE + 1)).toBeUndefined();
+    expect(dsaTopkClusterSizeFor(2 ** 31 - 1, 131072)).toBeUndefined();
+    expect(dsaTopkClusterSizeFor(2 ** 31 - 1, 100)).toBe(1);
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.integer({ min: 1, max: DSA_TOPK_CLUSTER_MAX_ROW_STRIDE }), (rows, l) => {
+        const c = dsaTopkClusterSizeFor(rows, l);
+        if (c === undefined) return;
+        expect(l).toBeLessThanOrEqual(dsaTopkClusterInstanceFor('index', 4, c).maxRowStride);
+        expect(rows * c).toBeLessThanOrEqual(2 ** 31 - 1);
+      }),
+      { numRuns: 500, seed: 20_05 },
+    );
+  });
+
+  it('falls back to one CTA per row when rows × C would pass the grid or the clustered launch is large', () => {
+    const huge = checkDsaTopkConfig({ rows: 2 ** 31 - 1, rowStride: 131072, k: 2048 });
+    expect(dsaTopkInstanceForLaunch(huge, 0n).name).toBe('dsa_topk_index_t1024_v4_u2_l16384');
+  });
+});
+
 describe('top-k catalog and output hooks', () => {
+  it('has one cluster instance per form, load width and cluster size: 512 threads of 32 keys, the cluster shape compiled in', () => {
+    expect(DSA_TOPK_CLUSTER_CATALOG.map((i) => i.name)).toEqual(
+      ['index', 'pageTable'].flatMap((o) =>
+        ['v4_u8', 'v1_u32'].flatMap((v) => [1, 2, 4, 8].map((c) => `dsa_topk_cluster_${o}_c${c}_t512_${v}`)),
+      ),
+    );
+    for (const i of DSA_TOPK_CLUSTER_CATALOG) {
+      expect(i.sliceCapacity).toBe(16384);
+      expect(i.maxRowStride).toBe(16384 * i.policy.cluster);
+      expect(i.launch(3)).toEqual({
+        grid: [3 * i.policy.cluster, 1, 1],
+        block: [512, 1, 1],
+        sharedBytes: i.sharedBytes,
+        cluster: [i.policy.cluster, 1, 1],
+      });
+    }
+    const c8 = dsaTopkClusterInstanceFor('index', 4, 8).source();
+    expect(c8).toContain('__cluster_dims__(8, 1, 1)');
+    expect(c8).toContain('mapa.shared::cluster.u32');
+    expect(c8).toContain('ld.shared::cluster.u32');
+    expect(c8).toContain('st.shared::cluster.u32');
+    const c1 = dsaTopkClusterInstanceFor('pageTable', 1, 1).source();
+    for (const cluster of ['__cluster_dims__', 'tk_cluster', 'shared::cluster']) expect(c1).not.toContain(cluster);
+    expect(c1).toContain('block_table[');
+    expect(() => dsaTopkClusterInstanceFor('index', 4, 16)).toThrow(DsaArgumentError);
+  });
+
+  it('rejects a cluster policy outside the rules, launches past the grid and row strides past the instance', () => {
+    const policy = { cluster: 8, threads: 512, vector: 4, unroll: 8, output: dsaTopkIndexOutput } as const;
+    expect(() => new DsaTopkClusterInstance({ ...policy, cluster: 16 })).toThrow(/policy.cluster/);
+    expect(() => new DsaTopkClusterInstance({ ...policy, threads: 256 })).toThrow(/policy.threads/);
+    expect(() => new DsaTopkClusterInstance({ ...policy, vector: 2 as 4 })).toThrow(/policy.vector/);
+    expect(() => new DsaTopkClusterInstance({ ...policy, unroll: 16 })).toThrow(/policy.unroll/);
+    expect(() => new DsaTopkClusterInstance({ ...policy, output: { ...dsaTopkIndexOutput, kind: 'x' as 'index' } })).toThrow(
+      /policy.output/,
+    );
+    const i = new DsaTopkClusterInstance(policy);
+    expect(errorOf(() => i.launch(2 ** 28)).argument).toBe('rows');
+    const args = { logits: 0x1000n, lengths: 0n, out: 0x2000n, row_stride: 131073, k: 2048 };
+    expect(() => i.signature.pack(args)).toThrow(ArgumentError);
+    expect(() => i.signature.pack({ ...args, row_stride: 131072 })).not.toThrow();
+  });
+
   it('has one instance per form and load width, with distinct names', () => {
     expect(DSA_TOPK_CATALOG.map((i) => i.name)).toEqual([
       'dsa_topk_index_t1024_v4_u2_l16384',

@@ -1,11 +1,14 @@
-// The host side of the top-k kernel: checks the problem and the device buffers (naming each),
-// picks the catalog instance (output form × load width), packs the arguments and launches on a stream.
+// The host side of the top-k kernels: checks the problem and the device buffers (naming each),
+// picks the catalog instance (rows up to 131072: the cluster kernel with the cluster size for the
+// row length and batch; longer rows and the largest batches of clustered rows: the single-CTA
+// kernel; × output form × load width), packs the arguments and launches on a stream.
 import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 import { checkDeviceRange, type DeviceRange } from '@tilekit/runtime';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
 import type { DsaKernel, DsaPackedLaunch } from '../dsaKernel.ts';
 import { DSA_NEXT_N, DSA_PAGE_TOKENS, DSA_TOPK_MAX } from '../dsaShape.ts';
-import { dsaTopkInstanceFor, dsaTopkVectorFor } from './dsaTopkCatalog.ts';
+import { dsaTopkClusterInstanceFor, dsaTopkClusterSizeFor, dsaTopkInstanceFor, dsaTopkVectorFor } from './dsaTopkCatalog.ts';
+import type { DsaTopkClusterInstance } from './dsaTopkClusterInstance.ts';
 import { DSA_TOPK_MAX_ROW_STRIDE, type DsaTopkInstance } from './dsaTopkInstance.ts';
 import type { DsaTopkOutputKind } from './dsaTopkOutput.ts';
 
@@ -19,7 +22,7 @@ export interface DsaTopkPageTableConfig {
 
 /** One top-k problem: [rows][rowStride] logits, k kept per row, and the output form. */
 export interface DsaTopkConfig {
-  /** Rows (queries × next_n) to select for: one CTA each. */
+  /** Rows (queries × next_n) to select for: one CTA or one cluster of CTAs each. */
   readonly rows: number;
   /** Elements between consecutive rows of logits (the longest row; 1 … 2^30). */
   readonly rowStride: number;
@@ -48,8 +51,11 @@ export interface DsaTopkBuffers {
   readonly blockTable?: DeviceRange;
 }
 
+/** A top-k instance of either kernel: one CTA per row, or one cluster per row. */
+export type DsaTopkAnyInstance = DsaTopkInstance | DsaTopkClusterInstance;
+
 /** One packed launch (the launch record every DSA launcher packs). */
-export type DsaTopkPackedLaunch = DsaPackedLaunch<DsaTopkInstance>;
+export type DsaTopkPackedLaunch = DsaPackedLaunch<DsaTopkAnyInstance>;
 
 /** Bytes each buffer of a checked config must hold. */
 export type DsaTopkBufferBytes = Readonly<Record<'logits' | 'lengths' | 'out' | 'blockTable', number>>;
@@ -128,9 +134,21 @@ function checkBuffers(v: ArgumentProblems, c: CheckedDsaTopkConfig, buffers: Dsa
 }
 
 /**
+ * The catalog instance a launch of `c` takes with logits at `logitsPtr`: the cluster kernel with
+ * dsaTopkClusterSizeFor(rows, rowStride) CTAs per row, or, where that is undefined (rowStride >
+ * 131072, or a launch of clusters past DSA_TOPK_CLUSTER_MAX_CTAS CTAs), the single-CTA kernel; the
+ * output form of `c` and the widest loads the logits allow (dsaTopkVectorFor).
+ */
+export function dsaTopkInstanceForLaunch(c: CheckedDsaTopkConfig, logitsPtr: bigint): DsaTopkAnyInstance {
+  const vector = dsaTopkVectorFor(c.rowStride, logitsPtr);
+  const cluster = dsaTopkClusterSizeFor(c.rows, c.rowStride);
+  return cluster === undefined ? dsaTopkInstanceFor(c.output, vector) : dsaTopkClusterInstanceFor(c.output, vector, cluster);
+}
+
+/**
  * Checks the buffers against a checked config (each present, at least its size, 4-byte aligned;
  * blockTable exactly when the page-table form is asked for) and packs the launch of the catalog
- * instance for the output form and the widest loads the logits allow.
+ * instance dsaTopkInstanceForLaunch picks.
  * @throws ArgumentError naming the buffer (`buffers.logits`, …) and the rule, every broken buffer in
  * one error; then one naming `buffers.out` when it overlaps an input.
  */
@@ -142,7 +160,7 @@ export function packDsaTopk(c: CheckedDsaTopkConfig, buffers: DsaTopkBuffers): D
   v.throwIfAny();
   reportOverlaps(v, buffers, bytes);
   v.throwIfAny();
-  const instance = dsaTopkInstanceFor(c.output, dsaTopkVectorFor(c.rowStride, buffers.logits.ptr));
+  const instance = dsaTopkInstanceForLaunch(c, buffers.logits.ptr);
   const own = {
     logits: buffers.logits.ptr,
     lengths: buffers.lengths?.ptr ?? 0n,
@@ -158,5 +176,5 @@ export function packDsaTopk(c: CheckedDsaTopkConfig, buffers: DsaTopkBuffers): D
   return { instance, grid: l.grid, block: l.block, sharedBytes: l.sharedBytes, args: instance.signature.pack({ ...own, ...page }) };
 }
 
-/** One top-k instance compiled and loaded (the shared {@link DsaKernel}). */
-export type DsaTopkKernel = DsaKernel<DsaTopkInstance>;
+/** One top-k instance of either kernel compiled and loaded (the shared {@link DsaKernel}). */
+export type DsaTopkKernel = DsaKernel<DsaTopkAnyInstance>;

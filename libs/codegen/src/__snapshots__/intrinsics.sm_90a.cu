@@ -418,6 +418,18 @@ __device__ __forceinline__ void tk_mbarrier_arrive_cluster_warp(unsigned int add
       : : "r"(addr) : "memory");
 }
 
+// st.shared::cluster.u32: one word into a cluster CTA's shared memory at a shared::cluster address (weak; order it with a cluster barrier).
+__device__ __forceinline__ void tk_st_shared_cluster_u32(unsigned int addr, unsigned int value) {
+  asm volatile("st.shared::cluster.u32 [%0], %1;" : : "r"(addr), "r"(value) : "memory");
+}
+
+// ld.shared::cluster.u32: one word of a cluster CTA's shared memory at a shared::cluster address (weak; order it with a cluster barrier).
+__device__ __forceinline__ unsigned int tk_ld_shared_cluster_u32(unsigned int addr) {
+  unsigned int value;
+  asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(value) : "r"(addr) : "memory");
+  return value;
+}
+
 extern "C" __global__ void __launch_bounds__(128) tk_intrinsics_sm80(const unsigned char* __restrict__ in, unsigned int* __restrict__ out, int n) {
   alignas(128) __shared__ unsigned char tile[2048];
   alignas(8) __shared__ unsigned long long bar[1];
@@ -535,5 +547,10 @@ extern "C" __global__ void __launch_bounds__(128) tk_intrinsics_cluster(float* _
   out[tid] = buf[tid * 4];
   tk_mbarrier_arrive_cluster_warp(tk_mapa_shared(&bars[1], peer));
   tk_mbarrier_wait_parity_cluster(&bars[1], 0u);
+  // word stores into the peer's buffer, a cluster barrier, then word loads of the peer's
+  const unsigned int word = tk_mapa_shared(&buf[tid], peer);
+  tk_st_shared_cluster_u32(word, tid);
+  tk_cluster_sync();
+  out[tid + 128] = static_cast<float>(tk_ld_shared_cluster_u32(word));
   tk_cluster_sync();
 }

@@ -1,6 +1,7 @@
 // Thread-block clusters (sm_90): the CTA's rank in its cluster, the cluster barrier, and distributed
 // shared memory — a peer CTA's shared address (`mapa`), stores into it that complete on its mbarrier
-// (`st.async`), and warp arrivals on its mbarriers. The cluster-scope acquire wait that pairs with
+// (`st.async`), plain word loads and stores to it (`ld/st.shared::cluster`, ordered by the cluster
+// barrier), and warp arrivals on its mbarriers. The cluster-scope acquire wait that pairs with
 // them is `mbarrierWaitParityCluster` (mbarrier.ts).
 import { float32, pointer, uint32, voidType } from '../cType.ts';
 import type { Expr } from '../expr.ts';
@@ -96,6 +97,37 @@ const remoteArriveWarpHelper = defineDeviceHelper(
     }),
 );
 
+const loadU32Helper = defineDeviceHelper(
+  {
+    name: 'tk_ld_shared_cluster_u32',
+    doc: "ld.shared::cluster.u32: one word of a cluster CTA's shared memory at a shared::cluster address (weak; order it with a cluster barrier).",
+    returns: uint32,
+    params: { addr: uint32 },
+  },
+  (b, { addr }) => {
+    const value = b.declare('value', uint32);
+    emitAsm(b, { ptx: ['ld.shared::cluster.u32 %0, [%1];'], outputs: [['=r', value]], inputs: [['r', addr]], memory: true });
+    b.return(value);
+  },
+);
+
+const storeU32Helper = defineDeviceHelper(
+  {
+    name: 'tk_st_shared_cluster_u32',
+    doc: "st.shared::cluster.u32: one word into a cluster CTA's shared memory at a shared::cluster address (weak; order it with a cluster barrier).",
+    params: { addr: uint32, value: uint32 },
+  },
+  (b, { addr, value }) =>
+    emitAsm(b, {
+      ptx: ['st.shared::cluster.u32 [%0], %1;'],
+      inputs: [
+        ['r', addr],
+        ['r', value],
+      ],
+      memory: true,
+    }),
+);
+
 function u32(argument: string, x: ExprLike): Expr {
   const e = toExpr(x, lit(0, uint32));
   requireInteger(argument, e);
@@ -143,4 +175,23 @@ export function storeAsyncClusterV4(target: Target, addr: Expr, bar: Expr, value
 export function mbarrierArriveClusterWarp(target: Target, bar: Expr): Expr {
   requireIntrinsic(target, 'clusters', 'mbarrier.arrive.release.cluster (warp)');
   return callHelper(remoteArriveWarpHelper, [u32('bar', bar)]);
+}
+
+/**
+ * `ld.shared::cluster.u32` (sm_90): the 32-bit word at the shared::cluster address `addr` (from
+ * {@link mapaShared}; any CTA of the cluster, this one included), as `unsigned`. A weak load: the
+ * peer's stores must be ordered before it, e.g. by {@link clusterSync}.
+ */
+export function loadSharedClusterU32(target: Target, addr: Expr): Expr {
+  requireIntrinsic(target, 'clusters', 'ld.shared::cluster');
+  return callHelper(loadU32Helper, [u32('addr', addr)]);
+}
+
+/**
+ * `st.shared::cluster.u32` (sm_90): stores the 32-bit `value` at the shared::cluster address `addr`
+ * (from {@link mapaShared}). A weak store: the reader must be ordered after it, e.g. by {@link clusterSync}.
+ */
+export function storeSharedClusterU32(target: Target, addr: Expr, value: ExprLike): Expr {
+  requireIntrinsic(target, 'clusters', 'st.shared::cluster');
+  return callHelper(storeU32Helper, [u32('addr', addr), u32('value', value)]);
 }

@@ -21,7 +21,15 @@ import type { Target } from '../target.ts';
 import { toolAvailable } from '../testing/compileAndRunHost.ts';
 import { intrinsicSamplesSource } from '../testing/intrinsicSamples.ts';
 import { fenceMbarrierInit, fenceProxyAsyncShared } from './asyncFence.ts';
-import { clusterCtaRank, clusterSync, mapaShared, mbarrierArriveClusterWarp, storeAsyncClusterV4 } from './cluster.ts';
+import {
+  clusterCtaRank,
+  clusterSync,
+  loadSharedClusterU32,
+  mapaShared,
+  mbarrierArriveClusterWarp,
+  storeAsyncClusterV4,
+  storeSharedClusterU32,
+} from './cluster.ts';
 import { cpAsync, cpAsyncCommitGroup, cpAsyncWaitGroup } from './cpAsync.ts';
 import { emitAsm } from './deviceHelper.ts';
 import { electSync } from './electSync.ts';
@@ -99,6 +107,8 @@ const sm90Set: Readonly<Record<string, (t: Target) => Expr>> = {
   mapaShared: (t) => mapaShared(t, smem, 1),
   storeAsyncClusterV4: (t) => storeAsyncClusterV4(t, remote, remote, [f, f, f, f]),
   mbarrierArriveClusterWarp: (t) => mbarrierArriveClusterWarp(t, remote),
+  loadSharedClusterU32: (t) => loadSharedClusterU32(t, remote),
+  storeSharedClusterU32: (t) => storeSharedClusterU32(t, remote, remote),
   mbarrierWaitParityCluster: (t) => mbarrierWaitParityCluster(t, bar, 1),
   fenceProxyAsyncGlobal: (t) => fenceProxyAsyncGlobal(t),
 };
@@ -288,16 +298,22 @@ describe('intrinsics: argument checks', () => {
     expect(() => storeAsyncClusterV4(sm90a, remote, bar, [f, f, f, f])).toThrow(/bar.*integer/);
     expect(() => mbarrierArriveClusterWarp(sm90a, bar)).toThrow(CodegenTypeError);
     expect(() => mbarrierArriveClusterWarp(sm90a, f)).toThrow(/bar.*integer/);
+    expect(() => loadSharedClusterU32(sm90a, smem)).toThrow(/addr.*integer/);
+    expect(() => storeSharedClusterU32(sm90a, remote, f)).toThrow(/value.*integer/);
+    expect(() => loadSharedClusterU32(sm80, remote)).toThrow(TargetFeatureError);
+    expect(() => storeSharedClusterU32(host, remote, 1)).toThrow(TargetFeatureError);
     for (const ok of [
       () => mapaShared(sm90a, addressOf(index(smem, 16)), remote),
       () => storeAsyncClusterV4(sm90a, remote, remote, [f, f, f, f]),
       () => mbarrierArriveClusterWarp(sm90a, remote),
       () => mbarrierWaitParityCluster(sm90a, addressOf(index(bar, 0)), remote),
+      () => loadSharedClusterU32(sm90a, remote),
+      () => storeSharedClusterU32(sm90a, remote, 7),
     ])
       expect(ok).not.toThrow();
   });
 
-  it('cluster wrappers emit their PTX: %cluster_ctarank, barrier.cluster, mapa, st.async, a lane-0 remote arrive, the acquire.cluster wait', () => {
+  it('cluster wrappers emit their PTX: %cluster_ctarank, barrier.cluster, mapa, st.async, ld/st.shared::cluster, a lane-0 remote arrive, the acquire.cluster wait', () => {
     const src = new SourceBuilder({ dialect: sm90a });
     src.function({ name: 'k', qualifiers: sm90a.kernelQualifiers() }, (b) => {
       for (const name of [
@@ -307,6 +323,8 @@ describe('intrinsics: argument checks', () => {
         'storeAsyncClusterV4',
         'mbarrierArriveClusterWarp',
         'mbarrierWaitParityCluster',
+        'loadSharedClusterU32',
+        'storeSharedClusterU32',
       ])
         b.expr((sm90Set[name] as (t: Target) => Expr)(sm90a));
     });
@@ -320,6 +338,8 @@ describe('intrinsics: argument checks', () => {
       'bar.warp.sync 0xffffffff;',
       '@is_lane0 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];',
       'mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 complete, [%1], %2;',
+      'ld.shared::cluster.u32 %0, [%1];',
+      'st.shared::cluster.u32 [%0], %1;',
     ])
       expect(text, ptx).toContain(ptx);
     // mapa and the cluster wait take a local shared address: both through the one cvta helper.

@@ -5,7 +5,15 @@ import type { Target } from '../target.ts';
 import { kernelParam } from '../kernel/kernelParam.ts';
 import { KernelSignature } from '../kernel/kernelSignature.ts';
 import { fenceMbarrierInit, fenceProxyAsyncShared } from '../intrinsics/asyncFence.ts';
-import { clusterCtaRank, clusterSync, mapaShared, mbarrierArriveClusterWarp, storeAsyncClusterV4 } from '../intrinsics/cluster.ts';
+import {
+  clusterCtaRank,
+  clusterSync,
+  loadSharedClusterU32,
+  mapaShared,
+  mbarrierArriveClusterWarp,
+  storeAsyncClusterV4,
+  storeSharedClusterU32,
+} from '../intrinsics/cluster.ts';
 import { cpAsync, cpAsyncCommitGroup, cpAsyncWaitGroup } from '../intrinsics/cpAsync.ts';
 import { electSync } from '../intrinsics/electSync.ts';
 import { exp2Approx, log2Approx, packFloat2 } from '../intrinsics/fastMath.ts';
@@ -36,7 +44,8 @@ import type { TmaRank } from '../intrinsics/tma.ts';
  * barriers, red.global.add.f32; sm_90a additionally expect_tx, try_wait and the
  * wait loop, both fences, TMA loads and stores of rank 1..5, bulk commit/wait(.read), the bulk fp32 reduce-add,
  * prefetch.tensormap, elect.sync, griddepcontrol, setmaxnreg, and the cluster set: %cluster_ctarank,
- * barrier.cluster, mapa, st.async to a peer CTA, remote warp arrivals and the cluster-scope wait). The nvcc test compiles it once
+ * barrier.cluster, mapa, st.async to a peer CTA, word loads and stores to a peer CTA, remote warp arrivals and the
+ * cluster-scope wait). The nvcc test compiles it once
  * per arch with warnings as errors; its sm_90a text is the golden snapshot of the emitted helpers.
  */
 export function intrinsicSamplesSource(target: Target): string {
@@ -191,6 +200,11 @@ export function intrinsicSamplesSource(target: Target): string {
       b.assign(index(out, tid), index(buf, mul(tid, 4)));
       b.expr(mbarrierArriveClusterWarp(target, mapaShared(target, empty, peer)));
       b.expr(mbarrierWaitParityCluster(target, empty, 0));
+      b.comment("word stores into the peer's buffer, a cluster barrier, then word loads of the peer's");
+      const word = b.let('word', uint32, mapaShared(target, addressOf(index(buf, tid)), peer));
+      b.expr(storeSharedClusterU32(target, word, tid));
+      b.expr(clusterSync(target));
+      b.assign(index(out, add(tid, 128)), cast(loadSharedClusterU32(target, word), float32));
       b.expr(clusterSync(target));
     },
   );

@@ -1,5 +1,5 @@
 // GPU tests of the fp8 sm_90a block GEMM (node:test; `npm run test:gpu`, or tools/device on the GPU
-// machine): one block of WgmmaBlockGemmSs per probe kernel (blockGemmWgmmaSsInt8Probe.ts, fp8 bits
+// machine): one block of WgmmaBlockGemmSs per probe kernel (blockGemmWgmmaSsProbe.ts, fp8 bits
 // stored as unsigned char) copies random fp8 A (tileM × K) and B (tileN × K) into the swizzled
 // shared tiles through its own layout descriptors (128B for tileK 128, 64B for tileK 64), runs wgmma
 // m64nNk32.f32.e4m3.e4m3 (or .e5m2.e5m2) over the K tiles (the first with scale-d 0, the others
@@ -23,15 +23,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decode } from '@tilekit/numeric';
-import { kernelArgs, type CudaModule } from '@tilekit/runtime';
+import { kernelArgs } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
-import { WgmmaBlockGemmSs } from './blockGemmWgmmaSs.ts';
-import { wgmmaSsInt8ProbeSource, type WgmmaSsInt8ProbeCase } from './blockGemmWgmmaSsInt8Probe.ts';
+import type { WgmmaSsProbeCase } from './blockGemmWgmmaSsProbe.ts';
+import { random, wgmmaSsGpuProbes } from './testing/wgmmaSsGpuProbes.ts';
 
 type Fp8 = 'fp8e4m3fn' | 'fp8e5m2';
 
 /** A probe kernel and how its operands are drawn: full-entropy finite bit patterns, or small integers (exact). */
-interface Fp8Case extends WgmmaSsInt8ProbeCase {
+interface Fp8Case extends WgmmaSsProbeCase {
   readonly values: 'full' | 'small';
 }
 
@@ -51,38 +51,8 @@ const cases: readonly Fp8Case[] = [
   { name: 'gpu_e5m2_small_m128n64k64x2', policy: { dtype: 'fp8e5m2', tileM: 128, tileN: 64, tileK: 64 }, kTiles: 2, values: 'small' },
 ];
 
-let loaded: Promise<CudaModule> | undefined;
-
-/** One nvcc run for every probe kernel; asserts ptxas spilled nothing. */
-function probeModule(): Promise<CudaModule> {
-  loaded ??= (async () => {
-    const device = gpu.device();
-    const result = await gpuTestCompiler('gemm-fp8-gpu').compile({
-      source: wgmmaSsInt8ProbeSource(cases),
-      name: cases[0]!.name,
-      arch: device,
-    });
-    for (const c of cases) {
-      const r = result.functions[c.name];
-      assert.ok(r !== undefined, `${c.name}: ptxas reported no resources`);
-      assert.equal(r.spillStores + r.spillLoads, 0, `${c.name}: register spills`);
-    }
-    return device.loadModule(result.cubin);
-  })();
-  return loaded;
-}
-
-/** Deterministic 32-bit generator (mulberry32), so a failure reproduces. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
+/** One nvcc run for every probe kernel (no spills), each launched on one block. */
+const probes = wgmmaSsGpuProbes({ gpu, gpuTestCompiler, kernelArgs }, 'gemm-fp8-gpu', cases);
 
 /** Whether an fp8 bit pattern is finite: e4m3fn has only the NaNs S.1111.111; e5m2 has ±inf and NaNs at exponent 11111. */
 function finite(dtype: Fp8, bits: number): boolean {
@@ -172,47 +142,30 @@ for (const c of cases) {
         : 'small integers: equals the GEMM exactly'),
     gpu.options,
     async (t) => {
-      const blk = new WgmmaBlockGemmSs(c.policy);
-      const module = await probeModule();
-      const device = gpu.device();
       const a = operand(dtype, c.values, tileM, k, 17 * tileM + k + (dtype === 'fp8e5m2' ? 5 : 0));
       const b = operand(dtype, c.values, tileN, k, 31 * tileN + k + 1);
       const decoded = (bits: Uint8Array): Float64Array => Float64Array.from(bits, (x) => decode(dtype, x));
       const { want, bound, magnitude } = reference(decoded(a), decoded(b), tileM, tileN, k);
-      const da = device.upload(a);
-      const db = device.upload(b);
-      const dc = device.upload(new Float32Array(tileM * tileN).fill(Number.NaN)); // an element never written fails
-      try {
-        module.getKernel(c.name).launch(
-          { grid: 1, block: blk.threads },
-          kernelArgs((args) => args.pointer(da).pointer(db).pointer(dc)),
-        );
-        device.synchronize();
-        const got = dc.copyToHost(new Float32Array(tileM * tileN));
-        let used = 0;
-        let inexact = 0;
-        // For information: the error against an IEEE fp32 summation's worst case, K · 2^-24 · Σ|a·b|.
-        let fp32 = 0;
-        for (let i = 0; i < tileM; i++)
-          for (let j = 0; j < tileN; j++) {
-            const x = i * tileN + j;
-            const err = Math.abs(got[x]! - want[x]!);
-            const allowed = c.values === 'small' ? 0 : bound[x]!;
-            if (!(err <= allowed))
-              assert.fail(`${c.name}: C[${i}][${j}] = ${got[x]}, want ${want[x]} ± ${allowed} (|error| ${err}; first mismatch, row-major)`);
-            if (err > 0) inexact++;
-            if (allowed > 0) used = Math.max(used, err / allowed);
-            if (magnitude[x]! > 0) fp32 = Math.max(fp32, err / (k * 2 ** -24 * magnitude[x]!));
-          }
-        t.diagnostic(
-          `${c.name}: ${inexact} of ${tileM * tileN} elements inexact; at most ${(100 * used).toFixed(2)}% of the bound used ` +
-            `(${fp32.toFixed(2)}× an fp32 summation's worst-case error)`,
-        );
-      } finally {
-        da.dispose();
-        db.dispose();
-        dc.dispose();
-      }
+      const got = await probes.run(c, a, b, new Float32Array(tileM * tileN).fill(Number.NaN)); // an element never written fails
+      let used = 0;
+      let inexact = 0;
+      // For information: the error against an IEEE fp32 summation's worst case, K · 2^-24 · Σ|a·b|.
+      let fp32 = 0;
+      for (let i = 0; i < tileM; i++)
+        for (let j = 0; j < tileN; j++) {
+          const x = i * tileN + j;
+          const err = Math.abs(got[x]! - want[x]!);
+          const allowed = c.values === 'small' ? 0 : bound[x]!;
+          if (!(err <= allowed))
+            assert.fail(`${c.name}: C[${i}][${j}] = ${got[x]}, want ${want[x]} ± ${allowed} (|error| ${err}; first mismatch, row-major)`);
+          if (err > 0) inexact++;
+          if (allowed > 0) used = Math.max(used, err / allowed);
+          if (magnitude[x]! > 0) fp32 = Math.max(fp32, err / (k * 2 ** -24 * magnitude[x]!));
+        }
+      t.diagnostic(
+        `${c.name}: ${inexact} of ${tileM * tileN} elements inexact; at most ${(100 * used).toFixed(2)}% of the bound used ` +
+          `(${fp32.toFixed(2)}× an fp32 summation's worst-case error)`,
+      );
     },
   );
 }

@@ -1,5 +1,5 @@
 // GPU tests of the int8 sm_90a block GEMM (node:test; `npm run test:gpu`, or tools/device on the GPU
-// machine): one block of WgmmaBlockGemmSs per probe kernel (blockGemmWgmmaSsInt8Probe.ts) copies
+// machine): one block of WgmmaBlockGemmSs per probe kernel (blockGemmWgmmaSsProbe.ts) copies
 // random int8 A (tileM × K) and B (tileN × K) into the swizzled shared tiles through its own layout
 // descriptors (128B for tileK 128, 64B for tileK 64), runs wgmma m64nNk32.s32.s8.s8 over the K
 // tiles (tileK 64: two tiles, the second accumulating), stores the int32 accumulator through
@@ -9,12 +9,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { encode } from '@tilekit/numeric';
-import { kernelArgs, type CudaModule } from '@tilekit/runtime';
+import { kernelArgs } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
-import { WgmmaBlockGemmSs } from './blockGemmWgmmaSs.ts';
-import { wgmmaSsInt8ProbeSource, type WgmmaSsInt8ProbeCase } from './blockGemmWgmmaSsInt8Probe.ts';
+import type { WgmmaSsProbeCase } from './blockGemmWgmmaSsProbe.ts';
+import { random, wgmmaSsGpuProbes } from './testing/wgmmaSsGpuProbes.ts';
 
-const cases: readonly WgmmaSsInt8ProbeCase[] = [
+const cases: readonly WgmmaSsProbeCase[] = [
   { name: 'gpu_int8_m128n128k128', policy: { dtype: 'int8', tileM: 128, tileN: 128, tileK: 128 }, kTiles: 1 },
   { name: 'gpu_int8_m128n128k64x2', policy: { dtype: 'int8', tileM: 128, tileN: 128, tileK: 64 }, kTiles: 2 },
   { name: 'gpu_int8_m64n256k128x2', policy: { dtype: 'int8', tileM: 64, tileN: 256, tileK: 128 }, kTiles: 2 },
@@ -22,38 +22,8 @@ const cases: readonly WgmmaSsInt8ProbeCase[] = [
   { name: 'gpu_fp16_m128n128k64x2', policy: { dtype: 'fp16', tileM: 128, tileN: 128, tileK: 64 }, kTiles: 2 },
 ];
 
-let loaded: Promise<CudaModule> | undefined;
-
-/** One nvcc run for every probe kernel; asserts ptxas spilled nothing. */
-function probeModule(): Promise<CudaModule> {
-  loaded ??= (async () => {
-    const device = gpu.device();
-    const result = await gpuTestCompiler('gemm-int8-gpu').compile({
-      source: wgmmaSsInt8ProbeSource(cases),
-      name: cases[0]!.name,
-      arch: device,
-    });
-    for (const c of cases) {
-      const r = result.functions[c.name];
-      assert.ok(r !== undefined, `${c.name}: ptxas reported no resources`);
-      assert.equal(r.spillStores + r.spillLoads, 0, `${c.name}: register spills`);
-    }
-    return device.loadModule(result.cubin);
-  })();
-  return loaded;
-}
-
-/** Deterministic 32-bit generator (mulberry32), so a failure reproduces. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
+/** One nvcc run for every probe kernel (no spills), each launched on one block. */
+const probes = wgmmaSsGpuProbes({ gpu, gpuTestCompiler, kernelArgs }, 'gemm-int8-gpu', cases);
 
 /** `rows × k` values: int8 over the whole range [-128, 127] (row 0 all -128, the extreme), fp16 small integers [-8, 8]. */
 function operand(dtype: string, rows: number, k: number, seed: number): number[] {
@@ -82,36 +52,19 @@ for (const c of cases) {
       `equals the CPU GEMM exactly`,
     gpu.options,
     async () => {
-      const blk = new WgmmaBlockGemmSs(c.policy);
-      const module = await probeModule();
-      const device = gpu.device();
       const a = operand(dtype, tileM, k, 17 * tileM + k);
       const b = operand(dtype, tileN, k, 31 * tileN + k + 1);
       const store = (xs: number[]): ArrayBufferView =>
         dtype === 'int8' ? Int8Array.from(xs) : Uint16Array.from(xs, (x) => encode('fp16', x));
       const want = referenceInt32(a, b, tileM, tileN, k);
       const sentinel = dtype === 'int8' ? 0x7fffffff : 0x7fc00000; // INT_MAX / a NaN: an element never written fails
-      const da = device.upload(store(a));
-      const db = device.upload(store(b));
-      const dc = device.upload(new Int32Array(tileM * tileN).fill(sentinel));
-      try {
-        module.getKernel(c.name).launch(
-          { grid: 1, block: blk.threads },
-          kernelArgs((args) => args.pointer(da).pointer(db).pointer(dc)),
-        );
-        device.synchronize();
-        const raw = dc.copyToHost(new Int32Array(tileM * tileN));
-        const got = dtype === 'int8' ? raw : new Float32Array(raw.buffer, raw.byteOffset, raw.length);
-        for (let i = 0; i < tileM; i++)
-          for (let j = 0; j < tileN; j++) {
-            if (got[i * tileN + j] !== want[i * tileN + j])
-              assert.fail(`${c.name}: C[${i}][${j}] = ${got[i * tileN + j]}, want ${want[i * tileN + j]} (first mismatch, row-major)`);
-          }
-      } finally {
-        da.dispose();
-        db.dispose();
-        dc.dispose();
-      }
+      const raw = await probes.run(c, store(a), store(b), new Int32Array(tileM * tileN).fill(sentinel));
+      const got = dtype === 'int8' ? raw : new Float32Array(raw.buffer, raw.byteOffset, raw.length);
+      for (let i = 0; i < tileM; i++)
+        for (let j = 0; j < tileN; j++) {
+          if (got[i * tileN + j] !== want[i * tileN + j])
+            assert.fail(`${c.name}: C[${i}][${j}] = ${got[i * tileN + j]}, want ${want[i * tileN + j]} (first mismatch, row-major)`);
+        }
     },
   );
 }

@@ -19,7 +19,7 @@ import {
   packDsaTopk,
   type DsaIndexerDecodeInstance,
   type DsaIndexerPrefillInstance,
-  type DsaTopkInstance,
+  type DsaTopkAnyInstance,
 } from '@tilekit/kernel-dsa';
 import {
   buildOncePerInstance,
@@ -64,7 +64,7 @@ interface DsaGpu {
   readonly device: Device;
   readonly decode: (i: DsaIndexerDecodeInstance) => Promise<DsaKernel<DsaIndexerDecodeInstance>>;
   readonly prefill: (i: DsaIndexerPrefillInstance) => Promise<DsaKernel<DsaIndexerPrefillInstance>>;
-  readonly topk: ((i: DsaTopkInstance) => Promise<DsaTopkKernel>) & { builds(): Promise<DsaTopkKernel>[] };
+  readonly topk: ((i: DsaTopkAnyInstance) => Promise<DsaTopkKernel>) & { builds(): Promise<DsaTopkKernel>[] };
   readonly indexers: () => Promise<DsaKernel<DsaIndexerDecodeInstance> | DsaKernel<DsaIndexerPrefillInstance>>[];
 }
 
@@ -73,7 +73,7 @@ function openGpu(): DsaGpu {
   const compiler: Compiler = new NvccCompiler();
   const decode = buildOncePerInstance((i: DsaIndexerDecodeInstance) => DsaKernel.build(i, { device, compiler }));
   const prefill = buildOncePerInstance((i: DsaIndexerPrefillInstance) => DsaKernel.build(i, { device, compiler }));
-  const topk = buildOncePerInstance((i: DsaTopkInstance) => DsaKernel.build(i, { device, compiler }));
+  const topk = buildOncePerInstance((i: DsaTopkAnyInstance) => DsaKernel.build(i, { device, compiler }));
   return { device, decode, prefill, topk, indexers: () => [...decode.builds(), ...prefill.builds()] };
 }
 

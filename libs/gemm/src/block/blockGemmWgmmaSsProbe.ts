@@ -1,5 +1,5 @@
-// A one-block probe kernel of WgmmaBlockGemmSs for the int8 and fp8 compile tests and GPU tests
-// (and the fp16 path beside them as the control): global A/B → registers → the swizzled shared
+// A one-block probe kernel of WgmmaBlockGemmSs for the 8-bit (int8, fp8 e4m3 / e5m2) compile test
+// and GPU tests (and the fp16 path beside them as the control): global A/B → registers → the swizzled shared
 // tiles (tile windows over the block GEMM's own layout descriptors) → the block GEMM over kTiles K
 // tiles → C through cEncoding.
 import {
@@ -33,7 +33,7 @@ import {
 import { BlockGemmPolicyError, WgmmaBlockGemmSs, type WgmmaBlockGemmPolicy } from './blockGemmWgmmaSs.ts';
 
 /** One probe kernel: a block GEMM policy and the number of K tiles it accumulates. */
-export interface WgmmaSsInt8ProbeCase {
+export interface WgmmaSsProbeCase {
   /** The kernel's entry name (`extern "C"`). */
   readonly name: string;
   readonly policy: WgmmaBlockGemmPolicy;
@@ -57,12 +57,12 @@ function storageType(policy: WgmmaBlockGemmPolicy): CType {
  * `emitMma` (scale-d 0 on the first tile) and `emitWait(0)`; the accumulator is stored through a
  * window with `cEncoding`.
  */
-export function defineWgmmaSsInt8ProbeKernel(src: SourceBuilder, probe: WgmmaSsInt8ProbeCase): void {
+export function defineWgmmaSsProbeKernel(src: SourceBuilder, probe: WgmmaSsProbeCase): void {
   const blk = new WgmmaBlockGemmSs(probe.policy);
   const { tileM, tileN, tileK } = probe.policy;
   const kTiles = probe.kTiles;
   if (!Number.isSafeInteger(kTiles) || kTiles < 1)
-    throw new BlockGemmPolicyError('WgmmaSsInt8Probe kTiles', 'must be a positive integer', String(kTiles));
+    throw new BlockGemmPolicyError('WgmmaSsProbe kTiles', 'must be a positive integer', String(kTiles));
   const k = kTiles * tileK;
   const element = storageType(probe.policy);
   const vector = 16 / blk.aLayout.elementBytes;
@@ -145,8 +145,11 @@ export function defineWgmmaSsInt8ProbeKernel(src: SourceBuilder, probe: WgmmaSsI
 }
 
 /** One sm_90a translation unit holding the probe kernel of every case. */
-export function wgmmaSsInt8ProbeSource(cases: readonly WgmmaSsInt8ProbeCase[]): string {
-  const src = new SourceBuilder({ dialect: sm90a, header: 'tilekit gemm: WgmmaBlockGemmSs probe kernels (int8 and fp16), one block each' });
-  for (const c of cases) defineWgmmaSsInt8ProbeKernel(src, c);
+export function wgmmaSsProbeSource(cases: readonly WgmmaSsProbeCase[]): string {
+  const src = new SourceBuilder({
+    dialect: sm90a,
+    header: 'tilekit gemm: WgmmaBlockGemmSs probe kernels (int8, fp8 and fp16), one block each',
+  });
+  for (const c of cases) defineWgmmaSsProbeKernel(src, c);
   return src.render();
 }
