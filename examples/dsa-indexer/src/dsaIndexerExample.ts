@@ -4,6 +4,8 @@
 // both and times them. Without a CUDA device it says so and exits 0 after the CPU part.
 import { ArgParseError, flagErrorOf, formatTable, Prng } from '@tilekit/host';
 import {
+  checkDsaContextLens,
+  checkDsaPrefillWindows,
   checkDsaIndexCacheWriteConfig,
   checkDsaIndexerDecodeConfig,
   checkDsaIndexerPrefillConfig,
@@ -53,7 +55,7 @@ function describe(p: DsaIndexerExampleProblem): string {
   return `example_dsa_indexer: ${what}; ${p.heads} heads × 128 dims, e4m3; top-${p.topk}`;
 }
 
-/** The seeded inputs and, with -v=1, the CPU reference logits with their error bound. */
+/** The seeded inputs (their windows or context lengths checked on the host, as a caller would before uploading). */
 function makeInputs(p: DsaIndexerExampleProblem, seed: number): DsaExampleInputs {
   const rng = new Prng(seed);
   if (p.mode === 'prefill')
@@ -65,6 +67,7 @@ function makeInputs(p: DsaIndexerExampleProblem, seed: number): DsaExampleInputs
     { B: p.batch, nextN: p.nextN, H: p.heads, maxContext: p.context, minContext: p.context, scaleFormat: p.scaleFormat },
     rng,
   );
+  checkDsaContextLens(c.input.contextLens, p.batch, p.context);
   return { mode: 'decode', decode: c.input, keys: c.keys };
 }
 

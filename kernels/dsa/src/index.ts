@@ -4,6 +4,7 @@
 export * from './dsaArgumentError.ts';
 export * from './dsaShape.ts';
 export * from './dsaKernel.ts';
+export * from './checkDsaHostInputs.ts';
 
 // CPU references: order-preserving keys, exact selection.
 export * from './reference/dsaOrderedKey.ts';
