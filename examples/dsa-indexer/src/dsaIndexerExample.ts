@@ -58,11 +58,11 @@ function describe(p: DsaIndexerExampleProblem): string {
 /** The seeded inputs (their windows or context lengths checked on the host, as a caller would before uploading). */
 function makeInputs(p: DsaIndexerExampleProblem, seed: number): DsaExampleInputs {
   const rng = new Prng(seed);
-  if (p.mode === 'prefill')
-    return {
-      mode: 'prefill',
-      prefill: dsaRandomPrefillInput({ S: p.queries, H: p.heads, Skv: p.context, scaleFormat: p.scaleFormat }, rng),
-    };
+  if (p.mode === 'prefill') {
+    const prefill = dsaRandomPrefillInput({ S: p.queries, H: p.heads, Skv: p.context, scaleFormat: p.scaleFormat }, rng);
+    checkDsaPrefillWindows(prefill.windowStart, prefill.windowEnd, p.queries, p.context);
+    return { mode: 'prefill', prefill };
+  }
   const c = dsaRandomDecodeInput(
     { B: p.batch, nextN: p.nextN, H: p.heads, maxContext: p.context, minContext: p.context, scaleFormat: p.scaleFormat },
     rng,
