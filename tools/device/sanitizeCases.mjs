@@ -34,6 +34,7 @@ const SPARGE = 'kernel-sparge/gpu attention: ';
 const SELECT = 'kernel-sparge/gpu select: ';
 const DSA_INDEXER = 'kernel-dsa/gpu indexer: ';
 const DSA_TOPK = 'kernel-dsa/gpu topk: ';
+const DSA_TOPK_TWO_READ = 'kernel-dsa/gpu topk two-read: ';
 
 /** The families, in the order they run. */
 export const SANITIZE_PLAN = [
@@ -217,6 +218,11 @@ export const SANITIZE_PLAN = [
         `${DSA_TOPK}lengths 0, 1, past the row, negative, 63, 65, 129`,
         `${DSA_TOPK}k 4096 > rowStride 100`,
         `${DSA_TOPK}page table, next_n 1, lengths not multiples of 64, k 7`,
+      ],
+      // The two-read schedule (not dispatched yet): an 8K row with more than k candidates takes its list path.
+      'kernel-dsa-dsaTopkTwoRead.mjs': [
+        `${DSA_TOPK_TWO_READ}−∞ runs, NaN, ±0, +∞, 8K, k 2048`,
+        `${DSA_TOPK_TWO_READ}k 4096 > rowStride 100`,
       ],
     },
   },

@@ -25,6 +25,7 @@ import {
   DSA_INDEXER_PREFILL_CATALOG,
   DSA_TOPK_CATALOG,
   DSA_TOPK_CLUSTER_CATALOG,
+  DSA_TOPK_TWO_READ_CATALOG,
 } from '@tilekit/kernel-dsa';
 import { GEMM_CATALOG, GEMM_GFX942_CATALOG, GEMM_SM80_CATALOG, GEMM_SM80_CATALOG_SM90A } from '@tilekit/kernel-gemm';
 import { PERMUTE_CATALOG } from '@tilekit/kernel-permute';
@@ -105,6 +106,7 @@ export const EMITTED_SOURCE_CATALOGS: readonly EmittedSourceCatalog[] = [
   { catalog: 'dsa indexer prefill', instances: DSA_INDEXER_PREFILL_CATALOG },
   { catalog: 'dsa top-k', instances: DSA_TOPK_CATALOG },
   { catalog: 'dsa top-k cluster', instances: DSA_TOPK_CLUSTER_CATALOG },
+  { catalog: 'dsa top-k two-read', instances: DSA_TOPK_TWO_READ_CATALOG },
   { catalog: 'gemm sm90', instances: GEMM_CATALOG },
   { catalog: 'gemm sm80', instances: GEMM_SM80_CATALOG },
   { catalog: 'gemm sm80 (built for sm_90a)', instances: GEMM_SM80_CATALOG_SM90A },

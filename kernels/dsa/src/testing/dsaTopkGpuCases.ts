@@ -8,7 +8,7 @@ import { DSA_PAGE_TOKENS } from '../dsaShape.ts';
 import { DSA_TOPK_CLUSTER_SIZES, DsaTopkClusterInstance } from '../topk/dsaTopkClusterInstance.ts';
 import { dsaTopkIndexOutput } from '../topk/dsaTopkIndexOutput.ts';
 import type { DsaTopkPageTable } from '../topk/dsaTopkOutput.ts';
-import { DSA_TOPK_LOGIT_STYLES, type DsaTopkLogitOptions } from './dsaTopkLogits.ts';
+import { DSA_TOPK_LOGIT_STYLES, type DsaTopkLogitOptions, type DsaTopkLogitStyle } from './dsaTopkLogits.ts';
 
 /** One GPU case: the rows to draw, the output form, and where the logits start. */
 export interface DsaTopkGpuCase {
@@ -23,105 +23,91 @@ export interface DsaTopkGpuCase {
 const STRIDES = [1, 2, 3, 7, 63, 64, 65, 100, 1000, 2047, 4096, 4097, 8192, 10000, 32768, 65536, 131072];
 const KS = [1, 7, 2048, 4096];
 
-function edgeCases(): DsaTopkGpuCase[] {
-  const c = (label: string, o: Omit<DsaTopkLogitOptions, 'seed'>, extra: Partial<DsaTopkGpuCase> = {}): DsaTopkGpuCase => ({
-    label,
-    logits: { seed: 20_000 + label.length, ...o },
-    ...extra,
+/**
+ * A case as a table row: label, rows, rowStride, k, style, then the rest of the logits options
+ * (lengths, palette) and the case's own fields (rowsPerSequence, logitsOffset).
+ */
+type CaseRow = readonly [
+  label: string,
+  rows: number,
+  rowStride: number,
+  k: number,
+  style: DsaTopkLogitStyle,
+  more?: Partial<Pick<DsaTopkLogitOptions, 'lengths' | 'palette'> & Pick<DsaTopkGpuCase, 'rowsPerSequence' | 'logitsOffset'>>,
+];
+
+/** The cases of a table: each label prefixed, each seed `seedBase` + the label's length (unprefixed). */
+function casesOf(table: readonly CaseRow[], seedBase: number, prefix = ''): DsaTopkGpuCase[] {
+  return table.map(([label, rows, rowStride, k, style, more = {}]) => {
+    const { rowsPerSequence, logitsOffset, ...rest } = more;
+    return {
+      label: `${prefix}${label}`,
+      logits: { seed: seedBase + label.length, rows, rowStride, k, style, ...rest },
+      ...(rowsPerSequence === undefined ? {} : { rowsPerSequence }),
+      ...(logitsOffset === undefined ? {} : { logitsOffset }),
+    };
   });
-  return [
-    c('all-equal rows of 128K, k 2048 (every pass narrows; CTA 0 of the cluster keeps all)', {
-      rows: 2,
-      rowStride: 131072,
-      k: 2048,
-      style: 'allEqual',
-    }),
-    c('all-equal rows of 20000, k 4096, lengths', { rows: 3, rowStride: 20000, k: 4096, style: 'allEqual', lengths: [20000, 4095, 4097] }),
-    c('narrow values (8 top bins), 64K, k 2048: deep passes', { rows: 2, rowStride: 65536, k: 2048, style: 'narrow' }),
-    c('narrow values, 128K, k 7', { rows: 1, rowStride: 131072, k: 7, style: 'narrow' }),
-    c('few distinct values (ties), 32K, k 2048', { rows: 3, rowStride: 32768, k: 2048, style: 'ties' }),
-    c('rowStride 1, k 1', { rows: 4, rowStride: 1, k: 1, style: 'normal' }),
-    c('rowStride 1, k 4096', { rows: 2, rowStride: 1, k: 4096, style: 'masked' }),
-    c('k 4096 > rowStride 100', { rows: 3, rowStride: 100, k: 4096, style: 'normal' }),
-    c('lengths 0, 1, past the row, negative, 63, 65, 129', {
-      rows: 7,
-      rowStride: 300,
-      k: 7,
-      style: 'normal',
-      lengths: [0, 1, 305, -3, 63, 65, 129],
-    }),
-    c('−∞ runs, NaN, ±0, +∞, 8K, k 2048', { rows: 4, rowStride: 8192, k: 2048, style: 'masked' }),
-    c('−∞ runs, NaN, random lengths, 128K, k 2048', { rows: 3, rowStride: 131072, k: 2048, style: 'masked', lengths: 'random' }),
-    c('spread exponents, 32K, k 4096', { rows: 2, rowStride: 32768, k: 4096, style: 'spread' }),
-    c('misaligned logits (scalar loads), 8K, k 2048', { rows: 3, rowStride: 8192, k: 2048, style: 'normal' }, { logitsOffset: 4 }),
-    c(
-      'page table, next_n 2, 128K, k 2048, random lengths',
-      { rows: 6, rowStride: 131072, k: 2048, style: 'normal', lengths: 'random' },
-      { rowsPerSequence: 2 },
-    ),
-    c(
-      'page table, next_n 1, lengths not multiples of 64, k 7',
-      { rows: 4, rowStride: 1000, k: 7, style: 'ties', lengths: [1000, 999, 65, 1] },
-      { rowsPerSequence: 1 },
-    ),
-    c('page table, next_n 2, k 4096 > rows of 3000', { rows: 4, rowStride: 3000, k: 4096, style: 'masked' }, { rowsPerSequence: 2 }),
-    ...clusterCases(),
-  ];
+}
+
+const EDGE_CASES: readonly CaseRow[] = [
+  ['all-equal rows of 128K, k 2048 (every pass narrows; CTA 0 of the cluster keeps all)', 2, 131072, 2048, 'allEqual'],
+  ['all-equal rows of 20000, k 4096, lengths', 3, 20000, 4096, 'allEqual', { lengths: [20000, 4095, 4097] }],
+  ['narrow values (8 top bins), 64K, k 2048: deep passes', 2, 65536, 2048, 'narrow'],
+  ['narrow values, 128K, k 7', 1, 131072, 7, 'narrow'],
+  ['few distinct values (ties), 32K, k 2048', 3, 32768, 2048, 'ties'],
+  ['rowStride 1, k 1', 4, 1, 1, 'normal'],
+  ['rowStride 1, k 4096', 2, 1, 4096, 'masked'],
+  ['k 4096 > rowStride 100', 3, 100, 4096, 'normal'],
+  ['lengths 0, 1, past the row, negative, 63, 65, 129', 7, 300, 7, 'normal', { lengths: [0, 1, 305, -3, 63, 65, 129] }],
+  ['−∞ runs, NaN, ±0, +∞, 8K, k 2048', 4, 8192, 2048, 'masked'],
+  ['−∞ runs, NaN, random lengths, 128K, k 2048', 3, 131072, 2048, 'masked', { lengths: 'random' }],
+  ['spread exponents, 32K, k 4096', 2, 32768, 4096, 'spread'],
+  ['misaligned logits (scalar loads), 8K, k 2048', 3, 8192, 2048, 'normal', { logitsOffset: 4 }],
+  ['page table, next_n 2, 128K, k 2048, random lengths', 6, 131072, 2048, 'normal', { lengths: 'random', rowsPerSequence: 2 }],
+  ['page table, next_n 1, lengths not multiples of 64, k 7', 4, 1000, 7, 'ties', { lengths: [1000, 999, 65, 1], rowsPerSequence: 1 }],
+  ['page table, next_n 2, k 4096 > rows of 3000', 4, 3000, 4096, 'masked', { rowsPerSequence: 2 }],
+];
+
+const CLUSTER_CASES: readonly CaseRow[] = [
+  ['L 8191 (1 CTA, scalar loads), k 2048', 2, 8191, 2048, 'normal'],
+  ['L 8192 (1 CTA), k 2048, ties', 2, 8192, 2048, 'ties'],
+  ['L 8193 (2 CTAs, scalar loads), k 2048, lengths', 3, 8193, 2048, 'masked', { lengths: [8193, 8192, 4100] }],
+  ['L 65536 (8 CTAs of 8192), k 2048', 1, 65536, 2048, 'spread'],
+  ['L 65536, 40 rows (the batch rule: 4 CTAs of 16384), k 2048', 40, 65536, 2048, 'normal'],
+  ['L 131072 (8 CTAs of 16384), k 2048', 2, 131072, 2048, 'normal'],
+  ['L 131072, narrow values, k 4096', 1, 131072, 4096, 'narrow'],
+  ['L 131073 (past the cluster kernel: one CTA per row), k 2048', 1, 131073, 2048, 'normal'],
+  ['L 131076 (one CTA per row, 16-byte loads), k 2048, lengths', 2, 131076, 2048, 'masked', { lengths: [131076, 70000] }],
+  ['ties straddling CTA slices: L 131072, 8 values, k 4096', 1, 131072, 4096, 'ties', { palette: 8 }],
+  ['ties straddling CTA slices: L 32768 (4 CTAs), 3 values, k 4096', 2, 32768, 4096, 'ties', { palette: 3 }],
+  [
+    'lengths ending inside a slice: L 100000 (8 CTAs of 12512), k 2048',
+    5,
+    100000,
+    2048,
+    'masked',
+    { lengths: [99999, 16385, 12513, 12512, 37] },
+  ],
+  ['k 4096, L 4097 (1 CTA), all equal', 2, 4097, 4096, 'allEqual'],
+  ['k 4096, L 4100, normal', 3, 4100, 4096, 'normal'],
+  ['k 4096, L 16400 (4 CTAs of 4112), all equal, lengths just above k', 3, 16400, 4096, 'allEqual', { lengths: [4097, 8200, 8201] }],
+  [
+    'page table, next_n 2, L 131072, ties straddling slices, k 4096',
+    2,
+    131072,
+    4096,
+    'ties',
+    { palette: 8, lengths: [131072, 70001], rowsPerSequence: 2 },
+  ],
+];
+
+function edgeCases(): DsaTopkGpuCase[] {
+  return [...casesOf(EDGE_CASES, 20_000), ...clusterCases()];
 }
 
 /** The cluster kernel's boundaries (the cluster size each takes is in its label: dsaTopkClusterSizeFor). */
 export function clusterCases(): DsaTopkGpuCase[] {
-  const c = (label: string, o: Omit<DsaTopkLogitOptions, 'seed'>, extra: Partial<DsaTopkGpuCase> = {}): DsaTopkGpuCase => ({
-    label: `cluster: ${label}`,
-    logits: { seed: 21_000 + label.length, ...o },
-    ...extra,
-  });
-  return [
-    c('L 8191 (1 CTA, scalar loads), k 2048', { rows: 2, rowStride: 8191, k: 2048, style: 'normal' }),
-    c('L 8192 (1 CTA), k 2048, ties', { rows: 2, rowStride: 8192, k: 2048, style: 'ties' }),
-    c('L 8193 (2 CTAs, scalar loads), k 2048, lengths', {
-      rows: 3,
-      rowStride: 8193,
-      k: 2048,
-      style: 'masked',
-      lengths: [8193, 8192, 4100],
-    }),
-    c('L 65536 (8 CTAs of 8192), k 2048', { rows: 1, rowStride: 65536, k: 2048, style: 'spread' }),
-    c('L 65536, 40 rows (the batch rule: 4 CTAs of 16384), k 2048', { rows: 40, rowStride: 65536, k: 2048, style: 'normal' }),
-    c('L 131072 (8 CTAs of 16384), k 2048', { rows: 2, rowStride: 131072, k: 2048, style: 'normal' }),
-    c('L 131072, narrow values, k 4096', { rows: 1, rowStride: 131072, k: 4096, style: 'narrow' }),
-    c('L 131073 (past the cluster kernel: one CTA per row), k 2048', { rows: 1, rowStride: 131073, k: 2048, style: 'normal' }),
-    c('L 131076 (one CTA per row, 16-byte loads), k 2048, lengths', {
-      rows: 2,
-      rowStride: 131076,
-      k: 2048,
-      style: 'masked',
-      lengths: [131076, 70000],
-    }),
-    c('ties straddling CTA slices: L 131072, 8 values, k 4096', { rows: 1, rowStride: 131072, k: 4096, style: 'ties', palette: 8 }),
-    c('ties straddling CTA slices: L 32768 (4 CTAs), 3 values, k 4096', { rows: 2, rowStride: 32768, k: 4096, style: 'ties', palette: 3 }),
-    c('lengths ending inside a slice: L 100000 (8 CTAs of 12512), k 2048', {
-      rows: 5,
-      rowStride: 100000,
-      k: 2048,
-      style: 'masked',
-      lengths: [99999, 16385, 12513, 12512, 37],
-    }),
-    c('k 4096, L 4097 (1 CTA), all equal', { rows: 2, rowStride: 4097, k: 4096, style: 'allEqual' }),
-    c('k 4096, L 4100, normal', { rows: 3, rowStride: 4100, k: 4096, style: 'normal' }),
-    c('k 4096, L 16400 (4 CTAs of 4112), all equal, lengths just above k', {
-      rows: 3,
-      rowStride: 16400,
-      k: 4096,
-      style: 'allEqual',
-      lengths: [4097, 8200, 8201],
-    }),
-    c(
-      'page table, next_n 2, L 131072, ties straddling slices, k 4096',
-      { rows: 2, rowStride: 131072, k: 4096, style: 'ties', palette: 8, lengths: [131072, 70001] },
-      { rowsPerSequence: 2 },
-    ),
-  ];
+  return casesOf(CLUSTER_CASES, 21_000, 'cluster: ');
 }
 
 function randomCase(seed: number): DsaTopkGpuCase {

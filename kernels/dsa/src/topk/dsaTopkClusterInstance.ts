@@ -10,7 +10,6 @@ import {
   bitAnd,
   bitOr,
   bitXor,
-  bool,
   call,
   cast,
   clusterCtaRank,
@@ -19,7 +18,6 @@ import {
   float32,
   gt,
   index,
-  instanceKey,
   int32,
   int64,
   KernelInstance,
@@ -29,7 +27,6 @@ import {
   minOf,
   mul,
   ne,
-  or,
   pointer,
   select,
   shl,
@@ -48,10 +45,25 @@ import { DSA_TOPK_DIGIT_BITS } from './dsaRadixSelectPlan.ts';
 import { emitDsaTopkBlockScan, type DsaTopkScanSite } from './dsaTopkBlockScan.ts';
 import { emitDsaTopkClusterAllGather, emitDsaTopkClusterHistogramSum, type DsaTopkClusterSite } from './dsaTopkClusterExchange.ts';
 import { DSA_TOPK_SLICE_GRANULE } from './dsaTopkClusterPlan.ts';
-import { emitDsaTopkHistogramAdd, type DsaTopkBinItem } from './dsaTopkHistogram.ts';
-import { dsaTopkKernelParams, emitDsaTopkZero } from './dsaTopkInstance.ts';
-import type { DsaTopkOutput } from './dsaTopkOutput.ts';
-import type { DsaTopkVector } from './dsaTopkRowSweep.ts';
+import {
+  DSA_TOPK_HIST_BINS,
+  DSA_TOPK_SMEM_ALIGN,
+  DSA_TOPK_SPARE_BINS,
+  dsaTopkCheckOneOf,
+  dsaTopkCheckOutput,
+  dsaTopkInstanceSpec,
+  emitDsaTopkNarrowingIf,
+  emitDsaTopkOutRow,
+  emitDsaTopkPadding,
+  emitDsaTopkPass1Adds,
+  emitDsaTopkRowLength,
+  emitDsaTopkThreadIds,
+  emitDsaTopkThresholdKey,
+  emitDsaTopkVotedAdds,
+  emitDsaTopkZero,
+  type DsaTopkCtaPolicy,
+  type DsaTopkLaunch,
+} from './dsaTopkInstanceParts.ts';
 import { emitDsaTopkSliceLoad } from './dsaTopkSliceLoad.ts';
 import { DSA_TOPK_STATE, DSA_TOPK_STATE_SLOTS, emitDsaTopkThresholdBin } from './dsaTopkThresholdBin.ts';
 
@@ -64,35 +76,21 @@ export const DSA_TOPK_CLUSTER_THREADS: readonly number[] = Object.freeze([512, 1
 /** Keys each thread may hold (unroll · vector). */
 export const DSA_TOPK_CLUSTER_KEYS_PER_THREAD: readonly number[] = Object.freeze([4, 8, 16, 32]);
 
-const SMEM_ALIGN = 16;
 const [DIGIT1, DIGIT2, DIGIT3] = DSA_TOPK_DIGIT_BITS as [number, number, number];
-const HIST_BINS = 2 ** DIGIT1;
-const SPARE_BINS = 32;
 const SCRATCH_WORDS = 32;
 /** Keys per warp vote in passes 2 and 3 (a group none of whose keys is in the bin skips its adds). */
 const VOTE_GROUP = 4;
 
 const popc = (x: Expr): Expr => call('__popc', [x], int32, { pure: true });
 
-/** The Policy of one cluster top-k instance. */
-export interface DsaTopkClusterPolicy {
+/** The Policy of one cluster top-k instance: threads one of DSA_TOPK_CLUSTER_THREADS, unroll · vector one of DSA_TOPK_CLUSTER_KEYS_PER_THREAD. */
+export interface DsaTopkClusterPolicy extends DsaTopkCtaPolicy {
   /** One of DSA_TOPK_CLUSTER_SIZES: CTAs per row. */
   readonly cluster: number;
-  /** One of DSA_TOPK_CLUSTER_THREADS. */
-  readonly threads: number;
-  /** 4: 16-byte loads (rowStride % 4 = 0, 16-byte aligned logits), or 1. */
-  readonly vector: DsaTopkVector;
-  /** Chunks of `vector` positions per thread; unroll · vector is one of DSA_TOPK_CLUSTER_KEYS_PER_THREAD. */
-  readonly unroll: number;
-  /** What is stored for a selected position. */
-  readonly output: DsaTopkOutput;
 }
 
 /** The launch of a cluster instance: `cluster` consecutive CTAs of the grid per row (the cluster shape is compiled in). */
-export interface DsaTopkClusterLaunch {
-  readonly grid: readonly [number, number, number];
-  readonly block: readonly [number, number, number];
-  readonly sharedBytes: number;
+export interface DsaTopkClusterLaunch extends DsaTopkLaunch {
   readonly cluster: readonly [number, number, number];
 }
 
@@ -104,18 +102,16 @@ export function dsaTopkClusterSharedLayout(cluster: number): {
   readonly gathered: number;
   readonly bytes: number;
 } {
-  const reduced = (HIST_BINS + SPARE_BINS) * 4;
-  const scratch = reduced + (cluster > 1 ? HIST_BINS * 4 : 0);
+  const reduced = (DSA_TOPK_HIST_BINS + DSA_TOPK_SPARE_BINS) * 4;
+  const scratch = reduced + (cluster > 1 ? DSA_TOPK_HIST_BINS * 4 : 0);
   const state = scratch + SCRATCH_WORDS * 4;
   const gathered = state + DSA_TOPK_STATE_SLOTS * 4;
-  return { reduced, scratch, state, gathered, bytes: SMEM_ALIGN + gathered + cluster * 4 };
+  return { reduced, scratch, state, gathered, bytes: DSA_TOPK_SMEM_ALIGN + gathered + cluster * 4 };
 }
 
 function checkPolicy(policy: DsaTopkClusterPolicy): void {
-  if (!DSA_TOPK_CLUSTER_SIZES.includes(policy.cluster))
-    throw new DsaArgumentError('policy.cluster', `must be one of ${DSA_TOPK_CLUSTER_SIZES.join(', ')}`, policy.cluster);
-  if (!DSA_TOPK_CLUSTER_THREADS.includes(policy.threads))
-    throw new DsaArgumentError('policy.threads', `must be one of ${DSA_TOPK_CLUSTER_THREADS.join(', ')}`, policy.threads);
+  dsaTopkCheckOneOf('policy.cluster', DSA_TOPK_CLUSTER_SIZES, policy.cluster);
+  dsaTopkCheckOneOf('policy.threads', DSA_TOPK_CLUSTER_THREADS, policy.threads);
   if (policy.vector !== 1 && policy.vector !== 4) throw new DsaArgumentError('policy.vector', 'must be 1 or 4', policy.vector);
   if (!Number.isSafeInteger(policy.unroll) || !DSA_TOPK_CLUSTER_KEYS_PER_THREAD.includes(policy.unroll * policy.vector))
     throw new DsaArgumentError(
@@ -123,12 +119,7 @@ function checkPolicy(policy: DsaTopkClusterPolicy): void {
       `× vector must be one of ${DSA_TOPK_CLUSTER_KEYS_PER_THREAD.join(', ')} (keys per thread)`,
       policy.unroll,
     );
-  if (policy.output?.kind !== 'index' && policy.output?.kind !== 'pageTable')
-    throw new DsaArgumentError(
-      'policy.output',
-      'must be an output hook (dsaTopkIndexOutput or dsaTopkPageTableOutput)',
-      policy.output?.kind,
-    );
+  dsaTopkCheckOutput(policy.output);
 }
 
 /** The emitted kernel's view of its CTA. */
@@ -183,27 +174,16 @@ export class DsaTopkClusterInstance extends KernelInstance<DsaTopkClusterPolicy,
 
   constructor(policy: DsaTopkClusterPolicy, target: Target = sm90a) {
     checkPolicy(policy);
-    const key = instanceKey(
-      'dsa_topk_cluster',
-      {
-        cluster: policy.cluster,
-        threads: policy.threads,
-        vector: policy.vector,
-        unroll: policy.unroll,
-        output: policy.output.kind,
-        target: target.name,
-      },
-      { tags: { output: '', cluster: 'c', threads: 't', vector: 'v', unroll: 'u' } },
-    );
     const capacity = policy.threads * policy.unroll * policy.vector;
-    super({
-      key,
-      policy: Object.freeze({ ...policy }),
-      target,
-      params: dsaTopkKernelParams(policy, policy.cluster * capacity),
-      threads: policy.threads,
-      sharedBytes: dsaTopkClusterSharedLayout(policy.cluster).bytes,
-    });
+    super(
+      dsaTopkInstanceSpec(policy, target, {
+        family: 'dsa_topk_cluster',
+        before: [['cluster', 'c', policy.cluster]],
+        after: [],
+        maxRowStride: policy.cluster * capacity,
+        sharedBytes: dsaTopkClusterSharedLayout(policy.cluster).bytes,
+      }),
+    );
     this.sliceCapacity = capacity;
     this.maxRowStride = policy.cluster * capacity;
   }
@@ -228,13 +208,11 @@ export class DsaTopkClusterInstance extends KernelInstance<DsaTopkClusterPolicy,
     const launchBounds = { maxThreads: T, minBlocksPerSm: T <= 512 ? 2 : 1 };
     this.signature.defineEntry(src, { launchBounds, attributes }, (b, params) => {
       const a = params as Readonly<Record<string, Expr>>;
-      const tid = b.let('tid', int32, cast(t.threadIdx('x'), int32), { range: [0, T - 1] });
-      const lane = b.let('lane', int32, bitAnd(tid, t.warpSize! - 1));
+      const { tid, lane } = emitDsaTopkThreadIds(b, t, T);
       const rowIndex = b.let('row', int32, shr(cast(t.blockIdx('x'), int32), Math.log2(C)));
       const rank = C > 1 ? b.let('rank', int32, cast(clusterCtaRank(t), int32)) : lit(0, int32);
       const offset = mul(cast(rowIndex, int64), cast(a['row_stride']!, int64));
-      const given = b.let('given', int32, select(a['lengths']!, index(a['lengths']!, rowIndex), a['row_stride']!));
-      const length = b.let('length', int32, minOf(maxOf(given, 0), a['row_stride']!));
+      const length = emitDsaTopkRowLength(b, a, rowIndex);
       b.comment(`the slice of this CTA: dsaTopkClusterSlice(row_stride, ${C}) positions from rank * slice`);
       const granule = DSA_TOPK_SLICE_GRANULE;
       const perCta = shr(add(a['row_stride']!, C - 1), Math.log2(C));
@@ -246,7 +224,7 @@ export class DsaTopkClusterInstance extends KernelInstance<DsaTopkClusterPolicy,
         `dynamic shared memory: histogram int32[4096 + 32 spare] | ${C > 1 ? 'cluster sum int32[4096] | ' : ''}scan scratch int32[32] | state int32[4] | gathered counts uint32[${C}]`,
       );
       const layout = dsaTopkClusterSharedLayout(C);
-      const { smem } = declareAlignedDynamicShared(b, t, 'dsa_topk_smem', SMEM_ALIGN);
+      const { smem } = declareAlignedDynamicShared(b, t, 'dsa_topk_smem', DSA_TOPK_SMEM_ALIGN);
       const at = (name: string, bytes: number, type = int32): Expr => b.let(name, pointer(type), cast(add(smem, bytes), pointer(type)));
       const hist = b.let('hist', pointer(int32), cast(smem, pointer(int32)));
       const reduced = C > 1 ? at('reduced', layout.reduced) : hist;
@@ -306,12 +284,8 @@ export class DsaTopkClusterInstance extends KernelInstance<DsaTopkClusterPolicy,
   /** Adds of the keys where `inBin` holds, to bin `digit` (a warp vote per group of keys skips groups with none). */
   private emitVotedAdds(b: BlockBuilder, ctx: CtaContext, inBin: (key: Expr) => Expr, digit: (key: Expr) => Expr): void {
     for (let g = 0; g < ctx.keys.length; g += VOTE_GROUP) {
-      const group = ctx.keys.slice(g, g + VOTE_GROUP);
-      const active = group.map((key) => b.let('in_bin', bool, inBin(key)));
-      b.if(ctx.site.target.any(active.reduce<Expr>((s, f) => or(s, f), lit(false))), (x) => {
-        const items: DsaTopkBinItem[] = group.map((key, j) => ({ active: active[j]!, bin: digit(key) }));
-        emitDsaTopkHistogramAdd(x, ctx.hist, HIST_BINS, items, ctx.lane);
-      });
+      const site = { target: ctx.site.target, hist: ctx.hist, lane: ctx.lane };
+      emitDsaTopkVotedAdds(b, site, ctx.keys.slice(g, g + VOTE_GROUP), 'in_bin', { inBin, digit });
     }
   }
 
@@ -324,28 +298,18 @@ export class DsaTopkClusterInstance extends KernelInstance<DsaTopkClusterPolicy,
       int32,
       this.emitPass(b, ctx, {
         name: 'bin1',
-        bins: HIST_BINS,
+        bins: DSA_TOPK_HIST_BINS,
         remaining: k,
         first: true,
-        add: (x) =>
-          x.if(lt(ctx.first, ctx.sliceLength), (y) => {
-            const items = ctx.keys.map((key) => ({ active: gt(key, 0), bin: shr(key, 32 - DIGIT1) }));
-            emitDsaTopkHistogramAdd(y, ctx.hist, HIST_BINS, items, ctx.lane);
-          }),
+        add: (x) => x.if(lt(ctx.first, ctx.sliceLength), (y) => emitDsaTopkPass1Adds(y, ctx.hist, ctx.keys, ctx.lane)),
       }),
     );
-    const threshold = b.var('threshold', uint32, cast(0, uint32));
-    const equalTaken = b.var('equal_taken', int32, 0);
-    b.if(gt(candidates, k), (x) => this.emitNarrowing(x, ctx, threshold, equalTaken));
-    const selected = b.let('selected', int32, minOf(candidates, k));
-    this.emitWrite(b, ctx, threshold, equalTaken);
-    b.comment('padding: the slots past the kept positions hold -1 (the cluster shares them)');
-    const outRow = b.let('pad_row', pointer(int32), add(ctx.args['out']!, mul(cast(ctx.rowIndex, int64), cast(k, int64))));
-    const C = this.policy.cluster;
-    b.forRange(
-      { name: 's', from: add(selected, add(mul(ctx.cluster.rank, this.threads), ctx.site.tid)), to: k, step: C * this.threads },
-      (x, s) => x.assign(index(outRow, s), -1),
+    const { threshold, equalTaken, selected } = emitDsaTopkNarrowingIf(b, candidates, k, (x, th, eqTaken) =>
+      this.emitNarrowing(x, ctx, th, eqTaken),
     );
+    this.emitWrite(b, ctx, threshold, equalTaken);
+    const from = add(selected, add(mul(ctx.cluster.rank, this.threads), ctx.site.tid));
+    emitDsaTopkPadding(b, ctx.args, ctx.rowIndex, { from, step: this.policy.cluster * this.threads }, ' (the cluster shares them)');
   }
 
   /** Passes 2 and 3 over the keys in registers (each stopping early when its threshold bin is taken whole): sets the threshold and equalTaken. */
@@ -394,12 +358,7 @@ export class DsaTopkClusterInstance extends KernelInstance<DsaTopkClusterPolicy,
                   (key) => bitAnd(key, 2 ** DIGIT3 - 1),
                 ),
             });
-            const key = y.let('threshold_key', uint32, bitOr(shl(prefix, DIGIT3), cast(index(ctx.state, DSA_TOPK_STATE.bin), uint32)));
-            const taken = y.let('taken', int32, sub(remaining, index(ctx.state, DSA_TOPK_STATE.above)));
-            y.comment('every holder of the threshold key kept: keep the keys above key - 1 instead');
-            const whole = y.let('taken_whole', bool, eq(taken, index(ctx.state, DSA_TOPK_STATE.count)));
-            y.assign(threshold, select(whole, sub(key, 1), key));
-            y.assign(equalTaken, select(whole, 0, taken));
+            emitDsaTopkThresholdKey(y, ctx.state, { prefix, remaining, threshold, equalTaken }, '');
           },
         );
       },
@@ -448,7 +407,7 @@ export class DsaTopkClusterInstance extends KernelInstance<DsaTopkClusterPolicy,
       x.assign(take, sub(take, 1));
     });
     const kept = b.var('kept', uint32, bitOr(aboveMask, bitXor(equalMask, rest)));
-    const out = b.let('out_row', pointer(int32), add(args['out']!, mul(cast(ctx.rowIndex, int64), cast(args['k']!, int64))));
+    const out = emitDsaTopkOutRow(b, 'out_row', args, ctx.rowIndex);
     const slot = b.var(
       'slot',
       int32,

@@ -7,7 +7,6 @@ import {
   bitAnd,
   bitNot,
   bitOr,
-  bool,
   call,
   cast,
   declareAlignedDynamicShared,
@@ -16,19 +15,15 @@ import {
   ge,
   gt,
   index,
-  instanceKey,
   int32,
   int64,
-  kernelParam,
   KernelInstance,
   le,
-  lit,
   lt,
   maxOf,
   minOf,
   mul,
   ne,
-  or,
   pointer,
   select,
   shl,
@@ -43,15 +38,34 @@ import {
   type Target,
 } from '@tilekit/codegen';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
-import { DSA_TOPK_MAX } from '../dsaShape.ts';
 import { DSA_TOPK_DIGIT_BITS } from './dsaRadixSelectPlan.ts';
 import { DSA_TOPK_MIN_CANDIDATE_KEY } from './dsaTopkKey.ts';
 import { emitDsaTopkBlockScan, type DsaTopkScanSite } from './dsaTopkBlockScan.ts';
 import { emitDsaTopkListAppend, type DsaTopkCandidateList } from './dsaTopkCandidateList.ts';
-import { emitDsaTopkHistogramAdd } from './dsaTopkHistogram.ts';
-import type { DsaTopkOutput } from './dsaTopkOutput.ts';
 import { emitDsaTopkRowSweep, type DsaTopkRow, type DsaTopkVector } from './dsaTopkRowSweep.ts';
 import { DSA_TOPK_STATE, DSA_TOPK_STATE_SLOTS, emitDsaTopkThresholdBin } from './dsaTopkThresholdBin.ts';
+import {
+  DSA_TOPK_HIST_BINS,
+  DSA_TOPK_SMEM_ALIGN,
+  DSA_TOPK_SPARE_BINS,
+  dsaTopkCheckOneOf,
+  dsaTopkCheckOutput,
+  dsaTopkInstanceSpec,
+  emitDsaTopkNarrowingIf,
+  emitDsaTopkOutRow,
+  emitDsaTopkPadding,
+  emitDsaTopkPass1Adds,
+  emitDsaTopkRowLength,
+  emitDsaTopkThreadIds,
+  emitDsaTopkThresholdKey,
+  emitDsaTopkVotedAdds,
+  emitDsaTopkZero,
+  type DsaTopkCtaPolicy,
+  type DsaTopkLaunch,
+} from './dsaTopkInstanceParts.ts';
+
+// Moved to dsaTopkInstanceParts.ts (shared with the cluster kernel); still importable from here.
+export { dsaTopkKernelParams, emitDsaTopkZero, type DsaTopkLaunch } from './dsaTopkInstanceParts.ts';
 
 /** Threads per CTA an instance may take. */
 export const DSA_TOPK_THREADS: readonly number[] = Object.freeze([512, 1024]);
@@ -65,34 +79,20 @@ export const DSA_TOPK_UNROLLS: readonly number[] = Object.freeze([1, 2, 4, 8]);
 /** The largest row stride the kernel serves (positions are int32 and tiles step past the length). */
 export const DSA_TOPK_MAX_ROW_STRIDE = 2 ** 30;
 
-/** Alignment slack the dynamic shared memory is requested with. */
-const SMEM_ALIGN = 16;
 const [DIGIT1, DIGIT2, DIGIT3] = DSA_TOPK_DIGIT_BITS as [number, number, number];
-const HIST_BINS = 2 ** DIGIT1;
-/** Spare bins after the histogram: inactive lanes add to theirs (branch-free histogram adds). */
-const SPARE_BINS = 32;
 /** Two scan scratches of 32 words (back-to-back scans alternate). */
 const SCRATCH_WORDS = 64;
 
-/** The Policy of one top-k instance. */
-export interface DsaTopkPolicy {
-  /** One of DSA_TOPK_THREADS. */
-  readonly threads: number;
-  /** One of DSA_TOPK_VECTORS. */
-  readonly vector: DsaTopkVector;
-  /** One of DSA_TOPK_UNROLLS: `vector`-wide chunks per thread and tile (unroll · vector consecutive positions), all loaded before any is used. */
-  readonly unroll: number;
+/** The Policy of one top-k instance: threads one of DSA_TOPK_THREADS, vector one of DSA_TOPK_VECTORS, unroll (chunks per thread and tile) one of DSA_TOPK_UNROLLS. */
+export interface DsaTopkPolicy extends DsaTopkCtaPolicy {
   /** Keys the shared candidate list holds (a multiple of 1024, 1024 … 32768): pass 3 reads it instead of the row when pass 1's bin fits. */
   readonly listCapacity: number;
-  /** What is stored for a selected position. */
-  readonly output: DsaTopkOutput;
 }
 
-/** The launch of the top-k kernel: one CTA per row. */
-export interface DsaTopkLaunch {
-  readonly grid: readonly [number, number, number];
-  readonly block: readonly [number, number, number];
-  readonly sharedBytes: number;
+/** What a subclass of DsaTopkInstance changes: the name of its instance key and the shared bytes it adds past the candidate list. */
+export interface DsaTopkSchedule {
+  readonly name: string;
+  readonly extraSharedBytes: number;
 }
 
 /** Byte offsets of the shared memory, from its aligned start: histogram | scan scratch | state | candidate list. */
@@ -102,53 +102,24 @@ export function dsaTopkSharedLayout(listCapacity: number): {
   readonly list: number;
   readonly bytes: number;
 } {
-  const scratch = (HIST_BINS + SPARE_BINS) * 4;
+  const scratch = (DSA_TOPK_HIST_BINS + DSA_TOPK_SPARE_BINS) * 4;
   const state = scratch + SCRATCH_WORDS * 4;
   const list = state + DSA_TOPK_STATE_SLOTS * 4;
-  return { scratch, state, list, bytes: SMEM_ALIGN + list + listCapacity * 4 };
-}
-
-/**
- * The parameters of a top-k kernel: logits (4 · vector-byte aligned), lengths (nullable), out,
- * row_stride in [1, maxRowStride], k, then the output hook's own.
- * @throws DsaArgumentError when the hook's parameters reuse one of these names.
- */
-export function dsaTopkKernelParams(
-  policy: { readonly vector: DsaTopkVector; readonly output: DsaTopkOutput },
-  maxRowStride: number,
-): KernelParams {
-  const own = {
-    logits: kernelParam.pointer(float32, { const: true, align: 4 * policy.vector }),
-    lengths: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
-    out: kernelParam.pointer(int32, { align: 4 }),
-    row_stride: kernelParam.i32({ range: [1, maxRowStride] }),
-    k: kernelParam.i32({ range: [1, DSA_TOPK_MAX] }),
-  };
-  const clash = Object.keys(policy.output.params).filter((name) => Object.hasOwn(own, name));
-  if (clash.length > 0) throw new DsaArgumentError('policy.output.params', 'must not reuse the kernel parameter names', clash);
-  return { ...own, ...policy.output.params } as KernelParams;
+  return { scratch, state, list, bytes: DSA_TOPK_SMEM_ALIGN + list + listCapacity * 4 };
 }
 
 function checkPolicy(policy: DsaTopkPolicy): void {
-  if (!DSA_TOPK_THREADS.includes(policy.threads))
-    throw new DsaArgumentError('policy.threads', `must be one of ${DSA_TOPK_THREADS.join(', ')}`, policy.threads);
-  if (!DSA_TOPK_VECTORS.includes(policy.vector))
-    throw new DsaArgumentError('policy.vector', `must be one of ${DSA_TOPK_VECTORS.join(', ')}`, policy.vector);
-  if (!DSA_TOPK_UNROLLS.includes(policy.unroll))
-    throw new DsaArgumentError('policy.unroll', `must be one of ${DSA_TOPK_UNROLLS.join(', ')}`, policy.unroll);
+  dsaTopkCheckOneOf('policy.threads', DSA_TOPK_THREADS, policy.threads);
+  dsaTopkCheckOneOf('policy.vector', DSA_TOPK_VECTORS, policy.vector);
+  dsaTopkCheckOneOf('policy.unroll', DSA_TOPK_UNROLLS, policy.unroll);
   const c = policy.listCapacity;
   if (!Number.isSafeInteger(c) || c < 1024 || c > 32768 || c % 1024 !== 0)
     throw new DsaArgumentError('policy.listCapacity', 'must be a multiple of 1024 in [1024, 32768]', c);
-  if (policy.output?.kind !== 'index' && policy.output?.kind !== 'pageTable')
-    throw new DsaArgumentError(
-      'policy.output',
-      'must be an output hook (dsaTopkIndexOutput or dsaTopkPageTableOutput)',
-      policy.output?.kind,
-    );
+  dsaTopkCheckOutput(policy.output);
 }
 
-/** The emitted kernel's view of one row and its shared memory. */
-interface RowContext {
+/** The emitted kernel's view of one row and its shared memory (what a subclass's schedule gets). */
+export interface DsaTopkRowContext {
   readonly b: BlockBuilder;
   readonly args: Readonly<Record<string, Expr>>;
   readonly row: DsaTopkRow;
@@ -159,6 +130,8 @@ interface RowContext {
   readonly state: Expr;
   readonly list: DsaTopkCandidateList;
 }
+
+type RowContext = DsaTopkRowContext;
 
 /**
  * One top-k instance (sm_90a). For row r (one CTA) of fp32 logits [rows][row_stride] and its length
@@ -177,29 +150,18 @@ interface RowContext {
 export class DsaTopkInstance extends KernelInstance<DsaTopkPolicy, KernelParams> {
   protected readonly sourceHeader = { title: 'dsa exact top-k selection', generator: '@tilekit/kernel-dsa' };
 
-  constructor(policy: DsaTopkPolicy, target: Target = sm90a) {
+  /** `schedule` is for subclasses that run another schedule of the same steps (their key's name and the shared memory they add). */
+  constructor(policy: DsaTopkPolicy, target: Target = sm90a, schedule: DsaTopkSchedule = { name: 'dsa_topk', extraSharedBytes: 0 }) {
     checkPolicy(policy);
-    const key = instanceKey(
-      'dsa_topk',
-      {
-        threads: policy.threads,
-        vector: policy.vector,
-        unroll: policy.unroll,
-        list: policy.listCapacity,
-        output: policy.output.kind,
-        target: target.name,
-      },
-      { tags: { output: '', threads: 't', vector: 'v', unroll: 'u', list: 'l' } },
+    super(
+      dsaTopkInstanceSpec(policy, target, {
+        family: schedule.name,
+        before: [],
+        after: [['list', 'l', policy.listCapacity]],
+        maxRowStride: DSA_TOPK_MAX_ROW_STRIDE,
+        sharedBytes: dsaTopkSharedLayout(policy.listCapacity).bytes + schedule.extraSharedBytes,
+      }),
     );
-    const frozen = Object.freeze({ ...policy });
-    super({
-      key,
-      policy: frozen,
-      target,
-      params: dsaTopkKernelParams(policy, DSA_TOPK_MAX_ROW_STRIDE),
-      threads: policy.threads,
-      sharedBytes: dsaTopkSharedLayout(policy.listCapacity).bytes,
-    });
   }
 
   /** The launch for `rows` rows. */
@@ -213,18 +175,16 @@ export class DsaTopkInstance extends KernelInstance<DsaTopkPolicy, KernelParams>
     const T = this.threads;
     this.signature.defineEntry(src, { launchBounds: { maxThreads: T, minBlocksPerSm: 1 } }, (b, params) => {
       const a = params as Readonly<Record<string, Expr>>;
-      const tid = b.let('tid', int32, cast(t.threadIdx('x'), int32), { range: [0, T - 1] });
-      const lane = b.let('lane', int32, bitAnd(tid, t.warpSize! - 1));
+      const { tid, lane } = emitDsaTopkThreadIds(b, t, T);
       const rowIndex = b.let('row', int32, cast(t.blockIdx('x'), int32));
       const offset = mul(cast(rowIndex, int64), cast(a['row_stride']!, int64));
       const logits = b.let('row_logits', pointer(float32, { const: true }), add(a['logits']!, offset));
-      const given = b.let('given', int32, select(a['lengths']!, index(a['lengths']!, rowIndex), a['row_stride']!));
-      const length = b.let('length', int32, minOf(maxOf(given, 0), a['row_stride']!));
+      const length = emitDsaTopkRowLength(b, a, rowIndex);
       b.comment(
         'dynamic shared memory: histogram int32[4096 + 32 spare] | scan scratches int32[2][32] | state int32[4] | candidate list uint32[capacity]',
       );
       const layout = dsaTopkSharedLayout(this.policy.listCapacity);
-      const { smem } = declareAlignedDynamicShared(b, t, 'dsa_topk_smem', SMEM_ALIGN);
+      const { smem } = declareAlignedDynamicShared(b, t, 'dsa_topk_smem', DSA_TOPK_SMEM_ALIGN);
       const hist = b.let('hist', pointer(int32), cast(smem, pointer(int32)));
       const scratch = b.let('scratch', pointer(int32), cast(add(smem, layout.scratch), pointer(int32)));
       const state = b.let('state', pointer(int32), cast(add(smem, layout.state), pointer(int32)));
@@ -245,33 +205,31 @@ export class DsaTopkInstance extends KernelInstance<DsaTopkPolicy, KernelParams>
   }
 
   /** Pass 1, the narrowing passes when the row has more than k candidates, the compaction and the padding. */
-  private emitSelection(ctx: RowContext): void {
+  protected emitSelection(ctx: RowContext): void {
     const { b, site, hist, state, args } = ctx;
     const k = args['k']!;
-    emitDsaTopkZero(b, site, hist, HIST_BINS);
+    emitDsaTopkZero(b, site, hist, DSA_TOPK_HIST_BINS);
     b.if(eq(site.tid, 0), (x) => x.assign(index(state, DSA_TOPK_STATE.listed), 0));
     b.push(site.target.syncThreads());
     b.comment(`pass 1: histogram of the top ${DIGIT1} bits of every candidate's key`);
     emitDsaTopkRowSweep(b, ctx.row, (x, chunks) => {
-      for (const c of chunks) {
-        const items = c.keys.map((key) => ({ active: gt(key, 0), bin: shr(key, 32 - DIGIT1) }));
-        emitDsaTopkHistogramAdd(x, hist, HIST_BINS, items, ctx.lane);
-      }
+      for (const c of chunks) emitDsaTopkPass1Adds(x, hist, c.keys, ctx.lane);
     });
     b.push(site.target.syncThreads());
-    const candidates = b.let('candidates', int32, emitDsaTopkThresholdBin(b, site, 'bin1', { hist, bins: HIST_BINS, remaining: k, state }));
-    const threshold = b.var('threshold', uint32, cast(0, uint32));
-    const equalTaken = b.var('equal_taken', int32, 0);
-    b.if(gt(candidates, k), (x) => this.emitNarrowing({ ...ctx, b: x }, threshold, equalTaken));
-    const selected = b.let('selected', int32, minOf(candidates, k));
+    const candidates = b.let(
+      'candidates',
+      int32,
+      emitDsaTopkThresholdBin(b, site, 'bin1', { hist, bins: DSA_TOPK_HIST_BINS, remaining: k, state }),
+    );
+    const { threshold, equalTaken, selected } = emitDsaTopkNarrowingIf(b, candidates, k, (x, th, eqTaken) =>
+      this.emitNarrowing({ ...ctx, b: x }, th, eqTaken),
+    );
     this.emitCompaction(ctx, threshold, equalTaken, selected);
-    b.comment('padding: the slots past the kept positions hold -1');
-    const outRow = b.let('pad_row', pointer(int32), add(args['out']!, mul(cast(ctx.rowIndex, int64), cast(k, int64))));
-    b.forRange({ name: 's', from: add(selected, site.tid), to: k, step: site.threads }, (x, s) => x.assign(index(outRow, s), -1));
+    emitDsaTopkPadding(b, args, ctx.rowIndex, { from: add(selected, site.tid), step: site.threads }, '');
   }
 
   /** Passes 2 and 3 (each stopping early when its threshold bin is taken whole): sets the threshold and equalTaken. */
-  private emitNarrowing(ctx: RowContext, threshold: Expr, equalTaken: Expr): void {
+  protected emitNarrowing(ctx: RowContext, threshold: Expr, equalTaken: Expr): void {
     const { b, site, hist, state } = ctx;
     const read = (x: BlockBuilder, name: string, slot: number): Expr => x.let(name, int32, index(state, slot));
     const bin1 = read(b, 'bin1', DSA_TOPK_STATE.bin);
@@ -286,15 +244,15 @@ export class DsaTopkInstance extends KernelInstance<DsaTopkPolicy, KernelParams>
         x.comment(`pass 2: histogram of the next ${DIGIT2} bits over the keys in bin1, which are listed too`);
         emitDsaTopkZero(x, site, hist, 2 ** DIGIT2);
         x.push(site.target.syncThreads());
+        const pass2 = {
+          inBin: (key: Expr) => eq(shr(key, 32 - DIGIT1), bin1u),
+          digit: (key: Expr) => bitAnd(shr(key, DIGIT3), 2 ** DIGIT2 - 1),
+        };
         emitDsaTopkRowSweep(x, ctx.row, (y, chunks) => {
-          for (const c of chunks) {
-            const inBin = c.keys.map((key) => y.let('in_bin1', bool, eq(shr(key, 32 - DIGIT1), bin1u)));
-            y.if(site.target.any(inBin.reduce<Expr>((s, f) => or(s, f), lit(false))), (z) => {
-              const items = c.keys.map((key, j) => ({ active: inBin[j]!, bin: bitAnd(shr(key, DIGIT3), 2 ** DIGIT2 - 1) }));
-              emitDsaTopkHistogramAdd(z, hist, HIST_BINS, items, ctx.lane);
-              c.keys.forEach((key, j) => emitDsaTopkListAppend(z, site.target, ctx.list, inBin[j]!, key, ctx.lane));
-            });
-          }
+          for (const c of chunks)
+            emitDsaTopkVotedAdds(y, { target: site.target, hist, lane: ctx.lane }, c.keys, 'in_bin1', pass2, (z, inBin) =>
+              c.keys.forEach((key, j) => emitDsaTopkListAppend(z, site.target, ctx.list, inBin[j]!, key, ctx.lane)),
+            );
         });
         x.push(site.target.syncThreads());
         emitDsaTopkThresholdBin(x, site, 'bin2', { hist, bins: 2 ** DIGIT2, remaining, state });
@@ -311,7 +269,7 @@ export class DsaTopkInstance extends KernelInstance<DsaTopkPolicy, KernelParams>
   }
 
   /** Pass 3: the last digit over the list (or the row when bin1 overflowed it); the threshold is then one key. */
-  private emitLastPass(
+  protected emitLastPass(
     ctx: RowContext,
     v: { readonly prefix: Expr; readonly count1: Expr; readonly remaining: Expr; readonly threshold: Expr; readonly equalTaken: Expr },
   ): void {
@@ -319,13 +277,9 @@ export class DsaTopkInstance extends KernelInstance<DsaTopkPolicy, KernelParams>
     b.comment(`pass 3: histogram of the last ${DIGIT3} bits over the keys with the ${32 - DIGIT3}-bit prefix`);
     emitDsaTopkZero(b, site, hist, 2 ** DIGIT3);
     b.push(site.target.syncThreads());
-    const add3 = (x: BlockBuilder, keys: readonly Expr[]): void => {
-      const active = keys.map((key) => x.let('in_prefix', bool, eq(shr(key, DIGIT3), v.prefix)));
-      x.if(site.target.any(active.reduce<Expr>((s, f) => or(s, f), lit(false))), (y) => {
-        const items = keys.map((key, j) => ({ active: active[j]!, bin: bitAnd(key, 2 ** DIGIT3 - 1) }));
-        emitDsaTopkHistogramAdd(y, hist, HIST_BINS, items, ctx.lane);
-      });
-    };
+    const pass3 = { inBin: (key: Expr) => eq(shr(key, DIGIT3), v.prefix), digit: (key: Expr) => bitAnd(key, 2 ** DIGIT3 - 1) };
+    const add3 = (x: BlockBuilder, keys: readonly Expr[]): void =>
+      emitDsaTopkVotedAdds(x, { target: site.target, hist, lane: ctx.lane }, keys, 'in_prefix', pass3);
     b.if(
       le(v.count1, list.capacity),
       (x) =>
@@ -341,12 +295,7 @@ export class DsaTopkInstance extends KernelInstance<DsaTopkPolicy, KernelParams>
     );
     b.push(site.target.syncThreads());
     emitDsaTopkThresholdBin(b, site, 'bin3', { hist, bins: 2 ** DIGIT3, remaining: v.remaining, state });
-    const key = b.let('threshold_key', uint32, bitOr(shl(v.prefix, DIGIT3), cast(index(state, DSA_TOPK_STATE.bin), uint32)));
-    const taken = b.let('taken', int32, sub(v.remaining, index(state, DSA_TOPK_STATE.above)));
-    b.comment('every holder of the threshold key kept: keep the keys above key - 1 instead (one flag in the compaction)');
-    const whole = b.let('taken_whole', bool, eq(taken, index(state, DSA_TOPK_STATE.count)));
-    b.assign(v.threshold, select(whole, sub(key, 1), key));
-    b.assign(v.equalTaken, select(whole, 0, taken));
+    emitDsaTopkThresholdKey(b, state, v, ' (one flag in the compaction)');
   }
 
   /**
@@ -355,10 +304,10 @@ export class DsaTopkInstance extends KernelInstance<DsaTopkPolicy, KernelParams>
    * `selected` are written. With equalTaken = 0 a key is kept when above the threshold (one flag);
    * otherwise keys above it and the first equalTaken equal to it are (two 16-bit counts).
    */
-  private emitCompaction(ctx: RowContext, threshold: Expr, equalTaken: Expr, selected: Expr): void {
+  protected emitCompaction(ctx: RowContext, threshold: Expr, equalTaken: Expr, selected: Expr): void {
     const { b, args } = ctx;
     b.comment('ordered compaction: kept keys in position order through the output hook');
-    const out = b.let('out_row', pointer(int32), add(args['out']!, mul(cast(ctx.rowIndex, int64), cast(args['k']!, int64))));
+    const out = emitDsaTopkOutRow(b, 'out_row', args, ctx.rowIndex);
     const sweep = { out, threshold, equalTaken, selected };
     b.if(
       eq(equalTaken, 0),
@@ -421,9 +370,4 @@ export class DsaTopkInstance extends KernelInstance<DsaTopkPolicy, KernelParams>
       lt(written, v.selected),
     );
   }
-}
-
-/** Zeroes `n` int32 of shared memory (block-strided; no barrier). */
-export function emitDsaTopkZero(b: BlockBuilder, site: DsaTopkScanSite, at: Expr, n: number): void {
-  b.forRange({ name: 'z', from: site.tid, to: n, step: site.threads }, (x, i) => x.assign(index(at, i), 0));
 }

@@ -31,18 +31,37 @@ export type DsaTopkVector = 1 | 4;
 
 const float4 = opaque('float4');
 
-/** A row to sweep. */
-export interface DsaTopkRow {
+/** What a thread loads logits from: its unroll chunks of `vector` positions of a run of logits (a row, or a CTA's slice of one). */
+export interface DsaTopkLoadSite {
   readonly target: Target;
-  readonly threads: number;
   readonly vector: DsaTopkVector;
-  /** Chunks per tile: loads each thread has in flight. */
+  /** Chunks of `vector` positions per thread (per tile, for a row sweep): loads each thread has in flight. */
   readonly unroll: number;
   readonly tid: Expr;
-  /** const float* to the row's first logit (16-byte aligned when vector is 4). */
+  /** const float* to the run's first logit (16-byte aligned when vector is 4). */
   readonly logits: Expr;
-  /** int32 positions of the row (≤ 2^30). */
+  /** int32 positions of the run (a row: ≤ 2^30; a slice: inside the row's length, ≤ 0 for none). */
   readonly length: Expr;
+}
+
+/** A row to sweep: every thread of the block runs every tile. */
+export interface DsaTopkRow extends DsaTopkLoadSite {
+  readonly threads: number;
+}
+
+/** Emits one whole chunk's load into `xs` (`vector` float vars): a scalar load, or one 16-byte load (vector 4). */
+export function emitDsaTopkChunkLoad(
+  b: BlockBuilder,
+  site: Pick<DsaTopkLoadSite, 'vector' | 'logits'>,
+  at: Expr,
+  xs: readonly Expr[],
+): void {
+  if (site.vector === 1) {
+    b.assign(xs[0]!, index(site.logits, at));
+    return;
+  }
+  const q = b.let('q', float4, deref(cast(add(site.logits, at), pointer(float4, { const: true }))));
+  ['x', 'y', 'z', 'w'].forEach((f, j) => b.assign(xs[j]!, member(q, f, float32)));
 }
 
 /** One chunk of a tile as a thread sees it: its logits (−∞ past the row), their keys (0 past the row) and the position of the first. */
@@ -61,16 +80,7 @@ function loadTile(b: BlockBuilder, row: DsaTopkRow, tile: Expr, into: readonly (
   const span = row.unroll * row.vector;
   const whole = b.let('whole', bool, le(add(tile, row.threads * span), row.length));
   const base = b.let('at', int32, add(tile, mul(row.tid, span)));
-  const wholeLoads = (y: BlockBuilder): void =>
-    into.forEach((xs, u) => {
-      const first = add(base, u * row.vector);
-      if (row.vector === 1) {
-        y.assign(xs[0]!, index(row.logits, first));
-        return;
-      }
-      const q = y.let('q', float4, deref(cast(add(row.logits, first), pointer(float4, { const: true }))));
-      ['x', 'y', 'z', 'w'].forEach((f, j) => y.assign(xs[j]!, member(q, f, float32)));
-    });
+  const wholeLoads = (y: BlockBuilder): void => into.forEach((xs, u) => emitDsaTopkChunkLoad(y, row, add(base, u * row.vector), xs));
   const guarded = (y: BlockBuilder): void =>
     into.forEach((xs, u) =>
       xs.forEach((x, j) => {

@@ -3,41 +3,12 @@
 // position order and one block scan orders a selection), all loads issued before any key is formed,
 // and keeps their keys in registers for every later pass. A chunk wholly inside the slice is one
 // 16-byte load (vector 4); the chunk holding the slice's end is loaded position by position.
-import {
-  add,
-  cast,
-  deref,
-  float32,
-  index,
-  infinity,
-  int32,
-  le,
-  lt,
-  member,
-  mul,
-  opaque,
-  pointer,
-  type BlockBuilder,
-  type Expr,
-  type Target,
-} from '@tilekit/codegen';
+import { add, float32, index, infinity, int32, le, lt, mul, type BlockBuilder, type Expr } from '@tilekit/codegen';
 import { emitDsaTopkKey } from './dsaTopkKey.ts';
-import type { DsaTopkVector } from './dsaTopkRowSweep.ts';
+import { emitDsaTopkChunkLoad, type DsaTopkLoadSite } from './dsaTopkRowSweep.ts';
 
-const float4 = opaque('float4');
-
-/** A CTA's slice of a row, as its threads read it. */
-export interface DsaTopkSlice {
-  readonly target: Target;
-  readonly vector: DsaTopkVector;
-  /** Chunks of `vector` positions per thread. */
-  readonly unroll: number;
-  readonly tid: Expr;
-  /** const float* to the slice's first logit (16-byte aligned when vector is 4). */
-  readonly logits: Expr;
-  /** int32 positions of the slice inside the row's length (≤ 0: none). */
-  readonly length: Expr;
-}
+/** A CTA's slice of a row, as its threads read it (logits: the slice's first; length: its positions inside the row's length). */
+export type DsaTopkSlice = DsaTopkLoadSite;
 
 /** What one thread holds of its slice: its keys in position order (0 past the slice) and the slice position of the first. */
 export interface DsaTopkThreadKeys {
@@ -57,14 +28,7 @@ export function emitDsaTopkSliceLoad(b: BlockBuilder, s: DsaTopkSlice): DsaTopkT
   );
   values.forEach((xs, u) => {
     const at = b.let(`at${u}`, int32, add(first, u * s.vector));
-    const whole = (y: BlockBuilder): void => {
-      if (s.vector === 1) {
-        y.assign(xs[0]!, index(s.logits, at));
-        return;
-      }
-      const q = y.let('q', float4, deref(cast(add(s.logits, at), pointer(float4, { const: true }))));
-      ['x', 'y', 'z', 'w'].forEach((f, j) => y.assign(xs[j]!, member(q, f, float32)));
-    };
+    const whole = (y: BlockBuilder): void => emitDsaTopkChunkLoad(y, s, at, xs);
     const guarded = (y: BlockBuilder): void =>
       xs.forEach((x, j) => y.if(lt(add(at, j), s.length), (z) => z.assign(x, index(s.logits, add(at, j)))));
     if (s.vector === 1) b.if(lt(at, s.length), whole);

@@ -132,10 +132,10 @@ export function readDecodeHost(ctx: CaseContext, spec: DsaDecodeBenchSpec): Deco
   const maxPages = dsaPagesOf(spec.L);
   const numPages = spec.b * maxPages + 1;
   const host: DsaDecodeHost = {
-    b: spec.b,
+    B: spec.b,
     nextN: spec.nextN,
-    h: spec.h,
-    L: spec.L,
+    H: spec.h,
+    maxContext: spec.L,
     maxPages,
     q: new Uint8Array(readCaseInput(ctx, 'q', 'uint8', [spec.b, spec.nextN, spec.h, DSA_INDEX_HEAD_DIM])),
     weights: float32Of(readCaseInput(ctx, 'weights', 'fp32', [rows, spec.h])),
@@ -287,9 +287,9 @@ async function runDecodeFused(gpu: DsaGpu, spec: DsaDecodeBenchSpec, ctx: CaseCo
 export function readPrefillHost(ctx: CaseContext, spec: DsaPrefillBenchSpec): DsaPrefillHost {
   const { s, L, h } = spec;
   return {
-    s,
-    h,
-    L,
+    S: s,
+    H: h,
+    Skv: L,
     q: new Uint8Array(readCaseInput(ctx, 'q', 'uint8', [s, h, DSA_INDEX_HEAD_DIM])),
     weights: float32Of(readCaseInput(ctx, 'weights', 'fp32', [s, h])),
     k: new Uint8Array(readCaseInput(ctx, 'k', 'uint8', [L, DSA_INDEX_HEAD_DIM])),

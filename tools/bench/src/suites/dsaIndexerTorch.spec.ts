@@ -63,7 +63,7 @@ function decodeCase(spec: DsaDecodeBenchSpec, ctx: CaseContext, dropTile: boolea
   const x = readDecodeHost(ctx, spec);
   const cache = new Uint8Array(x.cacheBytes);
   readFileChunks(x.cachePath, x.cacheBytes, (chunk, offset) => cache.set(chunk, offset), 10000);
-  const logits = dsaIndexerDecodeReference({ ...x.host, cache, B: spec.b, H: spec.h, maxContext: spec.L });
+  const logits = dsaIndexerDecodeReference({ ...x.host, cache });
   if (dropTile) logits.fill(0, spec.L - 64, spec.L);
   const checks = { 'logits sample': decodeLogitsCheck(x, logits) };
   const outputs = { logits: ctx.writeTensor('logits', 'fp32', [rows, spec.L], logits) };
@@ -76,7 +76,7 @@ function decodeCase(spec: DsaDecodeBenchSpec, ctx: CaseContext, dropTile: boolea
 
 function prefillCase(spec: DsaPrefillBenchSpec, ctx: CaseContext, dropTile: boolean): OurCaseResult {
   const host = readPrefillHost(ctx, spec);
-  const logits = dsaIndexerPrefillReference({ ...host, S: spec.s, H: spec.h, Skv: spec.L });
+  const logits = dsaIndexerPrefillReference(host);
   if (dropTile) logits.fill(0, spec.L * 39, spec.L * 39 + 64);
   const bytes = new Uint8Array(logits.buffer);
   const sample = dsaPrefillSample(host);

@@ -60,17 +60,8 @@ function randomDecode(rng: Prng, B: number, nextN: number, H: number, pages: num
 }
 
 function hostOf(input: DsaIndexerDecodeInput): DsaDecodeHost {
-  return {
-    b: input.B,
-    nextN: input.nextN,
-    h: input.H,
-    L: input.maxContext,
-    maxPages: input.maxPages,
-    q: input.q,
-    weights: input.weights,
-    blockTable: input.blockTable,
-    contextLens: input.contextLens,
-  };
+  const { cache: _cache, ...host } = input;
+  return host;
 }
 
 const pageReader = (input: DsaIndexerDecodeInput) => (page: number) =>
@@ -134,7 +125,7 @@ describe('dsa decode logits on a sample', () => {
     expect(() => dsaDecodeSubproblem({ ...host, contextLens: Int32Array.from([512, 512, 500]) }, sample, pageReader(input))).toThrow(
       /every context = L = 512; sequence 2 has 500/,
     );
-    expect(() => dsaDecodeSubproblem({ ...host, L: 500 }, sample, pageReader(input))).toThrow(/multiple of 64/);
+    expect(() => dsaDecodeSubproblem({ ...host, maxContext: 500 }, sample, pageReader(input))).toThrow(/multiple of 64/);
     expect(() => dsaDecodeSubproblem({ ...host, nextN: 2 }, { sequences: [0], pages: [0, 3] }, pageReader(input))).toThrow(/last page/);
   });
 });
@@ -144,9 +135,9 @@ describe('dsa prefill logits on a sample', () => {
   const [S, L, H] = [12, 300, 4];
   const { start, end } = dsaPrefillWindows(S, L);
   const host: DsaPrefillHost = {
-    s: S,
-    h: H,
-    L,
+    S,
+    H,
+    Skv: L,
     q: e4m3Bytes(S * H * 128, rng),
     weights: Float32Array.from({ length: S * H }, () => rng.nextNormal() * 2 ** -10),
     k: e4m3Bytes(L * 128, rng),
@@ -154,17 +145,7 @@ describe('dsa prefill logits on a sample', () => {
     windowStart: start,
     windowEnd: end,
   };
-  const full = dsaIndexerPrefillReferenceWithBound({
-    q: host.q,
-    weights: host.weights,
-    k: host.k,
-    kScales: host.kScales,
-    windowStart: start,
-    windowEnd: end,
-    S,
-    H,
-    Skv: L,
-  }).logits;
+  const full = dsaIndexerPrefillReferenceWithBound(host).logits;
   const sample = dsaPrefillSample(host, 4, 2);
   const rowsOf = (logits: Float32Array) => new Map(sample.rows.map((t) => [t, logits.slice(t * L, (t + 1) * L)]));
 

@@ -30,19 +30,11 @@ export function dsaSpread(count: number, want: number): number[] {
   return [...new Set(Array.from({ length: want }, (_, i) => Math.round((i * (count - 1)) / (want - 1))))];
 }
 
-/** A decode case's small inputs on the host (the cache stays in its file: pages are read as the check needs them). */
-export interface DsaDecodeHost {
-  readonly b: number;
-  readonly nextN: number;
-  readonly h: number;
-  /** Columns of a logits row (max context); every context equals it. */
-  readonly L: number;
-  readonly maxPages: number;
-  readonly q: Uint8Array;
-  readonly weights: Float32Array;
-  readonly blockTable: Int32Array;
-  readonly contextLens: Int32Array;
-}
+/**
+ * A decode case's small inputs on the host: the decode indexer's input but the cache (it stays in its file: pages are
+ * read as the check needs them). maxContext is L, the columns of a logits row; every context equals it.
+ */
+export type DsaDecodeHost = Omit<DsaIndexerDecodeInput, 'cache'>;
 
 /** The sequences and logical pages a decode check takes. */
 export interface DsaDecodeSample {
@@ -52,14 +44,15 @@ export interface DsaDecodeSample {
 
 /** Spread sequences and pages (the first and the last of each among them). */
 export function dsaDecodeSample(host: DsaDecodeHost, rows = DSA_SAMPLE_ROWS, pages = DSA_SAMPLE_PAGES): DsaDecodeSample {
-  return { sequences: dsaSpread(host.b, rows), pages: dsaSpread(host.maxPages, pages) };
+  return { sequences: dsaSpread(host.B, rows), pages: dsaSpread(host.maxPages, pages) };
 }
 
 function checkFullContexts(host: DsaDecodeHost, sample: DsaDecodeSample): void {
-  if (host.L % DSA_PAGE_TOKENS !== 0) throw new Error(`a decode sample needs L a multiple of ${DSA_PAGE_TOKENS}, not ${host.L}`);
-  const short = sample.sequences.find((b) => host.contextLens[b] !== host.L);
+  if (host.maxContext % DSA_PAGE_TOKENS !== 0)
+    throw new Error(`a decode sample needs L a multiple of ${DSA_PAGE_TOKENS}, not ${host.maxContext}`);
+  const short = sample.sequences.find((b) => host.contextLens[b] !== host.maxContext);
   if (short !== undefined)
-    throw new Error(`a decode sample needs every context = L = ${host.L}; sequence ${short} has ${host.contextLens[short]}`);
+    throw new Error(`a decode sample needs every context = L = ${host.maxContext}; sequence ${short} has ${host.contextLens[short]}`);
   if (host.nextN > 1 && sample.pages.at(-1) !== host.maxPages - 1)
     throw new Error('with nextN > 1 a decode sample must take the last page');
 }
@@ -80,13 +73,13 @@ export function dsaDecodeSubproblem(
   checkFullContexts(host, sample);
   const B = sample.sequences.length;
   const P = sample.pages.length;
-  const rowBytes = host.nextN * host.h * D;
+  const rowBytes = host.nextN * host.H * D;
   const cache = new Uint8Array(B * P * DSA_PAGE_BYTES);
   const q = new Uint8Array(B * rowBytes);
-  const weights = new Float32Array(B * host.nextN * host.h);
+  const weights = new Float32Array(B * host.nextN * host.H);
   sample.sequences.forEach((seq, i) => {
     q.set(host.q.subarray(seq * rowBytes, (seq + 1) * rowBytes), i * rowBytes);
-    weights.set(host.weights.subarray(seq * host.nextN * host.h, (seq + 1) * host.nextN * host.h), i * host.nextN * host.h);
+    weights.set(host.weights.subarray(seq * host.nextN * host.H, (seq + 1) * host.nextN * host.H), i * host.nextN * host.H);
     sample.pages.forEach((page, j) => {
       const bytes = readPage(host.blockTable[seq * host.maxPages + page]!);
       if (bytes.length !== DSA_PAGE_BYTES) throw new Error(`readPage gave ${bytes.length} bytes, a page has ${DSA_PAGE_BYTES}`);
@@ -95,7 +88,7 @@ export function dsaDecodeSubproblem(
   });
   const blockTable = Int32Array.from({ length: B * P }, (_, x) => x);
   const contextLens = new Int32Array(B).fill(P * DSA_PAGE_TOKENS);
-  return { q, weights, cache, blockTable, maxPages: P, contextLens, B, nextN: host.nextN, H: host.h, maxContext: P * DSA_PAGE_TOKENS };
+  return { q, weights, cache, blockTable, maxPages: P, contextLens, B, nextN: host.nextN, H: host.H, maxContext: P * DSA_PAGE_TOKENS };
 }
 
 /** Our logits [b·nextN][L] at the sampled positions, in the sub-problem's layout. */
@@ -105,7 +98,7 @@ export function dsaDecodeSampleOf(ours: Float32Array, host: DsaDecodeHost, sampl
   const out = new Float32Array(sample.sequences.length * host.nextN * width);
   sample.sequences.forEach((seq, i) => {
     for (let r = 0; r < host.nextN; r++) {
-      const from = (seq * host.nextN + r) * host.L;
+      const from = (seq * host.nextN + r) * host.maxContext;
       const to = (i * host.nextN + r) * width;
       sample.pages.forEach((page, j) => {
         const start = from + page * DSA_PAGE_TOKENS;
@@ -136,18 +129,8 @@ export function dsaDecodeLogitsCheck(
   };
 }
 
-/** A prefill case's inputs on the host (all small: q 32 MiB, keys 16 MiB at 128K). */
-export interface DsaPrefillHost {
-  readonly s: number;
-  readonly h: number;
-  readonly L: number;
-  readonly q: Uint8Array;
-  readonly weights: Float32Array;
-  readonly k: Uint8Array;
-  readonly kScales: Float32Array;
-  readonly windowStart: Int32Array;
-  readonly windowEnd: Int32Array;
-}
+/** A prefill case's inputs on the host, the prefill indexer's input (all small: q 32 MiB, keys 16 MiB at 128K); Skv is L, the columns of a logits row. */
+export type DsaPrefillHost = DsaIndexerPrefillInput;
 
 /** The queries and 64-key pages a prefill check takes. */
 export interface DsaPrefillSample {
@@ -157,21 +140,21 @@ export interface DsaPrefillSample {
 
 /** Spread queries; spread pages and, for every sampled query, the pages at its window's start and end (where its mask turns). */
 export function dsaPrefillSample(host: DsaPrefillHost, rows = DSA_SAMPLE_ROWS, pages = DSA_SAMPLE_PAGES): DsaPrefillSample {
-  const count = Math.ceil(host.L / DSA_PAGE_TOKENS);
-  const picked = dsaSpread(host.s, rows);
+  const count = Math.ceil(host.Skv / DSA_PAGE_TOKENS);
+  const picked = dsaSpread(host.S, rows);
   const edges = picked.flatMap((t) => [host.windowStart[t]!, host.windowEnd[t]! - 1, host.windowEnd[t]!]);
   const all = new Set([
     ...dsaSpread(count, pages),
-    ...edges.filter((p) => p >= 0 && p < host.L).map((p) => Math.floor(p / DSA_PAGE_TOKENS)),
+    ...edges.filter((p) => p >= 0 && p < host.Skv).map((p) => Math.floor(p / DSA_PAGE_TOKENS)),
   ]);
   return { rows: picked, pages: [...all].sort((a, b) => a - b) };
 }
 
 /** The key positions of sampled pages (a partial last page clipped to L). */
-export function dsaPrefillSamplePositions(host: Pick<DsaPrefillHost, 'L'>, sample: DsaPrefillSample): Int32Array {
+export function dsaPrefillSamplePositions(host: Pick<DsaPrefillHost, 'Skv'>, sample: DsaPrefillSample): Int32Array {
   return Int32Array.from(
     sample.pages.flatMap((page) =>
-      Array.from({ length: Math.min(DSA_PAGE_TOKENS, host.L - page * DSA_PAGE_TOKENS) }, (_, t) => page * DSA_PAGE_TOKENS + t),
+      Array.from({ length: Math.min(DSA_PAGE_TOKENS, host.Skv - page * DSA_PAGE_TOKENS) }, (_, t) => page * DSA_PAGE_TOKENS + t),
     ),
   );
 }
@@ -181,11 +164,11 @@ export function dsaPrefillSubproblem(host: DsaPrefillHost, sample: DsaPrefillSam
   const positions = dsaPrefillSamplePositions(host, sample);
   const S = sample.rows.length;
   const Skv = positions.length;
-  const q = new Uint8Array(S * host.h * D);
-  const weights = new Float32Array(S * host.h);
+  const q = new Uint8Array(S * host.H * D);
+  const weights = new Float32Array(S * host.H);
   sample.rows.forEach((t, i) => {
-    q.set(host.q.subarray(t * host.h * D, (t + 1) * host.h * D), i * host.h * D);
-    weights.set(host.weights.subarray(t * host.h, (t + 1) * host.h), i * host.h);
+    q.set(host.q.subarray(t * host.H * D, (t + 1) * host.H * D), i * host.H * D);
+    weights.set(host.weights.subarray(t * host.H, (t + 1) * host.H), i * host.H);
   });
   const k = new Uint8Array(Skv * D);
   const kScales = new Float32Array(Skv);
@@ -193,7 +176,7 @@ export function dsaPrefillSubproblem(host: DsaPrefillHost, sample: DsaPrefillSam
     k.set(host.k.subarray(p * D, (p + 1) * D), j * D);
     kScales[j] = host.kScales[p]!;
   });
-  return { q, weights, k, kScales, windowStart: new Int32Array(S), windowEnd: new Int32Array(S).fill(Skv), S, H: host.h, Skv };
+  return { q, weights, k, kScales, windowStart: new Int32Array(S), windowEnd: new Int32Array(S).fill(Skv), S, H: host.H, Skv };
 }
 
 /** Positions of a full row whose mask is wrong: inside the window and not finite, or outside it and not −∞. */
@@ -225,7 +208,7 @@ export function dsaPrefillLogitsCheck(
   let maskWrong = 0;
   sample.rows.forEach((t, i) => {
     const row = oursRows.get(t);
-    if (row === undefined || row.length !== host.L) throw new Error(`our row ${t} of ${host.L} logits is missing`);
+    if (row === undefined || row.length !== host.Skv) throw new Error(`our row ${t} of ${host.Skv} logits is missing`);
     const [start, end] = [host.windowStart[t]!, host.windowEnd[t]!];
     maskWrong += dsaPrefillMaskMismatches(row, start, end);
     positions.forEach((p, j) => {

@@ -1,0 +1,169 @@
+// GPU tests of the two-read top-k instance (DsaTopkTwoReadInstance; node:test, run by `npm run
+// test:gpu`): it is launched EXPLICITLY (dsaTopkTwoReadInstanceFor with packDsaTopk's arguments
+// repacked), not through the launcher's dispatch, which does not take it yet (dsaTopkPrefersTwoRead).
+// Every case of the top-k spec (dsaTopkGpuCases) and the two-read boundary rows (dsaTopkTwoReadCases:
+// a list exactly full and one past, ties inside the list, pass 2 deciding, an early-stopping sweep,
+// k 4096 with a length) must equal dsaTopkReference bit for bit. Then prints the times (not asserted)
+// at k 2048 of rows 128 × 131072, 32 × 131072, 128 × 32768: the dispatched instance, the single-CTA
+// kernel and the two-read instance. Skipped without a GPU.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { buildOncePerInstance, Device, timeBackToBack, type DeviceBuffer } from '@tilekit/runtime';
+import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
+import { DsaKernel } from '../dsaKernel.ts';
+import { dsaTopkReference, type DsaTopkRows } from '../reference/dsaTopkReference.ts';
+import { dsaTopkGpuCases, dsaTopkGpuPageTable } from '../testing/dsaTopkGpuCases.ts';
+import { dsaTopkLogits } from '../testing/dsaTopkLogits.ts';
+import { dsaTopkTwoReadCases } from '../testing/dsaTopkTwoReadCases.ts';
+import { dsaTopkInstanceFor, dsaTopkVectorFor } from './dsaTopkCatalog.ts';
+import { dsaTopkIndexOutput } from './dsaTopkIndexOutput.ts';
+import {
+  checkDsaTopkConfig,
+  packDsaTopk,
+  type DsaTopkAnyInstance,
+  type DsaTopkBuffers,
+  type DsaTopkKernel,
+  type DsaTopkPackedLaunch,
+} from './dsaTopkLauncher.ts';
+import { dsaTopkOutputReference, type DsaTopkPageTable } from './dsaTopkOutput.ts';
+import { dsaTopkPageTableOutput } from './dsaTopkPageTableOutput.ts';
+import { DSA_TOPK_TWO_READ_LIST_CAPACITY, dsaTopkTwoReadInstanceFor } from './dsaTopkTwoReadCatalog.ts';
+
+const buildKernel = buildOncePerInstance((instance: DsaTopkAnyInstance) =>
+  DsaKernel.build(instance, { device: Device.open(0), compiler: gpuTestCompiler('dsa-topk-two-read-gpu') }),
+);
+
+/** One case: its rows, the page table of the page-table form, and where the logits start. */
+interface TwoReadCase {
+  readonly label: string;
+  readonly rows: () => DsaTopkRows;
+  readonly table?: () => DsaTopkPageTable;
+  readonly logitsOffset?: number;
+}
+
+/** Device buffers of one case, freed by `dispose`. */
+class CaseBuffers {
+  readonly owned: DeviceBuffer[] = [];
+  readonly device: Device;
+
+  constructor(device: Device) {
+    this.device = device;
+  }
+
+  upload(host: ArrayBufferView, offset = 0): DeviceBuffer {
+    const root = this.device.alloc(Math.max(1, host.byteLength + offset)).fill(0);
+    this.owned.push(root);
+    const view = offset === 0 ? root : root.view(offset, host.byteLength);
+    return view.copyFromHost(new Uint8Array(host.buffer, host.byteOffset, host.byteLength));
+  }
+
+  output(bytes: number): DeviceBuffer {
+    const b = this.device.alloc(bytes).fill(0xa5);
+    this.owned.push(b);
+    return b;
+  }
+
+  dispose(): void {
+    this.device.synchronize();
+    for (const b of this.owned) b.dispose();
+  }
+}
+
+/** `p` packed again for `instance` (every top-k instance declares the same parameters). */
+function repack(p: DsaTopkPackedLaunch, instance: DsaTopkAnyInstance, rows: number): DsaTopkPackedLaunch {
+  const l = instance.launch(rows);
+  const args = instance.signature.pack(p.instance.signature.unpack(p.args.bytes));
+  return { instance, grid: l.grid, block: l.block, sharedBytes: l.sharedBytes, args };
+}
+
+/** The two-read instance for the form and load width of the dispatched launch. */
+const twoReadFor = (p: DsaTopkPackedLaunch): DsaTopkAnyInstance =>
+  dsaTopkTwoReadInstanceFor(p.instance.policy.output.kind, p.instance.policy.vector);
+
+async function runCase(c: TwoReadCase): Promise<string> {
+  const rows = c.rows();
+  const table = c.table?.();
+  const config = checkDsaTopkConfig({
+    rows: rows.rows,
+    rowStride: rows.rowStride,
+    k: rows.k,
+    ...(table === undefined ? {} : { pageTable: { rowsPerSequence: table.rowsPerSequence, maxPages: table.maxPages } }),
+  });
+  const device = Device.open(0);
+  const mem = new CaseBuffers(device);
+  try {
+    const out = mem.output(rows.rows * rows.k * 4);
+    const buffers: DsaTopkBuffers = {
+      logits: mem.upload(rows.logits, c.logitsOffset ?? 0),
+      out,
+      ...(rows.lengths === undefined ? {} : { lengths: mem.upload(Int32Array.from(rows.lengths)) }),
+      ...(table === undefined ? {} : { blockTable: mem.upload(Int32Array.from(table.blockTable)) }),
+    };
+    const dispatched = packDsaTopk(config, buffers);
+    const packed = repack(dispatched, twoReadFor(dispatched), rows.rows);
+    const kernel = await buildKernel(packed.instance);
+    kernel.launch(packed);
+    device.synchronize();
+    const got = new Int32Array(rows.rows * rows.k);
+    out.copyToHost(got);
+    const hook = table === undefined ? dsaTopkIndexOutput : dsaTopkPageTableOutput;
+    const want = dsaTopkOutputReference(dsaTopkReference(rows), rows.k, hook, table);
+    const i = got.findIndex((v, j) => v !== want[j]);
+    assert.equal(i, -1, `${c.label}: row ${Math.floor(i / rows.k)} slot ${i % rows.k}: got ${got[i]}, expected ${want[i]}`);
+    return `${packed.instance.name}: ${rows.rows} rows equal (${kernel.resources.registers} regs)`;
+  } finally {
+    mem.dispose();
+  }
+}
+
+const cases: TwoReadCase[] = [
+  ...dsaTopkTwoReadCases(DSA_TOPK_TWO_READ_LIST_CAPACITY).map((c) => ({ label: `boundary: ${c.label}`, rows: c.rows })),
+  ...dsaTopkGpuCases().map((c) => ({
+    label: c.label,
+    rows: () => dsaTopkLogits(c.logits),
+    ...(c.rowsPerSequence === undefined ? {} : { table: () => dsaTopkGpuPageTable(c) }),
+    ...(c.logitsOffset === undefined ? {} : { logitsOffset: c.logitsOffset }),
+  })),
+];
+for (const c of cases) {
+  test(`kernel-dsa/gpu topk two-read: ${c.label}`, gpu.options, async () => {
+    console.log(await runCase(c));
+  });
+}
+
+/** The median per-launch time (µs) of back-to-back launches. */
+function medianUs(device: Device, kernel: DsaTopkKernel, packed: DsaTopkPackedLaunch): number {
+  const options = { warmup: 3, warmupMs: 20, repetitions: 5, targetMs: 10, minLaunches: 20, maxLaunches: 4000 };
+  const { reps } = timeBackToBack(device, () => kernel.launch(packed), options);
+  return [...reps].sort((x, y) => x - y)[2]! * 1000;
+}
+
+test('kernel-dsa/gpu topk two-read: time at k 2048, 128 × 128K, 32 × 128K, 128 × 32K (printed, not asserted)', gpu.options, async () => {
+  const device = Device.open(0);
+  const lines: string[] = [];
+  for (const [rowCount, length] of [
+    [128, 131072],
+    [32, 131072],
+    [128, 32768],
+  ] as const) {
+    const rows = dsaTopkLogits({ seed: 99, rows: rowCount, rowStride: length, k: 2048, style: 'normal' });
+    const mem = new CaseBuffers(device);
+    try {
+      const config = checkDsaTopkConfig({ rows: rowCount, rowStride: length, k: 2048 });
+      const packed = packDsaTopk(config, { logits: mem.upload(rows.logits), out: mem.output(rowCount * 2048 * 4) });
+      const single = dsaTopkInstanceFor('index', dsaTopkVectorFor(length, 0n));
+      const all = [packed.instance, single, twoReadFor(packed)];
+      const times: string[] = [];
+      for (const instance of all.filter((x, i) => all.findIndex((y) => y.name === x.name) === i)) {
+        const p = instance === packed.instance ? packed : repack(packed, instance, rowCount);
+        times.push(`${instance.name} ${medianUs(device, await buildKernel(instance), p).toFixed(1)}`);
+      }
+      lines.push(`rows ${String(rowCount).padStart(3)} × L ${String(length).padStart(6)} (µs): ${times.join(' | ')}`);
+    } finally {
+      mem.dispose();
+    }
+  }
+  console.log(
+    `dsa top-k two-read, normal logits, medians of back-to-back launches; the dispatched instance first:\n  ${lines.join('\n  ')}`,
+  );
+});
