@@ -8,11 +8,9 @@
 // cluster size whose slices hold the row. Then prints the kernel times (not asserted) for rows
 // 1/32/128 × L 8K/32K/128K at k 2048: the dispatched instance, the single-CTA kernel, the other
 // cluster sizes and 1024-thread cluster instances. Skipped without a GPU.
-import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildOncePerInstance, Device, timeBackToBack, type DeviceBuffer } from '@tilekit/runtime';
+import { buildOncePerInstance, Device, timeBackToBack } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
-import { dsaTopkReference } from '../reference/dsaTopkReference.ts';
 import {
   DSA_TOPK_EVERY_CLUSTER_CASES,
   dsaTopkGpuCases,
@@ -21,7 +19,7 @@ import {
   type DsaTopkGpuCase,
 } from '../testing/dsaTopkGpuCases.ts';
 import { dsaTopkLogits } from '../testing/dsaTopkLogits.ts';
-import { dsaTopkIndexOutput } from './dsaTopkIndexOutput.ts';
+import { DsaTopkCaseBuffers, repackDsaTopk, runDsaTopkGpuRows } from '../testing/dsaTopkGpuRun.ts';
 import { DSA_TOPK_CLUSTER_SIZES } from './dsaTopkClusterInstance.ts';
 import { DSA_TOPK_CLUSTER_SLICE_CAPACITY, dsaTopkClusterInstanceFor, dsaTopkInstanceFor, dsaTopkVectorFor } from './dsaTopkCatalog.ts';
 import {
@@ -29,100 +27,18 @@ import {
   type DsaTopkAnyInstance,
   type DsaTopkKernel,
   packDsaTopk,
-  type DsaTopkBuffers,
   type DsaTopkPackedLaunch,
 } from './dsaTopkLauncher.ts';
 import { DsaKernel } from '../dsaKernel.ts';
-import { dsaTopkOutputReference, type DsaTopkPageTable } from './dsaTopkOutput.ts';
-import { dsaTopkPageTableOutput } from './dsaTopkPageTableOutput.ts';
 
 const buildKernel = buildOncePerInstance((instance: DsaTopkAnyInstance) =>
   DsaKernel.build(instance, { device: Device.open(0), compiler: gpuTestCompiler('dsa-topk-gpu') }),
 );
 
-/** Device buffers of one case, freed by `dispose`. */
-class CaseBuffers {
-  readonly owned: DeviceBuffer[] = [];
-  readonly device: Device;
-
-  constructor(device: Device) {
-    this.device = device;
-  }
-
-  upload(host: ArrayBufferView, offset = 0): DeviceBuffer {
-    const root = this.device.alloc(Math.max(1, host.byteLength + offset)).fill(0);
-    this.owned.push(root);
-    const view = offset === 0 ? root : root.view(offset, host.byteLength);
-    return view.copyFromHost(new Uint8Array(host.buffer, host.byteOffset, host.byteLength));
-  }
-
-  output(bytes: number): DeviceBuffer {
-    const b = this.device.alloc(bytes).fill(0xa5);
-    this.owned.push(b);
-    return b;
-  }
-
-  dispose(): void {
-    this.device.synchronize();
-    for (const b of this.owned) b.dispose();
-  }
-}
-
-/** The first differing entry of two selections, as `row r slot s: got x, expected y`. */
-function firstMismatch(got: Int32Array, want: Int32Array, k: number): string | undefined {
-  const i = got.findIndex((v, j) => v !== want[j]);
-  if (i < 0) return undefined;
-  const row = Math.floor(i / k);
-  const wrongRows = new Set(
-    Array.from(got.keys())
-      .filter((j) => got[j] !== want[j])
-      .map((j) => Math.floor(j / k)),
-  ).size;
-  return `${wrongRows} rows differ; first: row ${row} slot ${i % k}: got ${got[i]}, expected ${want[i]}`;
-}
-
-/** `p` packed again for `instance` (the same parameters: every top-k instance declares them alike). */
-function repack(p: DsaTopkPackedLaunch, instance: DsaTopkAnyInstance, rows: number): DsaTopkPackedLaunch {
-  const l = instance.launch(rows);
-  const args = instance.signature.pack(p.instance.signature.unpack(p.args.bytes));
-  return { instance, grid: l.grid, block: l.block, sharedBytes: l.sharedBytes, args };
-}
-
 /** Runs case `c` through packDsaTopk (or, with `pick`, the instance it names for the dispatched launch) and checks it against the reference. */
 async function runCase(c: DsaTopkGpuCase, pick?: (p: DsaTopkPackedLaunch) => DsaTopkAnyInstance): Promise<string> {
-  const rows = dsaTopkLogits(c.logits);
-  const table: DsaTopkPageTable | undefined = c.rowsPerSequence === undefined ? undefined : dsaTopkGpuPageTable(c);
-  const config = checkDsaTopkConfig({
-    rows: rows.rows,
-    rowStride: rows.rowStride,
-    k: rows.k,
-    ...(table === undefined ? {} : { pageTable: { rowsPerSequence: table.rowsPerSequence, maxPages: table.maxPages } }),
-  });
-  const device = Device.open(0);
-  const mem = new CaseBuffers(device);
-  try {
-    const out = mem.output(rows.rows * rows.k * 4);
-    const buffers: DsaTopkBuffers = {
-      logits: mem.upload(rows.logits, c.logitsOffset ?? 0),
-      out,
-      ...(rows.lengths === undefined ? {} : { lengths: mem.upload(Int32Array.from(rows.lengths)) }),
-      ...(table === undefined ? {} : { blockTable: mem.upload(Int32Array.from(table.blockTable)) }),
-    };
-    const dispatched = packDsaTopk(config, buffers);
-    const packed = pick === undefined ? dispatched : repack(dispatched, pick(dispatched), rows.rows);
-    const kernel = await buildKernel(packed.instance);
-    kernel.launch(packed);
-    device.synchronize();
-    const got = new Int32Array(rows.rows * rows.k);
-    out.copyToHost(got);
-    const hook = table === undefined ? dsaTopkIndexOutput : dsaTopkPageTableOutput;
-    const want = dsaTopkOutputReference(dsaTopkReference(rows), rows.k, hook, table);
-    const wrong = firstMismatch(got, want, rows.k);
-    assert.equal(wrong, undefined, `${c.label}: ${wrong}`);
-    return `${packed.instance.name}: ${rows.rows} rows equal (${kernel.resources.registers} regs)`;
-  } finally {
-    mem.dispose();
-  }
+  const table = c.rowsPerSequence === undefined ? undefined : dsaTopkGpuPageTable(c);
+  return runDsaTopkGpuRows({ label: c.label, rows: dsaTopkLogits(c.logits), table, logitsOffset: c.logitsOffset }, buildKernel, pick);
 }
 
 const cases = dsaTopkGpuCases();
@@ -166,13 +82,13 @@ test('kernel-dsa/gpu topk: time at k 2048, rows 1/32/128 × L 8K/32K/128K (print
   for (const length of [8192, 32768, 131072]) {
     for (const rowCount of [1, 32, 128]) {
       const rows = dsaTopkLogits({ seed: 99, rows: rowCount, rowStride: length, k: 2048, style: 'normal' });
-      const mem = new CaseBuffers(device);
+      const mem = new DsaTopkCaseBuffers(device);
       try {
         const config = checkDsaTopkConfig({ rows: rowCount, rowStride: length, k: 2048 });
         const packed = packDsaTopk(config, { logits: mem.upload(rows.logits), out: mem.output(rowCount * 2048 * 4) });
         const times: string[] = [];
         for (const instance of timed(packed.instance, length)) {
-          const p = instance === packed.instance ? packed : repack(packed, instance, rowCount);
+          const p = instance === packed.instance ? packed : repackDsaTopk(packed, instance, rowCount);
           const kernel = await buildKernel(instance);
           times.push(`${instance.name} ${medianUs(device, kernel, p).toFixed(1)}`);
         }

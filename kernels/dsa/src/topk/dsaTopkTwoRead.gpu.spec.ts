@@ -6,27 +6,24 @@
 // k 4096 with a length) must equal dsaTopkReference bit for bit. Then prints the times (not asserted)
 // at k 2048 of rows 128 × 131072, 32 × 131072, 128 × 32768: the dispatched instance, the single-CTA
 // kernel and the two-read instance. Skipped without a GPU.
-import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildOncePerInstance, Device, timeBackToBack, type DeviceBuffer } from '@tilekit/runtime';
+import { buildOncePerInstance, Device, timeBackToBack } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { DsaKernel } from '../dsaKernel.ts';
-import { dsaTopkReference, type DsaTopkRows } from '../reference/dsaTopkReference.ts';
+import type { DsaTopkRows } from '../reference/dsaTopkReference.ts';
 import { dsaTopkGpuCases, dsaTopkGpuPageTable } from '../testing/dsaTopkGpuCases.ts';
 import { dsaTopkLogits } from '../testing/dsaTopkLogits.ts';
+import { DsaTopkCaseBuffers, repackDsaTopk, runDsaTopkGpuRows } from '../testing/dsaTopkGpuRun.ts';
 import { dsaTopkTwoReadCases } from '../testing/dsaTopkTwoReadCases.ts';
 import { dsaTopkInstanceFor, dsaTopkVectorFor } from './dsaTopkCatalog.ts';
-import { dsaTopkIndexOutput } from './dsaTopkIndexOutput.ts';
 import {
   checkDsaTopkConfig,
   packDsaTopk,
   type DsaTopkAnyInstance,
-  type DsaTopkBuffers,
   type DsaTopkKernel,
   type DsaTopkPackedLaunch,
 } from './dsaTopkLauncher.ts';
-import { dsaTopkOutputReference, type DsaTopkPageTable } from './dsaTopkOutput.ts';
-import { dsaTopkPageTableOutput } from './dsaTopkPageTableOutput.ts';
+import type { DsaTopkPageTable } from './dsaTopkOutput.ts';
 import { DSA_TOPK_TWO_READ_LIST_CAPACITY, dsaTopkTwoReadInstanceFor } from './dsaTopkTwoReadCatalog.ts';
 
 const buildKernel = buildOncePerInstance((instance: DsaTopkAnyInstance) =>
@@ -41,79 +38,13 @@ interface TwoReadCase {
   readonly logitsOffset?: number;
 }
 
-/** Device buffers of one case, freed by `dispose`. */
-class CaseBuffers {
-  readonly owned: DeviceBuffer[] = [];
-  readonly device: Device;
-
-  constructor(device: Device) {
-    this.device = device;
-  }
-
-  upload(host: ArrayBufferView, offset = 0): DeviceBuffer {
-    const root = this.device.alloc(Math.max(1, host.byteLength + offset)).fill(0);
-    this.owned.push(root);
-    const view = offset === 0 ? root : root.view(offset, host.byteLength);
-    return view.copyFromHost(new Uint8Array(host.buffer, host.byteOffset, host.byteLength));
-  }
-
-  output(bytes: number): DeviceBuffer {
-    const b = this.device.alloc(bytes).fill(0xa5);
-    this.owned.push(b);
-    return b;
-  }
-
-  dispose(): void {
-    this.device.synchronize();
-    for (const b of this.owned) b.dispose();
-  }
-}
-
-/** `p` packed again for `instance` (every top-k instance declares the same parameters). */
-function repack(p: DsaTopkPackedLaunch, instance: DsaTopkAnyInstance, rows: number): DsaTopkPackedLaunch {
-  const l = instance.launch(rows);
-  const args = instance.signature.pack(p.instance.signature.unpack(p.args.bytes));
-  return { instance, grid: l.grid, block: l.block, sharedBytes: l.sharedBytes, args };
-}
-
 /** The two-read instance for the form and load width of the dispatched launch. */
 const twoReadFor = (p: DsaTopkPackedLaunch): DsaTopkAnyInstance =>
   dsaTopkTwoReadInstanceFor(p.instance.policy.output.kind, p.instance.policy.vector);
 
 async function runCase(c: TwoReadCase): Promise<string> {
-  const rows = c.rows();
-  const table = c.table?.();
-  const config = checkDsaTopkConfig({
-    rows: rows.rows,
-    rowStride: rows.rowStride,
-    k: rows.k,
-    ...(table === undefined ? {} : { pageTable: { rowsPerSequence: table.rowsPerSequence, maxPages: table.maxPages } }),
-  });
-  const device = Device.open(0);
-  const mem = new CaseBuffers(device);
-  try {
-    const out = mem.output(rows.rows * rows.k * 4);
-    const buffers: DsaTopkBuffers = {
-      logits: mem.upload(rows.logits, c.logitsOffset ?? 0),
-      out,
-      ...(rows.lengths === undefined ? {} : { lengths: mem.upload(Int32Array.from(rows.lengths)) }),
-      ...(table === undefined ? {} : { blockTable: mem.upload(Int32Array.from(table.blockTable)) }),
-    };
-    const dispatched = packDsaTopk(config, buffers);
-    const packed = repack(dispatched, twoReadFor(dispatched), rows.rows);
-    const kernel = await buildKernel(packed.instance);
-    kernel.launch(packed);
-    device.synchronize();
-    const got = new Int32Array(rows.rows * rows.k);
-    out.copyToHost(got);
-    const hook = table === undefined ? dsaTopkIndexOutput : dsaTopkPageTableOutput;
-    const want = dsaTopkOutputReference(dsaTopkReference(rows), rows.k, hook, table);
-    const i = got.findIndex((v, j) => v !== want[j]);
-    assert.equal(i, -1, `${c.label}: row ${Math.floor(i / rows.k)} slot ${i % rows.k}: got ${got[i]}, expected ${want[i]}`);
-    return `${packed.instance.name}: ${rows.rows} rows equal (${kernel.resources.registers} regs)`;
-  } finally {
-    mem.dispose();
-  }
+  const rows = { label: c.label, rows: c.rows(), table: c.table?.(), logitsOffset: c.logitsOffset };
+  return runDsaTopkGpuRows(rows, buildKernel, twoReadFor);
 }
 
 const cases: TwoReadCase[] = [
@@ -147,7 +78,7 @@ test('kernel-dsa/gpu topk two-read: time at k 2048, 128 × 128K, 32 × 128K, 128
     [128, 32768],
   ] as const) {
     const rows = dsaTopkLogits({ seed: 99, rows: rowCount, rowStride: length, k: 2048, style: 'normal' });
-    const mem = new CaseBuffers(device);
+    const mem = new DsaTopkCaseBuffers(device);
     try {
       const config = checkDsaTopkConfig({ rows: rowCount, rowStride: length, k: 2048 });
       const packed = packDsaTopk(config, { logits: mem.upload(rows.logits), out: mem.output(rowCount * 2048 * 4) });
@@ -155,7 +86,7 @@ test('kernel-dsa/gpu topk two-read: time at k 2048, 128 × 128K, 32 × 128K, 128
       const all = [packed.instance, single, twoReadFor(packed)];
       const times: string[] = [];
       for (const instance of all.filter((x, i) => all.findIndex((y) => y.name === x.name) === i)) {
-        const p = instance === packed.instance ? packed : repack(packed, instance, rowCount);
+        const p = instance === packed.instance ? packed : repackDsaTopk(packed, instance, rowCount);
         times.push(`${instance.name} ${medianUs(device, await buildKernel(instance), p).toFixed(1)}`);
       }
       lines.push(`rows ${String(rowCount).padStart(3)} × L ${String(length).padStart(6)} (µs): ${times.join(' | ')}`);
