@@ -38,6 +38,7 @@ export * from './cache/dsaIndexCacheWriterLauncher.ts';
 export * from './indexer/dsaHeadSumPlan.ts';
 export * from './indexer/emitDsaHeadSum.ts';
 export * from './indexer/emitDsaRingBarriers.ts';
+export * from './indexer/emitDsaKeyRingProducer.ts';
 export * from './indexer/dsaIndexerSmem.ts';
 export * from './indexer/checkDsaIndexerBuffers.ts';
 export * from './indexer/dsaIndexerTileStep.ts';

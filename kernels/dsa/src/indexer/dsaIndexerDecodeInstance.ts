@@ -3,7 +3,6 @@
 import {
   add,
   bitAnd,
-  bitXor,
   cast,
   declareAlignedDynamicShared,
   div,
@@ -17,15 +16,12 @@ import {
   kernelParam,
   KernelInstance,
   lt,
-  mbarrierArriveExpectTx,
   mbarrierWaitParity,
   minOf,
   mul,
   pointer,
-  prefetchTensorMap,
   sm90a,
   sub,
-  tmaLoad,
   uint32,
   maxOf,
   type BlockBuilder,
@@ -37,7 +33,8 @@ import {
 import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { DSA_INDEX_HEAD_DIM, DSA_INDEX_HEADS, DSA_NEXT_N, DSA_PAGE_BYTES, DSA_PAGE_SCALE_OFFSET, DSA_PAGE_TOKENS } from '../dsaShape.ts';
 import { DsaIndexerTileStep } from './dsaIndexerTileStep.ts';
-import { emitDsaRingBarriers } from './emitDsaRingBarriers.ts';
+import { emitDsaKeyRingProducer } from './emitDsaKeyRingProducer.ts';
+import { emitDsaRingBarriers, type DsaRingBarriers } from './emitDsaRingBarriers.ts';
 import { dsaIndexerCommonParams, dsaIndexerSmem, type DsaIndexerSmem } from './dsaIndexerSmem.ts';
 
 /** The Policy of one decode-indexer instance. */
@@ -134,7 +131,8 @@ export class DsaIndexerDecodeInstance extends KernelInstance<DsaIndexerDecodePol
         `shared memory (1024-aligned): Q ${n}x128 e4m3 | ${S} page stages | ${S} scale stages | weights | full[${S}], empty[${S}], q_bar`,
       );
       const { smem, smemAddr } = declareAlignedDynamicShared(b, t, 'dsa_smem');
-      const { full, empty, once: qBar } = emitDsaRingBarriers(b, t, { tid, base: add(smem, this.smem.barriers), stages: S, emptyWarps: 4 });
+      const bars = emitDsaRingBarriers(b, t, { tid, base: add(smem, this.smem.barriers), stages: S, emptyWarps: 4 });
+      const { full, empty, once: qBar } = bars;
       const weights = b.let('w_smem', pointer(float32), cast(add(smem, this.smem.weights), pointer(float32)));
       const scales = b.let('scale_smem', pointer(float32), cast(add(smem, this.smem.scales), pointer(float32)));
       b.comment("the weights of this sequence's queries: w[(seq·nextN + r)·H + h] at column r·H + h");
@@ -145,7 +143,7 @@ export class DsaIndexerDecodeInstance extends KernelInstance<DsaIndexerDecodePol
 
       b.if(
         ge(tid, CONSUMERS * 128),
-        (prod) => prod.if(eq(tid, CONSUMERS * 128), (one) => this.emitProducer(one, a, { seq, first, nLoad, full, empty, qBar, smem })),
+        (prod) => prod.if(eq(tid, CONSUMERS * 128), (one) => this.emitProducer(one, a, { seq, first, nLoad, bars, smem })),
         (cons) => this.emitConsumers(cons, a, { tid, seq, ctx, first, last, nLoad, full, empty, qBar, smemAddr, weights, scales }),
       );
     });
@@ -154,29 +152,24 @@ export class DsaIndexerDecodeInstance extends KernelInstance<DsaIndexerDecodePol
   private emitProducer(
     b: BlockBuilder,
     a: DecodeArgs,
-    v: { seq: Expr; first: Expr; nLoad: Expr; full: (s: Expr) => Expr; empty: (s: Expr) => Expr; qBar: Expr; smem: Expr },
+    v: { seq: Expr; first: Expr; nLoad: Expr; bars: DsaRingBarriers; smem: Expr },
   ): void {
-    const t = this.target;
-    const { stages: S, nextN, heads } = this.policy;
-    const n = nextN * heads;
-    b.comment('producer: Q once, then each page holding context into the ring');
-    for (const map of [a.q_map, a.kv_map, a.scale_map]) b.expr(prefetchTensorMap(t, map));
-    b.expr(mbarrierArriveExpectTx(t, v.qBar, n * DSA_INDEX_HEAD_DIM));
-    b.expr(tmaLoad(t, { dst: add(v.smem, this.smem.q), map: a.q_map, bar: v.qBar, coords: [0, mul(v.seq, n)] }));
-    b.forRange({ name: 'i', to: v.nLoad }, (l, i) => {
-      const s = l.let('s', int32, bitAnd(i, S - 1));
-      const parity = l.let('parity', uint32, cast(bitAnd(div(i, S), 1), uint32));
-      l.expr(mbarrierWaitParity(t, v.empty(s), bitXor(parity, 1)));
-      l.expr(mbarrierArriveExpectTx(t, v.full(s), DSA_PAGE_SCALE_OFFSET + DSA_PAGE_TOKENS * 4));
-      const page = l.let(
-        'page',
-        int32,
-        index(a.block_table, add(mul(cast(v.seq, int64), cast(a.max_pages, int64)), cast(add(v.first, i), int64))),
-      );
-      const kvDst = add(v.smem, add(this.smem.kv, mul(s, DSA_PAGE_SCALE_OFFSET)));
-      l.expr(tmaLoad(t, { dst: kvDst, map: a.kv_map, bar: v.full(s), coords: [0, mul(page, DSA_PAGE_ROWS)] }));
-      const scaleDst = add(v.smem, add(this.smem.scales, mul(s, DSA_PAGE_TOKENS * 4)));
-      l.expr(tmaLoad(t, { dst: scaleDst, map: a.scale_map, bar: v.full(s), coords: [0, page] }));
+    const n = this.policy.nextN * this.policy.heads;
+    emitDsaKeyRingProducer(b, this.target, {
+      comment: 'producer: Q once, then each page holding context into the ring',
+      maps: { q: a.q_map, kv: a.kv_map, scale: a.scale_map },
+      smem: v.smem,
+      layout: this.smem,
+      bars: v.bars,
+      stages: this.policy.stages,
+      qRows: n,
+      qRow: mul(v.seq, n),
+      count: v.nLoad,
+      coords: (l, i) => {
+        const row = add(mul(cast(v.seq, int64), cast(a.max_pages, int64)), cast(add(v.first, i), int64));
+        const page = l.let('page', int32, index(a.block_table, row));
+        return { kv: [0, mul(page, DSA_PAGE_ROWS)], scale: [0, page] };
+      },
     });
   }
 

@@ -5,7 +5,6 @@ import {
   add,
   and,
   bitAnd,
-  bitXor,
   cast,
   declareAlignedDynamicShared,
   div,
@@ -21,16 +20,13 @@ import {
   KernelInstance,
   lt,
   maxOf,
-  mbarrierArriveExpectTx,
   mbarrierWaitParity,
   minOf,
   mul,
   pointer,
-  prefetchTensorMap,
   select,
   sm90a,
   sub,
-  tmaLoad,
   uint32,
   type BlockBuilder,
   type Expr,
@@ -40,6 +36,7 @@ import {
 import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { DSA_INDEX_HEAD_DIM, DSA_INDEX_HEADS, DSA_PAGE_SCALE_OFFSET, DSA_PAGE_TOKENS } from '../dsaShape.ts';
 import { DsaIndexerTileStep } from './dsaIndexerTileStep.ts';
+import { emitDsaKeyRingProducer } from './emitDsaKeyRingProducer.ts';
 import { emitDsaRingBarriers, type DsaRingBarriers } from './emitDsaRingBarriers.ts';
 import { dsaIndexerCommonParams, dsaIndexerSmem, type DsaIndexerSmem } from './dsaIndexerSmem.ts';
 
@@ -169,23 +166,20 @@ export class DsaIndexerPrefillInstance extends KernelInstance<DsaIndexerPrefillP
   }
 
   private emitProducer(b: BlockBuilder, a: PrefillArgs, c: PrefillCta): void {
-    const t = this.target;
-    const S = this.policy.stages;
-    b.comment('producer: the query block once, then every key tile of the range into the ring');
-    for (const map of [a.q_map, a.kv_map, a.scale_map]) b.expr(prefetchTensorMap(t, map));
-    b.expr(mbarrierArriveExpectTx(t, c.bars.once, CONSUMERS * ROWS_PER_WARPGROUP * DSA_INDEX_HEAD_DIM));
-    b.expr(tmaLoad(t, { dst: add(c.smem, this.smem.q), map: a.q_map, bar: c.bars.once, coords: [0, mul(c.q0, this.policy.heads)] }));
-    b.forRange({ name: 'i', to: c.nTiles }, (l, i) => {
-      const s = l.let('s', int32, bitAnd(i, S - 1));
-      const parity = l.let('parity', uint32, cast(bitAnd(div(i, S), 1), uint32));
-      l.expr(mbarrierWaitParity(t, c.bars.empty(s), bitXor(parity, 1)));
-      l.expr(mbarrierArriveExpectTx(t, c.bars.full(s), KEY_TILE_BYTES + DSA_PAGE_TOKENS * 4));
-      const k0 = l.let('k0', int32, mul(add(c.jStart, i), DSA_PAGE_TOKENS));
-      l.expr(
-        tmaLoad(t, { dst: add(c.smem, add(this.smem.kv, mul(s, KEY_TILE_BYTES))), map: a.kv_map, bar: c.bars.full(s), coords: [0, k0] }),
-      );
-      const scaleDst = add(c.smem, add(this.smem.scales, mul(s, DSA_PAGE_TOKENS * 4)));
-      l.expr(tmaLoad(t, { dst: scaleDst, map: a.scale_map, bar: c.bars.full(s), coords: [k0] }));
+    emitDsaKeyRingProducer(b, this.target, {
+      comment: 'producer: the query block once, then every key tile of the range into the ring',
+      maps: { q: a.q_map, kv: a.kv_map, scale: a.scale_map },
+      smem: c.smem,
+      layout: this.smem,
+      bars: c.bars,
+      stages: this.policy.stages,
+      qRows: CONSUMERS * ROWS_PER_WARPGROUP,
+      qRow: mul(c.q0, this.policy.heads),
+      count: c.nTiles,
+      coords: (l, i) => {
+        const k0 = l.let('k0', int32, mul(add(c.jStart, i), DSA_PAGE_TOKENS));
+        return { kv: [0, k0], scale: [k0] };
+      },
     });
   }
 
