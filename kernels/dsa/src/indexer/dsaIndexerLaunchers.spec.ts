@@ -2,6 +2,7 @@ import { ArgumentError } from '@tilekit/numeric';
 import { checkTiledTensorMap, type DeviceRange } from '@tilekit/runtime';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { checkDsaIndexCacheWriteConfig, type DsaIndexCacheWriteConfig } from '../cache/dsaIndexCacheWriterLauncher.ts';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
 import {
   checkDsaIndexerDecodeConfig,
@@ -111,6 +112,24 @@ describe('packDsaIndexerDecode', () => {
   });
 });
 
+describe('checkDsaIndexCacheWriteConfig', () => {
+  it('names every broken field; fuzz: any config either checks or throws DsaArgumentError', () => {
+    expect(checkDsaIndexCacheWriteConfig({ tokens: 0, numPages: 1, scaleFormat: 'ue8m0' }).keyStride).toBe(128);
+    expect(() => checkDsaIndexCacheWriteConfig({ tokens: 3, numPages: 1, scaleFormat: 'fp32', keyStride: 130 })).toThrow(/keyStride/);
+    const anyValue = fc.oneof(fc.integer({ min: -5, max: 300 }), fc.double(), fc.constant(undefined), fc.string(), fc.constant('ue8m0'));
+    fc.assert(
+      fc.property(fc.record({ tokens: anyValue, numPages: anyValue, keyStride: anyValue, scaleFormat: anyValue }), (c) => {
+        try {
+          checkDsaIndexCacheWriteConfig(c as unknown as DsaIndexCacheWriteConfig);
+        } catch (e) {
+          expect(e).toBeInstanceOf(DsaArgumentError);
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
+
 describe('checkDsaIndexerPrefillConfig and packDsaIndexerPrefill', () => {
   it('checks fields by name, defaults logitsStride to seqKv', () => {
     expect(checkDsaIndexerPrefillConfig(prefill).logitsStride).toBe(4097);
@@ -132,6 +151,20 @@ describe('checkDsaIndexerPrefillConfig and packDsaIndexerPrefill', () => {
         },
       ),
       { numRuns: 200 },
+    );
+  });
+
+  it('fuzz: any prefill config either checks or throws DsaArgumentError (never another error)', () => {
+    const anyValue = fc.oneof(fc.integer({ min: -5, max: 70000 }), fc.double(), fc.constant(undefined), fc.string(), fc.constant(null));
+    fc.assert(
+      fc.property(fc.record({ seqQ: anyValue, seqKv: anyValue, heads: anyValue, logitsStride: anyValue }), (c) => {
+        try {
+          checkDsaIndexerPrefillConfig(c as unknown as DsaIndexerPrefillConfig);
+        } catch (e) {
+          expect(e).toBeInstanceOf(DsaArgumentError);
+        }
+      }),
+      { numRuns: 400 },
     );
   });
 
