@@ -162,7 +162,8 @@ export async function runDsaIndexerOnGpu(
     const tTopk = median(held, () => selector.launch(topk), o);
     const tBoth = median(held, () => (ix.run(), selector.launch(topk)), o);
     log(
-      `${held.device.name}: indexer ${(tIndexer * 1000).toFixed(1)} µs (${gbPerSec(ix.bytes, tIndexer).toFixed(0)} GB/s read), top-${p.topk} ${(tTopk * 1000).toFixed(1)} µs, both ${(tBoth * 1000).toFixed(1)} µs (medians of ${o.repeat})`,
+      `${held.device.name}: indexer ${(tIndexer * 1000).toFixed(1)} µs (${gbPerSec(ix.bytes, tIndexer).toFixed(0)} GB/s read), ` +
+        `top-${p.topk} ${(tTopk * 1000).toFixed(1)} µs, both ${(tBoth * 1000).toFixed(1)} µs (medians of ${o.repeat})`,
     );
     if (o.expected === undefined) return 0;
     return validate(p, o.expected, ix.logits, out, ix.cacheOk ?? true, log);
@@ -184,7 +185,8 @@ function validate(
   logitsBuf.copyToHost(logits);
   const verdict = compareDsaLogits(expected.logits, logits, expected.errorBound);
   log(
-    `logits: ${verdict.checked} checked, ${verdict.overBound} over the error bound, ${verdict.maskMismatches} mask mismatches (worst ${verdict.worstRatio.toFixed(3)} of the bound)`,
+    `logits: ${verdict.checked} checked, ${verdict.overBound} over the error bound, ${verdict.maskMismatches} mask mismatches ` +
+      `(worst ${verdict.worstRatio.toFixed(3)} of the bound)`,
   );
   const got = new Int32Array(p.queries * p.topk);
   outBuf.copyToHost(got);

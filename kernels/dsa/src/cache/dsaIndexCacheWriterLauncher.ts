@@ -23,7 +23,10 @@ export interface CheckedDsaIndexCacheWriteConfig extends DsaIndexCacheWriteConfi
   readonly keyStride: number;
 }
 
-/** The device buffers: keys bf16 [tokens][keyStride] (8-byte aligned), slots int32 [tokens] (page·64 + offset, or −1 to skip), the cache [numPages][8448 B]. */
+/**
+ * The device buffers: keys bf16 [tokens][keyStride] (8-byte aligned), slots int32 [tokens] (page·64 + offset, or −1 to
+ * skip), the cache [numPages][8448 B].
+ */
 export interface DsaIndexCacheWriteBuffers {
   readonly keys: DeviceRange;
   readonly slots: DeviceRange;

@@ -122,7 +122,8 @@ async function runDecode(c: DecodeCase, seed: number, timeIt = false): Promise<s
       const verdict = compareDsaLogits(ref.logits, host, ref.errorBound);
       assert.ok(
         verdict.ok,
-        `decode ${JSON.stringify(c)}: ${verdict.overBound} over the bound, ${verdict.maskMismatches} mask mismatches, worst ${verdict.worstError} at ${verdict.worstIndex} (ratio ${verdict.worstRatio})`,
+        `decode ${JSON.stringify(c)}: ${verdict.overBound} over the bound, ${verdict.maskMismatches} mask mismatches, ` +
+          `worst ${verdict.worstError} at ${verdict.worstIndex} (ratio ${verdict.worstRatio})`,
       );
       note += `: ${verdict.checked} checked, worst ratio ${verdict.worstRatio.toFixed(3)}`;
     }
@@ -198,7 +199,8 @@ async function runPrefill(c: PrefillCase, seed: number, timeIt = false): Promise
       const verdict = compareDsaLogits(ref.logits, got, ref.errorBound);
       assert.ok(
         verdict.ok,
-        `prefill ${JSON.stringify(c)}: ${verdict.overBound} over the bound, ${verdict.maskMismatches} mask mismatches, worst ${verdict.worstError} at ${verdict.worstIndex} (ratio ${verdict.worstRatio})`,
+        `prefill ${JSON.stringify(c)}: ${verdict.overBound} over the bound, ${verdict.maskMismatches} mask mismatches, ` +
+          `worst ${verdict.worstError} at ${verdict.worstIndex} (ratio ${verdict.worstRatio})`,
       );
       note += `: rows ${rows.length}/${c.S}, ${verdict.checked} checked, worst ratio ${verdict.worstRatio.toFixed(3)}`;
     } else {
@@ -225,7 +227,8 @@ const decodeCases: readonly DecodeCase[] = [
 
 /** A case's test name: `kernel-dsa/gpu indexer: decode B3 n1 H64 L17 (fp32, min 0)` and so on (the sanitizer plan selects by it). */
 function decodeName(c: DecodeCase): string {
-  return `kernel-dsa/gpu indexer: decode B${c.B} n${c.nextN} H${c.H} L${c.maxContext} (${c.scaleFormat ?? 'fp32'}${c.minContext === undefined ? '' : `, min ${c.minContext}`})`;
+  const min = c.minContext === undefined ? '' : `, min ${c.minContext}`;
+  return `kernel-dsa/gpu indexer: decode B${c.B} n${c.nextN} H${c.H} L${c.maxContext} (${c.scaleFormat ?? 'fp32'}${min})`;
 }
 
 function prefillName(c: PrefillCase): string {

@@ -99,6 +99,7 @@ test('kernel-dsa/gpu topk: time at k 2048, rows 1/32/128 × L 8K/32K/128K (print
     }
   }
   console.log(
-    `dsa top-k (${buildKernel.builds().length} kernels built), normal logits, no lengths, medians of back-to-back launches; the dispatched instance first:\n  ${lines.join('\n  ')}`,
+    `dsa top-k (${buildKernel.builds().length} kernels built), normal logits, no lengths, medians of back-to-back launches; ` +
+      `the dispatched instance first:\n  ${lines.join('\n  ')}`,
   );
 });

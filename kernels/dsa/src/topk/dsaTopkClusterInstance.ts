@@ -221,7 +221,8 @@ export class DsaTopkClusterInstance extends KernelInstance<DsaTopkClusterPolicy,
       const sliceLength = b.let('slice_length', int32, minOf(maxOf(sub(length, start), 0), slice));
       const logits = b.let('slice_logits', pointer(float32, { const: true }), add(add(a['logits']!, offset), cast(start, int64)));
       b.comment(
-        `dynamic shared memory: histogram int32[4096 + 32 spare] | ${C > 1 ? 'cluster sum int32[4096] | ' : ''}scan scratch int32[32] | state int32[4] | gathered counts uint32[${C}]`,
+        `dynamic shared memory: histogram int32[4096 + 32 spare] | ${C > 1 ? 'cluster sum int32[4096] | ' : ''}` +
+          `scan scratch int32[32] | state int32[4] | gathered counts uint32[${C}]`,
       );
       const layout = dsaTopkClusterSharedLayout(C);
       const { smem } = declareAlignedDynamicShared(b, t, 'dsa_topk_smem', DSA_TOPK_SMEM_ALIGN);

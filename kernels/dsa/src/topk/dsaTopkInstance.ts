@@ -83,7 +83,10 @@ const [DIGIT1, DIGIT2, DIGIT3] = DSA_TOPK_DIGIT_BITS as [number, number, number]
 /** Two scan scratches of 32 words (back-to-back scans alternate). */
 const SCRATCH_WORDS = 64;
 
-/** The Policy of one top-k instance: threads one of DSA_TOPK_THREADS, vector one of DSA_TOPK_VECTORS, unroll (chunks per thread and tile) one of DSA_TOPK_UNROLLS. */
+/**
+ * The Policy of one top-k instance: threads one of DSA_TOPK_THREADS, vector one of DSA_TOPK_VECTORS, unroll (chunks per
+ * thread and tile) one of DSA_TOPK_UNROLLS.
+ */
 export interface DsaTopkPolicy extends DsaTopkCtaPolicy {
   /** Keys the shared candidate list holds (a multiple of 1024, 1024 … 32768): pass 3 reads it instead of the row when pass 1's bin fits. */
   readonly listCapacity: number;

@@ -149,28 +149,34 @@ describe('packDsaTopk', () => {
 });
 
 describe('the cluster size rule', () => {
-  it('spreads small launches over slices of 8192, takes the fewest CTAs per row otherwise, and leaves long rows and large clustered launches to one CTA per row', () => {
-    const table = [1, 2, 32, 128, 1024].map((rows) => [8192, 8193, 16384, 32768, 65536, 131072].map((l) => dsaTopkClusterSizeFor(rows, l)));
-    expect(table).toEqual([
-      [1, 2, 2, 4, 8, 8],
-      [1, 2, 2, 4, 8, 8],
-      [1, 1, 1, 2, 4, 8],
-      [1, 1, 1, 2, 4, undefined],
-      [1, 1, 1, undefined, undefined, undefined],
-    ]);
-    expect(dsaTopkClusterSizeFor(1, DSA_TOPK_CLUSTER_MAX_ROW_STRIDE + 1)).toBeUndefined();
-    expect(dsaTopkClusterSizeFor(2 ** 31 - 1, 131072)).toBeUndefined();
-    expect(dsaTopkClusterSizeFor(2 ** 31 - 1, 100)).toBe(1);
-    fc.assert(
-      fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.integer({ min: 1, max: DSA_TOPK_CLUSTER_MAX_ROW_STRIDE }), (rows, l) => {
-        const c = dsaTopkClusterSizeFor(rows, l);
-        if (c === undefined) return;
-        expect(l).toBeLessThanOrEqual(dsaTopkClusterInstanceFor('index', 4, c).maxRowStride);
-        expect(rows * c).toBeLessThanOrEqual(2 ** 31 - 1);
-      }),
-      { numRuns: 500, seed: 20_05 },
-    );
-  });
+  it(
+    'spreads small launches over slices of 8192, takes the fewest CTAs per row otherwise, ' +
+      'and leaves long rows and large clustered launches to one CTA per row',
+    () => {
+      const table = [1, 2, 32, 128, 1024].map((rows) =>
+        [8192, 8193, 16384, 32768, 65536, 131072].map((l) => dsaTopkClusterSizeFor(rows, l)),
+      );
+      expect(table).toEqual([
+        [1, 2, 2, 4, 8, 8],
+        [1, 2, 2, 4, 8, 8],
+        [1, 1, 1, 2, 4, 8],
+        [1, 1, 1, 2, 4, undefined],
+        [1, 1, 1, undefined, undefined, undefined],
+      ]);
+      expect(dsaTopkClusterSizeFor(1, DSA_TOPK_CLUSTER_MAX_ROW_STRIDE + 1)).toBeUndefined();
+      expect(dsaTopkClusterSizeFor(2 ** 31 - 1, 131072)).toBeUndefined();
+      expect(dsaTopkClusterSizeFor(2 ** 31 - 1, 100)).toBe(1);
+      fc.assert(
+        fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.integer({ min: 1, max: DSA_TOPK_CLUSTER_MAX_ROW_STRIDE }), (rows, l) => {
+          const c = dsaTopkClusterSizeFor(rows, l);
+          if (c === undefined) return;
+          expect(l).toBeLessThanOrEqual(dsaTopkClusterInstanceFor('index', 4, c).maxRowStride);
+          expect(rows * c).toBeLessThanOrEqual(2 ** 31 - 1);
+        }),
+        { numRuns: 500, seed: 20_05 },
+      );
+    },
+  );
 
   it('falls back to one CTA per row when rows × C would pass the grid or the clustered launch is large', () => {
     const huge = checkDsaTopkConfig({ rows: 2 ** 31 - 1, rowStride: 131072, k: 2048 });

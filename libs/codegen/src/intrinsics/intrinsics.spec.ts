@@ -313,36 +313,40 @@ describe('intrinsics: argument checks', () => {
       expect(ok).not.toThrow();
   });
 
-  it('cluster wrappers emit their PTX: %cluster_ctarank, barrier.cluster, mapa, st.async, ld/st.shared::cluster, a lane-0 remote arrive, the acquire.cluster wait', () => {
-    const src = new SourceBuilder({ dialect: sm90a });
-    src.function({ name: 'k', qualifiers: sm90a.kernelQualifiers() }, (b) => {
-      for (const name of [
-        'clusterCtaRank',
-        'clusterSync',
-        'mapaShared',
-        'storeAsyncClusterV4',
-        'mbarrierArriveClusterWarp',
-        'mbarrierWaitParityCluster',
-        'loadSharedClusterU32',
-        'storeSharedClusterU32',
+  it(
+    'cluster wrappers emit their PTX: %cluster_ctarank, barrier.cluster, mapa, st.async, ld/st.shared::cluster, ' +
+      'a lane-0 remote arrive, the acquire.cluster wait',
+    () => {
+      const src = new SourceBuilder({ dialect: sm90a });
+      src.function({ name: 'k', qualifiers: sm90a.kernelQualifiers() }, (b) => {
+        for (const name of [
+          'clusterCtaRank',
+          'clusterSync',
+          'mapaShared',
+          'storeAsyncClusterV4',
+          'mbarrierArriveClusterWarp',
+          'mbarrierWaitParityCluster',
+          'loadSharedClusterU32',
+          'storeSharedClusterU32',
+        ])
+          b.expr((sm90Set[name] as (t: Target) => Expr)(sm90a));
+      });
+      const text = src.render();
+      for (const ptx of [
+        'mov.u32 %0, %%cluster_ctarank;',
+        'barrier.cluster.arrive.release;',
+        'barrier.cluster.wait.acquire;',
+        'mapa.shared::cluster.u32 %0, %1, %2;',
+        'st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%2, %3, %4, %5}, [%1];',
+        'bar.warp.sync 0xffffffff;',
+        '@is_lane0 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];',
+        'mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 complete, [%1], %2;',
+        'ld.shared::cluster.u32 %0, [%1];',
+        'st.shared::cluster.u32 [%0], %1;',
       ])
-        b.expr((sm90Set[name] as (t: Target) => Expr)(sm90a));
-    });
-    const text = src.render();
-    for (const ptx of [
-      'mov.u32 %0, %%cluster_ctarank;',
-      'barrier.cluster.arrive.release;',
-      'barrier.cluster.wait.acquire;',
-      'mapa.shared::cluster.u32 %0, %1, %2;',
-      'st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%2, %3, %4, %5}, [%1];',
-      'bar.warp.sync 0xffffffff;',
-      '@is_lane0 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];',
-      'mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 complete, [%1], %2;',
-      'ld.shared::cluster.u32 %0, [%1];',
-      'st.shared::cluster.u32 [%0], %1;',
-    ])
-      expect(text, ptx).toContain(ptx);
-    // mapa and the cluster wait take a local shared address: both through the one cvta helper.
-    expect(text.split('\n').filter((l) => l.startsWith('__device__') && l.includes(' tk_smem_addr(')).length).toBe(1);
-  });
+        expect(text, ptx).toContain(ptx);
+      // mapa and the cluster wait take a local shared address: both through the one cvta helper.
+      expect(text.split('\n').filter((l) => l.startsWith('__device__') && l.includes(' tk_smem_addr(')).length).toBe(1);
+    },
+  );
 });

@@ -29,7 +29,8 @@ const python = process.env['TILEKIT_TORCH_PYTHON'] ?? 'python3';
 const hasTorch = spawnSync(python, ['-c', 'import torch, numpy'], { stdio: 'ignore' }).status === 0;
 if (!hasTorch)
   console.warn(
-    `\n!!! SKIPPING the dsa-indexer suite's CPU run through torch_reference.py: "${python}" has no torch (set TILEKIT_TORCH_PYTHON). The suite's file contract with the reference server is NOT being exercised. !!!\n`,
+    `\n!!! SKIPPING the dsa-indexer suite's CPU run through torch_reference.py: "${python}" has no torch (set TILEKIT_TORCH_PYTHON). ` +
+      `The suite's file contract with the reference server is NOT being exercised. !!!\n`,
   );
 const SERVER = resolve(import.meta.dirname, '../../python/torch_reference.py');
 const TINY_TIMING = { warmup: 1, warmupMs: 0, repetitions: 3, targetMs: 1, minLaunches: 2, maxLaunches: 4, flushL2: false };
