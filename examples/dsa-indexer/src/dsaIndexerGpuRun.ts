@@ -20,7 +20,7 @@ import {
   type DsaIndexerLogits,
   type DsaIndexerPrefillInput,
 } from '@tilekit/kernel-dsa';
-import { Device, encodeTensorMapTiled, timeLaunches, type Compiler, type DeviceBuffer } from '@tilekit/runtime';
+import { Device, encodeTensorMapTiled, timeLaunches, type Compiler, type DeviceBuffer, type LoadableInstance } from '@tilekit/runtime';
 import type { DsaIndexerExampleProblem } from './dsaIndexerFlags.ts';
 
 /** The example's inputs: a paged decode problem with its keys, or a prefill problem. */
@@ -36,9 +36,10 @@ export interface DsaGpuRunOptions {
   readonly repeat: number;
 }
 
-/** Device buffers freed together. */
+/** Device buffers and loaded kernels (one per instance), freed together. */
 class Held {
   readonly list: DeviceBuffer[] = [];
+  readonly kernels = new Map<string, DsaKernel<LoadableInstance>>();
   readonly device: Device;
   constructor(device: Device) {
     this.device = device;
@@ -52,6 +53,19 @@ class Held {
     const b = this.device.alloc(Math.max(16, bytes)).fill(fill);
     this.list.push(b);
     return b;
+  }
+  /** `instance` compiled and loaded once for the whole run. */
+  async kernel<I extends LoadableInstance>(instance: I, compiler: Compiler): Promise<DsaKernel<I>> {
+    const known = this.kernels.get(instance.name);
+    if (known !== undefined) return known as unknown as DsaKernel<I>;
+    const built = await DsaKernel.build(instance, { device: this.device, compiler });
+    this.kernels.set(instance.name, built as unknown as DsaKernel<LoadableInstance>);
+    return built;
+  }
+  dispose(): void {
+    this.device.synchronize();
+    for (const b of this.list) b.dispose();
+    for (const k of this.kernels.values()) k.dispose();
   }
 }
 
@@ -78,7 +92,7 @@ async function writeCache(
       slots: held.up(slots),
       cache,
     });
-    (await DsaKernel.build(packed.instance, { device: held.device, compiler })).launch(packed);
+    (await held.kernel(packed.instance, compiler)).launch(packed);
   }
   held.device.synchronize();
   const host = new Uint8Array(input.cache.length);
@@ -105,7 +119,7 @@ async function indexerLaunch(
       { ...buffers, windowStart: held.up(x.windowStart), windowEnd: held.up(x.windowEnd), logits },
       encode,
     );
-    const kernel = await DsaKernel.build(packed.instance, { device: held.device, compiler });
+    const kernel = await held.kernel(packed.instance, compiler);
     return { run: () => kernel.launch(packed), logits, bytes: x.k.length + x.kScales.length * 4 + x.q.length };
   }
   const w = await writeCache(held, p, inputs.decode, inputs.keys, compiler);
@@ -128,7 +142,7 @@ async function indexerLaunch(
     logits,
   };
   const packed = packDsaIndexerDecode(config, buffers, encode, held.device.smCount);
-  const kernel = await DsaKernel.build(packed.instance, { device: held.device, compiler });
+  const kernel = await held.kernel(packed.instance, compiler);
   return { run: () => kernel.launch(packed), logits, bytes: p.batch * p.context * DSA_INDEX_BYTES_PER_TOKEN, cacheOk: w.equal };
 }
 
@@ -154,7 +168,7 @@ export async function runDsaIndexerOnGpu(
       lengths: null,
       out,
     });
-    const selector = await DsaKernel.build(topk.instance, { device: held.device, compiler: o.compiler });
+    const selector = await held.kernel(topk.instance, o.compiler);
     ix.run();
     selector.launch(topk);
     held.device.synchronize();
@@ -168,8 +182,7 @@ export async function runDsaIndexerOnGpu(
     if (o.expected === undefined) return 0;
     return validate(p, o.expected, ix.logits, out, ix.cacheOk ?? true, log);
   } finally {
-    held.device.synchronize();
-    for (const b of held.list) b.dispose();
+    held.dispose();
   }
 }
 
