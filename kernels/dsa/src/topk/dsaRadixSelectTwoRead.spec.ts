@@ -4,12 +4,7 @@ import { dsaTopkReference } from '../reference/dsaTopkReference.ts';
 import { dsaTopkLogitArbitrary, dsaTopkLogits, DSA_TOPK_LOGIT_STYLES } from '../testing/dsaTopkLogits.ts';
 import { dsaRadixSelect, dsaTopkRowKeys } from './dsaRadixSelectPlan.ts';
 import { dsaRadixSelectTwoRead, dsaRadixSelectTwoReadPlan } from './dsaRadixSelectTwoRead.ts';
-import {
-  DSA_TOPK_TWO_READ_CATALOG,
-  DSA_TOPK_TWO_READ_LIST_CAPACITY,
-  dsaTopkPrefersTwoRead,
-  dsaTopkTwoReadInstanceFor,
-} from './dsaTopkTwoReadCatalog.ts';
+import { DSA_TOPK_TWO_READ_CATALOG, DSA_TOPK_TWO_READ_LIST_CAPACITY, dsaTopkTwoReadInstanceFor } from './dsaTopkTwoReadCatalog.ts';
 import { DsaTopkTwoReadInstance } from './dsaTopkTwoReadInstance.ts';
 import { dsaTopkIndexOutput } from './dsaTopkIndexOutput.ts';
 import { dsaTopkTwoReadCases } from '../testing/dsaTopkTwoReadCases.ts';
@@ -97,7 +92,7 @@ describe('dsaTopkTwoReadCases (the GPU spec boundary rows)', () => {
 });
 
 describe('DSA_TOPK_TWO_READ_CATALOG', () => {
-  it('has one instance per form and load width, not dispatched yet, and rejects lists past the shared memory', () => {
+  it('has one instance per form and load width and rejects lists past the shared memory', () => {
     expect(DSA_TOPK_TWO_READ_CATALOG.map((i) => [i.name, i.sharedBytes])).toEqual([
       ['dsa_topk_2r_index_t1024_v4_u2_l16384', 147872],
       ['dsa_topk_2r_index_t1024_v1_u2_l16384', 147872],
@@ -105,7 +100,6 @@ describe('DSA_TOPK_TWO_READ_CATALOG', () => {
       ['dsa_topk_2r_pageTable_t1024_v1_u2_l16384', 147872],
     ]);
     expect(dsaTopkTwoReadInstanceFor('pageTable', 1).policy.vector).toBe(1);
-    expect(dsaTopkPrefersTwoRead({ rows: 128, rowStride: 131072, k: 2048 })).toBe(false);
     const policy = { threads: 1024, vector: 4, unroll: 2, listCapacity: 32768, output: dsaTopkIndexOutput } as const;
     expect(() => new DsaTopkTwoReadInstance(policy)).toThrow(/policy.listCapacity/);
   });

@@ -14,17 +14,20 @@ import {
 } from './dsaTopkCatalog.ts';
 import { DsaTopkClusterInstance } from './dsaTopkClusterInstance.ts';
 import { dsaTopkIndexOutput } from './dsaTopkIndexOutput.ts';
-import { DsaTopkInstance } from './dsaTopkInstance.ts';
+import { DSA_TOPK_MAX_ROW_STRIDE, DsaTopkInstance } from './dsaTopkInstance.ts';
 import {
   checkDsaTopkConfig,
   dsaTopkBufferBytes,
   dsaTopkInstanceForLaunch,
   packDsaTopk,
+  type DsaTopkAnyInstance,
   type DsaTopkBuffers,
   type DsaTopkConfig,
 } from './dsaTopkLauncher.ts';
 import { dsaTopkOutputReference } from './dsaTopkOutput.ts';
 import { dsaTopkPageTableOutput } from './dsaTopkPageTableOutput.ts';
+import { DsaTopkTwoReadInstance } from './dsaTopkTwoReadInstance.ts';
+import { DSA_TOPK_TWO_READ_MIN_ROW_STRIDE, DSA_TOPK_TWO_READ_MIN_ROWS, dsaTopkPrefersTwoRead } from './dsaTopkTwoReadCatalog.ts';
 
 const config: DsaTopkConfig = { rows: 6, rowStride: 1000, k: 2048 };
 const paged: DsaTopkConfig = { ...config, pageTable: { rowsPerSequence: 2, maxPages: 16 } };
@@ -97,7 +100,7 @@ describe('packDsaTopk', () => {
     expect(packDsaTopk(checkDsaTopkConfig(paged), buffersFor(paged)).instance.policy.output.kind).toBe('pageTable');
   });
 
-  it('dispatches rows up to 131072 to the cluster kernel (C CTAs per row in the grid), longer rows to one CTA per row', () => {
+  it('dispatches rows up to 131072 to the cluster kernel (C CTAs per row in the grid), long rows in large launches and longer rows to one CTA per row', () => {
     const at = (rows: number, rowStride: number) => {
       const c = { rows, rowStride, k: 2048 };
       const p = packDsaTopk(checkDsaTopkConfig(c), buffersFor(c));
@@ -108,10 +111,11 @@ describe('packDsaTopk', () => {
     expect(at(2, 65536)).toBe('dsa_topk_cluster_index_c8_t512_v4_u8 grid 16');
     expect(at(40, 65536)).toBe('dsa_topk_cluster_index_c4_t512_v4_u8 grid 160');
     expect(at(3, 131072)).toBe('dsa_topk_cluster_index_c8_t512_v4_u8 grid 24');
-    expect(at(128, 131072)).toBe('dsa_topk_index_t1024_v4_u2_l16384 grid 128');
-    expect(at(128, 32768)).toBe('dsa_topk_cluster_index_c2_t512_v4_u8 grid 256');
-    expect(at(1, 131073)).toBe('dsa_topk_index_t1024_v1_u2_l16384 grid 1');
-    expect(at(1, 131076)).toBe('dsa_topk_index_t1024_v4_u2_l16384 grid 1');
+    expect(at(128, 131072)).toBe('dsa_topk_2r_index_t1024_v4_u2_l16384 grid 128');
+    expect(at(128, 32768)).toBe('dsa_topk_2r_index_t1024_v4_u2_l16384 grid 128');
+    expect(at(128, 16384)).toBe('dsa_topk_cluster_index_c1_t512_v4_u8 grid 128');
+    expect(at(1, 131073)).toBe('dsa_topk_2r_index_t1024_v1_u2_l16384 grid 1');
+    expect(at(1, 131076)).toBe('dsa_topk_2r_index_t1024_v4_u2_l16384 grid 1');
   });
 
   it('takes null or absent lengths as full rows', () => {
@@ -179,8 +183,38 @@ describe('the cluster size rule', () => {
   );
 
   it('falls back to one CTA per row when rows × C would pass the grid or the clustered launch is large', () => {
-    const huge = checkDsaTopkConfig({ rows: 2 ** 31 - 1, rowStride: 131072, k: 2048 });
-    expect(dsaTopkInstanceForLaunch(huge, 0n).name).toBe('dsa_topk_index_t1024_v4_u2_l16384');
+    const huge = checkDsaTopkConfig({ rows: 2 ** 31 - 1, rowStride: 16384, k: 2048 });
+    expect(dsaTopkInstanceForLaunch(huge, 0n).name).toBe('dsa_topk_cluster_index_c1_t512_v4_u8');
+    const long = checkDsaTopkConfig({ rows: 1, rowStride: DSA_TOPK_CLUSTER_MAX_ROW_STRIDE + 4, k: 2048 });
+    expect(dsaTopkInstanceForLaunch({ ...long, rowStride: 16384 * 12 }, 0n).name).toBe('dsa_topk_2r_index_t1024_v4_u2_l16384');
+  });
+});
+
+describe('the two-read rule', () => {
+  it('gives rows of 32K and more the two-read instance in launches of 128 rows or more, or where clusters do not serve', () => {
+    const picked = [1, 32, 127, 128, 1024].map((rows) =>
+      [16384, 32767, 32768, 131072, 262144].map((l) => dsaTopkInstanceForLaunch(checkDsaTopkConfig({ rows, rowStride: l, k: 2048 }), 0n)),
+    );
+    const short = (i: DsaTopkAnyInstance): string =>
+      i instanceof DsaTopkTwoReadInstance ? '2r' : i instanceof DsaTopkClusterInstance ? `cluster_c${i.policy.cluster}` : 'single';
+    expect(picked.map((r) => r.map(short))).toEqual([
+      ['cluster_c2', 'cluster_c4', 'cluster_c4', 'cluster_c8', '2r'],
+      ['cluster_c1', 'cluster_c2', 'cluster_c2', 'cluster_c8', '2r'],
+      ['cluster_c1', 'cluster_c2', 'cluster_c2', '2r', '2r'],
+      ['cluster_c1', 'cluster_c2', '2r', '2r', '2r'],
+      ['cluster_c1', 'single', '2r', '2r', '2r'],
+    ]);
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 4096 }), fc.integer({ min: 1, max: DSA_TOPK_MAX_ROW_STRIDE }), (rows, l) => {
+        const twoRead = dsaTopkPrefersTwoRead({ rows, rowStride: l, k: 2048 });
+        expect(twoRead).toBe(
+          l >= DSA_TOPK_TWO_READ_MIN_ROW_STRIDE && (rows >= DSA_TOPK_TWO_READ_MIN_ROWS || dsaTopkClusterSizeFor(rows, l) === undefined),
+        );
+        const name = dsaTopkInstanceForLaunch(checkDsaTopkConfig({ rows, rowStride: l, k: 1 }), 0n).name;
+        expect(name.startsWith('dsa_topk_2r_')).toBe(twoRead);
+      }),
+      { numRuns: 300, seed: 20_28 },
+    );
   });
 });
 

@@ -1,7 +1,7 @@
 // The host side of the top-k kernels: checks the problem and the device buffers (naming each),
-// picks the catalog instance (rows up to 131072: the cluster kernel with the cluster size for the
-// row length and batch; longer rows and the largest batches of clustered rows: the single-CTA
-// kernel; × output form × load width), packs the arguments and launches on a stream.
+// picks the catalog instance (long rows in large launches, or where clusters do not serve: the
+// two-read single-CTA kernel; other rows up to 131072: the cluster kernel with the cluster size for
+// the row length and batch; the rest: the single-CTA kernel; × output form × load width), packs the arguments and launches on a stream.
 import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 import { checkDeviceRange, type DeviceRange } from '@tilekit/runtime';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
@@ -10,6 +10,7 @@ import { DSA_NEXT_N, DSA_PAGE_TOKENS, DSA_TOPK_MAX } from '../dsaShape.ts';
 import { dsaTopkClusterInstanceFor, dsaTopkClusterSizeFor, dsaTopkInstanceFor, dsaTopkVectorFor } from './dsaTopkCatalog.ts';
 import type { DsaTopkClusterInstance } from './dsaTopkClusterInstance.ts';
 import { DSA_TOPK_MAX_ROW_STRIDE, type DsaTopkInstance } from './dsaTopkInstance.ts';
+import { dsaTopkPrefersTwoRead, dsaTopkTwoReadInstanceFor } from './dsaTopkTwoReadCatalog.ts';
 import type { DsaTopkOutputKind } from './dsaTopkOutput.ts';
 
 /** The page table of the page-table output form. */
@@ -134,13 +135,15 @@ function checkBuffers(v: ArgumentProblems, c: CheckedDsaTopkConfig, buffers: Dsa
 }
 
 /**
- * The catalog instance a launch of `c` takes with logits at `logitsPtr`: the cluster kernel with
- * dsaTopkClusterSizeFor(rows, rowStride) CTAs per row, or, where that is undefined (rowStride >
- * 131072, or a launch of clusters past DSA_TOPK_CLUSTER_MAX_CTAS CTAs), the single-CTA kernel; the
- * output form of `c` and the widest loads the logits allow (dsaTopkVectorFor).
+ * The catalog instance a launch of `c` takes with logits at `logitsPtr`: the two-read instance
+ * where dsaTopkPrefersTwoRead(c) holds; else the cluster kernel with dsaTopkClusterSizeFor(rows,
+ * rowStride) CTAs per row, or, where that is undefined (rowStride > 131072, or a launch of clusters
+ * past DSA_TOPK_CLUSTER_MAX_CTAS CTAs), the single-CTA kernel; the output form of `c` and the
+ * widest loads the logits allow (dsaTopkVectorFor).
  */
 export function dsaTopkInstanceForLaunch(c: CheckedDsaTopkConfig, logitsPtr: bigint): DsaTopkAnyInstance {
   const vector = dsaTopkVectorFor(c.rowStride, logitsPtr);
+  if (dsaTopkPrefersTwoRead(c)) return dsaTopkTwoReadInstanceFor(c.output, vector);
   const cluster = dsaTopkClusterSizeFor(c.rows, c.rowStride);
   return cluster === undefined ? dsaTopkInstanceFor(c.output, vector) : dsaTopkClusterInstanceFor(c.output, vector, cluster);
 }

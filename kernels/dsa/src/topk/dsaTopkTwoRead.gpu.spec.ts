@@ -1,11 +1,11 @@
 // GPU tests of the two-read top-k instance (DsaTopkTwoReadInstance; node:test, run by `npm run
 // test:gpu`): it is launched EXPLICITLY (dsaTopkTwoReadInstanceFor with packDsaTopk's arguments
-// repacked), not through the launcher's dispatch, which does not take it yet (dsaTopkPrefersTwoRead).
+// repacked), so that every case runs it, not only those the launcher's dispatch gives it (dsaTopkPrefersTwoRead).
 // Every case of the top-k spec (dsaTopkGpuCases) and the two-read boundary rows (dsaTopkTwoReadCases:
 // a list exactly full and one past, ties inside the list, pass 2 deciding, an early-stopping sweep,
 // k 4096 with a length) must equal dsaTopkReference bit for bit. Then prints the times (not asserted)
 // at k 2048 of rows 128 × 131072, 32 × 131072, 128 × 32768: the dispatched instance, the single-CTA
-// kernel and the two-read instance. Skipped without a GPU.
+// kernel, the two-read instance and the cluster kernel the cluster rule gives (where it gives one). Skipped without a GPU.
 import { test } from 'node:test';
 import { buildOncePerInstance, Device, timeBackToBack } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
@@ -15,7 +15,7 @@ import { dsaTopkGpuCases, dsaTopkGpuPageTable } from '../testing/dsaTopkGpuCases
 import { dsaTopkLogits } from '../testing/dsaTopkLogits.ts';
 import { DsaTopkCaseBuffers, repackDsaTopk, runDsaTopkGpuRows } from '../testing/dsaTopkGpuRun.ts';
 import { dsaTopkTwoReadCases } from '../testing/dsaTopkTwoReadCases.ts';
-import { dsaTopkInstanceFor, dsaTopkVectorFor } from './dsaTopkCatalog.ts';
+import { dsaTopkClusterInstanceFor, dsaTopkClusterSizeFor, dsaTopkInstanceFor, dsaTopkVectorFor } from './dsaTopkCatalog.ts';
 import {
   checkDsaTopkConfig,
   packDsaTopk,
@@ -83,7 +83,9 @@ test('kernel-dsa/gpu topk two-read: time at k 2048, 128 × 128K, 32 × 128K, 128
       const config = checkDsaTopkConfig({ rows: rowCount, rowStride: length, k: 2048 });
       const packed = packDsaTopk(config, { logits: mem.upload(rows.logits), out: mem.output(rowCount * 2048 * 4) });
       const single = dsaTopkInstanceFor('index', dsaTopkVectorFor(length, 0n));
-      const all = [packed.instance, single, twoReadFor(packed)];
+      const cluster = dsaTopkClusterSizeFor(rowCount, length);
+      const clustered = cluster === undefined ? [] : [dsaTopkClusterInstanceFor('index', single.policy.vector, cluster)];
+      const all = [packed.instance, single, twoReadFor(packed), ...clustered];
       const times: string[] = [];
       for (const instance of all.filter((x, i) => all.findIndex((y) => y.name === x.name) === i)) {
         const p = instance === packed.instance ? packed : repackDsaTopk(packed, instance, rowCount);

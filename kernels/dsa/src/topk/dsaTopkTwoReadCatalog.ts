@@ -1,8 +1,8 @@
 // The two-read top-k instances (DsaTopkTwoReadInstance): vector ∈ {4, 1} × output ∈ {index,
 // pageTable}, as the single-CTA catalog, with a list of 16384 (position, key) entries, and the rule
-// (off for now) that would make the launcher take them.
+// by which the launcher takes them.
 import { DsaArgumentError } from '../dsaArgumentError.ts';
-import { DSA_TOPK_CATALOG_THREADS, DSA_TOPK_CATALOG_UNROLL } from './dsaTopkCatalog.ts';
+import { DSA_TOPK_CATALOG_THREADS, DSA_TOPK_CATALOG_UNROLL, dsaTopkClusterSizeFor } from './dsaTopkCatalog.ts';
 import { dsaTopkIndexOutput } from './dsaTopkIndexOutput.ts';
 import { DSA_TOPK_VECTORS } from './dsaTopkInstance.ts';
 import type { DsaTopkOutputKind } from './dsaTopkOutput.ts';
@@ -42,15 +42,30 @@ export function dsaTopkTwoReadInstanceFor(output: DsaTopkOutputKind, vector: Dsa
 }
 
 /**
- * Whether a launch the single-CTA kernel takes should take the two-read instance
- * (dsaTopkTwoReadInstanceFor) instead. Always false for now: DsaTopkTwoReadInstance has been
- * checked on the CPU only (its TS twin dsaRadixSelectTwoRead against dsaTopkReference, and the
- * compile spec), never on a GPU. To enable it, the GPU spec's two-read cases must pass and its
- * timing must beat the single-CTA kernel (128 × 131072 at k 2048: 72 µs on the H200, aiming at
- * ≤ 60); then return true for the row strides where it wins (it reads a row twice instead of three
- * times: long rows whose logits do not stay in L2) and let dsaTopkInstanceForLaunch consult it.
+ * Rows at least this long take the two-read instance where the launch would otherwise take one
+ * CTA per row, or where it has this many rows or more (DSA_TOPK_TWO_READ_MIN_ROWS). Shorter rows
+ * stay in L2 between the single-CTA kernel's reads. Measured on the H100 (k 2048, GPU spec of
+ * 1ce91e3): 128 × 32768 took 15.8 µs two-read, 18.5 with one CTA per row and 20.5 with clusters of 2.
+ */
+export const DSA_TOPK_TWO_READ_MIN_ROW_STRIDE = 32768;
+
+/**
+ * Launches of this many rows or more fill the GPU with one CTA per row and take the two-read
+ * instance over clusters. Measured on the H100 (k 2048, 1ce91e3): 128 × 131072 took 60.2 µs
+ * two-read and 80.9 with the single-CTA kernel; 32 × 131072 took 42.0 two-read and 29.9 with
+ * clusters of 8, so fewer rows keep the clusters.
+ */
+export const DSA_TOPK_TWO_READ_MIN_ROWS = 128;
+
+/**
+ * Whether a launch of `rows` rows of `rowStride` takes the two-read instance
+ * (dsaTopkTwoReadInstanceFor): rows of at least DSA_TOPK_TWO_READ_MIN_ROW_STRIDE positions in a
+ * launch of at least DSA_TOPK_TWO_READ_MIN_ROWS rows, or one the cluster rule leaves to one CTA per
+ * row (dsaTopkClusterSizeFor undefined). It reads a long row twice where the single-CTA kernel
+ * reads it three times. `k` does not change the rule: a row whose list would not fit takes the
+ * three-read schedule inside the kernel.
  */
 export function dsaTopkPrefersTwoRead(config: { readonly rows: number; readonly rowStride: number; readonly k: number }): boolean {
-  void config;
-  return false;
+  if (config.rowStride < DSA_TOPK_TWO_READ_MIN_ROW_STRIDE) return false;
+  return config.rows >= DSA_TOPK_TWO_READ_MIN_ROWS || dsaTopkClusterSizeFor(config.rows, config.rowStride) === undefined;
 }

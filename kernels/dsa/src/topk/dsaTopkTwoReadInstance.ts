@@ -62,10 +62,10 @@ const LIST_PER_THREAD = 4;
  * position order (one block scan per tile, no atomics; the sweep stops once all A1 + |T1| are
  * listed); pass 3 reads the list, and the ordered compaction runs over the list. Otherwise (rows of
  * at most k candidates, T1 taken whole, or A1 + |T1| past the capacity, e.g. all-equal rows) it runs
- * DsaTopkInstance's schedule (three reads when narrowing). Postcondition (GPU spec, to be run): equal
+ * DsaTopkInstance's schedule (three reads when narrowing). Postcondition (GPU spec): equal
  * to dsaTopkReference, in the output hook's form.
  *
- * Not dispatched by packDsaTopk yet (see dsaTopkPrefersTwoRead): it has not run on a GPU.
+ * packDsaTopk dispatches it where dsaTopkPrefersTwoRead holds (long rows in large launches).
  * @throws DsaArgumentError for a policy DsaTopkInstance rejects, or a list past DSA_TOPK_TWO_READ_MAX_LIST.
  */
 export class DsaTopkTwoReadInstance extends DsaTopkInstance {
