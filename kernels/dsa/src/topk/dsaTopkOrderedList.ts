@@ -1,6 +1,7 @@
 // The position-ordered candidate list of the two-read top-k schedule (DsaTopkTwoReadInstance): a
-// sweep appends every tile's listed keys with their positions in position order (one block scan per
-// tile places them, so the list stays sorted by position without atomics), and the final ordered
+// sweep appends every tile's listed keys with their positions in position order, or prepends them
+// tile by tile from the row's end when the list's size is known (one block scan per tile places
+// them, so the list stays sorted by position without atomics), and the final ordered
 // compaction runs over the list instead of the row. Shared memory only: no global reads.
 import {
   add,
@@ -43,6 +44,32 @@ export interface DsaTopkListItem {
   readonly pos: Expr;
 }
 
+/** Places one tile's active items from list slot `first(total)` on (total: the tile's active items over the block), thread order then item order; returns the total. */
+function emitTilePlacement(
+  b: BlockBuilder,
+  site: DsaTopkScanSite,
+  list: DsaTopkOrderedList,
+  items: readonly DsaTopkListItem[],
+  first: (total: Expr) => Expr,
+): Expr {
+  const flags = items.map((it, i) => b.let(`listed${i}`, int32, select(it.active, 1, 0)));
+  const here = b.let(
+    'listed_here',
+    int32,
+    flags.reduce<Expr>((s, f) => add(s, f), cast(0, int32)),
+  );
+  const scan = emitDsaTopkBlockScan(b, site, 'append', here);
+  const at = b.var('list_at', int32, add(first(scan.total), scan.exclusive));
+  items.forEach((it, i) => {
+    b.if(it.active, (x) => {
+      x.assign(index(list.positions, at), it.pos);
+      x.assign(index(list.keys, at), it.key);
+    });
+    b.assign(at, add(at, flags[i]!));
+  });
+  return scan.total;
+}
+
 /**
  * Emits one tile's append: this thread's active items (in position order, thread t's before
  * thread t + 1's) go to list[count + (active items of the threads before) …], then `count` (an
@@ -57,26 +84,28 @@ export function emitDsaTopkOrderedAppend(
   count: Expr,
   items: readonly DsaTopkListItem[],
 ): void {
-  const flags = items.map((it, i) => b.let(`listed${i}`, int32, select(it.active, 1, 0)));
-  const scan = emitDsaTopkBlockScan(
-    b,
-    site,
-    'append',
-    b.let(
-      'listed_here',
-      int32,
-      flags.reduce<Expr>((s, f) => add(s, f), cast(0, int32)),
-    ),
-  );
-  const at = b.var('list_at', int32, add(count, scan.exclusive));
-  items.forEach((it, i) => {
-    b.if(it.active, (x) => {
-      x.assign(index(list.positions, at), it.pos);
-      x.assign(index(list.keys, at), it.key);
-    });
-    b.assign(at, add(at, flags[i]!));
-  });
-  b.assign(count, add(count, scan.total));
+  const total = emitTilePlacement(b, site, list, items, () => count);
+  b.assign(count, add(count, total));
+}
+
+/**
+ * Emits one tile's prepend, for tiles taken from the row's end down (emitDsaTopkRowSweepBackward)
+ * into a list whose final size `size` is known: the tile's active items (in position order, as
+ * emitDsaTopkOrderedAppend) go just below the `filled` entries already placed at the list's top,
+ * to list[size − filled − (the tile's total) + (active items of the threads before) …], then
+ * `filled` (an int32 variable, the same on every thread) grows by the tile's total. Once every tile
+ * is placed the list is the one the forward appends would build. The caller guarantees the tiles'
+ * active items number exactly `size` in all (no slot is checked).
+ */
+export function emitDsaTopkOrderedPrepend(
+  b: BlockBuilder,
+  site: DsaTopkScanSite,
+  list: DsaTopkOrderedList & { readonly size: Expr },
+  filled: Expr,
+  items: readonly DsaTopkListItem[],
+): void {
+  const total = emitTilePlacement(b, site, list, items, (t) => sub(sub(list.size, filled), t));
+  b.assign(filled, add(filled, total));
 }
 
 /** What the list compaction keeps and where it writes. */

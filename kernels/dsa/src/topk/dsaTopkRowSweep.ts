@@ -10,7 +10,10 @@ import {
   bool,
   cast,
   deref,
+  div,
   float32,
+  ge,
+  gt,
   index,
   infinity,
   int32,
@@ -20,6 +23,8 @@ import {
   mul,
   opaque,
   pointer,
+  select,
+  sub,
   type BlockBuilder,
   type Expr,
   type Target,
@@ -92,6 +97,22 @@ function loadTile(b: BlockBuilder, row: DsaTopkRow, tile: Expr, into: readonly (
   b.if(whole, wholeLoads, guarded);
 }
 
+/** This thread's chunks of the tile at `tile` (loaded, keyed, their first positions), handed to `body`. */
+function emitTile(x: BlockBuilder, row: DsaTopkRow, tile: Expr, body: (x: BlockBuilder, chunks: readonly DsaTopkChunk[]) => void): void {
+  const span = row.unroll * row.vector;
+  const values = Array.from({ length: row.unroll }, (_, u) =>
+    Array.from({ length: row.vector }, (_, j) => x.var(`x${u}_${j}`, float32, null)),
+  );
+  loadTile(x, row, tile, values);
+  const base = x.let('first', int32, add(tile, mul(row.tid, span)));
+  const chunks = values.map((xs, u) => ({
+    values: xs,
+    first: x.let(`first${u}`, int32, add(base, u * row.vector)),
+    keys: xs.map((value, j) => emitDsaTopkKey(x, `key${u}_${j}`, value)),
+  }));
+  body(x, chunks);
+}
+
 /**
  * Emits the sweep: for each tile (while `until` holds too, when given: a block-uniform condition),
  * `body` gets this thread's chunks in position order (values, and keys by emitDsaTopkKey: 0 past
@@ -105,24 +126,33 @@ export function emitDsaTopkRowSweep(
   body: (x: BlockBuilder, chunks: readonly DsaTopkChunk[]) => void,
   until?: Expr,
 ): void {
-  const span = row.unroll * row.vector;
-  const step = row.threads * span;
+  const step = row.threads * row.unroll * row.vector;
   b.for(
     { name: 'tile', type: int32, value: 0 },
     (v) => (until === undefined ? lt(v!, row.length) : and(lt(v!, row.length), until)),
     (v) => assignStmt(v!, cast(step, int32), '+='),
-    (x, v) => {
-      const values = Array.from({ length: row.unroll }, (_, u) =>
-        Array.from({ length: row.vector }, (_, j) => x.var(`x${u}_${j}`, float32, null)),
-      );
-      loadTile(x, row, v!, values);
-      const base = x.let('first', int32, add(v!, mul(row.tid, span)));
-      const chunks = values.map((xs, u) => ({
-        values: xs,
-        first: x.let(`first${u}`, int32, add(base, u * row.vector)),
-        keys: xs.map((value, j) => emitDsaTopkKey(x, `key${u}_${j}`, value)),
-      }));
-      body(x, chunks);
-    },
+    (x, v) => emitTile(x, row, v!, body),
+  );
+}
+
+/**
+ * Emits the sweep with its tiles in the opposite order: the last tile of the row first, down to
+ * the tile at 0 (while `until` holds too); inside a tile, as emitDsaTopkRowSweep (thread t's
+ * positions before thread t + 1's). A second read of a row the block has just swept forward
+ * starts where the first ended, on the logits most likely still in L2.
+ */
+export function emitDsaTopkRowSweepBackward(
+  b: BlockBuilder,
+  row: DsaTopkRow,
+  body: (x: BlockBuilder, chunks: readonly DsaTopkChunk[]) => void,
+  until?: Expr,
+): void {
+  const step = row.threads * row.unroll * row.vector;
+  const last = select(gt(row.length, 0), mul(div(sub(row.length, 1), step), step), -1);
+  b.for(
+    { name: 'tile', type: int32, value: last },
+    (v) => (until === undefined ? ge(v!, 0) : and(ge(v!, 0), until)),
+    (v) => assignStmt(v!, cast(step, int32), '-='),
+    (x, v) => emitTile(x, row, v!, body),
   );
 }

@@ -1,8 +1,8 @@
 // The two-read schedule of the single-CTA top-k kernel, for long rows that do not stay in L2: the
 // same steps as DsaTopkInstance (row sweep, histogram adds, threshold search, block scan, output
 // hook), scheduled so the row is read from global memory twice instead of three times. Pass 1 as
-// there; pass 2 re-reads the row once and lists, in position order, every key whose top digit is
-// at least pass 1's threshold bin (those above it are kept for certain) with its position; every
+// there; pass 2 re-reads the row once, from its end (whose logits pass 1 read last, so many are
+// still in L2), and lists, in position order, every key whose top digit is at least pass 1's threshold bin (those above it are kept for certain) with its position; every
 // later pass and the ordered compaction run on that list. A row whose list would not fit takes
 // DsaTopkInstance's three-read schedule. dsaRadixSelectTwoRead is its TS twin.
 import {
@@ -39,8 +39,8 @@ import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { DSA_TOPK_DIGIT_BITS } from './dsaRadixSelectPlan.ts';
 import { emitDsaTopkHistogramAdd } from './dsaTopkHistogram.ts';
 import { DsaTopkInstance, emitDsaTopkZero, type DsaTopkPolicy, type DsaTopkRowContext } from './dsaTopkInstance.ts';
-import { emitDsaTopkListCompaction, emitDsaTopkOrderedAppend, type DsaTopkOrderedList } from './dsaTopkOrderedList.ts';
-import { emitDsaTopkRowSweep } from './dsaTopkRowSweep.ts';
+import { emitDsaTopkListCompaction, emitDsaTopkOrderedPrepend, type DsaTopkOrderedList } from './dsaTopkOrderedList.ts';
+import { emitDsaTopkRowSweep, emitDsaTopkRowSweepBackward } from './dsaTopkRowSweep.ts';
 import { DSA_TOPK_STATE, emitDsaTopkThresholdBin } from './dsaTopkThresholdBin.ts';
 
 const [DIGIT1, DIGIT2, DIGIT3] = DSA_TOPK_DIGIT_BITS as [number, number, number];
@@ -57,10 +57,10 @@ const LIST_PER_THREAD = 4;
  * (same parameters, launch and output), its shared memory plus listCapacity int32 positions after
  * the key list, so that the list holds listCapacity (position, key) entries. For a row of more than
  * k candidates whose pass-1 threshold bin T1 is not taken whole, with A1 keys above T1: when A1 +
- * |T1| ≤ listCapacity, pass 2 reads the row a second (and last) time, builds the next digit's
- * histogram over T1's keys and appends every key of top digit ≥ T1 with its position to the list in
- * position order (one block scan per tile, no atomics; the sweep stops once all A1 + |T1| are
- * listed); pass 3 reads the list, and the ordered compaction runs over the list. Otherwise (rows of
+ * |T1| ≤ listCapacity, pass 2 reads the row a second (and last) time, its tiles from the row's end
+ * down, builds the next digit's histogram over T1's keys and places every key of top digit ≥ T1 with
+ * its position into the list in position order, down from slot A1 + |T1| (one block scan per tile, no
+ * atomics; the sweep stops once all A1 + |T1| are listed); pass 3 reads the list, and the ordered compaction runs over the list. Otherwise (rows of
  * at most k candidates, T1 taken whole, or A1 + |T1| past the capacity, e.g. all-equal rows) it runs
  * DsaTopkInstance's schedule (three reads when narrowing). Postcondition (GPU spec): equal
  * to dsaTopkReference, in the output hook's form.
@@ -133,12 +133,15 @@ export class DsaTopkTwoReadInstance extends DsaTopkInstance {
     const list = this.orderedList(ctx);
     const bin1u = b.let('bin1_u', uint32, cast(read(b, 'bin1', DSA_TOPK_STATE.bin), uint32));
     const remaining = b.var('remaining', int32, sub(ctx.args['k']!, read(b, 'above1', DSA_TOPK_STATE.above)));
-    b.comment(`pass 2: histogram of the next ${DIGIT2} bits over bin1; every key from bin1 up listed with its position, in position order`);
+    b.comment(
+      `pass 2, from the row's end (its tail is likely still in L2): histogram of the next ${DIGIT2} bits over bin1; ` +
+        'every key from bin1 up listed with its position, in position order (placed down from the top of the list)',
+    );
     emitDsaTopkZero(b, site, hist, 2 ** DIGIT2);
     b.push(site.target.syncThreads());
     const listed = b.var('listed', int32, 0);
     const parity = b.var('parity', int32, 0);
-    emitDsaTopkRowSweep(
+    emitDsaTopkRowSweepBackward(
       b,
       ctx.row,
       (x, chunks) => {
@@ -150,7 +153,7 @@ export class DsaTopkTwoReadInstance extends DsaTopkInstance {
           emitDsaTopkHistogramAdd(y, hist, HIST_BINS, adds, ctx.lane);
         });
         const offered = items.map(({ key, pos }, i) => ({ active: x.let('from_bin1', bool, ge(digits[i]!, bin1u)), key, pos }));
-        emitDsaTopkOrderedAppend(x, { ...site, scratch: add(site.scratch, mul(parity, 32)) }, list, listed, offered);
+        emitDsaTopkOrderedPrepend(x, { ...site, scratch: add(site.scratch, mul(parity, 32)) }, { ...list, size: count }, listed, offered);
         x.assign(parity, sub(1, parity));
       },
       lt(listed, count),
