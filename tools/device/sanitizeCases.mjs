@@ -219,7 +219,7 @@ export const SANITIZE_PLAN = [
         `${DSA_TOPK}k 4096 > rowStride 100`,
         `${DSA_TOPK}page table, next_n 1, lengths not multiples of 64, k 7`,
       ],
-      // The two-read schedule (not dispatched yet): an 8K row with more than k candidates takes its list path.
+      // The two-read schedule (launched explicitly): an 8K row with more than k candidates takes its list path, read backward.
       'kernel-dsa-dsaTopkTwoRead.mjs': [
         `${DSA_TOPK_TWO_READ}−∞ runs, NaN, ±0, +∞, 8K, k 2048`,
         `${DSA_TOPK_TWO_READ}k 4096 > rowStride 100`,
