@@ -18,6 +18,7 @@ import {
   infinity,
   int32,
   le,
+  lit,
   lt,
   member,
   mul,
@@ -97,8 +98,11 @@ function loadTile(b: BlockBuilder, row: DsaTopkRow, tile: Expr, into: readonly (
   b.if(whole, wholeLoads, guarded);
 }
 
+/** What a sweep runs on each tile: this thread's chunks of it, in position order. */
+export type DsaTopkSweepBody = (x: BlockBuilder, chunks: readonly DsaTopkChunk[]) => void;
+
 /** This thread's chunks of the tile at `tile` (loaded, keyed, their first positions), handed to `body`. */
-function emitTile(x: BlockBuilder, row: DsaTopkRow, tile: Expr, body: (x: BlockBuilder, chunks: readonly DsaTopkChunk[]) => void): void {
+function emitTile(x: BlockBuilder, row: DsaTopkRow, tile: Expr, body: DsaTopkSweepBody): void {
   const span = row.unroll * row.vector;
   const values = Array.from({ length: row.unroll }, (_, u) =>
     Array.from({ length: row.vector }, (_, j) => x.var(`x${u}_${j}`, float32, null)),
@@ -113,6 +117,24 @@ function emitTile(x: BlockBuilder, row: DsaTopkRow, tile: Expr, body: (x: BlockB
   body(x, chunks);
 }
 
+/** The tile walk of a sweep: the first tile's position, whether a tile is in the row, and the step between tiles. */
+interface TileWalk {
+  readonly first: Expr;
+  readonly inRow: (tile: Expr) => Expr;
+  readonly op: '+=' | '-=';
+}
+
+/** The loop over the tiles of `walk`, `body` on each (while `until` holds too, when given). */
+function emitTileLoop(b: BlockBuilder, row: DsaTopkRow, walk: TileWalk, body: DsaTopkSweepBody, until?: Expr): void {
+  const step = row.threads * row.unroll * row.vector;
+  b.for(
+    { name: 'tile', type: int32, value: walk.first },
+    (v) => (until === undefined ? walk.inRow(v!) : and(walk.inRow(v!), until)),
+    (v) => assignStmt(v!, cast(step, int32), walk.op),
+    (x, v) => emitTile(x, row, v!, body),
+  );
+}
+
 /**
  * Emits the sweep: for each tile (while `until` holds too, when given: a block-uniform condition),
  * `body` gets this thread's chunks in position order (values, and keys by emitDsaTopkKey: 0 past
@@ -120,19 +142,8 @@ function emitTile(x: BlockBuilder, row: DsaTopkRow, tile: Expr, body: (x: BlockB
  * block-uniform. (Prefetching the next tile into registers measured slower on the H200: the
  * passes are bound by instruction issue, not by load latency.)
  */
-export function emitDsaTopkRowSweep(
-  b: BlockBuilder,
-  row: DsaTopkRow,
-  body: (x: BlockBuilder, chunks: readonly DsaTopkChunk[]) => void,
-  until?: Expr,
-): void {
-  const step = row.threads * row.unroll * row.vector;
-  b.for(
-    { name: 'tile', type: int32, value: 0 },
-    (v) => (until === undefined ? lt(v!, row.length) : and(lt(v!, row.length), until)),
-    (v) => assignStmt(v!, cast(step, int32), '+='),
-    (x, v) => emitTile(x, row, v!, body),
-  );
+export function emitDsaTopkRowSweep(b: BlockBuilder, row: DsaTopkRow, body: DsaTopkSweepBody, until?: Expr): void {
+  emitTileLoop(b, row, { first: lit(0, int32), inRow: (v) => lt(v, row.length), op: '+=' }, body, until);
 }
 
 /**
@@ -141,18 +152,8 @@ export function emitDsaTopkRowSweep(
  * positions before thread t + 1's). A second read of a row the block has just swept forward
  * starts where the first ended, on the logits most likely still in L2.
  */
-export function emitDsaTopkRowSweepBackward(
-  b: BlockBuilder,
-  row: DsaTopkRow,
-  body: (x: BlockBuilder, chunks: readonly DsaTopkChunk[]) => void,
-  until?: Expr,
-): void {
+export function emitDsaTopkRowSweepBackward(b: BlockBuilder, row: DsaTopkRow, body: DsaTopkSweepBody, until?: Expr): void {
   const step = row.threads * row.unroll * row.vector;
   const last = select(gt(row.length, 0), mul(div(sub(row.length, 1), step), step), -1);
-  b.for(
-    { name: 'tile', type: int32, value: last },
-    (v) => (until === undefined ? ge(v!, 0) : and(ge(v!, 0), until)),
-    (v) => assignStmt(v!, cast(step, int32), '-='),
-    (x, v) => emitTile(x, row, v!, body),
-  );
+  emitTileLoop(b, row, { first: last, inRow: (v) => ge(v, 0), op: '-=' }, body, until);
 }
