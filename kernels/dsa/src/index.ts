@@ -73,3 +73,14 @@ export * from './topk/dsaTopkOrderedList.ts';
 export * from './topk/dsaTopkTwoReadInstance.ts';
 export * from './topk/dsaTopkTwoReadCatalog.ts';
 export * from './topk/dsaRadixSelectTwoRead.ts';
+
+// Sparse MLA attention: CPU references, checks, seeded inputs.
+export * from './dsaSparseMlaShape.ts';
+export * from './checkDsaSparseMlaConfig.ts';
+export * from './reference/dsaBf16Bits.ts';
+export * from './reference/dsaSparseMlaRowsReader.ts';
+export * from './reference/dsaSparseMlaErrorBound.ts';
+export * from './reference/dsaSparseMlaReference.ts';
+export * from './reference/compareDsaSparseMla.ts';
+export * from './testing/dsaSparseMlaInputs.ts';
+export * from './testing/dsaSparseMlaGpuCases.ts';
