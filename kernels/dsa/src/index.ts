@@ -56,7 +56,6 @@ export * from './topk/dsaRadixSelectPlan.ts';
 export * from './topk/dsaTopkOutput.ts';
 export * from './topk/dsaTopkIndexOutput.ts';
 export * from './topk/dsaTopkPageTableOutput.ts';
-export * from './topk/dsaTopkBlockScan.ts';
 export * from './topk/dsaTopkHistogram.ts';
 export * from './topk/dsaTopkCandidateList.ts';
 export * from './topk/dsaTopkThresholdBin.ts';

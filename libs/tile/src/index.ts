@@ -72,3 +72,4 @@ export {
   type CrossThreadStep,
   type ReduceOp,
 } from './blockReduce.ts';
+export { emitBlockExclusiveScan, type BlockScan, type BlockScanOptions, type BlockScanSite, type BlockScanVariant } from './blockScan.ts';

@@ -1,13 +1,13 @@
 // The CUDA dialect of every tile operation compiles with nvcc for sm_90a (to a cubin, no GPU
 // needed): windows over global and shared memory (fp32 and fp16 vectors, symbolic lengths, padded
 // and swizzled shared layouts), load/store/update/move, sweep, elementwise, cast, shuffle, slices and
-// block reductions through shuffles and shared memory. One .cu file, one nvcc run. A missing nvcc
+// block reductions through shuffles and shared memory, block scans (both variants). One .cu file, one nvcc run. A missing nvcc
 // skips LOUDLY.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { add, cast, float32, int32, mul, pointer, sm90a, SourceBuilder, type ParamSpec, type VarExpr } from '@tilekit/codegen';
+import { add, cast, eq, float32, index, int32, mul, pointer, sm90a, SourceBuilder, type ParamSpec, type VarExpr } from '@tilekit/codegen';
 import { toolAvailable } from '@tilekit/codegen/testing';
 import {
   makeNaiveTensorDescriptor,
@@ -24,6 +24,7 @@ import {
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { blockTileReduce, reduceMax, reduceSum } from './blockReduce.ts';
+import { emitBlockExclusiveScan } from './blockScan.ts';
 import { makeVectorLoadEncoding } from './blockEncodings.ts';
 import { castTile, makeDistributedTensor, sweepTile, tileElementwise } from './distributedTensor.ts';
 import { shuffleTile } from './shuffleTile.ts';
@@ -212,6 +213,34 @@ function tileKernelsSource(): string {
       },
     );
   });
+  // 5. Block scans over 256 threads: integers with one barrier, then floats with three (their own scratch).
+  src.function(
+    {
+      name: 'tile_block_scan',
+      qualifiers: t.kernelQualifiers(),
+      attributes: [t.launchBounds(256)],
+      params: { n: pointer(int32), f: pointer(float32), total: pointer(int32) },
+    },
+    (b, p) => {
+      const tid = b.let('tid', int32, cast(t.threadIdx('x'), int32));
+      const ints = emitBlockExclusiveScan(
+        b,
+        { target: t, threads: 256, tid, scratch: t.declareShared(b, 'scan_i', int32, 32) },
+        'ni',
+        b.let('nv', int32, index(p.n, tid)),
+      );
+      const floats = emitBlockExclusiveScan(
+        b,
+        { target: t, threads: 256, tid, scratch: t.declareShared(b, 'scan_f', float32, 32) },
+        'nf',
+        b.let('fv', float32, index(p.f, tid)),
+        { variant: 'threeBarrier' },
+      );
+      b.assign(index(p.n, tid), ints.exclusive);
+      b.assign(index(p.f, tid), add(floats.exclusive, floats.total));
+      b.if(eq(tid, 0), (x) => x.assign(index(p.total, 0), ints.total));
+    },
+  );
   return src.render();
 }
 
@@ -244,6 +273,7 @@ describe('CUDA dialect of the tile operations', () => {
     expect(s).toContain('tk_vec<float, 4>');
     expect(s).toContain('tk_vec<__half, 8>');
     expect(s).toContain('__shfl_xor_sync');
+    expect(s).toContain('__shfl_up_sync');
     expect(s).toContain('__syncthreads()');
     expect(s).toContain('atomicAdd(');
     expect(s).toMatch(/for \(int kb = 1; kb < 4; \+\+kb\)/);

@@ -40,9 +40,9 @@ import {
   type SourceBuilder,
   type Target,
 } from '@tilekit/codegen';
+import { emitBlockExclusiveScan, type BlockScanSite } from '@tilekit/tile';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { DSA_TOPK_DIGIT_BITS } from './dsaRadixSelectPlan.ts';
-import { emitDsaTopkBlockScan, type DsaTopkScanSite } from './dsaTopkBlockScan.ts';
 import { emitDsaTopkClusterAllGather, emitDsaTopkClusterHistogramSum, type DsaTopkClusterSite } from './dsaTopkClusterExchange.ts';
 import { DSA_TOPK_SLICE_GRANULE } from './dsaTopkClusterPlan.ts';
 import {
@@ -125,7 +125,7 @@ function checkPolicy(policy: DsaTopkClusterPolicy): void {
 /** The emitted kernel's view of its CTA. */
 interface CtaContext {
   readonly args: Readonly<Record<string, Expr>>;
-  readonly site: DsaTopkScanSite;
+  readonly site: BlockScanSite;
   readonly cluster: DsaTopkClusterSite;
   readonly lane: Expr;
   readonly rowIndex: Expr;
@@ -229,7 +229,7 @@ export class DsaTopkClusterInstance extends KernelInstance<DsaTopkClusterPolicy,
       const at = (name: string, bytes: number, type = int32): Expr => b.let(name, pointer(type), cast(add(smem, bytes), pointer(type)));
       const hist = b.let('hist', pointer(int32), cast(smem, pointer(int32)));
       const reduced = C > 1 ? at('reduced', layout.reduced) : hist;
-      const site: DsaTopkScanSite = { target: t, threads: T, tid, scratch: at('scratch', layout.scratch) };
+      const site: BlockScanSite = { target: t, threads: T, tid, scratch: at('scratch', layout.scratch) };
       const state = at('state', layout.state);
       const gathered = at('gathered', layout.gathered, uint32);
       b.comment('the one read of the row: this thread keeps the keys of its unroll * vector positions of the slice in registers');
@@ -387,7 +387,7 @@ export class DsaTopkClusterInstance extends KernelInstance<DsaTopkClusterPolicy,
     const aboveMask = mask('above_mask', (key) => gt(key, threshold));
     const equalMask = mask('equal_mask', (key) => eq(key, threshold));
     const counts = b.let('counts', int32, add(popc(aboveMask), shl(popc(equalMask), 16)));
-    const scan = emitDsaTopkBlockScan(b, site, 'order', counts);
+    const scan = emitBlockExclusiveScan(b, site, 'order', counts);
     const aboveBefore = b.var('above_before', int32, 0);
     const equalBefore = b.var('equal_before', int32, 0);
     if (C > 1) {

@@ -37,10 +37,10 @@ import {
   type SourceBuilder,
   type Target,
 } from '@tilekit/codegen';
+import { emitBlockExclusiveScan, type BlockScanSite } from '@tilekit/tile';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { DSA_TOPK_DIGIT_BITS } from './dsaRadixSelectPlan.ts';
 import { DSA_TOPK_MIN_CANDIDATE_KEY } from './dsaTopkKey.ts';
-import { emitDsaTopkBlockScan, type DsaTopkScanSite } from './dsaTopkBlockScan.ts';
 import { emitDsaTopkListAppend, type DsaTopkCandidateList } from './dsaTopkCandidateList.ts';
 import { emitDsaTopkRowSweep, type DsaTopkRow, type DsaTopkVector } from './dsaTopkRowSweep.ts';
 import { DSA_TOPK_STATE, DSA_TOPK_STATE_SLOTS, emitDsaTopkThresholdBin } from './dsaTopkThresholdBin.ts';
@@ -126,7 +126,7 @@ export interface DsaTopkRowContext {
   readonly b: BlockBuilder;
   readonly args: Readonly<Record<string, Expr>>;
   readonly row: DsaTopkRow;
-  readonly site: DsaTopkScanSite;
+  readonly site: BlockScanSite;
   readonly rowIndex: Expr;
   readonly lane: Expr;
   readonly hist: Expr;
@@ -346,7 +346,7 @@ export class DsaTopkInstance extends KernelInstance<DsaTopkPolicy, KernelParams>
         const isEqual = ties ? items.map(({ key }, i) => x.let(`equal${i}`, int32, select(eq(key, v.threshold), 1, 0))) : [];
         const counts = items.map((_, i) => (ties ? add(isAbove[i]!, shl(isEqual[i]!, 16)) : isAbove[i]!));
         const scratch = add(site.scratch, mul(parity, 32));
-        const scan = emitDsaTopkBlockScan(
+        const scan = emitBlockExclusiveScan(
           x,
           { ...site, scratch },
           'order',

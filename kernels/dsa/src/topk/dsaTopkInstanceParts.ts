@@ -33,10 +33,10 @@ import {
   type KernelParams,
   type Target,
 } from '@tilekit/codegen';
+import type { BlockScanSite } from '@tilekit/tile';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { DSA_TOPK_MAX } from '../dsaShape.ts';
 import { DSA_TOPK_DIGIT_BITS } from './dsaRadixSelectPlan.ts';
-import type { DsaTopkScanSite } from './dsaTopkBlockScan.ts';
 import { emitDsaTopkHistogramAdd } from './dsaTopkHistogram.ts';
 import type { DsaTopkOutput } from './dsaTopkOutput.ts';
 import type { DsaTopkVector } from './dsaTopkRowSweep.ts';
@@ -163,7 +163,7 @@ export function emitDsaTopkRowLength(b: BlockBuilder, args: Readonly<Record<stri
 }
 
 /** Zeroes `n` int32 of shared memory (block-strided; no barrier). */
-export function emitDsaTopkZero(b: BlockBuilder, site: DsaTopkScanSite, at: Expr, n: number): void {
+export function emitDsaTopkZero(b: BlockBuilder, site: BlockScanSite, at: Expr, n: number): void {
   b.forRange({ name: 'z', from: site.tid, to: n, step: site.threads }, (x, i) => x.assign(index(at, i), 0));
 }
 

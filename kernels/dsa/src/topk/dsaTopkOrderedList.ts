@@ -26,7 +26,7 @@ import {
   type BlockBuilder,
   type Expr,
 } from '@tilekit/codegen';
-import { emitDsaTopkBlockScan, type DsaTopkScanSite } from './dsaTopkBlockScan.ts';
+import { emitBlockExclusiveScan, type BlockScanSite } from '@tilekit/tile';
 
 /** A position-ordered list in shared memory: entry i is (positions[i], keys[i]). */
 export interface DsaTopkOrderedList {
@@ -47,7 +47,7 @@ export interface DsaTopkListItem {
 /** Places one tile's active items from list slot `first(total)` on (total: the tile's active items over the block), thread order then item order; returns the total. */
 function emitTilePlacement(
   b: BlockBuilder,
-  site: DsaTopkScanSite,
+  site: BlockScanSite,
   list: DsaTopkOrderedList,
   items: readonly DsaTopkListItem[],
   first: (total: Expr) => Expr,
@@ -58,7 +58,7 @@ function emitTilePlacement(
     int32,
     flags.reduce<Expr>((s, f) => add(s, f), cast(0, int32)),
   );
-  const scan = emitDsaTopkBlockScan(b, site, 'append', here);
+  const scan = emitBlockExclusiveScan(b, site, 'append', here);
   const at = b.var('list_at', int32, add(first(scan.total), scan.exclusive));
   items.forEach((it, i) => {
     b.if(it.active, (x) => {
@@ -79,7 +79,7 @@ function emitTilePlacement(
  */
 export function emitDsaTopkOrderedAppend(
   b: BlockBuilder,
-  site: DsaTopkScanSite,
+  site: BlockScanSite,
   list: DsaTopkOrderedList,
   count: Expr,
   items: readonly DsaTopkListItem[],
@@ -99,7 +99,7 @@ export function emitDsaTopkOrderedAppend(
  */
 export function emitDsaTopkOrderedPrepend(
   b: BlockBuilder,
-  site: DsaTopkScanSite,
+  site: BlockScanSite,
   list: DsaTopkOrderedList & { readonly size: Expr },
   filled: Expr,
   items: readonly DsaTopkListItem[],
@@ -130,7 +130,7 @@ export interface DsaTopkListCompaction {
  */
 export function emitDsaTopkListCompaction(
   b: BlockBuilder,
-  site: DsaTopkScanSite,
+  site: BlockScanSite,
   list: DsaTopkOrderedList,
   v: DsaTopkListCompaction,
   write: (x: BlockBuilder, slot: Expr, pos: Expr) => void,
@@ -157,7 +157,7 @@ export function emitDsaTopkListCompaction(
         return { pos, above, isEqual };
       });
       const local = items.map((it) => add(it.above, shl(it.isEqual, 16))).reduce((s, c) => add(s, c));
-      const scan = emitDsaTopkBlockScan(
+      const scan = emitBlockExclusiveScan(
         x,
         { ...site, scratch: add(site.scratch, mul(parity, 32)) },
         'kept',

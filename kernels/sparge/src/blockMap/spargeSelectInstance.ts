@@ -50,9 +50,9 @@ import {
   type Target,
   type VarExpr,
 } from '@tilekit/codegen';
+import { emitBlockExclusiveScan, type BlockScan } from '@tilekit/tile';
 import { SpargeArgumentError } from '../spargeArgumentError.ts';
 import { SPARGE_HEAD_DIMS } from '../spargeShape.ts';
-import { emitSpargeBlockScan } from './spargeSelectBlockScan.ts';
 import { SPARGE_SELECT_MAX_KEY_BLOCKS, spargeSelectSortLength } from './spargeSelectSortNetwork.ts';
 
 /** Query-block rows one CTA may take (compile-time: the pooled Q rows live in registers). */
@@ -200,6 +200,9 @@ export class SpargeSelectInstance extends KernelInstance<SpargeSelectPolicy, Sel
       const { smem } = declareAlignedDynamicShared(b, t, 'sparge_smem', SMEM_ALIGN);
       const scratchI = b.let('scratch_i', pointer(int32), cast(smem, pointer(int32)));
       const scratchF = b.let('scratch_f', pointer(float32), cast(add(smem, 32 * 4), pointer(float32)));
+      // Block scans over one value per thread; the three-barrier variant frees its scratch on return and sums floats without a subtraction.
+      const blockScan = (x: BlockBuilder, name: string, value: Expr, scratch: Expr): BlockScan =>
+        emitBlockExclusiveScan(x, { target: t, threads: T, tid, scratch }, name, value, { variant: 'threeBarrier' });
       const rowScalar = b.let('row_scalar', pointer(int32), cast(add(smem, 64 * 4), pointer(int32)));
       const keys = b.let('keys', pointer(uint64), cast(add(smem, 72 * 4), pointer(uint64)));
       const absIdx = b.let('abs_idx', pointer(int32), cast(add(add(smem, 72 * 4), mul(a.sort_capacity, 8 * R)), pointer(int32)));
@@ -324,14 +327,14 @@ export class SpargeSelectInstance extends KernelInstance<SpargeSelectPolicy, Sel
               y.forRange({ name: 't', from: first, to: end }, (z, tt) =>
                 z.assign(local, add(local, call('expf', [sub(decodeScore(z, index(rowKeys, tt)), top)], float32, { pure: true }))),
               );
-              const scan = emitSpargeBlockScan(y, t, 'mass', local, T, tid, scratchF);
+              const scan = blockScan(y, 'mass', local, scratchF);
               const running = y.var('running', float32, scan.exclusive);
               const mine = y.var('mine', int32, 0);
               y.forRange({ name: 't', from: first, to: end }, (z, tt) => {
                 z.assign(running, add(running, call('expf', [sub(decodeScore(z, index(rowKeys, tt)), top)], float32, { pure: true })));
                 z.if(le(cast(div(running, scan.total), float64), selValue), (w) => w.assign(mine, add(mine, 1)));
               });
-              const counted = emitSpargeBlockScan(y, t, 'kept', mine, T, tid, scratchI);
+              const counted = blockScan(y, 'kept', mine, scratchI);
               y.assign(count, counted.total);
             },
             (y) => {
@@ -365,7 +368,7 @@ export class SpargeSelectInstance extends KernelInstance<SpargeSelectPolicy, Sel
           const end = x.let('kend', int32, minOf(add(first, chunk), kBlocks));
           const ones = x.var('ones', int32, 0);
           x.forRange({ name: 'j', from: first, to: end }, (y, j) => y.assign(ones, add(ones, cast(index(flags, j), int32))));
-          const scan = emitSpargeBlockScan(x, t, 'pos', ones, T, tid, scratchI);
+          const scan = blockScan(x, 'pos', ones, scratchI);
           const pos = x.var('pos', int32, scan.exclusive);
           x.forRange({ name: 'j', from: first, to: end }, (y, j) =>
             y.if(ne(index(flags, j), 0), (z) => {
