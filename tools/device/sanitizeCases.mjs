@@ -35,6 +35,7 @@ const SELECT = 'kernel-sparge/gpu select: ';
 const DSA_INDEXER = 'kernel-dsa/gpu indexer: ';
 const DSA_TOPK = 'kernel-dsa/gpu topk: ';
 const DSA_TOPK_TWO_READ = 'kernel-dsa/gpu topk two-read: ';
+const DSA_MLA_CACHE = 'kernel-dsa/gpu mla cache writer: ';
 
 /** The families, in the order they run. */
 export const SANITIZE_PLAN = [
@@ -205,7 +206,7 @@ export const SANITIZE_PLAN = [
       'DSA part 1: the index-key cache writer (fp32 and ue8m0 scales), the paged decode indexer (next_n 1 and 2, ' +
       'heads 32 and 64, empty contexts, partial pages: TMA page ring, two consumer warpgroups), the prefill indexer ' +
       '(causal and random windows, empty windows, ragged S and Skv), and the top-k selection (short and empty rows, ' +
-      '−∞ / NaN / ±0, k above the row, the page-table output)',
+      '−∞ / NaN / ±0, k above the row, the page-table output), and the FP8 MLA latent cache writer (padded pages, strided rows, −1 slots)',
     bundles: {
       'kernel-dsa-dsaIndexer.mjs': [
         `${DSA_INDEXER}decode B3 n1 H64 L17 (fp32)`,
@@ -224,6 +225,8 @@ export const SANITIZE_PLAN = [
         `${DSA_TOPK_TWO_READ}−∞ runs, NaN, ±0, +∞, 8K, k 2048`,
         `${DSA_TOPK_TWO_READ}k 4096 > rowStride 100`,
       ],
+      // The FP8 MLA latent cache writer: padded pages, a strided latent, −1 slots.
+      'kernel-dsa-dsaMlaCacheWriter.mjs': [`${DSA_MLA_CACHE}17 tokens, padded pages, latent stride 584, −1 slots`],
     },
   },
   {

@@ -83,3 +83,14 @@ export * from './reference/dsaSparseMlaReference.ts';
 export * from './reference/compareDsaSparseMla.ts';
 export * from './testing/dsaSparseMlaInputs.ts';
 export * from './testing/dsaSparseMlaGpuCases.ts';
+
+// The FP8 MLA latent cache (656 B/token) and its GPU writer.
+export * from './dsaMlaCacheLayout.ts';
+export * from './reference/dsaQuantizeMlaLatent.ts';
+export * from './reference/dsaMlaCachePages.ts';
+export * from './reference/dsaWriteMlaCacheReference.ts';
+export * from './reference/dsaReadMlaCacheToken.ts';
+export * from './testing/dsaRandomMlaLatent.ts';
+export * from './mlaCache/dsaMlaCacheWriterInstance.ts';
+export * from './mlaCache/dsaMlaCacheWriterCatalog.ts';
+export * from './mlaCache/dsaMlaCacheWriterLauncher.ts';

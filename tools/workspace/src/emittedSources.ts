@@ -21,6 +21,7 @@ import {
 } from '@tilekit/kernel-fmha-fwd';
 import {
   DSA_INDEX_CACHE_WRITER_CATALOG,
+  DSA_MLA_CACHE_WRITER_CATALOG,
   DSA_INDEXER_DECODE_CATALOG,
   DSA_INDEXER_PREFILL_CATALOG,
   DSA_TOPK_CATALOG,
@@ -107,6 +108,7 @@ export const EMITTED_SOURCE_CATALOGS: readonly EmittedSourceCatalog[] = [
   { catalog: 'dsa top-k', instances: DSA_TOPK_CATALOG },
   { catalog: 'dsa top-k cluster', instances: DSA_TOPK_CLUSTER_CATALOG },
   { catalog: 'dsa top-k two-read', instances: DSA_TOPK_TWO_READ_CATALOG },
+  { catalog: 'dsa MLA cache writer', instances: DSA_MLA_CACHE_WRITER_CATALOG },
   { catalog: 'gemm sm90', instances: GEMM_CATALOG },
   { catalog: 'gemm sm80', instances: GEMM_SM80_CATALOG },
   { catalog: 'gemm sm80 (built for sm_90a)', instances: GEMM_SM80_CATALOG_SM90A },

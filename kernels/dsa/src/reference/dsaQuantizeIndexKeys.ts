@@ -4,6 +4,7 @@ import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { DSA_AMAX_FLOOR, DSA_E4M3_MAX, DSA_INDEX_HEAD_DIM, type DsaScaleFormat } from '../dsaShape.ts';
 import { dsaCheckCount, dsaCheckFinite, dsaCheckLength } from './dsaCheckLength.ts';
 import { dsaDecodeE4m3 } from './dsaDecodeE4m3.ts';
+import { dsaPowerOfTwoAtLeast } from './dsaPowerOfTwoAtLeast.ts';
 
 /** Index keys quantized per token: key ≈ decode(value) · scale. */
 export interface DsaQuantizedIndexKeys {
@@ -23,17 +24,6 @@ export interface DsaIndexKeyToken {
 
 const FLOOR_F32 = Math.fround(DSA_AMAX_FLOOR);
 const SATURATE_RNE: EncodeOptions = Object.freeze({ saturate: true, rounding: 'nearestEven' });
-const bitsView = new DataView(new ArrayBuffer(4));
-
-/**
- * The smallest power of two ≥ a positive normal fp32 `x`, exactly: with b the fp32 bits of x,
- * `(b + 0x007fffff) & 0xff800000` (a non-zero mantissa carries into the exponent, then is cleared).
- */
-function powerOfTwoAtLeast(x: number): number {
-  bitsView.setFloat32(0, x);
-  bitsView.setUint32(0, ((bitsView.getUint32(0) + 0x007f_ffff) & 0xff80_0000) >>> 0);
-  return bitsView.getFloat32(0);
-}
 
 /**
  * A token's scale from its amax (max |k_i| over its 128 fp32 values), in fp32 arithmetic:
@@ -50,7 +40,7 @@ export function dsaIndexKeyScale(amax: number, scaleFormat: DsaScaleFormat): num
   if (!Number.isFinite(amax) || amax < 0) throw new DsaArgumentError('amax', 'must be finite and ≥ 0', amax);
   const ratio = Math.fround(Math.max(Math.fround(amax), FLOOR_F32) / DSA_E4M3_MAX);
   if (scaleFormat === 'fp32') return ratio;
-  if (scaleFormat === 'ue8m0') return powerOfTwoAtLeast(ratio);
+  if (scaleFormat === 'ue8m0') return dsaPowerOfTwoAtLeast(ratio);
   throw new DsaArgumentError('scaleFormat', "must be 'fp32' or 'ue8m0'", scaleFormat);
 }
 
