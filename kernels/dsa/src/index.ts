@@ -94,3 +94,15 @@ export * from './testing/dsaRandomMlaLatent.ts';
 export * from './mlaCache/dsaMlaCacheWriterInstance.ts';
 export * from './mlaCache/dsaMlaCacheWriterCatalog.ts';
 export * from './mlaCache/dsaMlaCacheWriterLauncher.ts';
+
+// Sparse MLA attention on the GPU: the prefill over a bf16 latent KV.
+export * from './attention/dsaSparseMlaSmem.ts';
+export * from './attention/dsaSparseMlaCta.ts';
+export * from './attention/dsaSparseMlaGemms.ts';
+export * from './attention/emitDsaSwizzledRowCopy.ts';
+export * from './attention/emitDsaSparseMlaProducer.ts';
+export * from './attention/emitDsaSparseMlaConsumers.ts';
+export * from './attention/emitDsaSparseMlaEpilogue.ts';
+export * from './attention/dsaSparseMlaPrefillInstance.ts';
+export * from './attention/dsaSparseMlaPrefillCatalog.ts';
+export * from './attention/dsaSparseMlaPrefillLauncher.ts';

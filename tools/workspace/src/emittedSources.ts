@@ -22,6 +22,7 @@ import {
 import {
   DSA_INDEX_CACHE_WRITER_CATALOG,
   DSA_MLA_CACHE_WRITER_CATALOG,
+  DSA_SPARSE_MLA_PREFILL_CATALOG,
   DSA_INDEXER_DECODE_CATALOG,
   DSA_INDEXER_PREFILL_CATALOG,
   DSA_TOPK_CATALOG,
@@ -109,6 +110,7 @@ export const EMITTED_SOURCE_CATALOGS: readonly EmittedSourceCatalog[] = [
   { catalog: 'dsa top-k cluster', instances: DSA_TOPK_CLUSTER_CATALOG },
   { catalog: 'dsa top-k two-read', instances: DSA_TOPK_TWO_READ_CATALOG },
   { catalog: 'dsa MLA cache writer', instances: DSA_MLA_CACHE_WRITER_CATALOG },
+  { catalog: 'dsa sparse MLA prefill', instances: DSA_SPARSE_MLA_PREFILL_CATALOG },
   { catalog: 'gemm sm90', instances: GEMM_CATALOG },
   { catalog: 'gemm sm80', instances: GEMM_SM80_CATALOG },
   { catalog: 'gemm sm80 (built for sm_90a)', instances: GEMM_SM80_CATALOG_SM90A },

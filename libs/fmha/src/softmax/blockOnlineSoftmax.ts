@@ -106,12 +106,20 @@ export class BlockOnlineSoftmax {
    * rescaling zeros. `gate` (the PV skip) receives Δ = m_loc − m_old per row of the thread (log2
    * units; −∞ where the tile masks the whole row, +∞ on a row's first unmasked tile) and returns a
    * `bool`: false leaves l at l·c (the tile's P is not summed; the caller does not use it either).
+   * `exchangeRowMax` runs once every row's tile maximum (raw scores, all-reduced over its lanes) is
+   * known and before the new running max: it may raise the maxima in place, e.g. to the maximum over
+   * several warpgroups that share the rows and each score their own key tiles (FlashMLA's shared
+   * max), so that every such warpgroup keeps the same running max and their P and l add up.
    */
   emitUpdate(
     t: ThreadScope,
     s: DistributedTensor,
     scaleLog2: Expr,
-    options: { readonly first?: boolean; readonly gate?: (rowDelta: readonly Expr[]) => Expr } = {},
+    options: {
+      readonly first?: boolean;
+      readonly gate?: (rowDelta: readonly Expr[]) => Expr;
+      readonly exchangeRowMax?: (t: ThreadScope, rowMax: readonly Expr[]) => void;
+    } = {},
   ): DistributedTensor | undefined {
     if (!s.encoding.equals(this.sEncoding))
       throw new FmhaError(
@@ -127,17 +135,25 @@ export class BlockOnlineSoftmax {
     const corr = options.first ? undefined : makeDistributedTensor(this.block, 'corr', this.rowEncoding, float32);
     const shift: Expr[] = [];
     const delta: Expr[] = [];
+    const newMax = (r: number): void => {
+      const mNew = b.let(`m_new${r}`, float32, maxOf(this.m.at(t, r), mul(rowMax[r]!, scaleLog2)));
+      // A row with nothing unmasked yet subtracts 0, not −∞ (−∞ − −∞ is NaN).
+      shift.push(b.let(`shift${r}`, float32, select(eq(mNew, infinity(float32, { negative: true })), lit(0, float32), mNew)));
+      if (corr !== undefined) b.assign(corr.at(t, r), exp2Approx(this.block.target, sub(this.m.at(t, r), shift[r]!)));
+      b.assign(this.m.at(t, r), mNew);
+    };
+    const exchange = options.exchangeRowMax;
     for (let r = 0; r < rows; r++) {
       this.#allReduce(t, rowMax[r]!, maxOf);
       if (options.gate !== undefined) {
         const negInf = infinity(float32, { negative: true });
         delta.push(b.let(`delta${r}`, float32, select(eq(rowMax[r]!, negInf), negInf, sub(mul(rowMax[r]!, scaleLog2), this.m.at(t, r)))));
       }
-      const mNew = b.let(`m_new${r}`, float32, maxOf(this.m.at(t, r), mul(rowMax[r]!, scaleLog2)));
-      // A row with nothing unmasked yet subtracts 0, not −∞ (−∞ − −∞ is NaN).
-      shift.push(b.let(`shift${r}`, float32, select(eq(mNew, infinity(float32, { negative: true })), lit(0, float32), mNew)));
-      if (corr !== undefined) b.assign(corr.at(t, r), exp2Approx(this.block.target, sub(this.m.at(t, r), shift[r]!)));
-      b.assign(this.m.at(t, r), mNew);
+      if (exchange === undefined) newMax(r);
+    }
+    if (exchange !== undefined) {
+      exchange(t, rowMax);
+      for (let r = 0; r < rows; r++) newMax(r);
     }
     const keep = options.gate === undefined ? undefined : b.let('keep_tile', bool, options.gate(delta));
     const sum = Array.from({ length: rows }, (_, r) => b.declare(`psum${r}`, float32, lit(0, float32), { storage: 'mutable' }));

@@ -1,0 +1,52 @@
+// What the roles of a sparse MLA block share: its arguments, shared memory, barriers and key-tile count.
+import { add, cast, mul, uint32, type Expr, type Target } from '@tilekit/codegen';
+import type { DsaSparseMlaSmem } from './dsaSparseMlaSmem.ts';
+
+/** The kernel's values the roles read (expressions of its parameters and of the block's setup). */
+export interface DsaSparseMlaArgs {
+  /** `const bf16*` latent rows [s_kv][kv_stride]. */
+  readonly kv: Expr;
+  /** `int` elements between latent rows. */
+  readonly kvStride: Expr;
+  /** `const int*` of this token's index row (topk entries). */
+  readonly indices: Expr;
+  /** `int` latent rows (valid indices are in [0, s_kv)). */
+  readonly sKv: Expr;
+  /** `float` softmax scale (of q·k; natural-log domain). */
+  readonly smScale: Expr;
+  /** `const float*` per-head sinks (nullable), indexed by the head. */
+  readonly attnSink: Expr;
+  /** `bf16*` of O row 0 of the block (64 rows of 512), `float*` of its LSE and max-logit entry 0. */
+  readonly out: Expr;
+  readonly lse: Expr;
+  readonly maxLogits: Expr;
+  /** `int` first head of the block (the sink's index of row 0). */
+  readonly head0: Expr;
+}
+
+/** The block's shared state. */
+export interface DsaSparseMlaCta {
+  readonly target: Target;
+  readonly args: DsaSparseMlaArgs;
+  readonly layout: DsaSparseMlaSmem;
+  /** `int` thread index in the block. */
+  readonly tid: Expr;
+  /** `uint8*` of the 1024-aligned shared memory and its `uint32` shared address. */
+  readonly smem: Expr;
+  readonly smemAddr: Expr;
+  /** `int` index entries this block attends over (its token's top-k length) and key tiles (⌈len / 64⌉). */
+  readonly len: Expr;
+  readonly tiles: Expr;
+  readonly full: (s: Expr) => Expr;
+  readonly empty: (s: Expr) => Expr;
+}
+
+/** The `uint32` shared address of byte `offset` of the block's shared memory. */
+export function dsaSparseMlaAddr(cta: DsaSparseMlaCta, offset: Expr | number): Expr {
+  return add(cta.smemAddr, cast(offset, uint32));
+}
+
+/** Byte offset of key stage `s`. */
+export function dsaSparseMlaStage(cta: DsaSparseMlaCta, s: Expr | number): Expr {
+  return add(cta.layout.keys, mul(s, cta.layout.stageBytes));
+}

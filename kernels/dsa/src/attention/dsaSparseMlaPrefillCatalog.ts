@@ -1,0 +1,7 @@
+// The sparse MLA prefill instances the launcher picks from.
+import { DsaSparseMlaPrefillInstance } from './dsaSparseMlaPrefillInstance.ts';
+
+/** Every sparse MLA prefill instance: consumers at 224 registers, the producer at 56 (sm_90a). */
+export const DSA_SPARSE_MLA_PREFILL_CATALOG: readonly DsaSparseMlaPrefillInstance[] = Object.freeze([
+  new DsaSparseMlaPrefillInstance({ consumerRegisters: 224, producerRegisters: 56 }),
+]);

@@ -1,0 +1,199 @@
+// Sparse MLA prefill (FlashMLA's flash_mla_sparse_fwd on sm90, built from tilekit's layers): each
+// query token's 64-head block attends over the latent rows its top-k index row selects.
+import {
+  add,
+  cast,
+  checkSetMaxNRegBudget,
+  cpAsyncCommitGroup,
+  cpAsyncWaitGroup,
+  declareAlignedDynamicShared,
+  div,
+  eq,
+  fenceMbarrierInit,
+  fenceProxyAsyncShared,
+  float32,
+  ge,
+  index,
+  instanceKey,
+  int32,
+  int64,
+  kernelParam,
+  KernelInstance,
+  maxOf,
+  mbarrierInit,
+  minOf,
+  mod,
+  mul,
+  ne,
+  pointer,
+  select,
+  sm90a,
+  uint64,
+  uint8,
+  lit,
+  type BlockBuilder,
+  type Expr,
+  type SourceBuilder,
+  type Target,
+} from '@tilekit/codegen';
+import { DsaArgumentError } from '../dsaArgumentError.ts';
+import { DSA_SPARSE_MLA_QK_DIM, DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
+import type { DsaSparseMlaArgs, DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
+import { dsaSparseMlaSmem, DSA_SPARSE_MLA_STAGES, DSA_SPARSE_MLA_TILE, type DsaSparseMlaSmem } from './dsaSparseMlaSmem.ts';
+import { emitDsaSparseMlaConsumers } from './emitDsaSparseMlaConsumers.ts';
+import { DSA_SPARSE_MLA_PRODUCER_THREADS, emitDsaSparseMlaProducer } from './emitDsaSparseMlaProducer.ts';
+import { DSA_SPARSE_MLA_ROW_CHUNKS, dsaBf16RowBytes, emitDsaSwizzledRowCopy } from './emitDsaSwizzledRowCopy.ts';
+
+/** The policy of a sparse MLA prefill instance: the register split of its roles. */
+export interface DsaSparseMlaPrefillPolicy {
+  /** Registers of each consumer thread after setmaxnreg.inc (a multiple of 8). */
+  readonly consumerRegisters: number;
+  /** Registers of each producer thread after setmaxnreg.dec (a multiple of 8). */
+  readonly producerRegisters: number;
+}
+
+const CONSUMER_THREADS = 256;
+const THREADS = CONSUMER_THREADS + DSA_SPARSE_MLA_PRODUCER_THREADS;
+
+function prefillParams(target: Target) {
+  const bf16 = target.dtypeType('bf16');
+  const count = { range: [1, 2 ** 31 - 1] as const };
+  return {
+    q: kernelParam.pointer(bf16, { const: true, align: 16 }),
+    kv: kernelParam.pointer(bf16, { const: true, align: 16 }),
+    indices: kernelParam.pointer(int32, { const: true, align: 4 }),
+    topk_length: kernelParam.pointer(int32, { const: true, align: 4, nullable: true }),
+    attn_sink: kernelParam.pointer(float32, { const: true, align: 4, nullable: true }),
+    out: kernelParam.pointer(bf16, { align: 16 }),
+    max_logits: kernelParam.pointer(float32, { align: 4 }),
+    lse: kernelParam.pointer(float32, { align: 4 }),
+    s_q: kernelParam.i32(count),
+    h_q: kernelParam.i32(count),
+    s_kv: kernelParam.i32(count),
+    topk: kernelParam.i32(count),
+    kv_stride: kernelParam.i32(count),
+    sm_scale: kernelParam.f32(),
+  };
+}
+
+type PrefillParams = ReturnType<typeof prefillParams>;
+type PrefillArgs = { readonly [K in keyof PrefillParams]: Expr };
+
+/**
+ * One sparse MLA prefill instance (sm_90a, 384 threads, 223 KiB of shared memory). Block x takes
+ * token t = x / (h_q / 64) and heads [64·hb, 64·hb + 64), hb = x mod (h_q / 64). Its 64 × 576 Q
+ * is copied once into swizzled shared memory; a producer warpgroup gathers the latent rows of each
+ * 64-entry tile of the token's index row (the first min(topk_length[t], topk) entries; −1 or any
+ * index outside [0, s_kv) is invalid: its row is zero-filled and its scores are −∞) into a two-stage
+ * ring; two consumer warpgroups split each pair of tiles (see emitDsaSparseMlaConsumers) and write
+ * O [s_q][h_q][512] bf16, LSE and max logits [s_q][h_q] fp32 (FlashMLA's conventions, attn_sink
+ * applied to O). Postcondition (GPU spec): within compareDsaSparseMla's bound of the CPU reference.
+ */
+export class DsaSparseMlaPrefillInstance extends KernelInstance<DsaSparseMlaPrefillPolicy, PrefillParams> {
+  protected readonly sourceHeader = { title: 'DSA sparse MLA attention, prefill', generator: '@tilekit/kernel-dsa' };
+  readonly smem: DsaSparseMlaSmem;
+
+  constructor(policy: DsaSparseMlaPrefillPolicy, target: Target = sm90a) {
+    checkSetMaxNRegBudget(THREADS, policy.producerRegisters, policy.consumerRegisters, (rule, found) => {
+      throw new DsaArgumentError('policy', `register split: ${rule}`, found);
+    });
+    const key = instanceKey(
+      'dsa_sparse_mla_prefill',
+      { consumerRegisters: policy.consumerRegisters, producerRegisters: policy.producerRegisters, target: target.name },
+      { tags: { consumerRegisters: 'cr', producerRegisters: 'pr' } },
+    );
+    const smem = dsaSparseMlaSmem();
+    super({
+      key,
+      policy: Object.freeze({ ...policy }),
+      target,
+      params: prefillParams(target),
+      threads: THREADS,
+      sharedBytes: smem.used + 1024,
+    });
+    this.smem = smem;
+  }
+
+  /** The grid for `sQ` tokens of `hQ` heads (a multiple of 64): one block per token and 64 heads. */
+  launch(sQ: number, hQ: number): { readonly grid: readonly [number, number, number]; readonly block: readonly [number, number, number] } {
+    return { grid: [Math.max(1, sQ * (hQ / DSA_SPARSE_MLA_TILE)), 1, 1], block: [THREADS, 1, 1] };
+  }
+
+  /** Emits the kernel's entry into `src`. */
+  emit(src: SourceBuilder): void {
+    const t = this.target;
+    this.signature.defineEntry(src, { launchBounds: { maxThreads: THREADS, minBlocksPerSm: 1 } }, (b, a) => {
+      const tid = b.let('tid', int32, cast(t.threadIdx('x'), int32), { range: [0, THREADS - 1] });
+      const blocksPerToken = b.let('head_blocks', int32, div(a.h_q, DSA_SPARSE_MLA_TILE));
+      const token = b.let('token', int32, div(cast(t.blockIdx('x'), int32), blocksPerToken));
+      const head0 = b.let('head0', int32, mul(mod(cast(t.blockIdx('x'), int32), blocksPerToken), DSA_SPARSE_MLA_TILE));
+      const row0 = b.let('row0', int64, add(mul(cast(token, int64), cast(a.h_q, int64)), cast(head0, int64)));
+      const lenRaw = b.let('len_raw', int32, select(ne(select(a.topk_length, 1, 0), 0), index(a.topk_length, token), a.topk));
+      const len = b.let('len', int32, minOf(maxOf(lenRaw, 0), a.topk));
+      const tiles = b.let('tiles', int32, div(add(len, DSA_SPARSE_MLA_TILE - 1), DSA_SPARSE_MLA_TILE));
+      b.comment(
+        'shared memory (1024-aligned): Q 9 slabs | 2 key stages of 9 slabs | validity bytes | row max / row sum exchanges | barriers',
+      );
+      const { smem, smemAddr } = declareAlignedDynamicShared(b, t, 'dsa_mla_smem');
+      this.emitLoadQ(b, a, { tid, smem, row0 });
+      const bars = b.let('bars', pointer(uint64), cast(add(smem, this.smem.barriers), pointer(uint64)));
+      const full = (s: Expr): Expr => add(bars, s);
+      const empty = (s: Expr): Expr => add(bars, add(s, DSA_SPARSE_MLA_STAGES));
+      b.if(eq(tid, 0), (x) => {
+        for (let s = 0; s < DSA_SPARSE_MLA_STAGES; s++) {
+          x.expr(mbarrierInit(t, full(lit(s, int32)), DSA_SPARSE_MLA_PRODUCER_THREADS));
+          x.expr(mbarrierInit(t, empty(lit(s, int32)), CONSUMER_THREADS / 32));
+        }
+        x.expr(fenceMbarrierInit(t));
+      });
+      b.push(t.syncThreads());
+      const args: DsaSparseMlaArgs = {
+        kv: a.kv,
+        kvStride: a.kv_stride,
+        indices: b.let('token_indices', pointer(int32, { const: true }), add(a.indices, mul(cast(token, int64), cast(a.topk, int64)))),
+        sKv: a.s_kv,
+        smScale: a.sm_scale,
+        attnSink: a.attn_sink,
+        out: b.let('out_rows', a.out.type, add(a.out, mul(row0, DSA_SPARSE_MLA_V_DIM))),
+        lse: b.let('lse_rows', pointer(float32), add(a.lse, row0)),
+        maxLogits: b.let('max_rows', pointer(float32), add(a.max_logits, row0)),
+        head0,
+      };
+      const cta: DsaSparseMlaCta = { target: t, args, layout: this.smem, tid, smem, smemAddr, len, tiles, full, empty };
+      b.if(
+        ge(tid, CONSUMER_THREADS),
+        (prod) => emitDsaSparseMlaProducer(prod, cta, CONSUMER_THREADS, this.policy.producerRegisters),
+        (cons) => emitDsaSparseMlaConsumers(cons, cta, this.policy.consumerRegisters),
+      );
+    });
+  }
+
+  /** Every thread copies its share of Q's 64 × 72 chunks (row tid / 6, chunks 12·(tid mod 6) …), then waits and fences them for wgmma. */
+  private emitLoadQ(b: BlockBuilder, a: PrefillArgs, v: { readonly tid: Expr; readonly smem: Expr; readonly row0: Expr }): void {
+    const t = this.target;
+    const parts = THREADS / DSA_SPARSE_MLA_TILE;
+    const chunks = DSA_SPARSE_MLA_ROW_CHUNKS / parts;
+    b.comment(
+      `Q: ${DSA_SPARSE_MLA_TILE} heads × ${DSA_SPARSE_MLA_QK_DIM}, ${parts} threads per head row, ${chunks} chunks of 16 bytes each`,
+    );
+    const row = b.let('q_row', int32, div(v.tid, parts));
+    const source = dsaBf16RowBytes(b, 'q_src', a.q, cast(add(v.row0, cast(row, int64)), int64), lit(DSA_SPARSE_MLA_QK_DIM, int32));
+    emitDsaSwizzledRowCopy(b, t, {
+      slabs: b.let('q_smem', pointer(uint8), add(v.smem, this.smem.q)),
+      row,
+      source,
+      first: mul(mod(v.tid, parts), chunks),
+      count: chunks,
+      srcBytes: 16,
+    });
+    b.expr(cpAsyncCommitGroup(t));
+    b.expr(cpAsyncWaitGroup(t, 0));
+    b.expr(fenceProxyAsyncShared(t));
+  }
+}
+
+/** Throws a DsaArgumentError unless `hQ` is a positive multiple of 64 (the kernel's head block). */
+export function checkDsaSparseMlaHeadBlock(hQ: number): void {
+  if (!Number.isSafeInteger(hQ) || hQ < DSA_SPARSE_MLA_TILE || hQ % DSA_SPARSE_MLA_TILE !== 0)
+    throw new DsaArgumentError('hQ', `must be a positive multiple of ${DSA_SPARSE_MLA_TILE}`, hQ);
+}

@@ -1,0 +1,108 @@
+// The host side of the sparse MLA prefill: buffer checks (naming each), packing and the launch geometry.
+import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
+import { checkDeviceRange, type DeviceRange } from '@tilekit/runtime';
+import type { DsaSparseMlaPrefillConfig } from '../checkDsaSparseMlaConfig.ts';
+import type { DsaPackedLaunch } from '../dsaKernel.ts';
+import { DSA_SPARSE_MLA_QK_DIM, DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
+import { DSA_SPARSE_MLA_PREFILL_CATALOG } from './dsaSparseMlaPrefillCatalog.ts';
+import type { DsaSparseMlaPrefillInstance } from './dsaSparseMlaPrefillInstance.ts';
+
+/**
+ * The device buffers of a prefill: q bf16 [sQ][hQ][576], kv bf16 [sKv][576], indices int32
+ * [sQ][topk], topkLength int32 [sQ] and attnSink fp32 [hQ] exactly when the config says so; out
+ * bf16 [sQ][hQ][512], maxLogits and lse fp32 [sQ][hQ].
+ */
+export interface DsaSparseMlaPrefillBuffers {
+  readonly q: DeviceRange;
+  readonly kv: DeviceRange;
+  readonly indices: DeviceRange;
+  readonly topkLength?: DeviceRange | undefined;
+  readonly attnSink?: DeviceRange | undefined;
+  readonly out: DeviceRange;
+  readonly maxLogits: DeviceRange;
+  readonly lse: DeviceRange;
+}
+
+/** One packed prefill launch. */
+export type DsaSparseMlaPrefillPackedLaunch = DsaPackedLaunch<DsaSparseMlaPrefillInstance>;
+
+type Sized = { readonly [K in keyof DsaSparseMlaPrefillBuffers]-?: readonly [bytes: number, align: number] };
+
+/** Bytes and alignment of every buffer of a checked config. */
+function sizes(c: DsaSparseMlaPrefillConfig): Sized {
+  const rows = c.sQ * c.hQ;
+  return {
+    q: [rows * DSA_SPARSE_MLA_QK_DIM * 2, 16],
+    kv: [c.sKv * DSA_SPARSE_MLA_QK_DIM * 2, 16],
+    indices: [c.sQ * c.topk * 4, 4],
+    topkLength: [c.sQ * 4, 4],
+    attnSink: [c.hQ * 4, 4],
+    out: [rows * DSA_SPARSE_MLA_V_DIM * 2, 16],
+    maxLogits: [rows * 4, 4],
+    lse: [rows * 4, 4],
+  };
+}
+
+const INPUTS = ['q', 'kv', 'indices', 'topkLength', 'attnSink'] as const;
+const OUTPUTS = ['out', 'maxLogits', 'lse'] as const;
+
+/** The outputs overlap neither an input nor each other. */
+function reportOverlaps(v: ArgumentProblems, b: DsaSparseMlaPrefillBuffers, s: Sized): void {
+  const range = (k: keyof DsaSparseMlaPrefillBuffers): readonly [bigint, bigint] | undefined =>
+    b[k] === undefined ? undefined : [b[k]!.ptr, b[k]!.ptr + BigInt(s[k][0])];
+  OUTPUTS.forEach((out, i) => {
+    const o = range(out)!;
+    for (const other of [...INPUTS, ...OUTPUTS.slice(i + 1)]) {
+      const r = range(other);
+      if (r !== undefined && o[0] < r[1] && r[0] < o[1])
+        v.report(`buffers.${out}`, `must not overlap buffers.${other}`, `0x${o[0].toString(16)}`);
+    }
+  });
+}
+
+/**
+ * Checks the buffers of a config checked by checkDsaSparseMlaPrefillConfig (each present, at least
+ * its size, aligned; topkLength and attnSink exactly when the config has them; outputs overlapping
+ * nothing) and packs the launch of the catalog instance: one block per token and 64 heads.
+ * @throws ArgumentError naming every broken buffer and its rule.
+ */
+export function packDsaSparseMlaPrefill(
+  c: DsaSparseMlaPrefillConfig,
+  buffers: DsaSparseMlaPrefillBuffers,
+): DsaSparseMlaPrefillPackedLaunch {
+  if (typeof buffers !== 'object' || buffers === null) throw new ArgumentError('buffers', 'must be an object of device buffers', buffers);
+  const s = sizes(c);
+  const v = new ArgumentProblems(ArgumentError);
+  for (const k of ['q', 'kv', 'indices', 'out', 'maxLogits', 'lse'] as const)
+    v.check(() => checkDeviceRange(`buffers.${k}`, buffers[k], s[k][0], s[k][1]));
+  for (const [k, given] of [
+    ['topkLength', c.hasTopkLength],
+    ['attnSink', c.hasSink],
+  ] as const) {
+    if (given) v.check(() => checkDeviceRange(`buffers.${k}`, buffers[k]!, s[k][0], s[k][1]));
+    else if (buffers[k] !== undefined)
+      v.report(`buffers.${k}`, `is read only when config.${k === 'topkLength' ? 'hasTopkLength' : 'hasSink'} is true`, buffers[k]);
+  }
+  v.throwIfAny();
+  reportOverlaps(v, buffers, s);
+  v.throwIfAny();
+  const instance = DSA_SPARSE_MLA_PREFILL_CATALOG[0]!;
+  const args = instance.signature.pack({
+    q: buffers.q.ptr,
+    kv: buffers.kv.ptr,
+    indices: buffers.indices.ptr,
+    topk_length: buffers.topkLength?.ptr ?? 0n,
+    attn_sink: buffers.attnSink?.ptr ?? 0n,
+    out: buffers.out.ptr,
+    max_logits: buffers.maxLogits.ptr,
+    lse: buffers.lse.ptr,
+    s_q: c.sQ,
+    h_q: c.hQ,
+    s_kv: c.sKv,
+    topk: c.topk,
+    kv_stride: DSA_SPARSE_MLA_QK_DIM,
+    sm_scale: c.smScale,
+  });
+  const l = instance.launch(c.sQ, c.hQ);
+  return { instance, grid: l.grid, block: l.block, sharedBytes: instance.sharedBytes, args };
+}
