@@ -39,7 +39,14 @@ import {
 import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { DSA_SPARSE_MLA_QK_DIM, DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
 import type { DsaSparseMlaArgs, DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
-import { dsaSparseMlaSmem, DSA_SPARSE_MLA_STAGES, DSA_SPARSE_MLA_TILE, type DsaSparseMlaSmem } from './dsaSparseMlaSmem.ts';
+import {
+  dsaSparseMlaSmem,
+  DSA_SPARSE_MLA_HEAD_BLOCK,
+  DSA_SPARSE_MLA_KEYS,
+  DSA_SPARSE_MLA_Q_SLAB_BYTES,
+  DSA_SPARSE_MLA_STAGES,
+  type DsaSparseMlaSmem,
+} from './dsaSparseMlaSmem.ts';
 import { emitDsaSparseMlaConsumers } from './emitDsaSparseMlaConsumers.ts';
 import { DSA_SPARSE_MLA_PRODUCER_THREADS, emitDsaSparseMlaProducer } from './emitDsaSparseMlaProducer.ts';
 import { DSA_SPARSE_MLA_ROW_CHUNKS, dsaBf16RowBytes, emitDsaSwizzledRowCopy } from './emitDsaSwizzledRowCopy.ts';
@@ -116,7 +123,7 @@ export class DsaSparseMlaPrefillInstance extends KernelInstance<DsaSparseMlaPref
 
   /** The grid for `sQ` tokens of `hQ` heads (a multiple of 64): one block per token and 64 heads. */
   launch(sQ: number, hQ: number): { readonly grid: readonly [number, number, number]; readonly block: readonly [number, number, number] } {
-    return { grid: [Math.max(1, sQ * (hQ / DSA_SPARSE_MLA_TILE)), 1, 1], block: [THREADS, 1, 1] };
+    return { grid: [Math.max(1, sQ * (hQ / DSA_SPARSE_MLA_HEAD_BLOCK)), 1, 1], block: [THREADS, 1, 1] };
   }
 
   /** Emits the kernel's entry into `src`. */
@@ -124,13 +131,13 @@ export class DsaSparseMlaPrefillInstance extends KernelInstance<DsaSparseMlaPref
     const t = this.target;
     this.signature.defineEntry(src, { launchBounds: { maxThreads: THREADS, minBlocksPerSm: 1 } }, (b, a) => {
       const tid = b.let('tid', int32, cast(t.threadIdx('x'), int32), { range: [0, THREADS - 1] });
-      const blocksPerToken = b.let('head_blocks', int32, div(a.h_q, DSA_SPARSE_MLA_TILE));
+      const blocksPerToken = b.let('head_blocks', int32, div(a.h_q, DSA_SPARSE_MLA_HEAD_BLOCK));
       const token = b.let('token', int32, div(cast(t.blockIdx('x'), int32), blocksPerToken));
-      const head0 = b.let('head0', int32, mul(mod(cast(t.blockIdx('x'), int32), blocksPerToken), DSA_SPARSE_MLA_TILE));
+      const head0 = b.let('head0', int32, mul(mod(cast(t.blockIdx('x'), int32), blocksPerToken), DSA_SPARSE_MLA_HEAD_BLOCK));
       const row0 = b.let('row0', int64, add(mul(cast(token, int64), cast(a.h_q, int64)), cast(head0, int64)));
       const lenRaw = b.let('len_raw', int32, select(ne(select(a.topk_length, 1, 0), 0), index(a.topk_length, token), a.topk));
       const len = b.let('len', int32, minOf(maxOf(lenRaw, 0), a.topk));
-      const tiles = b.let('tiles', int32, div(add(len, DSA_SPARSE_MLA_TILE - 1), DSA_SPARSE_MLA_TILE));
+      const tiles = b.let('tiles', int32, div(add(len, DSA_SPARSE_MLA_KEYS - 1), DSA_SPARSE_MLA_KEYS));
       b.comment(
         'shared memory (1024-aligned): Q 9 slabs | 2 key stages of 9 slabs | validity bytes | row max / row sum exchanges | barriers',
       );
@@ -171,15 +178,16 @@ export class DsaSparseMlaPrefillInstance extends KernelInstance<DsaSparseMlaPref
   /** Every thread copies its share of Q's 64 × 72 chunks (row tid / 6, chunks 12·(tid mod 6) …), then waits and fences them for wgmma. */
   private emitLoadQ(b: BlockBuilder, a: PrefillArgs, v: { readonly tid: Expr; readonly smem: Expr; readonly row0: Expr }): void {
     const t = this.target;
-    const parts = THREADS / DSA_SPARSE_MLA_TILE;
+    const parts = THREADS / DSA_SPARSE_MLA_HEAD_BLOCK;
     const chunks = DSA_SPARSE_MLA_ROW_CHUNKS / parts;
     b.comment(
-      `Q: ${DSA_SPARSE_MLA_TILE} heads × ${DSA_SPARSE_MLA_QK_DIM}, ${parts} threads per head row, ${chunks} chunks of 16 bytes each`,
+      `Q: ${DSA_SPARSE_MLA_HEAD_BLOCK} heads × ${DSA_SPARSE_MLA_QK_DIM}, ${parts} threads per head row, ${chunks} chunks of 16 bytes each`,
     );
     const row = b.let('q_row', int32, div(v.tid, parts));
     const source = dsaBf16RowBytes(b, 'q_src', a.q, cast(add(v.row0, cast(row, int64)), int64), lit(DSA_SPARSE_MLA_QK_DIM, int32));
     emitDsaSwizzledRowCopy(b, t, {
       slabs: b.let('q_smem', pointer(uint8), add(v.smem, this.smem.q)),
+      slabBytes: DSA_SPARSE_MLA_Q_SLAB_BYTES,
       row,
       source,
       first: mul(mod(v.tid, parts), chunks),
@@ -194,6 +202,6 @@ export class DsaSparseMlaPrefillInstance extends KernelInstance<DsaSparseMlaPref
 
 /** Throws a DsaArgumentError unless `hQ` is a positive multiple of 64 (the kernel's head block). */
 export function checkDsaSparseMlaHeadBlock(hQ: number): void {
-  if (!Number.isSafeInteger(hQ) || hQ < DSA_SPARSE_MLA_TILE || hQ % DSA_SPARSE_MLA_TILE !== 0)
-    throw new DsaArgumentError('hQ', `must be a positive multiple of ${DSA_SPARSE_MLA_TILE}`, hQ);
+  if (!Number.isSafeInteger(hQ) || hQ < DSA_SPARSE_MLA_HEAD_BLOCK || hQ % DSA_SPARSE_MLA_HEAD_BLOCK !== 0)
+    throw new DsaArgumentError('hQ', `must be a positive multiple of ${DSA_SPARSE_MLA_HEAD_BLOCK}`, hQ);
 }

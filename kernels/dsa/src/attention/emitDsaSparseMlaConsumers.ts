@@ -24,6 +24,7 @@ import {
   setMaxNReg,
   sub,
   bitAnd,
+  shr,
   uint32,
   uint8,
   type BlockBuilder,
@@ -41,7 +42,13 @@ import {
 } from '@tilekit/tile';
 import { dsaSparseMlaAddr, dsaSparseMlaStage, type DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
 import { DSA_SPARSE_MLA_PV, DSA_SPARSE_MLA_QK, DSA_SPARSE_MLA_V_HALF } from './dsaSparseMlaGemms.ts';
-import { DSA_SPARSE_MLA_SLAB_BYTES, DSA_SPARSE_MLA_SLABS, DSA_SPARSE_MLA_TILE } from './dsaSparseMlaSmem.ts';
+import {
+  DSA_SPARSE_MLA_HEAD_BLOCK,
+  DSA_SPARSE_MLA_K_SLAB_BYTES,
+  DSA_SPARSE_MLA_KEYS,
+  DSA_SPARSE_MLA_Q_SLAB_BYTES,
+  DSA_SPARSE_MLA_SLABS,
+} from './dsaSparseMlaSmem.ts';
 import { emitDsaSparseMlaEpilogue } from './emitDsaSparseMlaEpilogue.ts';
 
 /** Named barriers of the two consumer warpgroups (0 is __syncthreads). */
@@ -76,35 +83,30 @@ function rowWriter(state: DsaSparseMlaConsumerState): Expr {
 function exchangeRowMax(cta: DsaSparseMlaCta, state: DsaSparseMlaConsumerState, t: ThreadScope, rowMax: readonly Expr[]): void {
   const buf = t.b.let('row_max_buf', pointer(float32), cast(add(cta.smem, cta.layout.rowMax), pointer(float32)));
   sweepTile(t, state.softmax.m, (e) =>
-    e.b.if(rowWriter(state), (w) => w.assign(index(buf, add(mul(state.wg, DSA_SPARSE_MLA_TILE), e.x[0]!)), rowMax[e.d]!)),
+    e.b.if(rowWriter(state), (w) => w.assign(index(buf, add(mul(state.wg, DSA_SPARSE_MLA_HEAD_BLOCK), e.x[0]!)), rowMax[e.d]!)),
   );
   t.b.expr(namedBarrierSync(cta.target, BAR_MAX, CONSUMERS));
   sweepTile(t, state.softmax.m, (e) =>
-    e.b.assign(rowMax[e.d]!, maxOf(rowMax[e.d]!, index(buf, add(mul(sub(1, state.wg), DSA_SPARSE_MLA_TILE), e.x[0]!)))),
+    e.b.assign(rowMax[e.d]!, maxOf(rowMax[e.d]!, index(buf, add(mul(sub(1, state.wg), DSA_SPARSE_MLA_HEAD_BLOCK), e.x[0]!)))),
   );
 }
 
-/** S = Q·Kᵀ of the warpgroup's tile in stage `wg` (nine slabs), then −∞ where the token's index is invalid. */
-function emitScores(b: BlockBuilder, cta: DsaSparseMlaCta, state: DsaSparseMlaConsumerState, parity: Expr): void {
+/** S = Q·Kᵀ of the warpgroup's tile in `stage` (nine slabs), then −∞ where the token's index is invalid. */
+function emitScores(b: BlockBuilder, cta: DsaSparseMlaCta, state: DsaSparseMlaConsumerState, stage: Expr, parity: Expr): void {
   const t = cta.target;
-  b.expr(mbarrierWaitParity(t, cta.full(state.wg), parity));
+  b.expr(mbarrierWaitParity(t, cta.full(stage), parity));
   const q = b.let('q_tile', uint32, dsaSparseMlaAddr(cta, cta.layout.q));
-  const k = b.let('k_tile', uint32, dsaSparseMlaAddr(cta, dsaSparseMlaStage(cta, state.wg)));
+  const k = b.let('k_tile', uint32, dsaSparseMlaAddr(cta, dsaSparseMlaStage(cta, stage)));
   for (let c = 0; c < DSA_SPARSE_MLA_SLABS; c++) {
-    const at = c * DSA_SPARSE_MLA_SLAB_BYTES;
     DSA_SPARSE_MLA_QK.emitMma(b, t, state.sAcc, {
-      aTile: add(q, at),
-      bTile: add(k, at),
+      aTile: add(q, c * DSA_SPARSE_MLA_Q_SLAB_BYTES),
+      bTile: add(k, c * DSA_SPARSE_MLA_K_SLAB_BYTES),
       warpgroup: cast(0, int32),
       ...(c === 0 ? { accumulate: cast(0, int32) } : {}),
     });
   }
   DSA_SPARSE_MLA_QK.emitWait(b, t, state.sAcc, 0);
-  const valid = b.let(
-    'tile_valid',
-    pointer(uint8, { const: true }),
-    add(cta.smem, add(cta.layout.valid, mul(state.wg, DSA_SPARSE_MLA_TILE))),
-  );
+  const valid = b.let('tile_valid', pointer(uint8, { const: true }), add(cta.smem, add(cta.layout.valid, mul(stage, DSA_SPARSE_MLA_KEYS))));
   threadsOf(b, cta, state).threads((th) =>
     sweepTile(th, state.sAcc, (e) => e.b.if(eq(index(valid, e.x[1]!), 0), (z) => z.assign(e.value, infinity(float32, { negative: true })))),
   );
@@ -122,7 +124,7 @@ function threadsOf(b: BlockBuilder, cta: DsaSparseMlaCta, state: DsaSparseMlaCon
 
 /** `uint32*` of the P fragments in stage `s`'s RoPE slab: word r of thread t at r · 128 + t. */
 function pWords(b: BlockBuilder, cta: DsaSparseMlaCta, s: Expr, name: string): Expr {
-  const rope = add(dsaSparseMlaStage(cta, s), (DSA_SPARSE_MLA_SLABS - 1) * DSA_SPARSE_MLA_SLAB_BYTES);
+  const rope = add(dsaSparseMlaStage(cta, s), (DSA_SPARSE_MLA_SLABS - 1) * DSA_SPARSE_MLA_K_SLAB_BYTES);
   return b.let(name, pointer(uint32), cast(add(cta.smem, rope), pointer(uint32)));
 }
 
@@ -130,9 +132,9 @@ function pWords(b: BlockBuilder, cta: DsaSparseMlaCta, s: Expr, name: string): E
  * The softmax of the pair with the shared max (S becomes P), O's rescale, P packed to bf16 pairs
  * and, when the warpgroup scored a tile, published in its stage's RoPE slab for the other warpgroup.
  */
-function emitSoftmaxAndPublish(b: BlockBuilder, cta: DsaSparseMlaCta, state: DsaSparseMlaConsumerState, mine: Expr): void {
+function emitSoftmaxAndPublish(b: BlockBuilder, cta: DsaSparseMlaCta, state: DsaSparseMlaConsumerState, stage: Expr, mine: Expr): void {
   const scaleLog2 = b.let('scale_log2', float32, mul(cta.args.smScale, Math.LOG2E));
-  const own = pWords(b, cta, state.wg, 'p_own_words');
+  const own = pWords(b, cta, stage, 'p_own_words');
   threadsOf(b, cta, state).threads((th) => {
     const exchange = (t: ThreadScope, rowMax: readonly Expr[]): void => exchangeRowMax(cta, state, t, rowMax);
     const corr = state.softmax.emitUpdate(th, state.sAcc, scaleLog2, { exchangeRowMax: exchange })!;
@@ -150,43 +152,54 @@ function emitSoftmaxAndPublish(b: BlockBuilder, cta: DsaSparseMlaCta, state: Dsa
  * O_half += P·V of the own tile (P in registers), then of the other warpgroup's (its P read from
  * its stage into the same registers once the first P·V is done), where they exist.
  */
-function emitPv(b: BlockBuilder, cta: DsaSparseMlaCta, state: DsaSparseMlaConsumerState, mine: Expr, theirs: Expr): void {
+function emitPv(b: BlockBuilder, cta: DsaSparseMlaCta, state: DsaSparseMlaConsumerState, stages: PairStages): void {
   const t = cta.target;
-  const half = mul(state.wg, 4 * DSA_SPARSE_MLA_SLAB_BYTES);
+  const half = mul(state.wg, 4 * DSA_SPARSE_MLA_K_SLAB_BYTES);
   const vOf = (x: BlockBuilder, s: Expr, name: string): Expr =>
     x.let(name, uint32, dsaSparseMlaAddr(cta, add(dsaSparseMlaStage(cta, s), half)));
-  b.if(mine, (x) => {
-    DSA_SPARSE_MLA_PV.emitMma(x, t, state.oAcc, state.pOwn, { bTile: vOf(x, state.wg, 'v_own') });
+  b.if(stages.mine, (x) => {
+    DSA_SPARSE_MLA_PV.emitMma(x, t, state.oAcc, state.pOwn, { bTile: vOf(x, stages.own, 'v_own') });
     DSA_SPARSE_MLA_PV.emitWait(x, t, state.oAcc, 0, state.pOwn);
   });
-  b.if(theirs, (x) => {
-    const other = x.let('other_wg', int32, sub(1, state.wg));
-    const words = pWords(x, cta, other, 'p_peer_words');
+  b.if(stages.theirs, (x) => {
+    const words = pWords(x, cta, stages.other, 'p_peer_words');
     threadsOf(x, cta, state).threads((th) => {
       for (let r = 0; r < DSA_SPARSE_MLA_PV.aRegisters; r++) th.b.assign(state.pOwn.at(th, r), index(words, add(r * 128, state.wtid)));
     });
-    DSA_SPARSE_MLA_PV.emitMma(x, t, state.oAcc, state.pOwn, { bTile: vOf(x, other, 'v_peer') });
+    DSA_SPARSE_MLA_PV.emitMma(x, t, state.oAcc, state.pOwn, { bTile: vOf(x, stages.other, 'v_peer') });
     DSA_SPARSE_MLA_PV.emitWait(x, t, state.oAcc, 0, state.pOwn);
   });
 }
 
-/** One pair of key tiles (2p, 2p + 1) for the calling warpgroup. */
+/** The stages of a pair for the calling warpgroup: its own tile's and the other warpgroup's, and whether each holds a tile. */
+interface PairStages {
+  readonly own: Expr;
+  readonly other: Expr;
+  readonly mine: Expr;
+  readonly theirs: Expr;
+}
+
+/** One pair of key tiles (2p, 2p + 1) in stages 2·(p mod 2) + {0, 1} for the calling warpgroup. */
 function emitPair(l: BlockBuilder, cta: DsaSparseMlaCta, state: DsaSparseMlaConsumerState, pair: Expr): void {
   const has = (i: Expr, name: string): Expr => l.let(name, bool, lt(add(mul(pair, 2), i), cta.tiles));
-  const mine = has(state.wg, 'has_mine');
-  const theirs = has(sub(1, state.wg), 'has_theirs');
-  const parity = l.let('parity', uint32, cast(bitAnd(pair, 1), uint32));
+  const base = l.let('pair_stage', int32, mul(bitAnd(pair, 1), 2));
+  const stages: PairStages = {
+    own: l.let('own_stage', int32, add(base, state.wg)),
+    other: l.let('other_stage', int32, add(base, sub(1, state.wg))),
+    mine: has(state.wg, 'has_mine'),
+    theirs: has(sub(1, state.wg), 'has_theirs'),
+  };
+  const parity = l.let('parity', uint32, cast(bitAnd(shr(pair, 1), 1), uint32));
   l.if(
-    mine,
-    (x) => emitScores(x, cta, state, parity),
+    stages.mine,
+    (x) => emitScores(x, cta, state, stages.own, parity),
     (x) => threadsOf(x, cta, state).threads((th) => emitNoScores(th, state)),
   );
-  emitSoftmaxAndPublish(l, cta, state, mine);
+  emitSoftmaxAndPublish(l, cta, state, stages.own, stages.mine);
   l.expr(namedBarrierSync(cta.target, BAR_P, CONSUMERS));
-  emitPv(l, cta, state, mine, theirs);
+  emitPv(l, cta, state, stages);
   l.comment("both stages are read by both warpgroups' P·V: each warp releases every stage that held a tile");
-  for (const s of [0, 1])
-    l.if(lt(add(mul(pair, 2), s), cta.tiles), (x) => x.expr(mbarrierArriveWarp(cta.target, cta.empty(cast(s, int32)))));
+  for (const s of [0, 1]) l.if(lt(add(mul(pair, 2), s), cta.tiles), (x) => x.expr(mbarrierArriveWarp(cta.target, cta.empty(add(base, s)))));
 }
 
 /**

@@ -28,7 +28,7 @@ import { DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
 import type { DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
 import type { DsaSparseMlaConsumerState } from './emitDsaSparseMlaConsumers.ts';
 import { DSA_SPARSE_MLA_PV } from './dsaSparseMlaGemms.ts';
-import { DSA_SPARSE_MLA_TILE } from './dsaSparseMlaSmem.ts';
+import { DSA_SPARSE_MLA_HEAD_BLOCK } from './dsaSparseMlaSmem.ts';
 
 const BAR_SUM = 3;
 const LN2 = Math.LN2;
@@ -62,13 +62,13 @@ export function emitDsaSparseMlaEpilogue(
   const { args } = cta;
   b.comment('epilogue: row sums of both warpgroups, O /= l, the sink, O / LSE / max logits out');
   joinRowSums(b, cta, state);
-  const desc = makeNaiveTensorDescriptor([DSA_SPARSE_MLA_TILE, DSA_SPARSE_MLA_V_DIM], [DSA_SPARSE_MLA_V_DIM, 1], { vectorLength: 2 });
+  const desc = makeNaiveTensorDescriptor([DSA_SPARSE_MLA_HEAD_BLOCK, DSA_SPARSE_MLA_V_DIM], [DSA_SPARSE_MLA_V_DIM, 1], { vectorLength: 2 });
   const window = makeTileWindow(state.block, {
     view: makeTensorView(args.out, desc, { elementBytes: 2 }),
-    lengths: [DSA_SPARSE_MLA_TILE, v.columns],
+    lengths: [DSA_SPARSE_MLA_HEAD_BLOCK, v.columns],
     origin: [0, mul(state.wg, v.columns)],
     encoding: DSA_SPARSE_MLA_PV.cEncoding,
-    originAlignment: [DSA_SPARSE_MLA_TILE, v.columns],
+    originAlignment: [DSA_SPARSE_MLA_HEAD_BLOCK, v.columns],
   });
   const softmax = state.softmax;
   state.block.threads((th) => {

@@ -18,15 +18,16 @@ import {
   type ExprLike,
   type Target,
 } from '@tilekit/codegen';
-import { DSA_SPARSE_MLA_SLAB_BYTES } from './dsaSparseMlaSmem.ts';
 
 /** 16-byte chunks of a 576-wide bf16 row: 8 per slab. */
 export const DSA_SPARSE_MLA_ROW_CHUNKS = 72;
 
 /** What {@link emitDsaSwizzledRowCopy} copies. */
 export interface DsaSwizzledRowCopy {
-  /** `uint8*` of slab 0 (1024-aligned; slab c at c · 8192). */
+  /** `uint8*` of slab 0 (1024-aligned; slab c at c · slabBytes). */
   readonly slabs: Expr;
+  /** Bytes of one slab: its rows × 128. */
+  readonly slabBytes: number;
   /** `int` row in the slabs (0 … 63). */
   readonly row: Expr;
   /** `const uint8*` of the row's first byte in global memory (16-byte aligned; unread when srcBytes is 0). */
@@ -39,16 +40,16 @@ export interface DsaSwizzledRowCopy {
 }
 
 /**
- * Emits the copies: chunk j (16 bytes, columns [8j, 8j + 8)) lands in slab j / 8 at row · 128 +
+ * Emits the copies: chunk j (16 bytes, columns [8j, 8j + 8)) lands in slab j / 8 (at (j / 8) · slabBytes) at row · 128 +
  * ((j mod 8) XOR (row mod 8)) · 16, one `cp.async.cg` each (not committed: the caller commits and
  * waits, then fences the async proxy before wgmma reads the slabs).
  */
 export function emitDsaSwizzledRowCopy(b: BlockBuilder, target: Target, c: DsaSwizzledRowCopy): void {
   const rowBytes = b.let('row_bytes', int32, mul(c.row, 128));
   const phase = b.let('row_phase', int32, bitAnd(c.row, 7));
-  b.forRange({ name: 'k', to: c.count }, (l, k) => {
+  b.forRange({ name: 'k', to: c.count, unroll: true }, (l, k) => {
     const j = l.let('chunk', int32, add(c.first, k));
-    const slab = mul(shr(j, 3), DSA_SPARSE_MLA_SLAB_BYTES);
+    const slab = mul(shr(j, 3), c.slabBytes);
     const at = add(add(slab, rowBytes), shl(bitXor(bitAnd(j, 7), phase), 4));
     l.expr(
       cpAsync(target, {
