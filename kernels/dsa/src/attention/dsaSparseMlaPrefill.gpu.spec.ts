@@ -2,8 +2,9 @@
 // DSA_SPARSE_MLA_PREFILL_GPU_CASES (h 64 and 128, topk below/at/past a tile, sKv not a multiple of
 // 64, invalid indices of every kind, topk_length, empty rows, sinks, duplicates) must lie within
 // compareDsaSparseMla's bound of the float64 reference, with FlashMLA's conventions exact on empty
-// rows. Then prints the time and TFLOP/s (FlashMLA's convention: 2·Σvalid·h·(576 + 512)) of
-// s_q 1024 × topk 2048 × h 128 over s_kv 32768 (not asserted). Skipped without a GPU.
+// rows. Then prints the time and TFLOP/s (2·entries·h·(576 + 512)) of s_q 1024 × topk 2048 × h 128
+// over s_kv 32768 with random, contiguous and all-invalid index rows (not asserted; the last two show
+// what the gather costs). Skipped without a GPU.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Prng } from '@tilekit/host';
@@ -113,17 +114,27 @@ for (const c of DSA_SPARSE_MLA_PREFILL_GPU_CASES) {
   });
 }
 
+/** The index rows of a timing problem: random distinct tokens, a contiguous run per query, or every entry invalid. */
+function timingIndices(x: DsaSparseMlaPrefillInput, pattern: 'random' | 'contiguous' | 'invalid'): DsaSparseMlaPrefillInput {
+  if (pattern === 'random') return x;
+  const indices = new Int32Array(x.indices.length);
+  for (let i = 0; i < indices.length; i++) indices[i] = pattern === 'invalid' ? -1 : (Math.floor(i / x.topk) * 16 + (i % x.topk)) % x.sKv;
+  return { ...x, indices };
+}
+
 test('kernel-dsa/gpu sparse MLA prefill: time s_q 1024 × topk 2048 × h 128, s_kv 32768 (printed, not asserted)', gpu.options, async () => {
   const x = dsaRandomSparseMlaPrefillInput({ sQ: 1024, hQ: 128, sKv: 32768, topk: 2048 }, new Prng(0x5a_7000));
-  const run = new PrefillRun(x);
-  try {
-    const kernel = await kernelFor(run.packed.instance);
-    const ms = timeLaunches(run.device, () => kernel.launch(run.packed), { warmup: 3, repeat: 10 }).sort((a, b) => a - b)[5]!;
-    let valid = 0;
-    for (const i of x.indices) if (i >= 0 && i < x.sKv) valid++;
-    const flops = 2 * valid * x.hQ * (DSA_SPARSE_MLA_QK_DIM + DSA_SPARSE_MLA_V_DIM);
-    console.log(`  ${run.packed.instance.name}: ${(ms * 1000).toFixed(1)} µs, ${(flops / ms / 1e9).toFixed(1)} TFLOP/s`);
-  } finally {
-    run.dispose();
+  for (const pattern of ['random', 'contiguous', 'invalid'] as const) {
+    const run = new PrefillRun(timingIndices(x, pattern));
+    try {
+      const kernel = await kernelFor(run.packed.instance);
+      const ms = timeLaunches(run.device, () => kernel.launch(run.packed), { warmup: 3, repeat: 10 }).sort((a, b) => a - b)[5]!;
+      const flops = 2 * x.sQ * x.topk * x.hQ * (DSA_SPARSE_MLA_QK_DIM + DSA_SPARSE_MLA_V_DIM);
+      console.log(
+        `  ${run.packed.instance.name} ${pattern} indices: ${(ms * 1000).toFixed(1)} µs, ${(flops / ms / 1e9).toFixed(1)} TFLOP/s (all entries counted)`,
+      );
+    } finally {
+      run.dispose();
+    }
   }
 });
