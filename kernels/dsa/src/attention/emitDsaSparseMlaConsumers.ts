@@ -65,6 +65,7 @@ export interface DsaSparseMlaConsumerState {
   readonly sAcc: DistributedTensor;
   readonly oAcc: DistributedTensor;
   readonly pOwn: RegisterArray;
+  readonly pPeer: RegisterArray;
   readonly softmax: BlockOnlineSoftmax;
 }
 
@@ -149,26 +150,24 @@ function emitSoftmaxAndPublish(b: BlockBuilder, cta: DsaSparseMlaCta, state: Dsa
 }
 
 /**
- * O_half += P·V of the own tile (P in registers), then of the other warpgroup's (its P read from
- * its stage into the same registers once the first P·V is done), where they exist.
+ * O_half += P·V of the own tile (P in registers) and of the other warpgroup's (its P read from its
+ * stage into registers first), where they exist: both issued back to back, then one wait.
  */
 function emitPv(b: BlockBuilder, cta: DsaSparseMlaCta, state: DsaSparseMlaConsumerState, stages: PairStages): void {
   const t = cta.target;
   const half = mul(state.wg, 4 * DSA_SPARSE_MLA_K_SLAB_BYTES);
   const vOf = (x: BlockBuilder, s: Expr, name: string): Expr =>
     x.let(name, uint32, dsaSparseMlaAddr(cta, add(dsaSparseMlaStage(cta, s), half)));
-  b.if(stages.mine, (x) => {
-    DSA_SPARSE_MLA_PV.emitMma(x, t, state.oAcc, state.pOwn, { bTile: vOf(x, stages.own, 'v_own') });
-    DSA_SPARSE_MLA_PV.emitWait(x, t, state.oAcc, 0, state.pOwn);
-  });
   b.if(stages.theirs, (x) => {
     const words = pWords(x, cta, stages.other, 'p_peer_words');
     threadsOf(x, cta, state).threads((th) => {
-      for (let r = 0; r < DSA_SPARSE_MLA_PV.aRegisters; r++) th.b.assign(state.pOwn.at(th, r), index(words, add(r * 128, state.wtid)));
+      for (let r = 0; r < DSA_SPARSE_MLA_PV.aRegisters; r++) th.b.assign(state.pPeer.at(th, r), index(words, add(r * 128, state.wtid)));
     });
-    DSA_SPARSE_MLA_PV.emitMma(x, t, state.oAcc, state.pOwn, { bTile: vOf(x, stages.other, 'v_peer') });
-    DSA_SPARSE_MLA_PV.emitWait(x, t, state.oAcc, 0, state.pOwn);
   });
+  b.if(stages.mine, (x) => DSA_SPARSE_MLA_PV.emitMma(x, t, state.oAcc, state.pOwn, { bTile: vOf(x, stages.own, 'v_own') }));
+  b.if(stages.theirs, (x) => DSA_SPARSE_MLA_PV.emitMma(x, t, state.oAcc, state.pPeer, { bTile: vOf(x, stages.other, 'v_peer') }));
+  DSA_SPARSE_MLA_PV.emitWait(b, t, state.oAcc, 0, state.pOwn);
+  DSA_SPARSE_MLA_PV.emitWait(b, t, state.oAcc, 0, state.pPeer);
 }
 
 /** The stages of a pair for the calling warpgroup: its own tile's and the other warpgroup's, and whether each holds a tile. */
@@ -221,6 +220,7 @@ export function emitDsaSparseMlaConsumers(b: BlockBuilder, cta: DsaSparseMlaCta,
     sAcc: makeDistributedTensor(block, 's_acc', DSA_SPARSE_MLA_QK.cEncoding, float32),
     oAcc: makeDistributedTensor(block, 'o_acc', DSA_SPARSE_MLA_PV.cEncoding, float32),
     pOwn: block.registers('p_own', uint32, DSA_SPARSE_MLA_PV.aRegisters),
+    pPeer: block.registers('p_peer', uint32, DSA_SPARSE_MLA_PV.aRegisters),
     softmax: new BlockOnlineSoftmax(block, DSA_SPARSE_MLA_QK.cEncoding),
   };
   block.threads((th) => {

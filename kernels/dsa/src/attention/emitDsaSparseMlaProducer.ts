@@ -35,11 +35,13 @@ import { dsaSparseMlaStage, type DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
 import { DSA_SPARSE_MLA_K_SLAB_BYTES, DSA_SPARSE_MLA_KEYS, DSA_SPARSE_MLA_STAGES } from './dsaSparseMlaSmem.ts';
 import { DSA_SPARSE_MLA_ROW_CHUNKS, dsaBf16RowBytes, emitDsaSwizzledRowCopy } from './emitDsaSwizzledRowCopy.ts';
 
-/** Producer threads: four per token of a 32-token tile, each copying a quarter of its 72 chunks. */
+/** Producer threads: each warp gathers 8 tokens of a 32-token tile, 4 at a time, 8 lanes per token (one 128-byte line per lane group and slab). */
 export const DSA_SPARSE_MLA_PRODUCER_THREADS = 128;
 
-/** Threads per gathered token. */
-const THREADS_PER_ROW = 4;
+/** Lanes that copy one token's row together: lane l copies chunk l mod 8 of each of its 9 slabs. */
+const LANES_PER_ROW = 8;
+/** Tokens a producer thread copies per tile (32 tokens over 128 threads / 8 lanes). */
+const ROWS_PER_THREAD = (DSA_SPARSE_MLA_KEYS * LANES_PER_ROW) / 128;
 
 /**
  * The stage's full barrier: once this thread's copies of the tile are in (all but its `pending` newest
@@ -53,40 +55,46 @@ function emitLanded(b: BlockBuilder, cta: DsaSparseMlaCta, stage: Expr, pending:
 
 /**
  * Emits the producer (threads [first, first + 128) of the block, `registers` after setmaxnreg):
- * for key tile it (stage it mod 4, round it / 4) it waits empty[stage], then threads 4r … 4r + 3
- * read index entry 32·it + r (valid when below the block's length and inside [0, s_kv)), write the
- * validity byte and copy the row's 1152 bytes (zero-filled when invalid) into the stage's swizzled
- * slabs. Tile it − 1's full barrier (128 arrivals) is released once its copies are in, while tile
+ * for key tile it (stage it mod 4, round it / 4) it waits empty[stage], then the 8 lanes of token r
+ * (threads 8r' … 8r' + 7 with r = r' and r' + 16) read index entry 32·it + r (valid when below the
+ * block's length and inside [0, s_kv)), one writes the validity byte, and lane c copies 16-byte
+ * chunk c of each of the row's 9 slabs (zero-filled when invalid), so each warp-wide copy reads
+ * whole 128-byte lines of 4 rows. Tile it − 1's full barrier (128 arrivals) is released once its copies are in, while tile
  * it's are in flight: the consumers' pair p needs tiles 2p and 2p + 1, whose arrivals never wait for
  * pair p's own release.
  */
 export function emitDsaSparseMlaProducer(b: BlockBuilder, cta: DsaSparseMlaCta, first: number, registers: number): void {
   const { target, args } = cta;
-  b.comment(`producer warpgroup: registers down to ${registers}; two threads per gathered token`);
+  b.comment(
+    `producer warpgroup: registers down to ${registers}; ${LANES_PER_ROW} lanes per gathered token, ${ROWS_PER_THREAD} tokens per thread`,
+  );
   b.expr(setMaxNReg(target, 'dec', registers));
   const ptid = b.let('p_tid', int32, sub(cta.tid, first));
-  const row = b.let('g_row', int32, shr(ptid, 2));
-  const part = b.let('g_part', int32, bitAnd(ptid, THREADS_PER_ROW - 1));
+  const lane = b.let('g_lane', int32, bitAnd(ptid, LANES_PER_ROW - 1));
+  const group = b.let('g_group', int32, shr(ptid, 3));
   const validBytes = b.let('valid_bytes', pointer(uint8), add(cta.smem, cta.layout.valid));
   b.forRange({ name: 'it', to: cta.tiles }, (l, it) => {
     const s = l.let('s', int32, bitAnd(it, DSA_SPARSE_MLA_STAGES - 1));
     l.expr(mbarrierWaitParity(target, cta.empty(s), cast(bitXor(bitAnd(shr(it, 2), 1), 1), uint32)));
-    const entry = l.let('entry', int32, add(mul(it, DSA_SPARSE_MLA_KEYS), row));
-    const idx = l.var('kv_index', int32, -1);
-    l.if(lt(entry, cta.len), (x) => x.assign(idx, index(args.indices, cast(entry, int64))));
-    const valid = l.let('kv_valid', bool, and(ge(idx, 0), lt(idx, args.sKv)));
-    l.if(eq(part, 0), (x) => x.assign(index(validBytes, add(mul(s, DSA_SPARSE_MLA_KEYS), row)), cast(valid, uint8)));
-    const source = dsaBf16RowBytes(l, 'kv_row', args.kv, select(valid, idx, 0), args.kvStride);
-    const chunks = DSA_SPARSE_MLA_ROW_CHUNKS / THREADS_PER_ROW;
-    emitDsaSwizzledRowCopy(l, target, {
-      slabs: l.let('stage_ptr', pointer(uint8), add(cta.smem, dsaSparseMlaStage(cta, s))),
-      slabBytes: DSA_SPARSE_MLA_K_SLAB_BYTES,
-      row,
-      source,
-      first: mul(part, chunks),
-      count: chunks,
-      srcBytes: cast(select(valid, 16, 0), uint32),
-    });
+    const slabs = l.let('stage_ptr', pointer(uint8), add(cta.smem, dsaSparseMlaStage(cta, s)));
+    for (let g = 0; g < ROWS_PER_THREAD; g++) {
+      const row = l.let(`g_row${g}`, int32, add(group, (128 / LANES_PER_ROW) * g));
+      const entry = l.let('entry', int32, add(mul(it, DSA_SPARSE_MLA_KEYS), row));
+      const idx = l.var('kv_index', int32, -1);
+      l.if(lt(entry, cta.len), (x) => x.assign(idx, index(args.indices, cast(entry, int64))));
+      const valid = l.let('kv_valid', bool, and(ge(idx, 0), lt(idx, args.sKv)));
+      l.if(eq(lane, 0), (x) => x.assign(index(validBytes, add(mul(s, DSA_SPARSE_MLA_KEYS), row)), cast(valid, uint8)));
+      emitDsaSwizzledRowCopy(l, target, {
+        slabs,
+        slabBytes: DSA_SPARSE_MLA_K_SLAB_BYTES,
+        row,
+        source: dsaBf16RowBytes(l, 'kv_row', args.kv, select(valid, idx, 0), args.kvStride),
+        first: lane,
+        count: DSA_SPARSE_MLA_ROW_CHUNKS / LANES_PER_ROW,
+        stride: LANES_PER_ROW,
+        srcBytes: cast(select(valid, 16, 0), uint32),
+      });
+    }
     l.expr(cpAsyncCommitGroup(target));
     l.if(gt(it, 0), (x) => emitLanded(x, cta, bitAnd(sub(it, 1), DSA_SPARSE_MLA_STAGES - 1), 1));
   });

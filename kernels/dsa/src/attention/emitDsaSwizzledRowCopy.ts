@@ -32,9 +32,10 @@ export interface DsaSwizzledRowCopy {
   readonly row: Expr;
   /** `const uint8*` of the row's first byte in global memory (16-byte aligned; unread when srcBytes is 0). */
   readonly source: Expr;
-  /** The chunks [first, first + count) of the row's 72 (`first` an `int`, `count` compile-time). */
+  /** The chunks first + k · stride, k < count, of the row's 72 (`first` an `int`; count and stride compile-time, stride default 1). */
   readonly first: ExprLike;
   readonly count: number;
+  readonly stride?: number;
   /** Bytes each copy reads (16, or 0 to zero-fill the chunk without reading). */
   readonly srcBytes: ExprLike;
 }
@@ -48,7 +49,7 @@ export function emitDsaSwizzledRowCopy(b: BlockBuilder, target: Target, c: DsaSw
   const rowBytes = b.let('row_bytes', int32, mul(c.row, 128));
   const phase = b.let('row_phase', int32, bitAnd(c.row, 7));
   b.forRange({ name: 'k', to: c.count, unroll: true }, (l, k) => {
-    const j = l.let('chunk', int32, add(c.first, k));
+    const j = l.let('chunk', int32, add(c.first, mul(k, c.stride ?? 1)));
     const slab = mul(shr(j, 3), c.slabBytes);
     const at = add(add(slab, rowBytes), shl(bitXor(bitAnd(j, 7), phase), 4));
     l.expr(
