@@ -36,6 +36,7 @@ const DSA_INDEXER = 'kernel-dsa/gpu indexer: ';
 const DSA_TOPK = 'kernel-dsa/gpu topk: ';
 const DSA_TOPK_TWO_READ = 'kernel-dsa/gpu topk two-read: ';
 const DSA_MLA_CACHE = 'kernel-dsa/gpu mla cache writer: ';
+const DSA_SPARSE_MLA = 'kernel-dsa/gpu sparse MLA prefill: ';
 
 /** The families, in the order they run. */
 export const SANITIZE_PLAN = [
@@ -206,7 +207,8 @@ export const SANITIZE_PLAN = [
       'DSA part 1: the index-key cache writer (fp32 and ue8m0 scales), the paged decode indexer (next_n 1 and 2, ' +
       'heads 32 and 64, empty contexts, partial pages: TMA page ring, two consumer warpgroups), the prefill indexer ' +
       '(causal and random windows, empty windows, ragged S and Skv), and the top-k selection (short and empty rows, ' +
-      '−∞ / NaN / ±0, k above the row, the page-table output), and the FP8 MLA latent cache writer (padded pages, strided rows, −1 slots)',
+      '−∞ / NaN / ±0, k above the row, the page-table output), the FP8 MLA latent cache writer (padded pages, strided rows, −1 slots), ' +
+      'and the sparse MLA prefill (gathered rows in a 4-stage cp.async ring, two consumer warpgroups sharing the row max, P exchanged in shared memory)',
     bundles: {
       'kernel-dsa-dsaIndexer.mjs': [
         `${DSA_INDEXER}decode B3 n1 H64 L17 (fp32)`,
@@ -227,6 +229,12 @@ export const SANITIZE_PLAN = [
       ],
       // The FP8 MLA latent cache writer: padded pages, a strided latent, −1 slots.
       'kernel-dsa-dsaMlaCacheWriter.mjs': [`${DSA_MLA_CACHE}17 tokens, padded pages, latent stride 584, −1 slots`],
+      // The sparse MLA prefill: a partial tile, invalid entries with topk_length and empty rows, sinks (4 stages, both head counts).
+      'kernel-dsa-dsaSparseMlaPrefill.mjs': [
+        `${DSA_SPARSE_MLA}h64 topk 64, sKv 100 (one partial page)`,
+        `${DSA_SPARSE_MLA}h64 topk_length, empty rows`,
+        `${DSA_SPARSE_MLA}h128 sinks and topk_length`,
+      ],
     },
   },
   {
