@@ -17,6 +17,9 @@ the CPU, where the SDPA baselines only record their errors) and checks, per case
     evaluations that read the cache bytes here, −∞ masks (a masked element written finite, or a
     window element written −∞, is Infinity), the top-k values, wrong outputs (a dropped key tile, a
     wrong selection) standing out, hbm-read's GB/s;
+  - dsa_sparse_mla_prefill: distinct in-range index rows, bf16 q and kv rows of the drawn magnitudes, the
+    reference (out, lse) against an fp64 evaluation written here, torch-gather's TFLOP/s and error, a dropped
+    token and swapped heads standing out;
   - on the GPU, torch's baselines stay within a few percent (rms) of the reference;
   - error replies (unknown cmd or case) keep the server alive; NaN in ours gives Infinity; EOF exits.
 Prints one PASS/FAIL line per check and exits 1 when any check fails. --only runs the cases whose
@@ -669,6 +672,79 @@ def dsa_prefill_case(server, workdir):
         "dropped key tile": ({"logits": dropped}, "logits", 1e-3 * size)})
 
 
+# ---------------------------------------------------------------------------------------------
+# DSA sparse MLA prefill: the drawn inputs' structure, the reference against an fp64 evaluation written here,
+# torch-gather's figure and error, wrong outputs (a dropped token, swapped heads) standing out
+
+def naive_mla_prefill(x, sm_scale):
+    """fp64 out [s_q, h_q, 512] and lse [s_q, h_q], query by query over its index row."""
+    q, kv = x["q"].cpu().double().numpy(), x["kv"].cpu().double().numpy()
+    indices = x["indices"].cpu().numpy()
+    s_q, h_q, _ = q.shape
+    out, lse = np.zeros((s_q, h_q, 512)), np.zeros((s_q, h_q))
+    for t in range(s_q):
+        keys = kv[indices[t]]
+        scores = sm_scale * (q[t] @ keys.T)
+        peak = scores.max(axis=1, keepdims=True)
+        weights = np.exp(scores - peak)
+        total = weights.sum(axis=1, keepdims=True)
+        lse[t] = (peak + np.log(total))[:, 0]
+        out[t] = (weights / total) @ keys[:, :512]
+    return {"out": out, "lse": lse}
+
+
+def mla_structure(label, x, params):
+    indices = x["indices"].cpu().numpy()
+    distinct = all(len(set(row.tolist())) == params["topk"] for row in indices)
+    report(f"{label} index rows: int32, {params['topk']} distinct tokens of [0, s_kv) each, not sorted",
+           x["indices"].dtype == torch.int32 and distinct and indices.min() >= 0 and indices.max() < params["s_kv"]
+           and not all((np.diff(row) > 0).all() for row in indices))
+    for name, (lo, hi) in (("kv", ref.MLA_KV_LOG2_RANGE), ("q", ref.MLA_Q_LOG2_RANGE)):
+        rows = x[name].float().reshape(-1, 576)
+        rms = rows.square().mean(1).sqrt().log2()
+        report(f"{label} {name}: bf16 rows of rms within 2^[{lo - 0.5}, {hi + 0.5}], not all the same size", x[name].dtype == torch.bfloat16
+               and bool((rms > lo - 0.5).all() and (rms < hi + 0.5).all()) and float(rms.max() - rms.min()) > 0.3, f"log2 rms {rms.min():.2f}..{rms.max():.2f}")
+
+
+def dsa_mla_prefill_case(server, workdir):
+    op, seed, label = "dsa_sparse_mla_prefill", 13, "dsa_mla_prefill"
+    params = {"s_q": 6, "s_kv": 300, "h_q": 4, "topk": 40, "sm_scale": 0.135234}
+    dirs = [os.path.join(workdir, f"{label}.{i}") for i in range(2)]
+    replies = []
+    for directory in dirs:
+        os.makedirs(directory)
+        replies.append(dsa_prepare(server, directory, label, op, params, seed))
+    if not check_prepare(label, replies[0], dirs[0], ["q", "kv", "indices"], ["out", "lse"]):
+        server.request({"cmd": "check", "case": label, "outputs": {}})
+        return
+    dsa_baseline_errors(label, replies[0], exact=False)
+    files = replies[0]["inputs"]["tensors"]
+    report(f"{label} same seed, same input bytes", all(open(os.path.join(dirs[0], f["file"]), "rb").read()
+                                                       == open(os.path.join(dirs[1], f["file"]), "rb").read() for f in files.values()))
+    report(f"{label} generator described with its seed", f"manual_seed({seed})" in replies[0]["inputs"]["generator"])
+    report(f"{label} baselines", sorted(replies[0]["baselines"]) == ["torch-gather"])
+    gather = replies[0]["baselines"]["torch-gather"]
+    report(f"{label} torch-gather TFLOP/s of 2·s_q·topk·h_q·(576 + 512)", "error" not in gather and close_rel(
+        gather["tflops"], 2 * 6 * 40 * 4 * 1088 / gather["ms"] / 1e9, 1e-9), json.dumps(gather)[:300])
+    x = {n: ref.read_tensor(dirs[0], f) for n, f in files.items()}
+    mla_structure(label, x, params)
+    with torch.no_grad():
+        reference = ref.RUNNERS[op].reference(params, x)
+        with small_chunks():
+            chunked = ref.RUNNERS[op].reference(params, x)
+    report(f"{label} reference in many chunks = in one", same_tensors(chunked, reference))
+    naive = naive_mla_prefill(x, params["sm_scale"])
+    for n in ("out", "lse"):
+        close_to_naive(f"{label} {n}", reference[n], naive[n])
+    right = {n: t.cpu() for n, t in reference.items()}
+    dropped = {"out": torch.from_numpy(naive_mla_prefill({**x, "indices": x["indices"][:, 1:]}, params["sm_scale"])["out"]).float(),
+               "lse": right["lse"]}
+    swapped = {"out": right["out"][:, [1, 0, 2, 3]].contiguous(), "lse": right["lse"][:, [1, 0, 2, 3]].contiguous()}
+    size = float(right["out"].abs().max())
+    dsa_checks(server, dirs[1], label, op, params, seed, right, {
+        "dropped token": (dropped, "out", 1e-3 * size),
+        "swapped heads": (swapped, "lse", 1e-3)})
+
 def dsa_error_stats_checks():
     """The −∞ mask rule of error_stats / reference_stats, in process."""
     want = torch.tensor([1.0, -math.inf, -2.0])
@@ -756,7 +832,8 @@ def main():
             except Exception as error:  # one broken case must not hide the others
                 report(f"{label} ran", False, ref.describe(error))
         for label, run in (("sparge", lambda: sparge_case(server, workdir)), ("dsa_error_stats", dsa_error_stats_checks),
-                           ("dsa_decode", lambda: dsa_decode_cases(server, workdir)), ("dsa_prefill", lambda: dsa_prefill_case(server, workdir))):
+                           ("dsa_decode", lambda: dsa_decode_cases(server, workdir)), ("dsa_prefill", lambda: dsa_prefill_case(server, workdir)),
+                           ("dsa_mla_prefill", lambda: dsa_mla_prefill_case(server, workdir))):
             if not selected(label):
                 continue
             try:

@@ -1276,6 +1276,136 @@ def dsa_prefill_baselines(p, x, references, plan):
 
 
 # ---------------------------------------------------------------------------------------------
+# DSA sparse MLA prefill (kernels/dsa): q [s_q, h_q, 576] and kv [s_kv, 576] bf16 drawn at realistic
+# magnitudes, index rows of distinct random tokens; the fp32 reference and torch's gather-based baseline
+
+MLA_QK_DIM = 576
+MLA_V_DIM = 512
+# Per-row magnitude 2^u of the drawn rows, u uniform in [lo, hi] (kernels/dsa's dsaRandomSparseMlaRows).
+MLA_KV_LOG2_RANGE = (-0.5, 0.5)
+MLA_Q_LOG2_RANGE = (-1.5, 0.5)
+# Bytes of torch-gather's fp32 scores per query chunk (queries x heads x topk x 4).
+MLA_TORCH_SCORE_BYTES = 1 << 30
+# Elements of the random keys drawn at once for the index rows (queries x s_kv).
+MLA_INDEX_DRAW_ELEMENTS = 1 << 26
+
+
+@dataclasses.dataclass(frozen=True)
+class MlaPrefill:
+    """A dsa_sparse_mla_prefill case: s_q queries of h_q heads, each over topk of s_kv latent tokens."""
+    s_q: int
+    s_kv: int
+    h_q: int
+    topk: int
+    sm_scale: float
+
+    @staticmethod
+    def of(p):
+        d = MlaPrefill(s_q=int(p["s_q"]), s_kv=int(p["s_kv"]), h_q=int(p.get("h_q") or 128), topk=int(p.get("topk") or 2048),
+                       sm_scale=float(p.get("sm_scale") or 0.135234))
+        if min(d.s_q, d.s_kv, d.h_q, d.topk) < 1 or d.topk > d.s_kv or not (d.sm_scale > 0 and math.isfinite(d.sm_scale)):
+            raise ValueError(f"bad dsa_sparse_mla_prefill params {p} (1 <= topk <= s_kv, sm_scale > 0)")
+        if int(p.get("d_qk") or MLA_QK_DIM) != MLA_QK_DIM or int(p.get("d_v") or MLA_V_DIM) != MLA_V_DIM:
+            raise ValueError(f"d_qk and d_v must be {MLA_QK_DIM} and {MLA_V_DIM}")
+        return d
+
+    def inputs(self):
+        return [("q", [self.s_q, self.h_q, MLA_QK_DIM], torch.bfloat16), ("kv", [self.s_kv, MLA_QK_DIM], torch.bfloat16),
+                ("indices", [self.s_q, self.topk], torch.int32)]
+
+    def figure(self):
+        """TFLOP/s of FlashMLA's count 2·Σvalid·h_q·(576 + 512); every drawn entry is valid."""
+        flops = 2 * self.s_q * self.topk * self.h_q * (MLA_QK_DIM + MLA_V_DIM)
+        return tflops_figure(flops)
+
+
+def draw_mla_rows(rows, log2_range, g):
+    """[rows, 576] bf16: randn times 2^u per row, u uniform in log2_range."""
+    lo, hi = log2_range
+    x = torch.randn((rows, MLA_QK_DIM), dtype=torch.float32, generator=g, device=DEVICE)
+    u = torch.rand((rows, 1), dtype=torch.float32, generator=g, device=DEVICE)
+    return (x * torch.exp2(lo + (hi - lo) * u)).to(torch.bfloat16)
+
+
+def draw_index_rows(rows, s_kv, topk, g):
+    """[rows, topk] int32: each row topk distinct tokens of [0, s_kv) in random order (the topk of uniform keys)."""
+    out = torch.empty((rows, topk), dtype=torch.int32, device=DEVICE)
+    per = max(1, MLA_INDEX_DRAW_ELEMENTS // s_kv)
+    for t0 in range(0, rows, per):
+        t1 = min(rows, t0 + per)
+        keys = torch.rand((t1 - t0, s_kv), dtype=torch.float32, generator=g, device=DEVICE)
+        out[t0:t1] = torch.topk(keys, topk, dim=-1).indices.to(torch.int32)
+    return out
+
+
+def mla_prefill_draw(p, g):
+    """kv, then q, then the index rows."""
+    d = MlaPrefill.of(p)
+    kv = draw_mla_rows(d.s_kv, MLA_KV_LOG2_RANGE, g)
+    q = draw_mla_rows(d.s_q * d.h_q, MLA_Q_LOG2_RANGE, g).view(d.s_q, d.h_q, MLA_QK_DIM)
+    return {"q": q, "kv": kv, "indices": draw_index_rows(d.s_q, d.s_kv, d.topk, g)}
+
+
+def describe_mla_draw(seed):
+    return (f"dsa mla: torch {torch.__version__} torch.Generator(device={DEVICE!r}).manual_seed({seed}); kv then q: "
+            "randn(float32) x 2^u per row (u uniform: kv [-0.5, 0.5], q [-1.5, 0.5]) rounded to bf16; index rows: "
+            "topk of rand(s_kv) per query (distinct tokens, random order); REFERENCE_OPS.md dsa_sparse_mla_prefill")
+
+
+def mla_check_indices(d, indices):
+    if bool(((indices < 0) | (indices >= d.s_kv)).any()):
+        raise ValueError(f"indices must lie in [0, s_kv = {d.s_kv}) (no invalid entries in this op)")
+
+
+def mla_prefill_reference(p, x):
+    """fp32 out [s_q, h_q, 512] and lse [s_q, h_q] (natural log): softmax(sm_scale · q·kv[idx]ᵀ) · kv[idx][:, :512], chunked."""
+    d = MlaPrefill.of(p)
+    mla_check_indices(d, x["indices"])
+    out = torch.empty((d.s_q, d.h_q, MLA_V_DIM), dtype=torch.float32, device=DEVICE)
+    lse = torch.empty((d.s_q, d.h_q), dtype=torch.float32, device=DEVICE)
+    kv = x["kv"].float()
+    per = max(1, SCORE_ELEMENTS // (d.h_q * d.topk))
+    for t0 in range(0, d.s_q, per):
+        t1 = min(d.s_q, t0 + per)
+        keys = kv[x["indices"][t0:t1].long()]
+        scores = torch.bmm(x["q"][t0:t1].float(), keys.transpose(1, 2)).mul_(d.sm_scale)
+        lse[t0:t1] = torch.logsumexp(scores, dim=-1)
+        out[t0:t1] = torch.bmm(torch.softmax(scores, dim=-1), keys[..., :MLA_V_DIM])
+    return {"out": out, "lse": lse}
+
+
+def mla_prefill_torch(d, x):
+    """torch-gather's timed call: per query chunk, the indexed kv rows gathered (index_select), bf16 bmm for the scores,
+    fp32 softmax and lse, P rounded to bf16 for the bf16 bmm with V = the first 512 dims of the gathered rows."""
+    out = torch.empty((d.s_q, d.h_q, MLA_V_DIM), dtype=torch.bfloat16, device=DEVICE)
+    lse = torch.empty((d.s_q, d.h_q), dtype=torch.float32, device=DEVICE)
+    per = max(1, min(d.s_q, MLA_TORCH_SCORE_BYTES // (4 * d.h_q * d.topk)))
+    chunks = [(t0, min(d.s_q, t0 + per)) for t0 in range(0, d.s_q, per)]
+    flat = x["indices"].long().reshape(-1)  # made untimed
+
+    def call():
+        for t0, t1 in chunks:
+            keys = x["kv"].index_select(0, flat[t0 * d.topk:t1 * d.topk]).view(t1 - t0, d.topk, MLA_QK_DIM)
+            scores = torch.bmm(x["q"][t0:t1], keys.transpose(1, 2)).float().mul_(d.sm_scale)
+            row_lse = torch.logsumexp(scores, dim=-1)
+            lse[t0:t1] = row_lse
+            probs = scores.sub_(row_lse.unsqueeze(-1)).exp_().to(torch.bfloat16)
+            out[t0:t1] = torch.bmm(probs, keys[..., :MLA_V_DIM])
+        return out, lse
+    return call
+
+
+def mla_prefill_baselines(p, x, references, plan):
+    d = MlaPrefill.of(p)
+
+    def setup():
+        call = mla_prefill_torch(d, x)
+        out, lse = call()
+        return call, {"out": out, "lse": lse}
+    form = "index_select gather per query chunk; bf16 bmm scores, fp32 softmax and lse, bf16 P·V bmm"
+    return {"torch-gather": run_baseline("torch-gather", [Attempt(setup, form)], references, plan, d.figure())}
+
+# ---------------------------------------------------------------------------------------------
 # The ops (REFERENCE_OPS.md): inputs (name, shape, dtype) in drawing order, reference, baselines
 
 def permute_spec(p):
@@ -1409,6 +1539,8 @@ RUNNERS = {
                                  "block table randperm(pages), keys per sequence, q, weights; topk stage: their fp32 logits")),
     "dsa_indexer_prefill": Op(lambda p: DsaPrefill.of(p).inputs(), dsa_prefill_reference, dsa_prefill_baselines,
                               draw=dsa_prefill_draw, describe_draw=describe_dsa_draw("keys, q, weights; causal windows")),
+    "dsa_sparse_mla_prefill": Op(lambda p: MlaPrefill.of(p).inputs(), mla_prefill_reference, mla_prefill_baselines,
+                                 draw=mla_prefill_draw, describe_draw=describe_mla_draw),
 }
 
 

@@ -5,7 +5,15 @@ import type { BaselineReply, InputSource, TensorDtype, TensorFile, TimingPlan } 
 import type { Precision } from './validate/judgeOutputs.ts';
 
 /** The reference op a case asks the torch server for (tools/bench/REFERENCE_OPS.md). */
-export type ReferenceOp = 'permute' | 'gemm' | 'attention_fwd' | 'attention_bwd' | 'sparge' | 'dsa_indexer_decode' | 'dsa_indexer_prefill';
+export type ReferenceOp =
+  | 'permute'
+  | 'gemm'
+  | 'attention_fwd'
+  | 'attention_bwd'
+  | 'sparge'
+  | 'dsa_indexer_decode'
+  | 'dsa_indexer_prefill'
+  | 'dsa_sparse_mla_prefill';
 
 /** One case of a suite. */
 export interface SuiteCase {

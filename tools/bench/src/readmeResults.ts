@@ -5,7 +5,7 @@ import { ArgumentError } from '@tilekit/numeric';
 import { parseBenchResult, type BenchSuiteResult } from './benchResult.ts';
 
 /** The README's order, lowest layer first; a suite not named here follows, by name. */
-export const README_SUITE_ORDER: readonly string[] = ['permute', 'gemm', 'fmha-fwd', 'fmha-bwd', 'sparge', 'ffpa', 'dsa-indexer'];
+export const README_SUITE_ORDER: readonly string[] = ['permute', 'gemm', 'fmha-fwd', 'fmha-bwd', 'sparge', 'ffpa', 'dsa-indexer', 'dsa'];
 
 function orderKey(suite: string): number {
   const i = README_SUITE_ORDER.indexOf(suite);

@@ -22,3 +22,23 @@ export function withHeldBuffers<T>(device: { synchronize(): void }, body: (hold:
     for (const buffer of held) buffer.dispose();
   }
 }
+
+/**
+ * {@link withHeldBuffers} for an async `body`: the held buffers are disposed once its promise settles
+ * (fulfilled or rejected), not when it is first returned.
+ */
+export async function withHeldBuffersAsync<T>(
+  device: { synchronize(): void },
+  body: (hold: <B extends Disposable>(buffer: B) => B) => Promise<T>,
+): Promise<T> {
+  const held: Disposable[] = [];
+  try {
+    return await body((buffer) => {
+      held.push(buffer);
+      return buffer;
+    });
+  } finally {
+    device.synchronize();
+    for (const buffer of held) buffer.dispose();
+  }
+}

@@ -1,0 +1,143 @@
+// The dsa benchmark suite (issue 21): kernels/dsa's sparse MLA prefill beside torch's gather-based sparse
+// attention in the same run. The reference server draws every input on the device (REFERENCE_OPS.md
+// dsa_sparse_mla_prefill: bf16 q and kv at realistic magnitudes, each query's index row 2048 distinct random
+// tokens) and writes them; ours uploads the same bytes, times back-to-back launches and writes out and lse for
+// the server's check against its fp32 reference. Our own check goes further: on a sample of queries (every
+// head) out, lse and max_logits must lie within the kernel's per-element error bound of the float64 CPU
+// reference (dsaMlaSample.ts). Decode and the whole decode step come later.
+import {
+  checkDsaSparseMlaPrefillConfig,
+  DSA_SPARSE_MLA_QK_DIM,
+  DSA_SPARSE_MLA_SM_SCALE,
+  DSA_SPARSE_MLA_V_DIM,
+  DsaKernel,
+  packDsaSparseMlaPrefill,
+  type DsaSparseMlaPrefillInstance,
+} from '@tilekit/kernel-dsa';
+import { buildOncePerInstance, Device, NvccCompiler, type DeviceBuffer } from '@tilekit/runtime';
+import type { OurMeasurement } from '../benchResult.ts';
+import type { BenchSuite, CaseContext, OurCaseResult, SuiteCase } from '../benchSuite.ts';
+import { measureLaunches, type LaunchTiming } from '../timing/measureLaunches.ts';
+import { DSA_BENCH_CASES, dsaMlaFlops, dsaMlaSpecOf, type DsaMlaPrefillBenchSpec } from './dsaCases.ts';
+import { dsaMlaSampleCheck, type DsaMlaPrefillHost, type DsaMlaPrefillOutputs } from './dsaMlaSample.ts';
+import { readCaseInput } from './readCaseInput.ts';
+import { withHeldBuffersAsync } from './withHeldBuffers.ts';
+
+/** What the suite holds on the device (opened on the first runOurs). */
+interface DsaGpu {
+  readonly device: Device;
+  readonly prefill: ((i: DsaSparseMlaPrefillInstance) => Promise<DsaKernel<DsaSparseMlaPrefillInstance>>) & {
+    builds(): Promise<DsaKernel<DsaSparseMlaPrefillInstance>>[];
+  };
+}
+
+function openGpu(): DsaGpu {
+  const device = Device.open(0);
+  const compiler = new NvccCompiler();
+  return { device, prefill: buildOncePerInstance((i: DsaSparseMlaPrefillInstance) => DsaKernel.build(i, { device, compiler })) };
+}
+
+/** `bytes` as a typed array of `Type` (a view when aligned, else a copy). */
+function typedOf<T>(bytes: Uint8Array, Type: { new (b: ArrayBufferLike, o: number, n: number): T; BYTES_PER_ELEMENT: number }): T {
+  const aligned = bytes.byteOffset % Type.BYTES_PER_ELEMENT === 0 ? bytes : bytes.slice();
+  return new Type(aligned.buffer, aligned.byteOffset, aligned.byteLength / Type.BYTES_PER_ELEMENT);
+}
+
+/** Reads a prefill case's inputs (REFERENCE_OPS.md dsa_sparse_mla_prefill), checked against the spec. */
+export function readDsaMlaPrefillHost(ctx: CaseContext, spec: DsaMlaPrefillBenchSpec): DsaMlaPrefillHost {
+  const { sQ, hQ, L, topk } = spec;
+  return {
+    sQ,
+    hQ,
+    sKv: L,
+    topk,
+    smScale: DSA_SPARSE_MLA_SM_SCALE,
+    q: typedOf(readCaseInput(ctx, 'q', 'bf16', [sQ, hQ, DSA_SPARSE_MLA_QK_DIM]), Uint16Array),
+    kv: typedOf(readCaseInput(ctx, 'kv', 'bf16', [L, DSA_SPARSE_MLA_QK_DIM]), Uint16Array),
+    indices: typedOf(readCaseInput(ctx, 'indices', 'int32', [sQ, topk]), Int32Array),
+  };
+}
+
+/** Our timing as the record's measurement, with TFLOP/s of `flops`. */
+export function dsaMlaMeasurement(t: LaunchTiming, instance: string, flops: number): OurMeasurement {
+  const { ms, msMin, msMax, reps, launchesPerRep, reruns } = t;
+  const flushed = t.flushed === undefined ? {} : { flushed: t.flushed };
+  return { ms, msMin, msMax, reps, launchesPerRep, reruns, ...flushed, tflops: flops / ms / 1e9, instance };
+}
+
+/**
+ * Our outputs written for the server's check (`out` bf16 [s_q, h_q, 512], `lse` fp32 [s_q, h_q]) and our
+ * sampled check against the CPU reference; what runOurs returns beside the timing.
+ */
+export function dsaMlaResult(ctx: CaseContext, host: DsaMlaPrefillHost, got: DsaMlaPrefillOutputs): Omit<OurCaseResult, 'ours'> {
+  const outputs = {
+    out: ctx.writeTensor('out', 'bf16', [host.sQ, host.hQ, DSA_SPARSE_MLA_V_DIM], got.out),
+    lse: ctx.writeTensor('lse', 'fp32', [host.sQ, host.hQ], got.lse),
+  };
+  return { outputs, checks: { 'sampled queries': dsaMlaSampleCheck(host, got) } };
+}
+
+async function runPrefill(gpu: DsaGpu, spec: DsaMlaPrefillBenchSpec, ctx: CaseContext): Promise<OurCaseResult> {
+  const { device } = gpu;
+  const host = readDsaMlaPrefillHost(ctx, spec);
+  const rows = spec.sQ * spec.hQ;
+  return withHeldBuffersAsync(device, async (hold) => {
+    const up = (view: ArrayBufferView): DeviceBuffer => hold(device.upload(view));
+    // 0xa5 bytes: a value the kernel never writes is neither 0 nor finite-looking garbage that passes.
+    const alloc = (bytes: number, what: string): DeviceBuffer => hold(device.alloc(bytes, what).fill(0xa5));
+    const buffers = {
+      q: up(host.q),
+      kv: up(host.kv),
+      indices: up(host.indices),
+      out: alloc(rows * DSA_SPARSE_MLA_V_DIM * 2, 'dsa mla out'),
+      maxLogits: alloc(rows * 4, 'dsa mla max_logits'),
+      lse: alloc(rows * 4, 'dsa mla lse'),
+    };
+    const config = checkDsaSparseMlaPrefillConfig({
+      ...{ sQ: spec.sQ, hQ: spec.hQ, sKv: spec.L, topk: spec.topk },
+      ...{ dQk: DSA_SPARSE_MLA_QK_DIM, dV: DSA_SPARSE_MLA_V_DIM, smScale: host.smScale, hasSink: false, hasTopkLength: false },
+    });
+    const packed = packDsaSparseMlaPrefill(config, buffers);
+    const kernel = await gpu.prefill(packed.instance);
+    const timing = measureLaunches(device, () => kernel.launch(packed), ctx.timing);
+    device.synchronize();
+    const got = {
+      out: buffers.out.copyToHost(new Uint16Array(rows * DSA_SPARSE_MLA_V_DIM)),
+      lse: buffers.lse.copyToHost(new Float32Array(rows)),
+      maxLogits: buffers.maxLogits.copyToHost(new Float32Array(rows)),
+    };
+    const r = kernel.compiled.resources;
+    const note = `${packed.instance.name}: ${r.registers} registers, ${r.spillStores + r.spillLoads} B spills; grid ${packed.grid.join('x')}`;
+    const valid = validEntries(host);
+    return { ours: dsaMlaMeasurement(timing, packed.instance.name, dsaMlaFlops(valid, spec.hQ)), ...dsaMlaResult(ctx, host, got), note };
+  });
+}
+
+/** Index entries in [0, sKv) (FlashMLA's Σvalid; every entry of the drawn inputs). */
+export function validEntries(host: Pick<DsaMlaPrefillHost, 'indices' | 'sKv'>): number {
+  let n = 0;
+  for (const token of host.indices) if (token >= 0 && token < host.sKv) n++;
+  return n;
+}
+
+/** A `BenchSuite` for `runSuite` over `cases` (default every case); the device (0) is opened on the first runOurs. */
+export function dsaSuite(cases: readonly SuiteCase[] = DSA_BENCH_CASES): BenchSuite {
+  let gpu: DsaGpu | undefined;
+  return {
+    name: 'dsa',
+    cases,
+    async runOurs(c: SuiteCase, ctx: CaseContext): Promise<OurCaseResult> {
+      const spec = dsaMlaSpecOf(c);
+      gpu ??= openGpu();
+      const result = await runPrefill(gpu, spec, ctx);
+      for (const [name, check] of Object.entries(result.checks ?? {}))
+        ctx.log(`  ${c.name} ${name}: ${check.ok ? 'ok' : 'FAIL'} ${check.detail}`);
+      return result;
+    },
+    dispose(): void {
+      if (gpu === undefined) return;
+      gpu.device.synchronize();
+      for (const k of gpu.prefill.builds()) void k.then((kernel) => kernel.dispose());
+    },
+  };
+}
