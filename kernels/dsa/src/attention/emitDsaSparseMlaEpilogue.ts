@@ -26,7 +26,7 @@ import { makeNaiveTensorDescriptor } from '@tilekit/layout';
 import { makeDistributedTensor, makeTensorView, makeTileWindow, storeTile, sweepTile } from '@tilekit/tile';
 import { DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
 import type { DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
-import type { DsaSparseMlaConsumerState } from './dsaSparseMlaPairSteps.ts';
+import type { DsaSparseMlaConsumerState } from './emitDsaSparseMlaConsumers.ts';
 import { DSA_SPARSE_MLA_PV } from './dsaSparseMlaGemms.ts';
 import { DSA_SPARSE_MLA_HEAD_BLOCK } from './dsaSparseMlaSmem.ts';
 

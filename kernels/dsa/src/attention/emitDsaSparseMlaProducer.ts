@@ -12,14 +12,13 @@ import {
   eq,
   fenceProxyAsyncShared,
   ge,
+  gt,
   index,
   int32,
   int64,
   lt,
   mbarrierArrive,
-  mbarrierTryWaitParity,
   mbarrierWaitParity,
-  not,
   mul,
   pointer,
   select,
@@ -74,20 +73,9 @@ export function emitDsaSparseMlaProducer(b: BlockBuilder, cta: DsaSparseMlaCta, 
   const lane = b.let('g_lane', int32, bitAnd(ptid, LANES_PER_ROW - 1));
   const group = b.let('g_group', int32, shr(ptid, 3));
   const validBytes = b.let('valid_bytes', pointer(uint8), add(cta.smem, cta.layout.valid));
-  const pending = b.var('landing', bool, false);
-  const previous = b.var('landing_stage', int32, 0);
-  const land = (x: BlockBuilder, groups: number): void => {
-    x.if(pending, (y) => {
-      emitLanded(y, cta, previous, groups);
-      y.assign(pending, false);
-    });
-  };
   b.forRange({ name: 'it', to: cta.tiles }, (l, it) => {
     const s = l.let('s', int32, bitAnd(it, DSA_SPARSE_MLA_STAGES - 1));
-    const parity = l.let('empty_parity', uint32, cast(bitXor(bitAnd(shr(it, 2), 1), 1), uint32));
-    l.comment('before blocking on a stage the consumers still hold, the previous tile is landed (they may need it to release that stage)');
-    l.if(not(mbarrierTryWaitParity(target, cta.empty(s), parity)), (x) => land(x, 0));
-    l.expr(mbarrierWaitParity(target, cta.empty(s), parity));
+    l.expr(mbarrierWaitParity(target, cta.empty(s), cast(bitXor(bitAnd(shr(it, 2), 1), 1), uint32)));
     const slabs = l.let('stage_ptr', pointer(uint8), add(cta.smem, dsaSparseMlaStage(cta, s)));
     for (let g = 0; g < ROWS_PER_THREAD; g++) {
       const row = l.let(`g_row${g}`, int32, add(group, (128 / LANES_PER_ROW) * g));
@@ -108,9 +96,7 @@ export function emitDsaSparseMlaProducer(b: BlockBuilder, cta: DsaSparseMlaCta, 
       });
     }
     l.expr(cpAsyncCommitGroup(target));
-    land(l, 1);
-    l.assign(pending, true);
-    l.assign(previous, s);
+    l.if(gt(it, 0), (x) => emitLanded(x, cta, bitAnd(sub(it, 1), DSA_SPARSE_MLA_STAGES - 1), 1));
   });
-  land(b, 0);
+  b.if(gt(cta.tiles, 0), (x) => emitLanded(x, cta, bitAnd(sub(cta.tiles, 1), DSA_SPARSE_MLA_STAGES - 1), 0));
 }
