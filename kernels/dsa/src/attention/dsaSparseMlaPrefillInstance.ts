@@ -149,7 +149,7 @@ export class DsaSparseMlaPrefillInstance extends KernelInstance<DsaSparseMlaPref
       b.if(eq(tid, 0), (x) => {
         for (let s = 0; s < DSA_SPARSE_MLA_STAGES; s++) {
           x.expr(mbarrierInit(t, full(lit(s, int32)), DSA_SPARSE_MLA_PRODUCER_THREADS));
-          x.expr(mbarrierInit(t, empty(lit(s, int32)), CONSUMER_THREADS / 32));
+          x.expr(mbarrierInit(t, empty(lit(s, int32)), CONSUMER_THREADS));
         }
         x.expr(fenceMbarrierInit(t));
       });

@@ -15,7 +15,7 @@ import {
   int32,
   lt,
   maxOf,
-  mbarrierArriveWarp,
+  mbarrierArrive,
   mbarrierWaitParity,
   mul,
   namedBarrierSync,
@@ -197,8 +197,10 @@ function emitPair(l: BlockBuilder, cta: DsaSparseMlaCta, state: DsaSparseMlaCons
   emitSoftmaxAndPublish(l, cta, state, stages.own, stages.mine);
   l.expr(namedBarrierSync(cta.target, BAR_P, CONSUMERS));
   emitPv(l, cta, state, stages);
-  l.comment("both stages are read by both warpgroups' P·V: each warp releases every stage that held a tile");
-  for (const s of [0, 1]) l.if(lt(add(mul(pair, 2), s), cta.tiles), (x) => x.expr(mbarrierArriveWarp(cta.target, cta.empty(add(base, s)))));
+  l.comment(
+    'both stages are read by both warpgroups: every consumer thread releases each stage that held a tile (its own reads precede its arrive)',
+  );
+  for (const s of [0, 1]) l.if(lt(add(mul(pair, 2), s), cta.tiles), (x) => x.expr(mbarrierArrive(cta.target, cta.empty(add(base, s)))));
 }
 
 /**
