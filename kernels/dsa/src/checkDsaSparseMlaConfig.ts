@@ -5,13 +5,12 @@ import { DsaArgumentError } from './dsaArgumentError.ts';
 import {
   DSA_SPARSE_MLA_DECODE_SQ,
   DSA_SPARSE_MLA_HEADS,
-  DSA_SPARSE_MLA_MIN_PAGE_STRIDE,
   DSA_SPARSE_MLA_PAGE_STRIDE_ALIGN,
-  DSA_SPARSE_MLA_PAGE_TOKENS,
   DSA_SPARSE_MLA_QK_DIM,
   DSA_SPARSE_MLA_TOPK_MAX,
   DSA_SPARSE_MLA_V_DIM,
 } from './dsaSparseMlaShape.ts';
+import { DSA_MLA_PAGE_BYTES, DSA_MLA_PAGE_TOKENS } from './dsaMlaCacheLayout.ts';
 
 const INT32_MAX = 2 ** 31 - 1;
 
@@ -118,8 +117,8 @@ export function checkDsaSparseMlaDecodeConfig(config: DsaSparseMlaDecodeConfig):
   oneOf(v, 'sQ', c['sQ'], DSA_SPARSE_MLA_DECODE_SQ, 'queries per sequence in one decode step');
   oneOf(v, 'hQ', c['hQ'], DSA_SPARSE_MLA_HEADS, 'query heads per latent KV head');
   integer(v, 'topk', c['topk'], 1, DSA_SPARSE_MLA_TOPK_MAX);
-  const pages = integer(v, 'numPages', c['numPages'], 1, 2 ** 31 / DSA_SPARSE_MLA_PAGE_TOKENS);
-  const stride = integer(v, 'pageStrideBytes', c['pageStrideBytes'], DSA_SPARSE_MLA_MIN_PAGE_STRIDE, Number.MAX_SAFE_INTEGER);
+  const pages = integer(v, 'numPages', c['numPages'], 1, 2 ** 31 / DSA_MLA_PAGE_TOKENS);
+  const stride = integer(v, 'pageStrideBytes', c['pageStrideBytes'], DSA_MLA_PAGE_BYTES, Number.MAX_SAFE_INTEGER);
   if (stride !== undefined && stride % DSA_SPARSE_MLA_PAGE_STRIDE_ALIGN !== 0)
     v.report('pageStrideBytes', `must be a multiple of ${DSA_SPARSE_MLA_PAGE_STRIDE_ALIGN} (16-byte loads)`, stride);
   if (pages !== undefined && stride !== undefined && pages * stride > Number.MAX_SAFE_INTEGER)

@@ -1,4 +1,5 @@
 // The fixed shapes of DeepSeek sparse MLA attention (DeepSeek-V3.2 absorbed MLA; FlashMLA's sparse kernels).
+// The FP8 cache layout (656-byte tokens, pages of 64) is in dsaMlaCacheLayout.
 
 /** Dims of every query head and of the one latent KV head: 512 latent (the RMSNorm'ed c) + 64 RoPE. */
 export const DSA_SPARSE_MLA_QK_DIM = 576;
@@ -17,15 +18,6 @@ export const DSA_SPARSE_MLA_TOPK_MAX = 32768;
 
 /** Queries per sequence in one decode step (1, or 2 with one multi-token-prediction draft). */
 export const DSA_SPARSE_MLA_DECODE_SQ: readonly number[] = Object.freeze([1, 2]);
-
-/** Bytes of one token in the FP8 latent cache: 512 e4m3 ‖ 4 fp32 scales (one per 128 values) ‖ 64 bf16 RoPE. */
-export const DSA_SPARSE_MLA_CACHE_TOKEN_BYTES = 656;
-
-/** Tokens per page of the FP8 latent cache (a slot is page · 64 + offset). */
-export const DSA_SPARSE_MLA_PAGE_TOKENS = 64;
-
-/** Smallest byte stride between cache pages: 64 tokens × 656 B. */
-export const DSA_SPARSE_MLA_MIN_PAGE_STRIDE = DSA_SPARSE_MLA_PAGE_TOKENS * DSA_SPARSE_MLA_CACHE_TOKEN_BYTES;
 
 /** Alignment (bytes) of the cache page stride: pages are read with 16-byte loads. */
 export const DSA_SPARSE_MLA_PAGE_STRIDE_ALIGN = 16;

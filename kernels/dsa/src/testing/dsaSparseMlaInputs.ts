@@ -3,7 +3,8 @@
 // fully empty rows. What the CPU specs and the GPU spec draw.
 import type { Prng } from '@tilekit/host';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
-import { DSA_SPARSE_MLA_PAGE_TOKENS, DSA_SPARSE_MLA_QK_DIM, DSA_SPARSE_MLA_SM_SCALE } from '../dsaSparseMlaShape.ts';
+import { DSA_MLA_PAGE_TOKENS } from '../dsaMlaCacheLayout.ts';
+import { DSA_SPARSE_MLA_QK_DIM, DSA_SPARSE_MLA_SM_SCALE } from '../dsaSparseMlaShape.ts';
 import type { DsaSparseMlaDecodeProblem, DsaSparseMlaPrefillInput } from '../reference/dsaSparseMlaReference.ts';
 
 const DQK = DSA_SPARSE_MLA_QK_DIM;
@@ -177,7 +178,7 @@ export function dsaRandomSparseMlaDecodeInput(options: DsaRandomSparseMlaDecodeO
   checkCount('topk', topk, 1);
   checkCount('numPages', numPages, 1);
   const o = resolveIndexOptions(options, 'minusOne');
-  const slots = numPages * DSA_SPARSE_MLA_PAGE_TOKENS;
+  const slots = numPages * DSA_MLA_PAGE_TOKENS;
   const q = dsaRandomSparseMlaRows(b * sQ * hQ, rng, -1.5, 0.5);
   const latent = dsaRandomSparseMlaRows(slots, rng);
   const lists = indexLists(b, sQ, topk, slots, o, rng);
