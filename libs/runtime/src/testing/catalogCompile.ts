@@ -13,7 +13,8 @@ export interface CatalogInstance extends CompilableInstance {
  * Compiles `instances` with `flags`, printing one progress line per instance (`[label i/n]`), and
  * returns one line per broken promise: a compile error, no resource report, register spills, a stack
  * frame, static shared memory other than the instance's, or one of ptxas's Hopper performance
- * diagnostics (C7514/C7515: wgmma serialized; C7508/C7510: setmaxnreg ignored). Empty when all hold.
+ * diagnostics (C7514/C7515/C7518: wgmma serialized, C7518 for wgmma issued or waited in divergent paths;
+ * C7508/C7510: setmaxnreg ignored). Empty when all hold.
  */
 export async function catalogCompileProblems(
   label: string,
@@ -56,7 +57,7 @@ export async function catalogCompileProblems(
     if (r.resources.stackFrame > 0) problems.push(`${instance.name}: ${r.resources.stackFrame}-byte stack frame`);
     if (r.resources.sharedBytes !== instance.staticSharedBytes)
       problems.push(`${instance.name}: ${r.resources.sharedBytes} B static smem, the instance says ${instance.staticSharedBytes}`);
-    const diag = r.log.match(/C75(08|10|14|15)[^\n]*/g);
+    const diag = r.log.match(/C75(08|10|14|15|18)[^\n]*/g);
     if (diag !== null) problems.push(`${instance.name}: ${diag.join(' | ')}`);
   }
   return problems;
