@@ -90,6 +90,7 @@ export * from './reference/dsaQuantizeMlaLatent.ts';
 export * from './reference/dsaMlaCachePages.ts';
 export * from './reference/dsaWriteMlaCacheReference.ts';
 export * from './reference/dsaReadMlaCacheToken.ts';
+export * from './reference/dsaMlaCacheRowReader.ts';
 export * from './testing/dsaRandomMlaLatent.ts';
 export * from './mlaCache/dsaMlaCacheWriterInstance.ts';
 export * from './mlaCache/dsaMlaCacheWriterCatalog.ts';
