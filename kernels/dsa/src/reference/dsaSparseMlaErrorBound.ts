@@ -72,7 +72,8 @@ export function dsaSparseMlaRowBound(stats: DsaSparseMlaRowStats): DsaSparseMlaR
 }
 
 /**
- * The bound on one bf16 output element: |out − f·o| ≤ E + u₁₆·(|f·o| + E) + u₃₂·|f·o|, E = f·β·V + |f' − f|·(|o| + β·V) + u₃₂·|f·o|,
+ * The bound on one bf16 output element: |out − f·o| ≤ E + u₁₆·(|f·o| + E) + u₃₂·|f·o|, with
+ * E = f·β·V + |f' − f|·(|o| + β·V) + u₃₂·|f·o|,
  * where o is the exact output before the sink and V = Σ_j p_j |v_jd| (0 when every valid v_jd is 0: then out must be 0 exactly).
  */
 export function dsaSparseMlaOutBound(row: DsaSparseMlaRowBound, o: number, v: number): number {

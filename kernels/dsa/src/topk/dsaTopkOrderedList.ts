@@ -44,7 +44,10 @@ export interface DsaTopkListItem {
   readonly pos: Expr;
 }
 
-/** Places one tile's active items from list slot `first(total)` on (total: the tile's active items over the block), thread order then item order; returns the total. */
+/**
+ * Places one tile's active items from list slot `first(total)` on (total: the tile's active items
+ * over the block), thread order then item order; returns the total.
+ */
 function emitTilePlacement(
   b: BlockBuilder,
   site: BlockScanSite,

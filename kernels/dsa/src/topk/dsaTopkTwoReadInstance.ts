@@ -2,9 +2,10 @@
 // same steps as DsaTopkInstance (row sweep, histogram adds, threshold search, block scan, output
 // hook), scheduled so the row is read from global memory twice instead of three times. Pass 1 as
 // there; pass 2 re-reads the row once, from its end (whose logits pass 1 read last, so many are
-// still in L2), and lists, in position order, every key whose top digit is at least pass 1's threshold bin (those above it are kept for certain) with its position; every
-// later pass and the ordered compaction run on that list. A row whose list would not fit takes
-// DsaTopkInstance's three-read schedule. dsaRadixSelectTwoRead is its TS twin.
+// still in L2), and lists, in position order, every key whose top digit is at least pass 1's
+// threshold bin (those above it are kept for certain) with its position; every later pass and
+// the ordered compaction run on that list. A row whose list would not fit takes DsaTopkInstance's
+// three-read schedule. dsaRadixSelectTwoRead is its TS twin.
 import {
   add,
   and,
