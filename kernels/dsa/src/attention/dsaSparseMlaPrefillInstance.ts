@@ -199,9 +199,3 @@ export class DsaSparseMlaPrefillInstance extends KernelInstance<DsaSparseMlaPref
     b.expr(fenceProxyAsyncShared(t));
   }
 }
-
-/** Throws a DsaArgumentError unless `hQ` is a positive multiple of 64 (the kernel's head block). */
-export function checkDsaSparseMlaHeadBlock(hQ: number): void {
-  if (!Number.isSafeInteger(hQ) || hQ < DSA_SPARSE_MLA_HEAD_BLOCK || hQ % DSA_SPARSE_MLA_HEAD_BLOCK !== 0)
-    throw new DsaArgumentError('hQ', `must be a positive multiple of ${DSA_SPARSE_MLA_HEAD_BLOCK}`, hQ);
-}
