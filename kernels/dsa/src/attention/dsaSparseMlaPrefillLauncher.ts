@@ -2,10 +2,12 @@
 import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 import { checkDeviceRange, type DeviceRange } from '@tilekit/runtime';
 import type { DsaSparseMlaPrefillConfig } from '../checkDsaSparseMlaConfig.ts';
+import { DsaArgumentError } from '../dsaArgumentError.ts';
 import type { DsaPackedLaunch } from '../dsaKernel.ts';
 import { DSA_SPARSE_MLA_QK_DIM, DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
 import { DSA_SPARSE_MLA_PREFILL_CATALOG } from './dsaSparseMlaPrefillCatalog.ts';
 import type { DsaSparseMlaPrefillInstance } from './dsaSparseMlaPrefillInstance.ts';
+import { DSA_SPARSE_MLA_HEAD_BLOCK } from './dsaSparseMlaSmem.ts';
 
 /**
  * The device buffers of a prefill: q bf16 [sQ][hQ][576], kv bf16 [sKv][576], indices int32
@@ -64,13 +66,17 @@ function reportOverlaps(v: ArgumentProblems, b: DsaSparseMlaPrefillBuffers, s: S
  * Checks the buffers of a config checked by checkDsaSparseMlaPrefillConfig (each present, at least
  * its size, aligned; topkLength and attnSink exactly when the config has them; outputs overlapping
  * nothing) and packs the launch of the catalog instance: one block per token and 64 heads.
- * @throws ArgumentError naming every broken buffer and its rule.
+ * @throws DsaArgumentError naming `config.sQ` when the grid would pass 2^31 − 1 blocks; ArgumentError naming every
+ * broken buffer and its rule.
  */
 export function packDsaSparseMlaPrefill(
   c: DsaSparseMlaPrefillConfig,
   buffers: DsaSparseMlaPrefillBuffers,
 ): DsaSparseMlaPrefillPackedLaunch {
   if (typeof buffers !== 'object' || buffers === null) throw new ArgumentError('buffers', 'must be an object of device buffers', buffers);
+  const blocks = c.sQ * (c.hQ / DSA_SPARSE_MLA_HEAD_BLOCK);
+  if (blocks > 2 ** 31 - 1)
+    throw new DsaArgumentError('config.sQ', `times hQ / ${DSA_SPARSE_MLA_HEAD_BLOCK} blocks must fit a grid of 2^31 − 1`, c.sQ);
   const s = sizes(c);
   const v = new ArgumentProblems(ArgumentError);
   for (const k of ['q', 'kv', 'indices', 'out', 'maxLogits', 'lse'] as const)
