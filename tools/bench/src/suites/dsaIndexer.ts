@@ -58,6 +58,7 @@ import {
 } from './dsaLogitsSample.ts';
 import { dsaSelectedValues, dsaTopkCheck } from './dsaTopkCheck.ts';
 import { readCaseInput } from './readCaseInput.ts';
+import { withHeldBuffersAsync } from './withHeldBuffers.ts';
 
 /** What the suite holds on the device (opened on the first runOurs). */
 interface DsaGpu {
@@ -75,20 +76,6 @@ function openGpu(): DsaGpu {
   const prefill = buildOncePerInstance((i: DsaIndexerPrefillInstance) => DsaKernel.build(i, { device, compiler }));
   const topk = buildOncePerInstance((i: DsaTopkAnyInstance) => DsaKernel.build(i, { device, compiler }));
   return { device, decode, prefill, topk, indexers: () => [...decode.builds(), ...prefill.builds()] };
-}
-
-/** Runs `body` with `hold` (keeps a buffer to free); when the body's promise settles, synchronizes and frees every held buffer. */
-async function holding<T>(device: Device, body: (hold: <B extends DeviceBuffer>(buffer: B) => B) => Promise<T>): Promise<T> {
-  const held: DeviceBuffer[] = [];
-  try {
-    return await body((buffer) => {
-      held.push(buffer);
-      return buffer;
-    });
-  } finally {
-    device.synchronize();
-    for (const buffer of held) buffer.dispose();
-  }
 }
 
 const bytesOf = (view: ArrayBufferView): Uint8Array => new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
@@ -209,7 +196,7 @@ export function decodeLogitsCheck(x: DecodeHostInputs, logits: Float32Array): Ow
 async function runDecodeIndexer(gpu: DsaGpu, spec: DsaDecodeBenchSpec, ctx: CaseContext): Promise<OurCaseResult> {
   const { device } = gpu;
   const rows = dsaDecodeRows(spec);
-  return holding(device, async (hold) => {
+  return withHeldBuffersAsync(device, async (hold) => {
     const x = uploadDecodeInputs(device, ctx, spec, hold);
     const logits = hold(device.alloc(rows * spec.L * 4, 'dsa logits').fill(0xff));
     const indexer = await prepareDecode(gpu, spec, x, logits);
@@ -236,7 +223,7 @@ async function runDecodeTopk(gpu: DsaGpu, spec: DsaDecodeBenchSpec, ctx: CaseCon
   const { device } = gpu;
   const rows = dsaDecodeRows(spec);
   const logitsHost = float32Of(readCaseInput(ctx, 'logits', 'fp32', [rows, spec.L]));
-  return holding(device, async (hold) => {
+  return withHeldBuffersAsync(device, async (hold) => {
     const logits = hold(device.upload(logitsHost));
     // 0xa5 bytes: neither a position nor −1, so a slot the kernel never writes fails the exact check.
     const out = hold(device.alloc(rows * spec.k * 4, 'dsa top-k').fill(0xa5));
@@ -256,7 +243,7 @@ async function runDecodeTopk(gpu: DsaGpu, spec: DsaDecodeBenchSpec, ctx: CaseCon
 async function runDecodeFused(gpu: DsaGpu, spec: DsaDecodeBenchSpec, ctx: CaseContext): Promise<OurCaseResult> {
   const { device } = gpu;
   const rows = dsaDecodeRows(spec);
-  return holding(device, async (hold) => {
+  return withHeldBuffersAsync(device, async (hold) => {
     const x = uploadDecodeInputs(device, ctx, spec, hold);
     const logits = hold(device.alloc(rows * spec.L * 4, 'dsa logits').fill(0xff));
     const out = hold(device.alloc(rows * spec.k * 4, 'dsa top-k').fill(0xa5));
@@ -332,7 +319,7 @@ export function writePrefillLogits(
 async function runPrefill(gpu: DsaGpu, spec: DsaPrefillBenchSpec, ctx: CaseContext): Promise<OurCaseResult> {
   const { device } = gpu;
   const host = readPrefillHost(ctx, spec);
-  return holding(device, async (hold) => {
+  return withHeldBuffersAsync(device, async (hold) => {
     const up = (view: ArrayBufferView) => hold(device.upload(bytesOf(view)));
     const logits = hold(device.alloc(spec.s * spec.L * 4, 'dsa prefill logits').fill(0xff));
     const buffers = {
