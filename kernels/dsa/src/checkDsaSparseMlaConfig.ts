@@ -5,12 +5,11 @@ import { DsaArgumentError } from './dsaArgumentError.ts';
 import {
   DSA_SPARSE_MLA_DECODE_SQ,
   DSA_SPARSE_MLA_HEADS,
-  DSA_SPARSE_MLA_PAGE_STRIDE_ALIGN,
   DSA_SPARSE_MLA_QK_DIM,
   DSA_SPARSE_MLA_TOPK_MAX,
   DSA_SPARSE_MLA_V_DIM,
 } from './dsaSparseMlaShape.ts';
-import { DSA_MLA_PAGE_BYTES, DSA_MLA_PAGE_TOKENS } from './dsaMlaCacheLayout.ts';
+import { DSA_MLA_PAGE_BYTES, DSA_MLA_PAGE_STRIDE_ALIGN, DSA_MLA_PAGE_TOKENS } from './dsaMlaCacheLayout.ts';
 
 const INT32_MAX = 2 ** 31 - 1;
 
@@ -119,8 +118,8 @@ export function checkDsaSparseMlaDecodeConfig(config: DsaSparseMlaDecodeConfig):
   integer(v, 'topk', c['topk'], 1, DSA_SPARSE_MLA_TOPK_MAX);
   const pages = integer(v, 'numPages', c['numPages'], 1, 2 ** 31 / DSA_MLA_PAGE_TOKENS);
   const stride = integer(v, 'pageStrideBytes', c['pageStrideBytes'], DSA_MLA_PAGE_BYTES, Number.MAX_SAFE_INTEGER);
-  if (stride !== undefined && stride % DSA_SPARSE_MLA_PAGE_STRIDE_ALIGN !== 0)
-    v.report('pageStrideBytes', `must be a multiple of ${DSA_SPARSE_MLA_PAGE_STRIDE_ALIGN} (16-byte loads)`, stride);
+  if (stride !== undefined && stride % DSA_MLA_PAGE_STRIDE_ALIGN !== 0)
+    v.report('pageStrideBytes', `must be a multiple of ${DSA_MLA_PAGE_STRIDE_ALIGN} (16-byte loads)`, stride);
   if (pages !== undefined && stride !== undefined && pages * stride > Number.MAX_SAFE_INTEGER)
     v.report('numPages', `× pageStrideBytes = ${stride} must address fewer than 2^53 bytes of cache`, pages);
   scale(v, c['smScale']);

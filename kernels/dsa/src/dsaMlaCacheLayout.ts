@@ -31,6 +31,9 @@ export const DSA_MLA_PAGE_TOKENS = DSA_PAGE_TOKENS;
 /** Bytes of one unpadded page (64 × 656 = 41984): the default and smallest page stride. */
 export const DSA_MLA_PAGE_BYTES = DSA_MLA_PAGE_TOKENS * DSA_MLA_TOKEN_BYTES;
 
+/** Alignment (bytes) of the page stride: pages are read and written with 16-byte accesses. */
+export const DSA_MLA_PAGE_STRIDE_ALIGN = 16;
+
 /** Smallest tile scale before the power-of-two rounding: s = 2^⌈log2(max(amax / 448, 1e-4))⌉, so ≥ 2^-13. */
 export const DSA_MLA_SCALE_FLOOR = 1e-4;
 

@@ -18,6 +18,3 @@ export const DSA_SPARSE_MLA_TOPK_MAX = 32768;
 
 /** Queries per sequence in one decode step (1, or 2 with one multi-token-prediction draft). */
 export const DSA_SPARSE_MLA_DECODE_SQ: readonly number[] = Object.freeze([1, 2]);
-
-/** Alignment (bytes) of the cache page stride: pages are read with 16-byte loads. */
-export const DSA_SPARSE_MLA_PAGE_STRIDE_ALIGN = 16;

@@ -3,7 +3,7 @@ import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
 import { checkDeviceRange, type DeviceRange } from '@tilekit/runtime';
 import type { DsaPackedLaunch } from '../dsaKernel.ts';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
-import { DSA_MLA_LATENT_DIM, DSA_MLA_PAGE_BYTES, dsaMlaCacheSpan } from '../dsaMlaCacheLayout.ts';
+import { DSA_MLA_LATENT_DIM, DSA_MLA_PAGE_BYTES, DSA_MLA_PAGE_STRIDE_ALIGN, dsaMlaCacheSpan } from '../dsaMlaCacheLayout.ts';
 import { DSA_MLA_CACHE_WRITER_CATALOG } from './dsaMlaCacheWriterCatalog.ts';
 import type { DsaMlaCacheWriterInstance } from './dsaMlaCacheWriterInstance.ts';
 
@@ -66,7 +66,7 @@ export function checkDsaMlaCacheWriteConfig(config: DsaMlaCacheWriteConfig): Che
   const latentStride = config.latentStride ?? DSA_MLA_LATENT_DIM;
   checkInt(v, 'latentStride', latentStride, DSA_MLA_LATENT_DIM, 2 ** 30, 8);
   const pageStride = config.pageStride ?? DSA_MLA_PAGE_BYTES;
-  checkInt(v, 'pageStride', pageStride, DSA_MLA_PAGE_BYTES, 2 ** 30, 16);
+  checkInt(v, 'pageStride', pageStride, DSA_MLA_PAGE_BYTES, 2 ** 30, DSA_MLA_PAGE_STRIDE_ALIGN);
   v.throwIfAny();
   return Object.freeze({ ...config, latentStride, pageStride });
 }

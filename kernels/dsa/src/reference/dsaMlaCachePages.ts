@@ -1,14 +1,23 @@
 // The page count of a paged FP8 MLA latent cache buffer.
 import { DsaArgumentError } from '../dsaArgumentError.ts';
-import { DSA_MLA_PAGE_BYTES, DSA_MLA_PAGE_TOKENS } from '../dsaMlaCacheLayout.ts';
+import { DSA_MLA_PAGE_BYTES, DSA_MLA_PAGE_STRIDE_ALIGN, DSA_MLA_PAGE_TOKENS } from '../dsaMlaCacheLayout.ts';
 
 /**
  * Throws unless `pageStride` is a valid page stride of the MLA cache: an integer ≥ 41984 (64 rows of 656 B) and a multiple
  * of 16 (FlashMLA's tests pad pages to 65 · 656 B).
  */
 export function dsaCheckMlaPageStride(argument: string, pageStride: unknown): asserts pageStride is number {
-  if (typeof pageStride !== 'number' || !Number.isSafeInteger(pageStride) || pageStride < DSA_MLA_PAGE_BYTES || pageStride % 16 !== 0)
-    throw new DsaArgumentError(argument, `must be an integer ≥ ${DSA_MLA_PAGE_BYTES} (64 × 656 B) and a multiple of 16`, pageStride);
+  if (
+    typeof pageStride !== 'number' ||
+    !Number.isSafeInteger(pageStride) ||
+    pageStride < DSA_MLA_PAGE_BYTES ||
+    pageStride % DSA_MLA_PAGE_STRIDE_ALIGN !== 0
+  )
+    throw new DsaArgumentError(
+      argument,
+      `must be an integer ≥ ${DSA_MLA_PAGE_BYTES} (64 × 656 B) and a multiple of ${DSA_MLA_PAGE_STRIDE_ALIGN}`,
+      pageStride,
+    );
 }
 
 /**
