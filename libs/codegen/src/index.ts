@@ -58,3 +58,4 @@ export * from './intrinsics/bulkReduce.ts';
 export * from './intrinsics/globalFlag.ts';
 export * from './intrinsics/setMaxNRegBudget.ts';
 export * from './intrinsics/packFp8.ts';
+export * from './intrinsics/dequantFp8x2.ts';

@@ -20,6 +20,8 @@ export interface DsaSparseMlaArgs {
   readonly out: Expr;
   readonly lse: Expr;
   readonly maxLogits: Expr;
+  /** `int` elements between the LSE (and max-logit) entries of consecutive heads; absent: 1 (decode: s_q, FlashMLA's [b][h_q][s_q]). */
+  readonly scalarStride?: Expr;
   /** `int` first head of the block (the sink's index of row 0). */
   readonly head0: Expr;
 }

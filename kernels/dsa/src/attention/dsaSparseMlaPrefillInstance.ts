@@ -4,13 +4,8 @@ import {
   add,
   cast,
   checkSetMaxNRegBudget,
-  cpAsyncCommitGroup,
-  cpAsyncWaitGroup,
   declareAlignedDynamicShared,
   div,
-  eq,
-  fenceMbarrierInit,
-  fenceProxyAsyncShared,
   float32,
   ge,
   index,
@@ -20,7 +15,6 @@ import {
   kernelParam,
   KernelInstance,
   maxOf,
-  mbarrierInit,
   minOf,
   mod,
   mul,
@@ -28,28 +22,17 @@ import {
   pointer,
   select,
   sm90a,
-  uint64,
-  uint8,
-  lit,
-  type BlockBuilder,
-  type Expr,
   type SourceBuilder,
   type Target,
 } from '@tilekit/codegen';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
-import { DSA_SPARSE_MLA_QK_DIM, DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
+import { DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
 import type { DsaSparseMlaArgs, DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
-import {
-  dsaSparseMlaSmem,
-  DSA_SPARSE_MLA_HEAD_BLOCK,
-  DSA_SPARSE_MLA_KEYS,
-  DSA_SPARSE_MLA_Q_SLAB_BYTES,
-  DSA_SPARSE_MLA_STAGES,
-  type DsaSparseMlaSmem,
-} from './dsaSparseMlaSmem.ts';
+import { dsaSparseMlaSmem, DSA_SPARSE_MLA_HEAD_BLOCK, DSA_SPARSE_MLA_KEYS, type DsaSparseMlaSmem } from './dsaSparseMlaSmem.ts';
 import { emitDsaSparseMlaConsumers } from './emitDsaSparseMlaConsumers.ts';
+import { emitDsaSparseMlaLoadQ } from './emitDsaSparseMlaLoadQ.ts';
 import { DSA_SPARSE_MLA_PRODUCER_THREADS, emitDsaSparseMlaProducer } from './emitDsaSparseMlaProducer.ts';
-import { DSA_SPARSE_MLA_ROW_CHUNKS, dsaBf16RowBytes, emitDsaSwizzledRowCopy } from './emitDsaSwizzledRowCopy.ts';
+import { emitDsaSparseMlaRing } from './emitDsaSparseMlaRing.ts';
 
 /** The policy of a sparse MLA prefill instance: the register split of its roles. */
 export interface DsaSparseMlaPrefillPolicy {
@@ -84,7 +67,6 @@ function prefillParams(target: Target) {
 }
 
 type PrefillParams = ReturnType<typeof prefillParams>;
-type PrefillArgs = { readonly [K in keyof PrefillParams]: Expr };
 
 /**
  * One sparse MLA prefill instance (sm_90a, 384 threads, 223 KiB of shared memory). Block x takes
@@ -142,16 +124,13 @@ export class DsaSparseMlaPrefillInstance extends KernelInstance<DsaSparseMlaPref
         'shared memory (1024-aligned): Q 9 slabs | 2 key stages of 9 slabs | validity bytes | row max / row sum exchanges | barriers',
       );
       const { smem, smemAddr } = declareAlignedDynamicShared(b, t, 'dsa_mla_smem');
-      this.emitLoadQ(b, a, { tid, smem, row0 });
-      const bars = b.let('bars', pointer(uint64), cast(add(smem, this.smem.barriers), pointer(uint64)));
-      const full = (s: Expr): Expr => add(bars, s);
-      const empty = (s: Expr): Expr => add(bars, add(s, DSA_SPARSE_MLA_STAGES));
-      b.if(eq(tid, 0), (x) => {
-        for (let s = 0; s < DSA_SPARSE_MLA_STAGES; s++) {
-          x.expr(mbarrierInit(t, full(lit(s, int32)), DSA_SPARSE_MLA_PRODUCER_THREADS));
-          x.expr(mbarrierInit(t, empty(lit(s, int32)), CONSUMER_THREADS));
-        }
-        x.expr(fenceMbarrierInit(t));
+      emitDsaSparseMlaLoadQ(b, t, { q: a.q, row0, tid, threads: THREADS, smem, layout: this.smem });
+      const { full, empty } = emitDsaSparseMlaRing(b, t, {
+        smem,
+        layout: this.smem,
+        tid,
+        producers: DSA_SPARSE_MLA_PRODUCER_THREADS,
+        consumers: CONSUMER_THREADS,
       });
       b.push(t.syncThreads());
       const args: DsaSparseMlaArgs = {
@@ -173,29 +152,5 @@ export class DsaSparseMlaPrefillInstance extends KernelInstance<DsaSparseMlaPref
         (cons) => emitDsaSparseMlaConsumers(cons, cta, this.policy.consumerRegisters),
       );
     });
-  }
-
-  /** Every thread copies its share of Q's 64 × 72 chunks (row tid / 6, chunks 12·(tid mod 6) …), then waits and fences them for wgmma. */
-  private emitLoadQ(b: BlockBuilder, a: PrefillArgs, v: { readonly tid: Expr; readonly smem: Expr; readonly row0: Expr }): void {
-    const t = this.target;
-    const parts = THREADS / DSA_SPARSE_MLA_HEAD_BLOCK;
-    const chunks = DSA_SPARSE_MLA_ROW_CHUNKS / parts;
-    b.comment(
-      `Q: ${DSA_SPARSE_MLA_HEAD_BLOCK} heads × ${DSA_SPARSE_MLA_QK_DIM}, ${parts} threads per head row, ${chunks} chunks of 16 bytes each`,
-    );
-    const row = b.let('q_row', int32, div(v.tid, parts));
-    const source = dsaBf16RowBytes(b, 'q_src', a.q, cast(add(v.row0, cast(row, int64)), int64), lit(DSA_SPARSE_MLA_QK_DIM, int32));
-    emitDsaSwizzledRowCopy(b, t, {
-      slabs: b.let('q_smem', pointer(uint8), add(v.smem, this.smem.q)),
-      slabBytes: DSA_SPARSE_MLA_Q_SLAB_BYTES,
-      row,
-      source,
-      first: mul(mod(v.tid, parts), chunks),
-      count: chunks,
-      srcBytes: 16,
-    });
-    b.expr(cpAsyncCommitGroup(t));
-    b.expr(cpAsyncWaitGroup(t, 0));
-    b.expr(fenceProxyAsyncShared(t));
   }
 }

@@ -69,6 +69,21 @@ export interface DsaSparseMlaConsumerState {
   readonly softmax: BlockOnlineSoftmax;
 }
 
+/** What an epilogue gets besides the block and the consumer state: the V columns each warpgroup owns and its row-writer predicate. */
+export interface DsaSparseMlaEpilogueArgs {
+  readonly columns: number;
+  /** True in the lanes that write a row's scalars (one per row and warpgroup). */
+  readonly rowWriter: Expr;
+}
+
+/** The end of a block after the last pair (row sums joined first): what it writes and where. */
+export type DsaSparseMlaEpilogue = (
+  b: BlockBuilder,
+  cta: DsaSparseMlaCta,
+  state: DsaSparseMlaConsumerState,
+  v: DsaSparseMlaEpilogueArgs,
+) => void;
+
 /** The lanes of a row whose replica bits are 0 write its shared values. */
 function rowWriter(state: DsaSparseMlaConsumerState): Expr {
   return eq(
@@ -205,10 +220,15 @@ function emitPair(l: BlockBuilder, cta: DsaSparseMlaCta, state: DsaSparseMlaCons
 
 /**
  * Emits both consumer warpgroups (threads [0, 256), `registers` after setmaxnreg): their state, the
- * loop over pairs of key tiles, and the epilogue (row sums joined, O /= l, the sink, O, LSE and max
- * logits out).
+ * loop over pairs of key tiles, and `epilogue` (default emitDsaSparseMlaEpilogue: row sums joined,
+ * O /= l, the sink, O, LSE and max logits out).
  */
-export function emitDsaSparseMlaConsumers(b: BlockBuilder, cta: DsaSparseMlaCta, registers: number): void {
+export function emitDsaSparseMlaConsumers(
+  b: BlockBuilder,
+  cta: DsaSparseMlaCta,
+  registers: number,
+  epilogue: DsaSparseMlaEpilogue = emitDsaSparseMlaEpilogue,
+): void {
   const t = cta.target;
   b.comment(`two consumer warpgroups: registers up to ${registers}; warpgroup i scores stage i and owns V columns [256i, 256i + 256)`);
   b.expr(setMaxNReg(t, 'inc', registers));
@@ -231,5 +251,5 @@ export function emitDsaSparseMlaConsumers(b: BlockBuilder, cta: DsaSparseMlaCta,
   });
   const pairs = b.let('pairs', int32, div(add(cta.tiles, 1), 2));
   b.forRange({ name: 'pair', to: pairs }, (l, pair) => emitPair(l, cta, state, pair));
-  emitDsaSparseMlaEpilogue(b, cta, state, { columns: DSA_SPARSE_MLA_V_HALF, rowWriter: rowWriter(state) });
+  epilogue(b, cta, state, { columns: DSA_SPARSE_MLA_V_HALF, rowWriter: rowWriter(state) });
 }

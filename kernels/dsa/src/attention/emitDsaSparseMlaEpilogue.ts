@@ -1,51 +1,17 @@
 // The end of a sparse MLA block: the two warpgroups' thread-partial row sums joined (thread t of
 // each holds the same rows), O /= l, the attention sink, and O, LSE and max logits written with
 // FlashMLA's conventions (a row with no valid token: O = 0, LSE = +∞, max = −∞).
-import {
-  add,
-  and,
-  call,
-  cast,
-  div,
-  eq,
-  float32,
-  index,
-  infinity,
-  int32,
-  lit,
-  mul,
-  namedBarrierSync,
-  ne,
-  pointer,
-  select,
-  sub,
-  type BlockBuilder,
-  type Expr,
-} from '@tilekit/codegen';
+import { add, and, call, div, eq, float32, index, infinity, int32, lit, mul, ne, select, sub, type BlockBuilder } from '@tilekit/codegen';
 import { makeNaiveTensorDescriptor } from '@tilekit/layout';
 import { makeDistributedTensor, makeTensorView, makeTileWindow, storeTile, sweepTile } from '@tilekit/tile';
 import { DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
 import type { DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
-import type { DsaSparseMlaConsumerState } from './emitDsaSparseMlaConsumers.ts';
+import type { DsaSparseMlaConsumerState, DsaSparseMlaEpilogueArgs } from './emitDsaSparseMlaConsumers.ts';
 import { DSA_SPARSE_MLA_PV } from './dsaSparseMlaGemms.ts';
 import { DSA_SPARSE_MLA_HEAD_BLOCK } from './dsaSparseMlaSmem.ts';
+import { joinDsaSparseMlaRowSums } from './joinDsaSparseMlaRowSums.ts';
 
-const BAR_SUM = 3;
 const LN2 = Math.LN2;
-
-/** Adds the other warpgroup's thread-partial row sums to this thread's (same rows, same lanes). */
-function joinRowSums(b: BlockBuilder, cta: DsaSparseMlaCta, state: DsaSparseMlaConsumerState): void {
-  const buf = b.let('row_sum_buf', pointer(float32), cast(add(cta.smem, cta.layout.rowSum), pointer(float32)));
-  const l = state.softmax.l;
-  const slot = (wg: Expr, r: number): Expr => add(mul(add(mul(wg, l.size), r), 128), state.wtid);
-  state.block.threads((th) => {
-    for (let r = 0; r < l.size; r++) th.b.assign(index(buf, slot(state.wg, r)), l.at(th, r));
-  });
-  b.expr(namedBarrierSync(cta.target, BAR_SUM, 256));
-  state.block.threads((th) => {
-    for (let r = 0; r < l.size; r++) th.b.assign(l.at(th, r), add(l.at(th, r), index(buf, slot(sub(1, state.wg), r))));
-  });
-}
 
 /**
  * Emits the epilogue of both warpgroups: row sums joined, O scaled by 1/l (0 where l = 0), by
@@ -57,11 +23,11 @@ export function emitDsaSparseMlaEpilogue(
   b: BlockBuilder,
   cta: DsaSparseMlaCta,
   state: DsaSparseMlaConsumerState,
-  v: { readonly columns: number; readonly rowWriter: Expr },
+  v: DsaSparseMlaEpilogueArgs,
 ): void {
   const { args } = cta;
   b.comment('epilogue: row sums of both warpgroups, O /= l, the sink, O / LSE / max logits out');
-  joinRowSums(b, cta, state);
+  joinDsaSparseMlaRowSums(b, cta, state);
   const desc = makeNaiveTensorDescriptor([DSA_SPARSE_MLA_HEAD_BLOCK, DSA_SPARSE_MLA_V_DIM], [DSA_SPARSE_MLA_V_DIM, 1], { vectorLength: 2 });
   const window = makeTileWindow(state.block, {
     view: makeTensorView(args.out, desc, { elementBytes: 2 }),
@@ -90,8 +56,9 @@ export function emitDsaSparseMlaEpilogue(
     sweepTile(th, lse, (e) =>
       e.b.if(and(eq(state.wg, 0), v.rowWriter), (w) => {
         const live = ne(e.value, infinity(float32, { negative: true }));
-        w.assign(index(args.lse, e.x[0]!), select(live, e.value, infinity(float32)));
-        w.assign(index(args.maxLogits, e.x[0]!), mul(softmax.m.at(th, e.d), LN2));
+        const at = args.scalarStride === undefined ? e.x[0]! : mul(e.x[0]!, args.scalarStride);
+        w.assign(index(args.lse, at), select(live, e.value, infinity(float32)));
+        w.assign(index(args.maxLogits, at), mul(softmax.m.at(th, e.d), LN2));
       }),
     );
   });
