@@ -37,6 +37,7 @@ const DSA_TOPK = 'kernel-dsa/gpu topk: ';
 const DSA_TOPK_TWO_READ = 'kernel-dsa/gpu topk two-read: ';
 const DSA_MLA_CACHE = 'kernel-dsa/gpu mla cache writer: ';
 const DSA_SPARSE_MLA = 'kernel-dsa/gpu sparse MLA prefill: ';
+const DSA_SPARSE_MLA_DECODE = 'kernel-dsa/gpu sparse MLA decode: ';
 
 /** The families, in the order they run. */
 export const SANITIZE_PLAN = [
@@ -208,7 +209,8 @@ export const SANITIZE_PLAN = [
       'heads 32 and 64, empty contexts, partial pages: TMA page ring, two consumer warpgroups), the prefill indexer ' +
       '(causal and random windows, empty windows, ragged S and Skv), and the top-k selection (short and empty rows, ' +
       '−∞ / NaN / ±0, k above the row, the page-table output), the FP8 MLA latent cache writer (padded pages, strided rows, −1 slots), ' +
-      'and the sparse MLA prefill (gathered rows in a 4-stage cp.async ring, two consumer warpgroups sharing the row max, P exchanged in shared memory)',
+      'the sparse MLA prefill (gathered rows in a 4-stage cp.async ring, two consumer warpgroups sharing the row max, P exchanged in shared memory) ' +
+      'and the FP8-cache sparse MLA decode (dequantizing producer, split partials and the combine)',
     bundles: {
       'kernel-dsa-dsaIndexer.mjs': [
         `${DSA_INDEXER}decode B3 n1 H64 L17 (fp32)`,
@@ -234,6 +236,11 @@ export const SANITIZE_PLAN = [
         `${DSA_SPARSE_MLA}h64 topk 64, sKv 100 (one partial page)`,
         `${DSA_SPARSE_MLA}h64 topk_length, empty rows`,
         `${DSA_SPARSE_MLA}h128 sinks and topk_length`,
+      ],
+      // The FP8-cache decode: s_q 2 with sinks, empty sequences with invalid slots (each with one split, three and the launcher's).
+      'kernel-dsa-dsaSparseMlaDecode.mjs': [
+        `${DSA_SPARSE_MLA_DECODE}b3 s_q 1 h128 topk 100, topk_length`,
+        `${DSA_SPARSE_MLA_DECODE}b5 s_q 2 h64 empty sequences, 20% invalid`,
       ],
     },
   },

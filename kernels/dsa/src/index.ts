@@ -83,6 +83,7 @@ export * from './reference/dsaSparseMlaReference.ts';
 export * from './reference/compareDsaSparseMla.ts';
 export * from './testing/dsaSparseMlaInputs.ts';
 export * from './testing/dsaSparseMlaGpuCases.ts';
+export * from './testing/dsaSparseMlaDecodeCache.ts';
 
 // The FP8 MLA latent cache (656 B/token) and its GPU writer.
 export * from './dsaMlaCacheLayout.ts';
@@ -96,7 +97,7 @@ export * from './mlaCache/dsaMlaCacheWriterInstance.ts';
 export * from './mlaCache/dsaMlaCacheWriterCatalog.ts';
 export * from './mlaCache/dsaMlaCacheWriterLauncher.ts';
 
-// Sparse MLA attention on the GPU: the prefill over a bf16 latent KV.
+// Sparse MLA attention on the GPU: the prefill over a bf16 latent KV, the decode over the FP8 cache (split + combine).
 export * from './attention/dsaSparseMlaSmem.ts';
 export * from './attention/dsaSparseMlaCta.ts';
 export * from './attention/dsaSparseMlaGemms.ts';
@@ -107,3 +108,13 @@ export * from './attention/emitDsaSparseMlaEpilogue.ts';
 export * from './attention/dsaSparseMlaPrefillInstance.ts';
 export * from './attention/dsaSparseMlaPrefillCatalog.ts';
 export * from './attention/dsaSparseMlaPrefillLauncher.ts';
+export * from './attention/checkDsaSparseMlaBuffers.ts';
+export * from './attention/joinDsaSparseMlaRowSums.ts';
+export * from './attention/emitDsaSparseMlaLoadQ.ts';
+export * from './attention/emitDsaSparseMlaRing.ts';
+export * from './attention/emitDsaSparseMlaFp8Producer.ts';
+export * from './attention/emitDsaSparseMlaPartialEpilogue.ts';
+export * from './attention/dsaSparseMlaDecodeInstance.ts';
+export * from './attention/dsaSparseMlaCombineInstance.ts';
+export * from './attention/dsaSparseMlaDecodeCatalog.ts';
+export * from './attention/dsaSparseMlaDecodeLauncher.ts';

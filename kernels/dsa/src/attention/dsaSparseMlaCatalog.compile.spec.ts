@@ -7,6 +7,7 @@ import { NvccCompiler } from '@tilekit/runtime';
 import { catalogCompileProblems } from '@tilekit/runtime/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DSA_COMPILE_FLAGS } from '../dsaKernel.ts';
+import { DSA_SPARSE_MLA_COMBINE, DSA_SPARSE_MLA_DECODE_CATALOG } from './dsaSparseMlaDecodeCatalog.ts';
 import { DSA_SPARSE_MLA_PREFILL_CATALOG } from './dsaSparseMlaPrefillCatalog.ts';
 
 const hasNvcc = NvccCompiler.available();
@@ -22,5 +23,10 @@ describe.runIf(hasNvcc)('dsa sparse MLA catalog: every instance compiles for sm_
 
   it(`compiles the ${DSA_SPARSE_MLA_PREFILL_CATALOG.length} sparse MLA prefill instance(s)`, async () => {
     expect(await catalogCompileProblems('dsa sparse MLA prefill', DSA_SPARSE_MLA_PREFILL_CATALOG, compiler, DSA_COMPILE_FLAGS)).toEqual([]);
+  }, 600_000);
+
+  it(`compiles the ${DSA_SPARSE_MLA_DECODE_CATALOG.length} sparse MLA decode instance(s) and the combine`, async () => {
+    const all = [...DSA_SPARSE_MLA_DECODE_CATALOG, DSA_SPARSE_MLA_COMBINE];
+    expect(await catalogCompileProblems('dsa sparse MLA decode', all, compiler, DSA_COMPILE_FLAGS)).toEqual([]);
   }, 600_000);
 });

@@ -4,19 +4,13 @@ import type { DsaSparseMlaSmem } from './dsaSparseMlaSmem.ts';
 
 /** The kernel's values the roles read (expressions of its parameters and of the block's setup). */
 export interface DsaSparseMlaArgs {
-  /** `const bf16*` latent rows [s_kv][kv_stride]. */
-  readonly kv: Expr;
-  /** `int` elements between latent rows. */
-  readonly kvStride: Expr;
-  /** `const int*` of this token's index row (topk entries). */
+  /** `const int*` of the block's index entries (its row's, from the block's first entry on). */
   readonly indices: Expr;
-  /** `int` latent rows (valid indices are in [0, s_kv)). */
-  readonly sKv: Expr;
   /** `float` softmax scale (of q·k; natural-log domain). */
   readonly smScale: Expr;
   /** `const float*` per-head sinks (nullable), indexed by the head. */
   readonly attnSink: Expr;
-  /** `bf16*` of O row 0 of the block (64 rows of 512), `float*` of its LSE and max-logit entry 0. */
+  /** O row 0 of the block (64 rows of 512; `bf16*`, or `float*` for a partial epilogue), `float*` of its LSE and max-logit entry 0. */
   readonly out: Expr;
   readonly lse: Expr;
   readonly maxLogits: Expr;

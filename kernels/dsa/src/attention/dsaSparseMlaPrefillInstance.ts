@@ -134,10 +134,7 @@ export class DsaSparseMlaPrefillInstance extends KernelInstance<DsaSparseMlaPref
       });
       b.push(t.syncThreads());
       const args: DsaSparseMlaArgs = {
-        kv: a.kv,
-        kvStride: a.kv_stride,
         indices: b.let('token_indices', pointer(int32, { const: true }), add(a.indices, mul(cast(token, int64), cast(a.topk, int64)))),
-        sKv: a.s_kv,
         smScale: a.sm_scale,
         attnSink: a.attn_sink,
         out: b.let('out_rows', a.out.type, add(a.out, mul(row0, DSA_SPARSE_MLA_V_DIM))),
@@ -148,7 +145,14 @@ export class DsaSparseMlaPrefillInstance extends KernelInstance<DsaSparseMlaPref
       const cta: DsaSparseMlaCta = { target: t, args, layout: this.smem, tid, smem, smemAddr, len, tiles, full, empty };
       b.if(
         ge(tid, CONSUMER_THREADS),
-        (prod) => emitDsaSparseMlaProducer(prod, cta, CONSUMER_THREADS, this.policy.producerRegisters),
+        (prod) =>
+          emitDsaSparseMlaProducer(
+            prod,
+            cta,
+            { kv: a.kv, kvStride: a.kv_stride, sKv: a.s_kv },
+            CONSUMER_THREADS,
+            this.policy.producerRegisters,
+          ),
         (cons) => emitDsaSparseMlaConsumers(cons, cta, this.policy.consumerRegisters),
       );
     });

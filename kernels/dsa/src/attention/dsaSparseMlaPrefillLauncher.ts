@@ -1,10 +1,11 @@
 // The host side of the sparse MLA prefill: buffer checks (naming each), packing and the launch geometry.
-import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
-import { checkDeviceRange, type DeviceRange } from '@tilekit/runtime';
+import { ArgumentError } from '@tilekit/numeric';
+import type { DeviceRange } from '@tilekit/runtime';
 import type { DsaSparseMlaPrefillConfig } from '../checkDsaSparseMlaConfig.ts';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
 import type { DsaPackedLaunch } from '../dsaKernel.ts';
 import { DSA_SPARSE_MLA_QK_DIM, DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
+import { checkDsaSparseMlaBuffers, type DsaBufferSize } from './checkDsaSparseMlaBuffers.ts';
 import { DSA_SPARSE_MLA_PREFILL_CATALOG } from './dsaSparseMlaPrefillCatalog.ts';
 import type { DsaSparseMlaPrefillInstance } from './dsaSparseMlaPrefillInstance.ts';
 import { DSA_SPARSE_MLA_HEAD_BLOCK } from './dsaSparseMlaSmem.ts';
@@ -28,10 +29,8 @@ export interface DsaSparseMlaPrefillBuffers {
 /** One packed prefill launch. */
 export type DsaSparseMlaPrefillPackedLaunch = DsaPackedLaunch<DsaSparseMlaPrefillInstance>;
 
-type Sized = { readonly [K in keyof DsaSparseMlaPrefillBuffers]-?: readonly [bytes: number, align: number] };
-
 /** Bytes and alignment of every buffer of a checked config. */
-function sizes(c: DsaSparseMlaPrefillConfig): Sized {
+function sizes(c: DsaSparseMlaPrefillConfig): { readonly [K in keyof DsaSparseMlaPrefillBuffers]-?: DsaBufferSize } {
   const rows = c.sQ * c.hQ;
   return {
     q: [rows * DSA_SPARSE_MLA_QK_DIM * 2, 16],
@@ -43,23 +42,6 @@ function sizes(c: DsaSparseMlaPrefillConfig): Sized {
     maxLogits: [rows * 4, 4],
     lse: [rows * 4, 4],
   };
-}
-
-const INPUTS = ['q', 'kv', 'indices', 'topkLength', 'attnSink'] as const;
-const OUTPUTS = ['out', 'maxLogits', 'lse'] as const;
-
-/** The outputs overlap neither an input nor each other. */
-function reportOverlaps(v: ArgumentProblems, b: DsaSparseMlaPrefillBuffers, s: Sized): void {
-  const range = (k: keyof DsaSparseMlaPrefillBuffers): readonly [bigint, bigint] | undefined =>
-    b[k] === undefined ? undefined : [b[k]!.ptr, b[k]!.ptr + BigInt(s[k][0])];
-  OUTPUTS.forEach((out, i) => {
-    const o = range(out)!;
-    for (const other of [...INPUTS, ...OUTPUTS.slice(i + 1)]) {
-      const r = range(other);
-      if (r !== undefined && o[0] < r[1] && r[0] < o[1])
-        v.report(`buffers.${out}`, `must not overlap buffers.${other}`, `0x${o[0].toString(16)}`);
-    }
-  });
 }
 
 /**
@@ -77,21 +59,14 @@ export function packDsaSparseMlaPrefill(
   const blocks = c.sQ * (c.hQ / DSA_SPARSE_MLA_HEAD_BLOCK);
   if (blocks > 2 ** 31 - 1)
     throw new DsaArgumentError('config.sQ', `times hQ / ${DSA_SPARSE_MLA_HEAD_BLOCK} blocks must fit a grid of 2^31 − 1`, c.sQ);
-  const s = sizes(c);
-  const v = new ArgumentProblems(ArgumentError);
-  for (const k of ['q', 'kv', 'indices', 'out', 'maxLogits', 'lse'] as const)
-    v.check(() => checkDeviceRange(`buffers.${k}`, buffers[k], s[k][0], s[k][1]));
-  for (const [k, given] of [
-    ['topkLength', c.hasTopkLength],
-    ['attnSink', c.hasSink],
-  ] as const) {
-    if (given) v.check(() => checkDeviceRange(`buffers.${k}`, buffers[k]!, s[k][0], s[k][1]));
-    else if (buffers[k] !== undefined)
-      v.report(`buffers.${k}`, `is read only when config.${k === 'topkLength' ? 'hasTopkLength' : 'hasSink'} is true`, buffers[k]);
-  }
-  v.throwIfAny();
-  reportOverlaps(v, buffers, s);
-  v.throwIfAny();
+  checkDsaSparseMlaBuffers(buffers, {
+    sizes: sizes(c),
+    outputs: ['out', 'maxLogits', 'lse'],
+    optional: [
+      ['topkLength', c.hasTopkLength, 'hasTopkLength'],
+      ['attnSink', c.hasSink, 'hasSink'],
+    ],
+  });
   const instance = DSA_SPARSE_MLA_PREFILL_CATALOG[0]!;
   const args = instance.signature.pack({
     q: buffers.q.ptr,

@@ -43,6 +43,16 @@ const LANES_PER_ROW = 8;
 /** Tokens a producer thread copies per tile (32 tokens over 128 threads / 8 lanes). */
 const ROWS_PER_THREAD = (DSA_SPARSE_MLA_KEYS * LANES_PER_ROW) / 128;
 
+/** The bf16 latent rows the producer gathers. */
+export interface DsaSparseMlaBf16Source {
+  /** `const bf16*` latent rows [sKv][kvStride]. */
+  readonly kv: Expr;
+  /** `int` elements between latent rows. */
+  readonly kvStride: Expr;
+  /** `int` latent rows (valid indices are in [0, sKv)). */
+  readonly sKv: Expr;
+}
+
 /**
  * The stage's full barrier: once this thread's copies of the tile are in (all but its `pending` newest
  * groups), fence them for wgmma and arrive.
@@ -63,7 +73,13 @@ function emitLanded(b: BlockBuilder, cta: DsaSparseMlaCta, stage: Expr, pending:
  * it's are in flight: the consumers' pair p needs tiles 2p and 2p + 1, whose arrivals never wait for
  * pair p's own release.
  */
-export function emitDsaSparseMlaProducer(b: BlockBuilder, cta: DsaSparseMlaCta, first: number, registers: number): void {
+export function emitDsaSparseMlaProducer(
+  b: BlockBuilder,
+  cta: DsaSparseMlaCta,
+  source: DsaSparseMlaBf16Source,
+  first: number,
+  registers: number,
+): void {
   const { target, args } = cta;
   b.comment(
     `producer warpgroup: registers down to ${registers}; ${LANES_PER_ROW} lanes per gathered token, ${ROWS_PER_THREAD} tokens per thread`,
@@ -82,13 +98,13 @@ export function emitDsaSparseMlaProducer(b: BlockBuilder, cta: DsaSparseMlaCta, 
       const entry = l.let('entry', int32, add(mul(it, DSA_SPARSE_MLA_KEYS), row));
       const idx = l.var('kv_index', int32, -1);
       l.if(lt(entry, cta.len), (x) => x.assign(idx, index(args.indices, cast(entry, int64))));
-      const valid = l.let('kv_valid', bool, and(ge(idx, 0), lt(idx, args.sKv)));
+      const valid = l.let('kv_valid', bool, and(ge(idx, 0), lt(idx, source.sKv)));
       l.if(eq(lane, 0), (x) => x.assign(index(validBytes, add(mul(s, DSA_SPARSE_MLA_KEYS), row)), cast(valid, uint8)));
       emitDsaSwizzledRowCopy(l, target, {
         slabs,
         slabBytes: DSA_SPARSE_MLA_K_SLAB_BYTES,
         row,
-        source: dsaBf16RowBytes(l, 'kv_row', args.kv, select(valid, idx, 0), args.kvStride),
+        source: dsaBf16RowBytes(l, 'kv_row', source.kv, select(valid, idx, 0), source.kvStride),
         first: lane,
         count: DSA_SPARSE_MLA_ROW_CHUNKS / LANES_PER_ROW,
         stride: LANES_PER_ROW,

@@ -63,6 +63,7 @@ export function dequantFp8x2ToBf16x2(target: Target, format: Fp8PackFormat, pair
   requireIntrinsic(target, 'wgmma', `cvt.rn.f16x2.${ptxType[format]}`);
   if (pair.type.kind !== 'int' || pair.type.bits !== 32 || pair.type.signed)
     throw new ArgumentError('pair', 'must be an unsigned 32-bit integer expression', pair.type.kind);
-  if (scale.type.kind !== 'float' || scale.type.bits !== 32) throw new ArgumentError('scale', 'must be a float (fp32) expression', scale.type.kind);
+  if (scale.type.kind !== 'float' || scale.type.bits !== 32)
+    throw new ArgumentError('scale', 'must be a float (fp32) expression', scale.type.kind);
   return callHelper(helpers[format], [pair, scale]);
 }
