@@ -38,6 +38,7 @@ const DSA_TOPK_TWO_READ = 'kernel-dsa/gpu topk two-read: ';
 const DSA_MLA_CACHE = 'kernel-dsa/gpu mla cache writer: ';
 const DSA_SPARSE_MLA = 'kernel-dsa/gpu sparse MLA prefill: ';
 const DSA_SPARSE_MLA_DECODE = 'kernel-dsa/gpu sparse MLA decode: ';
+const DSA_STEP = 'kernel-dsa/gpu decode step: ';
 
 /** The families, in the order they run. */
 export const SANITIZE_PLAN = [
@@ -210,7 +211,7 @@ export const SANITIZE_PLAN = [
       '(causal and random windows, empty windows, ragged S and Skv), and the top-k selection (short and empty rows, ' +
       '−∞ / NaN / ±0, k above the row, the page-table output), the FP8 MLA latent cache writer (padded pages, strided rows, −1 slots), ' +
       'the sparse MLA prefill (gathered rows in a 4-stage cp.async ring, two consumer warpgroups sharing the row max, P exchanged in shared memory) ' +
-      'and the FP8-cache sparse MLA decode (dequantizing producer, split partials and the combine)',
+      'the FP8-cache sparse MLA decode (dequantizing producer, split partials and the combine) and the whole decode step',
     bundles: {
       'kernel-dsa-dsaIndexer.mjs': [
         `${DSA_INDEXER}decode B3 n1 H64 L17 (fp32)`,
@@ -242,6 +243,8 @@ export const SANITIZE_PLAN = [
         `${DSA_SPARSE_MLA_DECODE}b3 s_q 1 h128 topk 100, topk_length`,
         `${DSA_SPARSE_MLA_DECODE}b5 s_q 2 h64 empty sequences, 20% invalid`,
       ],
+      // The decode step: indexer → top-k to slots → split decode + combine, next_n 2 with short contexts.
+      'kernel-dsa-dsaDecodeStep.mjs': [`${DSA_STEP}b3 next_n 2, context 2 … 3000, h_q 64, top-512`],
     },
   },
   {

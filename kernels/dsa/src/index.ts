@@ -84,6 +84,8 @@ export * from './reference/compareDsaSparseMla.ts';
 export * from './testing/dsaSparseMlaInputs.ts';
 export * from './testing/dsaSparseMlaGpuCases.ts';
 export * from './testing/dsaSparseMlaDecodeCache.ts';
+export * from './testing/dsaRandomDecodeStep.ts';
+export * from './testing/checkDsaDecodeStepOutputs.ts';
 
 // The FP8 MLA latent cache (656 B/token) and its GPU writer.
 export * from './dsaMlaCacheLayout.ts';
@@ -118,3 +120,6 @@ export * from './attention/dsaSparseMlaDecodeInstance.ts';
 export * from './attention/dsaSparseMlaCombineInstance.ts';
 export * from './attention/dsaSparseMlaDecodeCatalog.ts';
 export * from './attention/dsaSparseMlaDecodeLauncher.ts';
+
+// One decode step on the GPU: indexer → top-k to cache slots → sparse MLA decode (+ combine), one launch list.
+export * from './step/dsaDecodeStep.ts';

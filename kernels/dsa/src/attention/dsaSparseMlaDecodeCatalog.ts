@@ -1,6 +1,6 @@
 // The sparse MLA decode instances the launcher picks from.
 import { DsaSparseMlaDecodeInstance } from './dsaSparseMlaDecodeInstance.ts';
-import { DsaSparseMlaCombineInstance } from './dsaSparseMlaCombineInstance.ts';
+import { DSA_SPARSE_MLA_MAX_SPLITS, DsaSparseMlaCombineInstance } from './dsaSparseMlaCombineInstance.ts';
 
 /** The decode instance that writes the final outputs (one split per query row): the prefill's register split. */
 export const DSA_SPARSE_MLA_DECODE_FINAL = new DsaSparseMlaDecodeInstance({
@@ -22,5 +22,5 @@ export const DSA_SPARSE_MLA_DECODE_CATALOG: readonly DsaSparseMlaDecodeInstance[
   DSA_SPARSE_MLA_DECODE_PARTIAL,
 ]);
 
-/** The combine of the split decode: 4 warps (4 (row, head) pairs) per block. */
-export const DSA_SPARSE_MLA_COMBINE = new DsaSparseMlaCombineInstance({ warps: 4 });
+/** The combine of the split decode: one 128-thread block per (row, head), up to the most splits a decode can have. */
+export const DSA_SPARSE_MLA_COMBINE = new DsaSparseMlaCombineInstance({ maxSplits: DSA_SPARSE_MLA_MAX_SPLITS });

@@ -95,7 +95,7 @@ describe('packDsaSparseMlaDecode', () => {
     const many = packDsaSparseMlaDecode(c, buffersFor(c, 32), { smCount: 132 });
     expect(many.decode.instance.policy.output).toBe('partial');
     expect(many.decode.grid).toEqual([2, 32, 1]);
-    expect(many.combine?.grid).toEqual([32, 1, 1]);
+    expect(many.combine?.grid).toEqual([128, 1, 1]);
   });
 
   it('names a short workspace, a missing one, one that one split does not read, and an output overlapping the cache', () => {

@@ -9,7 +9,10 @@ import type { DsaRandomSparseMlaDecode } from './dsaSparseMlaInputs.ts';
  * the problem's numPages · 64: dsaQuantizeMlaLatent then dsaWriteMlaCacheReference. Padding bytes are 0xa5 (so a kernel
  * reading them shows).
  */
-export function dsaSparseMlaDecodeCache(x: DsaRandomSparseMlaDecode, pageStride: number = DSA_MLA_PAGE_BYTES): Uint8Array {
+export function dsaSparseMlaDecodeCache(
+  x: Pick<DsaRandomSparseMlaDecode, 'latent' | 'numPages'>,
+  pageStride: number = DSA_MLA_PAGE_BYTES,
+): Uint8Array {
   const slots = x.numPages * DSA_MLA_PAGE_TOKENS;
   const cache = new Uint8Array(dsaMlaCacheSpan(x.numPages, pageStride)).fill(0xa5);
   const latent = dsaQuantizeMlaLatent(x.latent, slots);

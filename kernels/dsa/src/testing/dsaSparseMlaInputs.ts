@@ -117,7 +117,8 @@ function indexLists(groups: number, rowsPerGroup: number, topk: number, bound: n
   return lengths === undefined ? { indices } : { indices, topkLength: lengths };
 }
 
-function sinks(hQ: number, rng: Prng): Float32Array {
+/** hQ attention sinks: normal with σ 3, every eighth head −∞ (no sink). */
+export function dsaRandomSparseMlaSinks(hQ: number, rng: Prng): Float32Array {
   return Float32Array.from({ length: hQ }, (_, h) => (h % 8 === 7 ? Number.NEGATIVE_INFINITY : Math.fround(3 * rng.nextNormal())));
 }
 
@@ -144,7 +145,7 @@ export function dsaRandomSparseMlaPrefillInput(options: DsaRandomSparseMlaPrefil
   const q = dsaRandomSparseMlaRows(sQ * hQ, rng, -1.5, 0.5);
   const kv = dsaRandomSparseMlaRows(sKv, rng);
   const lists = indexLists(sQ, 1, topk, sKv, o, rng);
-  return { q, kv, sQ, hQ, sKv, topk, smScale: o.smScale, ...lists, ...(o.sink ? { attnSink: sinks(hQ, rng) } : {}) };
+  return { q, kv, sQ, hQ, sKv, topk, smScale: o.smScale, ...lists, ...(o.sink ? { attnSink: dsaRandomSparseMlaSinks(hQ, rng) } : {}) };
 }
 
 /** Sizes of {@link dsaRandomSparseMlaDecodeInput}, and how its slots are drawn. */
@@ -182,6 +183,6 @@ export function dsaRandomSparseMlaDecodeInput(options: DsaRandomSparseMlaDecodeO
   const q = dsaRandomSparseMlaRows(b * sQ * hQ, rng, -1.5, 0.5);
   const latent = dsaRandomSparseMlaRows(slots, rng);
   const lists = indexLists(b, sQ, topk, slots, o, rng);
-  const problem = { q, b, sQ, hQ, topk, smScale: o.smScale, ...lists, ...(o.sink ? { attnSink: sinks(hQ, rng) } : {}) };
+  const problem = { q, b, sQ, hQ, topk, smScale: o.smScale, ...lists, ...(o.sink ? { attnSink: dsaRandomSparseMlaSinks(hQ, rng) } : {}) };
   return { problem, latent, numPages };
 }
