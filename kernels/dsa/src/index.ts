@@ -86,6 +86,9 @@ export * from './testing/dsaSparseMlaGpuCases.ts';
 export * from './testing/dsaSparseMlaDecodeCache.ts';
 export * from './testing/dsaRandomDecodeStep.ts';
 export * from './testing/checkDsaDecodeStepOutputs.ts';
+export * from './testing/dsaRandomPrefillStep.ts';
+export * from './testing/checkDsaPrefillStepOutputs.ts';
+export * from './testing/dsaStepVerdict.ts';
 
 // The FP8 MLA latent cache (656 B/token) and its GPU writer.
 export * from './dsaMlaCacheLayout.ts';
@@ -121,5 +124,8 @@ export * from './attention/dsaSparseMlaCombineInstance.ts';
 export * from './attention/dsaSparseMlaDecodeCatalog.ts';
 export * from './attention/dsaSparseMlaDecodeLauncher.ts';
 
-// One decode step on the GPU: indexer → top-k to cache slots → sparse MLA decode (+ combine), one launch list.
+// Whole DSA paths on the GPU, one launch list each: decode (indexer → top-k to cache slots → sparse MLA decode + combine)
+// and prefill (indexer → top-k → sparse MLA prefill).
+export * from './step/dsaLaunchSequence.ts';
 export * from './step/dsaDecodeStep.ts';
+export * from './step/dsaPrefillStep.ts';

@@ -27,10 +27,11 @@ import { dsaRandomSparseMlaRows } from '../testing/dsaSparseMlaInputs.ts';
 import {
   checkDsaDecodeStepConfig,
   dsaDecodeStepWorkspaceBytes,
-  DsaDecodeStep,
   packDsaDecodeStep,
   type CheckedDsaDecodeStepConfig,
+  type DsaDecodeStepPacked,
 } from './dsaDecodeStep.ts';
+import { DsaLaunchSequence } from './dsaLaunchSequence.ts';
 
 const compiler = gpuTestCompiler('dsa-decode-step-gpu');
 
@@ -95,15 +96,15 @@ class StepRun {
     return b;
   }
 
-  async build(): Promise<DsaDecodeStep> {
+  async build(): Promise<{ readonly packed: DsaDecodeStepPacked; readonly seq: DsaLaunchSequence }> {
     const packed = packDsaDecodeStep(this.c, this.buffers, {
       encode: (m) => encodeTensorMapTiled(this.device, m),
       smCount: this.device.smCount,
     });
-    return DsaDecodeStep.build(packed, { device: this.device, compiler });
+    return { packed, seq: await DsaLaunchSequence.build(packed.launches, { device: this.device, compiler }) };
   }
 
-  read(step: DsaDecodeStep) {
+  read(packed: DsaDecodeStepPacked) {
     this.device.synchronize();
     const c = this.c;
     const rows = c.batch * c.nextN;
@@ -112,8 +113,8 @@ class StepRun {
     const out = new Uint16Array(rows * c.hQ * DSA_SPARSE_MLA_V_DIM);
     const lse = new Float32Array(rows * c.hQ);
     const maxLogits = new Float32Array(rows * c.hQ);
-    readRange(this.buffers.workspace, step.packed.logits.ptr, logits);
-    readRange(this.buffers.workspace, step.packed.slots.ptr, slots);
+    readRange(this.buffers.workspace, packed.logits.ptr, logits);
+    readRange(this.buffers.workspace, packed.slots.ptr, slots);
     this.buffers.out.copyToHost(out);
     this.buffers.lse.copyToHost(lse);
     this.buffers.maxLogits.copyToHost(maxLogits);
@@ -170,12 +171,12 @@ SMALL.forEach(([label, o], i) => {
     };
     const run = new StepRun(c, host);
     try {
-      const step = await run.build();
-      step.launch();
-      const verdict = checkDsaDecodeStepOutputs(x, run.read(step));
+      const { packed, seq } = await run.build();
+      seq.launch();
+      const verdict = checkDsaDecodeStepOutputs(x, run.read(packed));
       assert.ok(verdict.ok, `${label}: ${verdict.lines.join('; ')}`);
-      console.log(`  ${step.packed.launches.map((l) => l.instance.name).join(' → ')}: ${verdict.lines.join('; ')}`);
-      step.dispose();
+      console.log(`  ${packed.launches.map((l) => l.instance.name).join(' → ')}: ${verdict.lines.join('; ')}`);
+      seq.dispose();
     } finally {
       run.dispose();
     }
@@ -222,9 +223,9 @@ test('kernel-dsa/gpu decode step: time at 128K context, b 1 and 32, h_q 128, top
     };
     const run = new StepRun(c, host);
     try {
-      const step = await run.build();
-      const ms = timeLaunches(run.device, () => step.launch(), { warmup: 3, repeat: 20 }).sort((p, q) => p - q)[10]!;
-      const got = run.read(step);
+      const { packed, seq } = await run.build();
+      const ms = timeLaunches(run.device, () => seq.launch(), { warmup: 3, repeat: 20 }).sort((p, q) => p - q)[10]!;
+      const got = run.read(packed);
       const positions = dsaTopkReference({ logits: got.logits.subarray(0, L), rows: 1, rowStride: L, k: 2048 });
       const slots = dsaTopkToPageTable(positions, 1, 2048, host.blockTable, maxPages, 1);
       assert.deepEqual(
@@ -250,11 +251,9 @@ test('kernel-dsa/gpu decode step: time at 128K context, b 1 and 32, h_q 128, top
         maxLogits: got.maxLogits.subarray(0, 128),
       });
       assert.ok(verdict.ok, `b ${b}: row 0's attention is off the reference`);
-      const names = step.packed.launches.map((l) => l.instance.name).join(' → ');
-      console.log(
-        `  b ${b}, L ${L}: ${(ms * 1000).toFixed(1)} µs per step (${names}; ${step.packed.attention.splits} split(s)); row 0 valid`,
-      );
-      step.dispose();
+      const names = packed.launches.map((l) => l.instance.name).join(' → ');
+      console.log(`  b ${b}, L ${L}: ${(ms * 1000).toFixed(1)} µs per step (${names}; ${packed.attention.splits} split(s)); row 0 valid`);
+      seq.dispose();
     } finally {
       run.dispose();
     }

@@ -2,7 +2,7 @@
 // output) → sparse MLA attention over the FP8 cache (split + combine for small batches), packed as one launch list
 // on one stream with its scratch carved from one workspace.
 import { ArgumentError, ArgumentProblems } from '@tilekit/numeric';
-import { checkDeviceRange, type Compiler, type Device, type DeviceRange, type LoadableInstance, type Stream } from '@tilekit/runtime';
+import { checkDeviceRange, type DeviceRange, type LoadableInstance } from '@tilekit/runtime';
 import {
   packDsaSparseMlaDecode,
   dsaSparseMlaDecodeSplit,
@@ -11,7 +11,7 @@ import {
 } from '../attention/dsaSparseMlaDecodeLauncher.ts';
 import { checkDsaSparseMlaDecodeConfig, type DsaSparseMlaDecodeConfig } from '../checkDsaSparseMlaConfig.ts';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
-import { DsaKernel, type DsaPackedLaunch } from '../dsaKernel.ts';
+import type { DsaPackedLaunch } from '../dsaKernel.ts';
 import { DSA_MLA_PAGE_BYTES } from '../dsaMlaCacheLayout.ts';
 import {
   checkDsaIndexerDecodeConfig,
@@ -86,8 +86,8 @@ export interface DsaDecodeStepPacked {
 }
 
 /**
- * Checks a step config: every stage's own checks (the indexer's, the top-k's with the page-table output, the attention's
- * with sQ = nextN) and topk ≤ maxContext·… is not required (short rows fill −1).
+ * Checks a step config with every stage's own checks: the indexer's, the top-k's (page-table output, rowsPerSequence =
+ * nextN; topk may exceed a context: short rows fill −1 slots) and the attention's (sQ = nextN).
  * @throws DsaArgumentError naming the first broken field (the stage checks' names: batch, heads, k, hQ, …).
  */
 export function checkDsaDecodeStepConfig(config: DsaDecodeStepConfig): CheckedDsaDecodeStepConfig {
@@ -188,35 +188,4 @@ export function packDsaDecodeStep(
   );
   const launches = [indexer, topk, attention.decode, ...(attention.combine === undefined ? [] : [attention.combine])];
   return { indexer, topk, attention, launches: launches as DsaPackedLaunch<LoadableInstance>[], logits, slots };
-}
-
-/** A packed step with its kernels compiled and loaded: {@link DsaDecodeStep.launch} enqueues the whole step. */
-export class DsaDecodeStep {
-  readonly packed: DsaDecodeStepPacked;
-  readonly #kernels: readonly DsaKernel<LoadableInstance>[];
-
-  private constructor(packed: DsaDecodeStepPacked, kernels: readonly DsaKernel<LoadableInstance>[]) {
-    this.packed = packed;
-    this.#kernels = kernels;
-  }
-
-  /** Compiles (through `compiler`'s cache) and loads every launch's instance on `device`. */
-  static async build(
-    packed: DsaDecodeStepPacked,
-    options: { readonly device: Device; readonly compiler: Compiler },
-  ): Promise<DsaDecodeStep> {
-    const kernels = [];
-    for (const l of packed.launches) kernels.push(await DsaKernel.build(l.instance, options));
-    return new DsaDecodeStep(packed, kernels);
-  }
-
-  /** Enqueues the step's launches in order on `stream` (default: the legacy default stream). */
-  launch(stream?: Stream): void {
-    this.packed.launches.forEach((l, i) => this.#kernels[i]!.launch(l, stream));
-  }
-
-  /** Unloads the kernels' modules. */
-  dispose(): void {
-    for (const k of this.#kernels) k.dispose();
-  }
 }

@@ -9,6 +9,7 @@ import { dsaSparseMlaDecodeReferenceWithBound } from '../reference/dsaSparseMlaR
 import { dsaTopkReference } from '../reference/dsaTopkReference.ts';
 import { dsaTopkToPageTable } from '../reference/dsaTopkToPageTable.ts';
 import type { DsaRandomDecodeStep } from './dsaRandomDecodeStep.ts';
+import { dsaStepVerdict, type DsaStepVerdict } from './dsaStepVerdict.ts';
 
 /** What the GPU left: logits [rows][maxContext], slots [rows][topk], out (bf16 bits, or fp32 values), lse and max logits [B][hQ][nextN]. */
 export interface DsaDecodeStepOutputs {
@@ -19,14 +20,8 @@ export interface DsaDecodeStepOutputs {
   readonly maxLogits: Float32Array;
 }
 
-/** The verdict: all three stages valid, and one line per stage. */
-export interface DsaDecodeStepVerdict {
-  readonly ok: boolean;
-  readonly lines: readonly string[];
-}
-
 /** Checks `got` stage by stage (each stage against the reference fed by the GPU's previous stage, so near-ties cannot flip a selection). */
-export function checkDsaDecodeStepOutputs(x: DsaRandomDecodeStep, got: DsaDecodeStepOutputs): DsaDecodeStepVerdict {
+export function checkDsaDecodeStepOutputs(x: DsaRandomDecodeStep, got: DsaDecodeStepOutputs): DsaStepVerdict {
   const input = x.index.input;
   const rows = input.B * input.nextN;
   const expected = dsaIndexerDecodeReferenceWithBound(input);
@@ -50,12 +45,12 @@ export function checkDsaDecodeStepOutputs(x: DsaRandomDecodeStep, got: DsaDecode
     }),
     got,
   );
-  const worst = (v: { worstRatio: number } | undefined): string => (v === undefined ? '-' : v.worstRatio.toFixed(3));
-  const lines = [
-    `indexer: ${logits.checked} logits, ${logits.overBound} over the bound, ${logits.maskMismatches} mask mismatches (worst ${logits.worstRatio.toFixed(3)} of the bound)`,
-    `top-${x.topk} → slots: ${rows - wrongRows.length}/${rows} rows equal to the exact selection of the GPU's logits through the block table`,
-    `attention: out ${attention.out.failures}/${attention.out.checked}, lse ${attention.lse.failures}, max ${attention.maxLogits?.failures ?? 0} over the bound ` +
-      `(worst ratios ${worst(attention.out)}, ${worst(attention.lse)}, ${worst(attention.maxLogits)})`,
-  ];
-  return { ok: logits.ok && wrongRows.length === 0 && attention.ok, lines };
+  return dsaStepVerdict({
+    logits,
+    attention,
+    rows,
+    wrongRows: wrongRows.length,
+    selection: `top-${x.topk} → slots`,
+    through: ' through the block table',
+  });
 }

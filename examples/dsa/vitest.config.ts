@@ -1,0 +1,3 @@
+import { tilekitProject } from '../../vitest.shared.ts';
+
+export default tilekitProject(import.meta.dirname);
