@@ -9,6 +9,7 @@
         "src/native/common.cc",
         "src/native/device.cc",
         "src/native/driver.cc",
+        "src/native/graphs.cc",
         "src/native/memory.cc",
         "src/native/modules.cc",
         "src/native/nvrtcCompile.cc",

@@ -27,7 +27,16 @@ describe('native addon', () => {
     expect(findAddon()).toBe(builtAddon);
     const native = loadAddon();
     expect(native.abiVersion).toBe(1);
-    for (const name of ['probe', 'memAlloc', 'memcpyHtoD', 'launchKernel', 'tensorMapEncodeTiled', 'nvrtcCompile']) {
+    for (const name of [
+      'probe',
+      'memAlloc',
+      'memcpyHtoD',
+      'launchKernel',
+      'tensorMapEncodeTiled',
+      'nvrtcCompile',
+      'streamBeginCapture',
+      'graphLaunch',
+    ]) {
       expect(typeof (native as unknown as Record<string, unknown>)[name], name).toBe('function');
     }
   });

@@ -14,6 +14,7 @@ export interface NativeHandle<Kind extends string> {
 }
 export type StreamHandle = NativeHandle<'stream'>;
 export type EventHandle = NativeHandle<'event'>;
+export type GraphHandle = NativeHandle<'graph'>;
 export type ModuleHandle = NativeHandle<'module'>;
 export type FunctionHandle = NativeHandle<'function'>;
 
@@ -118,6 +119,13 @@ export interface NativeAddon {
   eventSynchronize(event: EventHandle): void;
   eventQuery(event: EventHandle): boolean;
   eventElapsedTime(start: EventHandle, end: EventHandle): number;
+  /** `mode` is a CUstreamCaptureMode value (0 global, 1 thread-local, 2 relaxed). */
+  streamBeginCapture(stream: StreamHandle, mode: number): void;
+  /** Ends the capture and returns the instantiated (executable) graph; throws if the capture failed. */
+  streamEndCapture(stream: StreamHandle): GraphHandle;
+  graphLaunch(graph: GraphHandle, stream: StreamHandle): void;
+  /** Idempotent. */
+  graphDestroy(graph: GraphHandle): void;
   moduleLoad(ordinal: number, image: Uint8Array): ModuleHandle;
   moduleUnload(module: ModuleHandle): void;
   moduleGetFunction(module: ModuleHandle, name: string): FunctionHandle;

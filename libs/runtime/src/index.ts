@@ -16,6 +16,8 @@ export type { BackToBackTimes, TimeBackToBackOptions } from './timeBackToBack.ts
 export { timeLaunches } from './timeLaunches.ts';
 export type { TimeLaunchesOptions } from './timeLaunches.ts';
 export type { CudaEventOptions } from './cudaEvent.ts';
+export { CudaGraph } from './cudaGraph.ts';
+export type { CudaGraphCaptureMode, CudaGraphCaptureOptions } from './cudaGraph.ts';
 export { CudaModule, moduleImageKind } from './cudaModule.ts';
 export type { ModuleImageKind } from './cudaModule.ts';
 export { Device } from './device.ts';

@@ -105,7 +105,7 @@ export class Kernel {
       args.bytes,
       args.offsets,
     );
-    recordLaunch(this.name);
+    recordLaunch(this.name, stream);
   }
 
   #launchLimits(): LaunchLimits {

@@ -73,6 +73,7 @@ static Napi::Object InitTilekit(Napi::Env env, Napi::Object exports) {
   registerDevice(env, exports);
   registerMemory(env, exports);
   registerStreams(env, exports);
+  registerGraphs(env, exports);
   registerModules(env, exports);
   registerNvrtc(env, exports);
   return exports;

@@ -9,6 +9,7 @@ const napi_type_tag kStreamTag = {0x7a1e6b17c0de0001ULL, 0x9d3f44a1b2c30001ULL};
 const napi_type_tag kEventTag = {0x7a1e6b17c0de0002ULL, 0x9d3f44a1b2c30002ULL};
 const napi_type_tag kModuleTag = {0x7a1e6b17c0de0003ULL, 0x9d3f44a1b2c30003ULL};
 const napi_type_tag kFunctionTag = {0x7a1e6b17c0de0004ULL, 0x9d3f44a1b2c30004ULL};
+const napi_type_tag kGraphTag = {0x7a1e6b17c0de0005ULL, 0x9d3f44a1b2c30005ULL};
 
 Napi::Value makeCudaError(Napi::Env env, const std::string& call, CUresult code, const std::string& detail) {
   const std::string name = cudaErrorName(code);
@@ -65,6 +66,12 @@ CUresult makeCurrent(CUcontext ctx) {
 }
 
 void makeCurrent(Napi::Env env, CUcontext ctx) { check(env, makeCurrent(ctx), "cuCtxSetCurrent"); }
+
+StreamHandle* liveStream(const Napi::Value& value) {
+  StreamHandle* handle = unwrapHandle<StreamHandle>(value, kStreamTag, "stream");
+  if (handle->stream == nullptr) throw Napi::Error::New(value.Env(), "stream was destroyed");
+  return handle;
+}
 
 CUstream optionalStream(const Napi::Value& value, int ordinal) {
   if (value.IsUndefined() || value.IsNull()) return nullptr;

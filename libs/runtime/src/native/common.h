@@ -50,6 +50,11 @@ struct EventHandle {
   CUcontext ctx;
   CUevent event;
 };
+struct GraphHandle {
+  int ordinal;
+  CUcontext ctx;
+  CUgraphExec exec;  // null once destroyed
+};
 struct ModuleState {
   int ordinal;
   CUcontext ctx;
@@ -68,6 +73,7 @@ extern const napi_type_tag kStreamTag;
 extern const napi_type_tag kEventTag;
 extern const napi_type_tag kModuleTag;
 extern const napi_type_tag kFunctionTag;
+extern const napi_type_tag kGraphTag;
 
 template <typename T>
 Napi::External<T> wrapHandle(Napi::Env env, T* handle, const napi_type_tag& tag) {
@@ -84,6 +90,9 @@ T* unwrapHandle(const Napi::Value& value, const napi_type_tag& tag, const char* 
   return external.Data();
 }
 
+// A stream argument that must be a live (not destroyed) stream handle.
+StreamHandle* liveStream(const Napi::Value& value);
+
 // Optional stream argument: undefined/null means the legacy default stream of the context.
 CUstream optionalStream(const Napi::Value& value, int ordinal);
 
@@ -95,6 +104,7 @@ Napi::Uint8Array toBytes(const Napi::Value& value, const char* what);
 void registerDevice(Napi::Env env, Napi::Object exports);
 void registerMemory(Napi::Env env, Napi::Object exports);
 void registerStreams(Napi::Env env, Napi::Object exports);
+void registerGraphs(Napi::Env env, Napi::Object exports);
 void registerModules(Napi::Env env, Napi::Object exports);
 void registerNvrtc(Napi::Env env, Napi::Object exports);
 

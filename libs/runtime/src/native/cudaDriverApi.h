@@ -17,11 +17,20 @@ using CUmodule = struct CUmod_opaque*;
 using CUfunction = struct CUfunc_opaque*;
 using CUstream = struct CUstream_opaque*;
 using CUevent = struct CUevent_opaque*;
+using CUgraph = struct CUgraph_opaque*;
+using CUgraphExec = struct CUgraphExec_opaque*;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 constexpr CUresult CUDA_ERROR_NOT_SUPPORTED = 801;
+
+// CUstreamCaptureMode values (the `mode` of cuStreamBeginCapture_v2).
+enum StreamCaptureMode : int {
+  kStreamCaptureModeGlobal = 0,
+  kStreamCaptureModeThreadLocal = 1,
+  kStreamCaptureModeRelaxed = 2,
+};
 
 // CUdevice_attribute values.
 enum DeviceAttribute : int {
@@ -149,6 +158,12 @@ using PFN_cuEventRecord = CUresult (*)(CUevent, CUstream);
 using PFN_cuEventSynchronize = CUresult (*)(CUevent);
 using PFN_cuEventQuery = CUresult (*)(CUevent);
 using PFN_cuEventElapsedTime = CUresult (*)(float*, CUevent, CUevent);
+using PFN_cuStreamBeginCapture = CUresult (*)(CUstream, int);
+using PFN_cuStreamEndCapture = CUresult (*)(CUstream, CUgraph*);
+using PFN_cuGraphInstantiateWithFlags = CUresult (*)(CUgraphExec*, CUgraph, unsigned long long);
+using PFN_cuGraphLaunch = CUresult (*)(CUgraphExec, CUstream);
+using PFN_cuGraphExecDestroy = CUresult (*)(CUgraphExec);
+using PFN_cuGraphDestroy = CUresult (*)(CUgraph);
 using PFN_cuModuleLoadDataEx = CUresult (*)(CUmodule*, const void*, unsigned int, int*, void**);
 using PFN_cuModuleUnload = CUresult (*)(CUmodule);
 using PFN_cuModuleGetFunction = CUresult (*)(CUfunction*, CUmodule, const char*);

@@ -96,6 +96,15 @@ DriverApi loadDriver() {
   resolve(lib, &api.cuLaunchKernelEx, "cuLaunchKernelEx", nullptr, nullptr);
   resolve(lib, &api.cuFuncGetParamInfo, "cuFuncGetParamInfo", nullptr, nullptr);
   resolve(lib, &api.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", nullptr, nullptr);
+  // CUDA graphs. No fallback to the unversioned cuStreamBeginCapture: that symbol is the CUDA 10.0
+  // entry point, which takes no mode argument; any driver that lacks the _v2 one lacks
+  // cuGraphInstantiateWithFlags too, so a fallback could never make graphs work.
+  resolve(lib, &api.cuStreamBeginCapture, "cuStreamBeginCapture_v2", nullptr, nullptr);
+  resolve(lib, &api.cuStreamEndCapture, "cuStreamEndCapture", nullptr, nullptr);
+  resolve(lib, &api.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", nullptr, nullptr);
+  resolve(lib, &api.cuGraphLaunch, "cuGraphLaunch", nullptr, nullptr);
+  resolve(lib, &api.cuGraphExecDestroy, "cuGraphExecDestroy", nullptr, nullptr);
+  resolve(lib, &api.cuGraphDestroy, "cuGraphDestroy", nullptr, nullptr);
   if (!missing.empty()) {
     api.error = api.path + " lacks required entry points (driver too old?): " + missing;
     return api;

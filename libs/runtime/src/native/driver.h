@@ -60,6 +60,14 @@ struct DriverApi {
   PFN_cuLaunchKernelEx cuLaunchKernelEx = nullptr;
   PFN_cuFuncGetParamInfo cuFuncGetParamInfo = nullptr;
   PFN_cuTensorMapEncodeTiled cuTensorMapEncodeTiled = nullptr;
+  // Optional: CUDA graphs (stream capture and replay). Null when absent; the graph bindings
+  // then fail with CUDA_ERROR_NOT_SUPPORTED naming the missing entry points (graphs.cc).
+  PFN_cuStreamBeginCapture cuStreamBeginCapture = nullptr;  // the _v2 entry point (with a mode)
+  PFN_cuStreamEndCapture cuStreamEndCapture = nullptr;
+  PFN_cuGraphInstantiateWithFlags cuGraphInstantiateWithFlags = nullptr;
+  PFN_cuGraphLaunch cuGraphLaunch = nullptr;
+  PFN_cuGraphExecDestroy cuGraphExecDestroy = nullptr;
+  PFN_cuGraphDestroy cuGraphDestroy = nullptr;
 };
 
 struct NvrtcApi {

@@ -5,12 +5,6 @@
 namespace tk {
 namespace {
 
-StreamHandle* liveStream(const Napi::Value& value) {
-  StreamHandle* handle = unwrapHandle<StreamHandle>(value, kStreamTag, "stream");
-  if (handle->stream == nullptr) throw Napi::Error::New(value.Env(), "stream was destroyed");
-  return handle;
-}
-
 EventHandle* liveEvent(const Napi::Value& value) {
   EventHandle* handle = unwrapHandle<EventHandle>(value, kEventTag, "event");
   if (handle->event == nullptr) throw Napi::Error::New(value.Env(), "event was destroyed");

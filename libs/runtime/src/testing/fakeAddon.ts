@@ -1,6 +1,7 @@
 import type {
   EventHandle,
   FunctionHandle,
+  GraphHandle,
   ModuleHandle,
   NativeAddon,
   NativeDeviceInfo,
@@ -60,7 +61,10 @@ export interface FakeKernel {
 /** The fake addon plus what tests inspect: live allocations, launches, frees. */
 export interface FakeAddon extends NativeAddon {
   readonly allocations: Map<bigint, Uint8Array>;
+  /** Launches that ran: direct ones, and each replay of a graph's captured ones (capture runs nothing). */
   readonly launches: RecordedLaunch[];
+  /** Graphs made by streamEndCapture and not yet destroyed. */
+  readonly liveGraphs: Set<GraphHandle>;
   readonly freed: bigint[];
   /** Kernels every loaded module exposes, by name. */
   readonly kernels: Map<string, FakeKernel>;
@@ -70,16 +74,28 @@ function cudaError(call: string, code: number, name: string): CudaError {
   return new CudaError(call, code, name, 'fake driver error');
 }
 
+// What the fake keeps in a stream handle: the launches captured while a capture is under way.
+interface FakeStream {
+  capture?: RecordedLaunch[];
+}
+interface FakeGraph {
+  readonly launches: readonly RecordedLaunch[];
+  destroyed: boolean;
+}
+
 /**
  * A JS stand-in for the native addon with one device and host-memory "device memory", so the TS
  * API (validation, views, packing, disposal) is unit-tested without CUDA. Addresses start at
- * 0x7f00_0000_0000 and are 256-byte aligned like cuMemAlloc's.
+ * 0x7f00_0000_0000 and are 256-byte aligned like cuMemAlloc's. Graph capture models kernel
+ * launches only: launches on a capturing stream are kept for the graph, and each graph launch
+ * appends them to `launches` (copies and memsets still happen at once).
  */
 export function createFakeAddon(options: { totalMemory?: number } = {}): FakeAddon {
   const allocations = new Map<bigint, Uint8Array>();
   const launches: RecordedLaunch[] = [];
   const freed: bigint[] = [];
   const kernels = new Map<string, FakeKernel>();
+  const liveGraphs = new Set<GraphHandle>();
   const totalMemory = options.totalMemory ?? 1 << 30;
   let next = 0x7f00_0000_0000n;
   let used = 0;
@@ -94,6 +110,7 @@ export function createFakeAddon(options: { totalMemory?: number } = {}): FakeAdd
   const fake: FakeAddon = {
     allocations,
     launches,
+    liveGraphs,
     freed,
     kernels,
     abiVersion: 1,
@@ -151,6 +168,31 @@ export function createFakeAddon(options: { totalMemory?: number } = {}): FakeAdd
     eventSynchronize: () => undefined,
     eventQuery: () => true,
     eventElapsedTime: (start, end) => (end as unknown as { time: number }).time - (start as unknown as { time: number }).time,
+    streamBeginCapture: (stream) => {
+      const fakeStream = stream as unknown as FakeStream;
+      if (fakeStream.capture) throw cudaError('cuStreamBeginCapture_v2', 401, 'CUDA_ERROR_ILLEGAL_STATE');
+      fakeStream.capture = [];
+    },
+    streamEndCapture: (stream) => {
+      const fakeStream = stream as unknown as FakeStream;
+      const captured = fakeStream.capture;
+      if (!captured) throw cudaError('cuStreamEndCapture', 401, 'CUDA_ERROR_ILLEGAL_STATE');
+      delete fakeStream.capture;
+      const fakeGraph: FakeGraph = { launches: captured, destroyed: false };
+      const graph = fakeGraph as unknown as GraphHandle;
+      liveGraphs.add(graph);
+      return graph;
+    },
+    graphLaunch: (graph, stream) => {
+      const fakeGraph = graph as unknown as FakeGraph;
+      if (fakeGraph.destroyed) throw new Error('graph was destroyed');
+      const into = (stream as unknown as FakeStream).capture ?? launches;
+      into.push(...fakeGraph.launches);
+    },
+    graphDestroy: (graph) => {
+      (graph as unknown as FakeGraph).destroyed = true;
+      liveGraphs.delete(graph);
+    },
     moduleLoad: () => ({ kind: 'module' }) as unknown as ModuleHandle,
     moduleUnload: () => undefined,
     moduleGetFunction: (_module, name) => {
@@ -174,10 +216,11 @@ export function createFakeAddon(options: { totalMemory?: number } = {}): FakeAdd
       if (attribute === 8) kernels.set(name, { ...kernel, attributes: { ...kernel.attributes, maxDynamicSharedBytes: value } });
     },
     funcGetParamInfo: (fn) => kernels.get((fn as unknown as { name: string }).name)?.params ?? null,
-    launchKernel: (fn, grid, block, sharedBytes, _stream, cluster, params, offsets) => {
+    launchKernel: (fn, grid, block, sharedBytes, stream, cluster, params, offsets) => {
       const name = (fn as unknown as { name: string }).name;
       const info = kernels.get(name)?.params;
-      launches.push({
+      const into = (stream as unknown as FakeStream | undefined)?.capture ?? launches;
+      into.push({
         kernel: name,
         grid: [...grid],
         block: [...block],

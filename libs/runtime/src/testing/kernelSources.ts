@@ -94,3 +94,10 @@ extern "C" __global__ void tma_tile(const __grid_constant__ TensorMap128 map, fl
   for (int i = threadIdx.x; i < 16 * 32; i += blockDim.x) out[i] = tile[i];
 }
 `;
+
+/** x[i] += 1 for i < n (CUDA graph replays: each launch adds exactly 1). */
+export const ADD_ONE_SOURCE = `extern "C" __global__ void add_one(int* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] += 1;
+}
+`;
