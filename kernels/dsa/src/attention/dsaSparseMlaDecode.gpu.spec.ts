@@ -3,11 +3,11 @@
 // −1 padding), each with the launcher's split, one split (the final epilogue) and three splits (partials and the
 // combine), must lie within compareDsaSparseMla's bound of the float64 reference over the dequantized cache, with
 // FlashMLA's conventions exact on empty rows. Then prints the time and TFLOP/s (2·entries·h·(576 + 512)) of topk
-// 2048 × h 128 over a 32768-slot cache for b 1, 32 and 128 (not asserted). Skipped without a GPU.
+// 2048 × h 128 over a 32768-slot cache for b 1, 32 and 128, launched back to back (not asserted). Skipped without a GPU.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Prng } from '@tilekit/host';
-import { buildOncePerInstance, Device, timeLaunches, type DeviceBuffer, type LoadableInstance } from '@tilekit/runtime';
+import { buildOncePerInstance, Device, timeBackToBack, type DeviceBuffer, type LoadableInstance } from '@tilekit/runtime';
 import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
 import { checkDsaSparseMlaDecodeConfig, type DsaSparseMlaDecodeConfig } from '../checkDsaSparseMlaConfig.ts';
 import { DsaKernel, type DsaPackedLaunch } from '../dsaKernel.ts';
@@ -156,7 +156,8 @@ test(
         const run = new DecodeRun({ ...x, latent: base.latent }, cache, splits);
         try {
           const go = await run.launcher();
-          const ms = timeLaunches(run.device, go, { warmup: 3, repeat: 20 }).sort((p, q) => p - q)[10]!;
+          const plan = { warmup: 3, repetitions: 5, targetMs: 20, minLaunches: 20, maxLaunches: 2000 };
+          const ms = [...timeBackToBack(run.device, go, plan).reps].sort((p, q) => p - q)[2]!;
           const flops = 2 * b * 2048 * 128 * (DSA_SPARSE_MLA_QK_DIM + DSA_SPARSE_MLA_V_DIM);
           console.log(
             `  b ${b}, ${run.packed.splits} split(s) of ${run.packed.tilesPerSplit} tiles${splits === undefined ? ' (launcher)' : ''}: ${(ms * 1000).toFixed(1)} µs, ${(flops / ms / 1e9).toFixed(1)} TFLOP/s`,

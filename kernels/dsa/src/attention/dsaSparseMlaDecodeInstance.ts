@@ -113,7 +113,7 @@ export class DsaSparseMlaDecodeInstance extends KernelInstance<DsaSparseMlaDecod
       },
       { tags: { consumerRegisters: 'cr', producerRegisters: 'pr', output: '' } },
     );
-    const smem = dsaSparseMlaSmem();
+    const smem = dsaSparseMlaSmem({ fp8Scales: true });
     super({
       key,
       policy: Object.freeze({ ...policy }),

@@ -44,17 +44,25 @@ export interface DsaSparseMlaSmem {
   readonly rowSum: number;
   /** full[4], empty[4] (uint64). */
   readonly barriers: number;
+  /** FP8 decode only (else absent): [4 stages][32 tokens][4] fp32 tile scales as gathered from the cache. */
+  readonly fp8Scales?: number;
   readonly used: number;
 }
 
-/** The layout: Q (73728 B), 4 stages (147456 B), then the small regions; 219 KiB in all. */
-export function dsaSparseMlaSmem(): DsaSparseMlaSmem {
+/**
+ * The layout: Q (73728 B), 4 stages (147456 B), then the small regions; 219 KiB in all, plus 2 KiB of gathered tile
+ * scales when `fp8Scales` (the FP8 decode stages a token's raw bytes before dequantizing them).
+ */
+export function dsaSparseMlaSmem(options: { readonly fp8Scales?: boolean } = {}): DsaSparseMlaSmem {
   const q = DSA_SPARSE_MLA_SLABS * DSA_SPARSE_MLA_Q_SLAB_BYTES;
   const stageBytes = DSA_SPARSE_MLA_SLABS * DSA_SPARSE_MLA_K_SLAB_BYTES;
   const valid = q + DSA_SPARSE_MLA_STAGES * stageBytes;
   const rowMax = valid + DSA_SPARSE_MLA_STAGES * DSA_SPARSE_MLA_KEYS;
   const rowSum = rowMax + 2 * DSA_SPARSE_MLA_HEAD_BLOCK * 4;
   const barriers = rowSum + 2 * 2 * 128 * 4;
-  const used = barriers + 2 * DSA_SPARSE_MLA_STAGES * 8;
-  return Object.freeze({ q: 0, keys: q, stageBytes, valid, rowMax, rowSum, barriers, used });
+  const end = barriers + 2 * DSA_SPARSE_MLA_STAGES * 8;
+  if (options.fp8Scales !== true) return Object.freeze({ q: 0, keys: q, stageBytes, valid, rowMax, rowSum, barriers, used: end });
+  const fp8Scales = end;
+  const used = fp8Scales + DSA_SPARSE_MLA_STAGES * DSA_SPARSE_MLA_KEYS * 16;
+  return Object.freeze({ q: 0, keys: q, stageBytes, valid, rowMax, rowSum, barriers, fp8Scales, used });
 }

@@ -1,6 +1,8 @@
-// The producer warpgroup of the sparse MLA decode: gathers the selected tokens of the paged FP8 MLA
-// cache (656-byte rows: 512 e4m3, 4 fp32 tile scales, 64 bf16 RoPE) and dequantizes them into the
-// same 128B-swizzled bf16 key stages the prefill's producer fills, so the consumers are shared.
+// The producer warpgroup of the sparse MLA decode: gathers the selected tokens of the paged FP8 MLA cache (656-byte
+// rows: 512 e4m3, 4 fp32 tile scales, 64 bf16 RoPE) with cp.async one tile ahead, raw, into the key stage itself (each
+// lane's e4m3 chunks where its own bf16 outputs of the upper latent slabs go, the scales in their own region, the RoPE
+// straight into its slab), then dequantizes each tile in place into the prefill's 128B-swizzled bf16 layout, so the
+// consumers are the prefill's.
 import {
   add,
   and,
@@ -38,24 +40,20 @@ import {
   type BlockBuilder,
   type Expr,
 } from '@tilekit/codegen';
-import {
-  DSA_MLA_PAGE_TOKENS,
-  DSA_MLA_ROPE_OFFSET,
-  DSA_MLA_SCALE_OFFSET,
-  DSA_MLA_TILES,
-  DSA_MLA_TOKEN_BYTES,
-} from '../dsaMlaCacheLayout.ts';
+import { DSA_MLA_PAGE_TOKENS, DSA_MLA_ROPE_OFFSET, DSA_MLA_SCALE_OFFSET, DSA_MLA_TOKEN_BYTES } from '../dsaMlaCacheLayout.ts';
+import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { dsaSparseMlaStage, type DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
 import { DSA_SPARSE_MLA_K_SLAB_BYTES, DSA_SPARSE_MLA_KEYS, DSA_SPARSE_MLA_SLABS, DSA_SPARSE_MLA_STAGES } from './dsaSparseMlaSmem.ts';
 import { DSA_SPARSE_MLA_PRODUCER_THREADS } from './emitDsaSparseMlaProducer.ts';
 
 const uint4 = opaque('uint4');
+const FIELDS = ['x', 'y', 'z', 'w'] as const;
 
-/** Lanes that gather one token together: lane l loads 16-byte e4m3 chunks l, l + 8, l + 16, l + 24 and RoPE chunk l. */
+/** Lanes that gather one token together: lane l moves e4m3 chunks l, l + 8, l + 16, l + 24 and RoPE chunk l. */
 const LANES_PER_ROW = 8;
 /** Tokens a producer thread gathers per tile (32 tokens over 128 threads / 8 lanes). */
 const ROWS_PER_THREAD = (DSA_SPARSE_MLA_KEYS * LANES_PER_ROW) / DSA_SPARSE_MLA_PRODUCER_THREADS;
-/** 16-byte e4m3 chunks of a token's 512 latent bytes, and those each lane loads. */
+/** 16-byte e4m3 chunks of a token's 512 latent bytes, and those each lane moves. */
 const FP8_CHUNKS = 32;
 const CHUNKS_PER_LANE = FP8_CHUNKS / LANES_PER_ROW;
 
@@ -69,93 +67,110 @@ export interface DsaSparseMlaFp8Cache {
   readonly numPages: Expr;
 }
 
+/** What every step of the producer shares. */
+interface Fp8Scope {
+  readonly cta: DsaSparseMlaCta;
+  readonly cache: DsaSparseMlaFp8Cache;
+  readonly lane: Expr;
+  readonly rows: readonly Expr[];
+  /** Byte offset of the scales region (fp8Scales of the layout). */
+  readonly scales: number;
+}
+
 /** Byte offset of swizzled 16-byte chunk `j` (of a row's 72) of row `row` in a stage. */
 function chunkAt(row: Expr, j: Expr): Expr {
   return add(add(mul(shr(j, 3), DSA_SPARSE_MLA_K_SLAB_BYTES), mul(row, 128)), shl(bitXor(bitAnd(j, 7), bitAnd(row, 7)), 4));
 }
 
-/** One token's loads: its validity, its four e4m3 chunks and its four scales (zeros when invalid); its RoPE chunk goes by cp.async. */
-interface TokenLoads {
-  readonly row: Expr;
-  readonly data: readonly Expr[];
-  readonly scales: readonly Expr[];
+/**
+ * The output chunk (of the row's 72) where lane `lane` stages its raw e4m3 chunk k: its own bf16 outputs in latent
+ * slabs 4 … 7, 2(l + 16) + k for k < 2 and 2(l + 24) + k − 2 (so its in-place writes only ever cover its own raw bytes).
+ */
+function rawChunk(lane: Expr, k: number): Expr {
+  return add(mul(add(lane, k < 2 ? 16 : 24), 2), k % 2);
 }
 
-function emitTokenLoads(
-  b: BlockBuilder,
-  cta: DsaSparseMlaCta,
-  c: DsaSparseMlaFp8Cache,
-  v: { it: Expr; row: Expr; lane: Expr; stage: Expr },
-): TokenLoads {
-  const { target, args } = cta;
-  const entry = b.let('entry', int32, add(mul(v.it, DSA_SPARSE_MLA_KEYS), v.row));
-  const slot = b.var('slot', int32, -1);
-  b.if(lt(entry, cta.len), (x) => x.assign(slot, index(args.indices, cast(entry, int64))));
-  const valid = b.let('slot_valid', bool, and(ge(slot, 0), lt(shr(slot, 6), c.numPages)));
-  const validBytes = add(cta.smem, cta.layout.valid);
-  b.if(eq(v.lane, 0), (x) => x.assign(index(validBytes, add(mul(v.stage, DSA_SPARSE_MLA_KEYS), v.row)), cast(valid, uint8)));
-  const safe = b.let('safe_slot', int32, select(valid, slot, 0));
-  const page = mul(cast(shr(safe, 6), int64), c.pageStride);
-  const offset = cast(mul(bitAnd(safe, DSA_MLA_PAGE_TOKENS - 1), DSA_MLA_TOKEN_BYTES), int64);
-  const src = b.let('token_src', pointer(uint8, { const: true }), add(add(c.cache, page), offset));
-  const stagePtr = add(cta.smem, dsaSparseMlaStage(cta, v.stage));
-  b.expr(
-    cpAsync(target, {
-      dst: add(stagePtr, chunkAt(v.row, add(v.lane, (DSA_SPARSE_MLA_SLABS - 1) * 8))),
-      src: add(src, add(DSA_MLA_ROPE_OFFSET, mul(v.lane, 16))),
-      bytes: 16,
-      srcBytes: cast(select(valid, 16, 0), uint32),
-    }),
-  );
-  const words = pointer(uint4, { const: true });
-  const zero = call(
-    'make_uint4',
-    [0, 0, 0, 0].map((z) => cast(z, uint32)),
-    uint4,
-    { pure: true },
-  );
-  const data = Array.from({ length: CHUNKS_PER_LANE }, (_, k) => b.var(`fp8_${k}`, uint4, zero));
-  const scaleWord = b.var('scale_word', uint4, zero);
-  b.if(valid, (x) => {
-    data.forEach((d, k) => x.assign(d, index(cast(src, words), add(v.lane, k * LANES_PER_ROW))));
-    x.assign(scaleWord, index(cast(add(src, DSA_MLA_SCALE_OFFSET), words), 0));
-  });
-  const fields = ['x', 'y', 'z', 'w'];
-  const scales = Array.from({ length: DSA_MLA_TILES }, (_, k) =>
-    b.let(`scale${k}`, float32, call('__uint_as_float', [member(scaleWord, fields[k]!, uint32)], float32, { pure: true })),
-  );
-  return { row: v.row, data, scales };
-}
-
-/** Chunk k of the lane (latent bytes 16·(l + 8k) …, scale tile k) → bf16 output chunks 2(l + 8k) and 2(l + 8k) + 1 of the row. */
-function emitDequantStore(b: BlockBuilder, cta: DsaSparseMlaCta, t: TokenLoads, v: { lane: Expr; stage: Expr }): void {
-  const stagePtr = b.let('stage_bytes', pointer(uint8), add(cta.smem, dsaSparseMlaStage(cta, v.stage)));
-  const fields = ['x', 'y', 'z', 'w'];
-  t.data.forEach((d, k) => {
-    const bf = fields.flatMap((f) => {
-      const w = member(d, f, uint32);
-      return [
-        dequantFp8x2ToBf16x2(cta.target, 'fp8e4m3fn', bitAnd(w, 0xffff), t.scales[k]!),
-        dequantFp8x2ToBf16x2(cta.target, 'fp8e4m3fn', shr(w, 16), t.scales[k]!),
-      ];
-    });
-    const j = b.let(`out_chunk${k}`, int32, mul(add(v.lane, k * LANES_PER_ROW), 2));
-    for (const h of [0, 1]) {
-      const dst = cast(add(stagePtr, chunkAt(t.row, add(j, h))), pointer(uint4));
-      b.assign(index(dst, 0), call('make_uint4', bf.slice(4 * h, 4 * h + 4), uint4, { pure: true }));
-    }
+/** Index entry 32·tile + row of the block's entries, or −1 past its length. */
+function emitSlots(b: BlockBuilder, f: Fp8Scope, tile: Expr, names: string): Expr[] {
+  return f.rows.map((row, g) => {
+    const entry = add(mul(tile, DSA_SPARSE_MLA_KEYS), row);
+    return b.var(`${names}${g}`, int32, select(lt(entry, f.cta.len), index(f.cta.args.indices, cast(entry, int64)), -1));
   });
 }
 
 /**
- * Emits the FP8 producer (threads [first, first + 128) of the block, `registers` after setmaxnreg): for
- * key tile it (stage it mod 4, round it / 4) it waits empty[stage]; the 8 lanes of token r (threads
- * 8r' … 8r' + 7 with r = r' and r' + 16) read index entry 32·it + r (valid when below the block's length,
- * ≥ 0 and on one of the cache's pages), one writes the validity byte, each copies its RoPE chunk with
- * cp.async (zero-filled when invalid) and loads its four e4m3 chunks and the token's four scales (zeros
- * when invalid), dequantizes them exactly (bf16(e4m3 · scale)) and stores them swizzled; then it waits
- * for its RoPE copies, fences its generic and async writes for wgmma, and arrives on full[stage] (128
- * arrivals: every lane's writes precede its own arrive).
+ * Waits for tile `tile`'s stage to be empty, then per token of the thread: the validity byte (lane 0), and cp.async
+ * of its e4m3 chunks into the stage's raw region, of its scales (lane 0) and of its RoPE chunk into slab 8 (every copy
+ * zero-filled when the slot is invalid: −1, negative, or on a page ≥ numPages).
+ */
+function emitIssue(b: BlockBuilder, f: Fp8Scope, tile: Expr, slots: readonly Expr[]): void {
+  const { cta } = f;
+  const t = cta.target;
+  const stage = b.let('issue_stage', int32, bitAnd(tile, DSA_SPARSE_MLA_STAGES - 1));
+  b.expr(mbarrierWaitParity(t, cta.empty(stage), cast(bitXor(bitAnd(shr(tile, 2), 1), 1), uint32)));
+  const base = b.let('issue_ptr', pointer(uint8), add(cta.smem, dsaSparseMlaStage(cta, stage)));
+  f.rows.forEach((row, g) => {
+    const slot = slots[g]!;
+    const valid = b.let('slot_valid', bool, and(ge(slot, 0), lt(shr(slot, 6), f.cache.numPages)));
+    b.if(eq(f.lane, 0), (x) =>
+      x.assign(index(add(cta.smem, cta.layout.valid), add(mul(stage, DSA_SPARSE_MLA_KEYS), row)), cast(valid, uint8)),
+    );
+    const safe = b.let('safe_slot', int32, select(valid, slot, 0));
+    const offset = cast(mul(bitAnd(safe, DSA_MLA_PAGE_TOKENS - 1), DSA_MLA_TOKEN_BYTES), int64);
+    const src = b.let(
+      'token_src',
+      pointer(uint8, { const: true }),
+      add(add(f.cache.cache, mul(cast(shr(safe, 6), int64), f.cache.pageStride)), offset),
+    );
+    const bytes = b.let('src_bytes', uint32, cast(select(valid, 16, 0), uint32));
+    const copy = (dst: Expr, from: Expr): Expr => cpAsync(t, { dst, src: from, bytes: 16, srcBytes: bytes });
+    for (let k = 0; k < CHUNKS_PER_LANE; k++) {
+      const c = add(f.lane, k * LANES_PER_ROW);
+      b.expr(copy(add(base, chunkAt(row, rawChunk(f.lane, k))), add(src, mul(c, 16))));
+    }
+    const scaleDst = add(cta.smem, add(f.scales, mul(add(mul(stage, DSA_SPARSE_MLA_KEYS), row), 16)));
+    b.if(eq(f.lane, 0), (x) => x.expr(copy(scaleDst, add(src, DSA_MLA_SCALE_OFFSET))));
+    b.expr(copy(add(base, chunkAt(row, add(f.lane, (DSA_SPARSE_MLA_SLABS - 1) * 8))), add(src, add(DSA_MLA_ROPE_OFFSET, mul(f.lane, 16)))));
+  });
+}
+
+/**
+ * Tile `tile` (its copies landed for this thread), token by token: the thread reads back the raw chunks and scales it
+ * copied, then chunk k (latent bytes 16·(l + 8k) …, scale tile k) becomes bf16 output chunks 2(l + 8k) and 2(l + 8k) + 1
+ * of its row — for k ≥ 2 exactly where its raw chunks were, so no thread overwrites bytes another still has to read.
+ */
+function emitDequant(b: BlockBuilder, f: Fp8Scope, tile: Expr): void {
+  const { cta } = f;
+  const t = cta.target;
+  const stage = b.let('cvt_stage', int32, bitAnd(tile, DSA_SPARSE_MLA_STAGES - 1));
+  const base = b.let('cvt_ptr', pointer(uint8), add(cta.smem, dsaSparseMlaStage(cta, stage)));
+  const at = (offset: Expr): Expr => index(cast(offset, pointer(uint4)), 0);
+  f.rows.forEach((row, g) => {
+    const raw = Array.from({ length: CHUNKS_PER_LANE }, (_, k) =>
+      b.let(`raw${g}_${k}`, uint4, at(add(base, chunkAt(row, rawChunk(f.lane, k))))),
+    );
+    const word = b.let(`scale_word${g}`, uint4, at(add(cta.smem, add(f.scales, mul(add(mul(stage, DSA_SPARSE_MLA_KEYS), row), 16)))));
+    raw.forEach((d, k) => {
+      const s = b.let(`tile_scale${g}_${k}`, float32, call('__uint_as_float', [member(word, FIELDS[k]!, uint32)], float32, { pure: true }));
+      const words = FIELDS.flatMap((field) => {
+        const w = member(d, field, uint32);
+        return [dequantFp8x2ToBf16x2(t, 'fp8e4m3fn', bitAnd(w, 0xffff), s), dequantFp8x2ToBf16x2(t, 'fp8e4m3fn', shr(w, 16), s)];
+      });
+      const j = mul(add(f.lane, k * LANES_PER_ROW), 2);
+      for (const h of [0, 1])
+        b.assign(at(add(base, chunkAt(row, add(j, h)))), call('make_uint4', words.slice(4 * h, 4 * h + 4), uint4, { pure: true }));
+    });
+  });
+}
+
+/**
+ * Emits the FP8 producer (threads [first, first + 128) of the block, `registers` after setmaxnreg). The 8 lanes of
+ * token r (threads 8r' … 8r' + 7 with r = r' and r' + 16) move its row. Pipelined one tile ahead: iteration it issues
+ * tile it + 1's copies (after waiting for its stage to be empty; its slots were read an iteration earlier), reads the
+ * slots of tile it + 2, waits for its own copies of tile it, dequantizes its own chunks of tile it in place (exact: bf16(e4m3 · scale)),
+ * fences its generic and async writes for wgmma and arrives on full[it mod 4] (128 arrivals: every lane's copies and
+ * stores precede its own arrive). One commit group per tile (tile 0's before the loop), so once tile it + 1's group is
+ * committed, "all but the newest group" includes tile it's.
  */
 export function emitDsaSparseMlaFp8Producer(
   b: BlockBuilder,
@@ -164,25 +179,30 @@ export function emitDsaSparseMlaFp8Producer(
   first: number,
   registers: number,
 ): void {
-  const { target } = cta;
+  const t = cta.target;
+  if (cta.layout.fp8Scales === undefined)
+    throw new DsaArgumentError('cta.layout', 'must have the fp8Scales region (dsaSparseMlaSmem({ fp8Scales: true }))', cta.layout);
   b.comment(
-    `FP8 producer warpgroup: registers down to ${registers}; ${LANES_PER_ROW} lanes per token, ${ROWS_PER_THREAD} tokens per thread`,
+    `FP8 producer warpgroup: registers down to ${registers}; ${LANES_PER_ROW} lanes per token, ${ROWS_PER_THREAD} tokens per thread, one tile ahead`,
   );
-  b.expr(setMaxNReg(target, 'dec', registers));
+  b.expr(setMaxNReg(t, 'dec', registers));
   const ptid = b.let('p_tid', int32, sub(cta.tid, first));
   const lane = b.let('g_lane', int32, bitAnd(ptid, LANES_PER_ROW - 1));
   const group = b.let('g_group', int32, shr(ptid, 3));
+  const rows = Array.from({ length: ROWS_PER_THREAD }, (_, g) =>
+    b.let(`g_row${g}`, int32, bitOr(group, (DSA_SPARSE_MLA_PRODUCER_THREADS / LANES_PER_ROW) * g)),
+  );
+  const f: Fp8Scope = { cta, cache, lane, rows, scales: cta.layout.fp8Scales };
+  b.if(ge(cta.tiles, 1), (x) => emitIssue(x, f, cast(0, int32), emitSlots(x, f, cast(0, int32), 'first_slot')));
+  b.expr(cpAsyncCommitGroup(t));
+  const next = emitSlots(b, f, cast(1, int32), 'next_slot');
   b.forRange({ name: 'it', to: cta.tiles }, (l, it) => {
-    const stage = l.let('s', int32, bitAnd(it, DSA_SPARSE_MLA_STAGES - 1));
-    l.expr(mbarrierWaitParity(target, cta.empty(stage), cast(bitXor(bitAnd(shr(it, 2), 1), 1), uint32)));
-    const tokens = Array.from({ length: ROWS_PER_THREAD }, (_, g) => {
-      const row = l.let(`g_row${g}`, int32, bitOr(group, (DSA_SPARSE_MLA_PRODUCER_THREADS / LANES_PER_ROW) * g));
-      return emitTokenLoads(l, cta, cache, { it, row, lane, stage });
-    });
-    l.expr(cpAsyncCommitGroup(target));
-    for (const t of tokens) emitDequantStore(l, cta, t, { lane, stage });
-    l.expr(cpAsyncWaitGroup(target, 0));
-    l.expr(fenceProxyAsyncShared(target));
-    l.expr(mbarrierArrive(target, cta.full(stage)));
+    l.if(lt(add(it, 1), cta.tiles), (x) => emitIssue(x, f, add(it, 1), next));
+    l.expr(cpAsyncCommitGroup(t));
+    emitSlots(l, f, add(it, 2), 'later_slot').forEach((s, g) => l.assign(next[g]!, s));
+    l.expr(cpAsyncWaitGroup(t, 1));
+    emitDequant(l, f, it);
+    l.expr(fenceProxyAsyncShared(t));
+    l.expr(mbarrierArrive(t, cta.full(bitAnd(it, DSA_SPARSE_MLA_STAGES - 1))));
   });
 }

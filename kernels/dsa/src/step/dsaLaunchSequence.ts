@@ -1,5 +1,5 @@
 // A list of packed DSA launches (a decode or prefill step) with their kernels compiled and loaded, enqueued in order.
-import type { Compiler, Device, LoadableInstance, Stream } from '@tilekit/runtime';
+import { CudaGraph, type Compiler, type Device, type LoadableInstance, type Stream } from '@tilekit/runtime';
 import { DsaKernel, type DsaPackedLaunch } from '../dsaKernel.ts';
 
 /** Packed launches with their kernels: {@link DsaLaunchSequence.launch} enqueues them all, in order, on one stream. */
@@ -25,6 +25,14 @@ export class DsaLaunchSequence {
   /** Enqueues every launch in order on `stream` (default: the legacy default stream). */
   launch(stream?: Stream): void {
     this.launches.forEach((l, i) => this.#kernels[i]!.launch(l, stream));
+  }
+
+  /**
+   * The whole list captured as one CUDA graph on `stream` (a created stream; the legacy stream cannot be captured):
+   * `graph.launch()` then replays every kernel with one call, the fewest host launches a step can take.
+   */
+  capture(stream: Stream): CudaGraph {
+    return CudaGraph.capture(stream, () => this.launch(stream));
   }
 
   /** Unloads the kernels' modules. */
