@@ -15,7 +15,8 @@ import {
   cpAsync,
   cpAsyncCommitGroup,
   cpAsyncWaitGroup,
-  dequantFp8x2ToBf16x2,
+  dequantE4m3x2Pow2ToBf16x2,
+  e4m3Pow2ScaleFactor,
   eq,
   fenceProxyAsyncShared,
   float32,
@@ -72,6 +73,8 @@ interface Fp8Scope {
   readonly cta: DsaSparseMlaCta;
   readonly cache: DsaSparseMlaFp8Cache;
   readonly lane: Expr;
+  /** `int` lane in the warp (the token's lane 0 is lane & ~7). */
+  readonly warpLane: Expr;
   readonly rows: readonly Expr[];
   /** Byte offset of the scales region (fp8Scales of the layout). */
   readonly scales: number;
@@ -135,8 +138,8 @@ function emitIssue(b: BlockBuilder, f: Fp8Scope, tile: Expr, slots: readonly Exp
 }
 
 /**
- * Tile `tile` (its copies landed for this thread), token by token: the thread reads back the raw chunks and scales it
- * copied, then chunk k (latent bytes 16·(l + 8k) …, scale tile k) becomes bf16 output chunks 2(l + 8k) and 2(l + 8k) + 1
+ * Tile `tile` (its copies landed for this thread), token by token: the thread reads back the raw chunks it copied, the
+ * token's lane 0 reads the scales it copied and passes them to the other 7 lanes by shuffles, then chunk k (latent bytes 16·(l + 8k) …, scale tile k) becomes bf16 output chunks 2(l + 8k) and 2(l + 8k) + 1
  * of its row — for k ≥ 2 exactly where its raw chunks were, so no thread overwrites bytes another still has to read.
  */
 function emitDequant(b: BlockBuilder, f: Fp8Scope, tile: Expr): void {
@@ -149,12 +152,25 @@ function emitDequant(b: BlockBuilder, f: Fp8Scope, tile: Expr): void {
     const raw = Array.from({ length: CHUNKS_PER_LANE }, (_, k) =>
       b.let(`raw${g}_${k}`, uint4, at(add(base, chunkAt(row, rawChunk(f.lane, k))))),
     );
-    const word = b.let(`scale_word${g}`, uint4, at(add(cta.smem, add(f.scales, mul(add(mul(stage, DSA_SPARSE_MLA_KEYS), row), 16)))));
+    const word = b.var(
+      `scale_word${g}`,
+      uint4,
+      call(
+        'make_uint4',
+        [0, 0, 0, 0].map((z) => cast(z, uint32)),
+        uint4,
+        { pure: true },
+      ),
+    );
+    const scaleAt = at(add(cta.smem, add(f.scales, mul(add(mul(stage, DSA_SPARSE_MLA_KEYS), row), 16))));
+    b.if(eq(f.lane, 0), (x) => x.assign(word, scaleAt));
     raw.forEach((d, k) => {
-      const s = b.let(`tile_scale${g}_${k}`, float32, call('__uint_as_float', [member(word, FIELDS[k]!, uint32)], float32, { pure: true }));
+      const bits = t.shfl(member(word, FIELDS[k]!, uint32), bitAnd(f.warpLane, ~(LANES_PER_ROW - 1)));
+      const s = b.let(`tile_scale${g}_${k}`, float32, call('__uint_as_float', [bits], float32, { pure: true }));
+      const factor = b.let(`tile_factor${g}_${k}`, uint32, e4m3Pow2ScaleFactor(s));
       const words = FIELDS.flatMap((field) => {
         const w = member(d, field, uint32);
-        return [dequantFp8x2ToBf16x2(t, 'fp8e4m3fn', bitAnd(w, 0xffff), s), dequantFp8x2ToBf16x2(t, 'fp8e4m3fn', shr(w, 16), s)];
+        return [dequantE4m3x2Pow2ToBf16x2(t, w, 'low', factor), dequantE4m3x2Pow2ToBf16x2(t, w, 'high', factor)];
       });
       const j = mul(add(f.lane, k * LANES_PER_ROW), 2);
       for (const h of [0, 1])
@@ -167,7 +183,8 @@ function emitDequant(b: BlockBuilder, f: Fp8Scope, tile: Expr): void {
  * Emits the FP8 producer (threads [first, first + 128) of the block, `registers` after setmaxnreg). The 8 lanes of
  * token r (threads 8r' … 8r' + 7 with r = r' and r' + 16) move its row. Pipelined one tile ahead: iteration it issues
  * tile it + 1's copies (after waiting for its stage to be empty; its slots were read an iteration earlier), reads the
- * slots of tile it + 2, waits for its own copies of tile it, dequantizes its own chunks of tile it in place (exact: bf16(e4m3 · scale)),
+ * slots of tile it + 2, waits for its own copies of tile it, dequantizes its own chunks of tile it in place (exact: bf16(e4m3 · scale), by bit placement and bf16x2 multiplies,
+ * off the conversion pipe: the cache's scales are powers of two),
  * fences its generic and async writes for wgmma and arrives on full[it mod 4] (128 arrivals: every lane's copies and
  * stores precede its own arrive). One commit group per tile (tile 0's before the loop), so once tile it + 1's group is
  * committed, "all but the newest group" includes tile it's.
@@ -192,7 +209,7 @@ export function emitDsaSparseMlaFp8Producer(
   const rows = Array.from({ length: ROWS_PER_THREAD }, (_, g) =>
     b.let(`g_row${g}`, int32, bitOr(group, (DSA_SPARSE_MLA_PRODUCER_THREADS / LANES_PER_ROW) * g)),
   );
-  const f: Fp8Scope = { cta, cache, lane, rows, scales: cta.layout.fp8Scales };
+  const f: Fp8Scope = { cta, cache, lane, warpLane: b.let('warp_lane', int32, bitAnd(ptid, 31)), rows, scales: cta.layout.fp8Scales };
   b.if(ge(cta.tiles, 1), (x) => emitIssue(x, f, cast(0, int32), emitSlots(x, f, cast(0, int32), 'first_slot')));
   b.expr(cpAsyncCommitGroup(t));
   const next = emitSlots(b, f, cast(1, int32), 'next_slot');
