@@ -1405,6 +1405,151 @@ def mla_prefill_baselines(p, x, references, plan):
     form = "index_select gather per query chunk; bf16 bmm scores, fp32 softmax and lse, bf16 P·V bmm"
     return {"torch-gather": run_baseline("torch-gather", [Attempt(setup, form)], references, plan, d.figure())}
 
+
+# DSA sparse MLA decode over the FP8 MLA cache (656-byte tokens: 512 e4m3, 4 fp32 tile scales, 64 bf16 RoPE; pages of 64)
+MLA_PAGE_TOKENS = 64
+MLA_TOKEN_BYTES = 656
+MLA_E4M3_MAX = 448.0
+MLA_SCALE_FLOOR = 1e-4
+
+
+@dataclasses.dataclass(frozen=True)
+class MlaDecode:
+    """A dsa_sparse_mla_decode case: b sequences of s_q queries of h_q heads, each over topk of one s_kv-token FP8 cache."""
+    b: int
+    s_q: int
+    s_kv: int
+    h_q: int
+    topk: int
+    sm_scale: float
+
+    @staticmethod
+    def of(p):
+        d = MlaDecode(b=int(p["b"]), s_q=int(p.get("s_q") or 1), s_kv=int(p["s_kv"]), h_q=int(p.get("h_q") or 128),
+                      topk=int(p.get("topk") or 2048), sm_scale=float(p.get("sm_scale") or 0.135234))
+        if min(d.b, d.s_q, d.s_kv, d.h_q, d.topk) < 1 or d.topk > d.s_kv or d.s_kv % MLA_PAGE_TOKENS != 0 \
+                or not (d.sm_scale > 0 and math.isfinite(d.sm_scale)):
+            raise ValueError(f"bad dsa_sparse_mla_decode params {p} (1 <= topk <= s_kv, s_kv a multiple of 64, sm_scale > 0)")
+        return d
+
+    @property
+    def pages(self):
+        return self.s_kv // MLA_PAGE_TOKENS
+
+    @property
+    def rows(self):
+        return self.b * self.s_q
+
+    def inputs(self):
+        return [("q", [self.b, self.s_q, self.h_q, MLA_QK_DIM], torch.bfloat16),
+                ("cache", [self.pages, MLA_PAGE_TOKENS * MLA_TOKEN_BYTES], torch.uint8),
+                ("indices", [self.b, self.s_q, self.topk], torch.int32)]
+
+    def figure(self):
+        """TFLOP/s of FlashMLA's count 2·Σvalid·h_q·(576 + 512); every drawn entry is valid."""
+        return tflops_figure(2 * self.rows * self.topk * self.h_q * (MLA_QK_DIM + MLA_V_DIM))
+
+
+def mla_quantize_cache(latent):
+    """bf16 [tokens, 576] → uint8 [tokens, 656]: per 128-value tile s = 2^ceil(log2(max(amax / 448, 1e-4))) (on the fp32
+    bits), e4m3 = x / s rounded to nearest even, the 4 scales as fp32, the 64 RoPE values as bf16 (kernels/dsa's writer)."""
+    tokens = latent.shape[0]
+    tiles = latent[:, :MLA_V_DIM].float().view(tokens, 4, 128)
+    ratio = torch.clamp(tiles.abs().amax(dim=-1) / MLA_E4M3_MAX, min=MLA_SCALE_FLOOR)
+    scale = ((ratio.view(torch.int32) + 0x7FFFFF) & -0x800000).view(torch.float32)
+    e4m3 = (tiles / scale.unsqueeze(-1)).to(torch.float8_e4m3fn).view(tokens, MLA_V_DIM)
+    rope = latent[:, MLA_V_DIM:].contiguous()
+    return torch.cat([e4m3.view(torch.uint8), scale.contiguous().view(torch.uint8), rope.view(torch.uint8)], dim=1)
+
+
+def mla_dequantize_rows(rows):
+    """uint8 [n, 656] → bf16 [n, 576]: bf16(e4m3 · scale) (exact) for the 512 latent dims, the RoPE bf16 as stored."""
+    n = rows.shape[0]
+    e4m3 = rows[:, :MLA_V_DIM].contiguous().view(torch.float8_e4m3fn).float().view(n, 4, 128)
+    scale = rows[:, MLA_V_DIM:MLA_V_DIM + 16].contiguous().view(torch.float32)
+    nope = (e4m3 * scale.unsqueeze(-1)).view(n, MLA_V_DIM).to(torch.bfloat16)
+    return torch.cat([nope, rows[:, MLA_V_DIM + 16:].contiguous().view(torch.bfloat16)], dim=1)
+
+
+def mla_decode_draw(p, g):
+    """The latent rows of the cache (as kv of dsa_sparse_mla_prefill), quantized; then q; then the index rows."""
+    d = MlaDecode.of(p)
+    cache = mla_quantize_cache(draw_mla_rows(d.s_kv, MLA_KV_LOG2_RANGE, g)).view(d.pages, MLA_PAGE_TOKENS * MLA_TOKEN_BYTES)
+    q = draw_mla_rows(d.rows * d.h_q, MLA_Q_LOG2_RANGE, g).view(d.b, d.s_q, d.h_q, MLA_QK_DIM)
+    return {"q": q, "cache": cache, "indices": draw_index_rows(d.rows, d.s_kv, d.topk, g).view(d.b, d.s_q, d.topk)}
+
+
+def describe_mla_decode_draw(seed):
+    return (f"dsa mla decode: torch {torch.__version__} torch.Generator(device={DEVICE!r}).manual_seed({seed}); the cache's "
+            "latent rows as dsa_sparse_mla_prefill's kv, quantized to the 656-byte FP8 rows (REFERENCE_OPS.md "
+            "dsa_sparse_mla_decode); then q; then per query topk of rand(s_kv) (distinct slots, random order)")
+
+
+def mla_decode_reference(p, x):
+    """fp32 out [b, s_q, h_q, 512] and lse [b, h_q, s_q] over the dequantized cache, as the prefill reference per query row."""
+    d = MlaDecode.of(p)
+    kv = mla_dequantize_rows(x["cache"].view(d.s_kv, MLA_TOKEN_BYTES))
+    flat = {"q": x["q"].view(d.rows, d.h_q, MLA_QK_DIM), "kv": kv, "indices": x["indices"].view(d.rows, d.topk)}
+    r = mla_prefill_reference({"s_q": d.rows, "s_kv": d.s_kv, "h_q": d.h_q, "topk": d.topk, "sm_scale": d.sm_scale}, flat)
+    return {"out": r["out"].view(d.b, d.s_q, d.h_q, MLA_V_DIM),
+            "lse": r["lse"].view(d.b, d.s_q, d.h_q).transpose(1, 2).contiguous()}
+
+
+def mla_decode_torch(d, x):
+    """torch-gather's timed call: per query chunk the indexed 656-byte rows gathered (index_select), dequantized to bf16,
+    then the prefill baseline's bf16 bmm, fp32 softmax and lse, bf16 P·V bmm."""
+    out = torch.empty((d.rows, d.h_q, MLA_V_DIM), dtype=torch.bfloat16, device=DEVICE)
+    lse = torch.empty((d.rows, d.h_q), dtype=torch.float32, device=DEVICE)
+    per = max(1, min(d.rows, MLA_TORCH_SCORE_BYTES // (4 * d.h_q * d.topk)))
+    chunks = [(t0, min(d.rows, t0 + per)) for t0 in range(0, d.rows, per)]
+    flat = x["indices"].long().reshape(-1)  # made untimed
+    rows = x["cache"].view(d.s_kv, MLA_TOKEN_BYTES)
+    q = x["q"].view(d.rows, d.h_q, MLA_QK_DIM)
+
+    def call():
+        for t0, t1 in chunks:
+            keys = mla_dequantize_rows(rows.index_select(0, flat[t0 * d.topk:t1 * d.topk])).view(t1 - t0, d.topk, MLA_QK_DIM)
+            scores = torch.bmm(q[t0:t1], keys.transpose(1, 2)).float().mul_(d.sm_scale)
+            row_lse = torch.logsumexp(scores, dim=-1)
+            lse[t0:t1] = row_lse
+            probs = scores.sub_(row_lse.unsqueeze(-1)).exp_().to(torch.bfloat16)
+            out[t0:t1] = torch.bmm(probs, keys[..., :MLA_V_DIM])
+        return out.view(d.b, d.s_q, d.h_q, MLA_V_DIM), lse.view(d.b, d.s_q, d.h_q).transpose(1, 2)
+    return call
+
+
+def mla_decode_dense(d, x):
+    """sdpa-dense's timed call: scaled_dot_product_attention of every query row over ALL s_kv dequantized tokens (one
+    shared latent head broadcast to h_q, V its first 512 dims): what a dense MLA decode at the same context costs."""
+    kv = mla_dequantize_rows(x["cache"].view(d.s_kv, MLA_TOKEN_BYTES))  # untimed
+    k = kv.view(1, 1, d.s_kv, MLA_QK_DIM).expand(d.b, 1, d.s_kv, MLA_QK_DIM)
+    v = kv[:, :MLA_V_DIM].view(1, 1, d.s_kv, MLA_V_DIM).expand(d.b, 1, d.s_kv, MLA_V_DIM)
+    q = x["q"].transpose(1, 2)  # [b, h_q, s_q, 576]
+
+    def call():
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=d.sm_scale, enable_gqa=True)
+    return call
+
+
+def mla_decode_baselines(p, x, references, plan):
+    d = MlaDecode.of(p)
+
+    def gather():
+        call = mla_decode_torch(d, x)
+        out, lse = call()
+        return call, {"out": out, "lse": lse}
+
+    def dense():
+        call = mla_decode_dense(d, x)
+        call()
+        return call, {}
+    gather_form = "index_select of the 656-byte rows per query chunk, dequantized to bf16; bf16 bmm, fp32 softmax, bf16 P·V"
+    dense_form = ("dense SDPA over all s_kv tokens (not the sparse result, so not compared): the dense MLA decode's cost; "
+                  "TFLOP/s of the sparse count")
+    return {"torch-gather": run_baseline("torch-gather", [Attempt(gather, gather_form)], references, plan, d.figure()),
+            "sdpa-dense": run_baseline("sdpa-dense", [Attempt(dense, dense_form)], references, plan, d.figure())}
+
+
 # ---------------------------------------------------------------------------------------------
 # The ops (REFERENCE_OPS.md): inputs (name, shape, dtype) in drawing order, reference, baselines
 
@@ -1541,6 +1686,8 @@ RUNNERS = {
                               draw=dsa_prefill_draw, describe_draw=describe_dsa_draw("keys, q, weights; causal windows")),
     "dsa_sparse_mla_prefill": Op(lambda p: MlaPrefill.of(p).inputs(), mla_prefill_reference, mla_prefill_baselines,
                                  draw=mla_prefill_draw, describe_draw=describe_mla_draw),
+    "dsa_sparse_mla_decode": Op(lambda p: MlaDecode.of(p).inputs(), mla_decode_reference, mla_decode_baselines,
+                                draw=mla_decode_draw, describe_draw=describe_mla_decode_draw),
 }
 
 

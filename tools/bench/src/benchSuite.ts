@@ -13,7 +13,8 @@ export type ReferenceOp =
   | 'sparge'
   | 'dsa_indexer_decode'
   | 'dsa_indexer_prefill'
-  | 'dsa_sparse_mla_prefill';
+  | 'dsa_sparse_mla_prefill'
+  | 'dsa_sparse_mla_decode';
 
 /** One case of a suite. */
 export interface SuiteCase {

@@ -1,40 +1,52 @@
-// The dsa benchmark suite (issue 21): kernels/dsa's sparse MLA prefill beside torch's gather-based sparse
-// attention in the same run. The reference server draws every input on the device (REFERENCE_OPS.md
+// The dsa benchmark suite (issue 21): kernels/dsa's sparse MLA prefill and FP8-cache decode beside torch's
+// gather-based sparse attention (and, for the decode, dense SDPA at the same context) in the same run. The reference server draws every input on the device (REFERENCE_OPS.md
 // dsa_sparse_mla_prefill: bf16 q and kv at realistic magnitudes, each query's index row 2048 distinct random
 // tokens) and writes them; ours uploads the same bytes, times back-to-back launches and writes out and lse for
 // the server's check against its fp32 reference. Our own check goes further: on a sample of queries (every
 // head) out, lse and max_logits must lie within the kernel's per-element error bound of the float64 CPU
-// reference (dsaMlaSample.ts). Decode and the whole decode step come later.
+// reference (dsaMlaSample.ts; the decode's over the dequantized cache). The whole decode step comes later.
 import {
+  checkDsaSparseMlaDecodeConfig,
   checkDsaSparseMlaPrefillConfig,
+  DSA_MLA_PAGE_BYTES,
+  DSA_MLA_PAGE_TOKENS,
   DSA_SPARSE_MLA_QK_DIM,
   DSA_SPARSE_MLA_SM_SCALE,
   DSA_SPARSE_MLA_V_DIM,
   DsaKernel,
+  dsaSparseMlaDecodeSplit,
+  dsaSparseMlaDecodeWorkspaceBytes,
+  packDsaSparseMlaDecode,
   packDsaSparseMlaPrefill,
-  type DsaSparseMlaPrefillInstance,
+  type DsaPackedLaunch,
 } from '@tilekit/kernel-dsa';
-import { buildOncePerInstance, Device, NvccCompiler, type DeviceBuffer } from '@tilekit/runtime';
+import { buildOncePerInstance, Device, NvccCompiler, type DeviceBuffer, type LoadableInstance } from '@tilekit/runtime';
 import type { OurMeasurement } from '../benchResult.ts';
 import type { BenchSuite, CaseContext, OurCaseResult, SuiteCase } from '../benchSuite.ts';
 import { measureLaunches, type LaunchTiming } from '../timing/measureLaunches.ts';
-import { DSA_BENCH_CASES, dsaMlaFlops, dsaMlaSpecOf, type DsaMlaPrefillBenchSpec } from './dsaCases.ts';
-import { dsaMlaSampleCheck, type DsaMlaPrefillHost, type DsaMlaPrefillOutputs } from './dsaMlaSample.ts';
+import { DSA_BENCH_CASES, dsaMlaFlops, dsaMlaSpecOf, type DsaMlaDecodeBenchSpec, type DsaMlaPrefillBenchSpec } from './dsaCases.ts';
+import {
+  dsaMlaDecodeSampleCheck,
+  dsaMlaSampleCheck,
+  type DsaMlaDecodeHost,
+  type DsaMlaPrefillHost,
+  type DsaMlaPrefillOutputs,
+} from './dsaMlaSample.ts';
 import { readCaseInput } from './readCaseInput.ts';
 import { withHeldBuffersAsync } from './withHeldBuffers.ts';
 
 /** What the suite holds on the device (opened on the first runOurs). */
 interface DsaGpu {
   readonly device: Device;
-  readonly prefill: ((i: DsaSparseMlaPrefillInstance) => Promise<DsaKernel<DsaSparseMlaPrefillInstance>>) & {
-    builds(): Promise<DsaKernel<DsaSparseMlaPrefillInstance>>[];
+  readonly kernel: ((i: LoadableInstance) => Promise<DsaKernel<LoadableInstance>>) & {
+    builds(): Promise<DsaKernel<LoadableInstance>>[];
   };
 }
 
 function openGpu(): DsaGpu {
   const device = Device.open(0);
   const compiler = new NvccCompiler();
-  return { device, prefill: buildOncePerInstance((i: DsaSparseMlaPrefillInstance) => DsaKernel.build(i, { device, compiler })) };
+  return { device, kernel: buildOncePerInstance((i: LoadableInstance) => DsaKernel.build(i, { device, compiler })) };
 }
 
 /** `bytes` as a typed array of `Type` (a view when aligned, else a copy). */
@@ -98,7 +110,7 @@ async function runPrefill(gpu: DsaGpu, spec: DsaMlaPrefillBenchSpec, ctx: CaseCo
       ...{ dQk: DSA_SPARSE_MLA_QK_DIM, dV: DSA_SPARSE_MLA_V_DIM, smScale: host.smScale, hasSink: false, hasTopkLength: false },
     });
     const packed = packDsaSparseMlaPrefill(config, buffers);
-    const kernel = await gpu.prefill(packed.instance);
+    const kernel = await gpu.kernel(packed.instance);
     const timing = measureLaunches(device, () => kernel.launch(packed), ctx.timing);
     device.synchronize();
     const got = {
@@ -110,6 +122,70 @@ async function runPrefill(gpu: DsaGpu, spec: DsaMlaPrefillBenchSpec, ctx: CaseCo
     const note = `${packed.instance.name}: ${r.registers} registers, ${r.spillStores + r.spillLoads} B spills; grid ${packed.grid.join('x')}`;
     const valid = validEntries(host);
     return { ours: dsaMlaMeasurement(timing, packed.instance.name, dsaMlaFlops(valid, spec.hQ)), ...dsaMlaResult(ctx, host, got), note };
+  });
+}
+
+/** Reads a decode case's inputs (REFERENCE_OPS.md dsa_sparse_mla_decode), checked against the spec. */
+export function readDsaMlaDecodeHost(ctx: CaseContext, spec: DsaMlaDecodeBenchSpec): DsaMlaDecodeHost {
+  const { b, sQ, hQ, L, topk } = spec;
+  return {
+    b,
+    sQ,
+    hQ,
+    topk,
+    smScale: DSA_SPARSE_MLA_SM_SCALE,
+    q: typedOf(readCaseInput(ctx, 'q', 'bf16', [b, sQ, hQ, DSA_SPARSE_MLA_QK_DIM]), Uint16Array),
+    cache: readCaseInput(ctx, 'cache', 'uint8', [L / DSA_MLA_PAGE_TOKENS, DSA_MLA_PAGE_BYTES]),
+    indices: typedOf(readCaseInput(ctx, 'indices', 'int32', [b, sQ, topk]), Int32Array),
+  };
+}
+
+/** Our decode outputs written for the server's check (out bf16 [b, s_q, h_q, 512], lse fp32 [b, h_q, s_q]) and our sampled check. */
+export function dsaMlaDecodeResult(ctx: CaseContext, host: DsaMlaDecodeHost, got: DsaMlaPrefillOutputs): Omit<OurCaseResult, 'ours'> {
+  const outputs = {
+    out: ctx.writeTensor('out', 'bf16', [host.b, host.sQ, host.hQ, DSA_SPARSE_MLA_V_DIM], got.out),
+    lse: ctx.writeTensor('lse', 'fp32', [host.b, host.hQ, host.sQ], got.lse),
+  };
+  return { outputs, checks: { 'sampled query rows': dsaMlaDecodeSampleCheck(host, got) } };
+}
+
+async function runDecode(gpu: DsaGpu, spec: DsaMlaDecodeBenchSpec, ctx: CaseContext): Promise<OurCaseResult> {
+  const { device } = gpu;
+  const host = readDsaMlaDecodeHost(ctx, spec);
+  const rows = spec.b * spec.sQ * spec.hQ;
+  const config = checkDsaSparseMlaDecodeConfig({
+    ...{ b: spec.b, sQ: spec.sQ, hQ: spec.hQ, topk: spec.topk, numPages: spec.L / DSA_MLA_PAGE_TOKENS },
+    ...{ pageStrideBytes: DSA_MLA_PAGE_BYTES, smScale: host.smScale, hasSink: false, hasTopkLength: false },
+  });
+  const split = dsaSparseMlaDecodeSplit(config, device.smCount);
+  return withHeldBuffersAsync(device, async (hold) => {
+    const up = (view: ArrayBufferView): DeviceBuffer => hold(device.upload(view));
+    const alloc = (bytes: number, what: string): DeviceBuffer => hold(device.alloc(Math.max(16, bytes), what).fill(0xa5));
+    const workspace = dsaSparseMlaDecodeWorkspaceBytes(config, split.splits);
+    const buffers = {
+      q: up(host.q),
+      cache: up(host.cache),
+      indices: up(host.indices),
+      out: alloc(rows * DSA_SPARSE_MLA_V_DIM * 2, 'dsa mla decode out'),
+      lse: alloc(rows * 4, 'dsa mla decode lse'),
+      maxLogits: alloc(rows * 4, 'dsa mla decode max_logits'),
+      workspace: workspace === 0 ? undefined : alloc(workspace, 'dsa mla decode split partials'),
+    };
+    const packed = packDsaSparseMlaDecode(config, buffers, { smCount: device.smCount });
+    const launches: DsaPackedLaunch<LoadableInstance>[] = [packed.decode, ...(packed.combine === undefined ? [] : [packed.combine])];
+    const kernels = await Promise.all(launches.map((l) => gpu.kernel(l.instance)));
+    const timing = measureLaunches(device, () => launches.forEach((l, i) => kernels[i]!.launch(l)), ctx.timing);
+    device.synchronize();
+    const got = {
+      out: buffers.out.copyToHost(new Uint16Array(rows * DSA_SPARSE_MLA_V_DIM)),
+      lse: buffers.lse.copyToHost(new Float32Array(rows)),
+      maxLogits: buffers.maxLogits.copyToHost(new Float32Array(rows)),
+    };
+    const names = launches.map((l) => l.instance.name).join(' + ');
+    const r = kernels[0]!.compiled.resources;
+    const note = `${names}: ${r.registers} registers, ${r.spillStores + r.spillLoads} B spills; grid ${packed.decode.grid.join('x')} (${packed.splits} split(s) of ${packed.tilesPerSplit} tiles)`;
+    const valid = host.indices.reduce((n, slot) => n + (slot >= 0 && slot < spec.L ? 1 : 0), 0);
+    return { ours: dsaMlaMeasurement(timing, names, dsaMlaFlops(valid, spec.hQ)), ...dsaMlaDecodeResult(ctx, host, got), note };
   });
 }
 
@@ -129,7 +205,7 @@ export function dsaSuite(cases: readonly SuiteCase[] = DSA_BENCH_CASES): BenchSu
     async runOurs(c: SuiteCase, ctx: CaseContext): Promise<OurCaseResult> {
       const spec = dsaMlaSpecOf(c);
       gpu ??= openGpu();
-      const result = await runPrefill(gpu, spec, ctx);
+      const result = spec.mode === 'prefill' ? await runPrefill(gpu, spec, ctx) : await runDecode(gpu, spec, ctx);
       for (const [name, check] of Object.entries(result.checks ?? {}))
         ctx.log(`  ${c.name} ${name}: ${check.ok ? 'ok' : 'FAIL'} ${check.detail}`);
       return result;
@@ -137,7 +213,7 @@ export function dsaSuite(cases: readonly SuiteCase[] = DSA_BENCH_CASES): BenchSu
     dispose(): void {
       if (gpu === undefined) return;
       gpu.device.synchronize();
-      for (const k of gpu.prefill.builds()) void k.then((kernel) => kernel.dispose());
+      for (const k of gpu.kernel.builds()) void k.then((kernel) => kernel.dispose());
     },
   };
 }

@@ -3,15 +3,27 @@ import { caseSeed } from './caseSeed.ts';
 import { DSA_BENCH_CASES, dsaMlaBenchSpecs, dsaMlaFlops, dsaMlaSpecOf, dsaMlaSuiteCase, dsaMlaValidEntries } from './dsaCases.ts';
 
 describe('dsa bench cases', () => {
-  it('are the prefill s_q 4096 × topk 2048 × h_q 128 over L 32K and 128K (decode and step are not measured yet)', () => {
-    expect(DSA_BENCH_CASES.map((c) => c.name)).toEqual(['prefill_s4096_L32768_topk2048_h128', 'prefill_s4096_L131072_topk2048_h128']);
+  it('are the prefill s_q 4096 over L 32K and 128K, then the decode b 1 / 32 / 128 × s_q 1 / 2 over the same L (topk 2048, h_q 128)', () => {
+    const names = DSA_BENCH_CASES.map((c) => c.name);
+    expect(names.slice(0, 2)).toEqual(['prefill_s4096_L32768_topk2048_h128', 'prefill_s4096_L131072_topk2048_h128']);
+    expect(names.slice(2)).toEqual(
+      [32768, 131072].flatMap((L) => [1, 32, 128].flatMap((b) => [1, 2].map((sQ) => `decode_b${b}_sq${sQ}_L${L}_topk2048_h128`))),
+    );
   });
 
-  it("record issue 21's params: mode, b 1, s_q, L (tokens), h_q, topk", () => {
-    expect(DSA_BENCH_CASES.map((c) => c.params)).toEqual([
-      { mode: 'prefill', b: 1, s_q: 4096, L: 32768, h_q: 128, topk: 2048 },
-      { mode: 'prefill', b: 1, s_q: 4096, L: 131072, h_q: 128, topk: 2048 },
-    ]);
+  it("record issue 21's params: mode, b, s_q, L (tokens), h_q, topk", () => {
+    expect(DSA_BENCH_CASES[1]!.params).toEqual({ mode: 'prefill', b: 1, s_q: 4096, L: 131072, h_q: 128, topk: 2048 });
+    expect(DSA_BENCH_CASES.at(-1)!.params).toEqual({ mode: 'decode', b: 128, s_q: 2, L: 131072, h_q: 128, topk: 2048 });
+  });
+
+  it('ask the server for REFERENCE_OPS.md dsa_sparse_mla_decode for a decode case (one s_kv-token cache shared by the b sequences)', () => {
+    expect(DSA_BENCH_CASES.at(-1)!.reference).toEqual({
+      op: 'dsa_sparse_mla_decode',
+      params: { b: 128, s_q: 2, s_kv: 131072, h_q: 128, topk: 2048, sm_scale: 0.135234 },
+    });
+    const decode = dsaMlaBenchSpecs().find((x) => x.mode === 'decode')!;
+    expect(dsaMlaValidEntries(decode)).toBe(2048);
+    expect(dsaMlaValidEntries({ ...decode, b: 32, sQ: 2 })).toBe(64 * 2048);
   });
 
   it("ask the server for REFERENCE_OPS.md dsa_sparse_mla_prefill with DeepSeek-V3.2's sm_scale; judge out (bf16) and lse against torch-gather", () => {
@@ -35,11 +47,19 @@ describe('dsa bench cases', () => {
     expect(dsaMlaValidEntries({ ...spec!, L: 100 })).toBe(4096 * 100);
   });
 
-  it('read their specs back from the params, and refuse modes not measured yet or a malformed param', () => {
+  it('read their specs back from the params, and refuse a mode not measured here or a malformed param', () => {
     for (const [i, spec] of dsaMlaBenchSpecs().entries()) expect(dsaMlaSpecOf(DSA_BENCH_CASES[i]!)).toEqual(spec);
     const c = dsaMlaSuiteCase({ mode: 'prefill', sQ: 8, L: 256, hQ: 64, topk: 16 });
     expect(dsaMlaSpecOf(c)).toEqual({ mode: 'prefill', sQ: 8, L: 256, hQ: 64, topk: 16 });
-    expect(() => dsaMlaSpecOf({ ...c, params: { ...c.params, mode: 'decode' } })).toThrow(/not measured yet/);
+    expect(dsaMlaSpecOf({ ...c, params: { ...c.params, mode: 'decode', b: 3 } })).toEqual({
+      mode: 'decode',
+      b: 3,
+      sQ: 8,
+      L: 256,
+      hQ: 64,
+      topk: 16,
+    });
+    expect(() => dsaMlaSpecOf({ ...c, params: { ...c.params, mode: 'step' } })).toThrow(/not measured here/);
     expect(() => dsaMlaSpecOf({ ...c, params: { ...c.params, topk: 0 } })).toThrow(/params.topk must be a positive integer/);
     expect(() => dsaMlaSpecOf({ ...c, params: { ...c.params, b: 2 } })).toThrow(/b = 1/);
   });

@@ -1,13 +1,25 @@
 import { Prng } from '@tilekit/host';
 import {
   dsaBf16Bits,
+  dsaMlaCacheRowReader,
+  dsaRandomSparseMlaDecodeInput,
   dsaRandomSparseMlaPrefillInput,
+  dsaSparseMlaDecodeCache,
+  dsaSparseMlaDecodeReference,
   dsaSparseMlaPrefillReference,
   type DsaSparseMlaPrefillInput,
   type DsaSparseMlaResult,
 } from '@tilekit/kernel-dsa';
 import { describe, expect, it } from 'vitest';
-import { dsaMlaSampleCheck, dsaMlaSampledOutputs, dsaMlaSampleQueries, dsaMlaSubproblem, type DsaMlaPrefillHost } from './dsaMlaSample.ts';
+import {
+  dsaMlaDecodeSampleCheck,
+  dsaMlaSampleCheck,
+  dsaMlaSampledOutputs,
+  dsaMlaSampleQueries,
+  dsaMlaSubproblem,
+  type DsaMlaDecodeHost,
+  type DsaMlaPrefillHost,
+} from './dsaMlaSample.ts';
 
 /** float32 values rounded to bf16 bit patterns (nearest even), as the kernel stores out. */
 function bf16Round(values: Float32Array): Uint16Array {
@@ -81,5 +93,30 @@ describe('the sampled check of a sparse MLA prefill', () => {
 
   it('refuses a sampled query outside the problem', () => {
     expect(() => dsaMlaSubproblem(host, [20])).toThrow(RangeError);
+  });
+});
+
+describe('dsaMlaDecodeSampleCheck', () => {
+  const x = dsaRandomSparseMlaDecodeInput({ b: 5, sQ: 2, hQ: 64, topk: 40, numPages: 3, invalidRate: 0.1 }, new Prng(41));
+  const cache = dsaSparseMlaDecodeCache(x);
+  const host: DsaMlaDecodeHost = { ...x.problem, q: dsaBf16Bits(x.problem.q), cache };
+  const r = dsaSparseMlaDecodeReference({ ...x.problem, readRow: dsaMlaCacheRowReader(cache) });
+  const ours = { out: bf16Round(r.out), lse: r.lse, maxLogits: r.maxLogits };
+
+  it('passes the float64 reference over the dequantized cache (lse and max logits in the [b][h_q][s_q] layout)', () => {
+    const v = dsaMlaDecodeSampleCheck(host, ours);
+    expect(v.ok, v.detail).toBe(true);
+    expect(v.detail).toContain('query rows 0,');
+  });
+
+  it('fails a wrong lse of a sampled row and head, and the lse of another layout', () => {
+    const lse = r.lse.slice();
+    lse[3]! += 0.25;
+    expect(dsaMlaDecodeSampleCheck(host, { ...ours, lse }).ok).toBe(false);
+    const rowMajor = Float32Array.from(
+      { length: r.lse.length },
+      (_, k) => r.lse[(Math.floor(k / 64) % 2) + 2 * (k % 64) + 128 * Math.floor(k / 128)]!,
+    );
+    expect(dsaMlaDecodeSampleCheck(host, { ...ours, lse: rowMajor }).ok).toBe(false);
   });
 });

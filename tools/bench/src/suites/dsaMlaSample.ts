@@ -1,13 +1,15 @@
-// Checking a sparse MLA prefill on a sample of its queries against kernels/dsa's float64 reference: the whole
-// problem (4096 queries × 128 heads × 2048 tokens) is too big for the CPU, but a query's outputs depend only on
+// Checking a sparse MLA prefill or decode on a sample of its queries against kernels/dsa's float64 reference: the
+// whole problem (4096 queries × 128 heads × 2048 tokens) is too big for the CPU, but a query's outputs depend only on
 // its q rows, its index row and the kv rows it names. So a few queries are cut out as a problem of their own —
-// their q rows, their index rows renumbered over a compact kv of just the tokens they name — whose outputs are
-// the big problem's at those queries, and compareDsaSparseMla holds ours there to the kernel's error bound.
+// their q rows, their index rows renumbered over a compact kv of just the tokens they name (for the decode: the
+// cache rows dequantized) — whose outputs are the big problem's at those queries, and compareDsaSparseMla holds ours
+// there to the kernel's error bound.
 import {
   compareDsaSparseMla,
   DSA_SPARSE_MLA_QK_DIM,
   DSA_SPARSE_MLA_V_DIM,
   dsaBf16Values,
+  dsaMlaCacheRowReader,
   dsaSparseMlaPrefillReferenceWithBound,
   type DsaSparseMlaArrayComparison,
   type DsaSparseMlaPrefillInput,
@@ -48,32 +50,68 @@ export function dsaMlaSampleQueries(sQ: number, want = DSA_MLA_SAMPLE_QUERIES): 
   return dsaSpread(sQ, want);
 }
 
+/** What a sub-problem is cut from: per query its hQ·576 q values and its topk index entries, and a token's 576 kv values. */
+interface DsaMlaRows {
+  readonly rows: number;
+  readonly hQ: number;
+  readonly topk: number;
+  readonly smScale: number;
+  /** The q values of query row t (hQ · 576, bf16-valued). */
+  readonly qOf: (t: number) => Float32Array;
+  /** Index entry j of query row t. */
+  readonly entry: (t: number, j: number) => number;
+  /** The 576 values of a valid token, or undefined for an invalid entry. */
+  readonly readKv: (token: number) => Float32Array | undefined;
+}
+
 /**
- * The sampled queries as a prefill of their own: their q rows in sample order; kv = the distinct tokens their
- * index rows name, in order of first appearance; each index row renumbered over that kv (an invalid entry
- * becomes −1). Its outputs at query i are the full problem's at query `queries[i]`.
+ * The sampled query rows as a prefill of their own: their q rows in sample order; kv = the distinct valid tokens their
+ * index rows name, in order of first appearance; each index row renumbered over that kv (an invalid entry becomes −1).
+ * Its outputs at query i are the full problem's at query row `queries[i]`.
  */
-export function dsaMlaSubproblem(host: DsaMlaPrefillHost, queries: readonly number[]): DsaSparseMlaPrefillInput {
-  const { hQ, topk, sKv } = host;
+function subproblemOf(x: DsaMlaRows, queries: readonly number[]): DsaSparseMlaPrefillInput {
+  const { hQ, topk } = x;
   const slot = new Map<number, number>();
+  const rows: Float32Array[] = [];
   const indices = new Int32Array(queries.length * topk);
   queries.forEach((t, i) => {
-    if (!(Number.isSafeInteger(t) && t >= 0 && t < host.sQ)) throw new RangeError(`sampled query ${t} is outside [0, ${host.sQ})`);
+    if (!(Number.isSafeInteger(t) && t >= 0 && t < x.rows)) throw new RangeError(`sampled query ${t} is outside [0, ${x.rows})`);
     for (let j = 0; j < topk; j++) {
-      const token = host.indices[t * topk + j]!;
-      if (token < 0 || token >= sKv) {
-        indices[i * topk + j] = -1;
-        continue;
+      const token = x.entry(t, j);
+      if (!slot.has(token)) {
+        const row = x.readKv(token);
+        if (row === undefined) {
+          indices[i * topk + j] = -1;
+          continue;
+        }
+        slot.set(token, rows.length);
+        rows.push(row);
       }
-      if (!slot.has(token)) slot.set(token, slot.size);
       indices[i * topk + j] = slot.get(token)!;
     }
   });
-  const kv = new Uint16Array(slot.size * DQK);
-  for (const [token, at] of slot) kv.set(host.kv.subarray(token * DQK, (token + 1) * DQK), at * DQK);
-  const q = new Uint16Array(queries.length * hQ * DQK);
-  queries.forEach((t, i) => q.set(host.q.subarray(t * hQ * DQK, (t + 1) * hQ * DQK), i * hQ * DQK));
-  return { q: dsaBf16Values(q), kv: dsaBf16Values(kv), indices, sQ: queries.length, hQ, sKv: slot.size, topk, smScale: host.smScale };
+  const kv = new Float32Array(rows.length * DQK);
+  rows.forEach((row, at) => kv.set(row, at * DQK));
+  const q = new Float32Array(queries.length * hQ * DQK);
+  queries.forEach((t, i) => q.set(x.qOf(t), i * hQ * DQK));
+  return { q, kv, indices, sQ: queries.length, hQ, sKv: rows.length, topk, smScale: x.smScale };
+}
+
+/** The sampled queries of a prefill as a prefill of their own (see subproblemOf). */
+export function dsaMlaSubproblem(host: DsaMlaPrefillHost, queries: readonly number[]): DsaSparseMlaPrefillInput {
+  const { hQ, topk, sKv } = host;
+  return subproblemOf(
+    {
+      rows: host.sQ,
+      hQ,
+      topk,
+      smScale: host.smScale,
+      qOf: (t) => dsaBf16Values(host.q.subarray(t * hQ * DQK, (t + 1) * hQ * DQK)),
+      entry: (t, j) => host.indices[t * topk + j]!,
+      readKv: (token) => (token >= 0 && token < sKv ? dsaBf16Values(host.kv.subarray(token * DQK, (token + 1) * DQK)) : undefined),
+    },
+    queries,
+  );
 }
 
 /** Our outputs at the sampled queries, in the sub-problem's layout. */
@@ -102,4 +140,55 @@ export function dsaMlaSampleCheck(host: DsaMlaPrefillHost, ours: DsaMlaPrefillOu
   const v = compareDsaSparseMla(reference, dsaMlaSampledOutputs(ours, host.hQ, queries));
   const parts = [arrayDetail('out', v.out), arrayDetail('lse', v.lse), ...(v.maxLogits ? [arrayDetail('max', v.maxLogits)] : [])];
   return { ok: v.ok, detail: `queries ${queries.join(',')} × ${host.hQ} heads vs the float64 CPU reference: ${parts.join('; ')}` };
+}
+
+/** A decode's inputs on the host as the device holds them: q bf16 bits, the FP8 cache bytes, the slots. */
+export interface DsaMlaDecodeHost {
+  readonly b: number;
+  readonly sQ: number;
+  readonly hQ: number;
+  readonly topk: number;
+  readonly smScale: number;
+  /** [b][sQ][hQ][576] bf16 bits. */
+  readonly q: Uint16Array;
+  /** The paged FP8 MLA cache (pages of 64 · 656 bytes). */
+  readonly cache: Uint8Array;
+  /** [b][sQ][topk] cache slots (page · 64 + offset). */
+  readonly indices: Int32Array;
+}
+
+/**
+ * Our decode out, lse and maxLogits at a sample of query rows (every head) against the float64 reference over the
+ * dequantized cache (dsaMlaCacheRowReader: bf16(e4m3 · scale) ‖ RoPE), within compareDsaSparseMla's bound: the
+ * sampled rows become a prefill of their own over the rows their slots name. lse and maxLogits are [b][hQ][sQ].
+ */
+export function dsaMlaDecodeSampleCheck(host: DsaMlaDecodeHost, ours: DsaMlaPrefillOutputs): OwnCheck {
+  const { b, sQ, hQ, topk } = host;
+  const rows = b * sQ;
+  const queries = dsaMlaSampleQueries(rows);
+  const readRow = dsaMlaCacheRowReader(host.cache);
+  const x = subproblemOf(
+    {
+      rows,
+      hQ,
+      topk,
+      smScale: host.smScale,
+      qOf: (t) => dsaBf16Values(host.q.subarray(t * hQ * DQK, (t + 1) * hQ * DQK)),
+      entry: (t, j) => host.indices[t * topk + j]!,
+      readKv: (slot) => readRow(slot),
+    },
+    queries,
+  );
+  const scalar = (t: number, h: number): number => (Math.floor(t / sQ) * hQ + h) * sQ + (t % sQ);
+  const sampled: DsaMlaPrefillOutputs = {
+    out: dsaMlaSampledOutputs(ours, hQ, queries).out,
+    lse: Float32Array.from({ length: queries.length * hQ }, (_, k) => ours.lse[scalar(queries[Math.floor(k / hQ)]!, k % hQ)]!),
+    maxLogits: Float32Array.from({ length: queries.length * hQ }, (_, k) => ours.maxLogits[scalar(queries[Math.floor(k / hQ)]!, k % hQ)]!),
+  };
+  const v = compareDsaSparseMla(dsaSparseMlaPrefillReferenceWithBound(x), sampled);
+  const parts = [arrayDetail('out', v.out), arrayDetail('lse', v.lse), ...(v.maxLogits ? [arrayDetail('max', v.maxLogits)] : [])];
+  return {
+    ok: v.ok,
+    detail: `query rows ${queries.join(',')} × ${hQ} heads vs the float64 CPU reference over the dequantized cache: ${parts.join('; ')}`,
+  };
 }

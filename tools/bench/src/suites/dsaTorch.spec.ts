@@ -35,6 +35,7 @@ function bf16Round(values: Float32Array): Uint16Array {
 /** Ours: the CPU reference of the whole case (query 5's first token dropped when `dropToken`). */
 function cpuPrefill(ctx: CaseContext, dropToken: boolean, c = tinyCase()): OurCaseResult {
   const spec = dsaMlaSpecOf(c);
+  if (spec.mode !== 'prefill') throw new Error(`${c.name} is not a prefill case`);
   const host = readDsaMlaPrefillHost(ctx, spec);
   const queries = Array.from({ length: spec.sQ }, (_, t) => t);
   const x = dsaMlaSubproblem(host, queries);
