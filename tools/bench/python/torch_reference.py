@@ -1519,15 +1519,16 @@ def mla_decode_torch(d, x):
 
 
 def mla_decode_dense(d, x):
-    """sdpa-dense's timed call: scaled_dot_product_attention of every query row over ALL s_kv dequantized tokens (one
-    shared latent head broadcast to h_q, V its first 512 dims): what a dense MLA decode at the same context costs."""
+    """sdpa-dense's timed call: scaled_dot_product_attention of every query row over ALL s_kv dequantized tokens in
+    MLA's absorbed (MQA) form: a sequence's s_q·h_q query rows as the rows of its one head, over the one latent head
+    (V its first 512 dims; no expansion to h_q heads): what a dense MLA decode at the same context costs."""
     kv = mla_dequantize_rows(x["cache"].view(d.s_kv, MLA_TOKEN_BYTES))  # untimed
     k = kv.view(1, 1, d.s_kv, MLA_QK_DIM).expand(d.b, 1, d.s_kv, MLA_QK_DIM)
     v = kv[:, :MLA_V_DIM].view(1, 1, d.s_kv, MLA_V_DIM).expand(d.b, 1, d.s_kv, MLA_V_DIM)
-    q = x["q"].transpose(1, 2)  # [b, h_q, s_q, 576]
+    q = x["q"].reshape(d.b, 1, d.s_q * d.h_q, MLA_QK_DIM)
 
     def call():
-        return torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=d.sm_scale, enable_gqa=True)
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=d.sm_scale)
     return call
 
 
@@ -1544,8 +1545,8 @@ def mla_decode_baselines(p, x, references, plan):
         call()
         return call, {}
     gather_form = "index_select of the 656-byte rows per query chunk, dequantized to bf16; bf16 bmm, fp32 softmax, bf16 P·V"
-    dense_form = ("dense SDPA over all s_kv tokens (not the sparse result, so not compared): the dense MLA decode's cost; "
-                  "TFLOP/s of the sparse count")
+    dense_form = ("dense SDPA over all s_kv tokens, a sequence's s_q·h_q rows as one head over the latent head (not the "
+                  "sparse result, so not compared): the dense MLA decode's cost; TFLOP/s of the sparse count")
     return {"torch-gather": run_baseline("torch-gather", [Attempt(gather, gather_form)], references, plan, d.figure()),
             "sdpa-dense": run_baseline("sdpa-dense", [Attempt(dense, dense_form)], references, plan, d.figure())}
 
