@@ -77,7 +77,8 @@ function reference(inputs: DsaExampleInputs): DsaIndexerLogits {
     : dsaIndexerDecodeReferenceWithBound(inputs.decode);
 }
 
-async function resourcesTable(instances: readonly CompilableInstance[], compiler: Compiler): Promise<string> {
+/** The table of `instances` compiled with the DSA flags: registers, static shared memory, spills and stack, one row each. */
+export async function dsaResourcesTable(instances: readonly CompilableInstance[], compiler: Compiler): Promise<string> {
   const rows = [];
   for (const instance of instances) {
     const r = (await compileInstance(instance, compiler, DSA_COMPILE_FLAGS)).resources;
@@ -102,7 +103,7 @@ export async function runDsaIndexerExample(args: DsaIndexerArgs, log: (line: str
   }
   const compiler = new NvccCompiler();
   log(describe(problem));
-  log(await resourcesTable(instances, compiler));
+  log(await dsaResourcesTable(instances, compiler));
   const inputs = makeInputs(problem, args.get('seed'));
   let expected: DsaIndexerLogits | undefined;
   if (args.get('v')) {

@@ -2,11 +2,11 @@
 // sparse MLA attention: decode over the FP8 cache with its split combine, or prefill over a bf16 latent KV), compiles
 // them and prints their resources, computes the CPU reference of the whole path (-v=1), and on a GPU runs the path as
 // one step, validates every stage and times it. Without a CUDA device it says so and exits 0 after the CPU part.
-import { ArgParseError, flagErrorOf, formatTable, Prng } from '@tilekit/host';
+import { dsaResourcesTable } from '@tilekit/example-dsa-indexer';
+import { ArgParseError, flagErrorOf, Prng } from '@tilekit/host';
 import {
   checkDsaDecodeStepConfig,
   checkDsaPrefillStepConfig,
-  DSA_COMPILE_FLAGS,
   DSA_SPARSE_MLA_COMBINE,
   DSA_SPARSE_MLA_DECODE_FINAL,
   DSA_SPARSE_MLA_DECODE_PARTIAL,
@@ -27,7 +27,7 @@ import {
   dsaTopkToPageTable,
 } from '@tilekit/kernel-dsa';
 import { ArgumentError } from '@tilekit/numeric';
-import { compileInstance, NvccCompiler, probe, type CompilableInstance, type Compiler } from '@tilekit/runtime';
+import { NvccCompiler, probe, type CompilableInstance } from '@tilekit/runtime';
 import { runDsaOnGpu, type DsaExampleInputs, type DsaStepConfig } from './dsaGpuRun.ts';
 import { DSA_FLAG_OF, problemFromArgs, type DsaArgs, type DsaExampleProblem } from './dsaFlags.ts';
 
@@ -105,15 +105,6 @@ function cpuReference(inputs: DsaExampleInputs): string {
   return `CPU reference of the whole path: ${logits.length} logits, ${kept} of ${selected.length} top-k entries selected, ${out.length} outputs in ${ms} ms`;
 }
 
-async function resourcesTable(instances: readonly CompilableInstance[], compiler: Compiler): Promise<string> {
-  const rows = [];
-  for (const instance of instances) {
-    const r = (await compileInstance(instance, compiler, DSA_COMPILE_FLAGS)).resources;
-    rows.push([instance.name, r.registers, r.sharedBytes, `${r.spillStores}/${r.spillLoads}`, r.stackFrame]);
-  }
-  return formatTable(['instance (sm_90a)', 'registers', 'static shared (B)', 'spills st/ld (B)', 'stack (B)'], rows);
-}
-
 /** The problem and its step config, with a bad value reported as the one-line error of its flag. */
 function planOf(args: DsaArgs): { readonly problem: DsaExampleProblem; readonly step: DsaStepConfig } {
   try {
@@ -137,7 +128,7 @@ export async function runDsaExample(args: DsaArgs, log: (line: string) => void =
   const probed = probe();
   const gpu = probed.driver && probed.deviceCount > 0;
   log(describe(problem));
-  log(await resourcesTable(instancesOf(step, problem, HOPPER_SMS), compiler));
+  log(await dsaResourcesTable(instancesOf(step, problem, HOPPER_SMS), compiler));
   if (!gpu && step.mode === 'decode') log(`(the decode's split is planned for ${HOPPER_SMS} SMs, an H100's or H200's)`);
   const inputs = makeInputs(problem, args.get('seed'));
   if (args.get('v')) log(cpuReference(inputs));

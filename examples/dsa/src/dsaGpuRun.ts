@@ -18,6 +18,7 @@ import {
   type DsaStepVerdict,
 } from '@tilekit/kernel-dsa';
 import { Device, encodeTensorMapTiled, timeLaunches, type Compiler, type DeviceBuffer, type DeviceRange } from '@tilekit/runtime';
+import { OwnedBuffers } from '@tilekit/runtime/testing';
 
 /** A checked step config of either mode. */
 export type DsaStepConfig =
@@ -38,26 +39,23 @@ export interface DsaGpuRunOptions {
   readonly splits: number | undefined;
 }
 
-/** Device buffers of one run, freed together. */
+/** Device buffers of one run, freed together (after the device is done with them). */
 class Held {
-  readonly list: DeviceBuffer[] = [];
   readonly device: Device;
+  readonly #owned: OwnedBuffers;
   constructor(device: Device) {
     this.device = device;
+    this.#owned = new OwnedBuffers(device);
   }
   up(x: ArrayBufferView): DeviceBuffer {
-    const b = this.device.upload(x);
-    this.list.push(b);
-    return b;
+    return this.#owned.upload(x);
   }
   alloc(bytes: number): DeviceBuffer {
-    const b = this.device.alloc(Math.max(16, bytes)).fill(0xa5);
-    this.list.push(b);
-    return b;
+    return this.#owned.alloc(bytes, { fill: 0xa5 });
   }
   dispose(): void {
     this.device.synchronize();
-    for (const b of this.list) b.dispose();
+    this.#owned.dispose();
   }
 }
 

@@ -89,6 +89,7 @@ export * from './testing/checkDsaDecodeStepOutputs.ts';
 export * from './testing/dsaRandomPrefillStep.ts';
 export * from './testing/checkDsaPrefillStepOutputs.ts';
 export * from './testing/dsaStepVerdict.ts';
+export * from './testing/dsaFakeDeviceRanges.ts';
 
 // The FP8 MLA latent cache (656 B/token) and its GPU writer.
 export * from './dsaMlaCacheLayout.ts';
@@ -117,8 +118,10 @@ export * from './attention/checkDsaSparseMlaBuffers.ts';
 export * from './attention/joinDsaSparseMlaRowSums.ts';
 export * from './attention/emitDsaSparseMlaLoadQ.ts';
 export * from './attention/emitDsaSparseMlaRing.ts';
+export * from './attention/emitDsaSparseMlaBlock.ts';
 export * from './attention/emitDsaSparseMlaFp8Producer.ts';
 export * from './attention/emitDsaSparseMlaPartialEpilogue.ts';
+export * from './attention/dsaSparseMlaOutWindow.ts';
 export * from './attention/dsaSparseMlaDecodeInstance.ts';
 export * from './attention/dsaSparseMlaCombineInstance.ts';
 export * from './attention/dsaSparseMlaDecodeCatalog.ts';

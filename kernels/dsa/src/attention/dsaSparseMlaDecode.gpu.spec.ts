@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Prng } from '@tilekit/host';
 import { buildOncePerInstance, Device, timeBackToBack, type DeviceBuffer, type LoadableInstance } from '@tilekit/runtime';
-import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
+import { gpu, gpuTestCompiler, OwnedBuffers } from '@tilekit/runtime/testing';
 import { checkDsaSparseMlaDecodeConfig, type DsaSparseMlaDecodeConfig } from '../checkDsaSparseMlaConfig.ts';
 import { DsaKernel, type DsaPackedLaunch } from '../dsaKernel.ts';
 import { DSA_MLA_PAGE_BYTES } from '../dsaMlaCacheLayout.ts';
@@ -34,7 +34,7 @@ const kernelFor = buildOncePerInstance((i: LoadableInstance) =>
 /** The device buffers of one decode problem, its packed launches, and the read-back. */
 class DecodeRun {
   readonly device = Device.open(0);
-  readonly owned: DeviceBuffer[] = [];
+  readonly owned = new OwnedBuffers(this.device);
   readonly packed: DsaSparseMlaDecodePackedLaunches;
   readonly out: DeviceBuffer;
   readonly lse: DeviceBuffer;
@@ -78,15 +78,11 @@ class DecodeRun {
   }
 
   up(x: ArrayBufferView): DeviceBuffer {
-    const b = this.device.upload(x);
-    this.owned.push(b);
-    return b;
+    return this.owned.upload(x);
   }
 
   alloc(bytes: number): DeviceBuffer {
-    const b = this.device.alloc(Math.max(16, bytes)).fill(0xa5);
-    this.owned.push(b);
-    return b;
+    return this.owned.alloc(bytes, { fill: 0xa5 });
   }
 
   /** Builds both kernels (once per instance) and returns the enqueue of the whole decode. */
@@ -113,7 +109,7 @@ class DecodeRun {
 
   dispose(): void {
     this.device.synchronize();
-    for (const b of this.owned) b.dispose();
+    this.owned.dispose();
   }
 }
 

@@ -4,10 +4,8 @@ import {
   add,
   cast,
   checkSetMaxNRegBudget,
-  declareAlignedDynamicShared,
   div,
   float32,
-  ge,
   index,
   instanceKey,
   int32,
@@ -32,15 +30,14 @@ import {
 import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { DSA_MLA_PAGE_BYTES } from '../dsaMlaCacheLayout.ts';
 import { DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
-import type { DsaSparseMlaArgs, DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
+import type { DsaSparseMlaArgs } from './dsaSparseMlaCta.ts';
 import { dsaSparseMlaSmem, DSA_SPARSE_MLA_HEAD_BLOCK, DSA_SPARSE_MLA_KEYS, type DsaSparseMlaSmem } from './dsaSparseMlaSmem.ts';
+import { emitDsaSparseMlaBlock } from './emitDsaSparseMlaBlock.ts';
 import { emitDsaSparseMlaConsumers } from './emitDsaSparseMlaConsumers.ts';
 import { emitDsaSparseMlaEpilogue } from './emitDsaSparseMlaEpilogue.ts';
 import { emitDsaSparseMlaFp8Producer } from './emitDsaSparseMlaFp8Producer.ts';
-import { emitDsaSparseMlaLoadQ } from './emitDsaSparseMlaLoadQ.ts';
 import { emitDsaSparseMlaPartialEpilogue } from './emitDsaSparseMlaPartialEpilogue.ts';
 import { DSA_SPARSE_MLA_PRODUCER_THREADS } from './emitDsaSparseMlaProducer.ts';
-import { emitDsaSparseMlaRing } from './emitDsaSparseMlaRing.ts';
 
 /**
  * The policy of a sparse MLA decode instance: the register split of its roles and what a block writes —
@@ -150,32 +147,26 @@ export class DsaSparseMlaDecodeInstance extends KernelInstance<DsaSparseMlaDecod
       const first = b.let('split_first', int32, mul(mul(split, a.tiles_per_split), DSA_SPARSE_MLA_KEYS));
       const len = b.let('len', int32, minOf(maxOf(sub(rowLen, first), 0), mul(a.tiles_per_split, DSA_SPARSE_MLA_KEYS)));
       const tiles = b.let('tiles', int32, div(add(len, DSA_SPARSE_MLA_KEYS - 1), DSA_SPARSE_MLA_KEYS));
-      b.comment(
-        'shared memory (1024-aligned): Q 9 slabs | 4 key stages of 9 slabs | validity bytes | row max / row sum exchanges | barriers',
-      );
-      const { smem, smemAddr } = declareAlignedDynamicShared(b, t, 'dsa_mla_smem');
-      emitDsaSparseMlaLoadQ(b, t, { q: a.q, row0: qRow0, tid, threads: THREADS, smem, layout: this.smem });
-      const ring = emitDsaSparseMlaRing(b, t, {
-        smem,
-        layout: this.smem,
-        tid,
-        producers: DSA_SPARSE_MLA_PRODUCER_THREADS,
-        consumers: CONSUMER_THREADS,
-      });
-      b.push(t.syncThreads());
-      const indices = add(a.indices, add(mul(cast(row, int64), cast(a.topk, int64)), cast(first, int64)));
-      const args: DsaSparseMlaArgs = {
-        indices: b.let('split_indices', pointer(int32, { const: true }), indices),
-        smScale: a.sm_scale,
-        attnSink: a.attn_sink,
-        head0,
-        ...this.outputs(b, a, { row, split, seq, head0, qRow0 }),
-      };
-      const cta: DsaSparseMlaCta = { target: t, args, layout: this.smem, tid, smem, smemAddr, len, tiles, ...ring };
       const epilogue = this.policy.output === 'final' ? emitDsaSparseMlaEpilogue : emitDsaSparseMlaPartialEpilogue;
-      b.if(
-        ge(tid, CONSUMER_THREADS),
-        (prod) =>
+      emitDsaSparseMlaBlock(b, t, {
+        threads: THREADS,
+        consumers: CONSUMER_THREADS,
+        layout: this.smem,
+        smemComment:
+          'shared memory (1024-aligned): Q 9 slabs | 4 key stages of 9 slabs | validity bytes | row max / row sum exchanges | barriers',
+        ...{ tid, q: a.q, qRow0, len, tiles },
+        args: (x): DsaSparseMlaArgs => ({
+          indices: x.let(
+            'split_indices',
+            pointer(int32, { const: true }),
+            add(a.indices, add(mul(cast(row, int64), cast(a.topk, int64)), cast(first, int64))),
+          ),
+          smScale: a.sm_scale,
+          attnSink: a.attn_sink,
+          head0,
+          ...this.outputs(x, a, { row, split, seq, head0, qRow0 }),
+        }),
+        producer: (prod, cta) =>
           emitDsaSparseMlaFp8Producer(
             prod,
             cta,
@@ -183,8 +174,8 @@ export class DsaSparseMlaDecodeInstance extends KernelInstance<DsaSparseMlaDecod
             CONSUMER_THREADS,
             this.policy.producerRegisters,
           ),
-        (cons) => emitDsaSparseMlaConsumers(cons, cta, this.policy.consumerRegisters, epilogue),
-      );
+        consumer: (cons, cta) => emitDsaSparseMlaConsumers(cons, cta, this.policy.consumerRegisters, epilogue),
+      });
     });
   }
 

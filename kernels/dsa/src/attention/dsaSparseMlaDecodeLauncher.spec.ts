@@ -1,6 +1,7 @@
 import type { ArgumentError } from '@tilekit/numeric';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { dsaFakeDeviceRanges } from '../testing/dsaFakeDeviceRanges.ts';
 import { checkDsaSparseMlaDecodeConfig, type DsaSparseMlaDecodeConfig } from '../checkDsaSparseMlaConfig.ts';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { dsaMlaCacheSpan } from '../dsaMlaCacheLayout.ts';
@@ -37,14 +38,7 @@ function buffersFor(c: DsaSparseMlaDecodeConfig, splits: number): DsaSparseMlaDe
     maxLogits: rows * 4,
     workspace: dsaSparseMlaDecodeWorkspaceBytes(c, splits),
   };
-  let ptr = 0x10000n;
-  const out: Record<string, { ptr: bigint; bytes: number }> = {};
-  for (const [k, n] of Object.entries(bytes)) {
-    if (n === 0) continue;
-    out[k] = { ptr, bytes: n };
-    ptr += BigInt(Math.ceil(n / 256) * 256 + 256);
-  }
-  return out as unknown as DsaSparseMlaDecodeBuffers;
+  return dsaFakeDeviceRanges(bytes) as DsaSparseMlaDecodeBuffers;
 }
 
 const errorOf = (f: () => unknown): ArgumentError => {

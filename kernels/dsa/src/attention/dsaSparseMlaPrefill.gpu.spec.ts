@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Prng } from '@tilekit/host';
 import { buildOncePerInstance, Device, timeLaunches, type DeviceBuffer } from '@tilekit/runtime';
-import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
+import { gpu, gpuTestCompiler, OwnedBuffers } from '@tilekit/runtime/testing';
 import { checkDsaSparseMlaPrefillConfig } from '../checkDsaSparseMlaConfig.ts';
 import { DsaKernel } from '../dsaKernel.ts';
 import { DSA_SPARSE_MLA_QK_DIM, DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
@@ -28,7 +28,7 @@ const kernelFor = buildOncePerInstance((i: DsaSparseMlaPrefillInstance) =>
 /** The device buffers of one problem, its packed launch, and the read-back. */
 class PrefillRun {
   readonly device = Device.open(0);
-  readonly owned: DeviceBuffer[] = [];
+  readonly owned = new OwnedBuffers(this.device);
   readonly packed: DsaSparseMlaPrefillPackedLaunch;
   readonly out: DeviceBuffer;
   readonly lse: DeviceBuffer;
@@ -65,15 +65,11 @@ class PrefillRun {
   }
 
   up(x: ArrayBufferView): DeviceBuffer {
-    const b = this.device.upload(x);
-    this.owned.push(b);
-    return b;
+    return this.owned.upload(x);
   }
 
   alloc(bytes: number): DeviceBuffer {
-    const b = this.device.alloc(Math.max(16, bytes)).fill(0xa5);
-    this.owned.push(b);
-    return b;
+    return this.owned.alloc(bytes, { fill: 0xa5 });
   }
 
   read(): { readonly out: Uint16Array; readonly lse: Float32Array; readonly maxLogits: Float32Array } {
@@ -90,7 +86,7 @@ class PrefillRun {
 
   dispose(): void {
     this.device.synchronize();
-    for (const b of this.owned) b.dispose();
+    this.owned.dispose();
   }
 }
 

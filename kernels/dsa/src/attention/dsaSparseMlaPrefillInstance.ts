@@ -4,10 +4,8 @@ import {
   add,
   cast,
   checkSetMaxNRegBudget,
-  declareAlignedDynamicShared,
   div,
   float32,
-  ge,
   index,
   instanceKey,
   int32,
@@ -27,12 +25,11 @@ import {
 } from '@tilekit/codegen';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
-import type { DsaSparseMlaArgs, DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
+import type { DsaSparseMlaArgs } from './dsaSparseMlaCta.ts';
 import { dsaSparseMlaSmem, DSA_SPARSE_MLA_HEAD_BLOCK, DSA_SPARSE_MLA_KEYS, type DsaSparseMlaSmem } from './dsaSparseMlaSmem.ts';
+import { emitDsaSparseMlaBlock } from './emitDsaSparseMlaBlock.ts';
 import { emitDsaSparseMlaConsumers } from './emitDsaSparseMlaConsumers.ts';
-import { emitDsaSparseMlaLoadQ } from './emitDsaSparseMlaLoadQ.ts';
 import { DSA_SPARSE_MLA_PRODUCER_THREADS, emitDsaSparseMlaProducer } from './emitDsaSparseMlaProducer.ts';
-import { emitDsaSparseMlaRing } from './emitDsaSparseMlaRing.ts';
 
 /** The policy of a sparse MLA prefill instance: the register split of its roles. */
 export interface DsaSparseMlaPrefillPolicy {
@@ -120,32 +117,23 @@ export class DsaSparseMlaPrefillInstance extends KernelInstance<DsaSparseMlaPref
       const lenRaw = b.let('len_raw', int32, select(ne(select(a.topk_length, 1, 0), 0), index(a.topk_length, token), a.topk));
       const len = b.let('len', int32, minOf(maxOf(lenRaw, 0), a.topk));
       const tiles = b.let('tiles', int32, div(add(len, DSA_SPARSE_MLA_KEYS - 1), DSA_SPARSE_MLA_KEYS));
-      b.comment(
-        'shared memory (1024-aligned): Q 9 slabs | 2 key stages of 9 slabs | validity bytes | row max / row sum exchanges | barriers',
-      );
-      const { smem, smemAddr } = declareAlignedDynamicShared(b, t, 'dsa_mla_smem');
-      emitDsaSparseMlaLoadQ(b, t, { q: a.q, row0, tid, threads: THREADS, smem, layout: this.smem });
-      const { full, empty } = emitDsaSparseMlaRing(b, t, {
-        smem,
-        layout: this.smem,
-        tid,
-        producers: DSA_SPARSE_MLA_PRODUCER_THREADS,
+      emitDsaSparseMlaBlock(b, t, {
+        threads: THREADS,
         consumers: CONSUMER_THREADS,
-      });
-      b.push(t.syncThreads());
-      const args: DsaSparseMlaArgs = {
-        indices: b.let('token_indices', pointer(int32, { const: true }), add(a.indices, mul(cast(token, int64), cast(a.topk, int64)))),
-        smScale: a.sm_scale,
-        attnSink: a.attn_sink,
-        out: b.let('out_rows', a.out.type, add(a.out, mul(row0, DSA_SPARSE_MLA_V_DIM))),
-        lse: b.let('lse_rows', pointer(float32), add(a.lse, row0)),
-        maxLogits: b.let('max_rows', pointer(float32), add(a.max_logits, row0)),
-        head0,
-      };
-      const cta: DsaSparseMlaCta = { target: t, args, layout: this.smem, tid, smem, smemAddr, len, tiles, full, empty };
-      b.if(
-        ge(tid, CONSUMER_THREADS),
-        (prod) =>
+        layout: this.smem,
+        smemComment:
+          'shared memory (1024-aligned): Q 9 slabs | 2 key stages of 9 slabs | validity bytes | row max / row sum exchanges | barriers',
+        ...{ tid, q: a.q, qRow0: row0, len, tiles },
+        args: (x): DsaSparseMlaArgs => ({
+          indices: x.let('token_indices', pointer(int32, { const: true }), add(a.indices, mul(cast(token, int64), cast(a.topk, int64)))),
+          smScale: a.sm_scale,
+          attnSink: a.attn_sink,
+          out: x.let('out_rows', a.out.type, add(a.out, mul(row0, DSA_SPARSE_MLA_V_DIM))),
+          lse: x.let('lse_rows', pointer(float32), add(a.lse, row0)),
+          maxLogits: x.let('max_rows', pointer(float32), add(a.max_logits, row0)),
+          head0,
+        }),
+        producer: (prod, cta) =>
           emitDsaSparseMlaProducer(
             prod,
             cta,
@@ -153,8 +141,8 @@ export class DsaSparseMlaPrefillInstance extends KernelInstance<DsaSparseMlaPref
             CONSUMER_THREADS,
             this.policy.producerRegisters,
           ),
-        (cons) => emitDsaSparseMlaConsumers(cons, cta, this.policy.consumerRegisters),
-      );
+        consumer: (cons, cta) => emitDsaSparseMlaConsumers(cons, cta, this.policy.consumerRegisters),
+      });
     });
   }
 }

@@ -1,5 +1,6 @@
 import type { ArgumentError } from '@tilekit/numeric';
 import { describe, expect, it } from 'vitest';
+import { dsaFakeDeviceRanges } from '../testing/dsaFakeDeviceRanges.ts';
 import { checkDsaSparseMlaPrefillConfig, type DsaSparseMlaPrefillConfig } from '../checkDsaSparseMlaConfig.ts';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { packDsaSparseMlaPrefill, type DsaSparseMlaPrefillBuffers } from './dsaSparseMlaPrefillLauncher.ts';
@@ -29,14 +30,7 @@ function buffersFor(c: DsaSparseMlaPrefillConfig): DsaSparseMlaPrefillBuffers {
     maxLogits: rows * 4,
     lse: rows * 4,
   };
-  let ptr = 0x10000n;
-  const out: Record<string, { ptr: bigint; bytes: number }> = {};
-  for (const [k, n] of Object.entries(bytes)) {
-    if (n === 0) continue;
-    out[k] = { ptr, bytes: n };
-    ptr += BigInt(Math.ceil(n / 256) * 256 + 256);
-  }
-  return out as unknown as DsaSparseMlaPrefillBuffers;
+  return dsaFakeDeviceRanges(bytes) as DsaSparseMlaPrefillBuffers;
 }
 
 const errorOf = (f: () => unknown): ArgumentError => {

@@ -2,13 +2,10 @@
 // each holds the same rows), O /= l, the attention sink, and O, LSE and max logits written with
 // FlashMLA's conventions (a row with no valid token: O = 0, LSE = +∞, max = −∞).
 import { add, and, call, div, eq, float32, index, infinity, int32, lit, mul, ne, select, sub, type BlockBuilder } from '@tilekit/codegen';
-import { makeNaiveTensorDescriptor } from '@tilekit/layout';
-import { makeDistributedTensor, makeTensorView, makeTileWindow, storeTile, sweepTile } from '@tilekit/tile';
-import { DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
+import { makeDistributedTensor, storeTile, sweepTile } from '@tilekit/tile';
 import type { DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
 import type { DsaSparseMlaConsumerState, DsaSparseMlaEpilogueArgs } from './emitDsaSparseMlaConsumers.ts';
-import { DSA_SPARSE_MLA_PV } from './dsaSparseMlaGemms.ts';
-import { DSA_SPARSE_MLA_HEAD_BLOCK } from './dsaSparseMlaSmem.ts';
+import { dsaSparseMlaOutWindow } from './dsaSparseMlaOutWindow.ts';
 import { joinDsaSparseMlaRowSums } from './joinDsaSparseMlaRowSums.ts';
 
 const LN2 = Math.LN2;
@@ -28,14 +25,7 @@ export function emitDsaSparseMlaEpilogue(
   const { args } = cta;
   b.comment('epilogue: row sums of both warpgroups, O /= l, the sink, O / LSE / max logits out');
   joinDsaSparseMlaRowSums(b, cta, state);
-  const desc = makeNaiveTensorDescriptor([DSA_SPARSE_MLA_HEAD_BLOCK, DSA_SPARSE_MLA_V_DIM], [DSA_SPARSE_MLA_V_DIM, 1], { vectorLength: 2 });
-  const window = makeTileWindow(state.block, {
-    view: makeTensorView(args.out, desc, { elementBytes: 2 }),
-    lengths: [DSA_SPARSE_MLA_HEAD_BLOCK, v.columns],
-    origin: [0, mul(state.wg, v.columns)],
-    encoding: DSA_SPARSE_MLA_PV.cEncoding,
-    originAlignment: [DSA_SPARSE_MLA_HEAD_BLOCK, v.columns],
-  });
+  const window = dsaSparseMlaOutWindow(state, args.out, v.columns, 2);
   const softmax = state.softmax;
   state.block.threads((th) => {
     const lse = softmax.emitFinalize(th, state.oAcc, { lse: true })!;

@@ -1,13 +1,10 @@
 // The end of a split sparse MLA block (the decode's split over top-k blocks): this split's O, normalized by its
 // own row sums, stored as fp32, with its LSE and max logits; the combine kernel merges the splits and applies the sink.
 import { and, eq, index, mul, type BlockBuilder } from '@tilekit/codegen';
-import { makeNaiveTensorDescriptor } from '@tilekit/layout';
-import { makeTensorView, makeTileWindow, storeTile, sweepTile } from '@tilekit/tile';
-import { DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
+import { storeTile, sweepTile } from '@tilekit/tile';
 import type { DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
 import type { DsaSparseMlaConsumerState, DsaSparseMlaEpilogueArgs } from './emitDsaSparseMlaConsumers.ts';
-import { DSA_SPARSE_MLA_PV } from './dsaSparseMlaGemms.ts';
-import { DSA_SPARSE_MLA_HEAD_BLOCK } from './dsaSparseMlaSmem.ts';
+import { dsaSparseMlaOutWindow } from './dsaSparseMlaOutWindow.ts';
 import { joinDsaSparseMlaRowSums } from './joinDsaSparseMlaRowSums.ts';
 
 /**
@@ -25,14 +22,7 @@ export function emitDsaSparseMlaPartialEpilogue(
   const { args } = cta;
   b.comment('partial epilogue: row sums of both warpgroups, O /= l as fp32, the split LSE and max logits out');
   joinDsaSparseMlaRowSums(b, cta, state);
-  const desc = makeNaiveTensorDescriptor([DSA_SPARSE_MLA_HEAD_BLOCK, DSA_SPARSE_MLA_V_DIM], [DSA_SPARSE_MLA_V_DIM, 1], { vectorLength: 2 });
-  const window = makeTileWindow(state.block, {
-    view: makeTensorView(args.out, desc, { elementBytes: 4 }),
-    lengths: [DSA_SPARSE_MLA_HEAD_BLOCK, v.columns],
-    origin: [0, mul(state.wg, v.columns)],
-    encoding: DSA_SPARSE_MLA_PV.cEncoding,
-    originAlignment: [DSA_SPARSE_MLA_HEAD_BLOCK, v.columns],
-  });
+  const window = dsaSparseMlaOutWindow(state, args.out, v.columns, 4);
   const softmax = state.softmax;
   state.block.threads((th) => {
     const lse = softmax.emitFinalize(th, state.oAcc, { lse: true })!;

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Prng } from '@tilekit/host';
 import { Device, encodeTensorMapTiled, timeBackToBack, type DeviceBuffer } from '@tilekit/runtime';
-import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
+import { gpu, gpuTestCompiler, OwnedBuffers } from '@tilekit/runtime/testing';
 import { DSA_MLA_PAGE_BYTES, DSA_MLA_PAGE_TOKENS } from '../dsaMlaCacheLayout.ts';
 import { DSA_PAGE_BYTES, DSA_PAGE_TOKENS } from '../dsaShape.ts';
 import { DSA_SPARSE_MLA_QK_DIM, DSA_SPARSE_MLA_SM_SCALE, DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
@@ -54,7 +54,7 @@ interface StepHost {
 /** Device buffers of one step, the built step, and the read-back. */
 class StepRun {
   readonly device = Device.open(0);
-  readonly owned: DeviceBuffer[] = [];
+  readonly owned = new OwnedBuffers(this.device);
   readonly c: CheckedDsaDecodeStepConfig;
   readonly buffers;
 
@@ -78,15 +78,11 @@ class StepRun {
   }
 
   up(x: ArrayBufferView): DeviceBuffer {
-    const b = this.device.upload(x);
-    this.owned.push(b);
-    return b;
+    return this.owned.upload(x);
   }
 
   alloc(bytes: number): DeviceBuffer {
-    const b = this.device.alloc(Math.max(16, bytes)).fill(0xa5);
-    this.owned.push(b);
-    return b;
+    return this.owned.alloc(bytes, { fill: 0xa5 });
   }
 
   cache(x: HostCache): DeviceBuffer {
@@ -124,7 +120,7 @@ class StepRun {
 
   dispose(): void {
     this.device.synchronize();
-    for (const b of this.owned) b.dispose();
+    this.owned.dispose();
   }
 }
 

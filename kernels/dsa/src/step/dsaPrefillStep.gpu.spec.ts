@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Prng } from '@tilekit/host';
 import { Device, encodeTensorMapTiled, type DeviceBuffer } from '@tilekit/runtime';
-import { gpu, gpuTestCompiler } from '@tilekit/runtime/testing';
+import { gpu, gpuTestCompiler, OwnedBuffers } from '@tilekit/runtime/testing';
 import { DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
 import { dsaBf16Bits } from '../reference/dsaBf16Bits.ts';
 import { checkDsaPrefillStepOutputs } from '../testing/checkDsaPrefillStepOutputs.ts';
@@ -25,9 +25,9 @@ CASES.forEach(([label, o], i) => {
   test(`kernel-dsa/gpu prefill step: ${label}`, gpu.options, async () => {
     const x = dsaRandomPrefillStepInput(o, new Prng(0x5d_0001 + i));
     const device = Device.open(0);
-    const owned: DeviceBuffer[] = [];
-    const up = (v: ArrayBufferView): DeviceBuffer => (owned.push(device.upload(v)), owned.at(-1)!);
-    const alloc = (bytes: number): DeviceBuffer => (owned.push(device.alloc(Math.max(16, bytes)).fill(0xa5)), owned.at(-1)!);
+    const owned = new OwnedBuffers(device);
+    const up = (v: ArrayBufferView): DeviceBuffer => owned.upload(v);
+    const alloc = (bytes: number): DeviceBuffer => owned.alloc(bytes, { fill: 0xa5 });
     try {
       const c = checkDsaPrefillStepConfig({ ...o, smScale: x.smScale, hasSink: x.attnSink !== undefined });
       const rows = o.seqQ * o.hQ;
@@ -64,7 +64,7 @@ CASES.forEach(([label, o], i) => {
       seq.dispose();
     } finally {
       device.synchronize();
-      for (const b of owned) b.dispose();
+      owned.dispose();
     }
   });
 });

@@ -1,0 +1,54 @@
+// The skeleton every sparse MLA kernel shares after its block has found its rows: shared memory, the resident Q, the
+// key ring's barriers, then the two roles — a producer warpgroup that fills the ring and the two consumer warpgroups.
+import { declareAlignedDynamicShared, ge, type BlockBuilder, type Expr, type Target } from '@tilekit/codegen';
+import type { DsaSparseMlaArgs, DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
+import type { DsaSparseMlaSmem } from './dsaSparseMlaSmem.ts';
+import { emitDsaSparseMlaLoadQ } from './emitDsaSparseMlaLoadQ.ts';
+import { DSA_SPARSE_MLA_PRODUCER_THREADS } from './emitDsaSparseMlaProducer.ts';
+import { emitDsaSparseMlaRing } from './emitDsaSparseMlaRing.ts';
+
+/** What {@link emitDsaSparseMlaBlock} composes. */
+export interface DsaSparseMlaBlockSpec {
+  /** Threads of the block: the consumers' 256 first, then the producer's 128. */
+  readonly threads: number;
+  readonly consumers: number;
+  readonly layout: DsaSparseMlaSmem;
+  /** The comment describing the shared memory's regions. */
+  readonly smemComment: string;
+  /** `int` thread index; `const bf16*` q rows and the block's first (`int64`); its index entries and key tiles (`int`). */
+  readonly tid: Expr;
+  readonly q: Expr;
+  readonly qRow0: Expr;
+  readonly len: Expr;
+  readonly tiles: Expr;
+  /** The arguments the roles read, emitted once the barriers are published. */
+  readonly args: (b: BlockBuilder) => DsaSparseMlaArgs;
+  /** The producer warpgroup (threads ≥ consumers) and the consumer warpgroups. */
+  readonly producer: (b: BlockBuilder, cta: DsaSparseMlaCta) => void;
+  readonly consumer: (b: BlockBuilder, cta: DsaSparseMlaCta) => void;
+}
+
+/**
+ * Emits the shared skeleton: the 1024-aligned dynamic shared memory, Q copied in by every thread, the ring's barriers
+ * initialised by thread 0, one __syncthreads publishing both, the roles' arguments, then the producer or the consumers.
+ */
+export function emitDsaSparseMlaBlock(b: BlockBuilder, t: Target, s: DsaSparseMlaBlockSpec): void {
+  b.comment(s.smemComment);
+  const { smem, smemAddr } = declareAlignedDynamicShared(b, t, 'dsa_mla_smem');
+  emitDsaSparseMlaLoadQ(b, t, { q: s.q, row0: s.qRow0, tid: s.tid, threads: s.threads, smem, layout: s.layout });
+  const ring = emitDsaSparseMlaRing(b, t, {
+    smem,
+    layout: s.layout,
+    tid: s.tid,
+    producers: DSA_SPARSE_MLA_PRODUCER_THREADS,
+    consumers: s.consumers,
+  });
+  b.push(t.syncThreads());
+  const args = s.args(b);
+  const cta: DsaSparseMlaCta = { target: t, args, layout: s.layout, tid: s.tid, smem, smemAddr, len: s.len, tiles: s.tiles, ...ring };
+  b.if(
+    ge(s.tid, s.consumers),
+    (prod) => s.producer(prod, cta),
+    (cons) => s.consumer(cons, cta),
+  );
+}
