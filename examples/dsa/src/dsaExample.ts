@@ -1,7 +1,7 @@
 // example_dsa: generates the kernels of the whole DSA path a problem needs (the lightning indexer, the exact top-k, the
 // sparse MLA attention: decode over the FP8 cache with its split combine, or prefill over a bf16 latent KV), compiles
-// them and prints their resources, computes the CPU reference of the whole path (-v=1), and on a GPU runs the path as
-// one step, validates every stage and times it. Without a CUDA device it says so and exits 0 after the CPU part.
+// them and prints their resources; on a GPU runs the path as one step, validates every stage against the CPU references
+// (-v=1) and times it, without one computes the CPU reference of the whole path (-v=1). Without a CUDA device it says so and exits 0 after the CPU part.
 import { dsaResourcesTable } from '@tilekit/example-dsa-indexer';
 import { ArgParseError, flagErrorOf, Prng } from '@tilekit/host';
 import {
@@ -131,7 +131,9 @@ export async function runDsaExample(args: DsaArgs, log: (line: string) => void =
   log(await dsaResourcesTable(instancesOf(step, problem, HOPPER_SMS), compiler));
   if (!gpu && step.mode === 'decode') log(`(the decode's split is planned for ${HOPPER_SMS} SMs, an H100's or H200's)`);
   const inputs = makeInputs(problem, args.get('seed'));
-  if (args.get('v')) log(cpuReference(inputs));
+  // On a GPU the stage checks compute the references themselves (each fed the GPU's previous stage); without one, -v=1
+  // runs the whole path on the CPU.
+  if (args.get('v') && !gpu) log(cpuReference(inputs));
   if (!gpu) {
     log(
       `no CUDA device found (${probed.reason ?? 'the driver reports no devices'}): the kernels were generated and compiled` +
