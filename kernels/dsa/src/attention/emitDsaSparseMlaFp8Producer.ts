@@ -16,6 +16,7 @@ import {
   cpAsyncCommitGroup,
   cpAsyncWaitGroup,
   dequantE4m3x2Pow2ToBf16x2,
+  div,
   e4m3Pow2ScaleFactor,
   eq,
   fenceProxyAsyncShared,
@@ -181,13 +182,13 @@ function emitDequant(b: BlockBuilder, f: Fp8Scope, tile: Expr): void {
 
 /**
  * Emits the FP8 producer (threads [first, first + 128) of the block, `registers` after setmaxnreg). The 8 lanes of
- * token r (threads 8r' … 8r' + 7 with r = r' and r' + 16) move its row. Pipelined one tile ahead: iteration it issues
- * tile it + 1's copies (after waiting for its stage to be empty; its slots were read an iteration earlier), reads the
- * slots of tile it + 2, waits for its own copies of tile it, dequantizes its own chunks of tile it in place (exact: bf16(e4m3 · scale), by bit placement and bf16x2 multiplies,
- * off the conversion pipe: the cache's scales are powers of two),
- * fences its generic and async writes for wgmma and arrives on full[it mod 4] (128 arrivals: every lane's copies and
- * stores precede its own arrive). One commit group per tile (tile 0's before the loop), so once tile it + 1's group is
- * committed, "all but the newest group" includes tile it's.
+ * token r (threads 8r' … 8r' + 7 with r = r' and r' + 16) move its row. Pipelined by pairs of tiles, the consumers'
+ * unit, one pair ahead: iteration q reads the slots of pair q + 1, waits for its own copies of pair q (issued an
+ * iteration earlier), dequantizes its own chunks of both tiles in place (exact: bf16(e4m3 · scale), by bit placement
+ * and bf16x2 multiplies, off the conversion pipe: the cache's scales are powers of two), fences its generic and async
+ * writes for wgmma and arrives on each tile's full barrier (128 arrivals: every lane's copies and stores precede its own
+ * arrive) — and only then waits for pair q + 1's stages to be empty (the consumers finishing pair q − 1) and issues its
+ * copies, so a pair the consumers need next is never held behind that wait. One commit group per pair.
  */
 export function emitDsaSparseMlaFp8Producer(
   b: BlockBuilder,
@@ -200,7 +201,7 @@ export function emitDsaSparseMlaFp8Producer(
   if (cta.layout.fp8Scales === undefined)
     throw new DsaArgumentError('cta.layout', 'must have the fp8Scales region (dsaSparseMlaSmem({ fp8Scales: true }))', cta.layout);
   b.comment(
-    `FP8 producer warpgroup: registers down to ${registers}; ${LANES_PER_ROW} lanes per token, ${ROWS_PER_THREAD} tokens per thread, one tile ahead`,
+    `FP8 producer warpgroup: registers down to ${registers}; ${LANES_PER_ROW} lanes per token, ${ROWS_PER_THREAD} tokens per thread, one pair of tiles ahead`,
   );
   b.expr(setMaxNReg(t, 'dec', registers));
   const ptid = b.let('p_tid', int32, sub(cta.tid, first));
@@ -210,16 +211,33 @@ export function emitDsaSparseMlaFp8Producer(
     b.let(`g_row${g}`, int32, bitOr(group, (DSA_SPARSE_MLA_PRODUCER_THREADS / LANES_PER_ROW) * g)),
   );
   const f: Fp8Scope = { cta, cache, lane, warpLane: b.let('warp_lane', int32, bitAnd(ptid, 31)), rows, scales: cta.layout.fp8Scales };
-  b.if(ge(cta.tiles, 1), (x) => emitIssue(x, f, cast(0, int32), emitSlots(x, f, cast(0, int32), 'first_slot')));
+  const pairs = b.let('p_pairs', int32, div(add(cta.tiles, 1), 2));
+  /** Issues the copies of pair q's tiles that exist (their slots read beforehand). */
+  const issuePair = (x: BlockBuilder, q: Expr, slots: readonly (readonly Expr[])[]): void =>
+    slots.forEach((tileSlots, j) => {
+      const tile = x.let(`issue_tile${j}`, int32, add(mul(q, 2), j));
+      x.if(lt(tile, cta.tiles), (y) => emitIssue(y, f, tile, tileSlots));
+    });
+  b.if(ge(pairs, 1), (x) =>
+    issuePair(
+      x,
+      cast(0, int32),
+      [0, 1].map((j) => emitSlots(x, f, cast(j, int32), `first_slot${j}_`)),
+    ),
+  );
   b.expr(cpAsyncCommitGroup(t));
-  const next = emitSlots(b, f, cast(1, int32), 'next_slot');
-  b.forRange({ name: 'it', to: cta.tiles }, (l, it) => {
-    l.if(lt(add(it, 1), cta.tiles), (x) => emitIssue(x, f, add(it, 1), next));
+  b.forRange({ name: 'pq', to: pairs }, (l, q) => {
+    const next = [0, 1].map((j) => emitSlots(l, f, add(mul(q, 2), 2 + j), `next_slot${j}_`));
+    l.expr(cpAsyncWaitGroup(t, 0));
+    for (const j of [0, 1]) {
+      const tile = l.let(`cvt_tile${j}`, int32, add(mul(q, 2), j));
+      l.if(lt(tile, cta.tiles), (x) => {
+        emitDequant(x, f, tile);
+        x.expr(fenceProxyAsyncShared(t));
+        x.expr(mbarrierArrive(t, cta.full(bitAnd(tile, DSA_SPARSE_MLA_STAGES - 1))));
+      });
+    }
+    l.if(lt(add(q, 1), pairs), (x) => issuePair(x, add(q, 1), next));
     l.expr(cpAsyncCommitGroup(t));
-    emitSlots(l, f, add(it, 2), 'later_slot').forEach((s, g) => l.assign(next[g]!, s));
-    l.expr(cpAsyncWaitGroup(t, 1));
-    emitDequant(l, f, it);
-    l.expr(fenceProxyAsyncShared(t));
-    l.expr(mbarrierArrive(t, cta.full(bitAnd(it, DSA_SPARSE_MLA_STAGES - 1))));
   });
 }
