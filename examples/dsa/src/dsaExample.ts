@@ -1,7 +1,7 @@
 // example_dsa: generates the kernels of the whole DSA path a problem needs (the lightning indexer, the exact top-k, the
 // sparse MLA attention: decode over the FP8 cache with its split combine, or prefill over a bf16 latent KV), compiles
 // them and prints their resources; on a GPU runs the path as one step, validates every stage against the CPU references
-// (-v=1) and times it, without one computes the CPU reference of the whole path (-v=1). Without a CUDA device it says so and exits 0 after the CPU part.
+// (-v=1) and times it; without a CUDA device it computes the CPU reference of the whole path (-v=1), says so and exits 0.
 import { dsaResourcesTable } from '@tilekit/example-dsa-indexer';
 import { ArgParseError, flagErrorOf, Prng } from '@tilekit/host';
 import {
