@@ -80,7 +80,7 @@ type DecodeParams = ReturnType<typeof decodeParams>;
 type DecodeArgs = { readonly [K in keyof DecodeParams]: Expr };
 
 /**
- * One sparse MLA decode instance (sm_90a, 384 threads, 220 KiB of shared memory). Block (x, y) takes query row
+ * One sparse MLA decode instance (sm_90a, 384 threads, 222 KiB of shared memory with the alignment slack). Block (x, y) takes query row
  * r = x / (h_q / 64) (sequence r / s_q, query r mod s_q; q [rows][h_q][576]), heads [64·hb, +64) with
  * hb = x mod (h_q / 64), and split y: index entries [32·tiles_per_split·y, +32·tiles_per_split) of its
  * row's first min(topk_length[r / s_q], topk). Q is resident; the FP8 producer dequantizes the selected

@@ -66,11 +66,11 @@ function prefillParams(target: Target) {
 type PrefillParams = ReturnType<typeof prefillParams>;
 
 /**
- * One sparse MLA prefill instance (sm_90a, 384 threads, 223 KiB of shared memory). Block x takes
+ * One sparse MLA prefill instance (sm_90a, 384 threads, 220 KiB of shared memory with the alignment slack). Block x takes
  * token t = x / (h_q / 64) and heads [64·hb, 64·hb + 64), hb = x mod (h_q / 64). Its 64 × 576 Q
  * is copied once into swizzled shared memory; a producer warpgroup gathers the latent rows of each
- * 64-entry tile of the token's index row (the first min(topk_length[t], topk) entries; −1 or any
- * index outside [0, s_kv) is invalid: its row is zero-filled and its scores are −∞) into a two-stage
+ * 32-entry tile of the token's index row (the first min(topk_length[t], topk) entries; −1 or any
+ * index outside [0, s_kv) is invalid: its row is zero-filled and its scores are −∞) into a four-stage
  * ring; two consumer warpgroups split each pair of tiles (see emitDsaSparseMlaConsumers) and write
  * O [s_q][h_q][512] bf16, LSE and max logits [s_q][h_q] fp32 (FlashMLA's conventions, attn_sink
  * applied to O). Postcondition (GPU spec): within compareDsaSparseMla's bound of the CPU reference.
