@@ -30,7 +30,7 @@ export interface DsaSparseMlaCta {
   /** `uint8*` of the 1024-aligned shared memory and its `uint32` shared address. */
   readonly smem: Expr;
   readonly smemAddr: Expr;
-  /** `int` index entries this block attends over (its token's top-k length) and key tiles (⌈len / 64⌉). */
+  /** `int` index entries this block attends over (its token's top-k length) and key tiles (⌈len / 32⌉). */
   readonly len: Expr;
   readonly tiles: Expr;
   readonly full: (s: Expr) => Expr;

@@ -122,7 +122,7 @@ export class DsaSparseMlaPrefillInstance extends KernelInstance<DsaSparseMlaPref
         consumers: CONSUMER_THREADS,
         layout: this.smem,
         smemComment:
-          'shared memory (1024-aligned): Q 9 slabs | 2 key stages of 9 slabs | validity bytes | row max / row sum exchanges | barriers',
+          'shared memory (1024-aligned): Q 9 slabs | 4 key stages of 9 slabs | validity bytes | row max / row sum exchanges | barriers',
         ...{ tid, q: a.q, qRow0: row0, len, tiles },
         args: (x): DsaSparseMlaArgs => ({
           indices: x.let('token_indices', pointer(int32, { const: true }), add(a.indices, mul(cast(token, int64), cast(a.topk, int64)))),

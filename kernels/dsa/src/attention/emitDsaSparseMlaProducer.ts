@@ -1,5 +1,5 @@
 // The producer warpgroup of the sparse MLA kernels: gathers the selected latent rows of each key
-// tile into the two-stage ring with cp.async (FlashMLA's producer gathers rows itself: Hopper's TMA
+// tile into the four-stage ring with cp.async (FlashMLA's producer gathers rows itself: Hopper's TMA
 // has no row gather), with a validity byte per token.
 import {
   add,
