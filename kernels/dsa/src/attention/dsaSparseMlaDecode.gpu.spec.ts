@@ -156,7 +156,8 @@ test(
           const ms = [...timeBackToBack(run.device, go, plan).reps].sort((p, q) => p - q)[2]!;
           const flops = 2 * b * 2048 * 128 * (DSA_SPARSE_MLA_QK_DIM + DSA_SPARSE_MLA_V_DIM);
           console.log(
-            `  b ${b}, ${run.packed.splits} split(s) of ${run.packed.tilesPerSplit} tiles${splits === undefined ? ' (launcher)' : ''}: ${(ms * 1000).toFixed(1)} µs, ${(flops / ms / 1e9).toFixed(1)} TFLOP/s`,
+            `  b ${b}, ${run.packed.splits} split(s) of ${run.packed.tilesPerSplit} tiles${splits === undefined ? ' (launcher)' : ''}: ` +
+              `${(ms * 1000).toFixed(1)} µs, ${(flops / ms / 1e9).toFixed(1)} TFLOP/s`,
           );
         } finally {
           run.dispose();

@@ -140,8 +140,9 @@ function emitIssue(b: BlockBuilder, f: Fp8Scope, tile: Expr, slots: readonly Exp
 
 /**
  * Tile `tile` (its copies landed for this thread), token by token: the thread reads back the raw chunks it copied, the
- * token's lane 0 reads the scales it copied and passes them to the other 7 lanes by shuffles, then chunk k (latent bytes 16·(l + 8k) …, scale tile k) becomes bf16 output chunks 2(l + 8k) and 2(l + 8k) + 1
- * of its row — for k ≥ 2 exactly where its raw chunks were, so no thread overwrites bytes another still has to read.
+ * token's lane 0 reads the scales it copied and passes them to the other 7 lanes by shuffles, then chunk k (latent
+ * bytes 16·(l + 8k) …, scale tile k) becomes bf16 output chunks 2(l + 8k) and 2(l + 8k) + 1 of its row — for k ≥ 2
+ * exactly where its raw chunks were, so no thread overwrites bytes another still has to read.
  */
 function emitDequant(b: BlockBuilder, f: Fp8Scope, tile: Expr): void {
   const { cta } = f;

@@ -258,7 +258,8 @@ test('kernel-dsa/gpu decode step: time at 128K context, b 1 and 32, h_q 128, top
       assert.ok(verdict.ok, `b ${b}: row 0's attention is off the reference`);
       const names = packed.launches.map((l) => l.instance.name).join(' → ');
       console.log(
-        `  b ${b}, L ${L}: ${(replayed * 1000).toFixed(1)} µs per step as one CUDA graph, ${(launched * 1000).toFixed(1)} µs as ${packed.launches.length} launches ` +
+        `  b ${b}, L ${L}: ${(replayed * 1000).toFixed(1)} µs per step as one CUDA graph, ` +
+          `${(launched * 1000).toFixed(1)} µs as ${packed.launches.length} launches ` +
           `(back to back; ${names}; ${packed.attention.splits} split(s)); row 0 valid`,
       );
       seq.dispose();

@@ -21,9 +21,11 @@ export function dsaStepVerdict(v: {
   const { logits, attention } = v;
   const worst = (c: { worstRatio: number } | undefined): string => (c === undefined ? '-' : c.worstRatio.toFixed(3));
   const lines = [
-    `indexer: ${logits.checked} logits, ${logits.overBound} over the bound, ${logits.maskMismatches} mask mismatches (worst ${logits.worstRatio.toFixed(3)} of the bound)`,
+    `indexer: ${logits.checked} logits, ${logits.overBound} over the bound, ${logits.maskMismatches} mask mismatches ` +
+      `(worst ${logits.worstRatio.toFixed(3)} of the bound)`,
     `${v.selection}: ${v.rows - v.wrongRows}/${v.rows} rows equal to the exact selection of the GPU's logits${v.through}`,
-    `attention: out ${attention.out.failures}/${attention.out.checked}, lse ${attention.lse.failures}, max ${attention.maxLogits?.failures ?? 0} over the bound ` +
+    `attention: out ${attention.out.failures}/${attention.out.checked}, lse ${attention.lse.failures}, ` +
+      `max ${attention.maxLogits?.failures ?? 0} over the bound ` +
       `(worst ratios ${worst(attention.out)}, ${worst(attention.lse)}, ${worst(attention.maxLogits)})`,
   ];
   return { ok: logits.ok && v.wrongRows === 0 && attention.ok, lines };

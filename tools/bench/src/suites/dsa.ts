@@ -1,5 +1,6 @@
 // The dsa benchmark suite (issue 21): kernels/dsa's sparse MLA prefill and FP8-cache decode beside torch's
-// gather-based sparse attention (and, for the decode, dense SDPA at the same context) in the same run. The reference server draws every input on the device (REFERENCE_OPS.md
+// gather-based sparse attention (and, for the decode, dense SDPA at the same context) in the same run. The
+// reference server draws every input on the device (REFERENCE_OPS.md
 // dsa_sparse_mla_prefill: bf16 q and kv at realistic magnitudes, each query's index row 2048 distinct random
 // tokens) and writes them; ours uploads the same bytes, times back-to-back launches and writes out and lse for
 // the server's check against its fp32 reference. Our own check goes further: on a sample of queries (every
@@ -183,7 +184,8 @@ async function runDecode(gpu: DsaGpu, spec: DsaMlaDecodeBenchSpec, ctx: CaseCont
     };
     const names = launches.map((l) => l.instance.name).join(' + ');
     const r = kernels[0]!.compiled.resources;
-    const note = `${names}: ${r.registers} registers, ${r.spillStores + r.spillLoads} B spills; grid ${packed.decode.grid.join('x')} (${packed.splits} split(s) of ${packed.tilesPerSplit} tiles)`;
+    const grid = `grid ${packed.decode.grid.join('x')} (${packed.splits} split(s) of ${packed.tilesPerSplit} tiles)`;
+    const note = `${names}: ${r.registers} registers, ${r.spillStores + r.spillLoads} B spills; ${grid}`;
     const valid = host.indices.reduce((n, slot) => n + (slot >= 0 && slot < spec.L ? 1 : 0), 0);
     return { ours: dsaMlaMeasurement(timing, names, dsaMlaFlops(valid, spec.hQ)), ...dsaMlaDecodeResult(ctx, host, got), note };
   });
