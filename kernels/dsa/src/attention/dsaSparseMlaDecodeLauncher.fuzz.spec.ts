@@ -7,11 +7,10 @@ import fc from 'fast-check';
 import { Device, type LoadableInstance } from '@tilekit/runtime';
 import {
   dropFuzzFakeAddon,
-  expectRejected,
   fakeCompiler,
+  fuzzInvalidCalls,
   fuzzLine,
   materialize,
-  newTally,
   useFuzzFakeAddon,
   withoutSource,
   type FuzzFakeAddon,
@@ -70,14 +69,8 @@ describe('dsa sparse MLA decode launcher: fuzzed invalid arguments', () => {
   });
 
   it('rejects 1000 invalid argument sets with a typed error, before any launch or compile', async () => {
-    const tally = newTally();
     const counters = { launches: () => fake.launches.length, compiles: () => counter.compiles };
-    await fc.assert(
-      fc.asyncProperty(invalidDsaSparseMlaDecodeCalls(), async ({ call, labels }) => {
-        await expectRejected(() => run(call), counters, tally, labels.join('; '));
-      }),
-      { numRuns: 1000, seed: SEED },
-    );
+    const tally = await fuzzInvalidCalls(invalidDsaSparseMlaDecodeCalls(), run, counters, { seed: SEED });
     console.log(fuzzLine('dsa sparse MLA decode launcher', tally));
     expect(tally.typed).toBe(tally.sets);
     expect(tally.launches).toBe(0);

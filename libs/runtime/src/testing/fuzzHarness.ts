@@ -300,3 +300,23 @@ export async function expectRejected(
   }
   return error;
 }
+
+/**
+ * The fuzz loop every launcher spec runs: `numRuns` (default 1000) invalid calls drawn from `invalid` with `seed`, each
+ * through `run` and judged by {@link expectRejected}; returns the tally for the spec's summary line and assertions.
+ */
+export async function fuzzInvalidCalls<C>(
+  invalid: fc.Arbitrary<InvalidCall<C>>,
+  run: (call: C) => unknown,
+  counters: RejectionCounters,
+  options: { readonly seed: number; readonly numRuns?: number; readonly rules?: RejectionRules },
+): Promise<FuzzTally> {
+  const tally = newTally();
+  await fc.assert(
+    fc.asyncProperty(invalid, async ({ call, labels }) => {
+      await expectRejected(() => run(call), counters, tally, labels.join('; '), options.rules);
+    }),
+    { numRuns: options.numRuns ?? 1000, seed: options.seed },
+  );
+  return tally;
+}
