@@ -4,10 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { dsaFakeDeviceRanges } from '../testing/dsaFakeDeviceRanges.ts';
 import { checkDsaSparseMlaDecodeConfig, type DsaSparseMlaDecodeConfig } from '../checkDsaSparseMlaConfig.ts';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
-import { dsaMlaCacheSpan } from '../dsaMlaCacheLayout.ts';
 import {
+  dsaSparseMlaDecodeBufferBytes,
   dsaSparseMlaDecodeSplit,
-  dsaSparseMlaDecodeWorkspaceBytes,
   packDsaSparseMlaDecode,
   type DsaSparseMlaDecodeBuffers,
 } from './dsaSparseMlaDecodeLauncher.ts';
@@ -26,19 +25,7 @@ const base: DsaSparseMlaDecodeConfig = {
 
 /** Disjoint fake device ranges of exactly the needed bytes, 256-aligned. */
 function buffersFor(c: DsaSparseMlaDecodeConfig, splits: number): DsaSparseMlaDecodeBuffers {
-  const rows = c.b * c.sQ * c.hQ;
-  const bytes = {
-    q: rows * 576 * 2,
-    cache: dsaMlaCacheSpan(c.numPages, c.pageStrideBytes),
-    indices: c.b * c.sQ * c.topk * 4,
-    topkLength: c.hasTopkLength ? c.b * 4 : 0,
-    attnSink: c.hasSink ? c.hQ * 4 : 0,
-    out: rows * 512 * 2,
-    lse: rows * 4,
-    maxLogits: rows * 4,
-    workspace: dsaSparseMlaDecodeWorkspaceBytes(c, splits),
-  };
-  return dsaFakeDeviceRanges(bytes) as DsaSparseMlaDecodeBuffers;
+  return dsaFakeDeviceRanges(dsaSparseMlaDecodeBufferBytes(c, splits)) as DsaSparseMlaDecodeBuffers;
 }
 
 const errorOf = (f: () => unknown): ArgumentError => {

@@ -65,19 +65,42 @@ export function dsaSparseMlaDecodeWorkspaceBytes(c: DsaSparseMlaDecodeConfig, sp
   return pairs * DSA_SPARSE_MLA_V_DIM * 4 + 2 * Math.ceil((pairs * 4) / 16) * 16;
 }
 
-function sizes(c: DsaSparseMlaDecodeConfig, splits: number): { readonly [K in keyof DsaSparseMlaDecodeBuffers]-?: DsaBufferSize } {
+/** The bytes each buffer of a checked config needs when split `splits` ways (0: a buffer it does not read). */
+export function dsaSparseMlaDecodeBufferBytes(
+  c: DsaSparseMlaDecodeConfig,
+  splits: number,
+): Readonly<Record<keyof DsaSparseMlaDecodeBuffers, number>> {
   const rows = c.b * c.sQ * c.hQ;
   return {
-    q: [rows * DSA_SPARSE_MLA_QK_DIM * 2, 16],
-    cache: [dsaMlaCacheSpan(c.numPages, c.pageStrideBytes), 16],
-    indices: [c.b * c.sQ * c.topk * 4, 4],
-    topkLength: [c.b * 4, 4],
-    attnSink: [c.hQ * 4, 4],
-    out: [rows * DSA_SPARSE_MLA_V_DIM * 2, 16],
-    lse: [rows * 4, 4],
-    maxLogits: [rows * 4, 4],
-    workspace: [dsaSparseMlaDecodeWorkspaceBytes(c, splits), 16],
+    q: rows * DSA_SPARSE_MLA_QK_DIM * 2,
+    cache: dsaMlaCacheSpan(c.numPages, c.pageStrideBytes),
+    indices: c.b * c.sQ * c.topk * 4,
+    topkLength: c.hasTopkLength ? c.b * 4 : 0,
+    attnSink: c.hasSink ? c.hQ * 4 : 0,
+    out: rows * DSA_SPARSE_MLA_V_DIM * 2,
+    lse: rows * 4,
+    maxLogits: rows * 4,
+    workspace: dsaSparseMlaDecodeWorkspaceBytes(c, splits),
   };
+}
+
+/** Alignment of each buffer: 16 where the kernels read or write 16-byte words, else the element size. */
+const ALIGN: Readonly<Record<keyof DsaSparseMlaDecodeBuffers, number>> = {
+  q: 16,
+  cache: 16,
+  indices: 4,
+  topkLength: 4,
+  attnSink: 4,
+  out: 16,
+  lse: 4,
+  maxLogits: 4,
+  workspace: 16,
+};
+
+function sizes(c: DsaSparseMlaDecodeConfig, splits: number): { readonly [K in keyof DsaSparseMlaDecodeBuffers]-?: DsaBufferSize } {
+  const bytes = dsaSparseMlaDecodeBufferBytes(c, splits);
+  const entries = (Object.keys(ALIGN) as (keyof DsaSparseMlaDecodeBuffers)[]).map((k) => [k, [bytes[k], ALIGN[k]]] as const);
+  return Object.fromEntries(entries) as { readonly [K in keyof DsaSparseMlaDecodeBuffers]-?: DsaBufferSize };
 }
 
 /**

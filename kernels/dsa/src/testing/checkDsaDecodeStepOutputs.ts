@@ -9,7 +9,7 @@ import { dsaSparseMlaDecodeReferenceWithBound } from '../reference/dsaSparseMlaR
 import { dsaTopkReference } from '../reference/dsaTopkReference.ts';
 import { dsaTopkToPageTable } from '../reference/dsaTopkToPageTable.ts';
 import type { DsaRandomDecodeStep } from './dsaRandomDecodeStep.ts';
-import { dsaStepVerdict, type DsaStepVerdict } from './dsaStepVerdict.ts';
+import { dsaStepVerdict, dsaWrongSelectionRows, type DsaStepVerdict } from './dsaStepVerdict.ts';
 
 /** What the GPU left: logits [rows][maxContext], slots [rows][topk], out (bf16 bits, or fp32 values), lse and max logits [B][hQ][nextN]. */
 export interface DsaDecodeStepOutputs {
@@ -28,9 +28,7 @@ export function checkDsaDecodeStepOutputs(x: DsaRandomDecodeStep, got: DsaDecode
   const logits = compareDsaLogits(expected.logits, got.logits, expected.errorBound);
   const positions = dsaTopkReference({ logits: got.logits, rows, rowStride: input.maxContext, k: x.topk });
   const slots = dsaTopkToPageTable(positions, rows, x.topk, input.blockTable, input.maxPages, input.nextN);
-  const wrongRows = Array.from({ length: rows }, (_, r) => r).filter((r) =>
-    slots.subarray(r * x.topk, (r + 1) * x.topk).some((s, i) => s !== got.slots[r * x.topk + i]),
-  );
+  const wrongRows = dsaWrongSelectionRows(slots, got.slots, rows, x.topk);
   const attention = compareDsaSparseMla(
     dsaSparseMlaDecodeReferenceWithBound({
       q: x.q,
@@ -49,7 +47,7 @@ export function checkDsaDecodeStepOutputs(x: DsaRandomDecodeStep, got: DsaDecode
     logits,
     attention,
     rows,
-    wrongRows: wrongRows.length,
+    wrongRows,
     selection: `top-${x.topk} → slots`,
     through: ' through the block table',
   });

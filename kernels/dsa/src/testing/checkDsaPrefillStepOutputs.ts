@@ -7,7 +7,7 @@ import { dsaIndexerPrefillReferenceWithBound } from '../reference/dsaIndexerPref
 import { dsaSparseMlaPrefillReferenceWithBound } from '../reference/dsaSparseMlaReference.ts';
 import { dsaTopkReference } from '../reference/dsaTopkReference.ts';
 import type { DsaRandomPrefillStep } from './dsaRandomPrefillStep.ts';
-import { dsaStepVerdict, type DsaStepVerdict } from './dsaStepVerdict.ts';
+import { dsaStepVerdict, dsaWrongSelectionRows, type DsaStepVerdict } from './dsaStepVerdict.ts';
 
 /** What the GPU left: logits [seqQ][seqKv], indices [seqQ][topk], out (bf16 bits or fp32 values), lse and max logits [seqQ][hQ]. */
 export interface DsaPrefillStepOutputs {
@@ -24,9 +24,7 @@ export function checkDsaPrefillStepOutputs(x: DsaRandomPrefillStep, got: DsaPref
   const expected = dsaIndexerPrefillReferenceWithBound(x.index);
   const logits = compareDsaLogits(expected.logits, got.logits, expected.errorBound);
   const indices = dsaTopkReference({ logits: got.logits, rows, rowStride: Skv, k: x.topk });
-  const wrongRows = Array.from({ length: rows }, (_, r) => r).filter((r) =>
-    indices.subarray(r * x.topk, (r + 1) * x.topk).some((s, i) => s !== got.indices[r * x.topk + i]),
-  ).length;
+  const wrongRows = dsaWrongSelectionRows(indices, got.indices, rows, x.topk);
   const attention = compareDsaSparseMla(
     dsaSparseMlaPrefillReferenceWithBound({
       q: x.q,

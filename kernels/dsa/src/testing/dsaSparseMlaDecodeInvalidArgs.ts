@@ -14,9 +14,8 @@ import {
   type Corruption,
   type InvalidCall,
 } from '@tilekit/runtime/testing';
-import { dsaSparseMlaDecodeSplit, dsaSparseMlaDecodeWorkspaceBytes } from '../attention/dsaSparseMlaDecodeLauncher.ts';
+import { dsaSparseMlaDecodeBufferBytes, dsaSparseMlaDecodeSplit } from '../attention/dsaSparseMlaDecodeLauncher.ts';
 import { checkDsaSparseMlaDecodeConfig, type DsaSparseMlaDecodeConfig } from '../checkDsaSparseMlaConfig.ts';
-import { dsaMlaCacheSpan } from '../dsaMlaCacheLayout.ts';
 
 /** SMs the fuzz packs for (an H100's or H200's). */
 export const DSA_DECODE_FUZZ_SMS = 132;
@@ -48,19 +47,7 @@ function configs(): fc.Arbitrary<DsaSparseMlaDecodeConfig> {
 
 /** The bytes each buffer of a checked config needs (0: not read), the workspace for the launcher's split on the fuzz's SMs. */
 export function dsaSparseMlaDecodeFuzzBytes(c: DsaSparseMlaDecodeConfig): Readonly<Record<DsaSparseMlaDecodeFuzzBuffer, number>> {
-  const rows = c.b * c.sQ * c.hQ;
-  const split = dsaSparseMlaDecodeSplit(c, DSA_DECODE_FUZZ_SMS);
-  return {
-    q: rows * 576 * 2,
-    cache: dsaMlaCacheSpan(c.numPages, c.pageStrideBytes),
-    indices: c.b * c.sQ * c.topk * 4,
-    topkLength: c.hasTopkLength ? c.b * 4 : 0,
-    attnSink: c.hasSink ? c.hQ * 4 : 0,
-    out: rows * 512 * 2,
-    lse: rows * 4,
-    maxLogits: rows * 4,
-    workspace: dsaSparseMlaDecodeWorkspaceBytes(c, split.splits),
-  };
+  return dsaSparseMlaDecodeBufferBytes(c, dsaSparseMlaDecodeSplit(c, DSA_DECODE_FUZZ_SMS).splits);
 }
 
 /** Valid calls: a config and buffers of exactly the bytes it needs (none for what it does not read). */

@@ -30,3 +30,10 @@ export function dsaStepVerdict(v: {
   ];
   return { ok: logits.ok && v.wrongRows === 0 && attention.ok, lines };
 }
+
+/** Rows of [rows][k] selections where `got` differs from `want` anywhere. */
+export function dsaWrongSelectionRows(want: Int32Array, got: Int32Array, rows: number, k: number): number {
+  let wrong = 0;
+  for (let r = 0; r < rows; r++) if (want.subarray(r * k, (r + 1) * k).some((s, i) => s !== got[r * k + i])) wrong++;
+  return wrong;
+}

@@ -186,7 +186,7 @@ async function runDecode(gpu: DsaGpu, spec: DsaMlaDecodeBenchSpec, ctx: CaseCont
     const r = kernels[0]!.compiled.resources;
     const grid = `grid ${packed.decode.grid.join('x')} (${packed.splits} split(s) of ${packed.tilesPerSplit} tiles)`;
     const note = `${names}: ${r.registers} registers, ${r.spillStores + r.spillLoads} B spills; ${grid}`;
-    const valid = host.indices.reduce((n, slot) => n + (slot >= 0 && slot < spec.L ? 1 : 0), 0);
+    const valid = validEntries({ indices: host.indices, sKv: spec.L });
     return { ours: dsaMlaMeasurement(timing, names, dsaMlaFlops(valid, spec.hQ)), ...dsaMlaDecodeResult(ctx, host, got), note };
   });
 }
