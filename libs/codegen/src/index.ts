@@ -50,6 +50,7 @@ export * from './intrinsics/cluster.ts';
 export * from './intrinsics/tma.ts';
 export * from './intrinsics/setmaxnreg.ts';
 export * from './intrinsics/electSync.ts';
+export * from './intrinsics/opaqueValue.ts';
 export * from './intrinsics/gridDependency.ts';
 export * from './intrinsics/fastMath.ts';
 export * from './intrinsics/namedBarrier.ts';

@@ -6,13 +6,13 @@ import { makeTensorView, makeTileWindow, type TileWindow } from '@tilekit/tile';
 import { DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
 import { DSA_SPARSE_MLA_PV } from './dsaSparseMlaGemms.ts';
 import { DSA_SPARSE_MLA_HEAD_BLOCK } from './dsaSparseMlaSmem.ts';
-import type { DsaSparseMlaConsumerState } from './emitDsaSparseMlaConsumers.ts';
+import type { DsaSparseMlaEpilogueState } from './emitDsaSparseMlaConsumers.ts';
 
 /**
  * The window over `out` (a `bf16*` or `float*` of the block's O row 0, rows 512 elements apart, element `elementBytes`
  * wide) of columns [columns · wg, +columns) of the 64 rows, with vector length 2 (the accumulator's pairs).
  */
-export function dsaSparseMlaOutWindow(state: DsaSparseMlaConsumerState, out: Expr, columns: number, elementBytes: number): TileWindow {
+export function dsaSparseMlaOutWindow(state: DsaSparseMlaEpilogueState, out: Expr, columns: number, elementBytes: number): TileWindow {
   const desc = makeNaiveTensorDescriptor([DSA_SPARSE_MLA_HEAD_BLOCK, DSA_SPARSE_MLA_V_DIM], [DSA_SPARSE_MLA_V_DIM, 1], { vectorLength: 2 });
   return makeTileWindow(state.block, {
     view: makeTensorView(out, desc, { elementBytes }),

@@ -26,10 +26,12 @@ import {
 import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
 import type { DsaSparseMlaArgs } from './dsaSparseMlaCta.ts';
-import { dsaSparseMlaSmem, DSA_SPARSE_MLA_HEAD_BLOCK, DSA_SPARSE_MLA_KEYS, type DsaSparseMlaSmem } from './dsaSparseMlaSmem.ts';
+import { dsaSparseMlaChainSmem, DSA_SPARSE_MLA_CHAIN_KEYS, type DsaSparseMlaChainSmem } from './dsaSparseMlaChainSmem.ts';
+import { DSA_SPARSE_MLA_HEAD_BLOCK } from './dsaSparseMlaSmem.ts';
 import { emitDsaSparseMlaBlock } from './emitDsaSparseMlaBlock.ts';
-import { emitDsaSparseMlaConsumers } from './emitDsaSparseMlaConsumers.ts';
-import { DSA_SPARSE_MLA_PRODUCER_THREADS, emitDsaSparseMlaProducer } from './emitDsaSparseMlaProducer.ts';
+import { emitDsaSparseMlaChainConsumers } from './emitDsaSparseMlaChainConsumers.ts';
+import { emitDsaSparseMlaChainProducer } from './emitDsaSparseMlaChainProducer.ts';
+import { DSA_SPARSE_MLA_PRODUCER_THREADS } from './emitDsaSparseMlaProducer.ts';
 
 /** The policy of a sparse MLA prefill instance: the register split of its roles. */
 export interface DsaSparseMlaPrefillPolicy {
@@ -66,18 +68,18 @@ function prefillParams(target: Target) {
 type PrefillParams = ReturnType<typeof prefillParams>;
 
 /**
- * One sparse MLA prefill instance (sm_90a, 384 threads, 220 KiB of shared memory with the alignment slack). Block x takes
- * token t = x / (h_q / 64) and heads [64·hb, 64·hb + 64), hb = x mod (h_q / 64). Its 64 × 576 Q
- * is copied once into swizzled shared memory; a producer warpgroup gathers the latent rows of each
- * 32-entry tile of the token's index row (the first min(topk_length[t], topk) entries; −1 or any
- * index outside [0, s_kv) is invalid: its row is zero-filled and its scores are −∞) into a four-stage
- * ring; two consumer warpgroups split each pair of tiles (see emitDsaSparseMlaConsumers) and write
- * O [s_q][h_q][512] bf16, LSE and max logits [s_q][h_q] fp32 (FlashMLA's conventions, attn_sink
- * applied to O). Postcondition (GPU spec): within compareDsaSparseMla's bound of the CPU reference.
+ * One sparse MLA prefill instance (sm_90a, 384 threads, 225 KiB of shared memory with the alignment slack). Block x
+ * takes token t = x / (h_q / 64) and heads [64·hb, 64·hb + 64), hb = x mod (h_q / 64). Its 64 × 576 Q is copied once
+ * into swizzled shared memory; a producer warpgroup gathers the latent rows of each pair of 64-entry blocks of the
+ * token's index row (the first min(topk_length[t], topk) entries; −1 or any index outside [0, s_kv) is invalid: its row
+ * is zero-filled and its scores are −∞) into two buffers, half by half; two consumer warpgroups take a block of each
+ * pair with a chained running max (see emitDsaSparseMlaChainConsumers) and write O [s_q][h_q][512] bf16, LSE and max
+ * logits [s_q][h_q] fp32 (FlashMLA's conventions, attn_sink applied to O). Postcondition (GPU spec): within
+ * compareDsaSparseMla's bound of the CPU reference.
  */
 export class DsaSparseMlaPrefillInstance extends KernelInstance<DsaSparseMlaPrefillPolicy, PrefillParams> {
   protected readonly sourceHeader = { title: 'DSA sparse MLA attention, prefill', generator: '@tilekit/kernel-dsa' };
-  readonly smem: DsaSparseMlaSmem;
+  readonly smem: DsaSparseMlaChainSmem;
 
   constructor(policy: DsaSparseMlaPrefillPolicy, target: Target = sm90a) {
     checkSetMaxNRegBudget(THREADS, policy.producerRegisters, policy.consumerRegisters, (rule, found) => {
@@ -88,7 +90,7 @@ export class DsaSparseMlaPrefillInstance extends KernelInstance<DsaSparseMlaPref
       { consumerRegisters: policy.consumerRegisters, producerRegisters: policy.producerRegisters, target: target.name },
       { tags: { consumerRegisters: 'cr', producerRegisters: 'pr' } },
     );
-    const smem = dsaSparseMlaSmem();
+    const smem = dsaSparseMlaChainSmem();
     super({
       key,
       policy: Object.freeze({ ...policy }),
@@ -116,32 +118,33 @@ export class DsaSparseMlaPrefillInstance extends KernelInstance<DsaSparseMlaPref
       const row0 = b.let('row0', int64, add(mul(cast(token, int64), cast(a.h_q, int64)), cast(head0, int64)));
       const lenRaw = b.let('len_raw', int32, select(ne(select(a.topk_length, 1, 0), 0), index(a.topk_length, token), a.topk));
       const len = b.let('len', int32, minOf(maxOf(lenRaw, 0), a.topk));
-      const tiles = b.let('tiles', int32, div(add(len, DSA_SPARSE_MLA_KEYS - 1), DSA_SPARSE_MLA_KEYS));
+      const tiles = b.let('tiles', int32, div(add(len, DSA_SPARSE_MLA_CHAIN_KEYS - 1), DSA_SPARSE_MLA_CHAIN_KEYS));
       emitDsaSparseMlaBlock(b, t, {
         threads: THREADS,
         consumers: CONSUMER_THREADS,
         layout: this.smem,
-        smemComment:
-          'shared memory (1024-aligned): Q 9 slabs | 4 key stages of 9 slabs | validity bytes | row max / row sum exchanges | barriers',
+        smemComment: 'shared memory (1024-aligned): Q 9 slabs | 2 key buffers of 9 slabs | peer P | validity bytes | row max | barriers',
+        arrivals: { full: 2 * DSA_SPARSE_MLA_PRODUCER_THREADS, empty: 128 },
         ...{ tid, q: a.q, qRow0: row0, len, tiles },
         args: (x): DsaSparseMlaArgs => ({
           indices: x.let('token_indices', pointer(int32, { const: true }), add(a.indices, mul(cast(token, int64), cast(a.topk, int64)))),
           smScale: a.sm_scale,
           attnSink: a.attn_sink,
-          out: x.let('out_rows', a.out.type, add(a.out, mul(row0, DSA_SPARSE_MLA_V_DIM))),
-          lse: x.let('lse_rows', pointer(float32), add(a.lse, row0)),
-          maxLogits: x.let('max_rows', pointer(float32), add(a.max_logits, row0)),
+          // Plain expressions, computed where the epilogue uses them: not live (or spilled) across the key loop.
+          out: add(a.out, mul(row0, DSA_SPARSE_MLA_V_DIM)),
+          lse: add(a.lse, row0),
+          maxLogits: add(a.max_logits, row0),
           head0,
         }),
         producer: (prod, cta) =>
-          emitDsaSparseMlaProducer(
+          emitDsaSparseMlaChainProducer(
             prod,
             cta,
             { kv: a.kv, kvStride: a.kv_stride, sKv: a.s_kv },
             CONSUMER_THREADS,
             this.policy.producerRegisters,
           ),
-        consumer: (cons, cta) => emitDsaSparseMlaConsumers(cons, cta, this.policy.consumerRegisters),
+        consumer: (cons, cta) => emitDsaSparseMlaChainConsumers(cons, cta, this.policy.consumerRegisters),
       });
     });
   }

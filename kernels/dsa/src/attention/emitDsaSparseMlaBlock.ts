@@ -21,6 +21,11 @@ export interface DsaSparseMlaBlockSpec {
   readonly qRow0: Expr;
   readonly len: Expr;
   readonly tiles: Expr;
+  /**
+   * Arrivals that complete a phase of each stage's full and empty barrier (default: the producer's 128 threads once,
+   * every consumer thread once).
+   */
+  readonly arrivals?: { readonly full: number; readonly empty: number };
   /** The arguments the roles read, emitted once the barriers are published. */
   readonly args: (b: BlockBuilder) => DsaSparseMlaArgs;
   /** The producer warpgroup (threads ≥ consumers) and the consumer warpgroups. */
@@ -40,8 +45,8 @@ export function emitDsaSparseMlaBlock(b: BlockBuilder, t: Target, s: DsaSparseMl
     smem,
     layout: s.layout,
     tid: s.tid,
-    producers: DSA_SPARSE_MLA_PRODUCER_THREADS,
-    consumers: s.consumers,
+    producers: s.arrivals?.full ?? DSA_SPARSE_MLA_PRODUCER_THREADS,
+    consumers: s.arrivals?.empty ?? s.consumers,
   });
   b.push(t.syncThreads());
   const args = s.args(b);

@@ -56,17 +56,21 @@ const BAR_MAX = 1;
 const BAR_P = 2;
 const CONSUMERS = 256;
 
-/** A consumer warpgroup's registers and softmax state. */
-export interface DsaSparseMlaConsumerState {
+/** What an epilogue reads of a consumer warpgroup: its emitter, indices, O accumulator and softmax state. */
+export interface DsaSparseMlaEpilogueState {
   readonly block: BlockEmitter;
-  /** `int` warpgroup (0 or 1: its stage and its half of V) and thread within it. */
+  /** `int` warpgroup (0 or 1: its half of V) and thread within it. */
   readonly wg: Expr;
   readonly wtid: Expr;
-  readonly sAcc: DistributedTensor;
   readonly oAcc: DistributedTensor;
+  readonly softmax: BlockOnlineSoftmax;
+}
+
+/** A consumer warpgroup's registers and softmax state. */
+export interface DsaSparseMlaConsumerState extends DsaSparseMlaEpilogueState {
+  readonly sAcc: DistributedTensor;
   readonly pOwn: RegisterArray;
   readonly pPeer: RegisterArray;
-  readonly softmax: BlockOnlineSoftmax;
 }
 
 /** What an epilogue gets besides the block and the consumer state: the V columns each warpgroup owns and its row-writer predicate. */
@@ -80,12 +84,12 @@ export interface DsaSparseMlaEpilogueArgs {
 export type DsaSparseMlaEpilogue = (
   b: BlockBuilder,
   cta: DsaSparseMlaCta,
-  state: DsaSparseMlaConsumerState,
+  state: DsaSparseMlaEpilogueState,
   v: DsaSparseMlaEpilogueArgs,
 ) => void;
 
 /** The lanes of a row whose replica bits are 0 write its shared values. */
-function rowWriter(state: DsaSparseMlaConsumerState): Expr {
+export function dsaSparseMlaRowWriter(state: DsaSparseMlaEpilogueState): Expr {
   return eq(
     bitAnd(
       state.wtid,
@@ -99,7 +103,7 @@ function rowWriter(state: DsaSparseMlaConsumerState): Expr {
 function exchangeRowMax(cta: DsaSparseMlaCta, state: DsaSparseMlaConsumerState, t: ThreadScope, rowMax: readonly Expr[]): void {
   const buf = t.b.let('row_max_buf', pointer(float32), cast(add(cta.smem, cta.layout.rowMax), pointer(float32)));
   sweepTile(t, state.softmax.m, (e) =>
-    e.b.if(rowWriter(state), (w) => w.assign(index(buf, add(mul(state.wg, DSA_SPARSE_MLA_HEAD_BLOCK), e.x[0]!)), rowMax[e.d]!)),
+    e.b.if(dsaSparseMlaRowWriter(state), (w) => w.assign(index(buf, add(mul(state.wg, DSA_SPARSE_MLA_HEAD_BLOCK), e.x[0]!)), rowMax[e.d]!)),
   );
   t.b.expr(namedBarrierSync(cta.target, BAR_MAX, CONSUMERS));
   sweepTile(t, state.softmax.m, (e) =>
@@ -251,5 +255,5 @@ export function emitDsaSparseMlaConsumers(
   });
   const pairs = b.let('pairs', int32, div(add(cta.tiles, 1), 2));
   b.forRange({ name: 'pair', to: pairs }, (l, pair) => emitPair(l, cta, state, pair));
-  epilogue(b, cta, state, { columns: DSA_SPARSE_MLA_V_HALF, rowWriter: rowWriter(state) });
+  epilogue(b, cta, state, { columns: DSA_SPARSE_MLA_V_HALF, rowWriter: dsaSparseMlaRowWriter(state) });
 }

@@ -4,7 +4,7 @@
 import { add, and, call, div, eq, float32, index, infinity, int32, lit, mul, ne, select, sub, type BlockBuilder } from '@tilekit/codegen';
 import { makeDistributedTensor, storeTile, sweepTile } from '@tilekit/tile';
 import type { DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
-import type { DsaSparseMlaConsumerState, DsaSparseMlaEpilogueArgs } from './emitDsaSparseMlaConsumers.ts';
+import type { DsaSparseMlaEpilogueState, DsaSparseMlaEpilogueArgs } from './emitDsaSparseMlaConsumers.ts';
 import { dsaSparseMlaOutWindow } from './dsaSparseMlaOutWindow.ts';
 import { joinDsaSparseMlaRowSums } from './joinDsaSparseMlaRowSums.ts';
 
@@ -19,7 +19,7 @@ const LN2 = Math.LN2;
 export function emitDsaSparseMlaEpilogue(
   b: BlockBuilder,
   cta: DsaSparseMlaCta,
-  state: DsaSparseMlaConsumerState,
+  state: DsaSparseMlaEpilogueState,
   v: DsaSparseMlaEpilogueArgs,
 ): void {
   const { args } = cta;

@@ -3,7 +3,7 @@
 import { and, eq, index, mul, type BlockBuilder } from '@tilekit/codegen';
 import { storeTile, sweepTile } from '@tilekit/tile';
 import type { DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
-import type { DsaSparseMlaConsumerState, DsaSparseMlaEpilogueArgs } from './emitDsaSparseMlaConsumers.ts';
+import type { DsaSparseMlaEpilogueState, DsaSparseMlaEpilogueArgs } from './emitDsaSparseMlaConsumers.ts';
 import { dsaSparseMlaOutWindow } from './dsaSparseMlaOutWindow.ts';
 import { joinDsaSparseMlaRowSums } from './joinDsaSparseMlaRowSums.ts';
 
@@ -16,7 +16,7 @@ import { joinDsaSparseMlaRowSums } from './joinDsaSparseMlaRowSums.ts';
 export function emitDsaSparseMlaPartialEpilogue(
   b: BlockBuilder,
   cta: DsaSparseMlaCta,
-  state: DsaSparseMlaConsumerState,
+  state: DsaSparseMlaEpilogueState,
   v: DsaSparseMlaEpilogueArgs,
 ): void {
   const { args } = cta;

@@ -1,5 +1,5 @@
-// The key ring's barriers of a sparse MLA block: full[s] (the producer's 128 threads arrive) and
-// empty[s] (the 256 consumer threads arrive), initialised by thread 0 before the block's first sync.
+// The key ring's barriers of a sparse MLA block: full[s] (the producer's arrivals) and empty[s] (the consumers'),
+// initialised by thread 0 before the block's first sync.
 import {
   add,
   cast,
@@ -23,7 +23,7 @@ export interface DsaSparseMlaRing {
 }
 
 /**
- * Declares the barriers and emits their initialisation by thread 0 (counts `producers` and `consumers`),
+ * Declares the barriers and emits their initialisation by thread 0 (`producers` and `consumers` arrivals per phase),
  * fenced for the other threads; the caller's __syncthreads publishes them.
  */
 export function emitDsaSparseMlaRing(

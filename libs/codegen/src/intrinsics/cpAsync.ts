@@ -125,3 +125,29 @@ export function cpAsyncWaitGroup(target: Target, pending: number): Expr {
   requireImmediate('pending', pending, 0, 255);
   return callHelper(waitHelper, [], [String(pending)]);
 }
+
+const mbarrierArriveHelper = defineDeviceHelper(
+  {
+    name: 'tk_cp_async_mbarrier_arrive_noinc',
+    doc: "cp.async.mbarrier.arrive.noinc: one arrival on `bar` once all of this thread's earlier cp.async copies have landed.",
+    params: { bar: pointer(voidType) },
+    requires: [sharedAddressHelper.requirement],
+  },
+  (b, { bar }) => {
+    const addr = b.let('addr', uint32, callHelper(sharedAddressHelper, [bar]));
+    emitAsm(b, { ptx: ['cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];'], inputs: [['r', addr]], memory: true });
+  },
+);
+
+/**
+ * `cp.async.mbarrier.arrive.noinc` (sm_80+): the mbarrier at `bar` receives one arrival once every
+ * cp.async this thread issued before it has completed, without the thread waiting (`.noinc`: the
+ * arrival counts against the barrier's expected count, so init it to include one per such thread).
+ * The consumer that waits on the barrier sees the copied bytes; before wgmma or TMA read them it
+ * still fences the async proxy (`fenceProxyAsyncShared`), as for any generic-proxy write.
+ */
+export function cpAsyncMbarrierArrive(target: Target, bar: Expr): Expr {
+  requireIntrinsic(target, 'cp-async', 'cp.async.mbarrier.arrive');
+  requireAddress('bar', bar);
+  return callHelper(mbarrierArriveHelper, [bar]);
+}

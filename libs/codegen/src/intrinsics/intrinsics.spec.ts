@@ -30,7 +30,7 @@ import {
   storeAsyncClusterV4,
   storeSharedClusterU32,
 } from './cluster.ts';
-import { cpAsync, cpAsyncCommitGroup, cpAsyncWaitGroup } from './cpAsync.ts';
+import { cpAsync, cpAsyncCommitGroup, cpAsyncMbarrierArrive, cpAsyncWaitGroup } from './cpAsync.ts';
 import { emitAsm } from './deviceHelper.ts';
 import { electSync } from './electSync.ts';
 import { gridDependencyLaunchDependents, gridDependencyWait } from './gridDependency.ts';
@@ -77,6 +77,7 @@ const sm80Set: Readonly<Record<string, (t: Target) => Expr>> = {
   cpAsync4: (t) => cpAsync(t, { dst: smem, src: gmem, bytes: 4 }),
   cpAsyncCommitGroup: (t) => cpAsyncCommitGroup(t),
   cpAsyncWaitGroup: (t) => cpAsyncWaitGroup(t, 0),
+  cpAsyncMbarrierArrive: (t) => cpAsyncMbarrierArrive(t, bar),
   ldmatrix: (t) => ldmatrix(t, { count: 4, trans: true, dst: regs, src: smem }),
   mbarrierInit: (t) => mbarrierInit(t, bar, 1),
   mbarrierArrive: (t) => mbarrierArrive(t, bar),

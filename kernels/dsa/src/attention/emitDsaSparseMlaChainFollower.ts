@@ -1,0 +1,72 @@
+// The second consumer warpgroup of the chained sparse MLA schedule: it scores the odd block of each pair, raises the
+// leader's published max by its own, publishes the result for the leader, and adds both blocks' P·V to its half of O.
+import { bitAnd, cast, fenceProxyAsyncShared, int32, namedBarrierArrive, namedBarrierSync, uint32 } from '@tilekit/codegen';
+import type { BlockBuilder, Expr } from '@tilekit/codegen';
+import type { DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
+import { DSA_SPARSE_MLA_CHAIN_PEER_PV, DSA_SPARSE_MLA_CHAIN_PV, DSA_SPARSE_MLA_CHAIN_QK } from './dsaSparseMlaChainGemms.ts';
+import { DSA_SPARSE_MLA_CHAIN_SLAB_BYTES, type DsaSparseMlaChainSmem } from './dsaSparseMlaChainSmem.ts';
+import { DSA_SPARSE_MLA_SLABS } from './dsaSparseMlaSmem.ts';
+import {
+  chainThreads,
+  chainTileAddr,
+  DSA_CHAIN_BAR,
+  DSA_CHAIN_CONSUMERS,
+  emitAwaitHalf,
+  emitMask,
+  emitPackP,
+  emitPublishMax,
+  emitQkHalf,
+  emitReleaseHalf,
+  emitStoreP,
+  raiseToPublishedMax,
+  type DsaSparseMlaChainState,
+} from './dsaSparseMlaChainSteps.ts';
+
+/** The (opaque) shared address of slab `c` of key buffer `buf`. */
+function slab(b: BlockBuilder, cta: DsaSparseMlaCta, buf: number, c: number): Expr {
+  return chainTileAddr(b, cta, cta.layout.keys + buf * cta.layout.stageBytes + c * DSA_SPARSE_MLA_CHAIN_SLAB_BYTES);
+}
+
+/** Q·Kᵀ of buffer 1 (its right half first: the producer fills it second, before buffer 0's right half). */
+function emitScoreBuffer1(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState, parity: Expr): void {
+  emitAwaitHalf(b, cta, 1, 1, parity);
+  emitQkHalf(b, cta, st, 1, 1, true);
+  emitAwaitHalf(b, cta, 1, 0, parity);
+  emitQkHalf(b, cta, st, 1, 0, false);
+  DSA_SPARSE_MLA_CHAIN_QK.emitWait(b, cta.target, st.sAcc, 0);
+}
+
+/** One pair of the follower. */
+function emitPair(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState, pair: Expr): void {
+  const t = cta.target;
+  const layout = cta.layout as DsaSparseMlaChainSmem;
+  emitScoreBuffer1(b, cta, st, b.let('parity', uint32, cast(bitAnd(pair, 1), uint32)));
+  emitMask(b, cta, st, 1);
+  b.expr(namedBarrierSync(t, DSA_CHAIN_BAR.leaderMax, DSA_CHAIN_CONSUMERS));
+  chainThreads(b, cta, st).threads((th) => {
+    const corr = st.softmax.emitUpdate(th, st.sAcc, st.scaleLog2, { exchangeRowMax: raiseToPublishedMax(cta, st) })!;
+    st.softmax.emitRescale(th, st.oAcc, corr);
+    emitPublishMax(th, cta, st);
+    emitPackP(th, cta, st);
+    emitStoreP(th, cta, st, layout.peerP);
+  });
+  b.expr(fenceProxyAsyncShared(t));
+  b.expr(namedBarrierArrive(t, DSA_CHAIN_BAR.followerMax, DSA_CHAIN_CONSUMERS));
+  DSA_SPARSE_MLA_CHAIN_PV.emitMma(b, t, st.oAcc, st.pOwn, { bTile: slab(b, cta, 1, 4) });
+  b.expr(namedBarrierSync(t, DSA_CHAIN_BAR.leaderP, DSA_CHAIN_CONSUMERS));
+  DSA_SPARSE_MLA_CHAIN_PEER_PV.emitMma(b, t, st.oAcc, {
+    aTile: slab(b, cta, 0, DSA_SPARSE_MLA_SLABS - 1),
+    bTile: slab(b, cta, 0, 4),
+    warpgroup: cast(0, int32),
+  });
+  b.expr(namedBarrierArrive(t, DSA_CHAIN_BAR.followerP, DSA_CHAIN_CONSUMERS));
+  DSA_SPARSE_MLA_CHAIN_PV.emitWait(b, t, st.oAcc, 1, st.pOwn);
+  emitReleaseHalf(b, cta, 1, 1);
+  DSA_SPARSE_MLA_CHAIN_PEER_PV.emitWait(b, t, st.oAcc, 0);
+  emitReleaseHalf(b, cta, 0, 1);
+}
+
+/** Emits the follower over `pairs` pairs. */
+export function emitDsaSparseMlaChainFollower(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState, pairs: Expr): void {
+  b.forRange({ name: 'pair', to: pairs }, (l, pair) => emitPair(l, cta, st, pair));
+}

@@ -1,0 +1,121 @@
+// The first consumer warpgroup of the chained sparse MLA schedule (FlashMLA's sm90 prefill order): it scores the even
+// block of each pair with its own running max, starts its P·V at once, then adopts the follower's max, hands over its
+// rescaled P and adds the follower's P·V — and issues the next pair's Q·Kᵀ behind that last P·V.
+import {
+  add,
+  bitAnd,
+  cast,
+  fenceProxyAsyncShared,
+  gt,
+  int32,
+  lt,
+  mul,
+  namedBarrierArrive,
+  namedBarrierSync,
+  uint32,
+} from '@tilekit/codegen';
+import type { BlockBuilder, Expr } from '@tilekit/codegen';
+import { dsaSparseMlaStage, type DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
+import { DSA_SPARSE_MLA_CHAIN_PEER_PV, DSA_SPARSE_MLA_CHAIN_PV, DSA_SPARSE_MLA_CHAIN_QK } from './dsaSparseMlaChainGemms.ts';
+import type { DsaSparseMlaChainSmem } from './dsaSparseMlaChainSmem.ts';
+import { DSA_SPARSE_MLA_CHAIN_SLAB_BYTES } from './dsaSparseMlaChainSmem.ts';
+import { DSA_SPARSE_MLA_SLABS } from './dsaSparseMlaSmem.ts';
+import {
+  chainThreads,
+  chainTileAddr,
+  DSA_CHAIN_BAR,
+  DSA_CHAIN_CONSUMERS,
+  emitAdoptPublishedMax,
+  emitAwaitHalf,
+  emitMask,
+  emitPackP,
+  emitPublishMax,
+  emitQkHalf,
+  emitReleaseHalf,
+  emitStoreP,
+  qkGroups,
+  type DsaSparseMlaChainState,
+} from './dsaSparseMlaChainSteps.ts';
+
+/** Q·Kᵀ of buffer 0 (both halves, waited for) for the pair whose phase is `parity`. */
+function emitScoreBuffer0(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState, parity: Expr): void {
+  emitAwaitHalf(b, cta, 0, 0, parity);
+  emitQkHalf(b, cta, st, 0, 0, true);
+  emitAwaitHalf(b, cta, 0, 1, parity);
+  emitQkHalf(b, cta, st, 0, 1, false);
+  DSA_SPARSE_MLA_CHAIN_QK.emitWait(b, cta.target, st.sAcc, 0);
+}
+
+/** Softmax of the even block with the leader's own max, the max published, O_left += P·V0 and buffer 0's left half released. */
+function emitOwnBlock(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState): void {
+  const t = cta.target;
+  emitMask(b, cta, st, 0);
+  chainThreads(b, cta, st).threads((th) => {
+    const corr = st.softmax.emitUpdate(th, st.sAcc, st.scaleLog2)!;
+    st.softmax.emitRescale(th, st.oAcc, corr);
+    emitPublishMax(th, cta, st);
+    emitPackP(th, cta, st);
+  });
+  b.expr(namedBarrierArrive(t, DSA_CHAIN_BAR.leaderMax, DSA_CHAIN_CONSUMERS));
+  DSA_SPARSE_MLA_CHAIN_PV.emitMma(b, t, st.oAcc, st.pOwn, { bTile: chainTileAddr(b, cta, dsaSparseMlaStage(cta, 0)) });
+  DSA_SPARSE_MLA_CHAIN_PV.emitWait(b, t, st.oAcc, 0, st.pOwn);
+  emitReleaseHalf(b, cta, 0, 0);
+}
+
+/**
+ * Adopts the follower's max (S, O and l rescaled by 2^(m − m')), writes the rescaled P into buffer 0's RoPE slab for
+ * the follower, waits for the follower's P and issues O_left += P_f·V1.
+ */
+function emitHandOver(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState): void {
+  const t = cta.target;
+  const layout = cta.layout as DsaSparseMlaChainSmem;
+  b.expr(namedBarrierSync(t, DSA_CHAIN_BAR.followerMax, DSA_CHAIN_CONSUMERS));
+  chainThreads(b, cta, st).threads((th) => {
+    const f = emitAdoptPublishedMax(th, cta, st);
+    st.softmax.emitRescale(th, st.sAcc, f);
+    st.softmax.emitRescale(th, st.oAcc, f);
+    for (let r = 0; r < st.softmax.l.size; r++) th.b.assign(st.softmax.l.at(th, r), mul(st.softmax.l.at(th, r), f.at(th, r)));
+    emitPackP(th, cta, st);
+    emitStoreP(th, cta, st, add(dsaSparseMlaStage(cta, 0), (DSA_SPARSE_MLA_SLABS - 1) * DSA_SPARSE_MLA_CHAIN_SLAB_BYTES));
+  });
+  b.expr(fenceProxyAsyncShared(t));
+  b.expr(namedBarrierArrive(t, DSA_CHAIN_BAR.leaderP, DSA_CHAIN_CONSUMERS));
+  b.expr(namedBarrierSync(t, DSA_CHAIN_BAR.followerP, DSA_CHAIN_CONSUMERS));
+  DSA_SPARSE_MLA_CHAIN_PEER_PV.emitMma(b, t, st.oAcc, {
+    aTile: chainTileAddr(b, cta, layout.peerP),
+    bTile: chainTileAddr(b, cta, dsaSparseMlaStage(cta, 1)),
+    warpgroup: cast(0, int32),
+  });
+}
+
+/** The next pair's Q·Kᵀ of buffer 0, issued behind the follower-P P·V, which is waited for (and buffer 1's left half released) in between. */
+function emitNextScores(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState, pair: Expr): void {
+  const parity = b.let('next_parity', uint32, cast(bitAnd(add(pair, 1), 1), uint32));
+  emitAwaitHalf(b, cta, 0, 0, parity);
+  emitQkHalf(b, cta, st, 0, 0, true);
+  DSA_SPARSE_MLA_CHAIN_PEER_PV.emitWait(b, cta.target, st.oAcc, qkGroups(0));
+  emitReleaseHalf(b, cta, 1, 0);
+  emitAwaitHalf(b, cta, 0, 1, parity);
+  emitQkHalf(b, cta, st, 0, 1, false);
+  DSA_SPARSE_MLA_CHAIN_QK.emitWait(b, cta.target, st.sAcc, 0);
+}
+
+/** One pair of the leader: its block, the hand-over, then the next pair's Q·Kᵀ where there is one. */
+function emitPair(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState, pair: Expr, pairs: Expr): void {
+  emitOwnBlock(b, cta, st);
+  emitHandOver(b, cta, st);
+  b.if(
+    lt(add(pair, 1), pairs),
+    (x) => emitNextScores(x, cta, st, pair),
+    (x) => {
+      DSA_SPARSE_MLA_CHAIN_PEER_PV.emitWait(x, cta.target, st.oAcc, 0);
+      emitReleaseHalf(x, cta, 1, 0);
+    },
+  );
+}
+
+/** Emits the leader over `pairs` pairs: the first pair's Q·Kᵀ, then the pairs. */
+export function emitDsaSparseMlaChainLeader(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState, pairs: Expr): void {
+  b.if(gt(pairs, 0), (x) => emitScoreBuffer0(x, cta, st, cast(0, uint32)));
+  b.forRange({ name: 'pair', to: pairs }, (l, pair) => emitPair(l, cta, st, pair, pairs));
+}
