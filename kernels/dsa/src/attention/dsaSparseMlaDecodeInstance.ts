@@ -149,7 +149,6 @@ export class DsaSparseMlaDecodeInstance extends KernelInstance<DsaSparseMlaDecod
       const tiles = b.let('tiles', int32, div(add(len, DSA_SPARSE_MLA_KEYS - 1), DSA_SPARSE_MLA_KEYS));
       const epilogue = this.policy.output === 'final' ? emitDsaSparseMlaEpilogue : emitDsaSparseMlaPartialEpilogue;
       emitDsaSparseMlaBlock(b, t, {
-        threads: THREADS,
         consumers: CONSUMER_THREADS,
         layout: this.smem,
         smemComment:

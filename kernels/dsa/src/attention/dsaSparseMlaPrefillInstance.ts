@@ -120,7 +120,6 @@ export class DsaSparseMlaPrefillInstance extends KernelInstance<DsaSparseMlaPref
       const len = b.let('len', int32, minOf(maxOf(lenRaw, 0), a.topk));
       const tiles = b.let('tiles', int32, div(add(len, DSA_SPARSE_MLA_CHAIN_KEYS - 1), DSA_SPARSE_MLA_CHAIN_KEYS));
       emitDsaSparseMlaBlock(b, t, {
-        threads: THREADS,
         consumers: CONSUMER_THREADS,
         layout: this.smem,
         smemComment: 'shared memory (1024-aligned): Q 9 slabs | 2 key buffers of 9 slabs | peer P | validity bytes | row max | barriers',

@@ -1,16 +1,19 @@
-// The skeleton every sparse MLA kernel shares after its block has found its rows: shared memory, the resident Q, the
-// key ring's barriers, then the two roles — a producer warpgroup that fills the ring and the two consumer warpgroups.
-import { declareAlignedDynamicShared, ge, type BlockBuilder, type Expr, type Target } from '@tilekit/codegen';
+// The skeleton every sparse MLA kernel shares after its block has found its rows: shared memory, the key ring's
+// barriers, then the two roles — a producer warpgroup that fills the ring and the two consumer warpgroups (which load
+// the resident Q).
+import { declareAlignedDynamicShared, ge, namedBarrierSync, type BlockBuilder, type Expr, type Target } from '@tilekit/codegen';
 import type { DsaSparseMlaArgs, DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
 import type { DsaSparseMlaSmem } from './dsaSparseMlaSmem.ts';
 import { emitDsaSparseMlaLoadQ } from './emitDsaSparseMlaLoadQ.ts';
 import { DSA_SPARSE_MLA_PRODUCER_THREADS } from './emitDsaSparseMlaProducer.ts';
 import { emitDsaSparseMlaRing } from './emitDsaSparseMlaRing.ts';
 
+/** The named barrier the consumers meet at once Q is in (0 is __syncthreads; the consumers' own use 1–5). */
+const DSA_SPARSE_MLA_Q_BARRIER = 6;
+
 /** What {@link emitDsaSparseMlaBlock} composes. */
 export interface DsaSparseMlaBlockSpec {
-  /** Threads of the block: the consumers' 256 first, then the producer's 128. */
-  readonly threads: number;
+  /** Consumer threads (the block's first; the producer's 128 follow). */
   readonly consumers: number;
   readonly layout: DsaSparseMlaSmem;
   /** The comment describing the shared memory's regions. */
@@ -34,13 +37,13 @@ export interface DsaSparseMlaBlockSpec {
 }
 
 /**
- * Emits the shared skeleton: the 1024-aligned dynamic shared memory, Q copied in by every thread, the ring's barriers
- * initialised by thread 0, one __syncthreads publishing both, the roles' arguments, then the producer or the consumers.
+ * Emits the shared skeleton: the 1024-aligned dynamic shared memory, the ring's barriers initialised by thread 0, one
+ * __syncthreads publishing them, the roles' arguments, then the producer (which starts gathering at once) or the
+ * consumers, which first copy Q in themselves and meet at a named barrier (Q's load overlaps the first gather).
  */
 export function emitDsaSparseMlaBlock(b: BlockBuilder, t: Target, s: DsaSparseMlaBlockSpec): void {
   b.comment(s.smemComment);
   const { smem, smemAddr } = declareAlignedDynamicShared(b, t, 'dsa_mla_smem');
-  emitDsaSparseMlaLoadQ(b, t, { q: s.q, row0: s.qRow0, tid: s.tid, threads: s.threads, smem, layout: s.layout });
   const ring = emitDsaSparseMlaRing(b, t, {
     smem,
     layout: s.layout,
@@ -54,6 +57,10 @@ export function emitDsaSparseMlaBlock(b: BlockBuilder, t: Target, s: DsaSparseMl
   b.if(
     ge(s.tid, s.consumers),
     (prod) => s.producer(prod, cta),
-    (cons) => s.consumer(cons, cta),
+    (cons) => {
+      emitDsaSparseMlaLoadQ(cons, t, { q: s.q, row0: s.qRow0, tid: s.tid, threads: s.consumers, smem, layout: s.layout });
+      cons.expr(namedBarrierSync(t, DSA_SPARSE_MLA_Q_BARRIER, s.consumers));
+      s.consumer(cons, cta);
+    },
   );
 }
