@@ -28,14 +28,7 @@ import {
   type Expr,
 } from '@tilekit/codegen';
 import { emitCalculateOffset } from '@tilekit/layout';
-import {
-  BlockEmitter,
-  makeDistributedTensor,
-  sweepTile,
-  type DistributedTensor,
-  type RegisterArray,
-  type ThreadScope,
-} from '@tilekit/tile';
+import { BlockEmitter, sweepTile, type DistributedTensor, type RegisterArray, type ThreadScope } from '@tilekit/tile';
 import { dsaSparseMlaAddr, dsaSparseMlaStage, type DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
 import { DSA_SPARSE_MLA_CHAIN_PEER_PV, DSA_SPARSE_MLA_CHAIN_PV, DSA_SPARSE_MLA_CHAIN_QK } from './dsaSparseMlaChainGemms.ts';
 import { DSA_SPARSE_MLA_CHAIN_HALVES, DSA_SPARSE_MLA_CHAIN_KEYS, DSA_SPARSE_MLA_CHAIN_SLAB_BYTES } from './dsaSparseMlaChainSmem.ts';
@@ -81,7 +74,7 @@ export function emitReleaseHalf(b: BlockBuilder, cta: DsaSparseMlaCta, buf: numb
   b.expr(mbarrierArrive(cta.target, cta.empty(dsaSparseMlaChainStage(buf, half))));
 }
 
-/** Issues S (+)= Q·Kᵀ over the slabs of half `half` of buffer `buf`, one commit group per slab; `start` begins S. */
+/** Issues S (+)= Q·Kᵀ over the slabs of half `half` of buffer `buf` as one commit group; `start` begins S. */
 export function emitQkHalf(
   b: BlockBuilder,
   cta: DsaSparseMlaCta,
@@ -96,15 +89,10 @@ export function emitQkHalf(
       aTile: chainTileAddr(b, cta, add(cta.layout.q, c * DSA_SPARSE_MLA_Q_SLAB_BYTES)),
       bTile: chainTileAddr(b, cta, add(dsaSparseMlaStage(cta, buf), c * DSA_SPARSE_MLA_CHAIN_SLAB_BYTES)),
       warpgroup: cast(0, int32),
+      batch: c === s0 ? 'open' : c === s1 - 1 ? 'continue' : 'inner',
       ...(start && c === s0 ? { accumulate: cast(0, int32) } : {}),
     });
   }
-}
-
-/** Commit groups one half's Q·Kᵀ issues. */
-export function qkGroups(half: number): number {
-  const [s0, s1] = DSA_SPARSE_MLA_CHAIN_HALVES[half]!;
-  return s1 - s0;
 }
 
 /** S = −∞ where buffer `buf`'s validity byte of the token is 0. */
@@ -155,17 +143,15 @@ export function raiseToPublishedMax(cta: DsaSparseMlaCta, st: DsaSparseMlaChainS
 }
 
 /**
- * The leader adopts the follower's running max m': returns f = 2^(m − m') per row (1 where m' = −∞: nothing valid yet),
- * then m = m'.
+ * The leader adopts the follower's running max m': `factor` (a row tensor) = 2^(m − m') per row (1 where m' = −∞:
+ * nothing valid yet), then m = m'.
  */
-export function emitAdoptPublishedMax(t: ThreadScope, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState): DistributedTensor {
+export function emitAdoptPublishedMax(t: ThreadScope, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState, factor: DistributedTensor): void {
   const buf = rowMaxBuf(t, cta);
-  const factor = makeDistributedTensor(st.block, 'adopt', st.softmax.rowEncoding, float32);
   sweepTile(t, st.softmax.m, (e) => {
     const next = e.b.let('m_next', float32, index(buf, e.x[0]!));
     const none = eq(next, infinity(float32, { negative: true }));
     e.b.assign(factor.at(t, e.d), select(none, lit(1, float32), exp2Approx(cta.target, sub(e.value, next))));
     e.b.assign(e.value, next);
   });
-  return factor;
 }

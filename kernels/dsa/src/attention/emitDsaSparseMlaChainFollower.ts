@@ -1,6 +1,7 @@
 // The second consumer warpgroup of the chained sparse MLA schedule: it scores the odd block of each pair, raises the
 // leader's published max by its own, publishes the result for the leader, and adds both blocks' P·V to its half of O.
-import { bitAnd, cast, fenceProxyAsyncShared, int32, namedBarrierArrive, namedBarrierSync, uint32 } from '@tilekit/codegen';
+import { bitAnd, cast, fenceProxyAsyncShared, float32, int32, namedBarrierArrive, namedBarrierSync, uint32 } from '@tilekit/codegen';
+import { makeDistributedTensor } from '@tilekit/tile';
 import type { BlockBuilder, Expr } from '@tilekit/codegen';
 import type { DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
 import { DSA_SPARSE_MLA_CHAIN_PEER_PV, DSA_SPARSE_MLA_CHAIN_PV, DSA_SPARSE_MLA_CHAIN_QK } from './dsaSparseMlaChainGemms.ts';
@@ -43,15 +44,20 @@ function emitPair(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainSt
   emitScoreBuffer1(b, cta, st, b.let('parity', uint32, cast(bitAnd(pair, 1), uint32)));
   emitMask(b, cta, st, 1);
   b.expr(namedBarrierSync(t, DSA_CHAIN_BAR.leaderMax, DSA_CHAIN_CONSUMERS));
-  chainThreads(b, cta, st).threads((th) => {
-    const corr = st.softmax.emitUpdate(th, st.sAcc, st.scaleLog2, { exchangeRowMax: raiseToPublishedMax(cta, st) })!;
-    st.softmax.emitRescale(th, st.oAcc, corr);
+  const threads = chainThreads(b, cta, st);
+  const corr = makeDistributedTensor(st.block, 'corr', st.softmax.rowEncoding, float32);
+  threads.threads((th) => {
+    const c = st.softmax.emitUpdate(th, st.sAcc, st.scaleLog2, { exchangeRowMax: raiseToPublishedMax(cta, st) })!;
     emitPublishMax(th, cta, st);
+    for (let r = 0; r < c.size; r++) th.b.assign(corr.at(th, r), c.at(th, r));
+  });
+  b.expr(namedBarrierArrive(t, DSA_CHAIN_BAR.followerMax, DSA_CHAIN_CONSUMERS));
+  threads.threads((th) => {
+    st.softmax.emitRescale(th, st.oAcc, corr);
     emitPackP(th, cta, st);
     emitStoreP(th, cta, st, layout.peerP);
   });
   b.expr(fenceProxyAsyncShared(t));
-  b.expr(namedBarrierArrive(t, DSA_CHAIN_BAR.followerMax, DSA_CHAIN_CONSUMERS));
   DSA_SPARSE_MLA_CHAIN_PV.emitMma(b, t, st.oAcc, st.pOwn, { bTile: slab(b, cta, 1, 4) });
   b.expr(namedBarrierSync(t, DSA_CHAIN_BAR.leaderP, DSA_CHAIN_CONSUMERS));
   DSA_SPARSE_MLA_CHAIN_PEER_PV.emitMma(b, t, st.oAcc, {

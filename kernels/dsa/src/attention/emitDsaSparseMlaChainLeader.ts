@@ -6,6 +6,7 @@ import {
   bitAnd,
   cast,
   fenceProxyAsyncShared,
+  float32,
   gt,
   int32,
   lt,
@@ -14,6 +15,7 @@ import {
   namedBarrierSync,
   uint32,
 } from '@tilekit/codegen';
+import { makeDistributedTensor } from '@tilekit/tile';
 import type { BlockBuilder, Expr } from '@tilekit/codegen';
 import { dsaSparseMlaStage, type DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
 import { DSA_SPARSE_MLA_CHAIN_PEER_PV, DSA_SPARSE_MLA_CHAIN_PV, DSA_SPARSE_MLA_CHAIN_QK } from './dsaSparseMlaChainGemms.ts';
@@ -33,7 +35,6 @@ import {
   emitQkHalf,
   emitReleaseHalf,
   emitStoreP,
-  qkGroups,
   type DsaSparseMlaChainState,
 } from './dsaSparseMlaChainSteps.ts';
 
@@ -63,23 +64,27 @@ function emitOwnBlock(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaCha
 }
 
 /**
- * Adopts the follower's max (S, O and l rescaled by 2^(m − m')), writes the rescaled P into buffer 0's RoPE slab for
- * the follower, waits for the follower's P and issues O_left += P_f·V1.
+ * Adopts the follower's max (its P first: S rescaled by f = 2^(m − m'), packed and written into buffer 0's RoPE slab for
+ * the follower, which is told at once), then O and l rescaled by f, and once the follower's P is in, O_left += P_f·V1.
  */
 function emitHandOver(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState): void {
   const t = cta.target;
   const layout = cta.layout as DsaSparseMlaChainSmem;
   b.expr(namedBarrierSync(t, DSA_CHAIN_BAR.followerMax, DSA_CHAIN_CONSUMERS));
-  chainThreads(b, cta, st).threads((th) => {
-    const f = emitAdoptPublishedMax(th, cta, st);
+  const threads = chainThreads(b, cta, st);
+  const f = makeDistributedTensor(st.block, 'adopt', st.softmax.rowEncoding, float32);
+  threads.threads((th) => {
+    emitAdoptPublishedMax(th, cta, st, f);
     st.softmax.emitRescale(th, st.sAcc, f);
-    st.softmax.emitRescale(th, st.oAcc, f);
-    for (let r = 0; r < st.softmax.l.size; r++) th.b.assign(st.softmax.l.at(th, r), mul(st.softmax.l.at(th, r), f.at(th, r)));
     emitPackP(th, cta, st);
     emitStoreP(th, cta, st, add(dsaSparseMlaStage(cta, 0), (DSA_SPARSE_MLA_SLABS - 1) * DSA_SPARSE_MLA_CHAIN_SLAB_BYTES));
   });
   b.expr(fenceProxyAsyncShared(t));
   b.expr(namedBarrierArrive(t, DSA_CHAIN_BAR.leaderP, DSA_CHAIN_CONSUMERS));
+  threads.threads((th) => {
+    st.softmax.emitRescale(th, st.oAcc, f);
+    for (let r = 0; r < st.softmax.l.size; r++) th.b.assign(st.softmax.l.at(th, r), mul(st.softmax.l.at(th, r), f.at(th, r)));
+  });
   b.expr(namedBarrierSync(t, DSA_CHAIN_BAR.followerP, DSA_CHAIN_CONSUMERS));
   DSA_SPARSE_MLA_CHAIN_PEER_PV.emitMma(b, t, st.oAcc, {
     aTile: chainTileAddr(b, cta, layout.peerP),
@@ -93,7 +98,7 @@ function emitNextScores(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaC
   const parity = b.let('next_parity', uint32, cast(bitAnd(add(pair, 1), 1), uint32));
   emitAwaitHalf(b, cta, 0, 0, parity);
   emitQkHalf(b, cta, st, 0, 0, true);
-  DSA_SPARSE_MLA_CHAIN_PEER_PV.emitWait(b, cta.target, st.oAcc, qkGroups(0));
+  DSA_SPARSE_MLA_CHAIN_PEER_PV.emitWait(b, cta.target, st.oAcc, 1);
   emitReleaseHalf(b, cta, 1, 0);
   emitAwaitHalf(b, cta, 0, 1, parity);
   emitQkHalf(b, cta, st, 0, 1, false);

@@ -1,3 +1,5 @@
+import { float32, int32, lit, sm90a, SourceBuilder, uint32 } from '@tilekit/codegen';
+import { BlockEmitter, makeDistributedTensor } from '@tilekit/tile';
 import { describe, expect, it } from 'vitest';
 import { BlockGemmPolicyError, WgmmaBlockGemmSs } from './blockGemmWgmmaSs.ts';
 import { WgmmaBlockGemmRs } from './blockGemmWgmmaRs.ts';
@@ -72,5 +74,30 @@ describe('WgmmaBlockGemmRs warpgroupsN', () => {
     expect(() => new WgmmaBlockGemmRs({ dtype: 'fp16', tileM: 128, tileN: 256, tileK: 64, bMajor: 'MN', warpgroupsN: 2 })).toThrow(
       /warpgroupsN/,
     );
+  });
+});
+
+describe('WgmmaBlockGemmSs.emitMma batch', () => {
+  const count = (text: string, what: string): number => text.split(what).length - 1;
+  /** The wgmma.fence and commit_group calls of three K tiles issued with the given batches. */
+  function fencesAndCommits(batches: readonly ('whole' | 'open' | 'inner' | 'continue')[]): { fences: number; commits: number } {
+    const blk = new WgmmaBlockGemmSs({ dtype: 'bf16', tileM: 64, tileN: 64, tileK: 64 });
+    const src = new SourceBuilder({ dialect: sm90a, header: 'batch probe' });
+    src.function({ name: 'probe', qualifiers: sm90a.kernelQualifiers(), params: {} }, (b) => {
+      const block = new BlockEmitter(b, sm90a, { numThreads: blk.threads });
+      const acc = makeDistributedTensor(block, 'acc', blk.cEncoding, float32);
+      block.threads((t) => {
+        for (const batch of batches)
+          blk.emitMma(t.b, sm90a, acc, { aTile: lit(0, uint32), bTile: lit(8192, uint32), warpgroup: lit(0, int32), batch });
+      });
+    });
+    const body = src.render().split('void probe(')[1]!;
+    return { fences: count(body, 'tk_wgmma_fence();'), commits: count(body, 'tk_wgmma_commit_group();') };
+  }
+
+  it('whole K tiles fence and commit each; a batch fences once (open) and commits once (continue)', () => {
+    expect(fencesAndCommits(['whole', 'whole', 'whole'])).toEqual({ fences: 3, commits: 3 });
+    expect(fencesAndCommits(['open', 'inner', 'continue'])).toEqual({ fences: 1, commits: 1 });
+    expect(fencesAndCommits(['open', 'continue'])).toEqual({ fences: 1, commits: 1 });
   });
 });

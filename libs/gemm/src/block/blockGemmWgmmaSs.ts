@@ -283,12 +283,21 @@ export class WgmmaBlockGemmSs {
    * async window (`defineWgmmaFenceOperands`); wait with {@link emitWait}. `accumulate` (an `int`,
    * default 1) is the first wgmma's scale-d: 0 on the first K tile starts D from A·B, so the
    * accumulator needs no zeroing (ordinary writes to it would serialize the wgmma pipeline, ptxas C7515).
+   * `batch` chains K tiles into one commit group: `open` skips the `commit_group` (more K tiles follow),
+   * `continue` also skips the leading `wgmma.fence` (it follows an `open` call with no register writes in
+   * between) and commits, `inner` skips both; default `whole` (fence, MMAs, commit).
    */
   emitMma(
     b: BlockBuilder,
     target: Target,
     acc: DistributedTensor,
-    args: { readonly aTile: Expr; readonly bTile: Expr; readonly warpgroup: Expr; readonly accumulate?: Expr },
+    args: {
+      readonly aTile: Expr;
+      readonly bTile: Expr;
+      readonly warpgroup: Expr;
+      readonly accumulate?: Expr;
+      readonly batch?: 'whole' | 'open' | 'inner' | 'continue';
+    },
   ): void {
     if (!acc.encoding.equals(this.cEncoding))
       throw new BlockGemmPolicyError('WgmmaBlockGemmSs.emitMma acc', 'must have the block GEMM C distribution', String(acc.encoding));
@@ -307,14 +316,15 @@ export class WgmmaBlockGemmSs {
     const aBase = b.let('a_wg', uint32, add(args.aTile, cast(mul(wgM, this.aWarpgroupStride), uint32)));
     const bBase =
       n === 1 ? args.bTile : b.let('b_wg', uint32, add(args.bTile, cast(mul(mod(args.warpgroup, n), this.bWarpgroupStride), uint32)));
+    const batch = args.batch ?? 'whole';
     b.expr(callLeaf(pin, [d]));
-    b.expr(callLeaf(defineWgmmaFence(target), []));
+    if (batch === 'whole' || batch === 'open') b.expr(callLeaf(defineWgmmaFence(target), []));
     for (let kk = 0; kk < this.kSteps; kk++) {
       const da = desc(add(aBase, this.aOffsets[0]![kk]!), this.aLayout);
       const db = desc(add(bBase, this.bOffsets[kk]!), this.bLayout);
       b.expr(callLeaf(wrapper, [d, da, db, kk === 0 && args.accumulate !== undefined ? args.accumulate : 1]));
     }
-    b.expr(callLeaf(defineWgmmaCommitGroup(target), []));
+    if (batch === 'whole' || batch === 'continue') b.expr(callLeaf(defineWgmmaCommitGroup(target), []));
     b.expr(callLeaf(pin, [d]));
   }
 
