@@ -59,6 +59,10 @@ function emitPair(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainSt
   });
   b.expr(fenceProxyAsyncShared(t));
   DSA_SPARSE_MLA_CHAIN_PV.emitMma(b, t, st.oAcc, st.pOwn, { bTile: slab(b, cta, 1, 4) });
+  // Buffer 1's right half goes back as soon as this P·V is done (the producer refills it first for the next pair),
+  // not after the leader's hand-over: the tensor cores are busy with this P·V meanwhile anyway.
+  DSA_SPARSE_MLA_CHAIN_PV.emitWait(b, t, st.oAcc, 0, st.pOwn);
+  emitReleaseHalf(b, cta, 1, 1);
   b.expr(namedBarrierSync(t, DSA_CHAIN_BAR.leaderP, DSA_CHAIN_CONSUMERS));
   DSA_SPARSE_MLA_CHAIN_PEER_PV.emitMma(b, t, st.oAcc, {
     aTile: slab(b, cta, 0, DSA_SPARSE_MLA_SLABS - 1),
@@ -66,8 +70,6 @@ function emitPair(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainSt
     warpgroup: cast(0, int32),
   });
   b.expr(namedBarrierArrive(t, DSA_CHAIN_BAR.followerP, DSA_CHAIN_CONSUMERS));
-  DSA_SPARSE_MLA_CHAIN_PV.emitWait(b, t, st.oAcc, 1, st.pOwn);
-  emitReleaseHalf(b, cta, 1, 1);
   DSA_SPARSE_MLA_CHAIN_PEER_PV.emitWait(b, t, st.oAcc, 0);
   emitReleaseHalf(b, cta, 0, 1);
 }
