@@ -21,11 +21,13 @@ export const DSA_SPARSE_MLA_CHAIN_HALVES: readonly (readonly [number, number])[]
 export interface DsaSparseMlaChainSmem extends DsaSparseMlaSmem {
   /** The second warpgroup's P: 64 × 64 bf16 in the K-major 128B-swizzled layout of an A operand (8 KiB). */
   readonly peerP: number;
+  /** The four hand-off mbarriers between the warpgroups (after the ring's eight), one per signal of a pair. */
+  readonly handoffs: number;
 }
 
 /**
  * Q (73728 B) at 0, key buffers b ∈ {0, 1} at 73728 · (1 + b), the second warpgroup's P, validity bytes [2][64], the
- * shared row max [64] and 8 barriers: 224.4 KiB. The first warpgroup's P lives in buffer 0's RoPE slab (read only by
+ * shared row max [64], the ring's 8 barriers and 4 hand-off barriers: 224.5 KiB. The first warpgroup's P lives in buffer 0's RoPE slab (read only by
  * its own Q·Kᵀ, done by then), and the epilogue's row-sum join reuses Q (every Q·Kᵀ has been waited for by then).
  */
 export function dsaSparseMlaChainSmem(): DsaSparseMlaChainSmem {
@@ -35,5 +37,6 @@ export function dsaSparseMlaChainSmem(): DsaSparseMlaChainSmem {
   const valid = peerP + DSA_SPARSE_MLA_CHAIN_SLAB_BYTES;
   const rowMax = valid + 2 * DSA_SPARSE_MLA_CHAIN_KEYS;
   const barriers = rowMax + DSA_SPARSE_MLA_CHAIN_KEYS * 4;
-  return Object.freeze({ q: 0, keys: q, stageBytes, peerP, valid, rowMax, rowSum: 0, barriers, used: barriers + 8 * 8 });
+  const handoffs = barriers + 8 * 8;
+  return Object.freeze({ q: 0, keys: q, stageBytes, peerP, valid, rowMax, rowSum: 0, barriers, handoffs, used: handoffs + 4 * 8 });
 }

@@ -2,6 +2,7 @@
 // its slabs, masking invalid tokens, P packed and written for the other warpgroup, and the shared row max.
 import {
   add,
+  bitAnd,
   call,
   cast,
   div,
@@ -22,6 +23,7 @@ import {
   select,
   sub,
   uint32,
+  uint64,
   uint8,
   voidType,
   type BlockBuilder,
@@ -31,15 +33,39 @@ import { emitCalculateOffset } from '@tilekit/layout';
 import { BlockEmitter, sweepTile, type DistributedTensor, type RegisterArray, type ThreadScope } from '@tilekit/tile';
 import { dsaSparseMlaAddr, dsaSparseMlaStage, type DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
 import { DSA_SPARSE_MLA_CHAIN_PEER_PV, DSA_SPARSE_MLA_CHAIN_PV, DSA_SPARSE_MLA_CHAIN_QK } from './dsaSparseMlaChainGemms.ts';
-import { DSA_SPARSE_MLA_CHAIN_HALVES, DSA_SPARSE_MLA_CHAIN_KEYS, DSA_SPARSE_MLA_CHAIN_SLAB_BYTES } from './dsaSparseMlaChainSmem.ts';
+import {
+  DSA_SPARSE_MLA_CHAIN_HALVES,
+  DSA_SPARSE_MLA_CHAIN_KEYS,
+  DSA_SPARSE_MLA_CHAIN_SLAB_BYTES,
+  type DsaSparseMlaChainSmem,
+} from './dsaSparseMlaChainSmem.ts';
 import { DSA_SPARSE_MLA_Q_SLAB_BYTES } from './dsaSparseMlaSmem.ts';
 import { dsaSparseMlaChainStage } from './emitDsaSparseMlaChainProducer.ts';
 import { dsaSparseMlaRowWriter, type DsaSparseMlaEpilogueState } from './emitDsaSparseMlaConsumers.ts';
 
-/** Named barriers between the two warpgroups (0 is __syncthreads, 3 the row-sum join). */
-export const DSA_CHAIN_BAR = Object.freeze({ leaderMax: 1, followerMax: 2, leaderP: 4, followerP: 5 });
-/** Threads of both consumer warpgroups (every named barrier's count). */
-export const DSA_CHAIN_CONSUMERS = 256;
+/**
+ * The hand-offs between the two warpgroups, each an mbarrier that the 128 threads of the signalling warpgroup arrive
+ * on once per pair (each releasing its own shared-memory writes) and the other warpgroup waits on with the pair's
+ * parity: the leader's max, the follower's max, the leader's P, the follower's P. Neither side gets a pair ahead of
+ * the other, so a phase is never completed twice before it is waited for.
+ */
+export const DSA_CHAIN_SIGNAL = Object.freeze({ leaderMax: 0, followerMax: 1, leaderP: 2, followerP: 3 });
+
+/** `uint64*` of hand-off barrier `signal`, opaque (four hoisted 64-bit pointers cost the consumers a spill). */
+function handoff(b: BlockBuilder, cta: DsaSparseMlaCta, signal: number): Expr {
+  const at = cast(add(cta.smem, (cta.layout as DsaSparseMlaChainSmem).handoffs + 8 * signal), pointer(uint64));
+  return opaqueValue(b, 'handoff', pointer(uint64), at);
+}
+
+/** This thread's arrival on hand-off `signal` (after its writes the other warpgroup reads). */
+export function emitSignal(b: BlockBuilder, cta: DsaSparseMlaCta, signal: number): void {
+  b.expr(mbarrierArrive(cta.target, handoff(b, cta, signal)));
+}
+
+/** Waits for the other warpgroup's hand-off `signal` of the pair (`pair` an `int`). */
+export function emitAwaitSignal(b: BlockBuilder, cta: DsaSparseMlaCta, signal: number, pair: Expr): void {
+  b.expr(mbarrierWaitParity(cta.target, handoff(b, cta, signal), cast(bitAnd(pair, 1), uint32)));
+}
 
 /** A warpgroup of the chained schedule: the epilogue's state, S, its packed P and the softmax scale. */
 export interface DsaSparseMlaChainState extends DsaSparseMlaEpilogueState {

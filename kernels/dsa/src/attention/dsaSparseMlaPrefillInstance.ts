@@ -124,6 +124,7 @@ export class DsaSparseMlaPrefillInstance extends KernelInstance<DsaSparseMlaPref
         layout: this.smem,
         smemComment: 'shared memory (1024-aligned): Q 9 slabs | 2 key buffers of 9 slabs | peer P | validity bytes | row max | barriers',
         arrivals: { full: 2 * DSA_SPARSE_MLA_PRODUCER_THREADS, empty: 128 },
+        moreBarriers: [0, 1, 2, 3].map((i) => ({ at: this.smem.handoffs + 8 * i, arrivals: 128 })),
         ...{ tid, q: a.q, qRow0: row0, len, tiles },
         args: (x): DsaSparseMlaArgs => ({
           indices: x.let('token_indices', pointer(int32, { const: true }), add(a.indices, mul(cast(token, int64), cast(a.topk, int64)))),

@@ -29,6 +29,8 @@ export interface DsaSparseMlaBlockSpec {
    * every consumer thread once).
    */
   readonly arrivals?: { readonly full: number; readonly empty: number };
+  /** More mbarriers (byte offset, arrivals per phase) initialised with the ring's, e.g. the consumers' hand-offs. */
+  readonly moreBarriers?: readonly { readonly at: number; readonly arrivals: number }[];
   /** The arguments the roles read, emitted once the barriers are published. */
   readonly args: (b: BlockBuilder) => DsaSparseMlaArgs;
   /** The producer warpgroup (threads ≥ consumers) and the consumer warpgroups. */
@@ -50,6 +52,7 @@ export function emitDsaSparseMlaBlock(b: BlockBuilder, t: Target, s: DsaSparseMl
     tid: s.tid,
     producers: s.arrivals?.full ?? DSA_SPARSE_MLA_PRODUCER_THREADS,
     consumers: s.arrivals?.empty ?? s.consumers,
+    ...(s.moreBarriers === undefined ? {} : { more: s.moreBarriers }),
   });
   b.push(t.syncThreads());
   const args = s.args(b);

@@ -1,6 +1,6 @@
 // The second consumer warpgroup of the chained sparse MLA schedule: it scores the odd block of each pair, raises the
 // leader's published max by its own, publishes the result for the leader, and adds both blocks' P·V to its half of O.
-import { bitAnd, cast, fenceProxyAsyncShared, float32, int32, namedBarrierArrive, namedBarrierSync, uint32 } from '@tilekit/codegen';
+import { bitAnd, cast, fenceProxyAsyncShared, float32, int32, uint32 } from '@tilekit/codegen';
 import { makeDistributedTensor } from '@tilekit/tile';
 import type { BlockBuilder, Expr } from '@tilekit/codegen';
 import type { DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
@@ -10,8 +10,9 @@ import { DSA_SPARSE_MLA_SLABS } from './dsaSparseMlaSmem.ts';
 import {
   chainThreads,
   chainTileAddr,
-  DSA_CHAIN_BAR,
-  DSA_CHAIN_CONSUMERS,
+  DSA_CHAIN_SIGNAL,
+  emitAwaitSignal,
+  emitSignal,
   emitAwaitHalf,
   emitMask,
   emitPackP,
@@ -43,7 +44,7 @@ function emitPair(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainSt
   const layout = cta.layout as DsaSparseMlaChainSmem;
   emitScoreBuffer1(b, cta, st, b.let('parity', uint32, cast(bitAnd(pair, 1), uint32)));
   emitMask(b, cta, st, 1);
-  b.expr(namedBarrierSync(t, DSA_CHAIN_BAR.leaderMax, DSA_CHAIN_CONSUMERS));
+  emitAwaitSignal(b, cta, DSA_CHAIN_SIGNAL.leaderMax, pair);
   const threads = chainThreads(b, cta, st);
   const corr = makeDistributedTensor(st.block, 'corr', st.softmax.rowEncoding, float32);
   threads.threads((th) => {
@@ -51,7 +52,7 @@ function emitPair(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainSt
     emitPublishMax(th, cta, st);
     for (let r = 0; r < c.size; r++) th.b.assign(corr.at(th, r), c.at(th, r));
   });
-  b.expr(namedBarrierArrive(t, DSA_CHAIN_BAR.followerMax, DSA_CHAIN_CONSUMERS));
+  emitSignal(b, cta, DSA_CHAIN_SIGNAL.followerMax);
   threads.threads((th) => {
     st.softmax.emitRescale(th, st.oAcc, corr);
     emitPackP(th, cta, st);
@@ -63,13 +64,13 @@ function emitPair(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainSt
   // not after the leader's hand-over: the tensor cores are busy with this P·V meanwhile anyway.
   DSA_SPARSE_MLA_CHAIN_PV.emitWait(b, t, st.oAcc, 0, st.pOwn);
   emitReleaseHalf(b, cta, 1, 1);
-  b.expr(namedBarrierSync(t, DSA_CHAIN_BAR.leaderP, DSA_CHAIN_CONSUMERS));
+  emitAwaitSignal(b, cta, DSA_CHAIN_SIGNAL.leaderP, pair);
   DSA_SPARSE_MLA_CHAIN_PEER_PV.emitMma(b, t, st.oAcc, {
     aTile: slab(b, cta, 0, DSA_SPARSE_MLA_SLABS - 1),
     bTile: slab(b, cta, 0, 4),
     warpgroup: cast(0, int32),
   });
-  b.expr(namedBarrierArrive(t, DSA_CHAIN_BAR.followerP, DSA_CHAIN_CONSUMERS));
+  emitSignal(b, cta, DSA_CHAIN_SIGNAL.followerP);
   DSA_SPARSE_MLA_CHAIN_PEER_PV.emitWait(b, t, st.oAcc, 0);
   emitReleaseHalf(b, cta, 0, 1);
 }

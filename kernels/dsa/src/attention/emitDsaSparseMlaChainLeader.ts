@@ -1,20 +1,7 @@
 // The first consumer warpgroup of the chained sparse MLA schedule (FlashMLA's sm90 prefill order): it scores the even
 // block of each pair with its own running max, starts its P·V at once, then adopts the follower's max, hands over its
 // rescaled P and adds the follower's P·V — and issues the next pair's Q·Kᵀ behind that last P·V.
-import {
-  add,
-  bitAnd,
-  cast,
-  fenceProxyAsyncShared,
-  float32,
-  gt,
-  int32,
-  lt,
-  mul,
-  namedBarrierArrive,
-  namedBarrierSync,
-  uint32,
-} from '@tilekit/codegen';
+import { add, bitAnd, cast, fenceProxyAsyncShared, float32, gt, int32, lt, mul, uint32 } from '@tilekit/codegen';
 import { makeDistributedTensor } from '@tilekit/tile';
 import type { BlockBuilder, Expr } from '@tilekit/codegen';
 import { dsaSparseMlaStage, type DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
@@ -25,8 +12,9 @@ import { DSA_SPARSE_MLA_SLABS } from './dsaSparseMlaSmem.ts';
 import {
   chainThreads,
   chainTileAddr,
-  DSA_CHAIN_BAR,
-  DSA_CHAIN_CONSUMERS,
+  DSA_CHAIN_SIGNAL,
+  emitAwaitSignal,
+  emitSignal,
   emitAdoptPublishedMax,
   emitAwaitHalf,
   emitMask,
@@ -57,7 +45,7 @@ function emitOwnBlock(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaCha
     emitPublishMax(th, cta, st);
     emitPackP(th, cta, st);
   });
-  b.expr(namedBarrierArrive(t, DSA_CHAIN_BAR.leaderMax, DSA_CHAIN_CONSUMERS));
+  emitSignal(b, cta, DSA_CHAIN_SIGNAL.leaderMax);
   DSA_SPARSE_MLA_CHAIN_PV.emitMma(b, t, st.oAcc, st.pOwn, { bTile: chainTileAddr(b, cta, dsaSparseMlaStage(cta, 0)) });
   DSA_SPARSE_MLA_CHAIN_PV.emitWait(b, t, st.oAcc, 0, st.pOwn);
   emitReleaseHalf(b, cta, 0, 0);
@@ -67,10 +55,10 @@ function emitOwnBlock(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaCha
  * Adopts the follower's max (its P first: S rescaled by f = 2^(m − m'), packed and written into buffer 0's RoPE slab for
  * the follower, which is told at once), then O and l rescaled by f, and once the follower's P is in, O_left += P_f·V1.
  */
-function emitHandOver(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState): void {
+function emitHandOver(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState, pair: Expr): void {
   const t = cta.target;
   const layout = cta.layout as DsaSparseMlaChainSmem;
-  b.expr(namedBarrierSync(t, DSA_CHAIN_BAR.followerMax, DSA_CHAIN_CONSUMERS));
+  emitAwaitSignal(b, cta, DSA_CHAIN_SIGNAL.followerMax, pair);
   const threads = chainThreads(b, cta, st);
   const f = makeDistributedTensor(st.block, 'adopt', st.softmax.rowEncoding, float32);
   threads.threads((th) => {
@@ -80,12 +68,12 @@ function emitHandOver(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaCha
     emitStoreP(th, cta, st, add(dsaSparseMlaStage(cta, 0), (DSA_SPARSE_MLA_SLABS - 1) * DSA_SPARSE_MLA_CHAIN_SLAB_BYTES));
   });
   b.expr(fenceProxyAsyncShared(t));
-  b.expr(namedBarrierArrive(t, DSA_CHAIN_BAR.leaderP, DSA_CHAIN_CONSUMERS));
+  emitSignal(b, cta, DSA_CHAIN_SIGNAL.leaderP);
   threads.threads((th) => {
     st.softmax.emitRescale(th, st.oAcc, f);
     for (let r = 0; r < st.softmax.l.size; r++) th.b.assign(st.softmax.l.at(th, r), mul(st.softmax.l.at(th, r), f.at(th, r)));
   });
-  b.expr(namedBarrierSync(t, DSA_CHAIN_BAR.followerP, DSA_CHAIN_CONSUMERS));
+  emitAwaitSignal(b, cta, DSA_CHAIN_SIGNAL.followerP, pair);
   DSA_SPARSE_MLA_CHAIN_PEER_PV.emitMma(b, t, st.oAcc, {
     aTile: chainTileAddr(b, cta, layout.peerP),
     bTile: chainTileAddr(b, cta, dsaSparseMlaStage(cta, 1)),
@@ -108,7 +96,7 @@ function emitNextScores(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaC
 /** One pair of the leader: its block, the hand-over, then the next pair's Q·Kᵀ where there is one. */
 function emitPair(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState, pair: Expr, pairs: Expr): void {
   emitOwnBlock(b, cta, st);
-  emitHandOver(b, cta, st);
+  emitHandOver(b, cta, st, pair);
   b.if(
     lt(add(pair, 1), pairs),
     (x) => emitNextScores(x, cta, st, pair),

@@ -29,7 +29,15 @@ export interface DsaSparseMlaRing {
 export function emitDsaSparseMlaRing(
   b: BlockBuilder,
   t: Target,
-  v: { readonly smem: Expr; readonly layout: DsaSparseMlaSmem; readonly tid: Expr; readonly producers: number; readonly consumers: number },
+  v: {
+    readonly smem: Expr;
+    readonly layout: DsaSparseMlaSmem;
+    readonly tid: Expr;
+    readonly producers: number;
+    readonly consumers: number;
+    /** More barriers thread 0 initialises with the ring's: byte offset in shared memory and arrivals per phase. */
+    readonly more?: readonly { readonly at: number; readonly arrivals: number }[];
+  },
 ): DsaSparseMlaRing {
   const bars = b.let('bars', pointer(uint64), cast(add(v.smem, v.layout.barriers), pointer(uint64)));
   const full = (s: Expr): Expr => add(bars, s);
@@ -39,6 +47,7 @@ export function emitDsaSparseMlaRing(
       x.expr(mbarrierInit(t, full(lit(s, int32)), v.producers));
       x.expr(mbarrierInit(t, empty(lit(s, int32)), v.consumers));
     }
+    for (const m of v.more ?? []) x.expr(mbarrierInit(t, cast(add(v.smem, m.at), pointer(uint64)), m.arrivals));
     x.expr(fenceMbarrierInit(t));
   });
   return { full, empty };
