@@ -105,6 +105,7 @@ export * from './mlaCache/dsaMlaCacheWriterLauncher.ts';
 
 // Sparse MLA attention on the GPU: the prefill over a bf16 latent KV, the decode over the FP8 cache (split + combine).
 export * from './attention/dsaSparseMlaSmem.ts';
+export * from './attention/dsaSparseMlaChainSmem.ts';
 export * from './attention/dsaSparseMlaCta.ts';
 export * from './attention/dsaSparseMlaGemms.ts';
 export * from './attention/emitDsaSwizzledRowCopy.ts';
