@@ -1,4 +1,5 @@
 import { ArgParseError } from '@tilekit/host';
+import { DSA_SPARSE_MLA_PREFILL_CATALOG } from '@tilekit/kernel-dsa';
 import { NvccCompiler, probe } from '@tilekit/runtime';
 import { describe, expect, it } from 'vitest';
 import { runDsaExample } from './dsaExample.ts';
@@ -50,7 +51,7 @@ describe('example_dsa', () => {
       expect(out).toContain('no CUDA device found');
       const prefill = await run(['-mode=prefill', '-s=5', '-L=70', '-h=32', '-topk=9', '-sink=1']);
       expect(prefill.out).toMatch(/dsa_indexer_prefill_h32_s4 +\d+ +0 +0\/0 +0/);
-      expect(prefill.out).toMatch(/dsa_sparse_mla_prefill_cr216_pr72 +\d+ +0 +0\/0 +0/);
+      expect(prefill.out).toMatch(new RegExp(`${DSA_SPARSE_MLA_PREFILL_CATALOG[0]!.name} +\\d+ +0 +0/0 +0`));
       expect(prefill.out).toContain('CPU reference of the whole path: 350 logits, 45 of 45 top-k entries selected');
     },
     300_000,

@@ -2,6 +2,9 @@
 import { add, cast, mul, uint32, type Expr, type Target } from '@tilekit/codegen';
 import type { DsaSparseMlaSmem } from './dsaSparseMlaSmem.ts';
 
+/** Threads of a sparse MLA block's producer warpgroup (after the 256 consumer threads). */
+export const DSA_SPARSE_MLA_PRODUCER_THREADS = 128;
+
 /** The kernel's values the roles read (expressions of its parameters and of the block's setup). */
 export interface DsaSparseMlaArgs {
   /** `const int*` of the block's index entries (its row's, from the block's first entry on). */

@@ -30,14 +30,13 @@ import {
 import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { DSA_MLA_PAGE_BYTES } from '../dsaMlaCacheLayout.ts';
 import { DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
-import type { DsaSparseMlaArgs } from './dsaSparseMlaCta.ts';
+import { DSA_SPARSE_MLA_PRODUCER_THREADS, type DsaSparseMlaArgs } from './dsaSparseMlaCta.ts';
 import { dsaSparseMlaSmem, DSA_SPARSE_MLA_HEAD_BLOCK, DSA_SPARSE_MLA_KEYS, type DsaSparseMlaSmem } from './dsaSparseMlaSmem.ts';
 import { emitDsaSparseMlaBlock } from './emitDsaSparseMlaBlock.ts';
 import { emitDsaSparseMlaConsumers } from './emitDsaSparseMlaConsumers.ts';
 import { emitDsaSparseMlaEpilogue } from './emitDsaSparseMlaEpilogue.ts';
 import { emitDsaSparseMlaFp8Producer } from './emitDsaSparseMlaFp8Producer.ts';
 import { emitDsaSparseMlaPartialEpilogue } from './emitDsaSparseMlaPartialEpilogue.ts';
-import { DSA_SPARSE_MLA_PRODUCER_THREADS } from './emitDsaSparseMlaProducer.ts';
 
 /**
  * The policy of a sparse MLA decode instance: the register split of its roles and what a block writes —

@@ -25,13 +25,12 @@ import {
 } from '@tilekit/codegen';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
-import type { DsaSparseMlaArgs } from './dsaSparseMlaCta.ts';
+import { DSA_SPARSE_MLA_PRODUCER_THREADS, type DsaSparseMlaArgs } from './dsaSparseMlaCta.ts';
 import { dsaSparseMlaChainSmem, DSA_SPARSE_MLA_CHAIN_KEYS, type DsaSparseMlaChainSmem } from './dsaSparseMlaChainSmem.ts';
 import { DSA_SPARSE_MLA_HEAD_BLOCK } from './dsaSparseMlaSmem.ts';
 import { emitDsaSparseMlaBlock } from './emitDsaSparseMlaBlock.ts';
 import { emitDsaSparseMlaChainConsumers } from './emitDsaSparseMlaChainConsumers.ts';
 import { emitDsaSparseMlaChainProducer } from './emitDsaSparseMlaChainProducer.ts';
-import { DSA_SPARSE_MLA_PRODUCER_THREADS } from './emitDsaSparseMlaProducer.ts';
 
 /** The policy of a sparse MLA prefill instance: the register split of its roles. */
 export interface DsaSparseMlaPrefillPolicy {

@@ -2,10 +2,9 @@
 // barriers, then the two roles — a producer warpgroup that fills the ring and the two consumer warpgroups (which load
 // the resident Q).
 import { declareAlignedDynamicShared, ge, namedBarrierSync, type BlockBuilder, type Expr, type Target } from '@tilekit/codegen';
-import type { DsaSparseMlaArgs, DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
+import { DSA_SPARSE_MLA_PRODUCER_THREADS, type DsaSparseMlaArgs, type DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
 import type { DsaSparseMlaSmem } from './dsaSparseMlaSmem.ts';
 import { emitDsaSparseMlaLoadQ } from './emitDsaSparseMlaLoadQ.ts';
-import { DSA_SPARSE_MLA_PRODUCER_THREADS } from './emitDsaSparseMlaProducer.ts';
 import { emitDsaSparseMlaRing } from './emitDsaSparseMlaRing.ts';
 
 /** The named barrier the consumers meet at once Q is in (0 is __syncthreads; the consumers' own use 1–5). */

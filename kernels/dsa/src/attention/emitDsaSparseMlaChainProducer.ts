@@ -32,8 +32,17 @@ import {
 } from '@tilekit/codegen';
 import { dsaSparseMlaStage, type DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
 import { DSA_SPARSE_MLA_CHAIN_HALVES, DSA_SPARSE_MLA_CHAIN_KEYS, DSA_SPARSE_MLA_CHAIN_SLAB_BYTES } from './dsaSparseMlaChainSmem.ts';
-import type { DsaSparseMlaBf16Source } from './emitDsaSparseMlaProducer.ts';
 import { dsaBf16RowBytes, emitDsaSwizzledRowCopy } from './emitDsaSwizzledRowCopy.ts';
+
+/** The bf16 latent rows the producer gathers. */
+export interface DsaSparseMlaBf16Source {
+  /** `const bf16*` latent rows [sKv][kvStride]. */
+  readonly kv: Expr;
+  /** `int` elements between latent rows. */
+  readonly kvStride: Expr;
+  /** `int` latent rows (valid indices are in [0, sKv)). */
+  readonly sKv: Expr;
+}
 
 /** Lanes that copy one token's row together (lane l: chunk l of every slab, one 128-byte line per 8 lanes). */
 const LANES_PER_ROW = 8;

@@ -44,9 +44,8 @@ import {
 } from '@tilekit/codegen';
 import { DSA_MLA_PAGE_TOKENS, DSA_MLA_ROPE_OFFSET, DSA_MLA_SCALE_OFFSET, DSA_MLA_TOKEN_BYTES } from '../dsaMlaCacheLayout.ts';
 import { DsaArgumentError } from '../dsaArgumentError.ts';
-import { dsaSparseMlaStage, type DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
+import { DSA_SPARSE_MLA_PRODUCER_THREADS, dsaSparseMlaStage, type DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
 import { DSA_SPARSE_MLA_K_SLAB_BYTES, DSA_SPARSE_MLA_KEYS, DSA_SPARSE_MLA_SLABS, DSA_SPARSE_MLA_STAGES } from './dsaSparseMlaSmem.ts';
-import { DSA_SPARSE_MLA_PRODUCER_THREADS } from './emitDsaSparseMlaProducer.ts';
 
 const uint4 = opaque('uint4');
 const FIELDS = ['x', 'y', 'z', 'w'] as const;
