@@ -121,6 +121,22 @@ export function emitQkHalf(
   }
 }
 
+/** Q·Kᵀ of buffer `buf` over its halves in `order` (each awaited before its slabs; the first starts S), waited for. */
+export function emitScoreBuffer(
+  b: BlockBuilder,
+  cta: DsaSparseMlaCta,
+  st: DsaSparseMlaChainState,
+  buf: number,
+  order: readonly [number, number],
+  parity: Expr,
+): void {
+  order.forEach((half, i) => {
+    emitAwaitHalf(b, cta, buf, half, parity);
+    emitQkHalf(b, cta, st, buf, half, i === 0);
+  });
+  DSA_SPARSE_MLA_CHAIN_QK.emitWait(b, cta.target, st.sAcc, 0);
+}
+
 /** S = −∞ where buffer `buf`'s validity byte of the token is 0. */
 export function emitMask(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState, buf: number): void {
   const valid = b.let('tile_valid', pointer(uint8, { const: true }), add(cta.smem, cta.layout.valid + buf * DSA_SPARSE_MLA_CHAIN_KEYS));

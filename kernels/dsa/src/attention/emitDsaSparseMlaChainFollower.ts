@@ -4,7 +4,7 @@ import { bitAnd, cast, fenceProxyAsyncShared, float32, int32, uint32 } from '@ti
 import { makeDistributedTensor } from '@tilekit/tile';
 import type { BlockBuilder, Expr } from '@tilekit/codegen';
 import type { DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
-import { DSA_SPARSE_MLA_CHAIN_PEER_PV, DSA_SPARSE_MLA_CHAIN_PV, DSA_SPARSE_MLA_CHAIN_QK } from './dsaSparseMlaChainGemms.ts';
+import { DSA_SPARSE_MLA_CHAIN_PEER_PV, DSA_SPARSE_MLA_CHAIN_PV } from './dsaSparseMlaChainGemms.ts';
 import { DSA_SPARSE_MLA_CHAIN_SLAB_BYTES, type DsaSparseMlaChainSmem } from './dsaSparseMlaChainSmem.ts';
 import { DSA_SPARSE_MLA_SLABS } from './dsaSparseMlaSmem.ts';
 import {
@@ -13,12 +13,11 @@ import {
   DSA_CHAIN_SIGNAL,
   emitAwaitSignal,
   emitSignal,
-  emitAwaitHalf,
   emitMask,
   emitPackP,
   emitPublishMax,
-  emitQkHalf,
   emitReleaseHalf,
+  emitScoreBuffer,
   emitStoreP,
   raiseToPublishedMax,
   type DsaSparseMlaChainState,
@@ -29,20 +28,12 @@ function slab(b: BlockBuilder, cta: DsaSparseMlaCta, buf: number, c: number): Ex
   return chainTileAddr(b, cta, cta.layout.keys + buf * cta.layout.stageBytes + c * DSA_SPARSE_MLA_CHAIN_SLAB_BYTES);
 }
 
-/** Q·Kᵀ of buffer 1 (its right half first: the producer fills it second, before buffer 0's right half). */
-function emitScoreBuffer1(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState, parity: Expr): void {
-  emitAwaitHalf(b, cta, 1, 1, parity);
-  emitQkHalf(b, cta, st, 1, 1, true);
-  emitAwaitHalf(b, cta, 1, 0, parity);
-  emitQkHalf(b, cta, st, 1, 0, false);
-  DSA_SPARSE_MLA_CHAIN_QK.emitWait(b, cta.target, st.sAcc, 0);
-}
-
 /** One pair of the follower. */
 function emitPair(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState, pair: Expr): void {
   const t = cta.target;
   const layout = cta.layout as DsaSparseMlaChainSmem;
-  emitScoreBuffer1(b, cta, st, b.let('parity', uint32, cast(bitAnd(pair, 1), uint32)));
+  // Buffer 1's right half first: the producer fills it second, before buffer 0's right half.
+  emitScoreBuffer(b, cta, st, 1, [1, 0], b.let('parity', uint32, cast(bitAnd(pair, 1), uint32)));
   emitMask(b, cta, st, 1);
   emitAwaitSignal(b, cta, DSA_CHAIN_SIGNAL.leaderMax, pair);
   const threads = chainThreads(b, cta, st);

@@ -22,18 +22,10 @@ import {
   emitPublishMax,
   emitQkHalf,
   emitReleaseHalf,
+  emitScoreBuffer,
   emitStoreP,
   type DsaSparseMlaChainState,
 } from './dsaSparseMlaChainSteps.ts';
-
-/** Q·Kᵀ of buffer 0 (both halves, waited for) for the pair whose phase is `parity`. */
-function emitScoreBuffer0(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState, parity: Expr): void {
-  emitAwaitHalf(b, cta, 0, 0, parity);
-  emitQkHalf(b, cta, st, 0, 0, true);
-  emitAwaitHalf(b, cta, 0, 1, parity);
-  emitQkHalf(b, cta, st, 0, 1, false);
-  DSA_SPARSE_MLA_CHAIN_QK.emitWait(b, cta.target, st.sAcc, 0);
-}
 
 /** Softmax of the even block with the leader's own max, the max published, O_left += P·V0 and buffer 0's left half released. */
 function emitOwnBlock(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState): void {
@@ -109,6 +101,6 @@ function emitPair(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainSt
 
 /** Emits the leader over `pairs` pairs: the first pair's Q·Kᵀ, then the pairs. */
 export function emitDsaSparseMlaChainLeader(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState, pairs: Expr): void {
-  b.if(gt(pairs, 0), (x) => emitScoreBuffer0(x, cta, st, cast(0, uint32)));
+  b.if(gt(pairs, 0), (x) => emitScoreBuffer(x, cta, st, 0, [0, 1], cast(0, uint32)));
   b.forRange({ name: 'pair', to: pairs }, (l, pair) => emitPair(l, cta, st, pair, pairs));
 }
