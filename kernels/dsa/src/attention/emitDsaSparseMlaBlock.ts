@@ -7,7 +7,7 @@ import type { DsaSparseMlaSmem } from './dsaSparseMlaSmem.ts';
 import { emitDsaSparseMlaLoadQ } from './emitDsaSparseMlaLoadQ.ts';
 import { emitDsaSparseMlaRing } from './emitDsaSparseMlaRing.ts';
 
-/** The named barrier the consumers meet at once Q is in (0 is __syncthreads; the consumers' own use 1–5). */
+/** The named barrier the consumers meet at once Q is in (0 is __syncthreads; the pairwise consumers use 1–2, the row-sum join 3). */
 const DSA_SPARSE_MLA_Q_BARRIER = 6;
 
 /** What {@link emitDsaSparseMlaBlock} composes. */

@@ -1,6 +1,6 @@
 // The two consumer warpgroups of the chained sparse MLA schedule: a leader (even blocks) and a follower (odd blocks)
-// whose running max is handed leader → follower → leader once per pair, so neither waits for the other before its
-// own P·V, then the shared epilogue.
+// whose running max is handed leader → follower → leader once per pair, so neither waits for the other's P before
+// its own P·V, then the shared epilogue.
 import { BlockOnlineSoftmax } from '@tilekit/fmha';
 import { add, bitAnd, div, eq, float32, int32, lit, mul, setMaxNReg, shr, uint32, type BlockBuilder } from '@tilekit/codegen';
 import { BlockEmitter, clearTile, makeDistributedTensor } from '@tilekit/tile';
