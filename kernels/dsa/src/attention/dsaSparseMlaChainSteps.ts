@@ -41,7 +41,7 @@ import {
 } from './dsaSparseMlaChainSmem.ts';
 import { DSA_SPARSE_MLA_Q_SLAB_BYTES } from './dsaSparseMlaSmem.ts';
 import { dsaSparseMlaChainStage } from './emitDsaSparseMlaChainProducer.ts';
-import { dsaSparseMlaRowWriter, type DsaSparseMlaEpilogueState } from './emitDsaSparseMlaConsumers.ts';
+import { dsaSparseMlaRowWriter, type DsaSparseMlaEpilogueState } from './dsaSparseMlaEpilogueState.ts';
 
 /**
  * The hand-offs between the two warpgroups, each an mbarrier that the 128 threads of the signalling warpgroup arrive

@@ -6,7 +6,7 @@ import { makeTensorView, makeTileWindow, type TileWindow } from '@tilekit/tile';
 import { DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
 import { DSA_SPARSE_MLA_PV } from './dsaSparseMlaGemms.ts';
 import { DSA_SPARSE_MLA_HEAD_BLOCK } from './dsaSparseMlaSmem.ts';
-import type { DsaSparseMlaEpilogueState } from './emitDsaSparseMlaConsumers.ts';
+import type { DsaSparseMlaEpilogueState } from './dsaSparseMlaEpilogueState.ts';
 
 /**
  * The window over `out` (a `bf16*` or `float*` of the block's O row 0, rows 512 elements apart, element `elementBytes`

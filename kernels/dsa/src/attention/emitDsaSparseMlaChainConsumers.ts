@@ -7,7 +7,7 @@ import { BlockEmitter, clearTile, makeDistributedTensor } from '@tilekit/tile';
 import type { DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
 import { DSA_SPARSE_MLA_CHAIN_PV, DSA_SPARSE_MLA_CHAIN_QK } from './dsaSparseMlaChainGemms.ts';
 import type { DsaSparseMlaChainState } from './dsaSparseMlaChainSteps.ts';
-import { dsaSparseMlaRowWriter, type DsaSparseMlaEpilogue } from './emitDsaSparseMlaConsumers.ts';
+import { dsaSparseMlaRowWriter, type DsaSparseMlaEpilogue } from './dsaSparseMlaEpilogueState.ts';
 import { emitDsaSparseMlaChainFollower } from './emitDsaSparseMlaChainFollower.ts';
 import { emitDsaSparseMlaChainLeader } from './emitDsaSparseMlaChainLeader.ts';
 import { emitDsaSparseMlaEpilogue } from './emitDsaSparseMlaEpilogue.ts';

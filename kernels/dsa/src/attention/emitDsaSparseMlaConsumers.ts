@@ -49,6 +49,7 @@ import {
   DSA_SPARSE_MLA_Q_SLAB_BYTES,
   DSA_SPARSE_MLA_SLABS,
 } from './dsaSparseMlaSmem.ts';
+import { dsaSparseMlaRowWriter, type DsaSparseMlaEpilogue, type DsaSparseMlaEpilogueState } from './dsaSparseMlaEpilogueState.ts';
 import { emitDsaSparseMlaEpilogue } from './emitDsaSparseMlaEpilogue.ts';
 
 /** Named barriers of the two consumer warpgroups (0 is __syncthreads). */
@@ -56,47 +57,11 @@ const BAR_MAX = 1;
 const BAR_P = 2;
 const CONSUMERS = 256;
 
-/** What an epilogue reads of a consumer warpgroup: its emitter, indices, O accumulator and softmax state. */
-export interface DsaSparseMlaEpilogueState {
-  readonly block: BlockEmitter;
-  /** `int` warpgroup (0 or 1: its half of V) and thread within it. */
-  readonly wg: Expr;
-  readonly wtid: Expr;
-  readonly oAcc: DistributedTensor;
-  readonly softmax: BlockOnlineSoftmax;
-}
-
 /** A consumer warpgroup's registers and softmax state. */
 export interface DsaSparseMlaConsumerState extends DsaSparseMlaEpilogueState {
   readonly sAcc: DistributedTensor;
   readonly pOwn: RegisterArray;
   readonly pPeer: RegisterArray;
-}
-
-/** What an epilogue gets besides the block and the consumer state: the V columns each warpgroup owns and its row-writer predicate. */
-export interface DsaSparseMlaEpilogueArgs {
-  readonly columns: number;
-  /** True in the lanes that write a row's scalars (one per row and warpgroup). */
-  readonly rowWriter: Expr;
-}
-
-/** The end of a block after the last pair (row sums joined first): what it writes and where. */
-export type DsaSparseMlaEpilogue = (
-  b: BlockBuilder,
-  cta: DsaSparseMlaCta,
-  state: DsaSparseMlaEpilogueState,
-  v: DsaSparseMlaEpilogueArgs,
-) => void;
-
-/** The lanes of a row whose replica bits are 0 write its shared values. */
-export function dsaSparseMlaRowWriter(state: DsaSparseMlaEpilogueState): Expr {
-  return eq(
-    bitAnd(
-      state.wtid,
-      state.softmax.laneMasks.reduce((a, m) => a | m, 0),
-    ),
-    0,
-  );
 }
 
 /** The shared max: each warpgroup publishes its tile row maxima, then takes the larger of both. */

@@ -4,7 +4,7 @@
 import { add, and, call, div, eq, float32, index, infinity, int32, lit, mul, ne, select, sub, type BlockBuilder } from '@tilekit/codegen';
 import { makeDistributedTensor, storeTile, sweepTile } from '@tilekit/tile';
 import type { DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
-import type { DsaSparseMlaEpilogueState, DsaSparseMlaEpilogueArgs } from './emitDsaSparseMlaConsumers.ts';
+import type { DsaSparseMlaEpilogueState, DsaSparseMlaEpilogueArgs } from './dsaSparseMlaEpilogueState.ts';
 import { dsaSparseMlaOutWindow } from './dsaSparseMlaOutWindow.ts';
 import { joinDsaSparseMlaRowSums } from './joinDsaSparseMlaRowSums.ts';
 

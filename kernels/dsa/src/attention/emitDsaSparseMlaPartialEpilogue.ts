@@ -3,7 +3,7 @@
 import { and, eq, index, mul, type BlockBuilder } from '@tilekit/codegen';
 import { storeTile, sweepTile } from '@tilekit/tile';
 import type { DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
-import type { DsaSparseMlaEpilogueState, DsaSparseMlaEpilogueArgs } from './emitDsaSparseMlaConsumers.ts';
+import type { DsaSparseMlaEpilogueState, DsaSparseMlaEpilogueArgs } from './dsaSparseMlaEpilogueState.ts';
 import { dsaSparseMlaOutWindow } from './dsaSparseMlaOutWindow.ts';
 import { joinDsaSparseMlaRowSums } from './joinDsaSparseMlaRowSums.ts';
 

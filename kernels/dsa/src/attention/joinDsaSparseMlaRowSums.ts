@@ -1,7 +1,7 @@
 // The row sums of a sparse MLA block's two consumer warpgroups joined before any epilogue divides by them.
 import { add, cast, float32, index, mul, namedBarrierSync, pointer, sub, type BlockBuilder, type Expr } from '@tilekit/codegen';
 import type { DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
-import type { DsaSparseMlaEpilogueState } from './emitDsaSparseMlaConsumers.ts';
+import type { DsaSparseMlaEpilogueState } from './dsaSparseMlaEpilogueState.ts';
 
 /** Named barrier of the join (0 is __syncthreads; the consumers use 1 and 2). */
 const BAR_SUM = 3;
