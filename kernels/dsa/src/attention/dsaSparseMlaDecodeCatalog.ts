@@ -4,15 +4,15 @@ import { DSA_SPARSE_MLA_MAX_SPLITS, DsaSparseMlaCombineInstance } from './dsaSpa
 
 /** The decode instance that writes the final outputs (one split per query row): the prefill's register split. */
 export const DSA_SPARSE_MLA_DECODE_FINAL = new DsaSparseMlaDecodeInstance({
-  consumerRegisters: 200,
-  producerRegisters: 104,
+  consumerRegisters: 216,
+  producerRegisters: 72,
   output: 'final',
 });
 
 /** The decode instance that writes one split's fp32 partials (merged by the combine kernel). */
 export const DSA_SPARSE_MLA_DECODE_PARTIAL = new DsaSparseMlaDecodeInstance({
-  consumerRegisters: 200,
-  producerRegisters: 104,
+  consumerRegisters: 216,
+  producerRegisters: 72,
   output: 'partial',
 });
 

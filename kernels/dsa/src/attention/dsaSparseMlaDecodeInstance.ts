@@ -22,6 +22,7 @@ import {
   sm90a,
   sub,
   uint8,
+  type BlockBuilder,
   type Expr,
   type SourceBuilder,
   type Target,
@@ -30,12 +31,11 @@ import { DsaArgumentError } from '../dsaArgumentError.ts';
 import { DSA_MLA_PAGE_BYTES } from '../dsaMlaCacheLayout.ts';
 import { DSA_SPARSE_MLA_V_DIM } from '../dsaSparseMlaShape.ts';
 import { DSA_SPARSE_MLA_PRODUCER_THREADS, type DsaSparseMlaArgs } from './dsaSparseMlaCta.ts';
-import { dsaSparseMlaChainSmem, DSA_SPARSE_MLA_CHAIN_KEYS, type DsaSparseMlaChainSmem } from './dsaSparseMlaChainSmem.ts';
-import { DSA_SPARSE_MLA_HEAD_BLOCK } from './dsaSparseMlaSmem.ts';
+import { dsaSparseMlaSmem, DSA_SPARSE_MLA_HEAD_BLOCK, DSA_SPARSE_MLA_KEYS, type DsaSparseMlaSmem } from './dsaSparseMlaSmem.ts';
 import { emitDsaSparseMlaBlock } from './emitDsaSparseMlaBlock.ts';
-import { emitDsaSparseMlaChainConsumers } from './emitDsaSparseMlaChainConsumers.ts';
-import { emitDsaSparseMlaChainFp8Producer } from './emitDsaSparseMlaChainFp8Producer.ts';
+import { emitDsaSparseMlaConsumers } from './emitDsaSparseMlaConsumers.ts';
 import { emitDsaSparseMlaEpilogue } from './emitDsaSparseMlaEpilogue.ts';
+import { emitDsaSparseMlaFp8Producer } from './emitDsaSparseMlaFp8Producer.ts';
 import { emitDsaSparseMlaPartialEpilogue } from './emitDsaSparseMlaPartialEpilogue.ts';
 
 /**
@@ -79,19 +79,19 @@ type DecodeParams = ReturnType<typeof decodeParams>;
 type DecodeArgs = { readonly [K in keyof DecodeParams]: Expr };
 
 /**
- * One sparse MLA decode instance (sm_90a, 384 threads, 225.5 KiB of shared memory with the alignment slack). Block (x, y) takes query row
+ * One sparse MLA decode instance (sm_90a, 384 threads, 222 KiB of shared memory with the alignment slack). Block (x, y) takes query row
  * r = x / (h_q / 64) (sequence r / s_q, query r mod s_q; q [rows][h_q][576]), heads [64·hb, +64) with
- * hb = x mod (h_q / 64), and split y: index entries [64·tiles_per_split·y, +64·tiles_per_split) of its
+ * hb = x mod (h_q / 64), and split y: index entries [32·tiles_per_split·y, +32·tiles_per_split) of its
  * row's first min(topk_length[r / s_q], topk). Q is resident; the FP8 producer dequantizes the selected
- * cache slots (page · 64 + offset; −1, or a page ≥ num_pages, is invalid) into the chained schedule's two key
- * buffers, half by half, and the prefill's chained consumer warpgroups attend; `final` writes O [rows][h_q][512] bf16 and LSE / max logits
+ * cache slots (page · 64 + offset; −1, or a page ≥ num_pages, is invalid) into the prefill's key ring and
+ * the prefill's two consumer warpgroups attend; `final` writes O [rows][h_q][512] bf16 and LSE / max logits
  * [b][h_q][s_q], `partial` writes split y's fp32 O at out + ((y · rows + r) · h_q + h) · 512 and its LSE
  * and max logit at (y · rows + r) · h_q + h. Postcondition (GPU spec): within compareDsaSparseMla's bound
  * of the CPU reference (after the combine for `partial`).
  */
 export class DsaSparseMlaDecodeInstance extends KernelInstance<DsaSparseMlaDecodePolicy, DecodeParams> {
   protected readonly sourceHeader = { title: 'DSA sparse MLA attention, FP8-cache decode', generator: '@tilekit/kernel-dsa' };
-  readonly smem: DsaSparseMlaChainSmem;
+  readonly smem: DsaSparseMlaSmem;
 
   constructor(policy: DsaSparseMlaDecodePolicy, target: Target = sm90a) {
     checkSetMaxNRegBudget(THREADS, policy.producerRegisters, policy.consumerRegisters, (rule, found) => {
@@ -109,7 +109,7 @@ export class DsaSparseMlaDecodeInstance extends KernelInstance<DsaSparseMlaDecod
       },
       { tags: { consumerRegisters: 'cr', producerRegisters: 'pr', output: '' } },
     );
-    const smem = dsaSparseMlaChainSmem();
+    const smem = dsaSparseMlaSmem({ fp8Scales: true });
     super({
       key,
       policy: Object.freeze({ ...policy }),
@@ -143,16 +143,15 @@ export class DsaSparseMlaDecodeInstance extends KernelInstance<DsaSparseMlaDecod
       const seq = b.let('seq', int32, div(row, a.s_q));
       const lenRaw = b.let('len_raw', int32, select(ne(select(a.topk_length, 1, 0), 0), index(a.topk_length, seq), a.topk));
       const rowLen = b.let('row_len', int32, minOf(maxOf(lenRaw, 0), a.topk));
-      const first = b.let('split_first', int32, mul(mul(split, a.tiles_per_split), DSA_SPARSE_MLA_CHAIN_KEYS));
-      const len = b.let('len', int32, minOf(maxOf(sub(rowLen, first), 0), mul(a.tiles_per_split, DSA_SPARSE_MLA_CHAIN_KEYS)));
-      const tiles = b.let('tiles', int32, div(add(len, DSA_SPARSE_MLA_CHAIN_KEYS - 1), DSA_SPARSE_MLA_CHAIN_KEYS));
+      const first = b.let('split_first', int32, mul(mul(split, a.tiles_per_split), DSA_SPARSE_MLA_KEYS));
+      const len = b.let('len', int32, minOf(maxOf(sub(rowLen, first), 0), mul(a.tiles_per_split, DSA_SPARSE_MLA_KEYS)));
+      const tiles = b.let('tiles', int32, div(add(len, DSA_SPARSE_MLA_KEYS - 1), DSA_SPARSE_MLA_KEYS));
       const epilogue = this.policy.output === 'final' ? emitDsaSparseMlaEpilogue : emitDsaSparseMlaPartialEpilogue;
       emitDsaSparseMlaBlock(b, t, {
         consumers: CONSUMER_THREADS,
         layout: this.smem,
-        smemComment: 'shared memory (1024-aligned): Q 9 slabs | 2 key buffers of 9 slabs | peer P | validity bytes | row max | barriers',
-        arrivals: { full: DSA_SPARSE_MLA_PRODUCER_THREADS, empty: 128 },
-        moreBarriers: [0, 1, 2, 3].map((i) => ({ at: this.smem.handoffs + 8 * i, arrivals: 128 })),
+        smemComment:
+          'shared memory (1024-aligned): Q 9 slabs | 4 key stages of 9 slabs | validity bytes | row max / row sum exchanges | barriers',
         ...{ tid, q: a.q, qRow0, len, tiles },
         args: (x): DsaSparseMlaArgs => ({
           indices: x.let(
@@ -163,45 +162,52 @@ export class DsaSparseMlaDecodeInstance extends KernelInstance<DsaSparseMlaDecod
           smScale: a.sm_scale,
           attnSink: a.attn_sink,
           head0,
-          ...this.outputs(a, { row, split, seq, head0, qRow0 }),
+          ...this.outputs(x, a, { row, split, seq, head0, qRow0 }),
         }),
         producer: (prod, cta) =>
-          emitDsaSparseMlaChainFp8Producer(
+          emitDsaSparseMlaFp8Producer(
             prod,
             cta,
             { cache: a.cache, pageStride: a.page_stride, numPages: a.num_pages },
             CONSUMER_THREADS,
             this.policy.producerRegisters,
           ),
-        consumer: (cons, cta) => emitDsaSparseMlaChainConsumers(cons, cta, this.policy.consumerRegisters, epilogue),
+        consumer: (cons, cta) => emitDsaSparseMlaConsumers(cons, cta, this.policy.consumerRegisters, epilogue),
       });
     });
   }
 
-  /**
-   * Where the block writes: O rows, the LSE and max-logit entry of its head 0, and (final) their stride s_q — plain
-   * expressions, computed where the epilogue uses them (not live across the key loop).
-   */
+  /** Where the block writes: O rows, the LSE and max-logit entry of its head 0, and (final) their stride s_q. */
   private outputs(
+    b: BlockBuilder,
     a: DecodeArgs,
     v: { readonly row: Expr; readonly split: Expr; readonly seq: Expr; readonly head0: Expr; readonly qRow0: Expr },
   ): Pick<DsaSparseMlaArgs, 'out' | 'lse' | 'maxLogits' | 'scalarStride'> {
     if (this.policy.output === 'final') {
-      const at = add(
-        mul(add(mul(cast(v.seq, int64), cast(a.h_q, int64)), cast(v.head0, int64)), cast(a.s_q, int64)),
-        cast(mod(v.row, a.s_q), int64),
+      const at = b.let(
+        'scalar0',
+        int64,
+        add(
+          mul(add(mul(cast(v.seq, int64), cast(a.h_q, int64)), cast(v.head0, int64)), cast(a.s_q, int64)),
+          cast(mod(v.row, a.s_q), int64),
+        ),
       );
       return {
-        out: add(a.out, mul(v.qRow0, DSA_SPARSE_MLA_V_DIM)),
-        lse: add(a.lse, at),
-        maxLogits: add(a.max_logits, at),
+        out: b.let('out_rows', a.out.type, add(a.out, mul(v.qRow0, DSA_SPARSE_MLA_V_DIM))),
+        lse: b.let('lse_rows', pointer(float32), add(a.lse, at)),
+        maxLogits: b.let('max_rows', pointer(float32), add(a.max_logits, at)),
         scalarStride: a.s_q,
       };
     }
-    const row0 = add(
-      mul(add(mul(cast(v.split, int64), cast(a.rows, int64)), cast(v.row, int64)), cast(a.h_q, int64)),
-      cast(v.head0, int64),
+    const row0 = b.let(
+      'part_row0',
+      int64,
+      add(mul(add(mul(cast(v.split, int64), cast(a.rows, int64)), cast(v.row, int64)), cast(a.h_q, int64)), cast(v.head0, int64)),
     );
-    return { out: add(a.out, mul(row0, DSA_SPARSE_MLA_V_DIM)), lse: add(a.lse, row0), maxLogits: add(a.max_logits, row0) };
+    return {
+      out: b.let('out_rows', a.out.type, add(a.out, mul(row0, DSA_SPARSE_MLA_V_DIM))),
+      lse: b.let('lse_rows', pointer(float32), add(a.lse, row0)),
+      maxLogits: b.let('max_rows', pointer(float32), add(a.max_logits, row0)),
+    };
   }
 }

@@ -48,7 +48,7 @@ describe('dsaSparseMlaDecodeSplit', () => {
         fc.option(fc.integer({ min: 1, max: 2000 }), { nil: undefined }),
         (b, sQ, hQ, topk, requested) => {
           const c = checkDsaSparseMlaDecodeConfig({ ...base, b, sQ, hQ, topk });
-          const tiles = Math.ceil(topk / 64);
+          const tiles = Math.ceil(topk / 32);
           const s = dsaSparseMlaDecodeSplit(c, 132, requested);
           expect(s.splits * s.tilesPerSplit).toBeGreaterThanOrEqual(tiles);
           expect((s.splits - 1) * s.tilesPerSplit).toBeLessThan(tiles);
@@ -58,10 +58,10 @@ describe('dsaSparseMlaDecodeSplit', () => {
     );
   });
 
-  it('splits a small batch (one tile per split at b 1, even runs of tiles above) and leaves a full one whole', () => {
-    expect(dsaSparseMlaDecodeSplit(checkDsaSparseMlaDecodeConfig(base), 132)).toEqual({ splits: 32, tilesPerSplit: 1 });
-    expect(dsaSparseMlaDecodeSplit(checkDsaSparseMlaDecodeConfig({ ...base, b: 32 }), 132)).toEqual({ splits: 2, tilesPerSplit: 16 });
-    expect(dsaSparseMlaDecodeSplit(checkDsaSparseMlaDecodeConfig({ ...base, b: 128 }), 132)).toEqual({ splits: 1, tilesPerSplit: 32 });
+  it('splits a small batch into even tile runs and leaves a full one whole', () => {
+    expect(dsaSparseMlaDecodeSplit(checkDsaSparseMlaDecodeConfig(base), 132)).toEqual({ splits: 32, tilesPerSplit: 2 });
+    expect(dsaSparseMlaDecodeSplit(checkDsaSparseMlaDecodeConfig({ ...base, b: 32 }), 132)).toEqual({ splits: 2, tilesPerSplit: 32 });
+    expect(dsaSparseMlaDecodeSplit(checkDsaSparseMlaDecodeConfig({ ...base, b: 128 }), 132)).toEqual({ splits: 1, tilesPerSplit: 64 });
     expect(() => dsaSparseMlaDecodeSplit(checkDsaSparseMlaDecodeConfig(base), 132, 0)).toThrow(DsaArgumentError);
   });
 });

@@ -10,8 +10,7 @@ import { checkDsaSparseMlaBuffers, type DsaBufferSize } from './checkDsaSparseMl
 import type { DsaSparseMlaCombineInstance } from './dsaSparseMlaCombineInstance.ts';
 import { DSA_SPARSE_MLA_COMBINE, DSA_SPARSE_MLA_DECODE_FINAL, DSA_SPARSE_MLA_DECODE_PARTIAL } from './dsaSparseMlaDecodeCatalog.ts';
 import type { DsaSparseMlaDecodeInstance } from './dsaSparseMlaDecodeInstance.ts';
-import { DSA_SPARSE_MLA_CHAIN_KEYS } from './dsaSparseMlaChainSmem.ts';
-import { DSA_SPARSE_MLA_HEAD_BLOCK } from './dsaSparseMlaSmem.ts';
+import { DSA_SPARSE_MLA_HEAD_BLOCK, DSA_SPARSE_MLA_KEYS } from './dsaSparseMlaSmem.ts';
 
 /**
  * The device buffers of a decode: q bf16 [b][sQ][hQ][576], the FP8 cache (numPages pages pageStrideBytes apart),
@@ -31,7 +30,7 @@ export interface DsaSparseMlaDecodeBuffers {
   readonly workspace?: DeviceRange | undefined;
 }
 
-/** How a decode is split: key tiles (64 index entries) per split and the number of splits. */
+/** How a decode is split: key tiles (32 index entries) per split and the number of splits. */
 export interface DsaSparseMlaDecodeSplit {
   readonly splits: number;
   readonly tilesPerSplit: number;
@@ -44,17 +43,16 @@ export interface DsaSparseMlaDecodePackedLaunches extends DsaSparseMlaDecodeSpli
 }
 
 /**
- * The split of a checked config on `smCount` SMs: with B = b · sQ · hQ / 64 blocks and T = ⌈topk / 64⌉ tiles,
- * one split when B fills the SMs, else about smCount / B splits (at most T) of an even number of tiles where a split
- * has more than one (the two consumer warpgroups take alternate tiles; a lone tile leaves the second one masked, but
- * halves the latency of a small batch). `requested` (≥ 1) overrides the count (clamped to T).
+ * The split of a checked config on `smCount` SMs: with B = b · sQ · hQ / 64 blocks and T = ⌈topk / 32⌉ tiles,
+ * one split when B fills the SMs, else about smCount / B splits of an even number of tiles (the two consumer
+ * warpgroups take alternate tiles), at most T / 2 of them. `requested` (≥ 1) overrides the count (clamped to T).
  */
 export function dsaSparseMlaDecodeSplit(c: DsaSparseMlaDecodeConfig, smCount: number, requested?: number): DsaSparseMlaDecodeSplit {
-  const tiles = Math.ceil(c.topk / DSA_SPARSE_MLA_CHAIN_KEYS);
+  const tiles = Math.ceil(c.topk / DSA_SPARSE_MLA_KEYS);
   const blocks = c.b * c.sQ * (c.hQ / DSA_SPARSE_MLA_HEAD_BLOCK);
   if (requested !== undefined && (!Number.isSafeInteger(requested) || requested < 1))
     throw new DsaArgumentError('options.splits', 'must be a positive integer', requested);
-  const want = requested ?? (blocks >= smCount ? 1 : Math.max(1, Math.min(tiles, Math.round(smCount / blocks))));
+  const want = requested ?? (blocks >= smCount ? 1 : Math.max(1, Math.min(Math.floor(tiles / 2), Math.round(smCount / blocks))));
   const per = Math.ceil(tiles / Math.min(want, tiles));
   const tilesPerSplit = requested === undefined && per > 1 ? per + (per % 2) : per;
   return { splits: Math.ceil(tiles / tilesPerSplit), tilesPerSplit };
