@@ -22,6 +22,7 @@ import {
   emitPublishMax,
   emitQkHalf,
   emitReleaseHalf,
+  emitRescaleOUnlessUnit,
   emitScoreBuffer,
   emitStoreP,
   type DsaSparseMlaChainState,
@@ -33,7 +34,7 @@ function emitOwnBlock(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaCha
   emitMask(b, cta, st, 0);
   chainThreads(b, cta, st).threads((th) => {
     const corr = st.softmax.emitUpdate(th, st.sAcc, st.scaleLog2)!;
-    st.softmax.emitRescale(th, st.oAcc, corr);
+    emitRescaleOUnlessUnit(th, cta, st, corr);
     emitPublishMax(th, cta, st);
     emitPackP(th, cta, st);
   });
@@ -62,7 +63,7 @@ function emitHandOver(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaCha
   b.expr(fenceProxyAsyncShared(t));
   emitSignal(b, cta, DSA_CHAIN_SIGNAL.leaderP);
   threads.threads((th) => {
-    st.softmax.emitRescale(th, st.oAcc, f);
+    emitRescaleOUnlessUnit(th, cta, st, f);
     for (let r = 0; r < st.softmax.l.size; r++) th.b.assign(st.softmax.l.at(th, r), mul(st.softmax.l.at(th, r), f.at(th, r)));
   });
   emitAwaitSignal(b, cta, DSA_CHAIN_SIGNAL.followerP, pair);
