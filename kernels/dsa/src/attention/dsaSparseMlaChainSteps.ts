@@ -2,7 +2,6 @@
 // its slabs, masking invalid tokens, P packed and written for the other warpgroup, and the shared row max.
 import {
   add,
-  and,
   bitAnd,
   call,
   cast,
@@ -18,7 +17,6 @@ import {
   mbarrierArrive,
   mbarrierWaitParity,
   mul,
-  not,
   opaqueValue,
   packFloat2,
   pointer,
@@ -198,14 +196,4 @@ export function emitAdoptPublishedMax(t: ThreadScope, cta: DsaSparseMlaCta, st: 
     e.b.assign(factor.at(t, e.d), select(none, lit(1, float32), exp2Approx(cta.target, sub(e.value, next))));
     e.b.assign(e.value, next);
   });
-}
-
-/**
- * O ×= `factor` (a row tensor), skipped by a warp whose factors are all exactly 1 (none of its rows' running max moved:
- * most blocks once the max has settled) — a warp-uniform branch that keeps the warp's 128 multiplies off the path
- * to its next P·V. The leader's two rescales only: the follower's too costs the consumers a 20-byte spill.
- */
-export function emitRescaleOUnlessUnit(t: ThreadScope, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState, factor: DistributedTensor): void {
-  const unit = Array.from({ length: factor.size }, (_, r) => eq(factor.at(t, r), lit(1, float32))).reduce((x, y) => and(x, y));
-  t.b.if(not(cta.target.all(unit)), (x) => st.softmax.emitRescale({ ...t, b: x }, st.oAcc, factor));
 }

@@ -22,11 +22,11 @@ import {
   emitPublishMax,
   emitQkHalf,
   emitReleaseHalf,
-  emitRescaleOUnlessUnit,
   emitScoreBuffer,
   emitStoreP,
   type DsaSparseMlaChainState,
 } from './dsaSparseMlaChainSteps.ts';
+import { emitDsaRescaleUnlessUnit } from './emitDsaRescaleUnlessUnit.ts';
 
 /** Softmax of the even block with the leader's own max, the max published, O_left += P·V0 and buffer 0's left half released. */
 function emitOwnBlock(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState): void {
@@ -34,7 +34,8 @@ function emitOwnBlock(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaCha
   emitMask(b, cta, st, 0);
   chainThreads(b, cta, st).threads((th) => {
     const corr = st.softmax.emitUpdate(th, st.sAcc, st.scaleLog2)!;
-    emitRescaleOUnlessUnit(th, cta, st, corr);
+    // The leader's rescales only: the follower's too costs the consumers a 20-byte spill.
+    emitDsaRescaleUnlessUnit(th, t, st.softmax, st.oAcc, corr);
     emitPublishMax(th, cta, st);
     emitPackP(th, cta, st);
   });
@@ -63,7 +64,7 @@ function emitHandOver(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaCha
   b.expr(fenceProxyAsyncShared(t));
   emitSignal(b, cta, DSA_CHAIN_SIGNAL.leaderP);
   threads.threads((th) => {
-    emitRescaleOUnlessUnit(th, cta, st, f);
+    emitDsaRescaleUnlessUnit(th, t, st.softmax, st.oAcc, f);
     for (let r = 0; r < st.softmax.l.size; r++) th.b.assign(st.softmax.l.at(th, r), mul(st.softmax.l.at(th, r), f.at(th, r)));
   });
   emitAwaitSignal(b, cta, DSA_CHAIN_SIGNAL.followerP, pair);
