@@ -30,6 +30,7 @@ import {
   mbarrierWaitParity,
   member,
   mul,
+  ne,
   opaque,
   pointer,
   select,
@@ -76,6 +77,9 @@ interface Fp8Scope {
   /** `int` lane in the warp (the token's lane 0 is lane & ~7). */
   readonly warpLane: Expr;
   readonly rows: readonly Expr[];
+  /** laneFlip of the lane, as an `int` and as a `bool`. */
+  readonly flip: Expr;
+  readonly flipped: Expr;
   /** Byte offset of the scales region (fp8Scales of the layout). */
   readonly scales: number;
 }
@@ -87,10 +91,20 @@ function chunkAt(row: Expr, j: Expr): Expr {
 
 /**
  * The output chunk (of the row's 72) where lane `lane` stages its raw e4m3 chunk k: its own bf16 outputs in latent
- * slabs 4 … 7, 2(l + 16) + k for k < 2 and 2(l + 24) + k − 2 (so its in-place writes only ever cover its own raw bytes).
+ * slabs 4 … 7, 2(l + 16) + (k XOR flip) for k < 2 and 2(l + 24) + (k − 2 XOR flip) (so its in-place writes only ever
+ * cover its own raw bytes; `flip` spreads a token's 8 lanes over all 8 chunk positions of a swizzled row).
  */
-function rawChunk(lane: Expr, k: number): Expr {
-  return add(mul(add(lane, k < 2 ? 16 : 24), 2), k % 2);
+function rawChunk(lane: Expr, flip: Expr, k: number): Expr {
+  return add(mul(add(lane, k < 2 ? 16 : 24), 2), bitXor(k % 2, flip));
+}
+
+/**
+ * `int` 0 or 1: which of its two output chunks 2c, 2c + 1 lane `lane` writes first, (l XOR l / 4) mod 2 — so that one
+ * 16-byte store instruction of a token's 8 lanes covers all 8 positions of its 128-byte rows (both slabs) and no bank
+ * twice, where 2c alone would hit the even positions of two slabs (a 2-way conflict per token, worse across the warp).
+ */
+function laneFlip(lane: Expr): Expr {
+  return bitAnd(bitXor(lane, shr(lane, 2)), 1);
 }
 
 /** Index entry 32·tile + row of the block's entries, or −1 past its length. */
@@ -129,7 +143,7 @@ function emitIssue(b: BlockBuilder, f: Fp8Scope, tile: Expr, slots: readonly Exp
     const copy = (dst: Expr, from: Expr): Expr => cpAsync(t, { dst, src: from, bytes: 16, srcBytes: bytes });
     for (let k = 0; k < CHUNKS_PER_LANE; k++) {
       const c = add(f.lane, k * LANES_PER_ROW);
-      b.expr(copy(add(base, chunkAt(row, rawChunk(f.lane, k))), add(src, mul(c, 16))));
+      b.expr(copy(add(base, chunkAt(row, rawChunk(f.lane, f.flip, k))), add(src, mul(c, 16))));
     }
     const scaleDst = add(cta.smem, add(f.scales, mul(add(mul(stage, DSA_SPARSE_MLA_KEYS), row), 16)));
     b.if(eq(f.lane, 0), (x) => x.expr(copy(scaleDst, add(src, DSA_MLA_SCALE_OFFSET))));
@@ -151,7 +165,7 @@ function emitDequant(b: BlockBuilder, f: Fp8Scope, tile: Expr): void {
   const at = (offset: Expr): Expr => index(cast(offset, pointer(uint4)), 0);
   f.rows.forEach((row, g) => {
     const raw = Array.from({ length: CHUNKS_PER_LANE }, (_, k) =>
-      b.let(`raw${g}_${k}`, uint4, at(add(base, chunkAt(row, rawChunk(f.lane, k))))),
+      b.let(`raw${g}_${k}`, uint4, at(add(base, chunkAt(row, rawChunk(f.lane, f.flip, k))))),
     );
     const word = b.var(
       `scale_word${g}`,
@@ -172,10 +186,14 @@ function emitDequant(b: BlockBuilder, f: Fp8Scope, tile: Expr): void {
       const words = FIELDS.flatMap((field) => {
         const w = member(d, field, uint32);
         return [dequantE4m3x2Pow2ToBf16x2(t, w, 'low', factor), dequantE4m3x2Pow2ToBf16x2(t, w, 'high', factor)];
-      });
+      }).map((w) => b.let('bf16x2', uint32, w));
       const j = mul(add(f.lane, k * LANES_PER_ROW), 2);
-      for (const h of [0, 1])
-        b.assign(at(add(base, chunkAt(row, add(j, h)))), call('make_uint4', words.slice(4 * h, 4 * h + 4), uint4, { pure: true }));
+      for (const first of [true, false]) {
+        const pick = (w: number): Expr =>
+          first ? select(f.flipped, words[4 + w]!, words[w]!) : select(f.flipped, words[w]!, words[4 + w]!);
+        const chunk = add(j, first ? f.flip : bitXor(f.flip, 1));
+        b.assign(at(add(base, chunkAt(row, chunk))), call('make_uint4', [0, 1, 2, 3].map(pick), uint4, { pure: true }));
+      }
     });
   });
 }
@@ -210,7 +228,17 @@ export function emitDsaSparseMlaFp8Producer(
   const rows = Array.from({ length: ROWS_PER_THREAD }, (_, g) =>
     b.let(`g_row${g}`, int32, bitOr(group, (DSA_SPARSE_MLA_PRODUCER_THREADS / LANES_PER_ROW) * g)),
   );
-  const f: Fp8Scope = { cta, cache, lane, warpLane: b.let('warp_lane', int32, bitAnd(ptid, 31)), rows, scales: cta.layout.fp8Scales };
+  const flip = b.let('lane_flip', int32, laneFlip(lane));
+  const f: Fp8Scope = {
+    cta,
+    cache,
+    lane,
+    warpLane: b.let('warp_lane', int32, bitAnd(ptid, 31)),
+    rows,
+    flip,
+    flipped: b.let('lane_flipped', bool, ne(flip, 0)),
+    scales: cta.layout.fp8Scales,
+  };
   const pairs = b.let('p_pairs', int32, div(add(cta.tiles, 1), 2));
   /** Issues the copies of pair q's tiles that exist (their slots read beforehand). */
   const issuePair = (x: BlockBuilder, q: Expr, slots: readonly (readonly Expr[])[]): void =>
