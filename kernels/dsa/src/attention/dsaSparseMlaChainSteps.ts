@@ -30,7 +30,7 @@ import {
   type Expr,
 } from '@tilekit/codegen';
 import { emitCalculateOffset } from '@tilekit/layout';
-import { BlockEmitter, sweepTile, type DistributedTensor, type RegisterArray, type ThreadScope } from '@tilekit/tile';
+import { sweepTile, type DistributedTensor, type RegisterArray, type ThreadScope } from '@tilekit/tile';
 import { dsaSparseMlaAddr, dsaSparseMlaStage, type DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
 import { DSA_SPARSE_MLA_CHAIN_PEER_PV, DSA_SPARSE_MLA_CHAIN_PV, DSA_SPARSE_MLA_CHAIN_QK } from './dsaSparseMlaChainGemms.ts';
 import {
@@ -41,7 +41,7 @@ import {
 } from './dsaSparseMlaChainSmem.ts';
 import { DSA_SPARSE_MLA_Q_SLAB_BYTES } from './dsaSparseMlaSmem.ts';
 import { dsaSparseMlaChainStage } from './emitDsaSparseMlaChainProducer.ts';
-import { dsaSparseMlaRowWriter, type DsaSparseMlaEpilogueState } from './dsaSparseMlaEpilogueState.ts';
+import { dsaSparseMlaRowWriter, dsaSparseMlaWarpgroupThreads, type DsaSparseMlaEpilogueState } from './dsaSparseMlaEpilogueState.ts';
 
 /**
  * The hand-offs between the two warpgroups, each an mbarrier that the 128 threads of the signalling warpgroup arrive
@@ -74,11 +74,6 @@ export interface DsaSparseMlaChainState extends DsaSparseMlaEpilogueState {
   /** `float` sm_scale · log2 e and its inverse. */
   readonly scaleLog2: Expr;
   readonly invScaleLog2: Expr;
-}
-
-/** The warpgroup's threads on `b` (nested in its block emitter). */
-export function chainThreads(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState): BlockEmitter {
-  return new BlockEmitter(b, cta.target, { numThreads: 128, tid: st.wtid }, st.block);
 }
 
 /**
@@ -140,7 +135,7 @@ export function emitScoreBuffer(
 /** S = −∞ where buffer `buf`'s validity byte of the token is 0. */
 export function emitMask(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState, buf: number): void {
   const valid = b.let('tile_valid', pointer(uint8, { const: true }), add(cta.smem, cta.layout.valid + buf * DSA_SPARSE_MLA_CHAIN_KEYS));
-  chainThreads(b, cta, st).threads((th) =>
+  dsaSparseMlaWarpgroupThreads(b, cta, st).threads((th) =>
     sweepTile(th, st.sAcc, (e) => e.b.if(eq(index(valid, e.x[1]!), 0), (z) => z.assign(e.value, infinity(float32, { negative: true })))),
   );
 }

@@ -2,7 +2,7 @@
 // by the pairwise and the chained consumer schedules.
 import { bitAnd, eq, type BlockBuilder, type Expr } from '@tilekit/codegen';
 import type { BlockOnlineSoftmax } from '@tilekit/fmha';
-import type { BlockEmitter, DistributedTensor } from '@tilekit/tile';
+import { BlockEmitter, type DistributedTensor } from '@tilekit/tile';
 import type { DsaSparseMlaCta } from './dsaSparseMlaCta.ts';
 
 /** What an epilogue reads of a consumer warpgroup: its emitter, indices, O accumulator and softmax state. */
@@ -39,4 +39,9 @@ export function dsaSparseMlaRowWriter(state: DsaSparseMlaEpilogueState): Expr {
     ),
     0,
   );
+}
+
+/** The warpgroup's 128 threads on `b` (nested in its block emitter): where a consumer step emits per-thread code. */
+export function dsaSparseMlaWarpgroupThreads(b: BlockBuilder, cta: DsaSparseMlaCta, state: DsaSparseMlaEpilogueState): BlockEmitter {
+  return new BlockEmitter(b, cta.target, { numThreads: 128, tid: state.wtid }, state.block);
 }

@@ -8,7 +8,6 @@ import { DSA_SPARSE_MLA_CHAIN_PEER_PV, DSA_SPARSE_MLA_CHAIN_PV } from './dsaSpar
 import { DSA_SPARSE_MLA_CHAIN_SLAB_BYTES, type DsaSparseMlaChainSmem } from './dsaSparseMlaChainSmem.ts';
 import { DSA_SPARSE_MLA_SLABS } from './dsaSparseMlaSmem.ts';
 import {
-  chainThreads,
   chainTileAddr,
   DSA_CHAIN_SIGNAL,
   emitAwaitSignal,
@@ -22,6 +21,7 @@ import {
   raiseToPublishedMax,
   type DsaSparseMlaChainState,
 } from './dsaSparseMlaChainSteps.ts';
+import { dsaSparseMlaWarpgroupThreads } from './dsaSparseMlaEpilogueState.ts';
 
 /** The (opaque) shared address of slab `c` of key buffer `buf`. */
 function slab(b: BlockBuilder, cta: DsaSparseMlaCta, buf: number, c: number): Expr {
@@ -36,7 +36,7 @@ function emitPair(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainSt
   emitScoreBuffer(b, cta, st, 1, [1, 0], b.let('parity', uint32, cast(bitAnd(pair, 1), uint32)));
   emitMask(b, cta, st, 1);
   emitAwaitSignal(b, cta, DSA_CHAIN_SIGNAL.leaderMax, pair);
-  const threads = chainThreads(b, cta, st);
+  const threads = dsaSparseMlaWarpgroupThreads(b, cta, st);
   const corr = makeDistributedTensor(st.block, 'corr', st.softmax.rowEncoding, float32);
   threads.threads((th) => {
     const c = st.softmax.emitUpdate(th, st.sAcc, st.scaleLog2, { exchangeRowMax: raiseToPublishedMax(cta, st) })!;

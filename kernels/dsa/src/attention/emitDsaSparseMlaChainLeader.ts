@@ -10,7 +10,6 @@ import type { DsaSparseMlaChainSmem } from './dsaSparseMlaChainSmem.ts';
 import { DSA_SPARSE_MLA_CHAIN_SLAB_BYTES } from './dsaSparseMlaChainSmem.ts';
 import { DSA_SPARSE_MLA_SLABS } from './dsaSparseMlaSmem.ts';
 import {
-  chainThreads,
   chainTileAddr,
   DSA_CHAIN_SIGNAL,
   emitAwaitSignal,
@@ -26,13 +25,14 @@ import {
   emitStoreP,
   type DsaSparseMlaChainState,
 } from './dsaSparseMlaChainSteps.ts';
+import { dsaSparseMlaWarpgroupThreads } from './dsaSparseMlaEpilogueState.ts';
 import { emitDsaRescaleUnlessUnit } from './emitDsaRescaleUnlessUnit.ts';
 
 /** Softmax of the even block with the leader's own max, the max published, O_left += P·V0 and buffer 0's left half released. */
 function emitOwnBlock(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState): void {
   const t = cta.target;
   emitMask(b, cta, st, 0);
-  chainThreads(b, cta, st).threads((th) => {
+  dsaSparseMlaWarpgroupThreads(b, cta, st).threads((th) => {
     const corr = st.softmax.emitUpdate(th, st.sAcc, st.scaleLog2)!;
     // The leader's rescales only: the follower's too costs the consumers a 20-byte spill.
     emitDsaRescaleUnlessUnit(th, t, st.softmax, st.oAcc, corr);
@@ -53,7 +53,7 @@ function emitHandOver(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaCha
   const t = cta.target;
   const layout = cta.layout as DsaSparseMlaChainSmem;
   emitAwaitSignal(b, cta, DSA_CHAIN_SIGNAL.followerMax, pair);
-  const threads = chainThreads(b, cta, st);
+  const threads = dsaSparseMlaWarpgroupThreads(b, cta, st);
   const f = makeDistributedTensor(st.block, 'adopt', st.softmax.rowEncoding, float32);
   threads.threads((th) => {
     emitAdoptPublishedMax(th, cta, st, f);

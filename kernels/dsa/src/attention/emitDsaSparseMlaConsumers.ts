@@ -49,7 +49,12 @@ import {
   DSA_SPARSE_MLA_Q_SLAB_BYTES,
   DSA_SPARSE_MLA_SLABS,
 } from './dsaSparseMlaSmem.ts';
-import { dsaSparseMlaRowWriter, type DsaSparseMlaEpilogue, type DsaSparseMlaEpilogueState } from './dsaSparseMlaEpilogueState.ts';
+import {
+  dsaSparseMlaRowWriter,
+  dsaSparseMlaWarpgroupThreads,
+  type DsaSparseMlaEpilogue,
+  type DsaSparseMlaEpilogueState,
+} from './dsaSparseMlaEpilogueState.ts';
 import { emitDsaSparseMlaEpilogue } from './emitDsaSparseMlaEpilogue.ts';
 
 /** Named barriers of the two consumer warpgroups (0 is __syncthreads). */
@@ -92,7 +97,7 @@ function emitScores(b: BlockBuilder, cta: DsaSparseMlaCta, state: DsaSparseMlaCo
   }
   DSA_SPARSE_MLA_QK.emitWait(b, t, state.sAcc, 0);
   const valid = b.let('tile_valid', pointer(uint8, { const: true }), add(cta.smem, add(cta.layout.valid, mul(stage, DSA_SPARSE_MLA_KEYS))));
-  threadsOf(b, cta, state).threads((th) =>
+  dsaSparseMlaWarpgroupThreads(b, cta, state).threads((th) =>
     sweepTile(th, state.sAcc, (e) => e.b.if(eq(index(valid, e.x[1]!), 0), (z) => z.assign(e.value, infinity(float32, { negative: true })))),
   );
 }
@@ -100,11 +105,6 @@ function emitScores(b: BlockBuilder, cta: DsaSparseMlaCta, state: DsaSparseMlaCo
 /** Fills S with −∞ (a warpgroup without a tile in the last pair still takes part in the shared max). */
 function emitNoScores(t: ThreadScope, state: DsaSparseMlaConsumerState): void {
   sweepTile(t, state.sAcc, (e) => e.b.assign(e.value, infinity(float32, { negative: true })));
-}
-
-/** The warpgroup's threads on `b` (nested in its block emitter). */
-function threadsOf(b: BlockBuilder, cta: DsaSparseMlaCta, state: DsaSparseMlaConsumerState): BlockEmitter {
-  return new BlockEmitter(b, cta.target, { numThreads: 128, tid: state.wtid }, state.block);
 }
 
 /** `uint32*` of the P fragments in stage `s`'s RoPE slab: word r of thread t at r · 128 + t. */
@@ -120,7 +120,7 @@ function pWords(b: BlockBuilder, cta: DsaSparseMlaCta, s: Expr, name: string): E
 function emitSoftmaxAndPublish(b: BlockBuilder, cta: DsaSparseMlaCta, state: DsaSparseMlaConsumerState, stage: Expr, mine: Expr): void {
   const scaleLog2 = b.let('scale_log2', float32, mul(cta.args.smScale, Math.LOG2E));
   const own = pWords(b, cta, stage, 'p_own_words');
-  threadsOf(b, cta, state).threads((th) => {
+  dsaSparseMlaWarpgroupThreads(b, cta, state).threads((th) => {
     const exchange = (t: ThreadScope, rowMax: readonly Expr[]): void => exchangeRowMax(cta, state, t, rowMax);
     const corr = state.softmax.emitUpdate(th, state.sAcc, scaleLog2, { exchangeRowMax: exchange })!;
     state.softmax.emitRescale(th, state.oAcc, corr);
@@ -144,7 +144,7 @@ function emitPv(b: BlockBuilder, cta: DsaSparseMlaCta, state: DsaSparseMlaConsum
     x.let(name, uint32, dsaSparseMlaAddr(cta, add(dsaSparseMlaStage(cta, s), half)));
   b.if(stages.theirs, (x) => {
     const words = pWords(x, cta, stages.other, 'p_peer_words');
-    threadsOf(x, cta, state).threads((th) => {
+    dsaSparseMlaWarpgroupThreads(x, cta, state).threads((th) => {
       for (let r = 0; r < DSA_SPARSE_MLA_PV.aRegisters; r++) th.b.assign(state.pPeer.at(th, r), index(words, add(r * 128, state.wtid)));
     });
   });
@@ -176,7 +176,7 @@ function emitPair(l: BlockBuilder, cta: DsaSparseMlaCta, state: DsaSparseMlaCons
   l.if(
     stages.mine,
     (x) => emitScores(x, cta, state, stages.own, parity),
-    (x) => threadsOf(x, cta, state).threads((th) => emitNoScores(th, state)),
+    (x) => dsaSparseMlaWarpgroupThreads(x, cta, state).threads((th) => emitNoScores(th, state)),
   );
   emitSoftmaxAndPublish(l, cta, state, stages.own, stages.mine);
   l.expr(namedBarrierSync(cta.target, BAR_P, CONSUMERS));
