@@ -74,24 +74,21 @@ const storeAsyncV4Helper = defineDeviceHelper(
     }),
 );
 
-const storeAsyncV4U32Helper = defineDeviceHelper(
+const storeAsyncU32Helper = defineDeviceHelper(
   {
-    name: 'tk_st_async_v4_b32',
+    name: 'tk_st_async_b32',
     doc:
-      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32: four words to a peer CTA's shared memory, " +
-      "completing 16 bytes of transaction on the peer's mbarrier (release, cluster scope).",
-    params: { addr: uint32, bar: uint32, x: uint32, y: uint32, z: uint32, w: uint32 },
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32: one word to a peer CTA's shared memory, " +
+      "completing 4 bytes of transaction on the peer's mbarrier (release, cluster scope).",
+    params: { addr: uint32, bar: uint32, value: uint32 },
   },
-  (b, { addr, bar, x, y, z, w }) =>
+  (b, { addr, bar, value }) =>
     emitAsm(b, {
-      ptx: ['st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%2, %3, %4, %5}, [%1];'],
+      ptx: ['st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %2, [%1];'],
       inputs: [
         ['r', addr],
         ['r', bar],
-        ['r', x],
-        ['r', y],
-        ['r', z],
-        ['r', w],
+        ['r', value],
       ],
       memory: true,
     }),
@@ -191,18 +188,13 @@ export function storeAsyncClusterV4(target: Target, addr: Expr, bar: Expr, value
 }
 
 /**
- * `st.async…mbarrier::complete_tx::bytes.v4.b32` (sm_90): four 32-bit words (e.g. packed fp16/bf16
- * pairs) to the 16-byte aligned shared::cluster address `addr` of a peer CTA, completing 16
- * transaction bytes on the peer's mbarrier at shared::cluster address `bar`.
+ * `st.async…mbarrier::complete_tx::bytes.b32` (sm_90): one 32-bit word to the 4-byte aligned
+ * shared::cluster address `addr` of a peer CTA, completing 4 transaction bytes on the peer's
+ * mbarrier at shared::cluster address `bar`.
  */
-export function storeAsyncClusterV4U32(
-  target: Target,
-  addr: Expr,
-  bar: Expr,
-  words: readonly [ExprLike, ExprLike, ExprLike, ExprLike],
-): Expr {
+export function storeAsyncClusterU32(target: Target, addr: Expr, bar: Expr, value: ExprLike): Expr {
   requireIntrinsic(target, 'clusters', 'st.async');
-  return callHelper(storeAsyncV4U32Helper, [u32('addr', addr), u32('bar', bar), ...words.map((w, i) => u32(`words[${i}]`, w))]);
+  return callHelper(storeAsyncU32Helper, [u32('addr', addr), u32('bar', bar), u32('value', value)]);
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   bitAnd,
   bitXor,
   cast,
+  div,
   eq,
   float32,
   index,
@@ -19,11 +20,7 @@ import {
   packFloat2,
   pointer,
   select,
-  storeAsyncClusterV4U32,
-  shr,
-  sub,
-  ne,
-  bool,
+  storeAsyncClusterU32,
   storeAsyncClusterV4,
   fenceProxyAsyncShared,
   uint32,
@@ -195,42 +192,19 @@ export function fmhaBwdWsSplitDShareCoords(
 }
 
 /**
- * A 4 × 4 transpose of 32-bit words across the four lanes of a quad (lanes 4k … 4k + 3): lane i's
- * word k becomes lane k's word i. Two exchanges with the lane i ⊕ 2, then i ⊕ 1 partner, one
- * shuffle per pair of words each.
- */
-export function emitQuadTranspose(t: ThreadScope, words: readonly Expr[], lane: Expr): Expr[] {
-  const { target } = t.block;
-  let cur = [...words];
-  for (const bit of [2, 1]) {
-    const hi = t.b.let('qt_hi', bool, ne(bitAnd(lane, bit), 0));
-    const next = [...cur];
-    for (const c0 of [0, 1, 2, 3].filter((c) => (c & bit) === 0)) {
-      const c1 = c0 | bit;
-      const y = t.b.let('qt_y', uint32, target.shflXor(select(hi, cur[c0]!, cur[c1]!), bit));
-      next[c0] = select(hi, y, cur[c0]!);
-      next[c1] = select(hi, cur[c1]!, y);
-    }
-    cur = next.map((w) => t.b.let('qt_w', uint32, w));
-  }
-  return cur;
-}
-
-/**
  * The all-gather: once both warpgroups are done with the previous tile's Pᵀ/dSᵀ (and with our slots),
- * and every peer has read its slots, the share's Pᵀ and dSᵀ go into this CTA's tiles and every
- * peer's. Per group a thread packs 4 words (fp16/bf16 pairs of adjacent queries: Pᵀ at key rows r and
- * r + 8, then dSᵀ), a quad transpose gives lane i of the quad the 16 bytes of 8 queries of tile i ≫ 1
- * at row r + 8·(i & 1), and one `st.async` each peer takes them (completing on its agFull). Once the
- * peers' have landed, the tiles are visible to the async proxy and both warpgroups.
+ * and every peer has read its slots, the share's Pᵀ and dSᵀ (fp16/bf16 pairs of adjacent queries)
+ * go into this CTA's tiles and every peer's (`st.async`, completing on its agFull); once the peers'
+ * have landed, the tiles are visible to the async proxy and both warpgroups.
  */
 export function emitFmhaBwdWsSplitDAllGather(b: BlockBuilder, x: FmhaBwdWsSplitDPartials, share: FmhaBwdWsSplitDShare, parity: Expr): void {
   const { ctx } = x;
   const { pipeline: p, target } = ctx;
   const C = p.clusterCtas;
-  const slab = p.offsets.dsT - p.offsets.pT;
   b.expr(namedBarrierSync(target, 1, p.consumerThreads));
   if (C > 1) b.expr(mbarrierWaitParityCluster(target, ctx.agReady, parity));
+  const pWords = b.let('pt_words', pointer(uint32), cast(add(ctx.smem, p.offsets.pT), pointer(uint32)));
+  const dsWords = b.let('dst_words', pointer(uint32), cast(add(ctx.smem, p.offsets.dsT), pointer(uint32)));
   const remotes = peersOf(b, ctx).map((peer) => ({
     tile: b.let('ag_remote', uint32, mapaShared(target, add(ctx.smem, p.offsets.pT), peer)),
     full: b.let('ag_full', uint32, mapaShared(target, ctx.agFull, peer)),
@@ -238,25 +212,22 @@ export function emitFmhaBwdWsSplitDAllGather(b: BlockBuilder, x: FmhaBwdWsSplitD
   const block = x.emitter(b);
   block.threads((t) => {
     const coords = fmhaBwdWsSplitDShareCoords(t, x, share.groups);
-    const lane = t.b.let('ag_lane', int32, bitAnd(t.tid, 3));
-    // This lane's 16 bytes: tile lane ≫ 1 (Pᵀ, dSᵀ), key row r + 8·(lane & 1).
-    const tileBytes = t.b.let('ag_tile', int32, add(p.offsets.pT, mul(shr(lane, 1), slab)));
-    for (let g = 0; g < share.groups; g++) {
-      const e = 4 * g;
-      const pair = (r: RegisterArray, k: number): Expr => packFloat2(target, p.policy.dtype, r.at(t, e + k), r.at(t, e + k + 1));
-      const words = [pair(share.s, 0), pair(share.s, 2), pair(share.dp, 0), pair(share.dp, 2)].map((w) => t.b.let('ag_pair', uint32, w));
-      const chunk = emitQuadTranspose(t, words, lane);
-      const [key, query] = coords(g, 0);
-      const at = [add(key, mul(bitAnd(lane, 1), 8)), sub(query, mul(lane, 2))];
-      const { offset } = emitCalculateOffset(t.b, p.kv.aLayout.descriptor, at, block.indexEmitter);
-      const bytes = t.b.let('ag_bytes', int32, add(tileBytes, mul(offset, 2)));
-      const local = t.b.let('ag_words', pointer(uint32), cast(add(ctx.smem, bytes), pointer(uint32)));
-      chunk.forEach((w, k) => t.b.assign(index(local, k), w));
-      for (const r of remotes)
-        t.b.expr(
-          storeAsyncClusterV4U32(target, add(r.tile, cast(sub(bytes, p.offsets.pT), uint32)), r.full, chunk as [Expr, Expr, Expr, Expr]),
-        );
-    }
+    for (let g = 0; g < share.groups; g++)
+      for (let h = 0; h < 2; h++) {
+        const e = 4 * g + 2 * h;
+        // Elements e, e + 1 are adjacent queries of one key row: one 32-bit word each.
+        const { offset } = emitCalculateOffset(t.b, p.kv.aLayout.descriptor, coords(g, 2 * h), block.indexEmitter);
+        const word = t.b.let('pds_word', int32, div(offset, 2));
+        const pw = t.b.let('pt_pair', uint32, packFloat2(target, p.policy.dtype, share.s.at(t, e), share.s.at(t, e + 1)));
+        const dw = t.b.let('dst_pair', uint32, packFloat2(target, p.policy.dtype, share.dp.at(t, e), share.dp.at(t, e + 1)));
+        t.b.assign(index(pWords, word), pw);
+        t.b.assign(index(dsWords, word), dw);
+        const bytes = t.b.let('pds_bytes', uint32, cast(mul(word, 4), uint32));
+        for (const r of remotes) {
+          t.b.expr(storeAsyncClusterU32(target, add(r.tile, bytes), r.full, pw));
+          t.b.expr(storeAsyncClusterU32(target, add(r.tile, add(bytes, p.offsets.dsT - p.offsets.pT)), r.full, dw));
+        }
+      }
   });
   if (C > 1) b.expr(mbarrierWaitParityCluster(target, ctx.agFull, parity));
   b.expr(fenceProxyAsyncShared(target));
