@@ -74,26 +74,6 @@ const storeAsyncV4Helper = defineDeviceHelper(
     }),
 );
 
-const storeAsyncU32Helper = defineDeviceHelper(
-  {
-    name: 'tk_st_async_b32',
-    doc:
-      "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32: one word to a peer CTA's shared memory, " +
-      "completing 4 bytes of transaction on the peer's mbarrier (release, cluster scope).",
-    params: { addr: uint32, bar: uint32, value: uint32 },
-  },
-  (b, { addr, bar, value }) =>
-    emitAsm(b, {
-      ptx: ['st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %2, [%1];'],
-      inputs: [
-        ['r', addr],
-        ['r', bar],
-        ['r', value],
-      ],
-      memory: true,
-    }),
-);
-
 const remoteArriveWarpHelper = defineDeviceHelper(
   {
     name: 'tk_mbarrier_arrive_cluster_warp',
@@ -185,16 +165,6 @@ export function mapaShared(target: Target, ptr: Expr, rank: ExprLike): Expr {
 export function storeAsyncClusterV4(target: Target, addr: Expr, bar: Expr, values: readonly [Expr, Expr, Expr, Expr]): Expr {
   requireIntrinsic(target, 'clusters', 'st.async');
   return callHelper(storeAsyncV4Helper, [u32('addr', addr), u32('bar', bar), ...values]);
-}
-
-/**
- * `st.async…mbarrier::complete_tx::bytes.b32` (sm_90): one 32-bit word to the 4-byte aligned
- * shared::cluster address `addr` of a peer CTA, completing 4 transaction bytes on the peer's
- * mbarrier at shared::cluster address `bar`.
- */
-export function storeAsyncClusterU32(target: Target, addr: Expr, bar: Expr, value: ExprLike): Expr {
-  requireIntrinsic(target, 'clusters', 'st.async');
-  return callHelper(storeAsyncU32Helper, [u32('addr', addr), u32('bar', bar), u32('value', value)]);
 }
 
 /**

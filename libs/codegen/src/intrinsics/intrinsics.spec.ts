@@ -28,7 +28,6 @@ import {
   mapaShared,
   mbarrierArriveClusterWarp,
   storeAsyncClusterV4,
-  storeAsyncClusterU32,
   storeSharedClusterU32,
 } from './cluster.ts';
 import { cpAsync, cpAsyncCommitGroup, cpAsyncMbarrierArrive, cpAsyncWaitGroup } from './cpAsync.ts';
@@ -108,7 +107,6 @@ const sm90Set: Readonly<Record<string, (t: Target) => Expr>> = {
   clusterSync: (t) => clusterSync(t),
   mapaShared: (t) => mapaShared(t, smem, 1),
   storeAsyncClusterV4: (t) => storeAsyncClusterV4(t, remote, remote, [f, f, f, f]),
-  storeAsyncClusterU32: (t) => storeAsyncClusterU32(t, remote, remote, remote),
   mbarrierArriveClusterWarp: (t) => mbarrierArriveClusterWarp(t, remote),
   loadSharedClusterU32: (t) => loadSharedClusterU32(t, remote),
   storeSharedClusterU32: (t) => storeSharedClusterU32(t, remote, remote),
@@ -299,7 +297,6 @@ describe('intrinsics: argument checks', () => {
     expect(() => mbarrierWaitParityCluster(sm90a, bar, f)).toThrow(/parity.*integer/);
     expect(() => storeAsyncClusterV4(sm90a, smem, remote, [f, f, f, f])).toThrow(/addr.*integer/);
     expect(() => storeAsyncClusterV4(sm90a, remote, bar, [f, f, f, f])).toThrow(/bar.*integer/);
-    expect(() => storeAsyncClusterU32(sm90a, remote, remote, f)).toThrow(/value.*integer/);
     expect(() => mbarrierArriveClusterWarp(sm90a, bar)).toThrow(CodegenTypeError);
     expect(() => mbarrierArriveClusterWarp(sm90a, f)).toThrow(/bar.*integer/);
     expect(() => loadSharedClusterU32(sm90a, smem)).toThrow(/addr.*integer/);
@@ -309,7 +306,6 @@ describe('intrinsics: argument checks', () => {
     for (const ok of [
       () => mapaShared(sm90a, addressOf(index(smem, 16)), remote),
       () => storeAsyncClusterV4(sm90a, remote, remote, [f, f, f, f]),
-      () => storeAsyncClusterU32(sm90a, remote, remote, 7),
       () => mbarrierArriveClusterWarp(sm90a, remote),
       () => mbarrierWaitParityCluster(sm90a, addressOf(index(bar, 0)), remote),
       () => loadSharedClusterU32(sm90a, remote),
@@ -329,7 +325,6 @@ describe('intrinsics: argument checks', () => {
           'clusterSync',
           'mapaShared',
           'storeAsyncClusterV4',
-          'storeAsyncClusterU32',
           'mbarrierArriveClusterWarp',
           'mbarrierWaitParityCluster',
           'loadSharedClusterU32',
@@ -344,7 +339,6 @@ describe('intrinsics: argument checks', () => {
         'barrier.cluster.wait.acquire;',
         'mapa.shared::cluster.u32 %0, %1, %2;',
         'st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%2, %3, %4, %5}, [%1];',
-        'st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %2, [%1];',
         'bar.warp.sync 0xffffffff;',
         '@is_lane0 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];',
         'mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 complete, [%1], %2;',

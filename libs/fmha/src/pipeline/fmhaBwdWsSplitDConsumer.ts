@@ -18,6 +18,7 @@ import {
   namedBarrierSync,
   neg,
   or,
+  packFloat2,
   pointer,
   setMaxNReg,
   sub,
@@ -26,6 +27,7 @@ import {
   type BlockBuilder,
   type Expr,
 } from '@tilekit/codegen';
+import { emitCalculateOffset } from '@tilekit/layout';
 import {
   BlockEmitter,
   clearTile,
@@ -33,8 +35,8 @@ import {
   makeTensorView,
   makeTileWindow,
   storeTile,
+  sweepTile,
   type DistributedTensor,
-  type ThreadScope,
 } from '@tilekit/tile';
 import { makeNaiveTensorDescriptor } from '@tilekit/layout';
 import { FMHA_BWD_SLAB, FMHA_BWD_SLAB_BYTES } from './fmhaBwdWsContext.ts';
@@ -46,14 +48,7 @@ import {
   fmhaBwdWsSplitDStage,
   type FmhaBwdWsSplitDContext,
 } from './fmhaBwdWsSplitDContext.ts';
-import {
-  emitFmhaBwdWsSplitDAllGather,
-  emitFmhaBwdWsSplitDReduceScatter,
-  emitFmhaBwdWsSplitDRelease,
-  FMHA_BWD_SPLIT_D_GROUPS,
-  fmhaBwdWsSplitDShareCoords,
-  type FmhaBwdWsSplitDShare,
-} from './fmhaBwdWsSplitDExchange.ts';
+import { emitFmhaBwdWsSplitDExchange, emitFmhaBwdWsSplitDRelease } from './fmhaBwdWsSplitDExchange.ts';
 
 /** What the consumer warpgroups' steps share. */
 interface ConsumerState {
@@ -65,8 +60,6 @@ interface ConsumerState {
   readonly dvAcc: DistributedTensor;
   readonly dkAcc: DistributedTensor;
   readonly dqAcc: DistributedTensor;
-  /** This CTA's share of Sᵀ and dPᵀ, completed by the reduce-scatter, then Pᵀ and dSᵀ. */
-  readonly share: FmhaBwdWsSplitDShare;
   /** `int`: this thread's consumer warpgroup (0 or 1). */
   readonly wg: Expr;
   /** `int`: the CTA's first column. */
@@ -104,7 +97,7 @@ export function emitFmhaBwdWsSplitDConsumers(cons: BlockBuilder, ctx: FmhaBwdWsS
     li.assign(st.tiles, add(st.tiles, 1));
   });
   emitDkDvStores(cons, st, q.iters);
-  if (p.clusterCtas > 1) {
+  if (p.exchanges > 0) {
     cons.comment("cluster barrier: every peer is done with this CTA's shared memory");
     cons.expr(clusterSync(target));
   }
@@ -124,7 +117,6 @@ function makeConsumerState(cons: BlockBuilder, ctx: FmhaBwdWsSplitDContext): Con
     dvAcc: makeDistributedTensor(block, 'dv_acc', p.kv.cEncoding, float32),
     dkAcc: makeDistributedTensor(block, 'dk_acc', p.kv.cEncoding, float32),
     dqAcc: makeDistributedTensor(block, 'dq_acc', p.dq.cEncoding, float32),
-    share: shareOf(block, p.clusterCtas),
     wg: cons.let('warpgroup', int32, div(ctx.tid, 128)),
     col0: fmhaBwdWsSplitDColumn0(cons, ctx),
     tiles: cons.declare('slice_loads', int32, 0, { storage: 'mutable' }),
@@ -165,9 +157,9 @@ function emitQueryTile(li: BlockBuilder, st: ConsumerState, q: QueryTile): void 
     }
   p.sT.emitWait(li, target, st.sAcc, 0);
   p.sT.emitWait(li, target, st.dpAcc, 0);
-  const parity = emitFmhaBwdWsSplitDReduceScatter(li, st, st.share, st.tiles);
+  emitFmhaBwdWsSplitDExchange(li, st, st.tiles);
   emitSoftmaxGradient(li, st, q);
-  emitFmhaBwdWsSplitDAllGather(li, st, st.share, parity);
+  emitPdsStores(li, st);
   const firstIt = li.let('acc_kv', int32, cast(gt(q.it, 0), int32));
   li.comment('dV += Pᵀ·dO[:, cols], dK += dSᵀ·Q[:, cols] (this warpgroup: 128 of the CTA’s columns, unless all past the head dims)');
   const wgCol = li.let('wg_col0', int32, add(st.col0, mul(st.wg, p.policy.sliceWidth / 2)));
@@ -214,46 +206,59 @@ function emitDqHalf(li: BlockBuilder, st: ConsumerState, staging: Expr, h: numbe
   });
 }
 
-function shareOf(block: BlockEmitter, ctas: number): FmhaBwdWsSplitDShare {
-  const groups = FMHA_BWD_SPLIT_D_GROUPS / ctas;
-  return { s: block.registers('share_s', float32, 4 * groups), dp: block.registers('share_dp', float32, 4 * groups), groups };
-}
-
 /**
- * On this CTA's share: the mask on edge tiles (and query rows past seqlenQ), Pᵀ = 2^(Sᵀ·scale·log2 e −
- * LSE·log2 e) in place of Sᵀ, dSᵀ = scale·Pᵀ∘(dPᵀ − D) in place of dPᵀ.
+ * The mask on edge tiles (and query rows past seqlenQ), Pᵀ = 2^(Sᵀ·scale·log2 e − LSE·log2 e) in
+ * place of Sᵀ, dSᵀ = scale·Pᵀ∘(dPᵀ − D) in place of dPᵀ.
  */
 function emitSoftmaxGradient(li: BlockBuilder, st: ConsumerState, q: QueryTile): void {
-  const { ctx, share } = st;
+  const { ctx } = st;
   const { pipeline: p, args, target } = ctx;
   const { i0 } = q;
-  const each = (t: ThreadScope, visit: (e: number, key: Expr, query: Expr) => void): void => {
-    const coords = fmhaBwdWsSplitDShareCoords(t, st, share.groups);
-    for (let e = 0; e < 4 * share.groups; e++) {
-      const [key, query] = coords(Math.floor(e / 4), e % 4);
-      visit(e, key, query);
-    }
-  };
   li.comment('the mask on edge tiles; query rows past seqlenQ too');
   li.if(or(args.mask.isEdgeTile(i0, args.n0, p.tileM, p.tileN), gt(add(i0, p.tileM), args.seqlenQ)), (mb) =>
     st
       .emitter(mb)
       .threads((t) =>
-        each(t, (e, key, query) =>
-          t.b.if(args.mask.isMaskedNonNegative(add(i0, query), add(args.n0, key)), (z) =>
-            z.assign(share.s.at(t, e), infinity(float32, { negative: true })),
+        sweepTile(t, st.sAcc, (e) =>
+          e.b.if(args.mask.isMaskedNonNegative(add(i0, e.x[1]!), add(args.n0, e.x[0]!)), (z) =>
+            z.assign(e.value, infinity(float32, { negative: true })),
           ),
         ),
       ),
   );
   st.emitter(li).threads((t) => {
     t.b.comment('Pᵀ = 2^(Sᵀ·scale·log2 e − LSE·log2 e) (a fully masked row: 0); dSᵀ = scale·Pᵀ∘(dPᵀ − D)');
-    each(t, (e, _key, query) => {
-      const pe = share.s.at(t, e);
-      t.b.assign(pe, exp2Approx(target, add(mul(pe, args.scaleLog2), neg(index(q.rows, query)))));
-      t.b.assign(share.dp.at(t, e), mul(mul(pe, sub(share.dp.at(t, e), index(q.rows, add(query, p.tileM)))), args.scale));
-    });
+    sweepTile(t, st.sAcc, (e) => e.b.assign(e.value, exp2Approx(target, add(mul(e.value, args.scaleLog2), neg(index(q.rows, e.x[1]!))))));
+    sweepTile(t, st.dpAcc, (e) =>
+      e.b.assign(e.value, mul(mul(st.sAcc.at(t, e.d), sub(e.value, index(q.rows, add(e.x[1]!, p.tileM)))), args.scale)),
+    );
   });
+}
+
+/**
+ * Pᵀ and dSᵀ as fp16/bf16 pairs into their shared tiles (key rows of 64 query columns, 128B
+ * swizzled: the K-major A of dV and dK, and dS's query-major A of dQ) once both warpgroups' previous
+ * GEMMs are done with them; visible to the async proxy and both warpgroups after.
+ */
+function emitPdsStores(li: BlockBuilder, st: ConsumerState): void {
+  const { ctx } = st;
+  const { pipeline: p, target } = ctx;
+  li.expr(namedBarrierSync(target, 1, p.consumerThreads));
+  const layout = p.kv.aLayout;
+  const pWords = li.let('pt_words', pointer(uint32), cast(add(ctx.smem, p.offsets.pT), pointer(uint32)));
+  const dsWords = li.let('dst_words', pointer(uint32), cast(add(ctx.smem, p.offsets.dsT), pointer(uint32)));
+  st.emitter(li).threads((t) =>
+    sweepTile(t, st.sAcc, (e) => {
+      // Elements d, d + 1 (d even) are adjacent queries of one key row: one 32-bit word each.
+      if (e.d % 2 !== 0) return;
+      const { offset } = emitCalculateOffset(e.b, layout.descriptor, [e.x[0]!, e.x[1]!], st.block.indexEmitter);
+      const word = e.b.let('pds_word', int32, div(offset, 2));
+      e.b.assign(index(pWords, word), packFloat2(target, p.policy.dtype, e.value, st.sAcc.at(t, e.d + 1)));
+      e.b.assign(index(dsWords, word), packFloat2(target, p.policy.dtype, st.dpAcc.at(t, e.d), st.dpAcc.at(t, e.d + 1)));
+    }),
+  );
+  li.expr(fenceProxyAsyncShared(target));
+  li.expr(namedBarrierSync(target, 2, p.consumerThreads));
 }
 
 /** dK and dV of the block's keys × slice (zero when no query tile met them), predicated on rows and head dims. */

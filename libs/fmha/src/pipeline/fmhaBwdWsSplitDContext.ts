@@ -33,12 +33,9 @@ export interface FmhaBwdWsSplitDContext {
   sliceEmpty(s: Expr): Expr;
   /** Slice stage `s` holds the query tile's dQ (fp32 rows over the stage's Q/dO slabs), staged by every consumer thread. */
   dqStaged(s: Expr): Expr;
-  /** In a cluster: the peers' shares of the partials landed in this CTA's slots / every peer may take this CTA's (its Pᵀ/dSᵀ read). */
-  readonly rsFull: Expr;
-  readonly rsReady: Expr;
-  /** The peers' Pᵀ/dSᵀ landed in this CTA's tiles / every peer may take this CTA's (its slots read). */
-  readonly agFull: Expr;
-  readonly agReady: Expr;
+  /** Exchange step `k`: the peer's partials landed in this CTA's buffer / the peer's buffer is free for this CTA's. */
+  xFull(k: Expr): Expr;
+  xEmpty(k: Expr): Expr;
 }
 
 /** Stage and barrier parity of slice load number `count`. */

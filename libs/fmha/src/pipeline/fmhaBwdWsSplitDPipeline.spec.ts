@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { blockGemmPolicyErrorOf } from '../testing/blockGemmPolicyErrorOf.ts';
-import { fmhaBwdWsSplitDGroupRule } from './fmhaBwdWsSplitDExchange.ts';
 import { FmhaBwdWsSplitDPipeline, type FmhaBwdWsSplitDPolicy } from './fmhaBwdWsSplitDPipeline.ts';
 
 const policy = (extra: Partial<FmhaBwdWsSplitDPolicy> = {}): FmhaBwdWsSplitDPolicy => ({
@@ -17,48 +16,35 @@ const policy = (extra: Partial<FmhaBwdWsSplitDPolicy> = {}): FmhaBwdWsSplitDPoli
 const policyErrorOf = (p: FmhaBwdWsSplitDPolicy): string => blockGemmPolicyErrorOf(() => new FmhaBwdWsSplitDPipeline(p));
 
 describe('FmhaBwdWsSplitDPipeline policy', () => {
-  it('d512: a cluster of 2 CTAs, each its 256 columns of K and V (32 KiB each), two Q/dO stages, the slots and Pᵀ/dSᵀ: fits 227 KiB', () => {
+  it('d512: a cluster of 2 CTAs, each its 256 columns of K and V (32 KiB each), two Q/dO stages, the exchange buffer: fits 227 KiB', () => {
     const p = new FmhaBwdWsSplitDPipeline(policy());
-    expect([p.threads, p.slices, p.clusterCtas]).toEqual([384, 2, 2]);
-    expect([p.slotBytes, p.rsBytes, p.agBytes]).toEqual([16384, 16384, 8192]);
+    expect([p.threads, p.slices, p.clusterCtas, p.exchanges]).toEqual([384, 2, 2, 1]);
     expect(p.offsets).toEqual({
       k: 0,
       v: 32768,
       qSlice: 65536,
       doSlice: 98304,
       x: 196608,
-      pT: 212992,
-      dsT: 221184,
+      pT: 196608,
+      dsT: 204800,
       rows: 229376,
       bars: 230400,
     });
-    expect(p.sharedBytes).toBe(230400 + 8 * (1 + 6 + 4) + 1024);
+    expect(p.sharedBytes).toBe(230400 + 8 * (1 + 6 + 2) + 1024);
     expect([p.sT.threads, p.kv.threads, p.dq.threads]).toEqual([256, 256, 256]);
   });
 
-  it('CTAs per cluster: the slices ⌈max(d, d_v) / 256⌉ rounded up to a power of two; bytes a CTA receives per query tile', () => {
+  it('CTAs per cluster: the slices ⌈max(d, d_v) / 256⌉ rounded up to a power of two; log2 of them exchange steps', () => {
     const shape = (headDim: number, headDimV: number) => {
       const p = new FmhaBwdWsSplitDPipeline(policy({ headDim, headDimV }));
-      return [p.slices, p.clusterCtas, p.rsBytes, p.agBytes];
+      return [p.slices, p.clusterCtas, p.exchanges];
     };
-    expect(shape(256, 256)).toEqual([1, 1, 0, 0]);
-    expect(shape(320, 320)).toEqual([2, 2, 16384, 8192]);
-    expect(shape(576, 512)).toEqual([3, 4, 24576, 12288]);
-    expect(shape(768, 768)).toEqual([3, 4, 24576, 12288]);
-    expect(shape(1024, 1024)).toEqual([4, 4, 24576, 12288]);
-  });
-
-  it('d1024 (4 CTAs): the 24 KiB of slots end inside Pᵀ/dSᵀ (the all-gather waits for every peer to read its slots), under 227 KiB', () => {
-    const p = new FmhaBwdWsSplitDPipeline(policy({ headDim: 1024, headDimV: 1024 }));
-    expect(p.offsets.x + p.rsBytes).toBeGreaterThan(p.offsets.pT);
-    expect(p.offsets.dsT + 8192).toBe(p.offsets.rows);
-    expect(p.sharedBytes).toBeLessThanOrEqual(232448);
-  });
-
-  it('the share: element 4j + i of every thread of the Sᵀ accumulator sits 8j query columns right of element i', () => {
-    const p = new FmhaBwdWsSplitDPipeline(policy());
-    expect(fmhaBwdWsSplitDGroupRule(p.sT.cEncoding)).toBeUndefined();
-    expect(fmhaBwdWsSplitDGroupRule(p.kv.cEncoding)).toBeDefined();
+    expect(shape(256, 256)).toEqual([1, 1, 0]);
+    expect(shape(320, 320)).toEqual([2, 2, 1]);
+    expect(shape(576, 512)).toEqual([3, 4, 2]);
+    expect(shape(768, 768)).toEqual([3, 4, 2]);
+    expect(shape(1024, 1024)).toEqual([4, 4, 2]);
+    expect(new FmhaBwdWsSplitDPipeline(policy({ headDim: 1024, headDimV: 1024 })).sharedBytes).toBeLessThanOrEqual(232448);
   });
 
   it.each([

@@ -23,7 +23,6 @@ import type { GenericAttentionMaskCode } from '../mask/genericAttentionMaskCode.
 import { splitDBwdSliceCount } from './fmhaBwdSm80SplitDPipeline.ts';
 import { FMHA_BWD_SLAB, FMHA_BWD_SLAB_BYTES } from './fmhaBwdWsContext.ts';
 import { emitFmhaBwdWsSplitDConsumers } from './fmhaBwdWsSplitDConsumer.ts';
-import { fmhaBwdWsSplitDGroupRule } from './fmhaBwdWsSplitDExchange.ts';
 import type { FmhaBwdWsSplitDDqOrder } from './fmhaBwdWsSplitDDqOrder.ts';
 import type { FmhaBwdWsSplitDContext } from './fmhaBwdWsSplitDContext.ts';
 import { emitFmhaBwdWsSplitDProducer } from './fmhaBwdWsSplitDProducer.ts';
@@ -94,26 +93,24 @@ const NAME = 'FmhaBwdWsSplitDPipeline';
  * query head of its GQA group that its keys meet, a producer warpgroup streaming the tile's Q and
  * dO columns by TMA into `sliceStages` stages. Two consumer warpgroups per query tile:
  * - partial Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ over the CTA's columns (each warpgroup 32 of the 64 queries),
- *   completed by a reduce-scatter through distributed shared memory: a thread's accumulator holds
- *   4 groups of 8 query columns, and CTA r owns groups r, r + C, … (C the CTAs of the cluster); each
- *   CTA stores every peer's groups of its partials (fp32) into that peer's receive slot with
- *   `st.async` and adds the peers' into its own groups, so each score is summed once, by its owner;
- * - on its groups: the mask, Pᵀ = 2^(Sᵀ·scale·log2 e − LSE·log2 e), dSᵀ = scale·Pᵀ∘(dPᵀ − D); then an
- *   all-gather: the groups' Pᵀ and dSᵀ (fp16/bf16) into its own tiles and every peer's (`st.async`),
- *   so every CTA holds the whole Pᵀ and dSᵀ — per query tile a CTA receives (C − 1)/C of 32 KiB of
- *   partials and of 16 KiB of Pᵀ/dSᵀ (at 4 CTAs 36 KiB, where a butterfly of whole partials took 64);
+ *   completed by a butterfly through distributed shared memory: at step k each CTA stores its
+ *   partials (fp32) into CTA r ⊕ 2^k's exchange buffer with `st.async` and adds that CTA's from its
+ *   own, so after log2(CTAs) steps every CTA holds the same full Sᵀ and dPᵀ (each step's sum the
+ *   same in both CTAs: a + b = b + a);
+ * - the mask, Pᵀ = 2^(Sᵀ·scale·log2 e − LSE·log2 e), dSᵀ = scale·Pᵀ∘(dPᵀ − D); Pᵀ and dSᵀ
+ *   (fp16/bf16) into the exchange buffer once every warp has read the peer's partials;
  * - per warpgroup 128 of the CTA's columns: dV += Pᵀ·dO[:, cols], dK += dSᵀ·Q[:, cols] (fp32
  *   registers across the query tiles; skipped past the head dims), then dQ[:, cols] = dS·K[:, cols]
  *   in two halves of 64 columns, staged as fp32 rows in the query tile's stage (its Q and dO are
  *   read by then); a dQ warp of the producer warpgroup adds each row into the workspace's dq_acc
  *   with one TMA bulk reduction (`cp.reduce.async.bulk … add.f32`: whole L2 sectors, not one
  *   atomic per element) and frees the stage once they have read it.
- * Every GEMM is done once (no S/dP recomputation per slice). The hand-offs, per CTA and query tile:
- * rsFull / agFull take the peers' bytes (armed by one thread of the receiver); rsReady counts the
- * peers' warps once their GEMMs have read their Pᵀ/dSᵀ (which the slots overlap at 4 CTAs), agReady
- * once they have read their slots (which the Pᵀ/dSᵀ tiles overlap). Cluster barriers after the
- * barriers' initialisation and before the consumers leave keep each CTA's shared memory alive while
- * its peers use it.
+ * Every GEMM is done once (no S/dP recomputation per slice). The exchange buffer's hand-offs: a CTA
+ * frees its buffer for step k + 1's partner once its warps read step k's partials, and for step 0's
+ * partner once its dV/dK/dQ GEMMs have read Pᵀ and dSᵀ; full barriers take the peer's bytes
+ * (armed by the receiver), empty barriers the peer's warps (remote arrivals). Cluster barriers
+ * after the barriers' initialisation and before the consumers leave keep each CTA's shared memory
+ * alive while its peers use it.
  *
  * Where each part is emitted: the producer (its TMA warp and its dQ warp) in fmhaBwdWsSplitDProducer.ts, the consumers in
  * fmhaBwdWsSplitDConsumer.ts, the exchange in fmhaBwdWsSplitDExchange.ts, what they share in
@@ -137,6 +134,8 @@ export class FmhaBwdWsSplitDPipeline {
   /** Column slices of the head dims, and the CTAs of a cluster (the slices rounded up to a power of two). */
   readonly slices: number;
   readonly clusterCtas: number;
+  /** Butterfly steps of the partial-score exchange: log2(clusterCtas). */
+  readonly exchanges: number;
   readonly offsets: {
     readonly k: number;
     readonly v: number;
@@ -144,20 +143,15 @@ export class FmhaBwdWsSplitDPipeline {
     readonly qSlice: number;
     readonly doSlice: number;
     readonly rows: number;
-    /** The receive slots of the reduce-scatter (x), Pᵀ (pT) and dSᵀ (dsT): 32 KiB in a cluster, the tiles overlapping the slots' end at 4 CTAs. */
+    /** The exchange buffer (partial Sᵀ then dPᵀ, fp32), later Pᵀ (pT) and dSᵀ (dsT). */
     readonly x: number;
     readonly pT: number;
     readonly dsT: number;
     readonly bars: number;
   };
   readonly stageBytes: number;
-  /**
-   * Bytes of one receive slot (a peer's share of the partial Sᵀ and dPᵀ, fp32), and those a CTA
-   * receives per query tile in the reduce-scatter and in the all-gather (Pᵀ and dSᵀ).
-   */
-  readonly slotBytes: number;
-  readonly rsBytes: number;
-  readonly agBytes: number;
+  /** Bytes a CTA sends per exchange step: its partial Sᵀ and dPᵀ. */
+  readonly exchangeBytes: number;
   readonly usedBytes: number;
   readonly sharedBytes: number;
 
@@ -185,29 +179,23 @@ export class FmhaBwdWsSplitDPipeline {
     this.sliceSlabs = sliceWidth / FMHA_BWD_SLAB;
     this.slices = splitDBwdSliceCount(headDim, headDimV, sliceWidth);
     this.clusterCtas = 2 ** Math.ceil(Math.log2(this.slices));
-    const C = this.clusterCtas;
-    const groupRule = fmhaBwdWsSplitDGroupRule(this.sT.cEncoding);
-    if (groupRule !== undefined) splitDPolicyError(NAME, 'score accumulator', groupRule, 'the Sᵀ encoding');
+    this.exchanges = Math.log2(this.clusterCtas);
     const slab = FMHA_BWD_SLAB_BYTES;
     this.stageBytes = 2 * this.sliceSlabs * slab;
-    // A consumer thread's share per peer: 16 / C floats of Sᵀ and of dPᵀ (fp32); of Pᵀ and dSᵀ: 16 / C halves each.
-    this.slotBytes = this.consumerThreads * 2 * (16 / C) * 4;
-    this.rsBytes = (C - 1) * this.slotBytes;
-    this.agBytes = (C - 1) * this.consumerThreads * 2 * (16 / C) * 2;
+    this.exchangeBytes = 2 * 64 * 64 * 4;
     const k = 0;
     const v = k + this.sliceSlabs * slab;
     const qSlice = v + this.sliceSlabs * slab;
     const doSlice = qSlice + this.sliceSlabs * slab;
     const x = qSlice + sliceStages * this.stageBytes;
-    const region = C > 1 ? 4 * slab : 2 * slab;
-    const pT = x + region - 2 * slab;
-    const dsT = pT + slab;
-    const rows = x + region;
+    const pT = x;
+    const dsT = x + slab;
+    const rows = x + Math.max(this.exchanges > 0 ? this.exchangeBytes : 0, 2 * slab);
     // LSE·log2 e and D of the query tile's 64 rows (fp32) per stage.
     const bars = rows + sliceStages * 2 * 64 * 4;
     this.offsets = Object.freeze({ k, v, qSlice, doSlice, rows, x, pT, dsT, bars });
-    // Barriers: K/V full, slice full/empty and dQ staged per stage; in a cluster rsFull, rsReady, agFull, agReady.
-    this.usedBytes = bars + 8 * (1 + 3 * sliceStages + (C > 1 ? 4 : 0));
+    // Barriers: K/V full, slice full/empty and dQ staged per stage, exchange full/empty per step.
+    this.usedBytes = bars + 8 * (1 + 3 * sliceStages + 2 * this.exchanges);
     this.sharedBytes = this.usedBytes + 1024;
     if (this.sharedBytes > 232448)
       splitDPolicyError(NAME, 'shared memory', 'must fit the 227 KiB an sm_90 block may use', this.sharedBytes);
@@ -221,7 +209,7 @@ export class FmhaBwdWsSplitDPipeline {
   /** Emits the whole kernel body into `b` (the kernel launches clusters of [clusterCtas, 1, 1] along x). */
   emit(b: BlockBuilder, target: Target, args: FmhaBwdWsSplitDArgs): void {
     const S = this.policy.sliceStages;
-    const C = this.clusterCtas;
+    const E = this.exchanges;
     const tid = b.let('tid', int32, cast(target.threadIdx('x'), int32), { range: [0, this.threads - 1] });
     b.comment(
       `dynamic shared memory (1024-aligned): this CTA's ${this.sliceSlabs} slabs of K and of V, ${S} stage(s) of its Q and dO ` +
@@ -236,15 +224,13 @@ export class FmhaBwdWsSplitDPipeline {
       smem,
       smemAddr,
       tid,
-      rank: b.let('cta_rank', int32, C > 1 ? cast(clusterCtaRank(target), int32) : lit(0, int32)),
+      rank: b.let('cta_rank', int32, E > 0 ? cast(clusterCtaRank(target), int32) : lit(0, int32)),
       kvFull: bars,
       sliceFull: (s) => add(bars, add(1, s)),
       sliceEmpty: (s) => add(bars, add(1 + S, s)),
       dqStaged: (s) => add(bars, add(1 + 2 * S, s)),
-      rsFull: add(bars, 1 + 3 * S),
-      rsReady: add(bars, 2 + 3 * S),
-      agFull: add(bars, 3 + 3 * S),
-      agReady: add(bars, 4 + 3 * S),
+      xFull: (k) => add(bars, add(1 + 3 * S, k)),
+      xEmpty: (k) => add(bars, add(1 + 3 * S + E, k)),
     };
     b.if(eq(tid, 0), (t) => {
       t.expr(mbarrierInit(target, ctx.kvFull, 1));
@@ -255,18 +241,15 @@ export class FmhaBwdWsSplitDPipeline {
         t.expr(mbarrierInit(target, ctx.sliceEmpty(lit(s, int32)), 1));
         t.expr(mbarrierInit(target, ctx.dqStaged(lit(s, int32)), this.consumerThreads));
       }
-      if (C > 1) {
-        // Full: one thread's expect_tx (the peers' st.async bytes complete it); ready: each peer's 8 consumer warps.
-        const peerWarps = (C - 1) * (this.consumerThreads / 32);
-        t.expr(mbarrierInit(target, ctx.rsFull, 1));
-        t.expr(mbarrierInit(target, ctx.rsReady, peerWarps));
-        t.expr(mbarrierInit(target, ctx.agFull, 1));
-        t.expr(mbarrierInit(target, ctx.agReady, peerWarps));
+      for (let k = 0; k < E; k++) {
+        // Full: the receiving thread's expect_tx (the peer's st.async bytes complete it); empty: the peer's 8 consumer warps.
+        t.expr(mbarrierInit(target, ctx.xFull(lit(k, int32)), 1));
+        t.expr(mbarrierInit(target, ctx.xEmpty(lit(k, int32)), this.consumerThreads / 32));
       }
       t.expr(fenceMbarrierInit(target));
     });
     b.push(target.syncThreads());
-    if (C > 1) {
+    if (E > 0) {
       b.comment('cluster barrier: every CTA of the cluster has initialised its barriers');
       b.expr(clusterSync(target));
     }
