@@ -745,6 +745,52 @@ def dsa_mla_prefill_case(server, workdir):
         "dropped token": (dropped, "out", 1e-3 * size),
         "swapped heads": (swapped, "lse", 1e-3)})
 
+def dsa_step_case(server, workdir):
+    """dsa_decode_step: inputs as documented, the reference = its parts (logits, top-k slots, attention), torch's two
+    baselines run, and the check judges out/lse over the aux slots it is sent (other slots: the reference's out stands out)."""
+    op, seed, label = "dsa_decode_step", 14, "dsa_step"
+    params = {"b": 2, "s_q": 1, "L": 256, "h": 4, "h_q": 4, "topk": 16, "sm_scale": 0.135234}
+    names = ["index_q", "index_weights", "index_cache", "block_table", "context_lens", "q", "mla_cache"]
+    dirs = [os.path.join(workdir, f"{label}.{i}") for i in range(2)]
+    replies = []
+    for directory in dirs:
+        os.makedirs(directory)
+        replies.append(dsa_prepare(server, directory, label, op, params, seed))
+        server.request({"cmd": "check", "case": label, "outputs": {}})  # frees the prepared case
+    if not check_prepare(label, replies[0], dirs[0], names, ["logits", "out", "lse"]):
+        return
+    files = replies[0]["inputs"]["tensors"]
+    report(f"{label} same seed, same input bytes", all(open(os.path.join(dirs[0], f["file"]), "rb").read()
+                                                       == open(os.path.join(dirs[1], f["file"]), "rb").read() for f in files.values()))
+    ran = {n: "error" not in b for n, b in replies[0]["baselines"].items()}
+    report(f"{label} baselines torch-gather and torch-gather-graph ran", ran == {"torch-gather": True, "torch-gather-graph": True},
+           json.dumps(replies[0]["baselines"])[:400])
+    x = {n: ref.read_tensor(dirs[0], f) for n, f in files.items()}
+    d = ref.DsaStep.of(params)
+    with torch.no_grad():
+        reference = ref.RUNNERS[op].reference(params, x)
+        close_to_naive(f"{label} logits", reference["logits"], naive_dsa_decode(d.index_inputs(x), params["L"]))
+        slots = d.slots(x, torch.topk(reference["logits"], d.topk, dim=-1).indices)
+        kv = ref.mla_dequantize_rows(x["mla_cache"].view(-1, 656))
+        naive = naive_mla_prefill({"q": x["q"].view(d.rows, d.h_q, 576), "kv": kv, "indices": slots}, d.sm_scale)
+    report(f"{label} every slot is a page of its own sequence", all(
+        set((slots[r] // 64).tolist()) <= set(x["block_table"][r // d.s_q].tolist()) for r in range(d.rows)))
+    close_to_naive(f"{label} out", reference["out"].view(d.rows, d.h_q, 512), naive["out"])
+    right = {n: t.cpu() for n, t in reference.items()}
+    for what, aux, at_least in (("reference slots", slots, None), ("one slot moved", slots.clone().index_fill_(1, torch.tensor([0],
+                                device=slots.device), int(slots[0, 0]) ^ 1), 1e-3 * float(right["out"].abs().max()))):
+        dsa_prepare(server, dirs[1], label, op, params, seed)
+        files_out = {n: ref.write_tensor(dirs[1], f"ours.{n}", t) for n, t in right.items()}
+        reply = server.request({"cmd": "check", "case": label, "outputs": files_out,
+                                "aux": {"slots": ref.write_tensor(dirs[1], "slots", aux.int())}})
+        errors = reply.get("errors", {})
+        if at_least is None:
+            report(f"{label} reference as ours over the {what}: error 0", reply.get("ok") is True and all(
+                e["maxAbs"] == 0 for e in errors.values()), json.dumps(reply)[:400])
+        else:
+            report(f"{label} {what}: out stands out", errors.get("out", {}).get("maxAbs", 0) >= at_least, json.dumps(reply)[:400])
+
+
 def dsa_error_stats_checks():
     """The −∞ mask rule of error_stats / reference_stats, in process."""
     want = torch.tensor([1.0, -math.inf, -2.0])
@@ -833,7 +879,8 @@ def main():
                 report(f"{label} ran", False, ref.describe(error))
         for label, run in (("sparge", lambda: sparge_case(server, workdir)), ("dsa_error_stats", dsa_error_stats_checks),
                            ("dsa_decode", lambda: dsa_decode_cases(server, workdir)), ("dsa_prefill", lambda: dsa_prefill_case(server, workdir)),
-                           ("dsa_mla_prefill", lambda: dsa_mla_prefill_case(server, workdir))):
+                           ("dsa_mla_prefill", lambda: dsa_mla_prefill_case(server, workdir)),
+                           ("dsa_step", lambda: dsa_step_case(server, workdir))):
             if not selected(label):
                 continue
             try:

@@ -1495,18 +1495,17 @@ def mla_decode_reference(p, x):
             "lse": r["lse"].view(d.b, d.s_q, d.h_q).transpose(1, 2).contiguous()}
 
 
-def mla_decode_torch(d, x):
-    """torch-gather's timed call: per query chunk the indexed 656-byte rows gathered (index_select), dequantized to bf16,
-    then the prefill baseline's bf16 bmm, fp32 softmax and lse, bf16 P·V bmm."""
+def mla_gather_attention(d, q, rows):
+    """The torch gather form of sparse MLA over FP8 cache rows (uint8 [tokens, 656]) for d's rows·h_q query rows (q bf16
+    [rows, h_q, 576]): attend(flat) gathers the indexed 656-byte rows (flat: int64 [rows·topk]) per query chunk
+    (index_select), dequantizes them to bf16, then the prefill baseline's bf16 bmm, fp32 softmax and lse, bf16 P·V bmm.
+    Returns attend, writing into and returning out bf16 [b, s_q, h_q, 512] and lse fp32 [b, h_q, s_q] (views)."""
     out = torch.empty((d.rows, d.h_q, MLA_V_DIM), dtype=torch.bfloat16, device=DEVICE)
     lse = torch.empty((d.rows, d.h_q), dtype=torch.float32, device=DEVICE)
     per = max(1, min(d.rows, MLA_TORCH_SCORE_BYTES // (4 * d.h_q * d.topk)))
     chunks = [(t0, min(d.rows, t0 + per)) for t0 in range(0, d.rows, per)]
-    flat = x["indices"].long().reshape(-1)  # made untimed
-    rows = x["cache"].view(d.s_kv, MLA_TOKEN_BYTES)
-    q = x["q"].view(d.rows, d.h_q, MLA_QK_DIM)
 
-    def call():
+    def attend(flat):
         for t0, t1 in chunks:
             keys = mla_dequantize_rows(rows.index_select(0, flat[t0 * d.topk:t1 * d.topk])).view(t1 - t0, d.topk, MLA_QK_DIM)
             scores = torch.bmm(q[t0:t1], keys.transpose(1, 2)).float().mul_(d.sm_scale)
@@ -1515,7 +1514,14 @@ def mla_decode_torch(d, x):
             probs = scores.sub_(row_lse.unsqueeze(-1)).exp_().to(torch.bfloat16)
             out[t0:t1] = torch.bmm(probs, keys[..., :MLA_V_DIM])
         return out.view(d.b, d.s_q, d.h_q, MLA_V_DIM), lse.view(d.b, d.s_q, d.h_q).transpose(1, 2)
-    return call
+    return attend
+
+
+def mla_decode_torch(d, x):
+    """torch-gather's timed call: mla_gather_attention over the case's index rows (flattened untimed)."""
+    flat = x["indices"].long().reshape(-1)  # made untimed
+    attend = mla_gather_attention(d, x["q"].view(d.rows, d.h_q, MLA_QK_DIM), x["cache"].view(d.s_kv, MLA_TOKEN_BYTES))
+    return lambda: attend(flat)
 
 
 def mla_decode_dense(d, x):
@@ -1549,6 +1555,156 @@ def mla_decode_baselines(p, x, references, plan):
                   "sparse result, so not compared): the dense MLA decode's cost; TFLOP/s of the sparse count")
     return {"torch-gather": run_baseline("torch-gather", [Attempt(gather, gather_form)], references, plan, d.figure()),
             "sdpa-dense": run_baseline("sdpa-dense", [Attempt(dense, dense_form)], references, plan, d.figure())}
+
+
+@dataclasses.dataclass(frozen=True)
+class DsaStep:
+    """A dsa_decode_step case: b sequences of context L (every one), s_q queries each; the indexer (h heads) scores every
+    context position, the top-k keeps topk of them, and the sparse MLA decode (h_q heads) attends to their cache slots.
+    Both caches are paged alike (64 tokens a page) and share one block table: slot = page · 64 + offset."""
+    b: int
+    s_q: int
+    L: int
+    h: int
+    h_q: int
+    topk: int
+    sm_scale: float
+
+    @staticmethod
+    def of(p):
+        d = DsaStep(b=int(p["b"]), s_q=int(p.get("s_q") or 1), L=int(p["L"]), h=int(p.get("h") or 64),
+                    h_q=int(p.get("h_q") or 128), topk=int(p.get("topk") or 2048), sm_scale=float(p.get("sm_scale") or 0.135234))
+        if min(d.b, d.s_q, d.L, d.h, d.h_q, d.topk) < 1 or d.topk > d.L - d.s_q + 1 or d.L % DSA_PAGE_TOKENS != 0 \
+                or not (d.sm_scale > 0 and math.isfinite(d.sm_scale)):
+            raise ValueError(f"bad dsa_decode_step params {p} (L a multiple of 64, topk <= L - s_q + 1, sm_scale > 0)")
+        return d
+
+    @property
+    def index(self):
+        return DsaDecode(b=self.b, L=self.L, h=self.h, next_n=self.s_q, k=self.topk, stage="indexer", hbm_read_bytes=HBM_READ_BYTES)
+
+    @property
+    def attention(self):
+        return MlaDecode(b=self.b, s_q=self.s_q, s_kv=self.index.num_pages * MLA_PAGE_TOKENS, h_q=self.h_q, topk=self.topk,
+                         sm_scale=self.sm_scale)
+
+    @property
+    def rows(self):
+        return self.b * self.s_q
+
+    def inputs(self):
+        named = {"q": "index_q", "weights": "index_weights", "cache": "index_cache"}
+        index = [(named.get(n, n), shape, dtype) for n, shape, dtype in self.index.inputs()]
+        a = self.attention
+        return index + [("q", [self.b, self.s_q, self.h_q, MLA_QK_DIM], torch.bfloat16),
+                        ("mla_cache", [a.pages, MLA_PAGE_TOKENS * MLA_TOKEN_BYTES], torch.uint8)]
+
+    def index_inputs(self, x):
+        """The indexer's inputs under dsa_indexer_decode's names."""
+        return {"q": x["index_q"], "weights": x["index_weights"], "cache": x["index_cache"], "block_table": x["block_table"],
+                "context_lens": x["context_lens"]}
+
+    def slots(self, x, positions):
+        """Cache slots [rows, topk] (int64) of context positions [rows, topk] through each row's sequence's block table."""
+        table = x["block_table"].long()[torch.arange(self.rows, device=positions.device) // self.s_q]
+        return table.gather(1, positions // DSA_PAGE_TOKENS) * DSA_PAGE_TOKENS + positions % DSA_PAGE_TOKENS
+
+
+def dsa_step_draw(p, g):
+    """dsa_indexer_decode's draw (block table, index keys, index q, weights), then the MLA cache's latent rows for every
+    page (as dsa_sparse_mla_decode's, quantized), then q."""
+    d = DsaStep.of(p)
+    x = dsa_decode_draw({"b": d.b, "L": d.L, "h": d.h, "next_n": d.s_q, "k": d.topk, "stage": "indexer"}, g)
+    a = d.attention
+    mla = mla_quantize_cache(draw_mla_rows(a.s_kv, MLA_KV_LOG2_RANGE, g)).view(a.pages, MLA_PAGE_TOKENS * MLA_TOKEN_BYTES)
+    q = draw_mla_rows(d.rows * d.h_q, MLA_Q_LOG2_RANGE, g).view(d.b, d.s_q, d.h_q, MLA_QK_DIM)
+    return {"index_q": x["q"], "index_weights": x["weights"], "index_cache": x["cache"], "block_table": x["block_table"],
+            "context_lens": x["context_lens"], "q": q, "mla_cache": mla}
+
+
+def describe_dsa_step_draw(seed):
+    return (f"dsa decode step: torch {torch.__version__} torch.Generator(device={DEVICE!r}).manual_seed({seed}); "
+            "dsa_indexer_decode's draw (block table randperm(pages), index keys per sequence, index q, weights), then "
+            "every page's MLA latent rows as dsa_sparse_mla_decode's cache, then q")
+
+
+def dsa_step_attention(d, x, slots):
+    """fp32 out [b, s_q, h_q, 512] and lse [b, h_q, s_q] of sparse MLA over cache slots [rows, topk] (int64, all valid),
+    as dsa_sparse_mla_decode's reference (only the selected rows dequantized)."""
+    a = d.attention
+    if bool(((slots < 0) | (slots >= a.s_kv)).any()):
+        raise ValueError(f"slots must lie in [0, {a.s_kv}) (every context holds topk positions)")
+    used, inverse = torch.unique(slots.reshape(-1), return_inverse=True)
+    kv = mla_dequantize_rows(x["mla_cache"].view(a.s_kv, MLA_TOKEN_BYTES).index_select(0, used))
+    flat = {"q": x["q"].view(d.rows, d.h_q, MLA_QK_DIM), "kv": kv, "indices": inverse.view(d.rows, d.topk).int()}
+    r = mla_prefill_reference({"s_q": d.rows, "s_kv": kv.shape[0], "h_q": d.h_q, "topk": d.topk, "sm_scale": d.sm_scale}, flat)
+    return r["out"].view(d.b, d.s_q, d.h_q, MLA_V_DIM), r["lse"].view(d.b, d.s_q, d.h_q).transpose(1, 2).contiguous()
+
+
+def dsa_step_reference(p, x):
+    """fp32 logits [rows, L] (dsa_indexer_decode's), and out/lse over the slots of their top-k positions (torch.topk)."""
+    d = DsaStep.of(p)
+    logits = dsa_decode_logits(d.index, d.index_inputs(x))
+    out, lse = dsa_step_attention(d, x, d.slots(x, torch.topk(logits, d.topk, dim=-1).indices))
+    return {"logits": logits, "out": out, "lse": lse}
+
+
+def dsa_step_check_reference(case, aux, options):
+    """At check time: the prepare-time logits, and out/lse over OUR slots (aux `slots` int32 [rows, topk]) — whether
+    those are the top-k of our logits our side checks exactly, and our logits are checked against the reference here."""
+    d = DsaStep.of(case.params)
+    slots = aux["slots"].to(DEVICE).long()
+    if list(slots.shape) != [d.rows, d.topk]:
+        raise ValueError(f"aux slots: {list(slots.shape)}, the op needs [{d.rows}, {d.topk}]")
+    out, lse = dsa_step_attention(d, case.inputs, slots)
+    return {"logits": case.references["logits"], "out": out, "lse": lse}, {}
+
+
+def dsa_step_torch(d, x):
+    """torch's step: the fp8-tensorwise indexer form (fp32 logits; each sequence's keys made contiguous untimed, as in
+    dsa_indexer_decode), torch.topk, the positions' slots through the block table, then mla_gather_attention."""
+    logits = dsa_decode_torch_logits(d.index, d.index_inputs(x), "fp8-tensorwise")
+    table = x["block_table"].long()[torch.arange(d.rows, device=DEVICE) // d.s_q]  # made untimed
+    a = d.attention
+    attend = mla_gather_attention(a, x["q"].view(d.rows, d.h_q, MLA_QK_DIM), x["mla_cache"].view(a.s_kv, MLA_TOKEN_BYTES))
+
+    def call():
+        lg = logits()
+        positions = torch.topk(lg, d.topk, dim=-1).indices
+        slots = table.gather(1, positions // DSA_PAGE_TOKENS) * DSA_PAGE_TOKENS + positions % DSA_PAGE_TOKENS
+        out, lse = attend(slots.reshape(-1))
+        return lg, out, lse
+    return call
+
+
+def graphed(call):
+    """`call` captured once as a CUDA graph (after a warm-up call): the replay and the graph's output tensors."""
+    call()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        outputs = call()
+
+    def replay():
+        graph.replay()
+        return outputs
+    return replay
+
+
+def dsa_step_baselines(p, x, references, plan):
+    d = DsaStep.of(p)
+
+    def setup(graph):
+        call = dsa_step_torch(d, x)
+        call = graphed(call) if graph else call
+        lg, out, lse = call()
+        return call, {"logits": lg.float(), "out": out, "lse": lse}
+    form = ("fp8-tensorwise indexer (keys contiguous per sequence, untimed), torch.topk, slots through the block table, "
+            "index_select of the 656-byte rows, bf16 bmm, fp32 softmax, bf16 P·V")
+    figure = lambda ms: {}  # noqa: E731 — a step has no FLOP figure: its time is the result
+    return {"torch-gather": run_baseline("torch-gather", [Attempt(lambda: setup(False), form)], references, plan, figure),
+            "torch-gather-graph": run_baseline("torch-gather-graph", [Attempt(lambda: setup(True), form + "; one CUDA graph")],
+                                               references, plan, figure)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1689,6 +1845,8 @@ RUNNERS = {
                                  draw=mla_prefill_draw, describe_draw=describe_mla_draw),
     "dsa_sparse_mla_decode": Op(lambda p: MlaDecode.of(p).inputs(), mla_decode_reference, mla_decode_baselines,
                                 draw=mla_decode_draw, describe_draw=describe_mla_decode_draw),
+    "dsa_decode_step": Op(lambda p: DsaStep.of(p).inputs(), dsa_step_reference, dsa_step_baselines,
+                          check_reference=dsa_step_check_reference, draw=dsa_step_draw, describe_draw=describe_dsa_step_draw),
 }
 
 

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runCommand } from '@tilekit/host';
 import { Device } from '@tilekit/runtime';
-import { suiteMetric, type BenchCase, type Metric } from './benchResult.ts';
+import { formatTime, hasAnyFigure, isBaselineError, suiteMetric, type BenchCase, type Metric } from './benchResult.ts';
 import { readBenchResult } from './readmeResults.ts';
 import { runSuite, type BenchSuite } from './runSuite.ts';
 
@@ -32,6 +32,7 @@ export function packedCommit(root: string): string {
  * (`n/a` where the baseline has no such figure, e.g. it errored), then whether it validated.
  */
 export function formatEntryCase(c: BenchCase, metric: Metric, baselines: readonly EntryBaseline[]): string {
+  if (!hasAnyFigure(c)) return formatTimedEntryCase(c, baselines);
   const ours = c.ours[metric];
   const ratios = baselines.map(({ key, label }) => {
     const base = c.baselines[key];
@@ -40,6 +41,15 @@ export function formatEntryCase(c: BenchCase, metric: Metric, baselines: readonl
   });
   const figure = metric === 'tflops' ? `${ours?.toFixed(1)} TFLOP/s` : `${ours?.toFixed(0)} GB/s`;
   return `${c.name}: ours ${figure} = ${ratios.join(', ')}; valid ${c.valid}`;
+}
+
+/** A case timed without a figure (dsa's decode step): our time and each baseline's time over ours. */
+function formatTimedEntryCase(c: BenchCase, baselines: readonly EntryBaseline[]): string {
+  const ratios = baselines.map(({ key, label }) => {
+    const base = c.baselines[key];
+    return base === undefined || isBaselineError(base) ? `${label} n/a` : `${(base.ms / c.ours.ms).toFixed(2)}× faster than ${label}`;
+  });
+  return `${c.name}: ours ${formatTime(c.ours.ms)} = ${ratios.join(', ')}; valid ${c.valid}`;
 }
 
 const USAGE = 'usage: node .device/bench-<suite>.mjs [--out DIR] [--work DIR] [--torch SCRIPT] [--only NAME[,NAME…]] [--resume FILE]';

@@ -86,7 +86,17 @@ export type Metric = 'tflops' | 'gbps';
 
 /** The figure a suite is compared on: TFLOP/s when every case has it, else GB/s. */
 export function suiteMetric(result: BenchSuiteResult): Metric {
-  return result.cases.every((c) => c.ours.tflops !== undefined) ? 'tflops' : 'gbps';
+  return result.cases.filter(hasAnyFigure).every((c) => c.ours.tflops !== undefined) ? 'tflops' : 'gbps';
+}
+
+/** Whether our measurement of a case has a figure of merit; a case without one (dsa's decode step) is a time only. */
+export function hasAnyFigure(c: BenchCase): boolean {
+  return c.ours.tflops !== undefined || c.ours.gbps !== undefined;
+}
+
+/** A time in µs below a millisecond, else in ms. */
+export function formatTime(ms: number): string {
+  return ms < 1 ? `${(ms * 1000).toFixed(1)} µs` : `${ms.toFixed(2)} ms`;
 }
 
 export function isBaselineError(m: BaselineMeasurement): m is { readonly error: string } {

@@ -14,7 +14,8 @@ export type ReferenceOp =
   | 'dsa_indexer_decode'
   | 'dsa_indexer_prefill'
   | 'dsa_sparse_mla_prefill'
-  | 'dsa_sparse_mla_decode';
+  | 'dsa_sparse_mla_decode'
+  | 'dsa_decode_step';
 
 /** One case of a suite. */
 export interface SuiteCase {

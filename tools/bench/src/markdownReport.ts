@@ -1,4 +1,12 @@
-import { isBaselineError, suiteMetric, type BenchCase, type BenchSuiteResult, type Metric } from './benchResult.ts';
+import {
+  formatTime,
+  hasAnyFigure,
+  isBaselineError,
+  suiteMetric,
+  type BenchCase,
+  type BenchSuiteResult,
+  type Metric,
+} from './benchResult.ts';
 import { formatSparseSummary } from './sparseSummary.ts';
 
 const metricLabel: Record<Metric, string> = { tflops: 'TFLOP/s', gbps: 'GB/s' };
@@ -51,6 +59,35 @@ export function formatOtherFigures(result: BenchSuiteResult): string | undefined
 }
 
 /**
+ * Cases whose result is a time, not the suite's figure (dsa's decode step: no FLOP count applies): one row each with
+ * our median time, each baseline's and our speed-up over the fastest baseline that ran. Undefined when no case is so.
+ */
+export function formatTimedCases(result: BenchSuiteResult): string | undefined {
+  const timed = result.cases.filter((c) => !hasAnyFigure(c));
+  if (timed.length === 0) return undefined;
+  const names = [...new Set(timed.flatMap((c) => Object.keys(c.baselines)))];
+  const rows = timed.map((c) => {
+    const ran = names.flatMap((n) => {
+      const m = c.baselines[n];
+      return m === undefined || isBaselineError(m) ? [] : [{ n, ms: m.ms }];
+    });
+    const best = ran.reduce<{ n: string; ms: number } | undefined>((a, b) => (a === undefined || b.ms < a.ms ? b : a), undefined);
+    const ratio = !c.valid ? 'INVALID' : best === undefined ? '–' : `${(best.ms / c.ours.ms).toFixed(2)}× (${best.n})`;
+    const cells = names.map((n) => {
+      const m = c.baselines[n];
+      return m === undefined ? '–' : isBaselineError(m) ? 'error' : formatTime(m.ms);
+    });
+    return [c.name, formatTime(c.ours.ms), ...cells, ratio, c.valid ? 'yes' : '**no**'];
+  });
+  const header = ['case', 'ours', ...names, 'ours faster by', 'valid'];
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
+}
+
+/**
  * A markdown table: one row per case with our figure, each baseline's (or "error"), and our speed
  * relative to the best baseline that ran. An invalid case is marked, never shown as a win.
  */
@@ -58,7 +95,7 @@ export function formatBenchMarkdown(result: BenchSuiteResult): string {
   const metric = suiteMetric(result);
   const names = baselineNames(result);
   const header = ['case', `ours ${metricLabel[metric]}`, ...names.map((n) => `${n} ${metricLabel[metric]}`), 'ours / best', 'valid'];
-  const rows = result.cases.map((c) => {
+  const rows = result.cases.filter(hasAnyFigure).map((c) => {
     const ours = c.ours[metric];
     const best = bestBaseline(c, metric);
     const ratio = ours !== undefined && best ? `${(ours / best.value).toFixed(2)}× (${best.name})` : '–';
@@ -88,6 +125,8 @@ export function formatBenchMarkdown(result: BenchSuiteResult): string {
       '',
       other,
     );
+  const timed = formatTimedCases(result);
+  if (timed !== undefined) lines.push('', 'Cases timed, not counted (median time per call; no FLOP figure applies):', '', timed);
   const sparse = formatSparseSummary(result);
   if (sparse !== undefined)
     lines.push(

@@ -3,7 +3,15 @@
 // links to the full table and chart. README.md holds this text between the markers of
 // readmeBlock.ts; readmeTable.spec.ts regenerates it and compares.
 import { ArgumentError } from '@tilekit/numeric';
-import { isBaselineError, suiteMetric, type BenchCase, type BenchSuiteResult, type Metric } from './benchResult.ts';
+import {
+  formatTime,
+  hasAnyFigure,
+  isBaselineError,
+  suiteMetric,
+  type BenchCase,
+  type BenchSuiteResult,
+  type Metric,
+} from './benchResult.ts';
 import { formatProvenanceLine } from './readmeProvenance.ts';
 import { baselineMarkedInvalid, caseMarkedNoisy, msSpreadOf, type MsSpread } from './resultExtras.ts';
 
@@ -72,17 +80,30 @@ function columns(result: BenchSuiteResult, metric: Metric): { header: string[]; 
   return { header, ourSpread, torchSpread };
 }
 
-/** One row per case. */
+/** The fastest torch baseline of a case timed without a figure (by time), as a TorchBest whose value is its time. */
+function fastestTorchBaseline(c: BenchCase): TorchBest | undefined {
+  let best: TorchBest | undefined;
+  for (const [name, m] of Object.entries(c.baselines)) {
+    if (!name.startsWith('torch') || isBaselineError(m) || (best !== undefined && m.ms >= best.ms)) continue;
+    const spread = msSpreadOf(m);
+    best = { name, value: m.ms, ms: m.ms, invalid: baselineMarkedInvalid(m), ...(spread === undefined ? {} : { spread }) };
+  }
+  return best;
+}
+
+/** One row per case; a case timed without a figure shows times, and the ratio is torch's time over ours. */
 function caseRow(c: BenchCase, metric: Metric, spreads: { ourSpread: boolean; torchSpread: boolean }): string[] {
+  const timed = !hasAnyFigure(c);
   const ours = c.ours[metric];
-  const best = bestTorchBaseline(c, metric);
+  const best = timed ? fastestTorchBaseline(c) : bestTorchBaseline(c, metric);
   const cells = [
     c.name,
-    formatFigure(ours),
-    formatFigure(best?.value),
+    timed ? formatTime(c.ours.ms) : formatFigure(ours),
+    timed && best !== undefined ? formatTime(best.ms) : formatFigure(best?.value),
     best === undefined ? '–' : best.name + (best.invalid ? ' (invalid)' : ''),
   ];
-  cells.push(ratioCell(c, ours, best));
+  const timedRatio = !c.valid ? 'INVALID' : best === undefined ? '–' : `${(best.ms / c.ours.ms).toFixed(2)}×`;
+  cells.push(timed ? timedRatio : ratioCell(c, ours, best));
   if (spreads.ourSpread) cells.push(formatSpread(c.ours.ms, msSpreadOf(c.ours), caseMarkedNoisy(c)));
   if (spreads.torchSpread) cells.push(best === undefined ? '–' : formatSpread(best.ms, best.spread));
   cells.push(c.valid ? 'yes' : '**no**');

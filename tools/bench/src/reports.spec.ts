@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseBenchResult, type BenchSuiteResult } from './benchResult.ts';
-import { formatBenchMarkdown, formatOtherFigures } from './markdownReport.ts';
+import { formatBenchMarkdown, formatOtherFigures, formatTimedCases } from './markdownReport.ts';
 import { renderBenchSvg } from './svgChart.ts';
 
 const sample: BenchSuiteResult = {
@@ -93,6 +93,43 @@ describe('other figures (a GB/s suite with TFLOP/s cases and HBM fractions, as d
   it('is absent where the table shows everything (a TFLOP/s suite without HBM fractions)', () => {
     expect(formatOtherFigures(sample)).toBeUndefined();
     expect(formatBenchMarkdown(sample)).not.toContain('Other figures');
+  });
+});
+
+describe("timed cases (a TFLOP/s suite with cases that have no FLOP figure, as dsa's decode step)", () => {
+  const withStep: BenchSuiteResult = {
+    ...sample,
+    suite: 'dsa',
+    cases: [
+      ...sample.cases,
+      {
+        name: 'step_b1_sq1_L131072_topk2048_h128',
+        params: { mode: 'step', b: 1 },
+        ours: { ms: 0.035, instance: 'indexer → topk → decode' },
+        baselines: { 'torch-gather': { ms: 0.49 }, 'torch-gather-graph': { ms: 0.21 }, 'torch-x': { error: 'RuntimeError: x' } },
+        valid: true,
+      },
+      {
+        name: 'step_b32_sq1_L131072_topk2048_h128',
+        params: { mode: 'step', b: 32 },
+        ours: { ms: 0.27, instance: 'indexer → topk → decode' },
+        baselines: { 'torch-gather': { ms: 3.9 } },
+        valid: false,
+      },
+    ],
+  };
+
+  it('lists their times (µs below a millisecond) and our speed-up over the fastest baseline that ran', () => {
+    expect(formatTimedCases(withStep)).toBe(
+      [
+        '| case | ours | torch-gather | torch-gather-graph | torch-x | ours faster by | valid |',
+        '|---|---:|---:|---:|---:|---:|---:|',
+        '| step_b1_sq1_L131072_topk2048_h128 | 35.0 µs | 490.0 µs | 210.0 µs | error | 6.00× (torch-gather-graph) | yes |',
+        '| step_b32_sq1_L131072_topk2048_h128 | 270.0 µs | 3.90 ms | – | – | INVALID | **no** |',
+      ].join('\n'),
+    );
+    expect(formatBenchMarkdown(withStep)).toContain('Cases timed, not counted');
+    expect(formatTimedCases(sample)).toBeUndefined();
   });
 });
 

@@ -1,9 +1,10 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BenchSuite, CaseContext, OwnCheck, SuiteCase } from './benchSuite.ts';
 import { ArgumentError } from '@tilekit/numeric';
 import { parseBenchResult, type BenchCase, type BenchRunPart, type BenchSuiteResult } from './benchResult.ts';
+import { readWholeFile } from './readWholeFile.ts';
 import { ReferenceClient } from './referenceClient.ts';
 import { DEFAULT_TIMING, type BaselineReply, type TensorDtype, type TensorFile, type TimingPlan } from './referenceProtocol.ts';
 import { MAX_SPREAD } from './timing/measureLaunches.ts';
@@ -200,7 +201,7 @@ function caseContext(
     readInput(name: string): Uint8Array {
       const file = inputs[name];
       if (file === undefined) throw new Error(`input ${name} is not among the case's inputs (${Object.keys(inputs).join(', ')})`);
-      return readFileSync(join(dir, file.file));
+      return readWholeFile(join(dir, file.file));
     },
     writeTensor(name: string, dtype: TensorDtype, shape: readonly number[], data: ArrayBufferView): TensorFile {
       const file = `ours.${name}.bin`;
@@ -213,9 +214,15 @@ function caseContext(
 
 function progressLine(c: BenchCase): string {
   const hbm = c.ours.hbmFraction === undefined ? '' : ` (${(100 * c.ours.hbmFraction).toFixed(1)}% of the HBM read bandwidth)`;
-  const figure = `${c.ours.tflops !== undefined ? `${c.ours.tflops.toFixed(1)} TFLOP/s` : `${c.ours.gbps?.toFixed(0)} GB/s`}${hbm}`;
+  const value =
+    c.ours.tflops !== undefined
+      ? `, ${c.ours.tflops.toFixed(1)} TFLOP/s`
+      : c.ours.gbps !== undefined
+        ? `, ${c.ours.gbps.toFixed(0)} GB/s`
+        : '';
+  const figure = `${value}${hbm}`;
   const spread = c.spread === undefined ? '' : `, spread ${(100 * c.spread).toFixed(1)}%${c.noisy ? ' (NOISY)' : ''}`;
-  return `${c.name}: ours ${c.ours.ms.toFixed(4)} ms, ${figure}${spread}, valid=${c.valid}${c.valid ? '' : ` — ${c.validation?.summary ?? ''}`}`;
+  return `${c.name}: ours ${c.ours.ms.toFixed(4)} ms${figure}${spread}, valid=${c.valid}${c.valid ? '' : ` — ${c.validation?.summary ?? ''}`}`;
 }
 
 /** `--only` matching: a part ending in `$` names a case exactly (without the `$`), any other part is a substring of its name. */

@@ -1,4 +1,4 @@
-import { isBaselineError, suiteMetric, type BenchSuiteResult } from './benchResult.ts';
+import { hasAnyFigure, isBaselineError, suiteMetric, type BenchSuiteResult } from './benchResult.ts';
 import { baselineNames } from './markdownReport.ts';
 
 const palette = ['#d62728', '#1f77b4', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b'];
@@ -15,7 +15,9 @@ function escapeXml(text: string): string {
  * A horizontal grouped bar chart: for each case, our bar (first colour) and one bar per baseline,
  * on one shared axis of the suite's metric. Deterministic output, so it diffs cleanly in git.
  */
-export function renderBenchSvg(result: BenchSuiteResult): string {
+export function renderBenchSvg(all: BenchSuiteResult): string {
+  // Cases timed without a figure (dsa's decode step) have no bar on this axis: formatTimedCases lists them.
+  const result = { ...all, cases: all.cases.filter(hasAnyFigure) };
   const metric = suiteMetric(result);
   const series = ['ours', ...baselineNames(result)];
   const valueOf = (caseIndex: number, s: string): number | undefined => {

@@ -5,7 +5,7 @@
 // tokens) and writes them; ours uploads the same bytes, times back-to-back launches and writes out and lse for
 // the server's check against its fp32 reference. Our own check goes further: on a sample of queries (every
 // head) out, lse and max_logits must lie within the kernel's per-element error bound of the float64 CPU
-// reference (dsaMlaSample.ts; the decode's over the dequantized cache). The whole decode step comes later.
+// reference (dsaMlaSample.ts; the decode's over the dequantized cache). The whole decode step: dsaStepRun.ts.
 import {
   checkDsaSparseMlaDecodeConfig,
   checkDsaSparseMlaPrefillConfig,
@@ -22,9 +22,8 @@ import {
   type DsaPackedLaunch,
 } from '@tilekit/kernel-dsa';
 import { buildOncePerInstance, Device, NvccCompiler, type DeviceBuffer, type LoadableInstance } from '@tilekit/runtime';
-import type { OurMeasurement } from '../benchResult.ts';
 import type { BenchSuite, CaseContext, OurCaseResult, SuiteCase } from '../benchSuite.ts';
-import { measureLaunches, type LaunchTiming } from '../timing/measureLaunches.ts';
+import { measureLaunches } from '../timing/measureLaunches.ts';
 import { DSA_BENCH_CASES, dsaMlaFlops, dsaMlaSpecOf, type DsaMlaDecodeBenchSpec, type DsaMlaPrefillBenchSpec } from './dsaCases.ts';
 import {
   dsaMlaDecodeSampleCheck,
@@ -33,12 +32,16 @@ import {
   type DsaMlaPrefillHost,
   type DsaMlaPrefillOutputs,
 } from './dsaMlaSample.ts';
+import { dsaMeasurement } from './dsaMeasurement.ts';
+import { runDsaStep } from './dsaStepRun.ts';
+import { dsaStepSpecOf } from './dsaStepCases.ts';
 import { readCaseInput } from './readCaseInput.ts';
 import { withHeldBuffersAsync } from './withHeldBuffers.ts';
 
 /** What the suite holds on the device (opened on the first runOurs). */
 interface DsaGpu {
   readonly device: Device;
+  readonly compiler: NvccCompiler;
   readonly kernel: ((i: LoadableInstance) => Promise<DsaKernel<LoadableInstance>>) & {
     builds(): Promise<DsaKernel<LoadableInstance>>[];
   };
@@ -47,7 +50,7 @@ interface DsaGpu {
 function openGpu(): DsaGpu {
   const device = Device.open(0);
   const compiler = new NvccCompiler();
-  return { device, kernel: buildOncePerInstance((i: LoadableInstance) => DsaKernel.build(i, { device, compiler })) };
+  return { device, compiler, kernel: buildOncePerInstance((i: LoadableInstance) => DsaKernel.build(i, { device, compiler })) };
 }
 
 /** `bytes` as a typed array of `Type` (a view when aligned, else a copy). */
@@ -69,13 +72,6 @@ export function readDsaMlaPrefillHost(ctx: CaseContext, spec: DsaMlaPrefillBench
     kv: typedOf(readCaseInput(ctx, 'kv', 'bf16', [L, DSA_SPARSE_MLA_QK_DIM]), Uint16Array),
     indices: typedOf(readCaseInput(ctx, 'indices', 'int32', [sQ, topk]), Int32Array),
   };
-}
-
-/** Our timing as the record's measurement, with TFLOP/s of `flops`. */
-export function dsaMlaMeasurement(t: LaunchTiming, instance: string, flops: number): OurMeasurement {
-  const { ms, msMin, msMax, reps, launchesPerRep, reruns } = t;
-  const flushed = t.flushed === undefined ? {} : { flushed: t.flushed };
-  return { ms, msMin, msMax, reps, launchesPerRep, reruns, ...flushed, tflops: flops / ms / 1e9, instance };
 }
 
 /**
@@ -122,7 +118,7 @@ async function runPrefill(gpu: DsaGpu, spec: DsaMlaPrefillBenchSpec, ctx: CaseCo
     const r = kernel.compiled.resources;
     const note = `${packed.instance.name}: ${r.registers} registers, ${r.spillStores + r.spillLoads} B spills; grid ${packed.grid.join('x')}`;
     const valid = validEntries(host);
-    return { ours: dsaMlaMeasurement(timing, packed.instance.name, dsaMlaFlops(valid, spec.hQ)), ...dsaMlaResult(ctx, host, got), note };
+    return { ours: dsaMeasurement(timing, packed.instance.name, dsaMlaFlops(valid, spec.hQ)), ...dsaMlaResult(ctx, host, got), note };
   });
 }
 
@@ -187,7 +183,7 @@ async function runDecode(gpu: DsaGpu, spec: DsaMlaDecodeBenchSpec, ctx: CaseCont
     const grid = `grid ${packed.decode.grid.join('x')} (${packed.splits} split(s) of ${packed.tilesPerSplit} tiles)`;
     const note = `${names}: ${r.registers} registers, ${r.spillStores + r.spillLoads} B spills; ${grid}`;
     const valid = validEntries({ indices: host.indices, sKv: spec.L });
-    return { ours: dsaMlaMeasurement(timing, names, dsaMlaFlops(valid, spec.hQ)), ...dsaMlaDecodeResult(ctx, host, got), note };
+    return { ours: dsaMeasurement(timing, names, dsaMlaFlops(valid, spec.hQ)), ...dsaMlaDecodeResult(ctx, host, got), note };
   });
 }
 
@@ -198,6 +194,12 @@ export function validEntries(host: Pick<DsaMlaPrefillHost, 'indices' | 'sKv'>): 
   return n;
 }
 
+async function runCase(gpu: DsaGpu, c: SuiteCase, ctx: CaseContext): Promise<OurCaseResult> {
+  if (c.params['mode'] === 'step') return runDsaStep(gpu.device, gpu.compiler, dsaStepSpecOf(c), ctx);
+  const spec = dsaMlaSpecOf(c);
+  return spec.mode === 'prefill' ? runPrefill(gpu, spec, ctx) : runDecode(gpu, spec, ctx);
+}
+
 /** A `BenchSuite` for `runSuite` over `cases` (default every case); the device (0) is opened on the first runOurs. */
 export function dsaSuite(cases: readonly SuiteCase[] = DSA_BENCH_CASES): BenchSuite {
   let gpu: DsaGpu | undefined;
@@ -205,9 +207,8 @@ export function dsaSuite(cases: readonly SuiteCase[] = DSA_BENCH_CASES): BenchSu
     name: 'dsa',
     cases,
     async runOurs(c: SuiteCase, ctx: CaseContext): Promise<OurCaseResult> {
-      const spec = dsaMlaSpecOf(c);
       gpu ??= openGpu();
-      const result = spec.mode === 'prefill' ? await runPrefill(gpu, spec, ctx) : await runDecode(gpu, spec, ctx);
+      const result = await runCase(gpu, c, ctx);
       for (const [name, check] of Object.entries(result.checks ?? {}))
         ctx.log(`  ${c.name} ${name}: ${check.ok ? 'ok' : 'FAIL'} ${check.detail}`);
       return result;

@@ -6,18 +6,20 @@ describe('dsa bench cases', () => {
   it('are the prefill s_q 4096 over L 32K and 128K, then the decode b 1 / 32 / 128 × s_q 1 / 2 over the same L (topk 2048, h_q 128)', () => {
     const names = DSA_BENCH_CASES.map((c) => c.name);
     expect(names.slice(0, 2)).toEqual(['prefill_s4096_L32768_topk2048_h128', 'prefill_s4096_L131072_topk2048_h128']);
-    expect(names.slice(2)).toEqual(
+    expect(names.slice(2, -2)).toEqual(
       [32768, 131072].flatMap((L) => [1, 32, 128].flatMap((b) => [1, 2].map((sQ) => `decode_b${b}_sq${sQ}_L${L}_topk2048_h128`))),
     );
+    expect(names.slice(-2)).toEqual(['step_b1_sq1_L131072_topk2048_h128', 'step_b32_sq1_L131072_topk2048_h128']);
   });
 
   it("record issue 21's params: mode, b, s_q, L (tokens), h_q, topk", () => {
     expect(DSA_BENCH_CASES[1]!.params).toEqual({ mode: 'prefill', b: 1, s_q: 4096, L: 131072, h_q: 128, topk: 2048 });
-    expect(DSA_BENCH_CASES.at(-1)!.params).toEqual({ mode: 'decode', b: 128, s_q: 2, L: 131072, h_q: 128, topk: 2048 });
+    expect(DSA_BENCH_CASES.at(-3)!.params).toEqual({ mode: 'decode', b: 128, s_q: 2, L: 131072, h_q: 128, topk: 2048 });
+    expect(DSA_BENCH_CASES.at(-1)!.params).toEqual({ mode: 'step', b: 32, s_q: 1, L: 131072, h_q: 128, topk: 2048 });
   });
 
   it('ask the server for REFERENCE_OPS.md dsa_sparse_mla_decode for a decode case (one s_kv-token cache shared by the b sequences)', () => {
-    expect(DSA_BENCH_CASES.at(-1)!.reference).toEqual({
+    expect(DSA_BENCH_CASES.at(-3)!.reference).toEqual({
       op: 'dsa_sparse_mla_decode',
       params: { b: 128, s_q: 2, s_kv: 131072, h_q: 128, topk: 2048, sm_scale: 0.135234 },
     });
@@ -59,7 +61,7 @@ describe('dsa bench cases', () => {
       hQ: 64,
       topk: 16,
     });
-    expect(() => dsaMlaSpecOf({ ...c, params: { ...c.params, mode: 'step' } })).toThrow(/not measured here/);
+    expect(() => dsaMlaSpecOf({ ...c, params: { ...c.params, mode: 'step' } })).toThrow(/not a sparse MLA call/);
     expect(() => dsaMlaSpecOf({ ...c, params: { ...c.params, topk: 0 } })).toThrow(/params.topk must be a positive integer/);
     expect(() => dsaMlaSpecOf({ ...c, params: { ...c.params, b: 2 } })).toThrow(/b = 1/);
   });

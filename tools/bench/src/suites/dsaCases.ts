@@ -2,11 +2,12 @@
 // bf16 latent KV (s_q 4096 queries of 128 heads, each attending to its own 2048 tokens of L ∈ {32K, 128K}) and the
 // decode over the FP8 MLA cache (b ∈ {1, 32, 128} sequences × s_q ∈ {1, 2} queries of 128 heads, each over 2048 slots
 // of an L-token cache); 576-dim latent rows, V = their first 512 dims, sm_scale 0.135234. The whole decode step is
-// timed by kernels/dsa's GPU spec, not here yet. What each case asks the reference server for (REFERENCE_OPS.md
+// a case of its own (dsaStepCases.ts). What each case asks the reference server for (REFERENCE_OPS.md
 // dsa_sparse_mla_prefill / dsa_sparse_mla_decode), how it is judged, and the FLOP count of its figure.
 import { DSA_SPARSE_MLA_QK_DIM, DSA_SPARSE_MLA_SM_SCALE, DSA_SPARSE_MLA_V_DIM } from '@tilekit/kernel-dsa';
 import type { SuiteCase } from '../benchSuite.ts';
 import { caseSeed } from './caseSeed.ts';
+import { DSA_STEP_BENCH_CASES } from './dsaStepCases.ts';
 
 /** A prefill case: sQ queries of hQ heads over L latent tokens, each query attending to topk of them. */
 export interface DsaMlaPrefillBenchSpec {
@@ -97,8 +98,8 @@ export function dsaMlaSuiteCase(spec: DsaMlaBenchSpec): SuiteCase {
   };
 }
 
-/** Every case of the suite. */
-export const DSA_BENCH_CASES: readonly SuiteCase[] = dsaMlaBenchSpecs().map(dsaMlaSuiteCase);
+/** Every case of the suite: the sparse MLA prefill and decode, then the whole decode step (dsaStepCases.ts). */
+export const DSA_BENCH_CASES: readonly SuiteCase[] = [...dsaMlaBenchSpecs().map(dsaMlaSuiteCase), ...DSA_STEP_BENCH_CASES];
 
 function param(c: SuiteCase, key: string): number {
   const value = c.params[key];
@@ -112,7 +113,7 @@ export function dsaMlaSpecOf(c: SuiteCase): DsaMlaBenchSpec {
   const common = { sQ: param(c, 's_q'), L: param(c, 'L'), hQ: param(c, 'h_q'), topk: param(c, 'topk') };
   if (c.params['mode'] === 'decode') return { mode: 'decode', b: param(c, 'b'), ...common };
   if (c.params['mode'] !== 'prefill')
-    throw new Error(`dsa case ${c.name}: mode ${String(c.params['mode'])} is not measured here (prefill and decode)`);
+    throw new Error(`dsa case ${c.name}: mode ${String(c.params['mode'])} is not a sparse MLA call (prefill and decode)`);
   if (param(c, 'b') !== 1) throw new Error(`dsa case ${c.name}: a prefill case has b = 1`);
   return { mode: 'prefill', ...common };
 }

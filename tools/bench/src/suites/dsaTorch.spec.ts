@@ -11,7 +11,8 @@ import { dsaSparseMlaPrefillReference } from '@tilekit/kernel-dsa';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BenchSuite, CaseContext, OurCaseResult } from '../benchSuite.ts';
 import { runSuite } from '../runSuite.ts';
-import { dsaMlaMeasurement, dsaMlaResult, readDsaMlaPrefillHost, validEntries } from './dsa.ts';
+import { dsaMlaResult, readDsaMlaPrefillHost, validEntries } from './dsa.ts';
+import { dsaMeasurement } from './dsaMeasurement.ts';
 import { dsaMlaFlops, dsaMlaSpecOf, dsaMlaSuiteCase } from './dsaCases.ts';
 import { dsaMlaSubproblem } from './dsaMlaSample.ts';
 
@@ -43,7 +44,7 @@ function cpuPrefill(ctx: CaseContext, dropToken: boolean, c = tinyCase()): OurCa
   if (dropToken) indices[5 * spec.topk] = -1;
   const r = dsaSparseMlaPrefillReference({ ...x, indices });
   const flops = dsaMlaFlops(validEntries(host), spec.hQ);
-  return { ours: dsaMlaMeasurement(TIMING, 'cpu reference', flops), ...dsaMlaResult(ctx, host, { ...r, out: bf16Round(r.out) }) };
+  return { ours: dsaMeasurement(TIMING, 'cpu reference', flops), ...dsaMlaResult(ctx, host, { ...r, out: bf16Round(r.out) }) };
 }
 
 function tinyCase() {
