@@ -749,7 +749,7 @@ def dsa_step_case(server, workdir):
     """dsa_decode_step: inputs as documented, the reference = its parts (logits, top-k slots, attention), torch's two
     baselines run, and the check judges out/lse over the aux slots it is sent (other slots: the reference's out stands out)."""
     op, seed, label = "dsa_decode_step", 14, "dsa_step"
-    params = {"b": 2, "s_q": 1, "L": 256, "h": 4, "h_q": 4, "topk": 16, "sm_scale": 0.135234}
+    params = {"b": 2, "s_q": 1, "L": 512, "h": 64, "h_q": 16, "topk": 64, "sm_scale": 0.135234}
     names = ["index_q", "index_weights", "index_cache", "block_table", "context_lens", "q", "mla_cache"]
     dirs = [os.path.join(workdir, f"{label}.{i}") for i in range(2)]
     replies = []

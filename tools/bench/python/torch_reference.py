@@ -1673,7 +1673,7 @@ def dsa_step_torch(d, x):
         positions = torch.topk(lg, d.topk, dim=-1).indices
         slots = table.gather(1, positions // DSA_PAGE_TOKENS) * DSA_PAGE_TOKENS + positions % DSA_PAGE_TOKENS
         out, lse = attend(slots.reshape(-1))
-        return lg, out, lse
+        return lg, out, lse, slots
     return call
 
 
@@ -1692,19 +1692,24 @@ def graphed(call):
 
 
 def dsa_step_baselines(p, x, references, plan):
+    """torch's step eagerly and as one CUDA graph. Like ours, each is judged on its own selection: its logits against the
+    reference's, its out/lse against the reference attention over ITS slots (the references its setup fills)."""
     d = DsaStep.of(p)
 
-    def setup(graph):
-        call = dsa_step_torch(d, x)
-        call = graphed(call) if graph else call
-        lg, out, lse = call()
-        return call, {"logits": lg.float(), "out": out, "lse": lse}
+    def baseline(name, graph, form):
+        own = {"logits": references["logits"]}
+
+        def setup():
+            call = dsa_step_torch(d, x)
+            call = graphed(call) if graph else call
+            lg, out, lse, slots = call()
+            own["out"], own["lse"] = dsa_step_attention(d, x, slots)
+            return call, {"logits": lg.float(), "out": out, "lse": lse}
+        return run_baseline(name, [Attempt(setup, form)], own, plan, lambda ms: {})  # a step's result is its time
     form = ("fp8-tensorwise indexer (keys contiguous per sequence, untimed), torch.topk, slots through the block table, "
             "index_select of the 656-byte rows, bf16 bmm, fp32 softmax, bf16 P·V")
-    figure = lambda ms: {}  # noqa: E731 — a step has no FLOP figure: its time is the result
-    return {"torch-gather": run_baseline("torch-gather", [Attempt(lambda: setup(False), form)], references, plan, figure),
-            "torch-gather-graph": run_baseline("torch-gather-graph", [Attempt(lambda: setup(True), form + "; one CUDA graph")],
-                                               references, plan, figure)}
+    return {"torch-gather": baseline("torch-gather", False, form),
+            "torch-gather-graph": baseline("torch-gather-graph", True, form + "; one CUDA graph")}
 
 
 # ---------------------------------------------------------------------------------------------
