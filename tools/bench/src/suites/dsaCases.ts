@@ -7,6 +7,7 @@
 import { DSA_SPARSE_MLA_QK_DIM, DSA_SPARSE_MLA_SM_SCALE, DSA_SPARSE_MLA_V_DIM } from '@tilekit/kernel-dsa';
 import type { SuiteCase } from '../benchSuite.ts';
 import { caseSeed } from './caseSeed.ts';
+import { dsaCaseParam } from './dsaCaseParam.ts';
 import { DSA_STEP_BENCH_CASES } from './dsaStepCases.ts';
 
 /** A prefill case: sQ queries of hQ heads over L latent tokens, each query attending to topk of them. */
@@ -101,19 +102,12 @@ export function dsaMlaSuiteCase(spec: DsaMlaBenchSpec): SuiteCase {
 /** Every case of the suite: the sparse MLA prefill and decode, then the whole decode step (dsaStepCases.ts). */
 export const DSA_BENCH_CASES: readonly SuiteCase[] = [...dsaMlaBenchSpecs().map(dsaMlaSuiteCase), ...DSA_STEP_BENCH_CASES];
 
-function param(c: SuiteCase, key: string): number {
-  const value = c.params[key];
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
-    throw new Error(`dsa case ${c.name}: params.${key} must be a positive integer, not ${String(value)}`);
-  return value;
-}
-
 /** The spec a case was made from (read back from its params); a mode not measured here is refused. */
 export function dsaMlaSpecOf(c: SuiteCase): DsaMlaBenchSpec {
-  const common = { sQ: param(c, 's_q'), L: param(c, 'L'), hQ: param(c, 'h_q'), topk: param(c, 'topk') };
-  if (c.params['mode'] === 'decode') return { mode: 'decode', b: param(c, 'b'), ...common };
+  const common = { sQ: dsaCaseParam(c, 's_q'), L: dsaCaseParam(c, 'L'), hQ: dsaCaseParam(c, 'h_q'), topk: dsaCaseParam(c, 'topk') };
+  if (c.params['mode'] === 'decode') return { mode: 'decode', b: dsaCaseParam(c, 'b'), ...common };
   if (c.params['mode'] !== 'prefill')
     throw new Error(`dsa case ${c.name}: mode ${String(c.params['mode'])} is not a sparse MLA call (prefill and decode)`);
-  if (param(c, 'b') !== 1) throw new Error(`dsa case ${c.name}: a prefill case has b = 1`);
+  if (dsaCaseParam(c, 'b') !== 1) throw new Error(`dsa case ${c.name}: a prefill case has b = 1`);
   return { mode: 'prefill', ...common };
 }

@@ -7,6 +7,7 @@
 import { DSA_SPARSE_MLA_SM_SCALE } from '@tilekit/kernel-dsa';
 import type { SuiteCase } from '../benchSuite.ts';
 import { caseSeed } from './caseSeed.ts';
+import { dsaCaseParam } from './dsaCaseParam.ts';
 
 /** A step case: b sequences of sQ queries at context L; indexHeads index heads, hQ attention heads, topk tokens each. */
 export interface DsaStepBenchSpec {
@@ -65,13 +66,6 @@ export function dsaStepSuiteCase(spec: DsaStepBenchSpec): SuiteCase {
 /** Every step case of the suite. */
 export const DSA_STEP_BENCH_CASES: readonly SuiteCase[] = dsaStepBenchSpecs().map(dsaStepSuiteCase);
 
-function positive(c: SuiteCase, key: string): number {
-  const value = c.params[key];
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
-    throw new Error(`dsa case ${c.name}: params.${key} must be a positive integer, not ${String(value)}`);
-  return value;
-}
-
 /** The step spec a case was made from (its params; the index heads from the server's params). */
 export function dsaStepSpecOf(c: SuiteCase): DsaStepBenchSpec {
   if (c.params['mode'] !== 'step') throw new Error(`dsa case ${c.name}: mode ${String(c.params['mode'])} is not a step`);
@@ -80,11 +74,11 @@ export function dsaStepSpecOf(c: SuiteCase): DsaStepBenchSpec {
     throw new Error(`dsa case ${c.name}: reference params.h must be a positive integer`);
   return {
     mode: 'step',
-    b: positive(c, 'b'),
-    sQ: positive(c, 's_q'),
-    L: positive(c, 'L'),
+    b: dsaCaseParam(c, 'b'),
+    sQ: dsaCaseParam(c, 's_q'),
+    L: dsaCaseParam(c, 'L'),
     indexHeads: h,
-    hQ: positive(c, 'h_q'),
-    topk: positive(c, 'topk'),
+    hQ: dsaCaseParam(c, 'h_q'),
+    topk: dsaCaseParam(c, 'topk'),
   };
 }
