@@ -110,7 +110,6 @@ export * from './attention/dsaSparseMlaCta.ts';
 export * from './attention/dsaSparseMlaGemms.ts';
 export * from './attention/emitDsaSwizzledRowCopy.ts';
 export * from './attention/dsaSparseMlaEpilogueState.ts';
-export * from './attention/emitDsaRescaleUnlessUnit.ts';
 export * from './attention/emitDsaSparseMlaConsumers.ts';
 export * from './attention/emitDsaSparseMlaEpilogue.ts';
 export * from './attention/dsaSparseMlaChainGemms.ts';

@@ -26,7 +26,6 @@ import {
   type DsaSparseMlaChainState,
 } from './dsaSparseMlaChainSteps.ts';
 import { dsaSparseMlaWarpgroupThreads } from './dsaSparseMlaEpilogueState.ts';
-import { emitDsaRescaleUnlessUnit } from './emitDsaRescaleUnlessUnit.ts';
 
 /** Softmax of the even block with the leader's own max, the max published, O_left += P·V0 and buffer 0's left half released. */
 function emitOwnBlock(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaChainState): void {
@@ -35,7 +34,7 @@ function emitOwnBlock(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaCha
   dsaSparseMlaWarpgroupThreads(b, cta, st).threads((th) => {
     const corr = st.softmax.emitUpdate(th, st.sAcc, st.scaleLog2)!;
     // The leader's rescales only: the follower's too costs the consumers a 20-byte spill.
-    emitDsaRescaleUnlessUnit(th, t, st.softmax, st.oAcc, corr);
+    st.softmax.emitRescaleUnlessUnit(th, st.oAcc, corr);
     emitPublishMax(th, cta, st);
     emitPackP(th, cta, st);
   });
@@ -64,7 +63,7 @@ function emitHandOver(b: BlockBuilder, cta: DsaSparseMlaCta, st: DsaSparseMlaCha
   b.expr(fenceProxyAsyncShared(t));
   emitSignal(b, cta, DSA_CHAIN_SIGNAL.leaderP);
   threads.threads((th) => {
-    emitDsaRescaleUnlessUnit(th, t, st.softmax, st.oAcc, f);
+    st.softmax.emitRescaleUnlessUnit(th, st.oAcc, f);
     for (let r = 0; r < st.softmax.l.size; r++) th.b.assign(st.softmax.l.at(th, r), mul(st.softmax.l.at(th, r), f.at(th, r)));
   });
   emitAwaitSignal(b, cta, DSA_CHAIN_SIGNAL.followerP, pair);

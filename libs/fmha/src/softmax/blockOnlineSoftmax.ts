@@ -1,5 +1,6 @@
 import {
   add,
+  and,
   bool,
   eq,
   infinity,
@@ -11,6 +12,7 @@ import {
   maxOf,
   mul,
   neg,
+  not,
   select,
   sub,
   div,
@@ -174,6 +176,17 @@ export class BlockOnlineSoftmax {
   emitRescale(t: ThreadScope, o: DistributedTensor, c: DistributedTensor): void {
     const rowOf = this.#rowsOf(o);
     for (let d = 0; d < o.size; d++) t.b.assign(o.at(t, d), mul(o.at(t, d), c.at(t, rowOf[d]!)));
+  }
+
+  /**
+   * {@link emitRescale}, skipped by a warp whose factors `c` are all exactly 1 (none of its rows' running max moved:
+   * most key tiles once the max has settled) — a warp-uniform branch on one vote that keeps the warp's multiplies off
+   * the path to its next P·V. `o` must not be in flight in a wgmma; beside conditional wgmmas on the same accumulator
+   * ptxas serializes the wgmmas (C7515), so a pipeline whose P·V is conditional keeps the plain rescale.
+   */
+  emitRescaleUnlessUnit(t: ThreadScope, o: DistributedTensor, c: DistributedTensor): void {
+    const unit = Array.from({ length: c.size }, (_, r) => eq(c.at(t, r), lit(1, float32))).reduce((x, y) => and(x, y));
+    t.b.if(not(this.block.target.all(unit)), (x) => this.emitRescale({ ...t, b: x }, o, c));
   }
 
   /**
