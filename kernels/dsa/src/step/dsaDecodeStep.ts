@@ -131,7 +131,7 @@ function workspaceLayout(c: CheckedDsaDecodeStepConfig, smCount: number, splits?
   const slots = up(rows * c.topk * 4);
   const split = dsaSparseMlaDecodeSplit(c.attention, smCount, splits);
   const partials = dsaSparseMlaDecodeWorkspaceBytes(c.attention, split.splits);
-  return { logits, slots, partials, bytes: logits + slots + partials };
+  return { logits, slots, partials, splits: split.splits, bytes: logits + slots + partials };
 }
 
 /** Bytes of the workspace a step needs on `smCount` SMs (with `splits` forced, or the launcher's choice). */
@@ -184,7 +184,8 @@ export function packDsaDecodeStep(
       maxLogits: buffers.maxLogits,
       workspace: partials,
     },
-    { smCount: options.smCount, ...(options.splits === undefined ? {} : { splits: options.splits }) },
+    // The split the workspace was sized for (one choice, not a second one that could differ).
+    { smCount: options.smCount, splits: w.splits },
   );
   const launches = [indexer, topk, attention.decode, ...(attention.combine === undefined ? [] : [attention.combine])];
   return { indexer, topk, attention, launches: launches as DsaPackedLaunch<LoadableInstance>[], logits, slots };
