@@ -1374,25 +1374,34 @@ def mla_prefill_reference(p, x):
     return {"out": out, "lse": lse}
 
 
-def mla_prefill_torch(d, x):
-    """torch-gather's timed call: per query chunk, the indexed kv rows gathered (index_select), bf16 bmm for the scores,
-    fp32 softmax and lse, P rounded to bf16 for the bf16 bmm with V = the first 512 dims of the gathered rows."""
-    out = torch.empty((d.s_q, d.h_q, MLA_V_DIM), dtype=torch.bfloat16, device=DEVICE)
-    lse = torch.empty((d.s_q, d.h_q), dtype=torch.float32, device=DEVICE)
-    per = max(1, min(d.s_q, MLA_TORCH_SCORE_BYTES // (4 * d.h_q * d.topk)))
-    chunks = [(t0, min(d.s_q, t0 + per)) for t0 in range(0, d.s_q, per)]
-    flat = x["indices"].long().reshape(-1)  # made untimed
+def mla_torch_attention(q, topk, sm_scale, gather):
+    """torch's gather form of sparse MLA for query rows q (bf16 [rows, h_q, 576]), each over `topk` latent rows:
+    attend(flat) takes per chunk of query rows their entries of flat (int64 [rows·topk]) to bf16 keys [n, 576] by
+    `gather`, then a bf16 bmm for the scores, fp32 softmax and lse, P rounded to bf16 for the bf16 bmm with V = the first
+    512 dims of the keys. Returns attend, writing into and returning out bf16 [rows, h_q, 512] and lse fp32 [rows, h_q]."""
+    rows, h_q = q.shape[0], q.shape[1]
+    out = torch.empty((rows, h_q, MLA_V_DIM), dtype=torch.bfloat16, device=DEVICE)
+    lse = torch.empty((rows, h_q), dtype=torch.float32, device=DEVICE)
+    per = max(1, min(rows, MLA_TORCH_SCORE_BYTES // (4 * h_q * topk)))
+    chunks = [(t0, min(rows, t0 + per)) for t0 in range(0, rows, per)]
 
-    def call():
+    def attend(flat):
         for t0, t1 in chunks:
-            keys = x["kv"].index_select(0, flat[t0 * d.topk:t1 * d.topk]).view(t1 - t0, d.topk, MLA_QK_DIM)
-            scores = torch.bmm(x["q"][t0:t1], keys.transpose(1, 2)).float().mul_(d.sm_scale)
+            keys = gather(flat[t0 * topk:t1 * topk]).view(t1 - t0, topk, MLA_QK_DIM)
+            scores = torch.bmm(q[t0:t1], keys.transpose(1, 2)).float().mul_(sm_scale)
             row_lse = torch.logsumexp(scores, dim=-1)
             lse[t0:t1] = row_lse
             probs = scores.sub_(row_lse.unsqueeze(-1)).exp_().to(torch.bfloat16)
             out[t0:t1] = torch.bmm(probs, keys[..., :MLA_V_DIM])
         return out, lse
-    return call
+    return attend
+
+
+def mla_prefill_torch(d, x):
+    """torch-gather's timed call: mla_torch_attention over the indexed bf16 kv rows (index_select)."""
+    flat = x["indices"].long().reshape(-1)  # made untimed
+    attend = mla_torch_attention(x["q"], d.topk, d.sm_scale, lambda f: x["kv"].index_select(0, f))
+    return lambda: attend(flat)
 
 
 def mla_prefill_baselines(p, x, references, plan):
@@ -1496,25 +1505,14 @@ def mla_decode_reference(p, x):
 
 
 def mla_gather_attention(d, q, rows):
-    """The torch gather form of sparse MLA over FP8 cache rows (uint8 [tokens, 656]) for d's rows·h_q query rows (q bf16
-    [rows, h_q, 576]): attend(flat) gathers the indexed 656-byte rows (flat: int64 [rows·topk]) per query chunk
-    (index_select), dequantizes them to bf16, then the prefill baseline's bf16 bmm, fp32 softmax and lse, bf16 P·V bmm.
-    Returns attend, writing into and returning out bf16 [b, s_q, h_q, 512] and lse fp32 [b, h_q, s_q] (views)."""
-    out = torch.empty((d.rows, d.h_q, MLA_V_DIM), dtype=torch.bfloat16, device=DEVICE)
-    lse = torch.empty((d.rows, d.h_q), dtype=torch.float32, device=DEVICE)
-    per = max(1, min(d.rows, MLA_TORCH_SCORE_BYTES // (4 * d.h_q * d.topk)))
-    chunks = [(t0, min(d.rows, t0 + per)) for t0 in range(0, d.rows, per)]
+    """mla_torch_attention over FP8 cache rows (uint8 [tokens, 656]) gathered (index_select) and dequantized to bf16, for
+    d's rows·h_q query rows; attend returns out bf16 [b, s_q, h_q, 512] and lse fp32 [b, h_q, s_q] (views)."""
+    attend = mla_torch_attention(q, d.topk, d.sm_scale, lambda f: mla_dequantize_rows(rows.index_select(0, f)))
 
-    def attend(flat):
-        for t0, t1 in chunks:
-            keys = mla_dequantize_rows(rows.index_select(0, flat[t0 * d.topk:t1 * d.topk])).view(t1 - t0, d.topk, MLA_QK_DIM)
-            scores = torch.bmm(q[t0:t1], keys.transpose(1, 2)).float().mul_(d.sm_scale)
-            row_lse = torch.logsumexp(scores, dim=-1)
-            lse[t0:t1] = row_lse
-            probs = scores.sub_(row_lse.unsqueeze(-1)).exp_().to(torch.bfloat16)
-            out[t0:t1] = torch.bmm(probs, keys[..., :MLA_V_DIM])
+    def decode_layout(flat):
+        out, lse = attend(flat)
         return out.view(d.b, d.s_q, d.h_q, MLA_V_DIM), lse.view(d.b, d.s_q, d.h_q).transpose(1, 2)
-    return attend
+    return decode_layout
 
 
 def mla_decode_torch(d, x):
