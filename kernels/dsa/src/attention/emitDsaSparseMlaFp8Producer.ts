@@ -183,16 +183,17 @@ function emitDequant(b: BlockBuilder, f: Fp8Scope, tile: Expr): void {
       const bits = t.shfl(member(word, FIELDS[k]!, uint32), bitAnd(f.warpLane, ~(LANES_PER_ROW - 1)));
       const s = b.let(`tile_scale${g}_${k}`, float32, call('__uint_as_float', [bits], float32, { pure: true }));
       const factor = b.let(`tile_factor${g}_${k}`, uint32, e4m3Pow2ScaleFactor(s));
-      const words = FIELDS.flatMap((field) => {
-        const w = member(d, field, uint32);
-        return [dequantE4m3x2Pow2ToBf16x2(t, w, 'low', factor), dequantE4m3x2Pow2ToBf16x2(t, w, 'high', factor)];
-      }).map((w) => b.let('bf16x2', uint32, w));
+      // The half this lane stores first (output chunk j + flip) leads: a flipped lane swaps its raw word pairs (4 selects)
+      // instead of choosing each of 8 output words.
+      const fields = FIELDS.map((field) => member(d, field, uint32));
+      const lead = fields.map((w, i) => b.let('raw_word', uint32, select(f.flipped, fields[i ^ 2]!, w)));
+      const words = lead
+        .flatMap((w) => [dequantE4m3x2Pow2ToBf16x2(t, w, 'low', factor), dequantE4m3x2Pow2ToBf16x2(t, w, 'high', factor)])
+        .map((w) => b.let('bf16x2', uint32, w));
       const j = mul(add(f.lane, k * LANES_PER_ROW), 2);
-      for (const first of [true, false]) {
-        const pick = (w: number): Expr =>
-          first ? select(f.flipped, words[4 + w]!, words[w]!) : select(f.flipped, words[w]!, words[4 + w]!);
-        const chunk = add(j, first ? f.flip : bitXor(f.flip, 1));
-        b.assign(at(add(base, chunkAt(row, chunk))), call('make_uint4', [0, 1, 2, 3].map(pick), uint4, { pure: true }));
+      for (const [h, chunk] of [add(j, f.flip), add(j, bitXor(f.flip, 1))].entries()) {
+        const half = [0, 1, 2, 3].map((w) => words[4 * h + w]!);
+        b.assign(at(add(base, chunkAt(row, chunk))), call('make_uint4', half, uint4, { pure: true }));
       }
     });
   });
