@@ -94,6 +94,17 @@ export function hasAnyFigure(c: BenchCase): boolean {
   return c.ours.tflops !== undefined || c.ours.gbps !== undefined;
 }
 
+/** The baseline of a case that ran in the least time, among those `accept` takes (default all); undefined when none ran. */
+export function fastestBaseline(
+  c: BenchCase,
+  accept: (name: string) => boolean = () => true,
+): { readonly name: string; readonly m: Measurement } | undefined {
+  let best: { name: string; m: Measurement } | undefined;
+  for (const [name, m] of Object.entries(c.baselines))
+    if (accept(name) && !isBaselineError(m) && (best === undefined || m.ms < best.m.ms)) best = { name, m };
+  return best;
+}
+
 /** A time in µs below a millisecond, else in ms. */
 export function formatTime(ms: number): string {
   return ms < 1 ? `${(ms * 1000).toFixed(1)} µs` : `${ms.toFixed(2)} ms`;

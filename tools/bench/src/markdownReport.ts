@@ -1,4 +1,5 @@
 import {
+  fastestBaseline,
   formatTime,
   hasAnyFigure,
   isBaselineError,
@@ -67,12 +68,8 @@ export function formatTimedCases(result: BenchSuiteResult): string | undefined {
   if (timed.length === 0) return undefined;
   const names = [...new Set(timed.flatMap((c) => Object.keys(c.baselines)))];
   const rows = timed.map((c) => {
-    const ran = names.flatMap((n) => {
-      const m = c.baselines[n];
-      return m === undefined || isBaselineError(m) ? [] : [{ n, ms: m.ms }];
-    });
-    const best = ran.reduce<{ n: string; ms: number } | undefined>((a, b) => (a === undefined || b.ms < a.ms ? b : a), undefined);
-    const ratio = !c.valid ? 'INVALID' : best === undefined ? '–' : `${(best.ms / c.ours.ms).toFixed(2)}× (${best.n})`;
+    const best = fastestBaseline(c);
+    const ratio = !c.valid ? 'INVALID' : best === undefined ? '–' : `${(best.m.ms / c.ours.ms).toFixed(2)}× (${best.name})`;
     const cells = names.map((n) => {
       const m = c.baselines[n];
       return m === undefined ? '–' : isBaselineError(m) ? 'error' : formatTime(m.ms);

@@ -4,6 +4,7 @@
 // readmeBlock.ts; readmeTable.spec.ts regenerates it and compares.
 import { ArgumentError } from '@tilekit/numeric';
 import {
+  fastestBaseline,
   formatTime,
   hasAnyFigure,
   isBaselineError,
@@ -82,13 +83,16 @@ function columns(result: BenchSuiteResult, metric: Metric): { header: string[]; 
 
 /** The fastest torch baseline of a case timed without a figure (by time), as a TorchBest whose value is its time. */
 function fastestTorchBaseline(c: BenchCase): TorchBest | undefined {
-  let best: TorchBest | undefined;
-  for (const [name, m] of Object.entries(c.baselines)) {
-    if (!name.startsWith('torch') || isBaselineError(m) || (best !== undefined && m.ms >= best.ms)) continue;
-    const spread = msSpreadOf(m);
-    best = { name, value: m.ms, ms: m.ms, invalid: baselineMarkedInvalid(m), ...(spread === undefined ? {} : { spread }) };
-  }
-  return best;
+  const best = fastestBaseline(c, (name) => name.startsWith('torch'));
+  if (best === undefined) return undefined;
+  const spread = msSpreadOf(best.m);
+  return {
+    name: best.name,
+    value: best.m.ms,
+    ms: best.m.ms,
+    invalid: baselineMarkedInvalid(best.m),
+    ...(spread === undefined ? {} : { spread }),
+  };
 }
 
 /** One row per case; a case timed without a figure shows times, and the ratio is torch's time over ours. */

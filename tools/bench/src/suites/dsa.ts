@@ -36,6 +36,7 @@ import { dsaMeasurement } from './dsaMeasurement.ts';
 import { runDsaStep } from './dsaStepRun.ts';
 import { dsaStepSpecOf } from './dsaStepCases.ts';
 import { readCaseInput } from './readCaseInput.ts';
+import { typedView } from './typedView.ts';
 import { withHeldBuffersAsync } from './withHeldBuffers.ts';
 
 /** What the suite holds on the device (opened on the first runOurs). */
@@ -53,12 +54,6 @@ function openGpu(): DsaGpu {
   return { device, compiler, kernel: buildOncePerInstance((i: LoadableInstance) => DsaKernel.build(i, { device, compiler })) };
 }
 
-/** `bytes` as a typed array of `Type` (a view when aligned, else a copy). */
-function typedOf<T>(bytes: Uint8Array, Type: { new (b: ArrayBufferLike, o: number, n: number): T; BYTES_PER_ELEMENT: number }): T {
-  const aligned = bytes.byteOffset % Type.BYTES_PER_ELEMENT === 0 ? bytes : bytes.slice();
-  return new Type(aligned.buffer, aligned.byteOffset, aligned.byteLength / Type.BYTES_PER_ELEMENT);
-}
-
 /** Reads a prefill case's inputs (REFERENCE_OPS.md dsa_sparse_mla_prefill), checked against the spec. */
 export function readDsaMlaPrefillHost(ctx: CaseContext, spec: DsaMlaPrefillBenchSpec): DsaMlaPrefillHost {
   const { sQ, hQ, L, topk } = spec;
@@ -68,9 +63,9 @@ export function readDsaMlaPrefillHost(ctx: CaseContext, spec: DsaMlaPrefillBench
     sKv: L,
     topk,
     smScale: DSA_SPARSE_MLA_SM_SCALE,
-    q: typedOf(readCaseInput(ctx, 'q', 'bf16', [sQ, hQ, DSA_SPARSE_MLA_QK_DIM]), Uint16Array),
-    kv: typedOf(readCaseInput(ctx, 'kv', 'bf16', [L, DSA_SPARSE_MLA_QK_DIM]), Uint16Array),
-    indices: typedOf(readCaseInput(ctx, 'indices', 'int32', [sQ, topk]), Int32Array),
+    q: typedView(readCaseInput(ctx, 'q', 'bf16', [sQ, hQ, DSA_SPARSE_MLA_QK_DIM]), Uint16Array),
+    kv: typedView(readCaseInput(ctx, 'kv', 'bf16', [L, DSA_SPARSE_MLA_QK_DIM]), Uint16Array),
+    indices: typedView(readCaseInput(ctx, 'indices', 'int32', [sQ, topk]), Int32Array),
   };
 }
 
@@ -131,9 +126,9 @@ export function readDsaMlaDecodeHost(ctx: CaseContext, spec: DsaMlaDecodeBenchSp
     hQ,
     topk,
     smScale: DSA_SPARSE_MLA_SM_SCALE,
-    q: typedOf(readCaseInput(ctx, 'q', 'bf16', [b, sQ, hQ, DSA_SPARSE_MLA_QK_DIM]), Uint16Array),
+    q: typedView(readCaseInput(ctx, 'q', 'bf16', [b, sQ, hQ, DSA_SPARSE_MLA_QK_DIM]), Uint16Array),
     cache: readCaseInput(ctx, 'cache', 'uint8', [L / DSA_MLA_PAGE_TOKENS, DSA_MLA_PAGE_BYTES]),
-    indices: typedOf(readCaseInput(ctx, 'indices', 'int32', [b, sQ, topk]), Int32Array),
+    indices: typedView(readCaseInput(ctx, 'indices', 'int32', [b, sQ, topk]), Int32Array),
   };
 }
 

@@ -24,6 +24,7 @@ import { dsaMlaDecodeSampleCheck } from './dsaMlaSample.ts';
 import type { DsaStepBenchSpec } from './dsaStepCases.ts';
 import { dsaTopkCheck } from './dsaTopkCheck.ts';
 import { readCaseInput } from './readCaseInput.ts';
+import { typedView } from './typedView.ts';
 import { withHeldBuffersAsync } from './withHeldBuffers.ts';
 
 /** A step's inputs as the server wrote them (raw bytes, shapes checked). */
@@ -43,11 +44,6 @@ export function dsaStepPages(spec: DsaStepBenchSpec): { readonly maxPages: numbe
   return { maxPages, numPages: spec.b * maxPages + 1 };
 }
 
-function aligned<T>(bytes: Uint8Array, Type: { new (b: ArrayBufferLike, o: number, n: number): T; BYTES_PER_ELEMENT: number }): T {
-  const a = bytes.byteOffset % Type.BYTES_PER_ELEMENT === 0 ? bytes : bytes.slice();
-  return new Type(a.buffer, a.byteOffset, a.byteLength / Type.BYTES_PER_ELEMENT);
-}
-
 function readHost(ctx: CaseContext, spec: DsaStepBenchSpec): DsaStepHost {
   const { b, sQ, indexHeads: h, hQ } = spec;
   const { maxPages, numPages } = dsaStepPages(spec);
@@ -55,9 +51,9 @@ function readHost(ctx: CaseContext, spec: DsaStepBenchSpec): DsaStepHost {
     indexQ: readCaseInput(ctx, 'index_q', 'uint8', [b, sQ, h, 128]),
     indexWeights: readCaseInput(ctx, 'index_weights', 'fp32', [b * sQ, h]),
     indexCache: readCaseInput(ctx, 'index_cache', 'uint8', [numPages, DSA_PAGE_BYTES]),
-    blockTable: aligned(readCaseInput(ctx, 'block_table', 'int32', [b, maxPages]), Int32Array),
+    blockTable: typedView(readCaseInput(ctx, 'block_table', 'int32', [b, maxPages]), Int32Array),
     contextLens: readCaseInput(ctx, 'context_lens', 'int32', [b]),
-    q: aligned(readCaseInput(ctx, 'q', 'bf16', [b, sQ, hQ, DSA_SPARSE_MLA_QK_DIM]), Uint16Array),
+    q: typedView(readCaseInput(ctx, 'q', 'bf16', [b, sQ, hQ, DSA_SPARSE_MLA_QK_DIM]), Uint16Array),
     mlaCache: readCaseInput(ctx, 'mla_cache', 'uint8', [numPages, DSA_MLA_PAGE_BYTES]),
   };
 }
